@@ -1,0 +1,20 @@
+// The compiled module: one register_*() per kernel family, each in its own file.
+#include <pybind11/pybind11.h>
+
+namespace py = pybind11;
+
+namespace pairmetrics::bindings {
+void register_paired(py::module_& m);
+void register_two_vs_two(py::module_& m);
+void register_matching(py::module_& m);
+void register_measures(py::module_& m);
+}  // namespace pairmetrics::bindings
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "Compiled kernels of pairmetrics (use the pairmetrics package, not this module).";
+    using namespace pairmetrics::bindings;
+    register_paired(m);
+    register_two_vs_two(m);
+    register_matching(m);
+    register_measures(m);
+}

@@ -1,0 +1,21 @@
+"""pairmetrics: fast, exact evaluation of model predictions.
+
+Paired evaluation (a drop-in for ``pairedeval``), the 2 vs 2 test for vector
+predictions, Rosenbaum's cross-match test with an exact Blossom matching, and
+classic error measures. Plain-Python references of every kernel live in
+:mod:`pairmetrics.reference`.
+"""
+
+from . import _core  # noqa: F401  (fail early if the extension is missing)
+from ._paired import *  # noqa: F401,F403
+from ._paired import __all__ as _paired_all
+from ._two_vs_two import *  # noqa: F401,F403
+from ._two_vs_two import __all__ as _two_vs_two_all
+from ._matching import *  # noqa: F401,F403
+from ._matching import __all__ as _matching_all
+from ._measures import *  # noqa: F401,F403
+from ._measures import __all__ as _measures_all
+
+__version__ = "0.1.0"
+
+__all__ = [*_paired_all, *_two_vs_two_all, *_matching_all, *_measures_all]

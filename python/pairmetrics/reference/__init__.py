@@ -1,0 +1,7 @@
+"""Plain-Python reference implementations of every pairmetrics kernel.
+
+They are slow on purpose: short, loop-based transcriptions of the definitions,
+used by the test suite and available to users who want to check a number.
+"""
+
+from . import paired  # noqa: F401
