@@ -1,0 +1,278 @@
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import pairmetrics as pe
+from pairmetrics import _core
+from pairmetrics.reference import paired as ref
+
+SCORE_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                np.float32, np.float64]
+LABEL_DTYPES = SCORE_DTYPES
+
+
+def _values(dtype, pool):
+    """Elements of a dtype; a small pool makes ties likely."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return st.booleans()
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        wide = st.integers(int(info.min), int(info.max))
+        return st.integers(max(int(info.min), -3), min(int(info.max), pool)) if pool else wide
+    width = 32 if dtype == np.float32 else 64
+    if pool:
+        return st.sampled_from([-1.5, 0.0, 0.25, 0.5, 1.0, 2.0, 3.0][: max(pool, 2)])
+    return st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, width=width)
+
+
+@st.composite
+def problems(draw, max_n=40):
+    n = draw(st.integers(2, max_n))
+    score_dtype = draw(st.sampled_from(SCORE_DTYPES))
+    label_dtype = draw(st.sampled_from(LABEL_DTYPES))
+    scores = draw(hnp.arrays(score_dtype, n, elements=_values(score_dtype, draw(st.sampled_from([0, 1, 3, 6])))))
+    labels = draw(hnp.arrays(label_dtype, n, elements=_values(label_dtype, draw(st.sampled_from([0, 1, 2, 4, 6])))))
+    min_dist = draw(st.sampled_from([0.5, 1.0, 1.5, 0.25, 1e-9, 2.0, 0.75, 3.0]))
+    return scores, labels, min_dist
+
+
+@settings(max_examples=1000)
+@given(problems(), st.sampled_from([1, 2]))
+def test_counts_match_quadratic_reference(problem, n_jobs):
+    scores, labels, min_dist = problem
+    result = pe.paired_evaluation(scores, labels, min_dist, n_jobs=n_jobs, warn=False)
+    expected = ref.pair_counts(scores.tolist(), labels.tolist(), min_dist)
+    assert (result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect) == expected
+    assert pe.paired_eval(scores, labels, min_dist) == expected[:2]
+
+
+@settings(max_examples=300)
+@given(problems(max_n=25))
+def test_per_sample_counts_match_reference(problem):
+    scores, labels, min_dist = problem
+    _, rankable, tied, incorrect = _core.paired_counts(scores, labels.astype(np.float64), min_dist, True, 1)
+    expected = ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist)
+    assert rankable.tolist() == expected[0]
+    assert tied.tolist() == expected[1]
+    assert incorrect.tolist() == expected[2]
+
+
+@settings(max_examples=300)
+@given(st.integers(2, 60), st.sampled_from(["binary", "ordinal", "real"]), st.floats(0.01, 3), st.integers(0, 2**32))
+def test_identical_to_pairedeval_procedure_without_score_ties(n, kind, min_dist, seed):
+    rng = np.random.default_rng(seed)
+    scores = rng.permutation(n) + rng.random(n) * 0.5  # distinct
+    labels = {"binary": rng.integers(0, 2, n), "ordinal": rng.integers(0, 5, n), "real": rng.normal(size=n)}[kind]
+    assert pe.paired_eval(scores, labels, min_dist) == ref.pairedeval_procedure(scores, labels, min_dist)
+
+
+def test_large_inputs_with_threads_match_pairedeval_procedure():
+    rng = np.random.default_rng(7)
+    n = 300_000  # above the size where the merge passes are split across threads
+    scores, labels = rng.random(n), rng.random(n)
+    single = pe.paired_evaluation(scores, labels, 0.1, n_jobs=1)
+    assert pe.paired_evaluation(scores, labels, 0.1, n_jobs=2) == single
+    assert pe.paired_evaluation(scores, labels, 0.1, n_jobs=-1) == single
+    small = slice(0, 3000)
+    assert pe.paired_eval(scores[small], labels[small], 0.1) == ref.pairedeval_procedure(
+        scores[small], labels[small], 0.1
+    )
+
+
+def test_counts_past_32_bits():
+    n = 100_000  # n (n - 1) / 2 > 2**32
+    labels = np.arange(n, dtype=np.float64)
+    result = pe.paired_evaluation(labels, labels, 0.5)
+    assert result.n_rankable == n * (n - 1) // 2 > 2**32
+    assert result.n_correct == result.n_rankable
+    reversed_result = pe.paired_evaluation(-labels, labels, 0.5)
+    assert reversed_result.n_incorrect == result.n_rankable
+
+
+@settings(max_examples=200)
+@given(st.integers(2, 80), st.integers(0, 2**32), st.sampled_from([0.5, 1.0, 1e-3]))
+def test_auc_equals_roc_auc_for_binary_labels(n, seed, min_dist):
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, n)
+    labels[0], labels[1] = 0, 1
+    scores = rng.integers(0, 5, n).astype(float)  # many ties: they count one half
+    assert pe.paired_evaluation(scores, labels, min_dist).auc == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+
+
+def test_counts_agree_with_kendall_tau_when_every_pair_is_rankable():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    labels = rng.permutation(200).astype(float)
+    scores = rng.integers(0, 30, 200)
+    r = pe.paired_evaluation(scores, labels, 0.5)
+    pairs = 200 * 199 / 2
+    tau_b = stats.kendalltau(scores, labels).statistic
+    # No label ties: tau_b = (C - D) / sqrt((P - T_scores) * P).
+    assert tau_b == pytest.approx((r.n_correct - r.n_incorrect) / math.sqrt((pairs - r.n_tied) * pairs))
+
+
+@given(problems(max_n=30), st.integers(0, 2**32))
+def test_input_order_does_not_matter(problem, seed):
+    scores, labels, min_dist = problem
+    order = np.random.default_rng(seed).permutation(len(scores))
+    assert pe.paired_evaluation(scores, labels, min_dist, warn=False) == pe.paired_evaluation(
+        scores[order], labels[order], min_dist, warn=False
+    )
+
+
+def test_read_only_non_contiguous_lists_series_and_column_vectors_give_the_same_answer():
+    import pandas as pd
+
+    rng = np.random.default_rng(11)
+    wide_scores = rng.random((500, 3))
+    wide_labels = rng.integers(0, 4, (500, 2)).astype(np.float32)
+    scores, labels = wide_scores[:, 1], wide_labels[:, 0]  # strided views
+    assert not scores.flags.c_contiguous
+    expected = pe.paired_evaluation(scores.copy(), labels.copy())
+    frozen = scores.copy()
+    frozen.flags.writeable = False
+    assert pe.paired_evaluation(scores, labels) == expected
+    assert pe.paired_evaluation(frozen, labels) == expected
+    assert pe.paired_evaluation(scores.tolist(), labels.tolist()) == expected
+    assert pe.paired_evaluation(pd.Series(scores), pd.Series(labels)) == expected
+    assert pe.paired_evaluation(scores[:, None], labels[:, None]) == expected
+    assert pe.paired_evaluation(scores[::-1][::-1], labels) == expected
+
+
+def test_uint8_labels_do_not_wrap_around():
+    labels = np.array([0, 1, 200, 255], dtype=np.uint8)
+    scores = np.array([0.1, 0.2, 0.3, 0.4])
+    assert pe.paired_eval(scores, labels, 100) == (4, 4)
+    assert pe.paired_eval(scores, labels.astype(bool), 0.5) == (3, 3)
+
+
+def test_result_fields_and_unpacking():
+    r = pe.paired_evaluation([0.1, 0.4, 0.35, 0.8, 0.8], [0, 0, 1, 1, 0])
+    n_rankable, n_correct = r
+    assert (n_rankable, n_correct) == (6, 3)
+    assert (r.n_tied, r.n_incorrect) == (1, 2)
+    assert r.auc == pytest.approx(3.5 / 6)
+    assert isinstance(r.n_rankable, int)
+    assert "auc=" in repr(r)
+
+
+def test_nothing_rankable_gives_zero_counts_and_nan_auc_with_a_warning():
+    with pytest.warns(RuntimeWarning, match="nothing is rankable"):
+        r = pe.paired_evaluation([1, 2, 3], [0.0, 0.1, 0.2], 0.5)
+    assert (r.n_rankable, r.n_correct, r.n_tied) == (0, 0, 0)
+    assert math.isnan(r.auc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert pe.paired_eval([1, 2], [0, 0]) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("scores", "labels", "min_dist", "error", "match"),
+    [
+        ([1, 2, 3], [0, 1], 0.5, ValueError, "same length"),
+        ([1], [0], 0.5, ValueError, "scores needs at least 2"),
+        ([1, np.nan], [0, 1], 0.5, ValueError, "scores contains NaN"),
+        ([1, 2], [0, np.inf], 0.5, ValueError, "labels contains infinite"),
+        ([1, 2], [0, 1], 0.0, ValueError, "min_dist must be finite and > 0"),
+        ([1, 2], [0, 1], -1, ValueError, "min_dist"),
+        ([1, 2], [0, 1], np.nan, ValueError, "min_dist"),
+        ([1, 2], [0, 1], "0.5", TypeError, "min_dist must be a real number"),
+        (["a", "b"], [0, 1], 0.5, TypeError, "scores must have a real numeric dtype"),
+        ([1, 2], [1 + 1j, 0], 0.5, TypeError, "labels"),
+        (np.ones((3, 2)), [0, 1, 1], 0.5, ValueError, r"scores must be 1-D or of shape \(n, 1\)"),
+        ([1, 2, 3], np.ones((1, 3)), 0.5, ValueError, "labels must be 1-D"),
+        (5.0, [0, 1], 0.5, ValueError, "scores must be 1-D"),
+        ([[1], [2, 3]], [0, 1], 0.5, TypeError, "scores"),
+    ],
+)
+def test_bad_input_is_rejected_with_a_message_naming_the_argument(scores, labels, min_dist, error, match):
+    with pytest.raises(error, match=match):
+        pe.paired_evaluation(scores, labels, min_dist)
+    with pytest.raises(error, match=match):
+        pe.paired_eval(scores, labels, min_dist)
+
+
+def test_bad_n_jobs():
+    with pytest.raises(ValueError, match="n_jobs"):
+        pe.paired_eval([1, 2], [0, 1], n_jobs=0)
+    with pytest.raises(TypeError, match="n_jobs"):
+        pe.paired_eval([1, 2], [0, 1], n_jobs=1.5)
+
+
+# --- comparing two models -------------------------------------------------------
+
+
+@settings(max_examples=150)
+@given(st.integers(3, 25), st.integers(0, 2**32), st.sampled_from(["binary", "ordinal", "real"]))
+def test_comparison_variance_matches_brute_force(n, seed, kind):
+    rng = np.random.default_rng(seed)
+    labels = {"binary": rng.integers(0, 2, n), "ordinal": rng.integers(0, 4, n), "real": rng.normal(size=n)}[kind]
+    labels[0], labels[1] = 0, 3
+    a = rng.integers(0, 4, n).astype(float)
+    b = a + rng.normal(size=n)
+    result = pe.compare_paired(a, b, labels, 0.5)
+    ca, cb, va, vb, cov = ref.concordance_variance(a, b, labels, 0.5)
+    assert result.a.auc == pytest.approx(ca)
+    assert result.b.auc == pytest.approx(cb)
+    assert result.variance_a == pytest.approx(va, abs=1e-12)
+    assert result.variance_b == pytest.approx(vb, abs=1e-12)
+    assert result.covariance == pytest.approx(cov, abs=1e-12)
+
+
+def test_comparison_reproduces_the_fisher_table_and_delong_for_binary_labels():
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    n = 400
+    labels = rng.integers(0, 2, n)
+    a = labels + rng.normal(size=n)
+    b = a + 2 * rng.normal(size=n)  # a worse model whose errors include a's
+    result = pe.compare_paired(a, b, labels)
+    nr, nca = pe.paired_eval(a, labels)
+    _, ncb = pe.paired_eval(b, labels)
+    assert result.table.tolist() == [[nca, ncb], [nr - nca, nr - ncb]]
+    fisher = stats.fisher_exact([[nca, ncb], [nr - nca, nr - ncb]])
+    assert (result.fisher_odds_ratio, result.fisher_pvalue) == (fisher.statistic, fisher.pvalue)
+
+    # DeLong's structural components for the same data.
+    pos, neg = labels == 1, labels == 0
+    m, k = pos.sum(), neg.sum()
+
+    def components(s):
+        psi = (s[pos][:, None] > s[neg][None, :]) + 0.5 * (s[pos][:, None] == s[neg][None, :])
+        return psi.mean(axis=1), psi.mean(axis=0)
+
+    (v10a, v01a), (v10b, v01b) = components(a), components(b)
+    delong = np.cov(v10a, v10b)[0, 1] / m + np.cov(v01a, v01b)[0, 1] / k
+    exact_relation = n / (n - 1) * (
+        (m - 1) / m * np.cov(v10a, v10b)[0, 1] / m + (k - 1) / k * np.cov(v01a, v01b)[0, 1] / k
+    )
+    assert result.covariance == pytest.approx(exact_relation, rel=1e-10)
+    assert result.covariance == pytest.approx(delong, rel=0.02)
+    statistic, pvalue = result
+    assert statistic == result.statistic and 0 <= pvalue <= 1
+    assert result.covariance > 0
+    assert result.fisher_pvalue < result.pvalue < 0.01  # Fisher overstates: pairs are not independent
+
+
+def test_comparison_of_a_model_with_itself_has_no_difference():
+    labels = [0, 1, 0, 1, 2, 2, 0]
+    scores = [0.1, 0.5, 0.3, 0.2, 0.9, 0.7, 0.0]
+    result = pe.compare_paired(scores, scores, labels)
+    assert result.statistic == 0.0 and result.pvalue == 1.0
+
+
+def test_comparison_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="scores_b and labels"):
+        pe.compare_paired([1, 2, 3], [1, 2], [0, 1, 1])
+    with pytest.raises(ValueError, match="scores_a contains NaN"):
+        pe.compare_paired([1, np.nan], [1, 2], [0, 1])
