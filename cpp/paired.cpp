@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -150,13 +151,19 @@ class InversionCounter {
             }
         }
         std::size_t i = l, j = m, k = l;
+        // Branch-free merge: both heads are loaded and the smaller selected
+        // (min/cmov), as random labels make the branch unpredictable.
         while (i < m && j < r) {
-            const bool take_left = src[i] <= src[j];
-            dst[k] = take_left ? src[i] : src[j];
-            if constexpr (Track) dst_idx[k] = take_left ? src_idx[i] : src_idx[j];
+            const double x = src[i], y = src[j];
+            const bool take_right = y < x;
+            dst[k] = std::min(y, x);
+            if constexpr (Track) {
+                const std::uint64_t xi = src_idx[i], yi = src_idx[j];
+                dst_idx[k] = take_right ? yi : xi;
+            }
             ++k;
-            i += take_left;
-            j += !take_left;
+            i += !take_right;
+            j += take_right;
         }
         for (; i < m; ++i, ++k) {
             dst[k] = src[i];
@@ -234,6 +241,115 @@ std::uint64_t order_tied_scores(std::vector<Record<Track>>& records, double min_
     return total;
 }
 
+// Dense ranks of the labels if there are at most `limit` distinct values
+// (else an empty `values`), found with a small open-addressing table.
+struct LabelRanks {
+    std::vector<double> values;      // distinct labels, ascending
+    std::vector<std::uint32_t> rank; // per position of the sequence
+};
+
+LabelRanks rank_few_labels(const std::vector<double>& sequence, std::size_t limit) {
+    LabelRanks out;
+    if (limit == 0) return out;
+    std::size_t kSlots = 4;
+    while (kSlots < 4 * limit) kSlots *= 2;  // load factor <= 1/4
+    std::vector<double> slot_value(kSlots);
+    std::vector<std::int32_t> slot_id(kSlots, -1);
+    std::vector<std::uint32_t> id(sequence.size());
+    for (std::size_t i = 0; i < sequence.size(); ++i) {
+        double v = sequence[i] == 0.0 ? 0.0 : sequence[i];  // -0.0 and 0.0 are one label
+        std::uint64_t h;
+        std::memcpy(&h, &v, sizeof h);
+        h = (h ^ (h >> 29)) * 0x9E3779B97F4A7C15ull;
+        std::size_t s = (h >> 40) & (kSlots - 1);
+        while (slot_id[s] >= 0 && slot_value[s] != v) s = (s + 1) & (kSlots - 1);
+        if (slot_id[s] < 0) {
+            if (out.values.size() == limit) return {};
+            slot_id[s] = static_cast<std::int32_t>(out.values.size());
+            slot_value[s] = v;
+            out.values.push_back(v);
+        }
+        id[i] = static_cast<std::uint32_t>(slot_id[s]);
+    }
+    std::vector<std::uint32_t> order(out.values.size()), rank_of_id(out.values.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<std::uint32_t>(k);
+    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return out.values[a] < out.values[b]; });
+    std::vector<double> sorted(order.size());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        rank_of_id[order[k]] = static_cast<std::uint32_t>(k);
+        sorted[k] = out.values[order[k]];
+    }
+    out.values.swap(sorted);
+    for (auto& x : id) x = rank_of_id[x];
+    out.rank.swap(id);
+    return out;
+}
+
+// Counts of inserted ranks, with O(log k) prefix sums.
+class Fenwick {
+  public:
+    explicit Fenwick(std::size_t size) : tree_(size + 1, 0) {}
+    void add(std::size_t rank) {
+        for (std::size_t i = rank + 1; i < tree_.size(); i += i & (~i + 1)) ++tree_[i];
+    }
+    std::uint64_t count_below(std::size_t rank) const {  // inserted ranks < rank
+        std::uint64_t total = 0;
+        for (std::size_t i = rank; i > 0; i -= i & (~i + 1)) total += tree_[i];
+        return total;
+    }
+
+  private:
+    std::vector<std::uint64_t> tree_;
+};
+
+// Inversions and rankable pairs of the sequence when its labels take few
+// values. above[r]: first rank whose value is >= min_dist above rank r's
+// (k if none); below[r]: one past the last rank >= min_dist below it.
+template <bool Track>
+std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks& ranks,
+                                                              const std::vector<std::uint64_t>& index,
+                                                              double min_dist, std::uint64_t* inverted,
+                                                              std::uint64_t* rankable) {
+    const std::vector<double>& v = ranks.values;
+    const std::size_t k = v.size(), n = ranks.rank.size();
+    std::vector<std::size_t> above(k), below(k);
+    for (std::size_t r = 0, s = 0; r < k; ++r) {
+        while (s < k && v[s] - v[r] < min_dist) ++s;
+        above[r] = s;
+    }
+    for (std::size_t r = 0, s = 0; r < k; ++r) {
+        while (s < r && v[r] - v[s] >= min_dist) ++s;
+        below[r] = s;
+    }
+    std::vector<std::uint64_t> histogram(k + 1, 0);
+    for (auto r : ranks.rank) ++histogram[r + 1];
+    for (std::size_t r = 0; r < k; ++r) histogram[r + 1] += histogram[r];  // now: #labels with rank < r
+    std::uint64_t total_rankable = 0;
+    for (std::size_t r = 0; r < k; ++r)
+        total_rankable += (histogram[r + 1] - histogram[r]) * (n - histogram[above[r]]);
+    std::uint64_t inversions = 0;
+    Fenwick seen(k);
+    for (std::size_t q = 0; q < n; ++q) {
+        const std::uint32_t r = ranks.rank[q];
+        const std::uint64_t later_higher = q - seen.count_below(above[r]);
+        inversions += later_higher;
+        if constexpr (Track) {
+            inverted[index[q]] += later_higher;
+            rankable[index[q]] = (n - histogram[above[r]]) + histogram[below[r]];
+        }
+        seen.add(r);
+    }
+    if constexpr (Track) {
+        Fenwick after(k);
+        for (std::size_t p = n; p-- > 0;) {
+            const std::uint32_t r = ranks.rank[p];
+            inverted[index[p]] += after.count_below(below[r]);
+            after.add(r);
+        }
+    }
+    return {inversions, total_rankable};
+}
+
 // Rankable pairs from labels sorted ascending (optionally per sample).
 std::uint64_t count_rankable(const std::vector<double>& sorted, const std::vector<std::uint64_t>& index,
                              double min_dist, std::uint64_t* per_sample) {
@@ -254,7 +370,7 @@ std::uint64_t count_rankable(const std::vector<double>& sorted, const std::vecto
 template <bool Track, class Score>
 PairedCounts run(const Score* scores, std::ptrdiff_t score_stride, const double* labels,
                  std::ptrdiff_t label_stride, std::size_t n, double min_dist, PairedPerSample* per_sample,
-                 int n_threads) {
+                 int n_threads, std::size_t few_labels) {
     std::vector<Record<Track>> records(n);
     for (std::size_t i = 0; i < n; ++i) {
         records[i].key = order_key(scores[static_cast<std::ptrdiff_t>(i) * score_stride]);
@@ -280,11 +396,14 @@ PairedCounts run(const Score* scores, std::ptrdiff_t score_stride, const double*
     std::vector<Record<Track>>().swap(records);
 
     std::uint64_t inversions;
-    {
+    if (const LabelRanks ranks = rank_few_labels(sequence, few_labels); !ranks.values.empty()) {
+        std::tie(inversions, counts.rankable) = count_with_few_labels<Track>(
+            ranks, index, min_dist, Track ? inverted.data() : nullptr, Track ? per_sample->rankable : nullptr);
+    } else {
         InversionCounter<Track> counter(sequence, index, Track ? inverted.data() : nullptr, min_dist);
         inversions = sort_counting_inversions(counter, n, n_threads);
+        counts.rankable = count_rankable(sequence, index, min_dist, Track ? per_sample->rankable : nullptr);
     }
-    counts.rankable = count_rankable(sequence, index, min_dist, Track ? per_sample->rankable : nullptr);
     counts.incorrect = inversions - counts.tied;
     counts.correct = counts.rankable - inversions;
     if constexpr (Track)
@@ -297,15 +416,15 @@ PairedCounts run(const Score* scores, std::ptrdiff_t score_stride, const double*
 template <class Score>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const double* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist,
-                           PairedPerSample* per_sample, int n_threads) {
+                           PairedPerSample* per_sample, int n_threads, std::size_t few_labels) {
     if (per_sample)
-        return run<true>(scores, score_stride, labels, label_stride, n, min_dist, per_sample, n_threads);
-    return run<false>(scores, score_stride, labels, label_stride, n, min_dist, nullptr, n_threads);
+        return run<true>(scores, score_stride, labels, label_stride, n, min_dist, per_sample, n_threads, few_labels);
+    return run<false>(scores, score_stride, labels, label_stride, n, min_dist, nullptr, n_threads, few_labels);
 }
 
 #define PAIRMETRICS_INSTANTIATE(T)                                                                          \
     template PairedCounts paired_counts<T>(const T*, std::ptrdiff_t, const double*, std::ptrdiff_t,        \
-                                           std::size_t, double, PairedPerSample*, int);
+                                           std::size_t, double, PairedPerSample*, int, std::size_t);
 PAIRMETRICS_INSTANTIATE(bool)
 PAIRMETRICS_INSTANTIATE(std::int8_t)
 PAIRMETRICS_INSTANTIATE(std::int16_t)

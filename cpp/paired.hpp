@@ -29,13 +29,19 @@ struct PairedPerSample {
     std::uint64_t* incorrect = nullptr;
 };
 
+// Up to this many distinct labels (binary, ordinal, rounded values) the
+// counts come from Fenwick trees over label ranks, O(n log k) in cache;
+// beyond it from merge passes over the labels.
+constexpr std::size_t kDefaultFewLabels = 4096;
+
 // Scores are any arithmetic type, read with an element stride (no copy);
 // labels are doubles with a stride. `per_sample` may be null. `n_threads`
-// above 1 splits the merge passes across threads for large n; the counts do
-// not depend on it.
+// above 1 splits the merge passes across threads for large n. Neither it nor
+// `few_labels` (which path is taken) changes the counts.
 template <class Score>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const double* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist,
-                           PairedPerSample* per_sample = nullptr, int n_threads = 1);
+                           PairedPerSample* per_sample = nullptr, int n_threads = 1,
+                           std::size_t few_labels = kDefaultFewLabels);
 
 }  // namespace pairmetrics

@@ -42,6 +42,11 @@ def problems(draw, max_n=40):
     return scores, labels, min_dist
 
 
+# The kernel has two paths: Fenwick trees over label ranks when labels take few
+# distinct values, merge passes otherwise. few_labels=0 forces the merge path.
+PATHS = {"fenwick": 4096, "merge": 0, "fenwick_limit": 3}
+
+
 @settings(max_examples=1000)
 @given(problems(), st.sampled_from([1, 2]))
 def test_counts_match_quadratic_reference(problem, n_jobs):
@@ -50,13 +55,17 @@ def test_counts_match_quadratic_reference(problem, n_jobs):
     expected = ref.pair_counts(scores.tolist(), labels.tolist(), min_dist)
     assert (result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect) == expected
     assert pe.paired_eval(scores, labels, min_dist) == expected[:2]
+    for limit in PATHS.values():
+        assert _core.paired_counts(scores, labels.astype(np.float64), min_dist, False, n_jobs, limit) == expected
 
 
 @settings(max_examples=300)
-@given(problems(max_n=25))
-def test_per_sample_counts_match_reference(problem):
+@given(problems(max_n=25), st.sampled_from(sorted(PATHS)))
+def test_per_sample_counts_match_reference(problem, path):
     scores, labels, min_dist = problem
-    _, rankable, tied, incorrect = _core.paired_counts(scores, labels.astype(np.float64), min_dist, True, 1)
+    _, rankable, tied, incorrect = _core.paired_counts(
+        scores, labels.astype(np.float64), min_dist, True, 1, PATHS[path]
+    )
     expected = ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist)
     assert rankable.tolist() == expected[0]
     assert tied.tolist() == expected[1]
@@ -79,6 +88,8 @@ def test_large_inputs_with_threads_match_pairedeval_procedure():
     single = pe.paired_evaluation(scores, labels, 0.1, n_jobs=1)
     assert pe.paired_evaluation(scores, labels, 0.1, n_jobs=2) == single
     assert pe.paired_evaluation(scores, labels, 0.1, n_jobs=-1) == single
+    rounded = np.round(labels, 2)  # 101 distinct labels: the Fenwick path
+    assert _core.paired_counts(scores, rounded, 0.1, False, 2) == _core.paired_counts(scores, rounded, 0.1, False, 1, 0)
     small = slice(0, 3000)
     assert pe.paired_eval(scores[small], labels[small], 0.1) == ref.pairedeval_procedure(
         scores[small], labels[small], 0.1

@@ -11,7 +11,8 @@ namespace {
 // Inputs were validated in Python (1-D, same length, finite, min_dist > 0);
 // labels arrive as float64, scores in any real dtype, both possibly strided.
 py::object paired_counts_py(const py::array& scores, const py::array_t<double>& labels, double min_dist,
-                            bool per_sample, int n_threads) {
+                            bool per_sample, int n_threads,
+                            std::size_t few_labels) {
     const std::size_t n = static_cast<std::size_t>(scores.shape(0));
     if (scores.ndim() != 1 || labels.ndim() != 1 || static_cast<std::size_t>(labels.shape(0)) != n)
         throw py::value_error("scores and labels must be 1-D arrays of the same length");
@@ -34,7 +35,7 @@ py::object paired_counts_py(const py::array& scores, const py::array_t<double>& 
         // keeps alive are used from here on.
         return run_without_gil([&] {
             return paired_counts(data, stride, label_data, label_stride, n, min_dist,
-                                 per_sample ? &arrays : nullptr, n_threads);
+                                 per_sample ? &arrays : nullptr, n_threads, few_labels);
         });
     });
     py::tuple totals = py::make_tuple(counts.rankable, counts.correct, counts.tied, counts.incorrect);
@@ -47,8 +48,10 @@ py::object paired_counts_py(const py::array& scores, const py::array_t<double>& 
 void register_paired(py::module_& m) {
     m.def("paired_counts", &paired_counts_py, py::arg("scores"), py::arg("labels").noconvert(),
           py::arg("min_dist"), py::arg("per_sample") = false, py::arg("n_threads") = 1,
+          py::arg("few_labels") = kDefaultFewLabels,
           "(rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample "
-          "rankable, tied and incorrect counts.");
+          "rankable, tied and incorrect counts. few_labels: most distinct labels for the "
+          "Fenwick path (0 forces the merge path; for tests).");
 }
 
 }  // namespace pairmetrics::bindings

@@ -60,38 +60,47 @@ def pairedeval_procedure(scores, labels, min_dist=0.5):
     """The O(n log n) procedure of ``pairedeval.paired_eval``, written afresh.
 
     Rankable pairs: two pointers over the sorted labels. Mis-ranked pairs:
-    labels put in the order of ``np.argsort(scores)`` and merge-sorted while
+    labels put in the order of ``np.argsort(scores)`` and merge-sorted (top
+    down, element by element on numpy arrays, as the original does) while
     counting pairs whose earlier label is at least ``min_dist`` above the later
     one. Correct = rankable - mis-ranked. Like the original, tied scores are
     ordered by ``np.argsort`` (so the result depends on input order when
-    scores tie); on tie-free scores it equals :func:`pair_counts`.
+    scores tie); on tie-free scores it equals :func:`pair_counts`. Labels are
+    compared in float64 here (the original subtracts in the input dtype).
     """
     labels = np.asarray(labels, dtype=np.float64)
-    ordered = sorted(float(v) for v in labels)
+    ordered = np.sort(labels)
     rankable = 0
     low = 0
-    for high, value in enumerate(ordered):
-        while low < high and value - ordered[low] >= min_dist:
+    for high in range(len(ordered)):
+        while low < high and ordered[high] - ordered[low] >= min_dist:
             low += 1
         rankable += low
-    sequence = [float(v) for v in labels[np.argsort(scores)]]
-    misranked = _merge_count(sequence, min_dist)
+    sequence = labels[np.argsort(scores)]
+    workspace = np.empty_like(sequence)
+    misranked = _merge_count(sequence, workspace, 0, len(sequence), min_dist)
     return rankable, rankable - misranked
 
 
-def _merge_count(seq, min_dist):
-    """Sorts ``seq`` in place; returns #{p < q : seq[p] - seq[q] >= min_dist}."""
-    if len(seq) < 2:
+def _merge_count(seq, work, begin, end, min_dist):
+    """Sorts seq[begin:end] in place; returns #{p < q : seq[p] - seq[q] >= min_dist}."""
+    if end - begin < 2:
         return 0
-    mid = len(seq) // 2
-    left, right = seq[:mid], seq[mid:]
-    count = _merge_count(left, min_dist) + _merge_count(right, min_dist)
-    start = 0
-    for b in right:
-        while start < len(left) and left[start] - b < min_dist:
+    mid = (begin + end) // 2
+    count = _merge_count(seq, work, begin, mid, min_dist) + _merge_count(seq, work, mid, end, min_dist)
+    start = begin  # first left label at least min_dist above the current right one
+    i, k = begin, begin
+    for j in range(mid, end):
+        while start < mid and seq[start] - seq[j] < min_dist:
             start += 1
-        count += len(left) - start
-    seq[:] = sorted(left + right)
+        count += mid - start
+        while i < mid and seq[i] <= seq[j]:
+            work[k] = seq[i]
+            i, k = i + 1, k + 1
+        work[k] = seq[j]
+        k += 1
+    work[k:end] = seq[i:mid]
+    seq[begin:end] = work[begin:end]
     return count
 
 
