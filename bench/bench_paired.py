@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import markdown_table, median_time, write_results  # noqa: E402
+import pairmetrics as pe
+from pairmetrics.reference.paired import pairedeval_procedure
 
-import pairmetrics as pe  # noqa: E402
-from pairmetrics.reference.paired import pairedeval_procedure  # noqa: E402
+try:  # as part of the installed package (pairmetrics.bench)
+    from ._common import markdown_table, median_time, write_results
+except ImportError:  # as a script: python bench/bench_paired.py
+    from _common import markdown_table, median_time, write_results
 
 CASES = {"uniform": 0.1, "binary": 0.5}
 
@@ -97,14 +97,42 @@ def table(result: dict) -> str:
     return markdown_table(header, body)
 
 
+def plot(result: dict, path) -> None:
+    """Time against n, log-log, one panel per label kind."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(CASES), figsize=(10, 4), sharey=True)
+    for ax, kind in zip(axes, CASES):
+        rows = [r for r in result["rows"] if r["labels"] == kind]
+        n = [r["n"] for r in rows]
+        for key, label in [("numpy_sort_pipeline_s", "numpy sort pipeline"), ("pairmetrics_1_thread_s", "pairmetrics, 1 thread"),
+                           ("pairmetrics_all_threads_s", "pairmetrics, all threads"), ("pairedeval_s", "pairedeval procedure")]:
+            ax.loglog(n, [r[key] for r in rows], marker="o", label=label)
+        ax.set_title(f"{kind} labels")
+        ax.set_xlabel("n")
+    axes[0].set_ylabel("seconds (median)")
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (seconds)")
     args = parser.parse_args(argv)
     result = run(args.quick)
-    if not args.quick:
-        print("wrote", write_results("paired", result))
     print(table(result))
+    if not args.quick:
+        path = write_results("paired", result)
+        print("wrote", path)
+        try:
+            plot(result, path.with_suffix(".png"))
+        except ImportError:
+            pass
 
 
 if __name__ == "__main__":
