@@ -148,7 +148,19 @@ def _cmd_multilabel(args):
 
 
 def _cmd_bench(args):
-    from .bench.run_all import run_suite
+    try:
+        from .bench.run_all import run_suite  # installed: the suite ships inside the package
+    except ImportError:  # a source checkout: bench/ next to python/
+        import importlib.util
+        from pathlib import Path
+
+        path = Path(__file__).resolve().parents[2] / "bench" / "run_all.py"
+        if not path.is_file():
+            raise ValueError("the benchmark suite is not installed with this copy of pairmetrics") from None
+        spec = importlib.util.spec_from_file_location("run_all", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        run_suite = module.run_suite
 
     run_suite(args.quick, args.only.split(",") if args.only else None, write=False)
 
