@@ -42,7 +42,7 @@ def numpy_pipeline(scores, labels):
 
 def run(quick: bool = False) -> dict:
     sizes = [10**3, 10**4, 10**5] if quick else [10**3, 10**4, 10**5, 10**6, 10**7]
-    pairedeval_max = 10**4 if quick else 10**5
+    pairedeval_max = 10**4 if quick else 10**6
     rng = np.random.default_rng(0)
     rows = []
     for kind, min_dist in CASES.items():
