@@ -50,23 +50,43 @@ struct Record<true> {
 
 // Stable LSD radix sort on the key, one byte at a time; a byte that is the
 // same in every key (common: exponents, high bytes of small integers) costs
-// nothing but its histogram.
+// nothing but its histogram. With several threads each pass counts and
+// scatters contiguous chunks in parallel, each chunk to its own offsets, so
+// the result is the same stable order.
 template <class R>
-void radix_sort_by_key(std::vector<R>& records) {
+void radix_sort_by_key(std::vector<R>& records, int n_threads) {
+    using Histogram = std::array<std::size_t, 256>;
     const std::size_t n = records.size();
     if (n < 2) return;
-    std::array<std::array<std::size_t, 256>, 8> histogram{};
+    std::array<Histogram, 8> global{};
     for (const R& r : records)
-        for (int b = 0; b < 8; ++b) ++histogram[b][(r.key >> (8 * b)) & 0xFF];
+        for (int b = 0; b < 8; ++b) ++global[b][(r.key >> (8 * b)) & 0xFF];
+    std::size_t chunks = 1;
+    while (chunks < static_cast<std::size_t>(std::max(n_threads, 1)) && n / (chunks + 1) >= kMinPerThread) ++chunks;
+    std::vector<std::size_t> bounds(chunks + 1);
+    for (std::size_t c = 0; c <= chunks; ++c) bounds[c] = n * c / chunks;
+    std::vector<Histogram> offsets(chunks);
     std::vector<R> buffer(n);
     R* src = records.data();
     R* dst = buffer.data();
     for (int b = 0; b < 8; ++b) {
-        auto& count = histogram[b];
-        if (count[(src[0].key >> (8 * b)) & 0xFF] == n) continue;
-        std::size_t offset = 0;
-        for (auto& c : count) offset += std::exchange(c, offset);
-        for (std::size_t i = 0; i < n; ++i) dst[count[(src[i].key >> (8 * b)) & 0xFF]++] = src[i];
+        const int shift = 8 * b;
+        if (global[b][(src[0].key >> shift) & 0xFF] == n) continue;
+        if (chunks == 1) {
+            offsets[0] = global[b];
+        } else {
+            parallel_for(chunks, n_threads, [&](std::size_t c) {
+                offsets[c].fill(0);
+                for (std::size_t i = bounds[c]; i < bounds[c + 1]; ++i) ++offsets[c][(src[i].key >> shift) & 0xFF];
+            });
+        }
+        std::size_t running = 0;  // bucket-major, then chunk: keeps equal keys in input order
+        for (std::size_t bucket = 0; bucket < 256; ++bucket)
+            for (auto& chunk : offsets) running += std::exchange(chunk[bucket], running);
+        parallel_for(chunks, n_threads, [&](std::size_t c) {
+            Histogram& next = offsets[c];
+            for (std::size_t i = bounds[c]; i < bounds[c + 1]; ++i) dst[next[(src[i].key >> shift) & 0xFF]++] = src[i];
+        });
         std::swap(src, dst);
     }
     if (src != records.data()) records.swap(buffer);
@@ -377,7 +397,7 @@ PairedCounts run(const Score* scores, std::ptrdiff_t score_stride, const double*
         records[i].label = labels[static_cast<std::ptrdiff_t>(i) * label_stride];
         if constexpr (Track) records[i].index = i;
     }
-    radix_sort_by_key(records);
+    radix_sort_by_key(records, n_threads);
 
     std::vector<std::uint64_t> inverted;
     if constexpr (Track) {
