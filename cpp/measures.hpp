@@ -1,0 +1,52 @@
+// Single-pass reductions behind the classic error measures.
+//
+// Each kernel reads two arrays of shape (n, t) once, in place (any strides),
+// and returns per-column results (or one result for the whole array). No
+// temporaries are allocated whatever the layout, which is what makes these
+// faster than the equivalent chain of numpy ufuncs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "control.hpp"
+
+namespace pairmetrics::measures {
+
+// Element (i, j) of a strided 2-D view is data[i * row + j * col] (strides in
+// elements, may be negative or zero).
+template <class T>
+struct View {
+    const T* data;
+    std::ptrdiff_t row;
+    std::ptrdiff_t col;
+};
+
+// Sums over the differences d = a - b, computed in double.
+struct ErrorStats {
+    double abs_sum = 0.0;   // sum |d|   (NaN if any input was NaN/inf)
+    double sq_sum = 0.0;    // sum d^2
+    double max_abs = 0.0;   // max |d|
+    std::uint64_t n_wrong = 0;  // count of d != 0
+};
+
+// out holds t entries when per_column is true, else one entry.
+template <class T>
+void error_stats(View<T> a, View<T> b, std::size_t n, std::size_t t, bool per_column, ErrorStats* out,
+                 Control& control);
+
+// Log-likelihood of 0/1 outcomes y under probabilities p, natural log.
+struct LogLikelihoodStats {
+    double log_sum = 0.0;       // sum of log q over the examples with q > 0
+    std::uint64_t n_zero = 0;   // examples with q == 0 (log-likelihood is -inf)
+    bool bad_true = false;      // some y is not 0 or 1
+    bool bad_pred = false;      // some p is outside [0, 1] or NaN
+};
+
+// q = p where y == 1 and 1 - p where y == 0; with eps > 0, q is clipped to
+// [eps, 1 - eps] first (the same as clipping p).
+template <class Y, class P>
+void log_likelihood(View<Y> y, View<P> p, std::size_t n, std::size_t t, bool per_column, double eps,
+                    LogLikelihoodStats* out, Control& control);
+
+}  // namespace pairmetrics::measures
