@@ -294,7 +294,7 @@ def _log_likelihood(y_true, y_pred, per_target, eps):
         outside = np.flatnonzero(((yp < 0) | (yp > 1)).ravel())
         where = np.unravel_index(outside[0], yp.shape)
         raise ValueError(
-            f"y_pred must hold probabilities in [0, 1], found {yp[where]!r} at index "
+            f"y_pred must hold probabilities in [0, 1], found {yp[where].item()!r} at index "
             f"{tuple(int(i) for i in where) if yp.ndim == 2 else int(where[0])} ({outside.size} outside)"
         )
     return yt, np.where(n_zero > 0, -np.inf, log_sum)
@@ -312,7 +312,9 @@ def likelihood(y_true, y_pred, *, per_target: bool = False, eps=None) -> Likelih
     per_target : bool, default False
         One likelihood per target column instead of the product over all.
     eps : float in (0, 0.5), optional
-        Clip the predictions to ``[eps, 1 - eps]`` first. Off by default.
+        Clip the probability given to each outcome to ``[eps, 1 - eps]``
+        first (clipping the predictions, but without rounding ``1 - eps``).
+        Off by default.
 
     Returns
     -------
@@ -347,7 +349,9 @@ def log_likelihood(y_true, y_pred, *, average: bool = False, per_target: bool = 
     per_target : bool, default False
         One value per target column.
     eps : float in (0, 0.5), optional
-        Clip the predictions to ``[eps, 1 - eps]`` first. Off by default.
+        Clip the probability given to each outcome to ``[eps, 1 - eps]``
+        first (clipping the predictions, but without rounding ``1 - eps``).
+        Off by default.
     base : float, optional
         Base of the logarithm; natural log by default, 2 for bits.
 
@@ -373,7 +377,8 @@ def log_loss(y_true, y_pred, *, per_target: bool = False, eps=None, base=None):
     per_target : bool, default False
         One value per target column (each divided by ``n``; they sum to the total).
     eps : float in (0, 0.5), optional
-        Clip the predictions to ``[eps, 1 - eps]`` first. Off by default, so a
+        Clip the probability given to each outcome to ``[eps, 1 - eps]``
+        first (see :func:`log_likelihood`). Off by default, so a
         confident wrong prediction (0 or 1 against the opposite outcome) gives
         ``inf``, honestly.
     base : float, optional

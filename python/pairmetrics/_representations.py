@@ -67,7 +67,7 @@ def _codes(y, v: np.ndarray) -> np.ndarray:
         pos = np.where(found, pos, 0)
     if found.shape != arr.shape or not found.all():
         first = int(np.flatnonzero(~found)[0]) if found.shape == arr.shape else 0
-        raise ValueError(f"y[{first}] = {arr[first]!r} is not in values")
+        raise ValueError(f"y[{first}] = {arr[first].item()!r} is not in values")
     return order[pos]
 
 

@@ -149,5 +149,5 @@ def check_binary(arr: np.ndarray, name: str) -> None:
         first = np.unravel_index(bad[0], arr.shape)
         index = first[0] if arr.ndim == 1 else tuple(int(i) for i in first)
         raise ValueError(
-            f"{name} must hold only 0 and 1, found {arr[first]!r} at index {index} ({bad.size} such entries)"
+            f"{name} must hold only 0 and 1, found {arr[first].item()!r} at index {index} ({bad.size} such entries)"
         )
