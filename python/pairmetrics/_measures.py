@@ -132,7 +132,10 @@ def zero_one_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
     per_target = check_bool(per_target, "per_target")
     if yt.dtype.kind in "biu" and yp.dtype.kind in "biu":
         wrong = yt != yp  # exact, also for int64 against uint64
-        counts = wrong.sum(axis=0).reshape(-1) if (per_target and wrong.ndim == 2) else np.array([wrong.sum()])
+        if per_target and wrong.ndim == 2:
+            counts = np.count_nonzero(wrong, axis=0)
+        else:
+            counts = np.array([np.count_nonzero(wrong)])
         return _output(_divide(counts.astype(np.float64), yt.shape[0], average), per_target)
     _, _, _, _, _, n_wrong = _error_stats(yt, yp, per_target)
     return _output(_divide(n_wrong.astype(np.float64), yt.shape[0], average), per_target)
