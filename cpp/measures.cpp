@@ -268,6 +268,62 @@ void log_likelihood(View<Y> y, View<P> p, std::size_t n, std::size_t t, bool per
     reduce(y, p, n, t, per_column, LogAccumulator{eps}, out, control);
 }
 
+template <class I>
+SparseStatus multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t t_nnz, const I* p_indptr,
+                                      const I* p_indices, std::size_t p_nnz, std::size_t n_samples,
+                                      std::size_t n_labels, LabelCounts per_label, LabelCounts per_sample,
+                                      Control& control) {
+    auto row_ok = [](const I* indptr, std::size_t i, std::size_t nnz) {
+        return indptr[i] >= 0 && indptr[i] <= indptr[i + 1] && static_cast<std::size_t>(indptr[i + 1]) <= nnz;
+    };
+    // stamp[j] == i + 1 marks label j as seen in row i: no clearing between rows.
+    std::vector<std::size_t> stamp_true(n_labels, 0), stamp_pred(n_labels, 0);
+    std::uint64_t done = 0, since_tick = 0;
+    for (std::size_t i = 0; i < n_samples; ++i) {
+        if (!row_ok(t_indptr, i, t_nnz) || !row_ok(p_indptr, i, p_nnz)) return SparseStatus::malformed;
+        const std::size_t mark = i + 1;
+        for (I k = t_indptr[i]; k < t_indptr[i + 1]; ++k) {
+            const I j = t_indices[k];
+            if (j < 0 || static_cast<std::size_t>(j) >= n_labels) return SparseStatus::malformed;
+            if (stamp_true[j] == mark) return SparseStatus::duplicate_true;
+            stamp_true[j] = mark;
+            ++per_label.true_ones[j];
+        }
+        std::int64_t both = 0;
+        for (I k = p_indptr[i]; k < p_indptr[i + 1]; ++k) {
+            const I j = p_indices[k];
+            if (j < 0 || static_cast<std::size_t>(j) >= n_labels) return SparseStatus::malformed;
+            if (stamp_pred[j] == mark) return SparseStatus::duplicate_pred;
+            stamp_pred[j] = mark;
+            ++per_label.pred_ones[j];
+            const bool hit = stamp_true[j] == mark;
+            per_label.both[j] += hit;
+            both += hit;
+        }
+        const auto n_true = static_cast<std::int64_t>(t_indptr[i + 1] - t_indptr[i]);
+        const auto n_pred = static_cast<std::int64_t>(p_indptr[i + 1] - p_indptr[i]);
+        per_sample.both[i] = both;
+        per_sample.true_ones[i] = n_true;
+        per_sample.pred_ones[i] = n_pred;
+        since_tick += static_cast<std::uint64_t>(n_true + n_pred) + 1;
+        if (since_tick >= kTickEvery) {
+            done += since_tick;
+            since_tick = 0;
+            control.tick(done, t_nnz + p_nnz + n_samples);
+        }
+    }
+    return SparseStatus::ok;
+}
+
+template SparseStatus multilabel_sparse_counts<std::int32_t>(const std::int32_t*, const std::int32_t*, std::size_t,
+                                                             const std::int32_t*, const std::int32_t*, std::size_t,
+                                                             std::size_t, std::size_t, LabelCounts, LabelCounts,
+                                                             Control&);
+template SparseStatus multilabel_sparse_counts<std::int64_t>(const std::int64_t*, const std::int64_t*, std::size_t,
+                                                             const std::int64_t*, const std::int64_t*, std::size_t,
+                                                             std::size_t, std::size_t, LabelCounts, LabelCounts,
+                                                             Control&);
+
 template void error_stats<float>(View<float>, View<float>, std::size_t, std::size_t, bool, ErrorStats*, Control&);
 template void error_stats<double>(View<double>, View<double>, std::size_t, std::size_t, bool, ErrorStats*,
                                   Control&);

@@ -49,4 +49,22 @@ template <class Y, class P>
 void log_likelihood(View<Y> y, View<P> p, std::size_t n, std::size_t t, bool per_column, double eps,
                     LogLikelihoodStats* out, Control& control);
 
+// Multi-label counts from two CSR matrices of 0/1 labels that store only 1s:
+// per label, the number of 1s in y_true, in y_pred and in both; the same per
+// sample. O(nnz) with two stamp arrays of n_labels entries; indices need not
+// be sorted. Outputs must be zeroed by the caller.
+enum class SparseStatus { ok = 0, duplicate_true = 1, duplicate_pred = 2, malformed = 3 };
+
+struct LabelCounts {
+    std::int64_t* both;  // true positives
+    std::int64_t* true_ones;
+    std::int64_t* pred_ones;
+};
+
+template <class I>
+SparseStatus multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t t_nnz, const I* p_indptr,
+                                      const I* p_indices, std::size_t p_nnz, std::size_t n_samples,
+                                      std::size_t n_labels, LabelCounts per_label, LabelCounts per_sample,
+                                      Control& control);
+
 }  // namespace pairmetrics::measures

@@ -143,6 +143,9 @@ def test_bad_input():
     duplicated = sp.coo_matrix((np.ones(2), (np.array([0, 0]), np.array([1, 1]))), shape=(2, 2))
     with pytest.raises(ValueError, match="y_true.*0 and 1"):
         pm.multilabel_counts(duplicated, ok)
+    raw = sp.csr_matrix((np.ones(2), np.array([1, 1]), np.array([0, 2, 2])), shape=(2, 2))  # not summed
+    with pytest.raises(ValueError, match="y_pred.*more than once"):
+        pm.multilabel_counts(ok, raw)
     with pytest.raises(ValueError, match="y_true.*2-D"):
         pm.multilabel_counts([0, 1], [0, 1])
     with pytest.raises(ValueError, match="empty"):

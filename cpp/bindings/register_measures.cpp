@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -126,6 +127,51 @@ py::tuple log_likelihood(const py::array& y, const py::array& p, bool per_column
     return py::make_tuple(to_array(log_sum), to_array(n_zero), bad_true, bad_pred);
 }
 
+template <class I>
+py::tuple multilabel_sparse_typed(const py::array& t_indptr, const py::array& t_indices, const py::array& p_indptr,
+                                  const py::array& p_indices, std::size_t n_samples, std::size_t n_labels) {
+    for (const py::array* a : {&t_indptr, &t_indices, &p_indptr, &p_indices}) {
+        if (!has_dtype<I>(*a) || a->ndim() != 1 || !(a->flags() & py::array::c_style)) {
+            throw py::type_error("CSR index arrays must be contiguous 1-D arrays of one integer dtype");
+        }
+    }
+    if (static_cast<std::size_t>(t_indptr.shape(0)) != n_samples + 1 ||
+        static_cast<std::size_t>(p_indptr.shape(0)) != n_samples + 1) {
+        throw py::value_error("indptr must have n_samples + 1 entries");
+    }
+    auto out = [](std::size_t size) {
+        py::array_t<std::int64_t> a(static_cast<py::ssize_t>(size));
+        std::fill(a.mutable_data(), a.mutable_data() + size, 0);
+        return a;
+    };
+    py::array_t<std::int64_t> l_both = out(n_labels), l_true = out(n_labels), l_pred = out(n_labels);
+    py::array_t<std::int64_t> s_both = out(n_samples), s_true = out(n_samples), s_pred = out(n_samples);
+    const ms::LabelCounts per_label{l_both.mutable_data(), l_true.mutable_data(), l_pred.mutable_data()};
+    const ms::LabelCounts per_sample{s_both.mutable_data(), s_true.mutable_data(), s_pred.mutable_data()};
+    const I* ti = static_cast<const I*>(t_indptr.data());
+    const I* tx = static_cast<const I*>(t_indices.data());
+    const I* pi = static_cast<const I*>(p_indptr.data());
+    const I* px = static_cast<const I*>(p_indices.data());
+    const auto t_nnz = static_cast<std::size_t>(t_indices.shape(0));
+    const auto p_nnz = static_cast<std::size_t>(p_indices.shape(0));
+    Control control = make_control();
+    // Safe without the GIL: raw pointers into arrays owned by the caller's
+    // references and into the output arrays created above, nothing else.
+    const ms::SparseStatus status = run_without_gil([&] {
+        return ms::multilabel_sparse_counts<I>(ti, tx, t_nnz, pi, px, p_nnz, n_samples, n_labels, per_label,
+                                               per_sample, control);
+    });
+    return py::make_tuple(static_cast<int>(status), l_both, l_true, l_pred, s_both, s_true, s_pred);
+}
+
+py::tuple multilabel_sparse(const py::array& t_indptr, const py::array& t_indices, const py::array& p_indptr,
+                            const py::array& p_indices, std::size_t n_samples, std::size_t n_labels) {
+    if (has_dtype<std::int32_t>(t_indptr)) {
+        return multilabel_sparse_typed<std::int32_t>(t_indptr, t_indices, p_indptr, p_indices, n_samples, n_labels);
+    }
+    return multilabel_sparse_typed<std::int64_t>(t_indptr, t_indices, p_indptr, p_indices, n_samples, n_labels);
+}
+
 }  // namespace
 
 void register_measures(py::module_& m) {
@@ -134,6 +180,10 @@ void register_measures(py::module_& m) {
     m.def("_log_likelihood", &log_likelihood, py::arg("y"), py::arg("p"), py::arg("per_column"), py::arg("eps"),
           "Per-column (or total) natural log-likelihood of 0/1 outcomes y under probabilities p, "
           "count of zero-probability outcomes, and flags for invalid y or p.");
+    m.def("_multilabel_sparse", &multilabel_sparse, py::arg("t_indptr"), py::arg("t_indices"), py::arg("p_indptr"),
+          py::arg("p_indices"), py::arg("n_samples"), py::arg("n_labels"),
+          "Status (0 ok, 1/2 duplicate entry in y_true/y_pred, 3 malformed) and per-label then per-sample "
+          "counts of 1s in both, in y_true and in y_pred, from CSR indices holding only 1s.");
 }
 
 }  // namespace pairmetrics::bindings

@@ -12,6 +12,7 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
+from . import _core
 from ._result import Result
 from ._validation import as_matrix, check_binary, check_nonnegative_finite
 
@@ -88,13 +89,10 @@ class MultilabelCounts(Result):
 
 
 def _sparse_binary(x, name: str):
-    """A canonical CSR array holding only stored 1s (explicit zeros dropped)."""
+    """CSR with only stored 1s (explicit zeros dropped); no copy unless there are zeros."""
     if x.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_labels), got shape {x.shape}")
-    m = sp.csr_array(x)  # no copy for a csr input
-    if not m.has_canonical_format:
-        m = m.copy()
-        m.sum_duplicates()  # duplicates add up: a duplicated 1 becomes 2 and is rejected below
+    m = sp.csr_array(x)  # shares the arrays of a CSR input
     check_binary(m.data, f"{name} (stored values)")
     if m.nnz and not m.data.all():
         m = m.copy()
@@ -112,15 +110,19 @@ def _dense_binary(x, name: str) -> np.ndarray:
     return arr != 0
 
 
-def _counts_sparse(t, p, n_labels):
-    tp = t.multiply(p).tocsr()  # O(nnz) intersection of the stored entries
-    def per_label(m):
-        return np.bincount(m.indices, minlength=n_labels).astype(np.int64)
-
-    def per_sample(m):
-        return np.diff(m.indptr).astype(np.int64)
-
-    return (per_label(tp), per_label(t), per_label(p)), (per_sample(tp), per_sample(t), per_sample(p))
+def _counts_sparse(t, p):
+    """Per-label and per-sample counts of 1s in both, in t and in p, in one O(nnz) pass."""
+    arrays = [t.indptr, t.indices, p.indptr, p.indices]
+    index = np.int32 if all(a.dtype == np.int32 for a in arrays) else np.int64
+    arrays = [np.ascontiguousarray(a, dtype=index) for a in arrays]
+    status, *counts = _core._multilabel_sparse(*arrays, t.shape[0], t.shape[1])
+    if status in (1, 2):
+        name = "y_true" if status == 1 else "y_pred"
+        raise ValueError(f"{name} stores some entry more than once; scipy.sparse adds duplicates up, "
+                         "which is not a 0/1 label (call sum_duplicates() to see the values)")
+    if status != 0:
+        raise ValueError("y_true or y_pred is not a valid CSR matrix (indptr or indices out of range)")
+    return tuple(counts[:3]), tuple(counts[3:])
 
 
 def _counts_dense(t, p):
@@ -170,7 +172,7 @@ def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: floa
         raise ValueError(f"y_true is empty (shape {t.shape}); need at least one sample and one label")
     if sparse:
         t, p = sp.csr_array(t), sp.csr_array(p)
-        labels, samples = _counts_sparse(t, p, n_labels)
+        labels, samples = _counts_sparse(t, p)
     else:
         labels, samples = _counts_dense(t, p)
 
