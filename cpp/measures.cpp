@@ -315,6 +315,66 @@ SparseStatus multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std
     return SparseStatus::ok;
 }
 
+void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::size_t n_samples,
+                             std::size_t n_labels, LabelCounts per_label, LabelCounts per_sample, Control& control) {
+    // Column counts go to byte counters for up to 255 rows at a time, then to
+    // the 64-bit totals: the inner loop is then plain byte adds, which
+    // compilers vectorise for contiguous rows.
+    constexpr std::size_t kRowsPerFlush = 255;
+    std::vector<std::uint8_t> col_true(n_labels), col_pred(n_labels), col_both(n_labels);
+    const bool contiguous = t.col == 1 && p.col == 1;
+    const std::size_t rows_per_tick = std::max<std::size_t>(1, kTickEvery / std::max<std::size_t>(1, n_labels));
+    std::size_t since_tick = 0;
+    for (std::size_t start = 0; start < n_samples; start += kRowsPerFlush) {
+        const std::size_t stop = std::min(n_samples, start + kRowsPerFlush);
+        std::fill(col_true.begin(), col_true.end(), 0);
+        std::fill(col_pred.begin(), col_pred.end(), 0);
+        std::fill(col_both.begin(), col_both.end(), 0);
+        for (std::size_t i = start; i < stop; ++i) {
+            const std::uint8_t* rt = t.data + static_cast<std::ptrdiff_t>(i) * t.row;
+            const std::uint8_t* rp = p.data + static_cast<std::ptrdiff_t>(i) * p.row;
+            std::uint64_t n_true = 0, n_pred = 0, n_both = 0;
+            if (contiguous) {
+                std::uint8_t* ct = col_true.data();
+                std::uint8_t* cp = col_pred.data();
+                std::uint8_t* cb = col_both.data();
+                for (std::size_t j = 0; j < n_labels; ++j) {
+                    const std::uint8_t x = rt[j], y = rp[j], b = x & y;
+                    ct[j] += x;
+                    cp[j] += y;
+                    cb[j] += b;
+                    n_true += x;
+                    n_pred += y;
+                    n_both += b;
+                }
+            } else {
+                for (std::size_t j = 0; j < n_labels; ++j) {
+                    const auto offset = static_cast<std::ptrdiff_t>(j);
+                    const std::uint8_t x = rt[offset * t.col], y = rp[offset * p.col], b = x & y;
+                    col_true[j] += x;
+                    col_pred[j] += y;
+                    col_both[j] += b;
+                    n_true += x;
+                    n_pred += y;
+                    n_both += b;
+                }
+            }
+            per_sample.true_ones[i] = static_cast<std::int64_t>(n_true);
+            per_sample.pred_ones[i] = static_cast<std::int64_t>(n_pred);
+            per_sample.both[i] = static_cast<std::int64_t>(n_both);
+            if (++since_tick == rows_per_tick) {
+                since_tick = 0;
+                control.tick(static_cast<std::uint64_t>(i + 1) * n_labels, static_cast<std::uint64_t>(n_samples) * n_labels);
+            }
+        }
+        for (std::size_t j = 0; j < n_labels; ++j) {
+            per_label.true_ones[j] += col_true[j];
+            per_label.pred_ones[j] += col_pred[j];
+            per_label.both[j] += col_both[j];
+        }
+    }
+}
+
 template SparseStatus multilabel_sparse_counts<std::int32_t>(const std::int32_t*, const std::int32_t*, std::size_t,
                                                              const std::int32_t*, const std::int32_t*, std::size_t,
                                                              std::size_t, std::size_t, LabelCounts, LabelCounts,

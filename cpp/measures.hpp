@@ -67,4 +67,9 @@ SparseStatus multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std
                                       std::size_t n_labels, LabelCounts per_label, LabelCounts per_sample,
                                       Control& control);
 
+// The same counts from two dense (n_samples, n_labels) matrices of 0/1 bytes
+// with any strides (in bytes: one byte per entry).
+void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::size_t n_samples,
+                             std::size_t n_labels, LabelCounts per_label, LabelCounts per_sample, Control& control);
+
 }  // namespace pairmetrics::measures

@@ -127,6 +127,12 @@ py::tuple log_likelihood(const py::array& y, const py::array& p, bool per_column
     return py::make_tuple(to_array(log_sum), to_array(n_zero), bad_true, bad_pred);
 }
 
+py::array_t<std::int64_t> zeros(std::size_t size) {
+    py::array_t<std::int64_t> a(static_cast<py::ssize_t>(size));
+    std::fill(a.mutable_data(), a.mutable_data() + size, 0);
+    return a;
+}
+
 template <class I>
 py::tuple multilabel_sparse_typed(const py::array& t_indptr, const py::array& t_indices, const py::array& p_indptr,
                                   const py::array& p_indices, std::size_t n_samples, std::size_t n_labels) {
@@ -139,13 +145,8 @@ py::tuple multilabel_sparse_typed(const py::array& t_indptr, const py::array& t_
         static_cast<std::size_t>(p_indptr.shape(0)) != n_samples + 1) {
         throw py::value_error("indptr must have n_samples + 1 entries");
     }
-    auto out = [](std::size_t size) {
-        py::array_t<std::int64_t> a(static_cast<py::ssize_t>(size));
-        std::fill(a.mutable_data(), a.mutable_data() + size, 0);
-        return a;
-    };
-    py::array_t<std::int64_t> l_both = out(n_labels), l_true = out(n_labels), l_pred = out(n_labels);
-    py::array_t<std::int64_t> s_both = out(n_samples), s_true = out(n_samples), s_pred = out(n_samples);
+    py::array_t<std::int64_t> l_both = zeros(n_labels), l_true = zeros(n_labels), l_pred = zeros(n_labels);
+    py::array_t<std::int64_t> s_both = zeros(n_samples), s_true = zeros(n_samples), s_pred = zeros(n_samples);
     const ms::LabelCounts per_label{l_both.mutable_data(), l_true.mutable_data(), l_pred.mutable_data()};
     const ms::LabelCounts per_sample{s_both.mutable_data(), s_true.mutable_data(), s_pred.mutable_data()};
     const I* ti = static_cast<const I*>(t_indptr.data());
@@ -164,6 +165,24 @@ py::tuple multilabel_sparse_typed(const py::array& t_indptr, const py::array& t_
     return py::make_tuple(static_cast<int>(status), l_both, l_true, l_pred, s_both, s_true, s_pred);
 }
 
+py::tuple multilabel_dense(const py::array& t, const py::array& p) {
+    if (!has_dtype<std::uint8_t>(t) || !has_dtype<std::uint8_t>(p) || t.ndim() != 2) {
+        throw py::type_error("multilabel_dense needs two 2-D uint8 arrays holding 0/1");
+    }
+    const auto [n_samples, n_labels] = shape_of(t, p);
+    py::array_t<std::int64_t> l_both = zeros(n_labels), l_true = zeros(n_labels), l_pred = zeros(n_labels);
+    py::array_t<std::int64_t> s_both = zeros(n_samples), s_true = zeros(n_samples), s_pred = zeros(n_samples);
+    const ms::LabelCounts per_label{l_both.mutable_data(), l_true.mutable_data(), l_pred.mutable_data()};
+    const ms::LabelCounts per_sample{s_both.mutable_data(), s_true.mutable_data(), s_pred.mutable_data()};
+    const auto vt = view_of<std::uint8_t>(t);
+    const auto vp = view_of<std::uint8_t>(p);
+    Control control = make_control();
+    // Safe without the GIL: raw pointers into t and p (alive through the
+    // caller's references) and into the output arrays created above.
+    run_without_gil([&] { ms::multilabel_dense_counts(vt, vp, n_samples, n_labels, per_label, per_sample, control); });
+    return py::make_tuple(l_both, l_true, l_pred, s_both, s_true, s_pred);
+}
+
 py::tuple multilabel_sparse(const py::array& t_indptr, const py::array& t_indices, const py::array& p_indptr,
                             const py::array& p_indices, std::size_t n_samples, std::size_t n_labels) {
     if (has_dtype<std::int32_t>(t_indptr)) {
@@ -180,6 +199,8 @@ void register_measures(py::module_& m) {
     m.def("_log_likelihood", &log_likelihood, py::arg("y"), py::arg("p"), py::arg("per_column"), py::arg("eps"),
           "Per-column (or total) natural log-likelihood of 0/1 outcomes y under probabilities p, "
           "count of zero-probability outcomes, and flags for invalid y or p.");
+    m.def("_multilabel_dense", &multilabel_dense, py::arg("t"), py::arg("p"),
+          "Per-label then per-sample counts of 1s in both, in t and in p, for 2-D uint8 0/1 arrays.");
     m.def("_multilabel_sparse", &multilabel_sparse, py::arg("t_indptr"), py::arg("t_indices"), py::arg("p_indptr"),
           py::arg("p_indices"), py::arg("n_samples"), py::arg("n_labels"),
           "Status (0 ok, 1/2 duplicate entry in y_true/y_pred, 3 malformed) and per-label then per-sample "

@@ -101,13 +101,13 @@ def _sparse_binary(x, name: str):
 
 
 def _dense_binary(x, name: str) -> np.ndarray:
+    """The 0/1 entries as a uint8 array: a view for 1-byte dtypes, else one converted copy."""
     arr = as_matrix(x, name, min_rows=0, min_cols=0)
+    if arr.dtype.itemsize == 1 and arr.dtype.kind in "biu":
+        check_binary(arr, name)  # free for bool
+        return arr.view(np.uint8)
     check_binary(arr, name)
-    if arr.dtype == np.bool_:
-        return arr
-    if arr.dtype.itemsize == 1:
-        return arr.view(np.bool_)  # int8/uint8 holding 0/1: same bytes
-    return arr != 0
+    return (arr != 0).view(np.uint8)
 
 
 def _counts_sparse(t, p):
@@ -126,11 +126,13 @@ def _counts_sparse(t, p):
 
 
 def _counts_dense(t, p):
-    both = t & p
-    def sums(axis):
-        return tuple(np.count_nonzero(m, axis=axis).astype(np.int64) for m in (both, t, p))
-
-    return sums(0), sums(1)
+    """Per-label and per-sample counts of 1s in both, in t and in p, in one pass over the bytes."""
+    if t.strides[0] < t.strides[1] and p.strides[0] < p.strides[1]:
+        # column-major: count the transposes (contiguous rows) and swap the roles
+        *counts, = _core._multilabel_dense(t.T, p.T)
+        return tuple(counts[3:]), tuple(counts[:3])
+    *counts, = _core._multilabel_dense(t, p)
+    return tuple(counts[:3]), tuple(counts[3:])
 
 
 def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: float = 1.0) -> MultilabelCounts:
