@@ -111,7 +111,7 @@ def random_labels(rng, n, n_labels, per_row):
     return m
 
 
-def sparse_cases(n: int, n_labels: int, rng):
+def label_cases(n: int, n_labels: int, dense_shape, rng):
     metrics = _sklearn()
     per_row = max(1, round(n_labels * 0.001))
     t = random_labels(rng, n, n_labels, per_row)
@@ -127,18 +127,32 @@ def sparse_cases(n: int, n_labels: int, rng):
         return (np.bincount(both.indices, minlength=n_labels), np.bincount(t.indices, minlength=n_labels),
                 np.bincount(p.indices, minlength=n_labels))
 
+    cases = []
+    if dense_shape:
+        dt = rng.random(dense_shape) < 0.01
+        dp = dt ^ (rng.random(dense_shape) < 0.005)
+
+        def dense_anchor():
+            both = dt & dp
+            return [x.sum(axis=axis) for x in (both, dt, dp) for axis in (0, 1)]
+
+        cases.append((f"multilabel_counts (dense bool {dense_shape[0]:.0e} x {dense_shape[1]:.0e})",
+                      lambda: pm.multilabel_counts(dt, dp), dense_anchor,
+                      metrics and (lambda: metrics.multilabel_confusion_matrix(dt, dp))))
     name = f"multilabel_counts (sparse {n:.0e} x {n_labels:.0e}, {t.nnz:.1e} nnz)"
-    return [(name, lambda: pm.multilabel_counts(t, p), anchor,
-             metrics and (lambda: metrics.multilabel_confusion_matrix(t, p)))]
+    cases.append((name, lambda: pm.multilabel_counts(t, p), anchor,
+                  metrics and (lambda: metrics.multilabel_confusion_matrix(t, p))))
+    return cases
 
 
 def run(quick: bool = False) -> dict:
     rng = np.random.default_rng(0)
     n = 10**5 if quick else 10**7
     sparse_shape = (10**4, 10**3) if quick else (10**6, 10**4)
+    dense_shape = (10**3, 10**2) if quick else (10**4, 10**3)
     repeats = 3 if quick else 7
     rows = []
-    for name, ours, anchor, peer in dense_cases(n, rng) + sparse_cases(*sparse_shape, rng):
+    for name, ours, anchor, peer in dense_cases(n, rng) + label_cases(*sparse_shape, dense_shape, rng):
         t_ours = median_time(ours, repeats)
         t_anchor = median_time(anchor, repeats)
         t_peer = median_time(peer, max(1, repeats // 2)) if peer else None
@@ -150,7 +164,8 @@ def run(quick: bool = False) -> dict:
             "ratio_vs_anchor": t_ours / t_anchor,
             "speedup_vs_sklearn": (t_peer / t_ours) if t_peer else None,
         })
-    return {"machine": machine_info(), "n": n, "sparse_shape": list(sparse_shape), "repeats": repeats,
+    return {"machine": machine_info(), "n": n, "sparse_shape": list(sparse_shape),
+            "dense_labels_shape": list(dense_shape), "repeats": repeats,
             "quick": quick, "rows": rows}
 
 

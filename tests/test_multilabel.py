@@ -103,6 +103,21 @@ def test_readonly_noncontiguous_and_lists():
             np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
 
 
+@pytest.mark.parametrize("order", ["C", "F", "mixed"])
+def test_dense_long_columns(order):
+    # more than 255 ones per column: the byte counters must be flushed in time
+    rng = np.random.default_rng(5)
+    t = np.ones((700, 5), dtype=bool)
+    t[rng.integers(0, 700, 50), rng.integers(0, 5, 50)] = False
+    p = np.ones((700, 5), dtype=np.uint8)
+    a, b = (np.asfortranarray(t), np.asfortranarray(p) if order == "F" else p) if order != "C" else (t, p)
+    got = pm.multilabel_counts(a, b)
+    np.testing.assert_array_equal(got.tp_per_label, t.sum(axis=0))
+    np.testing.assert_array_equal(got.fp_per_label, 700 - t.sum(axis=0))
+    np.testing.assert_array_equal(got.tp_per_sample, t.sum(axis=1))
+    assert got.tn == 0 and got.fn == 0
+
+
 def test_sparse_stored_zeros_and_unsorted_indices():
     t = np.array([[1, 0, 1], [0, 1, 0]])
     p = np.array([[1, 1, 0], [0, 1, 1]])
