@@ -23,10 +23,11 @@ def check_against_reference(got, y_true, y_pred, false_pos=1.0, false_neg=1.0):
     want = ref.multilabel_counts(y_true.tolist(), y_pred.tolist(), false_pos, false_neg)
     for field in FIELDS + ["tp", "tn", "fp", "fn"]:
         np.testing.assert_array_equal(getattr(got, field), want[field], err_msg=field)
-    for field in ("sample_accuracy", "label_accuracy", "weighted_score"):
+    for field in ("sample_accuracy", "label_accuracy", "weighted_score_per_sample"):
         np.testing.assert_allclose(getattr(got, field), want[field], rtol=1e-14, atol=1e-14, err_msg=field)
     np.testing.assert_allclose(got.mean_sample_accuracy, np.mean(want["sample_accuracy"]), rtol=1e-14)
-    np.testing.assert_allclose(got.mean_weighted_score, np.mean(want["weighted_score"]), rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(got.weighted_score, np.mean(want["weighted_score_per_sample"]), rtol=1e-14,
+                               atol=1e-14)
 
 
 @st.composite
@@ -73,8 +74,8 @@ def test_weighted_score_penalises_missed_labels():
     p = np.array([[1, 1, 0, 0], [0, 0, 0, 1]])
     got = pm.multilabel_counts(t, p, false_neg=5)
     # row 0: 2 correct, 1 false positive, 1 false negative; row 1: 3 correct, 1 false positive
-    np.testing.assert_allclose(got.weighted_score, [(2 - 1 - 5) / 4, (3 - 1) / 4])
-    np.testing.assert_allclose(got.mean_weighted_score, ((2 - 1 - 5) / 4 + (3 - 1) / 4) / 2)
+    np.testing.assert_allclose(got.weighted_score_per_sample, [(2 - 1 - 5) / 4, (3 - 1) / 4])
+    np.testing.assert_allclose(got.weighted_score, ((2 - 1 - 5) / 4 + (3 - 1) / 4) / 2)
     np.testing.assert_allclose(got.sample_accuracy, [0.5, 0.75])
     np.testing.assert_allclose(got.label_accuracy, [1, 0.5, 1, 0])
 

@@ -35,12 +35,13 @@ class MultilabelCounts(Result):
         Its mean over samples; ``1 - mean_sample_accuracy`` is the Hamming loss.
     label_accuracy : numpy.ndarray, shape (n_labels,)
         Fraction of the samples predicted correctly, per label: ``(tp + tn) / n_samples``.
-    weighted_score : numpy.ndarray, shape (n_samples,)
+    weighted_score_per_sample : numpy.ndarray, shape (n_samples,)
         ``(tp + tn - false_pos * fp - false_neg * fn) / n_labels`` per sample:
         +1 per correct label, minus the penalties per mistake. With the
         default penalties of 1 it lies in [-1, 1].
-    mean_weighted_score : numpy.float64
-        Its mean over samples.
+    weighted_score : numpy.float64
+        Its mean over samples (like ``tp`` against ``tp_per_sample``, the
+        name without a suffix is the summary).
     false_pos, false_neg : float
         The penalties used.
     """
@@ -60,8 +61,8 @@ class MultilabelCounts(Result):
     sample_accuracy: np.ndarray
     mean_sample_accuracy: np.float64
     label_accuracy: np.ndarray
-    weighted_score: np.ndarray
-    mean_weighted_score: np.float64
+    weighted_score_per_sample: np.ndarray
+    weighted_score: np.float64
     false_pos: float
     false_neg: float
 
@@ -145,7 +146,7 @@ def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: floa
         float dtype). Sparse inputs stay sparse: the work is O(nnz); a dense
         input paired with a sparse one is converted to sparse.
     false_pos : float, default 1.0
-        Penalty subtracted for each false positive in :attr:`MultilabelCounts.weighted_score`.
+        Penalty subtracted for each false positive in the weighted score.
     false_neg : float, default 1.0
         Penalty for each false negative; e.g. 5 when a missed label is five
         times as bad as a correct label is good.
@@ -196,8 +197,8 @@ def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: floa
         sample_accuracy=correct_s / n_labels,
         mean_sample_accuracy=np.float64((tp + tn) / n_entries),
         label_accuracy=(tp_l + tn_l) / n_samples,
-        weighted_score=score_s / n_labels,
-        mean_weighted_score=np.float64((tp + tn - fp_penalty * fp - fn_penalty * fn) / n_entries),
+        weighted_score_per_sample=score_s / n_labels,
+        weighted_score=np.float64((tp + tn - fp_penalty * fp - fn_penalty * fn) / n_entries),
         false_pos=fp_penalty,
         false_neg=fn_penalty,
     )

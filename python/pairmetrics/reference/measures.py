@@ -137,7 +137,7 @@ def check_cuts(pred_cuts):
 
 
 def multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
-    """Dict of per-label and per-sample tp/tn/fp/fn lists, sample accuracy and weighted score."""
+    """Dict of per-label and per-sample tp/tn/fp/fn lists, accuracies and per-sample weighted scores."""
     n, n_labels = len(y_true), len(y_true[0])
     out = {f"{k}_per_{axis}": [0] * size for k in ("tp", "tn", "fp", "fn")
            for axis, size in (("label", n_labels), ("sample", n))}
@@ -151,7 +151,7 @@ def multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
         out[kind] = sum(out[f"{kind}_per_label"])
     out["sample_accuracy"] = [(out["tp_per_sample"][i] + out["tn_per_sample"][i]) / n_labels for i in range(n)]
     out["label_accuracy"] = [(out["tp_per_label"][j] + out["tn_per_label"][j]) / n for j in range(n_labels)]
-    out["weighted_score"] = [
+    out["weighted_score_per_sample"] = [
         (out["tp_per_sample"][i] + out["tn_per_sample"][i]
          - false_pos * out["fp_per_sample"][i] - false_neg * out["fn_per_sample"][i]) / n_labels
         for i in range(n)
