@@ -12,45 +12,16 @@ in the same run on the same arrays. Times are medians over repeats.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import statistics
-import time
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 import pairmetrics as pm
 
-RESULTS = Path(__file__).resolve().parent / "results" / "measures.json"
-
-
-def machine_info() -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    try:
-        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-        blas = f"{blas.get('name')} {blas.get('version', '')}".strip()
-    except Exception:  # older numpy
-        blas = "unknown"
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
-            "blas": blas, "pairmetrics": pm.__version__}
-
-
-def median_time(fn, repeats: int) -> float:
-    fn()  # warm up (page in the arrays, load code)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+try:  # as part of the installed package (pairmetrics.bench)
+    from ._common import machine, markdown_table, median_time, write_results
+except ImportError:  # as a script: python bench/bench_measures.py
+    from _common import machine, markdown_table, median_time, write_results
 
 
 def _sklearn():
@@ -153,6 +124,7 @@ def run(quick: bool = False) -> dict:
     repeats = 3 if quick else 7
     rows = []
     for name, ours, anchor, peer in dense_cases(n, rng) + label_cases(*sparse_shape, dense_shape, rng):
+        ours(), anchor()  # warm up: page in the arrays, load code
         t_ours = median_time(ours, repeats)
         t_anchor = median_time(anchor, repeats)
         t_peer = median_time(peer, max(1, repeats // 2)) if peer else None
@@ -164,39 +136,37 @@ def run(quick: bool = False) -> dict:
             "ratio_vs_anchor": t_ours / t_anchor,
             "speedup_vs_sklearn": (t_peer / t_ours) if t_peer else None,
         })
-    return {"machine": machine_info(), "n": n, "sparse_shape": list(sparse_shape),
+    return {"benchmark": "measures", "machine": machine(), "n": n, "sparse_shape": list(sparse_shape),
             "dense_labels_shape": list(dense_shape), "repeats": repeats,
             "quick": quick, "rows": rows}
 
 
-def markdown(result: dict) -> str:
-    lines = [
-        "| case | pairmetrics (ms) | numpy anchor (ms) | ratio vs anchor | scikit-learn (ms) | speed-up vs sklearn |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
+def table(result: dict) -> str:
+    header = ["case", "pairmetrics", "numpy anchor", "ratio vs anchor", "scikit-learn", "speed-up vs sklearn"]
+    body = []
     for r in result["rows"]:
-        peer = f"{1e3 * r['sklearn_s']:.1f}" if r["sklearn_s"] else "-"
-        speed = f"{r['speedup_vs_sklearn']:.1f}x" if r["speedup_vs_sklearn"] else "-"
-        lines.append(f"| {r['case']} | {1e3 * r['pairmetrics_s']:.1f} | {1e3 * r['anchor_s']:.1f} | "
-                     f"{r['ratio_vs_anchor']:.2f} | {peer} | {speed} |")
+        body.append([
+            r["case"],
+            f"{1e3 * r['pairmetrics_s']:.1f} ms",
+            f"{1e3 * r['anchor_s']:.1f} ms",
+            f"{r['ratio_vs_anchor']:.2f}",
+            f"{1e3 * r['sklearn_s']:.1f} ms" if r["sklearn_s"] else "-",
+            f"{r['speedup_vs_sklearn']:.1f}x" if r["speedup_vs_sklearn"] else "-",
+        ])
     m = result["machine"]
-    lines.append("")
-    lines.append(f"{m['cpu']}, {m['cores']} cores, numpy {m['numpy']} ({m['blas']}); n = {result['n']:.0e}, "
-                 f"median of {result['repeats']}.")
-    return "\n".join(lines)
+    footer = (f"\n{m['cpu']}, {m['cores']} cores, numpy {m['numpy']} ({m['blas']}); "
+              f"n = {result['n']:.0e}, median of {result['repeats']}.")
+    return markdown_table(header, body) + "\n" + footer
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a few seconds)")
-    parser.add_argument("--output", type=Path, help=f"JSON file (default: {RESULTS} for a full run, none for --quick)")
     args = parser.parse_args(argv)
     result = run(quick=args.quick)
-    output = args.output or (None if args.quick else RESULTS)
-    if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(result, indent=2) + "\n")
-    print(markdown(result))
+    print(table(result))
+    if not args.quick:
+        print("wrote", write_results("measures", result))
 
 
 if __name__ == "__main__":
