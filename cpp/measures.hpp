@@ -24,7 +24,7 @@ struct View {
 
 // Sums over the differences d = a - b, computed in double.
 struct ErrorStats {
-    double abs_sum = 0.0;   // sum |d|   (NaN if any input was NaN/inf)
+    double abs_sum = 0.0;   // sum |d|   (NaN or inf if any input was)
     double sq_sum = 0.0;    // sum d^2
     double max_abs = 0.0;   // max |d|
     std::uint64_t n_wrong = 0;  // count of d != 0

@@ -129,6 +129,15 @@ def test_sparse_stored_zeros_and_unsorted_indices():
     check_against_reference(pm.multilabel_counts(t, sp.coo_matrix(p)), t, p)
 
 
+def test_sparse_int64_indices():
+    rng = np.random.default_rng(6)
+    t = random_labels(rng, 25, 9, 0.3)
+    p = random_labels(rng, 25, 9, 0.3)
+    wide = sp.csr_matrix(t)
+    wide.indices, wide.indptr = wide.indices.astype(np.int64), wide.indptr.astype(np.int64)
+    check_against_reference(pm.multilabel_counts(wide, sp.csr_matrix(p)), t, p)
+
+
 def test_huge_sparse_is_not_densified():
     # 10^6 x 10^6 would need a terabyte dense; stored entries only.
     n = 10**6
