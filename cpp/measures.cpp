@@ -256,8 +256,8 @@ void reduce(View<A> a, View<B> b, std::size_t n, std::size_t t, bool per_column,
 
 }  // namespace
 
-template <class T>
-void error_stats(View<T> a, View<T> b, std::size_t n, std::size_t t, bool per_column, ErrorStats* out,
+template <class A, class B>
+void error_stats(View<A> a, View<B> b, std::size_t n, std::size_t t, bool per_column, ErrorStats* out,
                  Control& control) {
     reduce(a, b, n, t, per_column, ErrorAccumulator{}, out, control);
 }
@@ -384,9 +384,22 @@ template SparseStatus multilabel_sparse_counts<std::int64_t>(const std::int64_t*
                                                              std::size_t, std::size_t, LabelCounts, LabelCounts,
                                                              Control&);
 
-template void error_stats<float>(View<float>, View<float>, std::size_t, std::size_t, bool, ErrorStats*, Control&);
-template void error_stats<double>(View<double>, View<double>, std::size_t, std::size_t, bool, ErrorStats*,
-                                  Control&);
+#define PAIRMETRICS_ERROR_STATS(A, B) \
+    template void error_stats<A, B>(View<A>, View<B>, std::size_t, std::size_t, bool, ErrorStats*, Control&);
+#define PAIRMETRICS_ERROR_STATS_A(A) PAIRMETRICS_ERROR_STATS(A, float) PAIRMETRICS_ERROR_STATS(A, double)
+PAIRMETRICS_ERROR_STATS_A(bool)
+PAIRMETRICS_ERROR_STATS_A(std::int8_t)
+PAIRMETRICS_ERROR_STATS_A(std::int16_t)
+PAIRMETRICS_ERROR_STATS_A(std::int32_t)
+PAIRMETRICS_ERROR_STATS_A(std::int64_t)
+PAIRMETRICS_ERROR_STATS_A(std::uint8_t)
+PAIRMETRICS_ERROR_STATS_A(std::uint16_t)
+PAIRMETRICS_ERROR_STATS_A(std::uint32_t)
+PAIRMETRICS_ERROR_STATS_A(std::uint64_t)
+PAIRMETRICS_ERROR_STATS_A(float)
+PAIRMETRICS_ERROR_STATS_A(double)
+#undef PAIRMETRICS_ERROR_STATS_A
+#undef PAIRMETRICS_ERROR_STATS
 
 #define PAIRMETRICS_LOG_LIKELIHOOD(Y, P)                                                                      \
     template void log_likelihood<Y, P>(View<Y>, View<P>, std::size_t, std::size_t, bool, double,             \

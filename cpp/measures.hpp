@@ -30,9 +30,11 @@ struct ErrorStats {
     std::uint64_t n_wrong = 0;  // count of d != 0
 };
 
-// out holds t entries when per_column is true, else one entry.
-template <class T>
-void error_stats(View<T> a, View<T> b, std::size_t n, std::size_t t, bool per_column, ErrorStats* out,
+// out holds t entries when per_column is true, else one entry. A is any real
+// type (bool, integers, float, double), B is float or double; every value is
+// converted to double before subtracting, so unsigned inputs cannot wrap.
+template <class A, class B>
+void error_stats(View<A> a, View<B> b, std::size_t n, std::size_t t, bool per_column, ErrorStats* out,
                  Control& control);
 
 // Log-likelihood of 0/1 outcomes y under probabilities p, natural log.

@@ -199,6 +199,18 @@ def test_every_dtype(dtype):
         assert pm.best_constant(np.array([1, 2, 2, 3], dtype=dtype), "zero_one").value == 2
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES + [np.float16])
+@pytest.mark.parametrize("other", [np.float32, np.float64, np.int64])
+def test_mixed_dtypes(dtype, other):
+    a = np.array([0, 1, 1, 0, 1, 1], dtype=dtype)
+    b = np.array([0.5, 1, 0, 0, 0.25, 1] if other != np.int64 else [0, 1, 0, 0, 1, 3], dtype=other)
+    for x, z in [(a, b), (b, a)]:
+        for name, (fast, slow) in ERRORS.items():
+            for per_target in (False, True):
+                close(fast(x, z, per_target=per_target), slow(x.tolist(), z.tolist(), per_target=per_target))
+        close(pm.worst_case_error(x, z), ref.worst_case_error(x.tolist(), z.tolist()))
+
+
 def test_float32_is_accumulated_in_double():
     rng = np.random.default_rng(3)
     a = rng.random(100_000).astype(np.float32)

@@ -5,6 +5,7 @@
 
 #include "../measures.hpp"
 #include "common.hpp"
+#include "dtype_dispatch.hpp"
 
 namespace pairmetrics::bindings {
 
@@ -48,28 +49,27 @@ py::array_t<T> to_array(const std::vector<T>& values) {
     return out;
 }
 
-template <class T>
+template <class A, class B>
 std::vector<ms::ErrorStats> error_stats_typed(const py::array& a, const py::array& b, bool per_column) {
     const auto [n, t] = shape_of(a, b);
-    const auto va = view_of<T>(a);
-    const auto vb = view_of<T>(b);
+    const auto va = view_of<A>(a);
+    const auto vb = view_of<B>(b);
     std::vector<ms::ErrorStats> out(per_column ? t : 1);
     Control control = make_control();
     // Safe without the GIL: only raw pointers into a and b (kept alive by the
     // caller's references) and the local vector are touched.
-    run_without_gil([&] { ms::error_stats<T>(va, vb, n, t, per_column, out.data(), control); });
+    run_without_gil([&] { ms::error_stats<A, B>(va, vb, n, t, per_column, out.data(), control); });
     return out;
 }
 
+// a: any real dtype, read as it is; b: float32 or float64.
 py::tuple error_stats(const py::array& a, const py::array& b, bool per_column) {
-    std::vector<ms::ErrorStats> stats;
-    if (has_dtype<double>(a) && has_dtype<double>(b)) {
-        stats = error_stats_typed<double>(a, b, per_column);
-    } else if (has_dtype<float>(a) && has_dtype<float>(b)) {
-        stats = error_stats_typed<float>(a, b, per_column);
-    } else {
-        throw py::type_error("error_stats needs two float32 or two float64 arrays");
-    }
+    const auto stats = dispatch_real_dtype(a, [&](auto tag) {
+        using A = typename decltype(tag)::type;
+        if (has_dtype<double>(b)) return error_stats_typed<A, double>(a, b, per_column);
+        if (has_dtype<float>(b)) return error_stats_typed<A, float>(a, b, per_column);
+        throw py::type_error("error_stats needs b as a float32 or float64 array");
+    });
     std::vector<double> abs_sum, sq_sum, max_abs;
     std::vector<std::uint64_t> n_wrong;
     for (const auto& s : stats) {

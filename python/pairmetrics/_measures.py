@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 LOSSES = ("zero_one", "absolute", "squares", "worst_case", "log_loss")
+_KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # read in place by the kernels
 
 
 # --------------------------------------------------------------------------- input handling
@@ -68,12 +69,6 @@ def _pair(y_true, y_pred):
     return yt, yp
 
 
-def _float_dtype(*dtypes) -> np.dtype:
-    """float32 when every input fits it losslessly enough (float32 meets small ints), else float64."""
-    common = np.result_type(*dtypes)
-    return np.dtype(np.float32) if common in (np.float16, np.float32) else np.dtype(np.float64)
-
-
 def _output(values: np.ndarray, per_target: bool):
     return values.astype(np.float64) if per_target else np.float64(values[0])
 
@@ -81,9 +76,17 @@ def _output(values: np.ndarray, per_target: bool):
 def _error_stats(y_true, y_pred, per_target: bool):
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
-    dtype = _float_dtype(yt.dtype, yp.dtype)
-    a = np.asarray(yt, dtype=dtype)
-    b = np.asarray(yp, dtype=dtype)
+    # The kernel reads its first array in any real dtype and its second as
+    # float32/float64. Every sum is symmetric in the two, so the float one goes
+    # second and nothing is copied unless neither input is float32/float64.
+    if yp.dtype in _KERNEL_FLOATS:
+        a, b = yt, yp
+    elif yt.dtype in _KERNEL_FLOATS:
+        a, b = yp, yt
+    else:
+        a, b = yt, np.asarray(yp, dtype=np.float64)
+    if a.dtype.kind == "f" and a.dtype not in _KERNEL_FLOATS:  # float16, longdouble
+        a = np.asarray(a, dtype=np.float64)
     abs_sum, sq_sum, max_abs, n_wrong = _core._error_stats(a, b, per_target)
     # Any NaN/inf input makes some |difference| NaN or inf, so a finite sum
     # proves finite inputs without a separate pass; an infinite sum from finite
@@ -278,9 +281,7 @@ def _outcomes_for_kernel(y: np.ndarray) -> np.ndarray:
     kind, size = y.dtype.kind, y.dtype.itemsize
     if kind in "biu":
         return y.view(np.dtype(f"u{size}"))
-    if y.dtype in (np.float32, np.float64):
-        return y
-    return y.astype(np.float32 if y.dtype == np.float16 else np.float64)
+    return y if y.dtype in _KERNEL_FLOATS else y.astype(np.float64)
 
 
 def _log_likelihood(y_true, y_pred, per_target, eps):
@@ -288,7 +289,7 @@ def _log_likelihood(y_true, y_pred, per_target, eps):
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
     eps = _check_eps(eps)
-    p = yp if yp.dtype in (np.float32, np.float64) else np.asarray(yp, dtype=_float_dtype(yp.dtype, np.float32))
+    p = yp if yp.dtype in _KERNEL_FLOATS else np.asarray(yp, dtype=np.float64)
     log_sum, n_zero, bad_true, bad_pred = _core._log_likelihood(_outcomes_for_kernel(yt), p, per_target, eps)
     if bad_true:
         check_binary(yt, "y_true")
