@@ -10,7 +10,8 @@ namespace {
 
 // Independent accumulators per run: they break the dependency chain of a
 // single running sum so that several elements are in flight at once.
-constexpr std::size_t kLanes = 4;
+constexpr std::size_t kLanes = 4;  // the lane arrays below are spelled out for 4
+static_assert(kLanes == 4, "update the lane initialisers in run_1d and reduce_strided");
 constexpr std::size_t kTickEvery = std::size_t{1} << 20;  // elements between progress ticks
 
 struct Progress {
