@@ -12,6 +12,8 @@ in the same run on the same arrays. Times are medians over repeats.
 from __future__ import annotations
 
 import argparse
+import statistics
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +24,20 @@ try:  # as part of the installed package (pairmetrics.bench)
     from ._common import machine, markdown_table, median_time, write_results
 except ImportError:  # as a script: python bench/bench_measures.py
     from _common import machine, markdown_table, median_time, write_results
+
+
+def alternating_medians(funcs, repeats: int) -> list:
+    """Median times of several functions run in turn, so that a busy machine
+    slows them alike and their ratio stays meaningful."""
+    for func in funcs:
+        func()  # warm up: page in the arrays, load code
+    times = [[] for _ in funcs]
+    for _ in range(repeats):
+        for func, bucket in zip(funcs, times):
+            start = time.perf_counter()
+            func()
+            bucket.append(time.perf_counter() - start)
+    return [statistics.median(bucket) for bucket in times]
 
 
 def _sklearn():
@@ -121,12 +137,10 @@ def run(quick: bool = False) -> dict:
     n = 10**5 if quick else 10**7
     sparse_shape = (10**4, 10**3) if quick else (10**6, 10**4)
     dense_shape = (10**3, 10**2) if quick else (10**4, 10**3)
-    repeats = 3 if quick else 7
+    repeats = 5 if quick else 11
     rows = []
     for name, ours, anchor, peer in dense_cases(n, rng) + label_cases(*sparse_shape, dense_shape, rng):
-        ours(), anchor()  # warm up: page in the arrays, load code
-        t_ours = median_time(ours, repeats)
-        t_anchor = median_time(anchor, repeats)
+        t_ours, t_anchor = alternating_medians([ours, anchor], repeats)
         t_peer = median_time(peer, max(1, repeats // 2)) if peer else None
         rows.append({
             "case": name,
