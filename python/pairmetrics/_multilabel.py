@@ -1,0 +1,204 @@
+"""Counts for multi-label classification (many labels, few per example).
+
+Inputs are 0/1 matrices of shape (n_samples, n_labels), dense or
+``scipy.sparse``. Sparse inputs are never densified: every count comes from
+the stored entries, in O(nnz) time and memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _core
+from ._result import Result
+from ._validation import as_matrix, check_binary, check_nonnegative_finite
+
+__all__ = ["multilabel_counts", "MultilabelCounts"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MultilabelCounts(Result):
+    """True/false positives/negatives of a multi-label prediction, and scores built on them.
+
+    Attributes
+    ----------
+    tp, tn, fp, fn : numpy.int64
+        Totals over all samples and labels.
+    tp_per_label, tn_per_label, fp_per_label, fn_per_label : numpy.ndarray, shape (n_labels,)
+    tp_per_sample, tn_per_sample, fp_per_sample, fn_per_sample : numpy.ndarray, shape (n_samples,)
+    sample_accuracy : numpy.ndarray, shape (n_samples,)
+        Fraction of the labels predicted correctly, per sample: ``(tp + tn) / n_labels``.
+    mean_sample_accuracy : numpy.float64
+        Its mean over samples; ``1 - mean_sample_accuracy`` is the Hamming loss.
+    label_accuracy : numpy.ndarray, shape (n_labels,)
+        Fraction of the samples predicted correctly, per label: ``(tp + tn) / n_samples``.
+    weighted_score_per_sample : numpy.ndarray, shape (n_samples,)
+        ``(tp + tn - false_pos * fp - false_neg * fn) / n_labels`` per sample:
+        +1 per correct label, minus the penalties per mistake. With the
+        default penalties of 1 it lies in [-1, 1].
+    weighted_score : numpy.float64
+        Its mean over samples (like ``tp`` against ``tp_per_sample``, the
+        name without a suffix is the summary).
+    false_pos, false_neg : float
+        The penalties used.
+    """
+
+    tp: np.int64
+    tn: np.int64
+    fp: np.int64
+    fn: np.int64
+    tp_per_label: np.ndarray
+    tn_per_label: np.ndarray
+    fp_per_label: np.ndarray
+    fn_per_label: np.ndarray
+    tp_per_sample: np.ndarray
+    tn_per_sample: np.ndarray
+    fp_per_sample: np.ndarray
+    fn_per_sample: np.ndarray
+    sample_accuracy: np.ndarray
+    mean_sample_accuracy: np.float64
+    label_accuracy: np.ndarray
+    weighted_score_per_sample: np.ndarray
+    weighted_score: np.float64
+    false_pos: float
+    false_neg: float
+
+    @property
+    def n_samples(self) -> int:
+        return self.tp_per_sample.size
+
+    @property
+    def n_labels(self) -> int:
+        return self.tp_per_label.size
+
+    @property
+    def hamming_loss(self) -> np.float64:
+        """The fraction of wrong (sample, label) entries: ``1 - mean_sample_accuracy``."""
+        return np.float64((self.fp + self.fn) / (self.n_samples * self.n_labels))
+
+    def confusion_matrices(self) -> np.ndarray:
+        """Per-label 2 x 2 matrices ``[[tn, fp], [fn, tp]]``, shape (n_labels, 2, 2).
+
+        The layout of ``sklearn.metrics.multilabel_confusion_matrix``.
+        """
+        return np.stack(
+            [self.tn_per_label, self.fp_per_label, self.fn_per_label, self.tp_per_label], axis=1
+        ).reshape(-1, 2, 2)
+
+
+def _sparse_binary(x, name: str):
+    """CSR with only stored 1s (explicit zeros dropped); no copy unless there are zeros."""
+    if x.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_labels), got shape {x.shape}")
+    m = sp.csr_array(x)  # shares the arrays of a CSR input
+    check_binary(m.data, f"{name} (stored values)")
+    if m.nnz and not m.data.all():
+        m = m.copy()
+        m.eliminate_zeros()
+    return m
+
+
+def _dense_binary(x, name: str) -> np.ndarray:
+    """The 0/1 entries as a uint8 array: a view for 1-byte dtypes, else one converted copy."""
+    arr = as_matrix(x, name, min_rows=0, min_cols=0)
+    if arr.dtype.itemsize == 1 and arr.dtype.kind in "biu":
+        check_binary(arr, name)  # free for bool
+        return arr.view(np.uint8)
+    check_binary(arr, name)
+    return (arr != 0).view(np.uint8)
+
+
+def _counts_sparse(t, p):
+    """Per-label and per-sample counts of 1s in both, in t and in p, in one O(nnz) pass."""
+    arrays = [t.indptr, t.indices, p.indptr, p.indices]
+    index = np.int32 if all(a.dtype == np.int32 for a in arrays) else np.int64
+    arrays = [np.ascontiguousarray(a, dtype=index) for a in arrays]
+    status, *counts = _core._multilabel_sparse(*arrays, t.shape[0], t.shape[1])
+    if status in (1, 2):
+        name = "y_true" if status == 1 else "y_pred"
+        raise ValueError(f"{name} stores some entry more than once; scipy.sparse adds duplicates up, "
+                         "which is not a 0/1 label (call sum_duplicates() to see the values)")
+    if status != 0:
+        raise ValueError("y_true or y_pred is not a valid CSR matrix (indptr or indices out of range)")
+    return tuple(counts[:3]), tuple(counts[3:])
+
+
+def _counts_dense(t, p):
+    """Per-label and per-sample counts of 1s in both, in t and in p, in one pass over the bytes."""
+    if t.strides[0] < t.strides[1] and p.strides[0] < p.strides[1]:
+        # column-major: count the transposes (contiguous rows) and swap the roles
+        *counts, = _core._multilabel_dense(t.T, p.T)
+        return tuple(counts[3:]), tuple(counts[:3])
+    *counts, = _core._multilabel_dense(t, p)
+    return tuple(counts[:3]), tuple(counts[3:])
+
+
+def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: float = 1.0) -> MultilabelCounts:
+    """TP, TN, FP, FN in total, per label and per sample, with accuracies and a weighted score.
+
+    Parameters
+    ----------
+    y_true, y_pred : array_like or scipy.sparse matrix/array, shape (n_samples, n_labels)
+        Actual and predicted label sets as 0/1 entries (bool, any integer or
+        float dtype). Sparse inputs stay sparse: the work is O(nnz); a dense
+        input paired with a sparse one is converted to sparse.
+    false_pos : float, default 1.0
+        Penalty subtracted for each false positive in the weighted score.
+    false_neg : float, default 1.0
+        Penalty for each false negative; e.g. 5 when a missed label is five
+        times as bad as a correct label is good.
+
+    Returns
+    -------
+    MultilabelCounts
+
+    Notes
+    -----
+    ``confusion_matrices()`` of the result equals
+    ``sklearn.metrics.multilabel_confusion_matrix(y_true, y_pred)`` and
+    ``hamming_loss`` equals ``sklearn.metrics.hamming_loss``. Sparse
+    duplicates are summed (so a duplicated stored 1 is an error); stored
+    zeros are ignored.
+    """
+    fp_penalty = check_nonnegative_finite(false_pos, "false_pos")
+    fn_penalty = check_nonnegative_finite(false_neg, "false_neg")
+    sparse = sp.issparse(y_true) or sp.issparse(y_pred)
+    t = _sparse_binary(y_true, "y_true") if sp.issparse(y_true) else _dense_binary(y_true, "y_true")
+    p = _sparse_binary(y_pred, "y_pred") if sp.issparse(y_pred) else _dense_binary(y_pred, "y_pred")
+    if t.shape != p.shape:
+        raise ValueError(f"y_true and y_pred must have the same shape, got {t.shape} and {p.shape}")
+    n_samples, n_labels = t.shape
+    if n_samples == 0 or n_labels == 0:
+        raise ValueError(f"y_true is empty (shape {t.shape}); need at least one sample and one label")
+    if sparse:
+        t, p = sp.csr_array(t), sp.csr_array(p)
+        labels, samples = _counts_sparse(t, p)
+    else:
+        labels, samples = _counts_dense(t, p)
+
+    def split(counts, size):
+        tp, true, pred = counts
+        fp, fn = pred - tp, true - tp
+        return tp, size - tp - fp - fn, fp, fn
+
+    tp_l, tn_l, fp_l, fn_l = split(labels, n_samples)
+    tp_s, tn_s, fp_s, fn_s = split(samples, n_labels)
+    tp, tn, fp, fn = (np.int64(c.sum()) for c in (tp_l, tn_l, fp_l, fn_l))
+    correct_s = tp_s + tn_s
+    score_s = correct_s - fp_penalty * fp_s - fn_penalty * fn_s
+    n_entries = n_samples * n_labels
+    return MultilabelCounts(
+        tp=tp, tn=tn, fp=fp, fn=fn,
+        tp_per_label=tp_l, tn_per_label=tn_l, fp_per_label=fp_l, fn_per_label=fn_l,
+        tp_per_sample=tp_s, tn_per_sample=tn_s, fp_per_sample=fp_s, fn_per_sample=fn_s,
+        sample_accuracy=correct_s / n_labels,
+        mean_sample_accuracy=np.float64((tp + tn) / n_entries),
+        label_accuracy=(tp_l + tn_l) / n_samples,
+        weighted_score_per_sample=score_s / n_labels,
+        weighted_score=np.float64((tp + tn - fp_penalty * fp - fn_penalty * fn) / n_entries),
+        false_pos=fp_penalty,
+        false_neg=fn_penalty,
+    )
