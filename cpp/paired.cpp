@@ -109,10 +109,18 @@ class InversionCounter {
             count += insertion_sort(run, std::min(run + kInsertionRun, end));
         bool in_buffer = false;
         for (std::size_t width = kInsertionRun; width < end - begin; width *= 2) {
-            for (std::size_t l = begin; l < end; l += 2 * width) {
+            const double* src = in_buffer ? a_buf_.data() : a_.data();
+            double* dst = in_buffer ? a_.data() : a_buf_.data();
+            const std::uint64_t* src_idx = in_buffer ? idx_buf_.data() : idx_.data();
+            std::uint64_t* dst_idx = in_buffer ? idx_.data() : idx_buf_.data();
+            std::size_t l = begin;
+            if constexpr (!Track) {
+                l = merge_full_spans<4>(src, dst, l, end, width, count);
+                l = merge_full_spans<2>(src, dst, l, end, width, count);
+            }
+            for (; l < end; l += 2 * width) {
                 const std::size_t m = std::min(l + width, end), r = std::min(l + 2 * width, end);
-                count += in_buffer ? merge(a_buf_.data(), idx_buf_.data(), a_.data(), idx_.data(), l, m, r)
-                                   : merge(a_.data(), idx_.data(), a_buf_.data(), idx_buf_.data(), l, m, r);
+                count += merge(src, src_idx, dst, dst_idx, l, m, r);
             }
             in_buffer = !in_buffer;
         }
@@ -194,6 +202,83 @@ class InversionCounter {
             if constexpr (Track) dst_idx[k] = src_idx[j];
         }
         return count;
+    }
+
+    struct Span {
+        std::size_t l, m, r;  // sorted runs [l, m) and [m, r)
+    };
+
+    // Counting and merging walk each pair of runs with a chain of dependent
+    // loads and compares; independent pairs stepped together let the CPU
+    // overlap their chains. The steps are branch-free (random labels make
+    // branches unpredictable).
+    struct CountCursor {
+        const double* src;
+        std::size_t p, m, j, r;
+        std::uint64_t count = 0;
+        bool active() const { return p < m && j < r; }
+        void step(double min_dist) {
+            const std::size_t below = src[p] - src[j] < min_dist;
+            count += (m - p) & (below - 1);  // left labels [p, m) are >= min_dist above src[j]
+            p += below;
+            j += 1 - below;
+        }
+    };
+    struct MergeCursor {
+        const double* src;
+        double* dst;
+        std::size_t i, m, j, r, k;
+        bool active() const { return i < m && j < r; }
+        void step() {
+            const double x = src[i], y = src[j];
+            const std::size_t take_right = y < x;
+            dst[k++] = std::min(y, x);
+            i += 1 - take_right;
+            j += take_right;
+        }
+        void finish() {
+            k = std::copy(src + i, src + m, dst + k) - dst;
+            std::copy(src + j, src + r, dst + k);
+        }
+    };
+
+    template <std::size_t K>
+    std::uint64_t merge_many(const double* src, double* dst, const std::array<Span, K>& spans) const {
+        std::array<CountCursor, K> c;
+        std::array<MergeCursor, K> mc;
+        for (std::size_t t = 0; t < K; ++t) {
+            c[t] = CountCursor{src, spans[t].l, spans[t].m, spans[t].m, spans[t].r};
+            mc[t] = MergeCursor{src, dst, spans[t].l, spans[t].m, spans[t].m, spans[t].r, spans[t].l};
+        }
+        auto all_active = [](const auto& cursors) {
+            for (const auto& x : cursors)
+                if (!x.active()) return false;
+            return true;
+        };
+        while (all_active(c))
+            for (auto& x : c) x.step(min_dist_);
+        for (auto& x : c) while (x.active()) x.step(min_dist_);
+        while (all_active(mc))
+            for (auto& x : mc) x.step();
+        std::uint64_t total = 0;
+        for (std::size_t t = 0; t < K; ++t) {
+            while (mc[t].active()) mc[t].step();
+            mc[t].finish();
+            total += c[t].count;
+        }
+        return total;
+    }
+
+    // Merges groups of K full-width pairs of runs from `l` on; returns where it stopped.
+    template <std::size_t K>
+    std::size_t merge_full_spans(const double* src, double* dst, std::size_t l, std::size_t end, std::size_t width,
+                                 std::uint64_t& count) const {
+        for (; l + 2 * K * width <= end; l += 2 * K * width) {
+            std::array<Span, K> spans;
+            for (std::size_t t = 0; t < K; ++t) spans[t] = {l + 2 * t * width, l + (2 * t + 1) * width, l + (2 * t + 2) * width};
+            count += merge_many(src, dst, spans);
+        }
+        return l;
     }
 
     void copy_back(std::size_t l, std::size_t r) {
