@@ -59,6 +59,33 @@ def test_counts_match_quadratic_reference(problem, n_jobs):
         assert _core.paired_counts(scores, labels.astype(np.float64), min_dist, False, n_jobs, limit) == expected
 
 
+def _all_pairs_counts(scores, labels, min_dist):
+    """The O(n^2) definition, vectorised, for inputs too large for the loop reference."""
+    y = labels.astype(np.float64)
+    s = scores.astype(np.float64) if scores.dtype.kind != "u" else scores.astype(np.uint64)
+    upper = np.triu(np.ones((len(y), len(y)), dtype=bool), 1)
+    high_first = y[:, None] > y[None, :]
+    gap = np.where(high_first, y[:, None] - y[None, :], y[None, :] - y[:, None])
+    rankable = upper & (gap >= min_dist)
+    s_high = np.where(high_first, s[:, None], s[None, :])
+    s_low = np.where(high_first, s[None, :], s[:, None])
+    tied = rankable & (s_high == s_low)
+    correct = rankable & (s_high > s_low)
+    return int(rankable.sum()), int(correct.sum()), int(tied.sum()), int((rankable & ~tied & ~correct).sum())
+
+
+@settings(max_examples=60)
+@given(st.integers(60, 1500), st.integers(0, 2**32), st.sampled_from([0.1, 0.5, 1.0]), st.booleans())
+def test_merge_path_at_sizes_that_interleave_several_merges(n, seed, min_dist, tied_scores):
+    rng = np.random.default_rng(seed)
+    labels = rng.normal(size=n).round(int(rng.integers(0, 3)))  # label ties too
+    scores = rng.integers(0, 20, n).astype(np.float32) if tied_scores else rng.random(n)
+    expected = _all_pairs_counts(scores, labels, min_dist)
+    for threads in (1, 2):
+        assert _core.paired_counts(scores, labels, min_dist, False, threads, 0) == expected
+        assert _core.paired_counts(scores, labels, min_dist, True, threads, 0)[0] == expected
+
+
 @settings(max_examples=300)
 @given(problems(max_n=25), st.sampled_from(sorted(PATHS)))
 def test_per_sample_counts_match_reference(problem, path):
