@@ -20,6 +20,7 @@ __all__ = [
     "check_finite",
     "check_same_length",
     "check_positive_finite",
+    "check_nonnegative_finite",
     "check_choice",
     "resolve_n_jobs",
 ]
@@ -90,6 +91,16 @@ def check_positive_finite(value, name: str) -> float:
     value = float(value)
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value}")
+    return value
+
+
+def check_nonnegative_finite(value, name: str) -> float:
+    """A finite real number >= 0, returned as float."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value}")
     return value
 
 

@@ -5,3 +5,4 @@ used by the test suite and available to users who want to check a number.
 """
 
 from . import paired  # noqa: F401
+from . import two_vs_two  # noqa: F401
