@@ -17,11 +17,12 @@ namespace pairmetrics::two_vs_two {
 
 namespace {
 
-// Default tile: row blocks against wider column panels. gemm packs both
-// operands on every call, (rows + cols) * d work against rows * cols * d
-// flops, so the tiles must be large; two tiles per thread must still fit in
-// cache for the comparison pass.
-constexpr std::ptrdiff_t kDefaultRows = 256, kDefaultCols = 2048;
+// Default tiles: row blocks against column panels twice as wide. gemm packs
+// both operands on every call ((rows + cols) d work for rows cols d flops), so
+// tiles must be large; the tile buffer should stay within a few MB of cache.
+// Small n gets smaller tiles so that threads have enough tiles to share. The
+// tiling depends on n and the dtype only, never on the thread count.
+constexpr std::ptrdiff_t kMaxRows32 = 768, kMaxRows64 = 512, kMinRows = 128;
 
 // A Euclidean cross distance whose square is below this fraction of
 // |y|^2 + |p|^2 is recomputed from the rows: the expansion
@@ -77,7 +78,6 @@ void unit_row(const MatrixView<T>& in, std::ptrdiff_t i, bool centre, T* out) {
 
 // ---------------------------------------------------------------- products
 
-// C (m x n, row major, ldc) = A (m x k, lda) * B (n x k, ldb)^T.
 template <class T>
 GemmFn<T> gemm_of(const Blas& blas);
 template <>
@@ -89,23 +89,26 @@ GemmFn<double> gemm_of<double>(const Blas& blas) {
     return blas.dgemm;
 }
 
+// C (m x n, row major, ldc) = A (m x k, lda) * B (n x k, ldb)^T, plus C when
+// accumulate is set.
 template <class T>
 void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrdiff_t k, const T* a,
-                 std::ptrdiff_t lda, const T* b, std::ptrdiff_t ldb, T* c, std::ptrdiff_t ldc) {
+                 std::ptrdiff_t lda, const T* b, std::ptrdiff_t ldb, T* c, std::ptrdiff_t ldc,
+                 bool accumulate = false) {
     if (GemmFn<T> gemm = gemm_of<T>(blas)) {
         // Row major C = A B^T is column major C^T = B A^T.
         char ta = 'T', tb = 'N';
         int mm = static_cast<int>(n), nn = static_cast<int>(m), kk = static_cast<int>(k);
         int la = static_cast<int>(ldb), lb = static_cast<int>(lda), lc = static_cast<int>(ldc);
-        T one = 1, zero = 0;
-        gemm(&ta, &tb, &mm, &nn, &kk, &one, const_cast<T*>(b), &la, const_cast<T*>(a), &lb, &zero, c, &lc);
+        T one = 1, beta = accumulate ? 1 : 0;
+        gemm(&ta, &tb, &mm, &nn, &kk, &one, const_cast<T*>(b), &la, const_cast<T*>(a), &lb, &beta, c, &lc);
         return;
     }
     for (std::ptrdiff_t i = 0; i < m; ++i)
         for (std::ptrdiff_t j = 0; j < n; ++j) {
             T s = 0;
             for (std::ptrdiff_t q = 0; q < k; ++q) s += a[i * lda + q] * b[j * ldb + q];
-            c[i * ldc + j] = s;
+            c[i * ldc + j] = accumulate ? c[i * ldc + j] + s : s;
         }
 }
 
@@ -232,13 +235,13 @@ struct TileSums {
 #endif
 
 template <class T>
-inline __attribute__((always_inline)) void plain_row_body(const T* x1, const T* x2, const T* own, const T* weight,
-                                                          T own_i, T weight_i, T factor, std::ptrdiff_t len,
+inline __attribute__((always_inline)) void plain_row_body(const T* cross, const T* own, const T* weight, T own_i,
+                                                          T weight_i, T factor, std::ptrdiff_t len,
                                                           std::int32_t* col_passed, std::int32_t* col_tied,
                                                           std::int32_t* passed, std::int32_t* tied) {
     std::int32_t rp = 0, rt = 0;
     for (std::ptrdiff_t b = 0; b < len; ++b) {
-        const T v = (x1[b] + x2[b]) - (own_i + own[b]);
+        const T v = cross[b] - (own_i + own[b]);
         const T tol = factor * (weight_i + weight[b]);
         const std::int32_t pass = v < -tol;
         const std::int32_t tie = (v <= tol) & (v >= -tol);
@@ -252,46 +255,46 @@ inline __attribute__((always_inline)) void plain_row_body(const T* x1, const T* 
 }
 
 PAIRMETRICS_CLONES
-void plain_row(const float* x1, const float* x2, const float* own, const float* weight, float own_i, float weight_i,
-               float factor, std::ptrdiff_t len, std::int32_t* col_passed, std::int32_t* col_tied,
-               std::int32_t* passed, std::int32_t* tied) {
-    plain_row_body(x1, x2, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);
+void plain_row(const float* cross, const float* own, const float* weight, float own_i, float weight_i, float factor,
+               std::ptrdiff_t len, std::int32_t* col_passed, std::int32_t* col_tied, std::int32_t* passed,
+               std::int32_t* tied) {
+    plain_row_body(cross, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);
 }
 
 PAIRMETRICS_CLONES
-void plain_row(const double* x1, const double* x2, const double* own, const double* weight, double own_i,
-               double weight_i, double factor, std::ptrdiff_t len, std::int32_t* col_passed,
-               std::int32_t* col_tied, std::int32_t* passed, std::int32_t* tied) {
-    plain_row_body(x1, x2, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);
+void plain_row(const double* cross, const double* own, const double* weight, double own_i, double weight_i,
+               double factor, std::ptrdiff_t len, std::int32_t* col_passed, std::int32_t* col_tied,
+               std::int32_t* passed, std::int32_t* tied) {
+    plain_row_body(cross, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);
 }
 
-// Classifies one pair: 0 failed, 1 passed, 2 tied, 3 skipped.
+// Classifies one pair from cross = x(i, j) + x(j, i): 0 failed, 1 passed,
+// 2 tied, 3 skipped.
 template <class T>
-int classify(const Terms<T>& t, std::ptrdiff_t i, std::ptrdiff_t j, T x_ij, T x_ji) {
+int classify(const Terms<T>& t, std::ptrdiff_t i, std::ptrdiff_t j, T cross) {
     const bool same_y = t.gy[static_cast<std::size_t>(i)] == t.gy[static_cast<std::size_t>(j)];
     if (same_y && t.skip_same_target) return 3;
     if (same_y || t.gp[static_cast<std::size_t>(i)] == t.gp[static_cast<std::size_t>(j)]) return 2;
-    const T v = (x_ij + x_ji) - (t.own[static_cast<std::size_t>(i)] + t.own[static_cast<std::size_t>(j)]);
+    const T v = cross - (t.own[static_cast<std::size_t>(i)] + t.own[static_cast<std::size_t>(j)]);
     const T tol = t.factor * (t.weight[static_cast<std::size_t>(i)] + t.weight[static_cast<std::size_t>(j)]);
     if (v < -tol) return 1;
     return (v <= tol && v >= -tol) ? 2 : 0;
 }
 
-// x1[a, b] = x(i0 + a, j0 + b), x2[a, b] = x(j0 + b, i0 + a), both ni x nj
-// with leading dimension nj. Only pairs i < j are counted.
+// cross[a, b] = x(i, j) + x(j, i) for i = i0 + a, j = j0 + b (ni x nj, leading
+// dimension nj). Only pairs i < j are counted.
 template <class T>
 void compare_tile(const Terms<T>& t, std::ptrdiff_t i0, std::ptrdiff_t ni, std::ptrdiff_t j0, std::ptrdiff_t nj,
-                  const T* x1, const T* x2, TileSums& sums) {
+                  const T* cross, TileSums& sums) {
     sums.reset(ni, nj);
     for (std::ptrdiff_t a = 0; a < ni; ++a) {
         const std::ptrdiff_t i = i0 + a;
         const std::ptrdiff_t b0 = std::max<std::ptrdiff_t>(0, i - j0 + 1);
         if (b0 >= nj) continue;
-        const T* r1 = x1 + a * nj;
-        const T* r2 = x2 + a * nj;
+        const T* row = cross + a * nj;
         if (!t.has_twin[static_cast<std::size_t>(i)]) {
             std::int32_t rp = 0, rt = 0;
-            plain_row(r1 + b0, r2 + b0, t.own.data() + j0 + b0, t.weight.data() + j0 + b0,
+            plain_row(row + b0, t.own.data() + j0 + b0, t.weight.data() + j0 + b0,
                       t.own[static_cast<std::size_t>(i)], t.weight[static_cast<std::size_t>(i)], t.factor, nj - b0,
                       sums.col_passed.data() + b0, sums.col_tied.data() + b0, &rp, &rt);
             sums.row_passed[static_cast<std::size_t>(a)] += rp;
@@ -301,7 +304,7 @@ void compare_tile(const Terms<T>& t, std::ptrdiff_t i0, std::ptrdiff_t ni, std::
             continue;
         }
         for (std::ptrdiff_t b = b0; b < nj; ++b) {
-            switch (classify(t, i, j0 + b, r1[b], r2[b])) {
+            switch (classify(t, i, j0 + b, row[b])) {
                 case 1:
                     ++sums.row_passed[static_cast<std::size_t>(a)];
                     ++sums.col_passed[static_cast<std::size_t>(b)];
@@ -338,11 +341,16 @@ std::vector<TilePair> upper_tiles(std::ptrdiff_t n, std::ptrdiff_t rows, std::pt
     return out;
 }
 
-std::ptrdiff_t rows_of(const Options& options) {
-    return options.tile_rows > 0 ? options.tile_rows : kDefaultRows;
+template <class T>
+std::ptrdiff_t rows_of(const Options& options, std::ptrdiff_t n) {
+    if (options.tile_rows > 0) return options.tile_rows;
+    const std::ptrdiff_t most = sizeof(T) == 4 ? kMaxRows32 : kMaxRows64;
+    const std::ptrdiff_t rows = (n / 16 + 31) / 32 * 32;
+    return std::clamp(rows, kMinRows, most);
 }
-std::ptrdiff_t cols_of(const Options& options) {
-    return options.tile_cols > 0 ? options.tile_cols : kDefaultCols;
+template <class T>
+std::ptrdiff_t cols_of(const Options& options, std::ptrdiff_t n) {
+    return options.tile_cols > 0 ? options.tile_cols : 2 * rows_of<T>(options, n);
 }
 
 // Reports progress at most every 50 ms (the callback takes the GIL).
@@ -514,23 +522,30 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
                        Control& control) {
     const Terms<T> terms = make_terms(prep, groups, options);
     const std::ptrdiff_t n = prep.n, d = prep.d;
-    const std::vector<TilePair> tiles = upper_tiles(n, rows_of(options), cols_of(options));
+    const std::vector<TilePair> tiles = upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
     Accumulator acc(n);
     Ticker ticker(control, tiles.size());
     parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
         const TilePair& tp = tiles[task];
         BlasThreads guard(blas, options.blas_threads);
-        auto x1 = buffer<T>(tp.ni * tp.nj), x2 = buffer<T>(tp.ni * tp.nj);
+        const std::ptrdiff_t size = tp.ni * tp.nj;
         const T* y = prep.y.data();
         const T* p = prep.p.data();
-        product_abt(blas, tp.ni, tp.nj, d, y + tp.i0 * d, d, p + tp.j0 * d, d, x1.get(), tp.nj);
-        product_abt(blas, tp.ni, tp.nj, d, p + tp.i0 * d, d, y + tp.j0 * d, d, x2.get(), tp.nj);
+        // cross = Y_I P_J^T + (Y_J P_I^T)^T, the second product written as P_I Y_J^T.
+        auto cross = buffer<T>(size);
+        product_abt(blas, tp.ni, tp.nj, d, y + tp.i0 * d, d, p + tp.j0 * d, d, cross.get(), tp.nj);
         if (prep.metric == Metric::euclidean) {
-            inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, true, x1.get(), tp.nj);
-            inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, false, x2.get(), tp.nj);
+            // Distances are not linear in the products: convert each, then add.
+            auto other = buffer<T>(size);
+            product_abt(blas, tp.ni, tp.nj, d, p + tp.i0 * d, d, y + tp.j0 * d, d, other.get(), tp.nj);
+            inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, true, cross.get(), tp.nj);
+            inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, false, other.get(), tp.nj);
+            for (std::ptrdiff_t q = 0; q < size; ++q) cross[static_cast<std::size_t>(q)] += other[static_cast<std::size_t>(q)];
+        } else {
+            product_abt(blas, tp.ni, tp.nj, d, p + tp.i0 * d, d, y + tp.j0 * d, d, cross.get(), tp.nj, true);
         }
         TileSums sums;
-        compare_tile(terms, tp.i0, tp.ni, tp.j0, tp.nj, x1.get(), x2.get(), sums);
+        compare_tile(terms, tp.i0, tp.ni, tp.j0, tp.nj, cross.get(), sums);
         acc.add(sums, tp.i0, tp.j0);
         ticker.step();
     });
@@ -563,7 +578,7 @@ Counts count_listed_pairs(const Prepared<T>& prep, const Groups& groups, const O
         std::vector<std::int64_t> sp(static_cast<std::size_t>(n), 0), st(static_cast<std::size_t>(n), 0);
         for (std::size_t k = lo; k < hi; ++k) {
             const std::ptrdiff_t i = first[k], j = second[k];
-            switch (classify(terms, i, j, term(i, j), term(j, i))) {
+            switch (classify(terms, i, j, static_cast<T>(term(i, j) + term(j, i)))) {
                 case 1:
                     ++sums.passed;
                     ++sp[static_cast<std::size_t>(i)];
@@ -591,7 +606,7 @@ Counts count_listed_pairs(const Prepared<T>& prep, const Groups& groups, const O
 
 template <class T>
 void pair_terms(const Prepared<T>& prep, const Options& options, const Blas& blas, T* out, Control& control) {
-    const std::ptrdiff_t n = prep.n, d = prep.d, rows = rows_of(options), cols = cols_of(options);
+    const std::ptrdiff_t n = prep.n, d = prep.d, rows = rows_of<T>(options, n), cols = cols_of<T>(options, n);
     std::vector<TilePair> tiles;
     for (std::ptrdiff_t i0 = 0; i0 < n; i0 += rows)
         for (std::ptrdiff_t j0 = 0; j0 < n; j0 += cols)
@@ -633,25 +648,25 @@ void count_permuted(const T* terms_matrix, const Prepared<T>& prep, const Groups
         t.has_twin = twins(t.gy.data(), t.gp.data(), n);
         t.skip_same_target = base.skip_same_target;
     }
-    const std::vector<TilePair> tiles = upper_tiles(n, rows_of(options), cols_of(options));
+    const std::vector<TilePair> tiles = upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
     std::vector<std::atomic<std::uint64_t>> np_(n_perms), nt_(n_perms);
     Ticker ticker(control, n_perms * tiles.size());
     parallel_for(n_perms * tiles.size(), options.n_threads, [&](std::size_t task) {
         const std::size_t r = task / tiles.size();
         const TilePair& tp = tiles[task % tiles.size()];
         const std::int64_t* pi = perms + r * static_cast<std::size_t>(n);
-        auto x1 = buffer<T>(tp.ni * tp.nj), x2 = buffer<T>(tp.ni * tp.nj);
-        // x1[a, b] = X[i, pi_j]; x2[a, b] = X[j, pi_i], gathered row by row of X.
+        auto cross = buffer<T>(tp.ni * tp.nj);
+        // cross[a, b] = X[i, pi_j] + X[j, pi_i], gathered row by row of X.
         for (std::ptrdiff_t a = 0; a < tp.ni; ++a) {
             const T* row = terms_matrix + (tp.i0 + a) * n;
-            for (std::ptrdiff_t b = 0; b < tp.nj; ++b) x1[static_cast<std::size_t>(a * tp.nj + b)] = row[pi[tp.j0 + b]];
+            for (std::ptrdiff_t b = 0; b < tp.nj; ++b) cross[static_cast<std::size_t>(a * tp.nj + b)] = row[pi[tp.j0 + b]];
         }
         for (std::ptrdiff_t b = 0; b < tp.nj; ++b) {
             const T* row = terms_matrix + (tp.j0 + b) * n;
-            for (std::ptrdiff_t a = 0; a < tp.ni; ++a) x2[static_cast<std::size_t>(a * tp.nj + b)] = row[pi[tp.i0 + a]];
+            for (std::ptrdiff_t a = 0; a < tp.ni; ++a) cross[static_cast<std::size_t>(a * tp.nj + b)] += row[pi[tp.i0 + a]];
         }
         TileSums sums;
-        compare_tile(per[r], tp.i0, tp.ni, tp.j0, tp.nj, x1.get(), x2.get(), sums);
+        compare_tile(per[r], tp.i0, tp.ni, tp.j0, tp.nj, cross.get(), sums);
         np_[r] += sums.passed;
         nt_[r] += sums.tied;
         ticker.step();
