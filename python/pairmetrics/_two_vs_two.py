@@ -497,6 +497,8 @@ def two_vs_two_permutation_test(
                 for r in range(k):
                     counts = setup.count(perm=perms[r])
                     passed[done + r], tied[done + r] = counts[0], counts[1]
+                    if callback is not None:
+                        callback(done + r + 1, n_permutations)
             done += k
             if callback is not None:
                 callback(done, n_permutations)
