@@ -5,10 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "parallel.hpp"
@@ -233,9 +233,14 @@ struct TileSums {
 #else
 #define PAIRMETRICS_CLONES
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#define PAIRMETRICS_FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define PAIRMETRICS_FORCE_INLINE inline
+#endif
 
 template <class T>
-inline __attribute__((always_inline)) void plain_row_body(const T* cross, const T* own, const T* weight, T own_i,
+PAIRMETRICS_FORCE_INLINE void plain_row_body(const T* cross, const T* own, const T* weight, T own_i,
                                                           T weight_i, T factor, std::ptrdiff_t len,
                                                           std::int32_t* col_passed, std::int32_t* col_tied,
                                                           std::int32_t* passed, std::int32_t* tied) {
@@ -345,7 +350,7 @@ template <class T>
 std::ptrdiff_t rows_of(const Options& options, std::ptrdiff_t n) {
     if (options.tile_rows > 0) return options.tile_rows;
     const std::ptrdiff_t most = sizeof(T) == 4 ? kMaxRows32 : kMaxRows64;
-    const std::ptrdiff_t rows = (n / 16 + 31) / 32 * 32;
+    const std::ptrdiff_t rows = (n / 8 + 31) / 32 * 32;
     return std::clamp(rows, kMinRows, most);
 }
 template <class T>
@@ -375,10 +380,50 @@ class Ticker {
     std::atomic<std::chrono::steady_clock::rep> last_{0};
 };
 
+// Tile buffers reused across tasks: a fresh multi-MB allocation per tile would
+// cost page faults every time.
 template <class T>
-std::unique_ptr<T[]> buffer(std::ptrdiff_t size) {
-    return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(size)]);
-}
+class BufferPool {
+  public:
+    explicit BufferPool(std::ptrdiff_t size) : size_(static_cast<std::size_t>(size)) {}
+
+    class Lease {
+      public:
+        Lease(BufferPool& pool, std::unique_ptr<T[]> data) : pool_(pool), data_(std::move(data)) {}
+        ~Lease() { pool_.put(std::move(data_)); }
+        Lease(const Lease&) = delete;
+        Lease& operator=(const Lease&) = delete;
+        T* get() const { return data_.get(); }
+        T& operator[](std::size_t i) const { return data_[i]; }
+
+      private:
+        BufferPool& pool_;
+        std::unique_ptr<T[]> data_;
+    };
+
+    Lease take() {
+        std::unique_ptr<T[]> data;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!free_.empty()) {
+                data = std::move(free_.back());
+                free_.pop_back();
+            }
+        }
+        if (!data) data.reset(new T[size_]);
+        return Lease(*this, std::move(data));
+    }
+
+  private:
+    void put(std::unique_ptr<T[]> data) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        free_.push_back(std::move(data));
+    }
+
+    std::size_t size_;
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<T[]>> free_;
+};
 
 // Adds tile sums into the result (integer sums: any order gives the same total).
 class Accumulator {
@@ -525,6 +570,8 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
     const std::vector<TilePair> tiles = upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
     Accumulator acc(n);
     Ticker ticker(control, tiles.size());
+    const std::ptrdiff_t largest = tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj;
+    BufferPool<T> pool(largest);
     parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
         const TilePair& tp = tiles[task];
         BlasThreads guard(blas, options.blas_threads);
@@ -532,11 +579,11 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
         const T* y = prep.y.data();
         const T* p = prep.p.data();
         // cross = Y_I P_J^T + (Y_J P_I^T)^T, the second product written as P_I Y_J^T.
-        auto cross = buffer<T>(size);
+        auto cross = pool.take();
         product_abt(blas, tp.ni, tp.nj, d, y + tp.i0 * d, d, p + tp.j0 * d, d, cross.get(), tp.nj);
         if (prep.metric == Metric::euclidean) {
             // Distances are not linear in the products: convert each, then add.
-            auto other = buffer<T>(size);
+            auto other = pool.take();
             product_abt(blas, tp.ni, tp.nj, d, p + tp.i0 * d, d, y + tp.j0 * d, d, other.get(), tp.nj);
             inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, true, cross.get(), tp.nj);
             inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, false, other.get(), tp.nj);
@@ -651,11 +698,12 @@ void count_permuted(const T* terms_matrix, const Prepared<T>& prep, const Groups
     const std::vector<TilePair> tiles = upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
     std::vector<std::atomic<std::uint64_t>> np_(n_perms), nt_(n_perms);
     Ticker ticker(control, n_perms * tiles.size());
+    BufferPool<T> pool(tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj);
     parallel_for(n_perms * tiles.size(), options.n_threads, [&](std::size_t task) {
         const std::size_t r = task / tiles.size();
         const TilePair& tp = tiles[task % tiles.size()];
         const std::int64_t* pi = perms + r * static_cast<std::size_t>(n);
-        auto cross = buffer<T>(tp.ni * tp.nj);
+        auto cross = pool.take();
         // cross[a, b] = X[i, pi_j] + X[j, pi_i], gathered row by row of X.
         for (std::ptrdiff_t a = 0; a < tp.ni; ++a) {
             const T* row = terms_matrix + (tp.i0 + a) * n;

@@ -1,6 +1,8 @@
 // Bindings of the 2 vs 2 kernels. The Python layer validates every argument
 // and hands over float32/float64 arrays (any strides) and int32 group ids.
+#if !defined(_WIN32)
 #include <dlfcn.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -35,6 +37,7 @@ const tvt::Blas& scipy_blas() {
             PyErr_Clear();  // no SciPy BLAS: the kernels fall back to a plain product
             return tvt::Blas{};
         }
+#if !defined(_WIN32)
         // OpenBLAS can limit its threads per calling thread; find that entry in
         // the library the gemm pointer lives in (absent for other BLAS).
         Dl_info info;
@@ -45,6 +48,7 @@ const tvt::Blas& scipy_blas() {
                 dlclose(handle);  // still loaded by SciPy
             }
         }
+#endif
         return out;
     }();
     return blas;
