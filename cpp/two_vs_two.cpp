@@ -22,7 +22,7 @@ namespace {
 // tiles must be large; the tile buffer should stay within a few MB of cache.
 // Small n gets smaller tiles so that threads have enough tiles to share. The
 // tiling depends on n and the dtype only, never on the thread count.
-constexpr std::ptrdiff_t kMaxRows32 = 768, kMaxRows64 = 512, kMinRows = 128;
+constexpr std::ptrdiff_t kMaxRows32 = 768, kMaxRows64 = 512, kMinRows = 256;
 
 // A Euclidean cross distance whose square is below this fraction of
 // |y|^2 + |p|^2 is recomputed from the rows: the expansion
@@ -453,16 +453,28 @@ class Accumulator {
     Counts counts_;
 };
 
+// Runs body(i) for rows i in [0, n), in chunks spread over threads. Rows are
+// independent, so the result does not depend on the thread count.
+template <class Body>
+void for_rows(std::ptrdiff_t n, int n_threads, Body&& body) {
+    constexpr std::ptrdiff_t kChunk = 256;
+    const std::size_t chunks = static_cast<std::size_t>((n + kChunk - 1) / kChunk);
+    parallel_for(chunks, n_threads, [&](std::size_t c) {
+        const std::ptrdiff_t lo = static_cast<std::ptrdiff_t>(c) * kChunk, hi = std::min(n, lo + kChunk);
+        for (std::ptrdiff_t i = lo; i < hi; ++i) body(i);
+    });
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- public
 
 template <class T>
-std::vector<std::int32_t> group_rows(const MatrixView<T>& x) {
+std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads) {
     const std::ptrdiff_t n = x.rows, d = x.cols;
     using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
     std::vector<std::uint64_t> hash(static_cast<std::size_t>(n));
-    for (std::ptrdiff_t i = 0; i < n; ++i) {
+    for_rows(n, n_threads, [&](std::ptrdiff_t i) {
         std::uint64_t h = 0x9e3779b97f4a7c15ull;
         for (std::ptrdiff_t k = 0; k < d; ++k) {
             const T v = x(i, k) + T(0);  // -0.0 + 0.0 is +0.0
@@ -472,7 +484,7 @@ std::vector<std::int32_t> group_rows(const MatrixView<T>& x) {
             h ^= h >> 29;
         }
         hash[static_cast<std::size_t>(i)] = h;
-    }
+    });
     std::vector<std::int32_t> order(static_cast<std::size_t>(n));
     for (std::ptrdiff_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
     std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
@@ -508,7 +520,8 @@ std::vector<std::int32_t> group_rows(const MatrixView<T>& x) {
 }
 
 template <class T>
-Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric, const std::int64_t* perm) {
+Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric, const std::int64_t* perm,
+                    int n_threads) {
     if (y.rows != p.rows || y.cols != p.cols) throw std::invalid_argument("y and p must have the same shape");
     const std::ptrdiff_t n = y.rows, d = y.cols;
     auto p_row = [&](std::ptrdiff_t i) { return perm ? static_cast<std::ptrdiff_t>(perm[i]) : i; };
@@ -521,34 +534,32 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
     out.ny.resize(static_cast<std::size_t>(n));
     out.np.resize(static_cast<std::size_t>(n));
     out.own.resize(static_cast<std::size_t>(n));
-    if (metric == Metric::cosine || metric == Metric::correlation) {
-        const bool centre = metric == Metric::correlation;
-        for (std::ptrdiff_t i = 0; i < n; ++i) {
-            unit_row(y, i, centre, &out.y[static_cast<std::size_t>(i * d)]);
-            unit_row(p, p_row(i), centre, &out.p[static_cast<std::size_t>(i * d)]);
-        }
-    } else {
-        // Distances do not change under a common shift; shifting by the mean
-        // target keeps the norms (and so the rounding of the expansion) small.
-        std::vector<double> centre(static_cast<std::size_t>(d), 0.0);
+    // Distances do not change under a common shift; shifting by the mean
+    // target keeps the norms (and so the rounding of the expansion) small.
+    std::vector<double> centre;
+    if (metric == Metric::euclidean || metric == Metric::sqeuclidean) {
+        centre.assign(static_cast<std::size_t>(d), 0.0);
         for (std::ptrdiff_t i = 0; i < n; ++i)
             for (std::ptrdiff_t k = 0; k < d; ++k) centre[static_cast<std::size_t>(k)] += static_cast<double>(y(i, k));
         for (double& c : centre) c /= static_cast<double>(n);
-        for (std::ptrdiff_t i = 0; i < n; ++i)
-            for (std::ptrdiff_t k = 0; k < d; ++k) {
-                out.y[static_cast<std::size_t>(i * d + k)] =
-                    static_cast<T>(static_cast<double>(y(i, k)) - centre[static_cast<std::size_t>(k)]);
-                out.p[static_cast<std::size_t>(i * d + k)] =
-                    static_cast<T>(static_cast<double>(p(p_row(i), k)) - centre[static_cast<std::size_t>(k)]);
-            }
     }
-    for (std::ptrdiff_t i = 0; i < n; ++i) {
-        const T* yr = &out.y[static_cast<std::size_t>(i * d)];
-        const T* pr = &out.p[static_cast<std::size_t>(i * d)];
+    for_rows(n, n_threads, [&](std::ptrdiff_t i) {
+        T* yr = &out.y[static_cast<std::size_t>(i * d)];
+        T* pr = &out.p[static_cast<std::size_t>(i * d)];
+        const std::ptrdiff_t q = p_row(i);
+        if (centre.empty()) {
+            const bool centre_rows = metric == Metric::correlation;
+            unit_row(y, i, centre_rows, yr);
+            unit_row(p, q, centre_rows, pr);
+        } else {
+            for (std::ptrdiff_t k = 0; k < d; ++k) {
+                yr[k] = static_cast<T>(static_cast<double>(y(i, k)) - centre[static_cast<std::size_t>(k)]);
+                pr[k] = static_cast<T>(static_cast<double>(p(q, k)) - centre[static_cast<std::size_t>(k)]);
+            }
+        }
         out.ny[static_cast<std::size_t>(i)] = dot_rows(yr, yr, d);
         out.np[static_cast<std::size_t>(i)] = dot_rows(pr, pr, d);
         if (metric == Metric::euclidean) {
-            const std::ptrdiff_t q = p_row(i);
             double s = 0.0;
             for (std::ptrdiff_t k = 0; k < d; ++k) {
                 const double v = static_cast<double>(y(i, k)) - static_cast<double>(p(q, k));
@@ -558,7 +569,7 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
         } else {
             out.own[static_cast<std::size_t>(i)] = static_cast<T>(dot_rows(yr, pr, d));
         }
-    }
+    });
     return out;
 }
 
@@ -726,8 +737,8 @@ void count_permuted(const T* terms_matrix, const Prepared<T>& prep, const Groups
 }
 
 #define PAIRMETRICS_INSTANTIATE(T)                                                                               \
-    template std::vector<std::int32_t> group_rows<T>(const MatrixView<T>&);                                      \
-    template Prepared<T> prepare<T>(const MatrixView<T>&, const MatrixView<T>&, Metric, const std::int64_t*);     \
+    template std::vector<std::int32_t> group_rows<T>(const MatrixView<T>&, int);                                 \
+    template Prepared<T> prepare<T>(const MatrixView<T>&, const MatrixView<T>&, Metric, const std::int64_t*, int); \
     template Counts count_all_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const Blas&, Control&); \
     template Counts count_listed_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const std::int64_t*, \
                                           const std::int64_t*, std::size_t, Control&);                           \

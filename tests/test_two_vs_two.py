@@ -432,3 +432,17 @@ def test_exported():
     for name in ["two_vs_two", "two_vs_two_permutation_test", "TwoVsTwoResult", "TwoVsTwoPermutationResult"]:
         assert name in pairmetrics.__all__
         assert hasattr(pairmetrics, name)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_groups(dtype):
+    rng = np.random.default_rng(19)
+    x = rng.integers(-1, 2, size=(700, 3)).astype(dtype)
+    x[5] = [-0.0, 0.0, 1.0]
+    x[6] = [0.0, -0.0, 1.0]
+    for n_threads in (1, 3):
+        ids = _core._row_groups(x, n_threads)
+        first = {}
+        expected = [first.setdefault(tuple(row), i) for i, row in enumerate(x.tolist())]
+        np.testing.assert_array_equal(ids, expected)
+    assert ids[6] == ids[5]

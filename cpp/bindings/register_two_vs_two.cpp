@@ -140,7 +140,7 @@ py::tuple all_pairs(const py::array& y, const py::array& p, const tvt::Groups& g
     // Safe without the GIL: the views, group ids and perm point into arrays
     // that the caller keeps alive, and nothing below touches a Python object.
     tvt::Counts counts = run_without_gil([&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm);
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads);
         return tvt::count_all_pairs<T>(prep, groups, options, blas, control);
     });
     return counts_to_python(std::move(counts));
@@ -155,7 +155,7 @@ py::tuple listed_pairs(const py::array& y, const py::array& p, const tvt::Groups
     Control control = make_control(progress);
     // Safe without the GIL: only raw pointers into arrays kept alive by the caller.
     tvt::Counts counts = run_without_gil([&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm);
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads);
         return tvt::count_listed_pairs<T>(prep, groups, options, first.data(), second.data(), m, control);
     });
     return counts_to_python(std::move(counts));
@@ -172,7 +172,7 @@ py::array pair_terms(const py::array& y, const py::array& p, const tvt::Options&
     Control control = make_control(progress);
     // Safe without the GIL: out is owned here and the inputs by the caller.
     run_without_gil([&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric);
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads);
         tvt::pair_terms<T>(prep, options, blas, data, control);
     });
     return std::move(out);
@@ -195,7 +195,7 @@ py::tuple permuted(const py::array& terms, const py::array& y, const py::array& 
     Control control = make_control(progress);
     // Safe without the GIL: raw pointers only, into arrays alive for the call.
     run_without_gil([&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric);
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads);
         tvt::count_permuted<T>(x, prep, groups, options, perms.data(), k, pp, tp, control);
     });
     return py::make_tuple(passed, tied);
@@ -273,20 +273,20 @@ void register_two_vs_two(py::module_& m) {
 
     m.def(
         "_row_groups",
-        [](const py::array& x) {
+        [](const py::array& x, int n_threads) {
             if (x.ndim() != 2 || !(is_float32(x) || x.dtype().is(py::dtype::of<double>())))
                 throw py::type_error("x must be a 2-D float32 or float64 array");
             py::array_t<std::int32_t> out(x.shape(0));
             std::int32_t* data = out.mutable_data();
             // Safe without the GIL: x is kept alive by the caller, out is owned here.
             run_without_gil([&] {
-                const auto ids = is_float32(x) ? tvt::group_rows<float>(view_of<float>(x))
-                                               : tvt::group_rows<double>(view_of<double>(x));
+                const auto ids = is_float32(x) ? tvt::group_rows<float>(view_of<float>(x), n_threads)
+                                               : tvt::group_rows<double>(view_of<double>(x), n_threads);
                 std::copy(ids.begin(), ids.end(), data);
             });
             return out;
         },
-        py::arg("x"), "Group ids of identical rows: the index of the first row equal to each row.");
+        py::arg("x"), py::arg("n_threads") = 1, "Group ids of identical rows: the index of the first row equal to each row.");
 
     m.def("_two_vs_two_blas", [] {
         const tvt::Blas& b = scipy_blas();

@@ -258,7 +258,8 @@ def _setup(y_true, y_pred, metric, ties, pairs, rng, n_jobs, rtol):
     pairs = _resolve_pairs(pairs, y.shape[0])
     n_threads = resolve_n_jobs(n_jobs)
     rtol = _resolve_rtol(rtol, y.dtype, y.shape[1])
-    setup = _Setup(y, p, metric, ties, pairs, rtol, n_threads, _core._row_groups(y), _core._row_groups(p))
+    groups = _core._row_groups(y, n_threads), _core._row_groups(p, n_threads)
+    setup = _Setup(y, p, metric, ties, pairs, rtol, n_threads, *groups)
     if isinstance(pairs, int):
         setup.first, setup.second = _sample_pairs(y.shape[0], pairs, np.random.default_rng(rng))
     return setup
