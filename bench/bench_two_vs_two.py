@@ -177,7 +177,13 @@ p = y + np.float32(2.0) * rng.standard_normal((n, d), dtype=np.float32)
 t0 = time.perf_counter()
 r = pairmetrics.two_vs_two(y, p, n_jobs=-1)
 t = time.perf_counter() - t0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+# VmHWM is this process's own peak; ru_maxrss would include the parent's peak
+# inherited through fork and exec.
+try:
+    with open("/proc/self/status") as f:
+        rss = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
+except OSError:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 print(json.dumps({"seconds": t, "peak_rss_bytes": rss, "answer": [float(v) for v in r]}))
 """
 
@@ -223,20 +229,23 @@ def run(quick: bool = False, large: bool = False, write: bool = True) -> dict:
         sizes, repeats, loop_sizes = [100, 500, 1000, 2000], 3, {100}
     else:
         sizes, repeats, loop_sizes = [200, 1000, 2000, 5000, 10000, 20000], 5, {200}
+    result = {}
+    if large:  # first, while this process is still small
+        result["large"] = measure_large()
+        print(f"  n=100000 float32: {result['large']['seconds']:.1f}s", file=sys.stderr)
     rows = []
     for dtype in (np.float32, np.float64):
         for n in sizes:
             rows.append(measure(n, dtype, repeats if n < 10000 else 3, with_loop=n in loop_sizes))
             print(f"  {row_summary(rows[-1])}", file=sys.stderr)
     result = {
+        **result,
         "benchmark": "two_vs_two",
         "command": "python bench/bench_two_vs_two.py" + (" --quick" if quick else "") + (" --large" if large else ""),
         "machine": machine_info(),
         "settings": {"d": D, "metric": "cosine", "ties": "fail", "pairs": "all", "n_jobs": -1, "repeats": repeats},
         "rows": rows,
     }
-    if large:
-        result["large"] = measure_large()
     if write:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(result, indent=2) + "\n")

@@ -163,10 +163,11 @@ def _prepare_inputs(y_true, y_pred, metric):
     check_finite(p, "y_pred")
     # float32 stays float32 (no copy); everything else is computed in float64.
     dtype = np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
+    for name, arr in (("y_true", y), ("y_pred", p)):
+        if arr.dtype.kind == "f" and arr.dtype.itemsize > 8 and np.abs(arr).max() > np.finfo(np.float64).max:
+            raise ValueError(f"{name} has values too large for float64")
     y = np.asarray(y, dtype=dtype)
     p = np.asarray(p, dtype=dtype)
-    if dtype == np.float64 and (not np.isfinite(y).all() or not np.isfinite(p).all()):
-        raise ValueError("y_true or y_pred has values too large for float64")
     _check_rows(y, "y_true", metric)
     _check_rows(p, "y_pred", metric)
     return y, p, metric
