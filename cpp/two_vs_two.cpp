@@ -681,7 +681,8 @@ void pair_terms(const Prepared<T>& prep, const Options& options, const Blas& bla
 }
 
 template <class T>
-void count_permuted(const T* terms_matrix, const Prepared<T>& prep, const Groups& groups, const Options& options,
+void count_permuted(const T* terms_matrix, const T* terms_transposed, const Prepared<T>& prep, const Groups& groups,
+                    const Options& options,
                     const std::int64_t* perms, std::size_t n_perms, std::uint64_t* passed, std::uint64_t* tied,
                     Control& control) {
     const std::ptrdiff_t n = prep.n;
@@ -715,14 +716,15 @@ void count_permuted(const T* terms_matrix, const Prepared<T>& prep, const Groups
         const TilePair& tp = tiles[task % tiles.size()];
         const std::int64_t* pi = perms + r * static_cast<std::size_t>(n);
         auto cross = pool.take();
-        // cross[a, b] = X[i, pi_j] + X[j, pi_i], gathered row by row of X.
+        // cross[a, b] = X[i, pi_j] + X^T[pi_i, j]: a gather within row i of X
+        // and a contiguous run of row pi_i of X^T.
+        T* c = cross.get();
+        const std::int64_t* pj = pi + tp.j0;
         for (std::ptrdiff_t a = 0; a < tp.ni; ++a) {
             const T* row = terms_matrix + (tp.i0 + a) * n;
-            for (std::ptrdiff_t b = 0; b < tp.nj; ++b) cross[static_cast<std::size_t>(a * tp.nj + b)] = row[pi[tp.j0 + b]];
-        }
-        for (std::ptrdiff_t b = 0; b < tp.nj; ++b) {
-            const T* row = terms_matrix + (tp.j0 + b) * n;
-            for (std::ptrdiff_t a = 0; a < tp.ni; ++a) cross[static_cast<std::size_t>(a * tp.nj + b)] += row[pi[tp.i0 + a]];
+            const T* row_t = terms_transposed + pi[tp.i0 + a] * n + tp.j0;
+            T* out = c + a * tp.nj;
+            for (std::ptrdiff_t b = 0; b < tp.nj; ++b) out[b] = row[pj[b]] + row_t[b];
         }
         TileSums sums;
         compare_tile(per[r], tp.i0, tp.ni, tp.j0, tp.nj, cross.get(), sums);
@@ -743,7 +745,7 @@ void count_permuted(const T* terms_matrix, const Prepared<T>& prep, const Groups
     template Counts count_listed_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const std::int64_t*, \
                                           const std::int64_t*, std::size_t, Control&);                           \
     template void pair_terms<T>(const Prepared<T>&, const Options&, const Blas&, T*, Control&);                   \
-    template void count_permuted<T>(const T*, const Prepared<T>&, const Groups&, const Options&,                  \
+    template void count_permuted<T>(const T*, const T*, const Prepared<T>&, const Groups&, const Options&,        \
                                     const std::int64_t*, std::size_t, std::uint64_t*, std::uint64_t*, Control&);
 
 PAIRMETRICS_INSTANTIATE(float)

@@ -108,9 +108,11 @@ template <class T>
 void pair_terms(const Prepared<T>& prep, const Options& options, const Blas& blas, T* out, Control& control);
 
 // Passed and tied counts for each permutation (row r of perms, n entries:
-// y_i is paired with p_perms[r, i]) from the matrix written by pair_terms.
+// y_i is paired with p_perms[r, i]) from the matrix written by pair_terms and
+// its transpose (both row major).
 template <class T>
-void count_permuted(const T* terms, const Prepared<T>& prep, const Groups& groups, const Options& options,
+void count_permuted(const T* terms, const T* terms_transposed, const Prepared<T>& prep, const Groups& groups,
+                    const Options& options,
                     const std::int64_t* perms, std::size_t n_perms, std::uint64_t* passed, std::uint64_t* tied,
                     Control& control);
 

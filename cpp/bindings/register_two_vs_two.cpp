@@ -179,12 +179,14 @@ py::array pair_terms(const py::array& y, const py::array& p, const tvt::Options&
 }
 
 template <class T>
-py::tuple permuted(const py::array& terms, const py::array& y, const py::array& p, const tvt::Groups& groups,
-                   const tvt::Options& options, const IndexArray& perms, const py::object& progress) {
+py::tuple permuted(const py::array& terms, const py::array& terms_t, const py::array& y, const py::array& p,
+                   const tvt::Groups& groups, const tvt::Options& options, const IndexArray& perms,
+                   const py::object& progress) {
     const py::ssize_t n = y.shape(0);
-    if (!terms.dtype().is(py::dtype::of<T>()) || terms.ndim() != 2 || terms.shape(0) != n || terms.shape(1) != n ||
-        !(terms.flags() & py::array::c_style))
-        throw py::value_error("terms must be the C-contiguous n x n matrix from _two_vs_two_terms");
+    for (const py::array* a : {&terms, &terms_t})
+        if (!a->dtype().is(py::dtype::of<T>()) || a->ndim() != 2 || a->shape(0) != n || a->shape(1) != n ||
+            !(a->flags() & py::array::c_style))
+            throw py::value_error("terms and terms_t must be C-contiguous n x n matrices of the input dtype");
     if (perms.ndim() != 2 || perms.shape(1) != n) throw py::value_error("perms must have shape (k, n)");
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
     const std::size_t k = static_cast<std::size_t>(perms.shape(0));
@@ -192,11 +194,12 @@ py::tuple permuted(const py::array& terms, const py::array& y, const py::array& 
     std::uint64_t* pp = passed.mutable_data();
     std::uint64_t* tp = tied.mutable_data();
     const T* x = static_cast<const T*>(terms.data());
+    const T* xt = static_cast<const T*>(terms_t.data());
     Control control = make_control(progress);
     // Safe without the GIL: raw pointers only, into arrays alive for the call.
     run_without_gil([&] {
         const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads);
-        tvt::count_permuted<T>(x, prep, groups, options, perms.data(), k, pp, tp, control);
+        tvt::count_permuted<T>(x, xt, prep, groups, options, perms.data(), k, pp, tp, control);
     });
     return py::make_tuple(passed, tied);
 }
@@ -257,16 +260,16 @@ void register_two_vs_two(py::module_& m) {
 
     m.def(
         "_two_vs_two_permuted",
-        [](const py::array& terms, const py::array& y, const py::array& p, const IntArray& gy, const IntArray& gp,
-           const IndexArray& perms, const std::string& metric, double rtol, bool skip_same_target, int n_threads,
+        [](const py::array& terms, const py::array& terms_t, const py::array& y, const py::array& p,
+           const IntArray& gy, const IntArray& gp, const IndexArray& perms, const std::string& metric, double rtol, bool skip_same_target, int n_threads,
            const py::object& tile, const py::object& progress) {
             check_matrices(y, p);
             const auto groups = groups_of(gy, gp, y.shape(0));
             const auto options = options_of(metric, rtol, skip_same_target, n_threads, 1, tile);
-            return is_float32(y) ? permuted<float>(terms, y, p, groups, options, perms, progress)
-                                 : permuted<double>(terms, y, p, groups, options, perms, progress);
+            return is_float32(y) ? permuted<float>(terms, terms_t, y, p, groups, options, perms, progress)
+                                 : permuted<double>(terms, terms_t, y, p, groups, options, perms, progress);
         },
-        py::arg("terms"), py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"), py::arg("perms"),
+        py::arg("terms"), py::arg("terms_t"), py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"), py::arg("perms"),
         py::arg("metric"), py::arg("rtol"), py::arg("skip_same_target"), py::arg("n_threads"), py::arg("tile") = py::none(),
         py::arg("progress") = py::none(),
         "Passed and tied counts for each row of perms (y_i paired with p_perm[i]).");

@@ -460,9 +460,9 @@ def two_vs_two_permutation_test(
     Notes
     -----
     Cost: with all pairs, the ``n x n`` matrix of products is computed once
-    (``2 n^2 d`` flops) and kept when it needs at most 1 GiB (``n`` up to
-    16384 in float32, 11585 in float64); each permutation then costs
-    ``O(n^2)`` gathers and comparisons and no products. Beyond that size
+    (``2 n^2 d`` flops) and kept, with its transpose, when the two need at
+    most 1 GiB (``n`` up to 11585 in float32, 8192 in float64); each
+    permutation then costs ``O(n^2)`` gathers and comparisons and no products. Beyond that size
     every permutation recomputes the products, costing as much as one call
     to :func:`two_vs_two`. With sampled pairs each permutation costs
     ``O((n + pairs) d)``.
@@ -477,12 +477,14 @@ def two_vs_two_permutation_test(
     if n_permutations < 1:
         raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
     n = setup.n
-    keep_terms = setup.first is None and n * n * setup.y.itemsize <= _TERMS_MEMORY_LIMIT
+    # The matrix of products and its transpose, when both fit in the limit.
+    keep_terms = setup.first is None and 2 * n * n * setup.y.itemsize <= _TERMS_MEMORY_LIMIT
 
     with progress_callback(progress, "2 vs 2 permutations") as callback:
         observed = _result(setup, setup.count(progress=None))
         if keep_terms:
             terms = _core._two_vs_two_terms(setup.y, setup.p, setup.metric, setup.n_threads, 1)
+            terms_t = np.ascontiguousarray(terms.T)
         passed = np.empty(n_permutations, dtype=np.int64)
         tied = np.empty(n_permutations, dtype=np.int64)
         done = 0
@@ -491,7 +493,7 @@ def two_vs_two_permutation_test(
             perms = np.stack([generator.permutation(n) for _ in range(k)]).astype(np.int64)
             if keep_terms:
                 p_, t_ = _core._two_vs_two_permuted(
-                    terms, setup.y, setup.p, setup.group_y, setup.group_p, perms, setup.metric, setup.rtol,
+                    terms, terms_t, setup.y, setup.p, setup.group_y, setup.group_p, perms, setup.metric, setup.rtol,
                     setup.skip_same_target, setup.n_threads,
                 )
                 passed[done : done + k], tied[done : done + k] = p_, t_
