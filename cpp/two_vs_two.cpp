@@ -112,21 +112,40 @@ void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrd
         }
 }
 
-// Limits the BLAS's own threads on this thread for the lifetime of the guard.
-class BlasThreads {
+// Keeps the BLAS single-threaded while any kernel runs: the kernels spread
+// tiles over their own threads, and a BLAS thread pool inside each tile would
+// only compete with them. OpenBLAS's thread count is process-wide, so the
+// first kernel to start saves it and the last to finish restores it (other
+// BLAS users in the process run single-threaded meanwhile).
+class SingleThreadedBlas {
   public:
-    BlasThreads(const Blas& blas, int threads) : blas_(blas) {
-        if (blas_.set_threads_local) previous_ = blas_.set_threads_local(threads);
+    explicit SingleThreadedBlas(const Blas& blas) : set_(blas.set_threads_local) {
+        if (!set_) return;
+        std::lock_guard<std::mutex> lock(mutex());
+        if (users()++ == 0) saved() = set_(1);
     }
-    ~BlasThreads() {
-        if (blas_.set_threads_local) blas_.set_threads_local(previous_);
+    ~SingleThreadedBlas() {
+        if (!set_) return;
+        std::lock_guard<std::mutex> lock(mutex());
+        if (--users() == 0) set_(saved());
     }
-    BlasThreads(const BlasThreads&) = delete;
-    BlasThreads& operator=(const BlasThreads&) = delete;
+    SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+    SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
 
   private:
-    const Blas& blas_;
-    int previous_ = 0;
+    static std::mutex& mutex() {
+        static std::mutex m;
+        return m;
+    }
+    static int& users() {
+        static int n = 0;
+        return n;
+    }
+    static int& saved() {
+        static int n = 0;
+        return n;
+    }
+    int (*set_)(int);
 };
 
 // Turns a tile of inner products <y_i, p_j> into -d(y_i, p_j) (Euclidean).
@@ -583,9 +602,9 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
     Ticker ticker(control, tiles.size());
     const std::ptrdiff_t largest = tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj;
     BufferPool<T> pool(largest);
+    SingleThreadedBlas single(blas);
     parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
         const TilePair& tp = tiles[task];
-        BlasThreads guard(blas, options.blas_threads);
         const std::ptrdiff_t size = tp.ni * tp.nj;
         const T* y = prep.y.data();
         const T* p = prep.p.data();
@@ -670,9 +689,9 @@ void pair_terms(const Prepared<T>& prep, const Options& options, const Blas& bla
         for (std::ptrdiff_t j0 = 0; j0 < n; j0 += cols)
             tiles.push_back({i0, std::min(rows, n - i0), j0, std::min(cols, n - j0)});
     Ticker ticker(control, tiles.size());
+    SingleThreadedBlas single(blas);
     parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
         const TilePair& tp = tiles[task];
-        BlasThreads guard(blas, options.blas_threads);
         T* c = out + tp.i0 * n + tp.j0;
         product_abt(blas, tp.ni, tp.nj, d, prep.y.data() + tp.i0 * d, d, prep.p.data() + tp.j0 * d, d, c, n);
         if (prep.metric == Metric::euclidean) inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, true, c, n);

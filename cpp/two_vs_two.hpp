@@ -33,8 +33,9 @@ using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* a
                         int* ldb, T* beta, T* c, int* ldc);
 
 // The BLAS the caller found. Without gemm a plain (slow) product is used.
-// set_threads_local, when given, limits the BLAS's own threads for the
-// calling thread (OpenBLAS: openblas_set_num_threads_local).
+// set_threads_local, when given, sets the BLAS's thread count and returns the
+// previous one (OpenBLAS: openblas_set_num_threads_local); the kernels keep
+// the BLAS single-threaded while they run.
 struct Blas {
     GemmFn<float> sgemm = nullptr;
     GemmFn<double> dgemm = nullptr;
@@ -54,7 +55,6 @@ struct Options {
     double rtol = 0.0;
     bool skip_same_target = false;  // pairs="distinct_targets"
     int n_threads = 1;
-    int blas_threads = 1;  // threads of the BLAS itself inside each gemm call
     std::ptrdiff_t tile_rows = 0, tile_cols = 0;  // 0: default
 };
 

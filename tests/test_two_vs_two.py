@@ -112,7 +112,7 @@ def test_property_matches_reference(data, metric, ties, mode):
 
 def kernel_counts(y, p, metric, rtol, n_threads=1, tile=None):
     gy, gp = _core._row_groups(y), _core._row_groups(p)
-    passed, tied, skipped, sp, stt = _core._two_vs_two_all(y, p, gy, gp, metric, rtol, False, n_threads, 1, tile)
+    passed, tied, skipped, sp, stt = _core._two_vs_two_all(y, p, gy, gp, metric, rtol, False, n_threads, tile)
     return passed, tied, skipped, sp.tolist(), stt.tolist()
 
 
@@ -416,14 +416,14 @@ def test_progress_callback_and_cancellation():
     y, p = random_data(300, 8, seed=18)
     gy, gp = _core._row_groups(y), _core._row_groups(p)
     seen = []
-    _core._two_vs_two_all(y, p, gy, gp, "cosine", 0.0, False, 2, 1, (16, 32), None, lambda d, t: seen.append((d, t)))
+    _core._two_vs_two_all(y, p, gy, gp, "cosine", 0.0, False, 2, (16, 32), None, lambda d, t: seen.append((d, t)))
     assert seen and seen[-1][0] == seen[-1][1]
 
     def stop(done, total):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        _core._two_vs_two_all(y, p, gy, gp, "cosine", 0.0, False, 2, 1, (16, 32), None, stop)
+        _core._two_vs_two_all(y, p, gy, gp, "cosine", 0.0, False, 2, (16, 32), None, stop)
     # progress=True works with or without tqdm installed
     assert tuple(two_vs_two(y, p, progress=True)) == tuple(two_vs_two(y, p))
 
@@ -446,3 +446,19 @@ def test_row_groups(dtype):
         expected = [first.setdefault(tuple(row), i) for i, row in enumerate(x.tolist())]
         np.testing.assert_array_equal(ids, expected)
     assert ids[6] == ids[5]
+
+
+def test_blas_thread_count_is_restored():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    y, p = random_data(700, 20, seed=20)
+
+    def scipy_blas_threads():
+        return [lib["num_threads"] for lib in threadpoolctl.threadpool_info() if "scipy.libs" in lib["filepath"]]
+
+    two_vs_two(y[:10], p[:10])  # make sure SciPy's BLAS is loaded
+    before = scipy_blas_threads()
+    for n_jobs in (1, 2, -1):
+        two_vs_two(y, p, n_jobs=n_jobs)
+        two_vs_two(y.astype(np.float32), p.astype(np.float32), n_jobs=n_jobs)
+    two_vs_two_permutation_test(y[:100], p[:100], n_permutations=3, n_jobs=2)
+    assert scipy_blas_threads() == before

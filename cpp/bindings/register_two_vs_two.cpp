@@ -21,36 +21,45 @@ namespace {
 // The BLAS that SciPy already loaded, through the function pointers SciPy
 // exports for Cython (Fortran ABI, 32-bit integers). Nothing is linked, so the
 // module works with whatever BLAS the SciPy wheel ships.
-const tvt::Blas& scipy_blas() {
-    static const tvt::Blas blas = [] {
-        tvt::Blas out;
-        try {
-            py::dict capi = py::module_::import("scipy.linalg.cython_blas").attr("__pyx_capi__");
-            auto pointer = [&](const char* name) -> void* {
-                PyObject* capsule = py::object(capi[name]).ptr();
-                return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule));
-            };
-            out.sgemm = reinterpret_cast<tvt::GemmFn<float>>(pointer("sgemm"));
-            out.dgemm = reinterpret_cast<tvt::GemmFn<double>>(pointer("dgemm"));
-            if (PyErr_Occurred()) throw py::error_already_set();
-        } catch (py::error_already_set&) {
-            PyErr_Clear();  // no SciPy BLAS: the kernels fall back to a plain product
-            return tvt::Blas{};
-        }
+tvt::Blas find_scipy_blas() {
+    tvt::Blas out;
+    try {
+        py::dict capi = py::module_::import("scipy.linalg.cython_blas").attr("__pyx_capi__");
+        auto pointer = [&](const char* name) -> void* {
+            PyObject* capsule = py::object(capi[name]).ptr();
+            return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule));
+        };
+        out.sgemm = reinterpret_cast<tvt::GemmFn<float>>(pointer("sgemm"));
+        out.dgemm = reinterpret_cast<tvt::GemmFn<double>>(pointer("dgemm"));
+        if (PyErr_Occurred()) throw py::error_already_set();
+    } catch (py::error_already_set&) {
+        PyErr_Clear();  // no SciPy BLAS: the kernels fall back to a plain product
+        return tvt::Blas{};
+    }
 #if !defined(_WIN32)
-        // OpenBLAS can limit its threads per calling thread; find that entry in
-        // the library the gemm pointer lives in (absent for other BLAS).
-        Dl_info info;
-        if (dladdr(reinterpret_cast<void*>(out.sgemm), &info) != 0 && info.dli_fname != nullptr) {
-            if (void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)) {
-                out.set_threads_local =
-                    reinterpret_cast<int (*)(int)>(dlsym(handle, "openblas_set_num_threads_local"));
-                dlclose(handle);  // still loaded by SciPy
-            }
+    // OpenBLAS can limit its threads per calling thread; find that entry in
+    // the library the gemm pointer lives in (absent for other BLAS).
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(out.sgemm), &info) != 0 && info.dli_fname != nullptr) {
+        if (void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)) {
+            out.set_threads_local =
+                reinterpret_cast<int (*)(int)>(dlsym(handle, "openblas_set_num_threads_local"));
+            dlclose(handle);  // still loaded by SciPy
         }
+    }
 #endif
-        return out;
-    }();
+    return out;
+}
+
+// Looked up once. Called with the GIL held (the import may release it, so a
+// function-local static could deadlock; a second lookup is harmless).
+tvt::Blas scipy_blas() {
+    static tvt::Blas blas;
+    static bool found = false;
+    if (!found) {
+        blas = find_scipy_blas();
+        found = true;
+    }
     return blas;
 }
 
@@ -100,13 +109,12 @@ tvt::Groups groups_of(const IntArray& gy, const IntArray& gp, py::ssize_t n) {
 }
 
 tvt::Options options_of(const std::string& metric, double rtol, bool skip_same_target, int n_threads,
-                        int blas_threads, const py::object& tile) {
+                        const py::object& tile) {
     tvt::Options o;
     o.metric = metric_of(metric);
     o.rtol = rtol;
     o.skip_same_target = skip_same_target;
     o.n_threads = n_threads;
-    o.blas_threads = blas_threads;
     if (!tile.is_none()) {
         const py::tuple rc = tile.cast<py::tuple>();  // (rows, cols)
         if (rc.size() != 2) throw py::value_error("tile must be (rows, cols)");
@@ -135,7 +143,7 @@ template <class T>
 py::tuple all_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups, const tvt::Options& options,
                     const std::int64_t* perm, const py::object& progress) {
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
-    const tvt::Blas& blas = scipy_blas();
+    const tvt::Blas blas = scipy_blas();
     Control control = make_control(progress);
     // Safe without the GIL: the views, group ids and perm point into arrays
     // that the caller keeps alive, and nothing below touches a Python object.
@@ -168,7 +176,7 @@ py::array pair_terms(const py::array& y, const py::array& p, const tvt::Options&
     const py::ssize_t n = y.shape(0);
     py::array_t<T> out({n, n});
     T* data = out.mutable_data();
-    const tvt::Blas& blas = scipy_blas();
+    const tvt::Blas blas = scipy_blas();
     Control control = make_control(progress);
     // Safe without the GIL: out is owned here and the inputs by the caller.
     run_without_gil([&] {
@@ -210,18 +218,18 @@ void register_two_vs_two(py::module_& m) {
     m.def(
         "_two_vs_two_all",
         [](const py::array& y, const py::array& p, const IntArray& gy, const IntArray& gp, const std::string& metric,
-           double rtol, bool skip_same_target, int n_threads, int blas_threads, const py::object& tile,
+           double rtol, bool skip_same_target, int n_threads, const py::object& tile,
            const py::object& perm, const py::object& progress) {
             check_matrices(y, p);
             const auto groups = groups_of(gy, gp, y.shape(0));
-            const auto options = options_of(metric, rtol, skip_same_target, n_threads, blas_threads, tile);
+            const auto options = options_of(metric, rtol, skip_same_target, n_threads, tile);
             IndexArray holder;
             const std::int64_t* pi = perm_of(perm, holder, y.shape(0));
             return is_float32(y) ? all_pairs<float>(y, p, groups, options, pi, progress)
                                  : all_pairs<double>(y, p, groups, options, pi, progress);
         },
         py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"), py::arg("metric"), py::arg("rtol"),
-        py::arg("skip_same_target"), py::arg("n_threads"), py::arg("blas_threads"), py::arg("tile") = py::none(),
+        py::arg("skip_same_target"), py::arg("n_threads"), py::arg("tile") = py::none(),
         py::arg("perm") = py::none(), py::arg("progress") = py::none(),
         "2 vs 2 counts over all pairs: (passed, tied, skipped, sample_passed, sample_tied).");
 
@@ -234,7 +242,7 @@ void register_two_vs_two(py::module_& m) {
             const auto groups = groups_of(gy, gp, y.shape(0));
             if (first.ndim() != 1 || second.ndim() != 1 || first.shape(0) != second.shape(0))
                 throw py::value_error("first and second must be 1-D of equal length");
-            const auto options = options_of(metric, rtol, skip_same_target, n_threads, 1, py::none());
+            const auto options = options_of(metric, rtol, skip_same_target, n_threads, py::none());
             IndexArray holder;
             const std::int64_t* pi = perm_of(perm, holder, y.shape(0));
             return is_float32(y) ? listed_pairs<float>(y, p, groups, options, first, second, pi, progress)
@@ -247,14 +255,14 @@ void register_two_vs_two(py::module_& m) {
 
     m.def(
         "_two_vs_two_terms",
-        [](const py::array& y, const py::array& p, const std::string& metric, int n_threads, int blas_threads,
+        [](const py::array& y, const py::array& p, const std::string& metric, int n_threads,
            const py::object& tile, const py::object& progress) -> py::array {
             check_matrices(y, p);
-            const auto options = options_of(metric, 0.0, false, n_threads, blas_threads, tile);
+            const auto options = options_of(metric, 0.0, false, n_threads, tile);
             return is_float32(y) ? pair_terms<float>(y, p, options, progress)
                                  : pair_terms<double>(y, p, options, progress);
         },
-        py::arg("y"), py::arg("p"), py::arg("metric"), py::arg("n_threads"), py::arg("blas_threads"),
+        py::arg("y"), py::arg("p"), py::arg("metric"), py::arg("n_threads"),
         py::arg("tile") = py::none(), py::arg("progress") = py::none(),
         "The n x n matrix of comparison terms (<y_i, p_j> of the prepared rows, or -d(y_i, p_j)).");
 
@@ -265,7 +273,7 @@ void register_two_vs_two(py::module_& m) {
            const py::object& tile, const py::object& progress) {
             check_matrices(y, p);
             const auto groups = groups_of(gy, gp, y.shape(0));
-            const auto options = options_of(metric, rtol, skip_same_target, n_threads, 1, tile);
+            const auto options = options_of(metric, rtol, skip_same_target, n_threads, tile);
             return is_float32(y) ? permuted<float>(terms, terms_t, y, p, groups, options, perms, progress)
                                  : permuted<double>(terms, terms_t, y, p, groups, options, perms, progress);
         },
@@ -292,9 +300,9 @@ void register_two_vs_two(py::module_& m) {
         py::arg("x"), py::arg("n_threads") = 1, "Group ids of identical rows: the index of the first row equal to each row.");
 
     m.def("_two_vs_two_blas", [] {
-        const tvt::Blas& b = scipy_blas();
+        const tvt::Blas b = scipy_blas();
         return py::make_tuple(b.sgemm != nullptr && b.dgemm != nullptr, b.set_threads_local != nullptr);
-    }, "Whether a BLAS gemm (and a per-thread thread limit) was found.");
+    }, "Whether a BLAS gemm (and a way to set its thread count) was found.");
 }
 
 }  // namespace pairmetrics::bindings

@@ -245,7 +245,7 @@ class _Setup:
         if self.first is None:
             return _core._two_vs_two_all(
                 self.y, self.p, self.group_y, gp, self.metric, self.rtol, self.skip_same_target,
-                self.n_threads, 1, None, perm, progress,
+                self.n_threads, None, perm, progress,
             )
         return _core._two_vs_two_pairs(
             self.y, self.p, self.group_y, gp, self.first, self.second, self.metric, self.rtol,
@@ -483,7 +483,7 @@ def two_vs_two_permutation_test(
     with progress_callback(progress, "2 vs 2 permutations") as callback:
         observed = _result(setup, setup.count(progress=None))
         if keep_terms:
-            terms = _core._two_vs_two_terms(setup.y, setup.p, setup.metric, setup.n_threads, 1)
+            terms = _core._two_vs_two_terms(setup.y, setup.p, setup.metric, setup.n_threads)
             terms_t = np.ascontiguousarray(terms.T)
         passed = np.empty(n_permutations, dtype=np.int64)
         tied = np.empty(n_permutations, dtype=np.int64)
