@@ -23,17 +23,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
+try:  # as part of the installed package (pairmetrics.bench)
+    from ._common import markdown_table, write_results
+except ImportError:  # as a script: python bench/bench_two_vs_two.py
+    from _common import markdown_table, write_results
+
 D = 300
-RESULTS = Path(__file__).resolve().parent / "results" / "two_vs_two.json"
 
 
 # ---------------------------------------------------------------- peers
@@ -84,32 +86,16 @@ def pairmetrics_2v2(y, p):
 # ---------------------------------------------------------------- machine
 
 
-def machine_info() -> dict:
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    info = {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-    }
-    try:
-        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-        info["numpy_blas"] = f"{blas.get('name')} {blas.get('version')}"
-    except Exception:  # older numpy
-        info["numpy_blas"] = "unknown"
+def blas_info() -> dict:
+    """The BLAS libraries loaded (numpy's and SciPy's, which pairmetrics uses)."""
+    info = {}
     try:
         import scipy
 
+        from pairmetrics import _core
+
         info["scipy"] = scipy.__version__
+        info["pairmetrics_found_blas"] = list(_core._two_vs_two_blas())
         from threadpoolctl import threadpool_info
 
         info["blas_libraries"] = [
@@ -117,13 +103,7 @@ def machine_info() -> dict:
             for lib in threadpool_info()
             if lib.get("user_api") == "blas"
         ]
-    except Exception:
-        pass
-    try:
-        import pairmetrics
-
-        info["pairmetrics"] = pairmetrics.__version__
-    except Exception:
+    except Exception:  # threadpoolctl is optional
         pass
     return info
 
@@ -202,29 +182,27 @@ def measure_large(n: int = 100_000) -> dict:
 # ---------------------------------------------------------------- report
 
 
-def markdown(result: dict) -> str:
-    lines = [
-        "| n | dtype | pairmetrics (s) | numpy `Y @ P.T` (s) | ratio | vectorised numpy (s) | ratio | blog loop (s) |",
-        "|---:|:---|---:|---:|---:|---:|---:|---:|",
-    ]
+def table(result: dict) -> str:
+    header = ["n", "dtype", "pairmetrics (s)", "numpy `Y @ P.T` (s)", "ratio", "vectorised numpy (s)", "ratio",
+              "blog loop (s)"]
+    rows = []
     for row in result["rows"]:
         m, r = row["median_s"], row["ratio_vs_gemm"]
-        vec = f"{m['numpy_vectorised']:.3f} | {r['numpy_vectorised']:.2f}x" if "numpy_vectorised" in m else "- | -"
-        loop = f"{m['blog_loop']:.2f}" if "blog_loop" in m else "-"
-        lines.append(
-            f"| {row['n']} | {row['dtype']} | {m['pairmetrics']:.3f} | {m['numpy_gemm']:.3f} | "
-            f"{r['pairmetrics']:.2f}x | {vec} | {loop} |"
-        )
+        vec = [f"{m['numpy_vectorised']:.3f}", f"{r['numpy_vectorised']:.2f}x"] if "numpy_vectorised" in m else ["-", "-"]
+        rows.append([row["n"], row["dtype"], f"{m['pairmetrics']:.3f}", f"{m['numpy_gemm']:.3f}",
+                     f"{r['pairmetrics']:.2f}x", *vec, f"{m['blog_loop']:.2f}" if "blog_loop" in m else "-"])
+    out = markdown_table(header, rows)
     large = result.get("large")
     if large:
-        lines.append(
-            f"\nn = {large['n']}, d = {large['d']}, float32: {large['seconds']:.1f} s "
+        out += (
+            f"\n\nn = {large['n']}, d = {large['d']}, float32: {large['seconds']:.1f} s "
             f"({large['gflops']:.0f} GFLOP/s), peak RSS {large['peak_rss_bytes'] / 2**30:.2f} GiB"
         )
-    return "\n".join(lines)
+    return out
 
 
-def run(quick: bool = False, large: bool = False, write: bool = True) -> dict:
+def run(quick: bool = False, large: bool = False) -> dict:
+    """Time every method; ``large`` adds one n = 100000 float32 run in a fresh process."""
     if quick:
         sizes, repeats, loop_sizes = [100, 500, 1000, 2000], 3, {100}
     else:
@@ -238,18 +216,14 @@ def run(quick: bool = False, large: bool = False, write: bool = True) -> dict:
         for n in sizes:
             rows.append(measure(n, dtype, repeats if n < 10000 else 3, with_loop=n in loop_sizes))
             print(f"  {row_summary(rows[-1])}", file=sys.stderr)
-    result = {
+    return {
         **result,
         "benchmark": "two_vs_two",
         "command": "python bench/bench_two_vs_two.py" + (" --quick" if quick else "") + (" --large" if large else ""),
-        "machine": machine_info(),
+        "blas": blas_info(),
         "settings": {"d": D, "metric": "cosine", "ties": "fail", "pairs": "all", "n_jobs": -1, "repeats": repeats},
         "rows": rows,
     }
-    if write:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    return result
 
 
 def row_summary(row: dict) -> str:
@@ -258,13 +232,14 @@ def row_summary(row: dict) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="small sizes only (a few seconds)")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes only (seconds)")
     parser.add_argument("--large", action="store_true", help="also n = 100000 float32 in a fresh process")
-    parser.add_argument("--no-write", action="store_true", help="do not write bench/results/two_vs_two.json")
     args = parser.parse_args(argv)
-    result = run(quick=args.quick, large=args.large, write=not args.no_write)
-    print(markdown(result))
+    result = run(quick=args.quick, large=args.large)
+    print(table(result))
+    if not args.quick:
+        print("wrote", write_results("two_vs_two", result))
 
 
 if __name__ == "__main__":

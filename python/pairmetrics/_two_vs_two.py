@@ -14,6 +14,7 @@ from ._progress import progress_callback
 from ._result import Result
 from ._validation import (
     as_matrix,
+    check_bool,
     check_choice,
     check_finite,
     check_nonnegative_finite,
@@ -189,12 +190,6 @@ def _resolve_rtol(rtol, dtype, d: int) -> float:
     if rtol is None:
         return default_rtol(dtype, d)
     return check_nonnegative_finite(rtol, "rtol")
-
-
-def _check_bool(value, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
-    return bool(value)
 
 
 def _sample_pairs(n: int, m: int, rng: np.random.Generator):
@@ -415,7 +410,7 @@ def two_vs_two(
     where that expansion would lose too many digits.
     """
     setup = _setup(y_true, y_pred, metric, ties, pairs, rng, n_jobs, rtol)
-    progress = _check_bool(progress, "progress")
+    progress = check_bool(progress, "progress")
     with progress_callback(progress, "2 vs 2") as callback:
         counts = setup.count(progress=callback)
     return _result(setup, counts)
@@ -470,7 +465,7 @@ def two_vs_two_permutation_test(
     # One generator: the sampled pairs (if any) are drawn first, then the permutations.
     generator = np.random.default_rng(rng)
     setup = _setup(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol)
-    progress = _check_bool(progress, "progress")
+    progress = check_bool(progress, "progress")
     if isinstance(n_permutations, (bool, np.bool_)) or not isinstance(n_permutations, (numbers.Integral, np.integer)):
         raise TypeError(f"n_permutations must be an int, got {type(n_permutations).__name__}")
     n_permutations = int(n_permutations)

@@ -20,9 +20,11 @@ __all__ = [
     "check_finite",
     "check_same_length",
     "check_positive_finite",
-    "check_nonnegative_finite",
     "check_choice",
     "resolve_n_jobs",
+    "check_bool",
+    "check_nonnegative_finite",
+    "check_binary",
 ]
 
 
@@ -94,16 +96,6 @@ def check_positive_finite(value, name: str) -> float:
     return value
 
 
-def check_nonnegative_finite(value, name: str) -> float:
-    """A finite real number >= 0, returned as float."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value}")
-    return value
-
-
 def check_choice(value, name: str, choices) -> str:
     if not isinstance(value, str) or value not in choices:
         options = ", ".join(repr(c) for c in choices)
@@ -122,3 +114,40 @@ def resolve_n_jobs(n_jobs) -> int:
         raise ValueError("n_jobs must not be 0 (use None or 1 for one thread, -1 for all cores)")
     cores = os.cpu_count() or 1
     return n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs)
+
+
+def check_bool(value, name: str) -> bool:
+    """A Python or numpy bool (not an int: ``average=1`` is more likely a slip)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return bool(value)
+
+
+def check_nonnegative_finite(value, name: str) -> float:
+    """A finite real number >= 0, returned as float."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value}")
+    return value
+
+
+def check_binary(arr: np.ndarray, name: str) -> None:
+    """Raise unless every entry of a numeric array is 0 or 1 (bool arrays always pass)."""
+    kind = arr.dtype.kind
+    if kind == "b" or arr.size == 0:
+        return
+    if kind == "u":
+        if arr.max() <= 1:
+            return
+    elif kind == "i":
+        if arr.min() >= 0 and arr.max() <= 1:
+            return
+    bad = np.flatnonzero(~((arr == 0) | (arr == 1)).ravel())
+    if bad.size:
+        first = np.unravel_index(bad[0], arr.shape)
+        index = first[0] if arr.ndim == 1 else tuple(int(i) for i in first)
+        raise ValueError(
+            f"{name} must hold only 0 and 1, found {arr[first].item()!r} at index {index} ({bad.size} such entries)"
+        )
