@@ -32,7 +32,8 @@ METRICS = ("cosine", "correlation", "euclidean", "sqeuclidean")
 TIES = ("fail", "pass", "half", "exclude")
 PAIR_MODES = ("all", "distinct_targets")
 
-# The n x n matrix of products is kept for a permutation test up to this size.
+# A permutation test keeps the n x n matrix of products and its transpose
+# while the two fit in this many bytes.
 _TERMS_MEMORY_LIMIT = 1 << 30
 # Permutations handed to the kernel at once (bounds the index memory).
 _PERMUTATION_CHUNK = 64
