@@ -649,22 +649,21 @@ Counts count_listed_pairs(const Prepared<T>& prep, const Groups& groups, const O
     Ticker ticker(control, n_chunks);
     parallel_for(n_chunks, options.n_threads, [&](std::size_t c) {
         const std::size_t lo = c * kChunk, hi = std::min(n_pairs, lo + kChunk);
-        // One "tile" whose rows are the first members and columns the second.
+        // Per-sample counts of this chunk as "rows" (at most kChunk each).
         TileSums sums;
-        sums.reset(0, 0);
-        std::vector<std::int64_t> sp(static_cast<std::size_t>(n), 0), st(static_cast<std::size_t>(n), 0);
+        sums.reset(n, 0);
         for (std::size_t k = lo; k < hi; ++k) {
             const std::ptrdiff_t i = first[k], j = second[k];
             switch (classify(terms, i, j, static_cast<T>(term(i, j) + term(j, i)))) {
                 case 1:
                     ++sums.passed;
-                    ++sp[static_cast<std::size_t>(i)];
-                    ++sp[static_cast<std::size_t>(j)];
+                    ++sums.row_passed[static_cast<std::size_t>(i)];
+                    ++sums.row_passed[static_cast<std::size_t>(j)];
                     break;
                 case 2:
                     ++sums.tied;
-                    ++st[static_cast<std::size_t>(i)];
-                    ++st[static_cast<std::size_t>(j)];
+                    ++sums.row_tied[static_cast<std::size_t>(i)];
+                    ++sums.row_tied[static_cast<std::size_t>(j)];
                     break;
                 case 3:
                     ++sums.skipped;
@@ -673,8 +672,6 @@ Counts count_listed_pairs(const Prepared<T>& prep, const Groups& groups, const O
                     break;
             }
         }
-        sums.row_passed.assign(sp.begin(), sp.end());
-        sums.row_tied.assign(st.begin(), st.end());
         acc.add(sums, 0, 0);
         ticker.step();
     });

@@ -9,11 +9,13 @@
 // work is a matrix product computed tile by tile with a BLAS gemm and fused
 // with the comparison. Extra memory: O(n d + n_threads * tile^2).
 //
-// Ties are decided with a tolerance so that the answer does not depend on how
-// the products were blocked or rounded: a pair is tied when
-// |lhs - rhs| <= rtol * scale_ij (scale_ij bounds the rounding error of the
-// products, see scale_weights), and always when y_i == y_j or p_i == p_j
-// (identical rows make the two sides equal in exact arithmetic).
+// Near-ties are decided with a tolerance, so that sides equal up to rounding
+// count as tied however the products were blocked: a pair is tied when
+// |lhs - rhs| <= rtol * scale_ij, scale_ij = w_i + w_j with w_i = |y_i|^2 +
+// |p_i|^2 of the prepared rows (its square root for the Euclidean metric),
+// which bounds the rounding error of the products. A pair is always tied when
+// y_i == y_j or p_i == p_j (the two sides are equal in exact arithmetic). The
+// tiling depends on n and the dtype only, so counts do not depend on threads.
 #pragma once
 
 #include <cstddef>
