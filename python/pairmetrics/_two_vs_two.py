@@ -1,1 +1,529 @@
-__all__: list = []
+"""The 2 vs 2 test for vector predictions (word vectors, decoded brain activity, ...)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from typing import Optional, Union
+
+import numpy as np
+
+from . import _core
+from ._progress import progress_callback
+from ._result import Result
+from ._validation import (
+    as_matrix,
+    check_bool,
+    check_choice,
+    check_finite,
+    check_nonnegative_finite,
+    resolve_n_jobs,
+)
+
+__all__ = [
+    "two_vs_two",
+    "two_vs_two_permutation_test",
+    "TwoVsTwoResult",
+    "TwoVsTwoPermutationResult",
+]
+
+METRICS = ("cosine", "correlation", "euclidean", "sqeuclidean")
+TIES = ("fail", "pass", "half", "exclude")
+PAIR_MODES = ("all", "distinct_targets")
+
+# A permutation test keeps the n x n matrix of products and its transpose
+# while the two fit in this many bytes.
+_TERMS_MEMORY_LIMIT = 1 << 30
+# Permutations handed to the kernel at once (bounds the index memory).
+_PERMUTATION_CHUNK = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class TwoVsTwoResult(Result):
+    """Outcome of :func:`two_vs_two`; unpacks as ``(n_passed, n_total, accuracy)``.
+
+    Attributes
+    ----------
+    n_passed : int or float
+        Passed pairs, ties credited by the tie rule (a multiple of 0.5 for
+        ``ties="half"``, an int otherwise).
+    n_total : int
+        Pairs in the denominator (tied pairs are left out for ``ties="exclude"``).
+    accuracy : float
+        ``n_passed / n_total`` (NaN when ``n_total`` is 0).
+    n_strict_passed : int
+        Pairs that pass outright, whatever the tie rule.
+    n_tied : int
+        Pairs judged tied: identical targets or identical predictions, or
+        ``|lhs - rhs| <= rtol * scale`` (see :func:`two_vs_two`).
+    n_pairs : int
+        Pairs evaluated (all ``n (n - 1) / 2`` pairs, those with distinct
+        targets, or the sampled ones), before any exclusion of ties.
+    standard_error : float or None
+        For sampled pairs, the standard error of ``accuracy`` as an estimate
+        of the all-pairs accuracy; None when every pair was evaluated.
+    sample_accuracy : ndarray of float, shape (n,)
+        Per-sample pass rate: the accuracy over the evaluated pairs that
+        contain sample ``i`` (same tie rule); NaN where there are none.
+    metric, ties, pairs, rtol :
+        The options used (``rtol`` after resolving the default).
+    """
+
+    n_passed: Union[int, float]
+    n_total: int
+    accuracy: float
+    n_strict_passed: int
+    n_tied: int
+    n_pairs: int
+    standard_error: Optional[float]
+    sample_accuracy: np.ndarray = dataclasses.field(repr=False)
+    metric: str
+    ties: str
+    pairs: Union[str, int]
+    rtol: float
+
+    _unpack = ("n_passed", "n_total", "accuracy")
+
+
+@dataclasses.dataclass(frozen=True)
+class TwoVsTwoPermutationResult(Result):
+    """Outcome of :func:`two_vs_two_permutation_test`; unpacks as ``(statistic, pvalue)``.
+
+    Attributes
+    ----------
+    statistic : float
+        The observed 2 vs 2 accuracy.
+    pvalue : float
+        ``(1 + #{permutations with accuracy >= statistic}) / (1 + n_permutations)``.
+    null_distribution : ndarray of float, shape (n_permutations,)
+        The accuracy under each permutation.
+    n_permutations : int
+    observed : TwoVsTwoResult
+        The full result for the unpermuted data.
+    """
+
+    statistic: float
+    pvalue: float
+    null_distribution: np.ndarray = dataclasses.field(repr=False)
+    n_permutations: int
+    observed: TwoVsTwoResult = dataclasses.field(repr=False)
+
+    _unpack = ("statistic", "pvalue")
+
+
+# ---------------------------------------------------------------------------
+# validation and preparation
+
+
+def default_rtol(dtype, n_features: int) -> float:
+    """The default tie tolerance: ``8 * sqrt(d) * eps`` of the working dtype."""
+    return 8.0 * math.sqrt(n_features) * float(np.finfo(dtype).eps)
+
+
+def _check_rows(x: np.ndarray, name: str, metric: str) -> None:
+    """Reject rows for which the metric is undefined, or values too large for it."""
+    if metric == "cosine":
+        bad = np.flatnonzero(~np.any(x != 0, axis=1))
+        if bad.size:
+            raise ValueError(
+                f"{name} has all-zero rows {_row_list(bad)}: the cosine distance to a zero vector is undefined"
+            )
+        return
+    big = float(np.max(np.abs(x))) if x.size else 0.0
+    d = x.shape[1]
+    finfo = np.finfo(x.dtype)
+    if metric == "correlation":
+        bad = np.flatnonzero(np.all(x == x[:, :1], axis=1))
+        if bad.size:
+            raise ValueError(
+                f"{name} has constant rows {_row_list(bad)}: the correlation distance to a constant vector is undefined"
+            )
+        limit = float(finfo.max) / (4.0 * d)
+    else:
+        # |y - c|^2 and <y - c, p - c> must not overflow in the working dtype.
+        limit = math.sqrt(float(finfo.max) / (64.0 * d))
+    if big > limit:
+        raise ValueError(
+            f"{name} has values up to {big:.3g}, too large for the {metric} metric in {x.dtype} "
+            f"(limit {limit:.3g}); rescale the data or pass float64"
+        )
+
+
+def _row_list(rows: np.ndarray, limit: int = 10) -> str:
+    shown = ", ".join(str(int(r)) for r in rows[:limit])
+    return f"[{shown}{', ...' if rows.size > limit else ''}] ({rows.size} in all)"
+
+
+def _prepare_inputs(y_true, y_pred, metric):
+    metric = check_choice(metric, "metric", METRICS)
+    y = as_matrix(y_true, "y_true", min_rows=2)
+    p = as_matrix(y_pred, "y_pred", min_rows=2)
+    if y.shape != p.shape:
+        raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
+    check_finite(y, "y_true")
+    check_finite(p, "y_pred")
+    # float32 stays float32 (no copy); everything else is computed in float64.
+    dtype = np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
+    for name, arr in (("y_true", y), ("y_pred", p)):
+        if arr.dtype.kind == "f" and arr.dtype.itemsize > 8 and np.abs(arr).max() > np.finfo(np.float64).max:
+            raise ValueError(f"{name} has values too large for float64")
+    y = np.asarray(y, dtype=dtype)
+    p = np.asarray(p, dtype=dtype)
+    _check_rows(y, "y_true", metric)
+    _check_rows(p, "y_pred", metric)
+    return y, p, metric
+
+
+def _resolve_pairs(pairs, n: int):
+    n_all = n * (n - 1) // 2
+    if isinstance(pairs, str):
+        return check_choice(pairs, "pairs", PAIR_MODES)
+    if isinstance(pairs, (bool, np.bool_)) or not isinstance(pairs, (numbers.Integral, np.integer)):
+        raise TypeError(f"pairs must be 'all', 'distinct_targets' or an int, got {type(pairs).__name__}")
+    pairs = int(pairs)
+    if not 1 <= pairs <= n_all:
+        raise ValueError(f"pairs must lie in [1, n(n-1)/2] = [1, {n_all}] for n = {n}, got {pairs}")
+    return pairs
+
+
+def _resolve_rtol(rtol, dtype, d: int) -> float:
+    if rtol is None:
+        return default_rtol(dtype, d)
+    return check_nonnegative_finite(rtol, "rtol")
+
+
+def _sample_pairs(n: int, m: int, rng: np.random.Generator):
+    """``m`` distinct pairs i < j drawn uniformly without replacement, sorted."""
+    n_all = n * (n - 1) // 2
+    k = np.sort(rng.choice(n_all, size=m, replace=False)).astype(np.int64)
+    # Row i starts at offset s(i) = i (2n - i - 1) / 2 of the upper triangle.
+    i = np.floor(((2 * n - 1) - np.sqrt((2.0 * n - 1) ** 2 - 8.0 * k)) / 2).astype(np.int64)
+    i = np.clip(i, 0, n - 2)
+    start = lambda r: r * (2 * n - r - 1) // 2  # noqa: E731
+    for _ in range(2):  # the float estimate is off by at most one
+        i = np.where(start(i) > k, i - 1, i)
+        i = np.where(start(i + 1) <= k, i + 1, i)
+    j = k - start(i) + i + 1
+    return i, j
+
+
+# ---------------------------------------------------------------------------
+# counting
+
+
+@dataclasses.dataclass
+class _Setup:
+    y: np.ndarray
+    p: np.ndarray
+    metric: str
+    ties: str
+    pairs: Union[str, int]
+    rtol: float
+    n_threads: int
+    group_y: np.ndarray
+    group_p: np.ndarray
+    first: Optional[np.ndarray] = None
+    second: Optional[np.ndarray] = None
+
+    @property
+    def n(self) -> int:
+        return self.y.shape[0]
+
+    @property
+    def skip_same_target(self) -> bool:
+        return self.pairs == "distinct_targets"
+
+    def count(self, perm=None, progress=None):
+        """(passed, tied, skipped, sample_passed, sample_tied) with y_i paired with p_perm[i]."""
+        gp = self.group_p if perm is None else self.group_p[perm]
+        # The kernel wants group ids in [0, n); permuted ids still are.
+        if self.first is None:
+            return _core._two_vs_two_all(
+                self.y, self.p, self.group_y, gp, self.metric, self.rtol, self.skip_same_target,
+                self.n_threads, None, perm, progress,
+            )
+        return _core._two_vs_two_pairs(
+            self.y, self.p, self.group_y, gp, self.first, self.second, self.metric, self.rtol,
+            self.skip_same_target, self.n_threads, perm, progress,
+        )
+
+
+def _setup(y_true, y_pred, metric, ties, pairs, rng, n_jobs, rtol):
+    y, p, metric = _prepare_inputs(y_true, y_pred, metric)
+    ties = check_choice(ties, "ties", TIES)
+    pairs = _resolve_pairs(pairs, y.shape[0])
+    n_threads = resolve_n_jobs(n_jobs)
+    rtol = _resolve_rtol(rtol, y.dtype, y.shape[1])
+    groups = _core._row_groups(y, n_threads), _core._row_groups(p, n_threads)
+    setup = _Setup(y, p, metric, ties, pairs, rtol, n_threads, *groups)
+    if isinstance(pairs, int):
+        setup.first, setup.second = _sample_pairs(y.shape[0], pairs, np.random.default_rng(rng))
+    return setup
+
+
+def _tie_credit(ties: str) -> float:
+    return {"fail": 0.0, "pass": 1.0, "half": 0.5, "exclude": 0.0}[ties]
+
+
+def _score(passed: int, tied: int, n_pairs: int, ties: str):
+    """(n_passed, n_total) under the tie rule; n_passed is 2x for 'half' kept exact."""
+    if ties == "fail":
+        return passed, n_pairs
+    if ties == "pass":
+        return passed + tied, n_pairs
+    if ties == "half":
+        return passed + tied / 2, n_pairs
+    return passed, n_pairs - tied
+
+
+def _result(setup: _Setup, counts) -> TwoVsTwoResult:
+    passed, tied, skipped, sample_passed, sample_tied = counts
+    passed, tied, skipped = int(passed), int(tied), int(skipped)
+    n = setup.n
+    if setup.first is None:
+        n_pairs = n * (n - 1) // 2 - skipped
+        sample_pairs = np.full(n, n - 1, dtype=np.int64)
+        if setup.skip_same_target:
+            sizes = np.bincount(setup.group_y, minlength=n)
+            sample_pairs -= sizes[setup.group_y] - 1
+    else:
+        n_pairs = setup.first.size - skipped
+        sample_pairs = np.bincount(setup.first, minlength=n) + np.bincount(setup.second, minlength=n)
+    n_passed, n_total = _score(passed, tied, n_pairs, setup.ties)
+    accuracy = n_passed / n_total if n_total else math.nan
+
+    credit = _tie_credit(setup.ties)
+    s_total = sample_pairs - (sample_tied if setup.ties == "exclude" else 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sample_accuracy = np.where(s_total > 0, (sample_passed + credit * sample_tied) / np.maximum(s_total, 1), np.nan)
+
+    standard_error = None
+    if setup.first is not None:
+        standard_error = math.nan
+        if n_total > 1:
+            # Pair scores are 0, the tie credit or 1; a simple random sample
+            # without replacement of the n (n - 1) / 2 pairs.
+            counted_ties = 0 if setup.ties == "exclude" else tied
+            mean_sq = (passed + credit**2 * counted_ties) / n_total
+            var = max(mean_sq - accuracy**2, 0.0) * n_total / (n_total - 1)
+            fpc = 1.0 - setup.first.size / (n * (n - 1) // 2)
+            standard_error = math.sqrt(var / n_total * fpc)
+    if setup.ties != "half":
+        n_passed = int(n_passed)
+    return TwoVsTwoResult(
+        n_passed=n_passed,
+        n_total=int(n_total),
+        accuracy=float(accuracy),
+        n_strict_passed=passed,
+        n_tied=tied,
+        n_pairs=int(n_pairs),
+        standard_error=standard_error,
+        sample_accuracy=sample_accuracy,
+        metric=setup.metric,
+        ties=setup.ties,
+        pairs=setup.pairs,
+        rtol=setup.rtol,
+    )
+
+
+# ---------------------------------------------------------------------------
+# public API
+
+
+def two_vs_two(
+    y_true,
+    y_pred,
+    *,
+    metric: str = "cosine",
+    ties: str = "fail",
+    pairs: Union[str, int] = "all",
+    rng=None,
+    n_jobs: Optional[int] = None,
+    progress: bool = False,
+    rtol: Optional[float] = None,
+) -> TwoVsTwoResult:
+    """The 2 vs 2 test: how often the predictions tell two samples apart.
+
+    For a pair of samples ``i < j`` with targets ``y_i, y_j`` and predictions
+    ``p_i, p_j``, compare the distances of the correct assignment with the
+    swapped one::
+
+        lhs = d(y_i, p_i) + d(y_j, p_j)        rhs = d(y_i, p_j) + d(y_j, p_i)
+
+    The pair *passes* when ``lhs < rhs``. The accuracy is the fraction of
+    pairs that pass (0.5 is chance). All ``n (n - 1) / 2`` pairs cost one
+    ``n x n x d`` matrix product, computed in tiles and compared on the fly:
+    the ``n x n`` matrix is never stored (extra memory ``O(n d)`` plus a few
+    MB per thread).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples, n_features)
+        Targets and predictions, one row per sample; ``n >= 2``, ``d >= 1``,
+        finite. float32 input (both arrays) is computed in float32 without a
+        copy of the input; any other numeric dtype in float64.
+    metric : {"cosine", "correlation", "euclidean", "sqeuclidean"}
+        The distance ``d``, as in :func:`scipy.spatial.distance.cdist`.
+        "cosine" rejects all-zero rows and "correlation" constant rows (the
+        distance is undefined there).
+    ties : {"fail", "pass", "half", "exclude"}
+        How a tied pair (``lhs == rhs``, see below) counts: as a failure
+        (strict ``<``, the usual definition), as a pass (``<=``), as half a
+        pass, or not at all (dropped from the denominator).
+    pairs : "all", "distinct_targets" or int
+        "all" pairs; only pairs whose targets differ ("distinct_targets":
+        pairs with identical targets are left out instead of being ties); or
+        this many pairs drawn uniformly without replacement with ``rng`` (for
+        large ``n``; ``standard_error`` is then reported).
+    rng : seed or numpy Generator, optional
+        Randomness for ``pairs=int``.
+    n_jobs : int, optional
+        Threads (scikit-learn semantics: None is 1, -1 all cores). The result
+        does not depend on it: the tiling is fixed and each tile's product
+        runs on one thread.
+    progress : bool
+        Show a progress bar (needs tqdm).
+    rtol : float, optional
+        Tie tolerance, default ``8 * sqrt(d) * eps`` of the working dtype
+        (about 1.7e-5 for float32 and 3e-14 for float64 at d = 300). A pair
+        is tied when ``|lhs - rhs| <= rtol * scale``, where ``scale`` bounds
+        the rounding error of the products: for cosine and correlation
+        ``scale = 4`` (the squared norms of the four unit vectors), for
+        sqeuclidean ``|y_i - c|^2 + |y_j - c|^2 + |p_i - c|^2 + |p_j - c|^2``
+        with ``c`` the mean target row, for euclidean
+        ``sqrt(|y_i - c|^2 + |p_i - c|^2) + sqrt(|y_j - c|^2 + |p_j - c|^2)``.
+        Pairs with identical targets (``y_i == y_j``) or identical
+        predictions (``p_i == p_j``) are tied exactly (both sides are equal in
+        exact arithmetic), whatever ``rtol``. ``rtol=0`` keeps only those.
+
+    Returns
+    -------
+    TwoVsTwoResult
+        Unpacks as ``(n_passed, n_total, accuracy)``; also holds the tie
+        count, the per-sample pass rates and the options used.
+
+    Notes
+    -----
+    The products run on the BLAS that SciPy loaded. Euclidean cross distances
+    come from ``|a|^2 + |b|^2 - 2 <a, b>`` after shifting both sets by the
+    mean target (distances do not change), and are recomputed from the rows
+    where that expansion would lose too many digits.
+    """
+    setup = _setup(y_true, y_pred, metric, ties, pairs, rng, n_jobs, rtol)
+    progress = check_bool(progress, "progress")
+    with progress_callback(progress, "2 vs 2") as callback:
+        counts = setup.count(progress=callback)
+    return _result(setup, counts)
+
+
+def two_vs_two_permutation_test(
+    y_true,
+    y_pred,
+    *,
+    n_permutations: int = 1000,
+    rng=None,
+    metric: str = "cosine",
+    ties: str = "fail",
+    pairs: Union[str, int] = "all",
+    n_jobs: Optional[int] = None,
+    progress: bool = False,
+    rtol: Optional[float] = None,
+) -> TwoVsTwoPermutationResult:
+    """Permutation test of the 2 vs 2 accuracy against chance.
+
+    The null distribution shuffles which prediction belongs to which target:
+    for each of ``n_permutations`` random permutations ``pi``, ``y_i`` is
+    paired with ``p_pi(i)`` and the 2 vs 2 accuracy recomputed. The p-value is
+    ``(1 + #{permutations with accuracy >= observed}) / (1 + n_permutations)``
+    (it is never 0; one-sided, large accuracy is evidence against chance).
+
+    Parameters
+    ----------
+    y_true, y_pred, metric, ties, pairs, n_jobs, progress, rtol
+        As in :func:`two_vs_two`. With ``pairs=int`` the same sampled pairs
+        are used for the observed data and every permutation.
+    n_permutations : int
+        Number of random permutations (>= 1).
+    rng : seed or numpy Generator, optional
+        Randomness for the sampled pairs (drawn first) and the permutations.
+
+    Returns
+    -------
+    TwoVsTwoPermutationResult
+        Unpacks as ``(statistic, pvalue)``.
+
+    Notes
+    -----
+    Cost: with all pairs, the ``n x n`` matrix of products is computed once
+    (``2 n^2 d`` flops) and kept, with its transpose, when the two need at
+    most 1 GiB (``n`` up to 11585 in float32, 8192 in float64); each
+    permutation then costs ``O(n^2)`` gathers and comparisons and no products. Beyond that size
+    every permutation recomputes the products, costing as much as one call
+    to :func:`two_vs_two`. With sampled pairs each permutation costs
+    ``O((n + pairs) d)``.
+    """
+    # One generator: the sampled pairs (if any) are drawn first, then the permutations.
+    generator = np.random.default_rng(rng)
+    setup = _setup(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol)
+    progress = check_bool(progress, "progress")
+    if isinstance(n_permutations, (bool, np.bool_)) or not isinstance(n_permutations, (numbers.Integral, np.integer)):
+        raise TypeError(f"n_permutations must be an int, got {type(n_permutations).__name__}")
+    n_permutations = int(n_permutations)
+    if n_permutations < 1:
+        raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
+    n = setup.n
+    # The matrix of products and its transpose, when both fit in the limit.
+    keep_terms = setup.first is None and 2 * n * n * setup.y.itemsize <= _TERMS_MEMORY_LIMIT
+
+    with progress_callback(progress, "2 vs 2 permutations") as callback:
+        observed = _result(setup, setup.count(progress=None))
+        if keep_terms:
+            terms = _core._two_vs_two_terms(setup.y, setup.p, setup.metric, setup.n_threads)
+            terms_t = np.ascontiguousarray(terms.T)
+        passed = np.empty(n_permutations, dtype=np.int64)
+        tied = np.empty(n_permutations, dtype=np.int64)
+        done = 0
+        while done < n_permutations:
+            k = min(_PERMUTATION_CHUNK, n_permutations - done)
+            perms = np.stack([generator.permutation(n) for _ in range(k)]).astype(np.int64)
+            if keep_terms:
+                p_, t_ = _core._two_vs_two_permuted(
+                    terms, terms_t, setup.y, setup.p, setup.group_y, setup.group_p, perms, setup.metric, setup.rtol,
+                    setup.skip_same_target, setup.n_threads,
+                )
+                passed[done : done + k], tied[done : done + k] = p_, t_
+            else:
+                for r in range(k):
+                    counts = setup.count(perm=perms[r])
+                    passed[done + r], tied[done + r] = counts[0], counts[1]
+                    if callback is not None:
+                        callback(done + r + 1, n_permutations)
+            done += k
+            if callback is not None:
+                callback(done, n_permutations)
+
+    n_pairs = observed.n_pairs  # the evaluated pairs do not change under permutation
+    null = np.empty(n_permutations)
+    exceed = 0
+    # Compare accuracies exactly as fractions (2x numerators keep 'half' integral).
+    obs_num2, obs_den = _exact_score(observed.n_strict_passed, observed.n_tied, n_pairs, setup.ties)
+    for r in range(n_permutations):
+        num2, den = _exact_score(int(passed[r]), int(tied[r]), n_pairs, setup.ties)
+        null[r] = num2 / (2 * den) if den else math.nan
+        if den and obs_den and num2 * obs_den >= obs_num2 * den:
+            exceed += 1
+    pvalue = (1 + exceed) / (1 + n_permutations)
+    return TwoVsTwoPermutationResult(
+        statistic=observed.accuracy,
+        pvalue=pvalue,
+        null_distribution=null,
+        n_permutations=n_permutations,
+        observed=observed,
+    )
+
+
+def _exact_score(passed: int, tied: int, n_pairs: int, ties: str):
+    """(2 * n_passed, n_total) as Python ints."""
+    num, den = _score(passed, tied, n_pairs, ties)
+    return int(round(2 * num)), int(den)
