@@ -1,7 +1,117 @@
+#include <stdexcept>
+#include <string>
+
+#include "../matching.hpp"
 #include "common.hpp"
 
 namespace pairmetrics::bindings {
 
-void register_matching(py::module_& m) { (void)m; }
+namespace mt = pairmetrics::matching;
+
+namespace {
+
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& v) {
+    py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
+    std::copy(v.begin(), v.end(), out.mutable_data());
+    return out;
+}
+
+py::dict stats_dict(const mt::BlossomStats& s) {
+    py::dict d;
+    d["grows"] = s.grows;
+    d["shrinks"] = s.shrinks;
+    d["expands"] = s.expands;
+    d["augments"] = s.augments;
+    d["events"] = s.events;
+    d["greedy_matched"] = s.greedy_matched;
+    return d;
+}
+
+py::dict result_dict(const mt::BlossomResult& r) {
+    py::dict d;
+    d["perfect"] = r.perfect;
+    d["mate"] = to_array(r.mate);
+    d["y"] = to_array(r.y);
+    d["parent"] = to_array(r.parent);
+    d["z"] = to_array(r.z);
+    d["stats"] = stats_dict(r.stats);
+    return d;
+}
+
+using i32arr = py::array_t<std::int32_t, py::array::c_style | py::array::forcecast>;
+using i64arr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+
+py::dict sparse(std::int32_t n, const i32arr& eu, const i32arr& ev, const i64arr& w, py::object progress) {
+    const auto m = static_cast<std::size_t>(eu.size());
+    if (ev.size() != eu.size() || w.size() != eu.size()) throw std::invalid_argument("edge arrays differ in length");
+    const std::int64_t wmax = mt::max_weight(n);
+    const std::int32_t* pu = eu.data();
+    const std::int32_t* pv = ev.data();
+    const std::int64_t* pw = w.data();
+    for (std::size_t e = 0; e < m; ++e) {
+        if (pu[e] < 0 || pu[e] >= n || pv[e] < 0 || pv[e] >= n) throw std::invalid_argument("edge endpoint out of range");
+        if (pw[e] < 0 || pw[e] > wmax) throw std::invalid_argument("edge weight outside [0, max_weight(n)]");
+    }
+    Control control = make_control(std::move(progress));
+    // Safe without the GIL: the arrays are owned by this frame and only read.
+    mt::BlossomResult r =
+        run_without_gil([&] { return mt::min_weight_perfect_matching(n, m, pu, pv, pw, &control); });
+    return result_dict(r);
+}
+
+template <class T>
+py::dict dense(const py::array_t<T>& D, double scale, bool ghost, int k, py::object progress) {
+    if (D.ndim() != 2 || D.shape(0) != D.shape(1)) throw std::invalid_argument("D must be square");
+    const auto n = static_cast<std::int32_t>(D.shape(0));
+    const T* data = D.data();
+    const std::ptrdiff_t rs = element_stride<T>(D, 0), cs = element_stride<T>(D, 1);
+    Control control = make_control(std::move(progress));
+    mt::DenseStats stats;
+    // Safe without the GIL: D is kept alive by the caller and only read.
+    mt::BlossomResult r = run_without_gil([&] {
+        return mt::dense_min_weight_perfect_matching<T>(data, n, rs, cs, scale, ghost, k, &control, &stats);
+    });
+    py::dict d = result_dict(r);
+    d["rounds"] = stats.rounds;
+    d["edges"] = stats.edges;
+    return d;
+}
+
+i64arr reduced_costs(const i64arr& y, const i32arr& parent, const i64arr& z, const i32arr& u, const i32arr& v,
+                     const i64arr& w) {
+    mt::BlossomResult r;
+    r.y.assign(y.data(), y.data() + y.size());
+    r.parent.assign(parent.data(), parent.data() + parent.size());
+    r.z.assign(z.data(), z.data() + z.size());
+    const auto n = static_cast<std::int32_t>(y.size());
+    if (parent.size() != y.size() + z.size()) throw std::invalid_argument("parent must have len(y) + len(z) entries");
+    if (u.size() != v.size() || u.size() != w.size()) throw std::invalid_argument("u, v, w differ in length");
+    i64arr out(u.size());
+    std::int64_t* po = out.mutable_data();
+    for (py::ssize_t i = 0; i < u.size(); ++i) {
+        const std::int32_t a = u.data()[i], b = v.data()[i];
+        if (a < 0 || a >= n || b < 0 || b >= n) throw std::invalid_argument("vertex out of range");
+        po[i] = mt::reduced_cost(r, a, b, w.data()[i]);
+    }
+    return out;
+}
+
+}  // namespace
+
+void register_matching(py::module_& m) {
+    m.def("_mwpm_max_weight", &mt::max_weight, py::arg("n"),
+          "Largest integer edge weight accepted by the blossom solver for n vertices.");
+    m.def("_mwpm_sparse", &sparse, py::arg("n"), py::arg("eu"), py::arg("ev"), py::arg("w"),
+          py::arg("progress") = py::none(),
+          "Exact minimum-weight perfect matching on a sparse graph with integer weights.");
+    m.def("_mwpm_dense", &dense<double>, py::arg("D"), py::arg("scale"), py::arg("ghost"), py::arg("k"),
+          py::arg("progress") = py::none());
+    m.def("_mwpm_dense", &dense<float>, py::arg("D"), py::arg("scale"), py::arg("ghost"), py::arg("k"),
+          py::arg("progress") = py::none(),
+          "Exact minimum-weight perfect matching on the complete graph of a distance matrix.");
+    m.def("_mwpm_reduced_costs", &reduced_costs, py::arg("y"), py::arg("parent"), py::arg("z"), py::arg("u"),
+          py::arg("v"), py::arg("w"), "Exact reduced costs of pairs against a blossom dual solution.");
+}
 
 }  // namespace pairmetrics::bindings

@@ -1,1 +1,366 @@
-__all__: list = []
+"""Exact minimum-weight perfect matching (blossom algorithm) with an LP dual certificate."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from typing import Callable, Optional
+
+import numpy as np
+
+from . import _core
+from ._progress import progress_callback
+from ._result import Result
+from ._validation import as_matrix, as_numeric_array, check_finite
+
+__all__ = [
+    "MatchingResult",
+    "min_weight_perfect_matching",
+    "rank_mahalanobis",
+    "pairwise_distances",
+]
+
+# Size of the start graph: each point's K nearest neighbours (pricing adds the rest).
+_DEFAULT_K = 10
+# Euclidean distance tiles are computed this many rows at a time.
+_TILE_ROWS = 1024
+
+
+def _int_scale(max_distance: float, n_vertices: int) -> float:
+    """Factor turning distances into the solver's integers.
+
+    The largest distance maps to ``M = max_weight(n) - 16`` (about 2**50 for
+    small n, 2**59 / n for large n), so the rounding resolution is
+    ``max_distance / M`` and no sum of duals can overflow int64.
+    """
+    top = float(_core._mwpm_max_weight(n_vertices) - 16)
+    return top / max_distance if max_distance > 0 else 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchingResult(Result):
+    """A minimum-weight perfect matching and its optimality certificate.
+
+    Attributes
+    ----------
+    mate : ndarray of int64, shape (N,)
+        ``mate[i]`` is the point matched to ``i``; ``-1`` for the one point
+        left out when N is odd (the point matched to the ghost).
+    pairs : ndarray of int64, shape (N // 2, 2)
+        The matched pairs ``(i, j)`` with ``i < j``, sorted by ``i``.
+    cost : float
+        Sum of the distances of the matched pairs (the dropped point costs 0).
+    dropped : int or None
+        The point left out when N is odd, else None.
+    y, z, blossom_parent : ndarray
+        The dual solution (vertex duals ``y``; for odd N the last entry is the
+        ghost's), blossom duals ``z`` and the laminar family of blossoms:
+        ``blossom_parent[i]`` is the blossom (numbered ``len(y) + b``)
+        directly containing vertex or blossom ``i``, or -1. See ``verify``.
+    resolution : float
+        Distances were rounded to integer multiples of this before the exact
+        integer solve (``max(D) / 2**k`` with k between about 44 and 50).
+    """
+
+    mate: np.ndarray
+    pairs: np.ndarray
+    cost: float
+    dropped: Optional[int]
+    y: np.ndarray = dataclasses.field(repr=False)
+    z: np.ndarray = dataclasses.field(repr=False)
+    blossom_parent: np.ndarray = dataclasses.field(repr=False)
+    resolution: float = dataclasses.field(repr=False)
+    stats: dict = dataclasses.field(repr=False, compare=False)
+    _distances: Callable = dataclasses.field(repr=False, compare=False)
+
+    def certificate(self) -> dict:
+        """Check the LP dual certificate against every pair, in float64.
+
+        Returns a dict with ``max_violation`` (largest amount by which a pair's
+        reduced cost ``d_ij - y_i - y_j + sum of z over blossoms holding both``
+        is negative), ``max_matched_slack`` (largest reduced cost of a matched
+        pair), ``min_z``, ``dual_objective`` and ``gap_bound``: an upper bound on
+        ``cost - optimum`` that holds whatever the rounding (weak duality after
+        lowering every ``y`` by ``max_violation / 2``).
+        """
+        y = self.y
+        nv = y.shape[0]
+        nb = self.z.shape[0]
+        # Membership of each vertex in each blossom (nb x nv), to add z to the
+        # pairs inside a blossom with one matrix product per tile.
+        member = np.zeros((nb, nv), dtype=np.float64)
+        parent = self.blossom_parent
+        for v in range(nv):
+            b = parent[v]
+            while b != -1:
+                member[b - nv, v] = 1.0
+                b = parent[b]
+        zm = member * self.z[:, None]
+        worst = 0.0
+        for lo in range(0, nv, _TILE_ROWS):
+            hi = min(nv, lo + _TILE_ROWS)
+            d = self._distances(lo, hi)  # (hi-lo, nv), ghost included
+            rc = d - y[lo:hi, None] - y[None, :]
+            if nb:
+                rc += zm[:, lo:hi].T @ member
+            idx = np.arange(lo, hi)
+            rc[idx - lo, idx] = np.inf
+            worst = min(worst, float(rc.min()))
+        mate = self.mate_with_ghost()
+        ii = np.arange(nv)
+        dm = np.empty(nv)
+        for lo in range(0, nv, _TILE_ROWS):
+            hi = min(nv, lo + _TILE_ROWS)
+            dm[lo:hi] = self._distances(lo, hi)[np.arange(hi - lo), mate[lo:hi]]
+        zpair = (zm[:, ii] * member[:, mate]).sum(axis=0) if nb else 0.0
+        matched_rc = dm - y - y[mate] + zpair
+        sizes = member.sum(axis=1)
+        dual = float(y.sum() - (self.z * (sizes - 1) / 2).sum())
+        violation = max(0.0, -worst)
+        return {
+            "max_violation": violation,
+            "max_matched_slack": float(np.abs(matched_rc).max()) if nv else 0.0,
+            "min_z": float(self.z.min()) if nb else 0.0,
+            "dual_objective": dual,
+            "gap_bound": self.cost - dual + nv * violation / 2,
+        }
+
+    def verify(self, rtol: float = 1e-9) -> bool:
+        """Prove optimality from the dual certificate.
+
+        True when every blossom dual is >= 0, every pair is dual feasible and
+        every matched pair tight up to the rounding tolerance, and the
+        resulting bound on ``cost - optimum`` is at most ``rtol * cost`` plus
+        the rounding allowance ``N * resolution``. It computes all N^2
+        distances again (in tiles), so it costs about as much as a solve.
+        """
+        c = self.certificate()
+        nv = self.y.shape[0]
+        tol_edge = 2 * self.resolution + 1e-12 * self.resolution * 2.0**44
+        return (
+            c["min_z"] >= 0
+            and c["max_violation"] <= tol_edge
+            and c["max_matched_slack"] <= tol_edge
+            and c["gap_bound"] <= rtol * abs(self.cost) + nv * tol_edge
+        )
+
+    def mate_with_ghost(self) -> np.ndarray:
+        """``mate`` over the vertices of the solved graph (the ghost is index N)."""
+        if self.dropped is None:
+            return self.mate
+        out = np.append(self.mate, self.dropped)
+        out[self.dropped] = self.mate.shape[0]
+        return out
+
+
+def rank_mahalanobis(X) -> np.ndarray:
+    """Rosenbaum's rank-based Mahalanobis distances between the rows of X.
+
+    Each column is replaced by its ranks (average ranks for ties), the
+    covariance of the ranks is rescaled so that every column has the variance
+    of untied ranks 1..n, and ``D[i, j] = (r_i - r_j)^T S^+ (r_i - r_j)`` with
+    ``S^+`` the Moore-Penrose pseudo-inverse (singular values below
+    ``sqrt(eps)`` times the largest are dropped). Like R's ``mahalanobis()``
+    used in the crossmatch package this is the *squared* form. Constant
+    columns carry no information and are ignored.
+    """
+    from scipy.stats import rankdata
+
+    X = as_matrix(X, "X", min_rows=2)
+    check_finite(X, "X")
+    n = X.shape[0]
+    R = rankdata(np.asarray(X, dtype=np.float64), axis=0, method="average")
+    R = R[:, R.var(axis=0) > 0]
+    if R.shape[1] == 0:
+        return np.zeros((n, n))
+    cv = np.atleast_2d(np.cov(R, rowvar=False))
+    vuntied = np.var(np.arange(1, n + 1), ddof=1)
+    rat = np.sqrt(vuntied / np.diag(cv))
+    cv = rat[:, None] * cv * rat[None, :]
+    u, s, vt = np.linalg.svd(cv)
+    keep = s > np.sqrt(np.finfo(float).eps) * s[0]
+    icov = (vt[keep].T / s[keep]) @ u[:, keep].T
+    G = R @ icov @ R.T
+    g = np.diag(G)
+    D = g[:, None] + g[None, :] - G - G.T
+    np.maximum(D, 0, out=D)
+    np.fill_diagonal(D, 0)
+    return (D + D.T) / 2
+
+
+_CDIST_METRICS = (
+    "braycurtis", "canberra", "chebyshev", "cityblock", "correlation", "cosine", "dice", "euclidean",
+    "hamming", "jaccard", "jensenshannon", "kulczynski1", "mahalanobis", "matching", "minkowski",
+    "rogerstanimoto", "russellrao", "seuclidean", "sokalmichener", "sokalsneath", "sqeuclidean", "yule",
+)  # fmt: skip
+
+
+def _check_metric(metric) -> None:
+    if callable(metric):
+        return
+    if not isinstance(metric, str) or (metric not in _CDIST_METRICS and metric != "rank_mahalanobis"):
+        raise ValueError(
+            f"metric must be a scipy.spatial.distance.cdist metric name, 'rank_mahalanobis' or a callable; got {metric!r}"
+        )
+
+
+def pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
+    """The full distance matrix of the rows of X for a cdist metric or 'rank_mahalanobis'."""
+    from scipy.spatial.distance import cdist
+
+    _check_metric(metric)
+    X = as_matrix(X, "X", min_rows=1)
+    check_finite(X, "X")
+    if metric == "rank_mahalanobis":
+        return rank_mahalanobis(X)
+    Xf = X if X.dtype.kind == "f" else X.astype(np.float64)
+    D = cdist(Xf, Xf, metric=metric, **kwargs)
+    if not np.isfinite(D).all():
+        raise ValueError(f"metric {metric!r} gave non-finite distances for these points (e.g. zero vectors)")
+    if (D < 0).any():
+        raise ValueError(f"metric {metric!r} gave negative distances")
+    np.fill_diagonal(D, 0)
+    return D
+
+
+def _check_distance_matrix(D, name: str = "D") -> np.ndarray:
+    D = as_numeric_array(D, name)
+    if D.ndim != 2 or D.shape[0] != D.shape[1]:
+        raise ValueError(f"{name} must be a square 2-D matrix, got shape {D.shape}")
+    if D.shape[0] < 2:
+        raise ValueError(f"{name} needs at least 2 points (N >= 2), got N = {D.shape[0]}")
+    if D.dtype.kind in "biu" or D.dtype.itemsize > 8 or D.dtype == np.float16:
+        D = D.astype(np.float64)
+    check_finite(D, name)
+    if (D < 0).any():
+        raise ValueError(f"{name} must not contain negative distances")
+    if (np.diagonal(D) != 0).any():
+        raise ValueError(f"{name} must have a zero diagonal")
+    big = float(D.max())
+    if np.abs(D - D.T).max() > 1e-12 * big:
+        raise ValueError(f"{name} must be symmetric (|D - D.T| up to 1e-12 * max(D) is tolerated)")
+    return D
+
+
+def _check_k(k) -> int:
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (numbers.Integral, np.integer)):
+        raise TypeError(f"k must be an int, got {type(k).__name__}")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    return int(k)
+
+
+def _solve_dense(D: np.ndarray, *, k: int, progress: bool, distances: Optional[Callable] = None) -> MatchingResult:
+    """Matching of the complete graph of a validated distance matrix."""
+    n = D.shape[0]
+    ghost = n % 2 == 1
+    nv = n + ghost
+    big = float(D.max())
+    scale = _int_scale(big, nv)
+    with progress_callback(progress, "matching") as cb:
+        r = _core._mwpm_dense(D, scale, ghost, k, cb)
+    mate_full = r["mate"].astype(np.int64)
+
+    if distances is None:
+
+        def distances(lo, hi, D=D, ghost=ghost):
+            d = np.asarray(D[lo:hi], dtype=np.float64)
+            if ghost:
+                d = np.concatenate([d, np.zeros((d.shape[0], 1))], axis=1)
+                if hi == n + 1:
+                    d = np.concatenate([d, np.zeros((1, n + 1))], axis=0)
+            return d
+
+    return _make_result(mate_full, r, n, scale, big, distances, lambda i, j: float(D[min(i, j), max(i, j)]))
+
+
+def _make_result(mate_full, r, n, scale, big, distances, pair_distance) -> MatchingResult:
+    ghost = mate_full.shape[0] > n
+    dropped = int(mate_full[n]) if ghost else None
+    mate = mate_full[:n].copy()
+    if ghost:
+        mate[dropped] = -1
+    i = np.flatnonzero(mate > np.arange(n))
+    pairs = np.column_stack([i, mate[i]]).astype(np.int64)
+    cost = float(sum(pair_distance(int(a), int(b)) for a, b in pairs))
+    stats = dict(r["stats"])
+    for key in ("rounds", "edges"):
+        if key in r:
+            stats[key] = r[key]
+    two_scale = 2.0 * scale
+    return MatchingResult(
+        mate=mate,
+        pairs=pairs,
+        cost=cost,
+        dropped=dropped,
+        y=r["y"] / two_scale,
+        z=r["z"] / two_scale,
+        blossom_parent=r["parent"].astype(np.int64),
+        resolution=(1.0 / scale) if big > 0 else 0.0,
+        stats=stats,
+        _distances=distances,
+    )
+
+
+def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: int = _DEFAULT_K,
+                                progress: bool = False, **metric_kwargs) -> MatchingResult:  # fmt: skip
+    """Exact minimum-weight perfect matching of the complete graph on N points.
+
+    Give either a distance matrix ``D`` or ``points`` (rows) with a ``metric``.
+
+    Parameters
+    ----------
+    D : array_like, shape (N, N), optional
+        Symmetric distances with a zero diagonal, finite and >= 0. float32
+        and float64 are read in place; other dtypes are converted to float64.
+        Only the upper triangle is read (asymmetry up to 1e-12 * max(D) is
+        tolerated).
+    points : array_like, shape (N, d), optional
+        Points; the distances are ``scipy.spatial.distance.cdist(points,
+        points, metric)`` or ``metric="rank_mahalanobis"`` (see
+        :func:`rank_mahalanobis`).
+    metric : str or callable
+        Used with ``points`` only.
+    k : int
+        The solver starts on each point's k nearest neighbours and adds every
+        pair that the dual solution prices out as improving, until none is
+        left; k only affects speed, never the result.
+    progress : bool
+        Show a progress bar (needs tqdm).
+
+    Returns
+    -------
+    MatchingResult
+        ``mate``, ``pairs``, ``cost`` and ``verify()``.
+
+    Notes
+    -----
+    *Exactness.* Distances are rounded to integer multiples of
+    ``resolution = max(D) / M`` (M between about 2**44 and 2**50, so the sum of
+    N/2 matched weights and all duals fit in int64), and the blossom algorithm
+    solves that integer problem exactly. The returned matching is optimal for
+    the real distances to within ``N * resolution``; ``verify()`` proves it
+    from the LP dual certificate in float64.
+
+    *Ties.* Several matchings may be optimal (duplicated points, integer
+    distances); which one is returned is deterministic but unspecified:
+    compare costs, not pairs.
+
+    *Odd N.* A ghost point at distance 0 from every point is added; the point
+    matched to it is left out (``mate == -1``, ``dropped``), i.e. the point
+    whose removal makes the remaining matching cheapest. This is how R's
+    crossmatch package handles odd N.
+    """
+    if (D is None) == (points is None):
+        raise ValueError("give exactly one of D (a distance matrix) or points=")
+    k = _check_k(k)
+    if points is not None:
+        _check_metric(metric)
+        X = as_matrix(points, "points", min_rows=1)
+        if X.shape[0] < 2:
+            raise ValueError(f"points needs at least 2 rows (N >= 2), got N = {X.shape[0]}")
+        check_finite(X, "points")
+        D = pairwise_distances(X, metric, **metric_kwargs)
+        return _solve_dense(D, k=k, progress=progress)
+    D = _check_distance_matrix(D, "D")
+    return _solve_dense(D, k=k, progress=progress)

@@ -1,0 +1,721 @@
+#include "matching.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <utility>
+
+namespace pairmetrics::matching {
+
+namespace {
+
+using i64 = std::int64_t;
+using i32 = std::int32_t;
+
+// Node ids: 0..n-1 are vertices, n..2n-1 blossoms (ids are recycled).
+// Labels: +1 even/outer, -1 odd/inner, 0 not in any tree (always matched).
+//
+// Duals are lazy: a top-level node b carries label[b], a time stamp and an
+// offset, and the dual of a vertex v whose top-level node is b is
+//     ystore[v] + off[b] + label[b] * (delta - stamp[b]),
+// so a global dual step is O(1). Blossom duals move twice as fast (inside
+// odd-set form). Internal weights are 2 w, which keeps every step integral:
+// all tree vertices share the parity of the roots, so the slack of an edge
+// between two even nodes is even.
+class Solver {
+  public:
+    Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const i64* w, Control* control)
+        : n_(n), eu_(eu), ev_(ev), control_(control) {
+        W_.resize(m);
+        for (std::size_t e = 0; e < m; ++e) W_[e] = 2 * w[e];
+        std::vector<i32> deg(n + 1, 0);
+        for (std::size_t e = 0; e < m; ++e) {
+            if (eu[e] == ev[e]) continue;
+            ++deg[eu[e]];
+            ++deg[ev[e]];
+        }
+        start_.assign(n + 1, 0);
+        for (i32 v = 0; v < n; ++v) start_[v + 1] = start_[v] + deg[v];
+        adj_.resize(start_[n]);
+        std::vector<i32> fill(start_.begin(), start_.end() - 1);
+        for (std::size_t e = 0; e < m; ++e) {
+            if (eu[e] == ev[e]) continue;
+            adj_[fill[eu[e]]++] = static_cast<i32>(e);
+            adj_[fill[ev[e]]++] = static_cast<i32>(e);
+        }
+        const std::size_t nodes = 2 * static_cast<std::size_t>(n);
+        parent_.assign(nodes, -1);
+        label_.assign(nodes, 0);
+        tree_.assign(nodes, -1);
+        stamp_.assign(nodes, 0);
+        off_.assign(nodes, 0);
+        zstore_.assign(nodes, 0);
+        tself_.assign(nodes, -1);
+        tother_.assign(nodes, -1);
+        base_.assign(nodes, -1);
+        alive_.assign(nodes, 0);
+        mark_.assign(nodes, 0);
+        childs_.resize(n);
+        cedges_.resize(n);
+        for (i32 b = 2 * n - 1; b >= n; --b) free_ids_.push_back(b);
+        top_.resize(n);
+        mate_.assign(n, -1);
+        ystore_.assign(n, 0);
+        tree_nodes_.resize(n);
+        for (i32 v = 0; v < n; ++v) {
+            top_[v] = v;
+            base_[v] = v;
+            alive_[v] = 1;
+        }
+    }
+
+    BlossomResult run() {
+        BlossomResult result;
+        for (i32 v = 0; v < n_; ++v)
+            if (start_[v] == start_[v + 1]) return result;  // isolated vertex: no perfect matching
+        greedy_init();
+        i32 unmatched = 0;
+        for (i32 v = 0; v < n_; ++v) {
+            if (mate_[v] != -1) continue;
+            ++unmatched;
+            label_[v] = 1;
+            tree_[v] = v;
+            tself_[v] = v;
+            tother_[v] = -1;
+            tree_nodes_[v].push_back(v);
+        }
+        for (i32 v = 0; v < n_; ++v)
+            if (mate_[v] == -1) scan_vertex(v);
+        std::int64_t since_tick = 0;
+        while (unmatched > 0) {
+            if (heap_.empty()) return result;  // a tree cannot grow: no perfect matching
+            const Event ev = heap_.top();
+            heap_.pop();
+            ++stats_.events;
+            if (ev.key > delta_) delta_ = ev.key;
+            if (ev.id >= 0) {
+                unmatched -= process_edge(ev.id);
+            } else {
+                process_expand(-ev.id - 1);
+            }
+            if (control_ && ++since_tick >= 200000) {
+                since_tick = 0;
+                control_->tick(static_cast<std::uint64_t>(n_ - unmatched), static_cast<std::uint64_t>(n_));
+            }
+        }
+        finish(result);
+        return result;
+    }
+
+  private:
+    struct Event {
+        i64 key;
+        i32 id;  // edge id >= 0, or -(blossom + 1) for an expansion
+        bool operator>(const Event& o) const { return key > o.key; }
+    };
+
+    i32 n_;
+    const i32 *eu_, *ev_;
+    Control* control_;
+    std::vector<i64> W_;
+    std::vector<i32> start_, adj_;
+    std::vector<i32> parent_, tree_, tself_, tother_, base_, top_, mate_;
+    std::vector<signed char> label_, alive_;
+    std::vector<i64> stamp_, off_, zstore_, ystore_;
+    std::vector<unsigned> mark_;
+    unsigned mark_stamp_ = 0;
+    std::vector<std::vector<i32>> childs_;
+    std::vector<std::vector<std::pair<i32, i32>>> cedges_;  // cedges[i]: (vertex in c_i, vertex in c_i+1)
+    std::vector<i32> free_ids_;
+    std::vector<std::vector<i32>> tree_nodes_;
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
+    i64 delta_ = 0;
+    BlossomStats stats_;
+    std::vector<i32> leaves_buf_, stack_buf_;
+
+    i64 y(i32 v) const {
+        const i32 b = top_[v];
+        return ystore_[v] + off_[b] + label_[b] * (delta_ - stamp_[b]);
+    }
+    i64 slack(i32 e) const { return W_[e] - y(eu_[e]) - y(ev_[e]); }
+    i32 base_of(i32 b) const { return b < n_ ? b : base_[b]; }
+    i32 other(i32 e, i32 v) const { return eu_[e] == v ? ev_[e] : eu_[e]; }
+
+    // Fold the lazy dual change of top-level node b into its offset (and its
+    // blossom dual) so that its label can change at the current delta.
+    void settle(i32 b) {
+        const i64 d = label_[b] * (delta_ - stamp_[b]);
+        off_[b] += d;
+        if (b >= n_) zstore_[b] += 2 * d;
+        stamp_[b] = delta_;
+    }
+
+    // Vertices inside node b (into leaves_buf_).
+    const std::vector<i32>& leaves(i32 b) {
+        leaves_buf_.clear();
+        if (b < n_) {
+            leaves_buf_.push_back(b);
+            return leaves_buf_;
+        }
+        stack_buf_.clear();
+        stack_buf_.push_back(b);
+        while (!stack_buf_.empty()) {
+            const i32 x = stack_buf_.back();
+            stack_buf_.pop_back();
+            if (x < n_)
+                leaves_buf_.push_back(x);
+            else
+                for (i32 c : childs_[x - n_]) stack_buf_.push_back(c);
+        }
+        return leaves_buf_;
+    }
+
+    // Fold a top-level node's offset into its vertices (before it stops being top-level).
+    void push_offset(i32 b) {
+        settle(b);
+        if (off_[b] != 0)
+            for (i32 v : leaves(b)) ystore_[v] += off_[b];
+        off_[b] = 0;
+    }
+
+    void push_event(i64 key, i32 id) { heap_.push(Event{key, id}); }
+
+    // Queue the events of the edges at v, whose node has just become even.
+    void scan_vertex(i32 v) {
+        const i32 bv = top_[v];
+        const i64 yv = y(v);
+        for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
+            const i32 e = adj_[k];
+            const i32 o = other(e, v);
+            const i32 bo = top_[o];
+            if (bo == bv) continue;
+            const signed char lo = label_[bo];
+            if (lo < 0) continue;
+            const i64 s = W_[e] - yv - y(o);
+            push_event(lo == 0 ? delta_ + s : delta_ + s / 2, e);
+        }
+    }
+
+    // Queue (+, free) events for edges at v, whose node has just left every tree.
+    void scan_free_vertex(i32 v) {
+        const i32 bv = top_[v];
+        const i64 yv = y(v);
+        for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
+            const i32 e = adj_[k];
+            const i32 o = other(e, v);
+            const i32 bo = top_[o];
+            if (bo == bv || label_[bo] <= 0) continue;
+            push_event(delta_ + (W_[e] - yv - y(o)), e);
+        }
+    }
+
+    void scan_node(i32 b) {
+        if (b < n_) {
+            scan_vertex(b);
+            return;
+        }
+        std::vector<i32> vs = leaves(b);
+        for (i32 v : vs) scan_vertex(v);
+    }
+
+    void scan_free_node(i32 b) {
+        if (b < n_) {
+            scan_free_vertex(b);
+            return;
+        }
+        std::vector<i32> vs = leaves(b);
+        for (i32 v : vs) scan_free_vertex(v);
+    }
+
+    void push_expand(i32 b) {
+        if (b < n_) return;
+        push_event(delta_ + zstore_[b] / 2, -(b + 1));  // b is settled: zstore is current
+    }
+
+    void greedy_init() {
+        // Feasible start: y_v = min incident w (rounded down to even), then
+        // raise each vertex to its smallest slack and match along a tight edge
+        // to a free neighbour when there is one. Unmatched vertices keep even
+        // duals (the parity argument above needs all roots alike).
+        for (i32 v = 0; v < n_; ++v) {
+            i64 best = std::numeric_limits<i64>::max();
+            for (i32 k = start_[v]; k < start_[v + 1]; ++k) best = std::min(best, W_[adj_[k]]);
+            const i64 half = best / 2;
+            ystore_[v] = half - (half & 1);
+        }
+        for (i32 v = 0; v < n_; ++v) {
+            if (mate_[v] != -1) continue;
+            i64 best = std::numeric_limits<i64>::max();
+            i32 best_free = -1;
+            for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
+                const i32 e = adj_[k];
+                const i32 o = other(e, v);
+                const i64 s = W_[e] - ystore_[v] - ystore_[o];
+                if (s < best || (s == best && best_free == -1 && mate_[o] == -1)) {
+                    best = s;
+                    best_free = mate_[o] == -1 ? o : -1;
+                }
+            }
+            if (best_free != -1) {
+                ystore_[v] += best;
+                mate_[v] = best_free;
+                mate_[best_free] = v;
+                stats_.greedy_matched += 2;
+            } else {
+                ystore_[v] += best - (best & 1);
+            }
+        }
+    }
+
+    // Returns the number of vertices newly matched (0 or 2).
+    i32 process_edge(i32 e) {
+        i32 u = eu_[e], v = ev_[e];
+        i32 bu = top_[u], bv = top_[v];
+        if (bu == bv) return 0;
+        if (label_[bu] != 1) {
+            std::swap(u, v);
+            std::swap(bu, bv);
+        }
+        if (label_[bu] != 1 || label_[bv] < 0) return 0;
+        const i64 s = slack(e);
+        if (s < 0) throw std::logic_error("matching: negative slack (internal error)");
+        if (label_[bv] == 0) {
+            if (s > 0) {
+                push_event(delta_ + s, e);
+                return 0;
+            }
+            grow(u, v);
+            return 0;
+        }
+        if (s > 0) {
+            if (s & 1) throw std::logic_error("matching: odd slack between even nodes (internal error)");
+            push_event(delta_ + s / 2, e);
+            return 0;
+        }
+        if (tree_[bu] == tree_[bv]) {
+            shrink(u, v);
+            return 0;
+        }
+        augment(u, v);
+        return 2;
+    }
+
+    void process_expand(i32 b) {
+        if (!alive_[b] || parent_[b] != -1 || label_[b] != -1) return;
+        const i64 z = zstore_[b] - 2 * (delta_ - stamp_[b]);
+        if (z < 0) throw std::logic_error("matching: negative blossom dual (internal error)");
+        if (z > 0) {
+            push_event(delta_ + z / 2, -(b + 1));
+            return;
+        }
+        expand(b);
+    }
+
+    void grow(i32 u, i32 v) {
+        ++stats_.grows;
+        const i32 bu = top_[u], bv = top_[v];
+        const i32 t = tree_[bu];
+        settle(bv);
+        label_[bv] = -1;
+        tree_[bv] = t;
+        tself_[bv] = v;
+        tother_[bv] = u;
+        tree_nodes_[t].push_back(bv);
+        push_expand(bv);
+        const i32 bb = base_of(bv);
+        const i32 w = mate_[bb];
+        const i32 bw = top_[w];
+        settle(bw);
+        label_[bw] = 1;
+        tree_[bw] = t;
+        tself_[bw] = w;
+        tother_[bw] = bb;
+        tree_nodes_[t].push_back(bw);
+        scan_node(bw);
+    }
+
+    // The even node above even node p in its tree (-1 at the root).
+    i32 even_parent(i32 p) const {
+        if (tother_[p] == -1) return -1;
+        const i32 odd = top_[tother_[p]];
+        return top_[tother_[odd]];
+    }
+
+    void shrink(i32 u, i32 v) {
+        ++stats_.shrinks;
+        const i32 bu = top_[u], bv = top_[v];
+        const i32 t = tree_[bu];
+        // Lowest common even ancestor: walk both paths up, alternating.
+        if (++mark_stamp_ == 0) {
+            std::fill(mark_.begin(), mark_.end(), 0u);
+            mark_stamp_ = 1;
+        }
+        std::vector<i32> pu, pv;  // even nodes from bu / bv upwards
+        i32 x = bu, yb = bv, lca = -1;
+        while (lca == -1) {
+            if (x != -1) {
+                if (mark_[x] == mark_stamp_) {
+                    lca = x;
+                    break;
+                }
+                mark_[x] = mark_stamp_;
+                pu.push_back(x);
+                x = even_parent(x);
+            }
+            if (yb != -1) {
+                if (mark_[yb] == mark_stamp_) {
+                    lca = yb;
+                    break;
+                }
+                mark_[yb] = mark_stamp_;
+                pv.push_back(yb);
+                yb = even_parent(yb);
+            }
+        }
+        auto cut = [lca](std::vector<i32>& p) {
+            auto it = std::find(p.begin(), p.end(), lca);
+            p.erase(it, p.end());
+        };
+        cut(pu);
+        cut(pv);
+        // Full paths including odd nodes, from the bottom up (excluding lca).
+        auto full = [this](const std::vector<i32>& evens) {
+            std::vector<i32> out;
+            out.reserve(2 * evens.size());
+            for (i32 p : evens) {
+                out.push_back(p);
+                out.push_back(top_[tother_[p]]);
+            }
+            return out;
+        };
+        const std::vector<i32> fu = full(pu), fv = full(pv);
+        const i32 b = free_ids_.back();
+        free_ids_.pop_back();
+        std::vector<i32>& ch = childs_[b - n_];
+        std::vector<std::pair<i32, i32>>& ce = cedges_[b - n_];
+        ch.clear();
+        ce.clear();
+        ch.push_back(lca);
+        for (auto it = fu.rbegin(); it != fu.rend(); ++it) {
+            // parent ch.back() -> child *it along the child's tree edge
+            ce.emplace_back(tother_[*it], tself_[*it]);
+            ch.push_back(*it);
+        }
+        ce.emplace_back(u, v);
+        for (std::size_t i = 0; i < fv.size(); ++i) {
+            ch.push_back(fv[i]);
+            ce.emplace_back(tself_[fv[i]], tother_[fv[i]]);
+        }
+        // If bv == lca, fv is empty and (u, v) closes the cycle onto lca;
+        // otherwise fv's topmost odd node closes it with its tree edge.
+        for (i32 c : ch) {
+            push_offset(c);
+            parent_[c] = b;
+        }
+        alive_[b] = 1;
+        parent_[b] = -1;
+        base_[b] = base_of(lca);
+        label_[b] = 1;
+        tree_[b] = t;
+        tself_[b] = tself_[lca];
+        tother_[b] = tother_[lca];
+        stamp_[b] = delta_;
+        off_[b] = 0;
+        zstore_[b] = 0;
+        tree_nodes_[t].push_back(b);
+        for (i32 vtx : leaves(b)) top_[vtx] = b;
+        std::vector<i32> odd;
+        for (i32 c : ch)
+            if (label_[c] == -1) odd.push_back(c);
+        for (i32 c : ch) {
+            label_[c] = 0;
+            tree_[c] = -1;
+        }
+        for (i32 c : odd) scan_node(c);
+    }
+
+    // Make vertex v the base of blossom b, re-matching along the even path.
+    void augment_blossom(i32 b, i32 v) {
+        i32 t = v;
+        while (parent_[t] != b) t = parent_[t];
+        if (t >= n_) augment_blossom(t, v);
+        std::vector<i32>& ch = childs_[b - n_];
+        std::vector<std::pair<i32, i32>>& ce = cedges_[b - n_];
+        const i32 k = static_cast<i32>(ch.size());
+        const i32 i0 = static_cast<i32>(std::find(ch.begin(), ch.end(), t) - ch.begin());
+        i32 j = i0;
+        if (j % 2 == 1) {
+            while (j != 0) {
+                // edges j (matched, becomes free) and j+1 (becomes matched)
+                const i32 j1 = j + 1;
+                const auto [a, c] = ce[j1];  // a in c_j1, c in c_{j1+1}
+                const i32 j2 = (j1 + 1) % k;
+                if (ch[j1] >= n_) augment_blossom(ch[j1], a);
+                if (ch[j2] >= n_) augment_blossom(ch[j2], c);
+                mate_[a] = c;
+                mate_[c] = a;
+                j = j2;
+            }
+        } else {
+            while (j != 0) {
+                const i32 j1 = j - 1;
+                const auto [c, a] = ce[j1 - 1];  // c in c_{j1-1}, a in c_j1
+                const i32 j2 = j1 - 1;
+                if (ch[j1] >= n_) augment_blossom(ch[j1], a);
+                if (ch[j2] >= n_) augment_blossom(ch[j2], c);
+                mate_[a] = c;
+                mate_[c] = a;
+                j = j2;
+            }
+        }
+        std::rotate(ch.begin(), ch.begin() + i0, ch.end());
+        std::rotate(ce.begin(), ce.begin() + i0, ce.end());
+        base_[b] = v;
+    }
+
+    // Flip the path from vertex s (in an even node) to its root; s gets mate j.
+    void augment_path(i32 s, i32 j) {
+        while (true) {
+            const i32 bs = top_[s];
+            const i32 up = tother_[bs];  // vertex in the odd parent, or -1 at the root
+            if (bs >= n_) augment_blossom(bs, s);
+            mate_[s] = j;
+            if (up == -1) return;
+            const i32 bt = top_[up];
+            const i32 x = tself_[bt], yv = tother_[bt];
+            if (bt >= n_) augment_blossom(bt, x);
+            mate_[x] = yv;
+            s = yv;
+            j = x;
+        }
+    }
+
+    void augment(i32 u, i32 v) {
+        ++stats_.augments;
+        const i32 t1 = tree_[top_[u]], t2 = tree_[top_[v]];
+        augment_path(u, v);
+        augment_path(v, u);
+        dissolve(t1);
+        dissolve(t2);
+    }
+
+    // Every node of tree t leaves the forest (after an augmentation).
+    void dissolve(i32 t) {
+        std::vector<i32> nodes;
+        nodes.swap(tree_nodes_[t]);
+        std::vector<i32> left;
+        left.reserve(nodes.size());
+        for (i32 b : nodes) {
+            if (!alive_[b] || parent_[b] != -1 || tree_[b] != t || label_[b] == 0) continue;
+            settle(b);
+            label_[b] = 0;
+            tree_[b] = -1;
+            left.push_back(b);
+        }
+        for (i32 b : left) scan_free_node(b);
+    }
+
+    void expand(i32 b) {
+        ++stats_.expands;
+        const i32 t = tree_[b];
+        push_offset(b);
+        std::vector<i32> ch = childs_[b - n_];
+        const std::vector<std::pair<i32, i32>> ce = cedges_[b - n_];
+        const i32 k = static_cast<i32>(ch.size());
+        for (i32 c : ch) {
+            parent_[c] = -1;
+            for (i32 vtx : leaves(c)) top_[vtx] = c;
+            off_[c] = 0;
+            stamp_[c] = delta_;
+            label_[c] = 0;
+            tree_[c] = -1;
+        }
+        const i32 cj = top_[tself_[b]];
+        const i32 j = static_cast<i32>(std::find(ch.begin(), ch.end(), cj) - ch.begin());
+        label_[cj] = -1;
+        tree_[cj] = t;
+        tself_[cj] = tself_[b];
+        tother_[cj] = tother_[b];
+        std::vector<i32> evens, odds{cj};
+        i32 i = j;
+        const bool forward = (j % 2 == 1);
+        while (i != 0) {
+            for (int half = 0; half < 2; ++half) {
+                i32 nxt, self, oth;
+                if (forward) {
+                    nxt = (i + 1) % k;
+                    oth = ce[i].first;
+                    self = ce[i].second;
+                } else {
+                    nxt = i - 1;
+                    self = ce[i - 1].first;
+                    oth = ce[i - 1].second;
+                }
+                const i32 c = ch[nxt];
+                label_[c] = half == 0 ? 1 : -1;
+                tree_[c] = t;
+                tself_[c] = self;
+                tother_[c] = oth;
+                (half == 0 ? evens : odds).push_back(c);
+                i = nxt;
+            }
+        }
+        alive_[b] = 0;
+        parent_[b] = -1;
+        label_[b] = 0;
+        tree_[b] = -1;
+        childs_[b - n_].clear();
+        cedges_[b - n_].clear();
+        free_ids_.push_back(b);
+        for (i32 c : odds) {
+            tree_nodes_[t].push_back(c);
+            push_expand(c);
+        }
+        for (i32 c : evens) tree_nodes_[t].push_back(c);
+        for (i32 c : evens) scan_node(c);
+        for (i32 c : ch)
+            if (label_[c] == 0) scan_free_node(c);
+    }
+
+    void finish(BlossomResult& result) {
+        std::vector<i32> tops;
+        for (i32 b = 0; b < 2 * n_; ++b)
+            if (alive_[b] && parent_[b] == -1) tops.push_back(b);
+        for (i32 b : tops) push_offset(b);
+        // Renumber surviving blossoms n..n+nb-1.
+        std::vector<i32> id(2 * n_, -1);
+        i32 nb = 0;
+        for (i32 b = n_; b < 2 * n_; ++b)
+            if (alive_[b]) id[b] = n_ + nb++;
+        for (i32 v = 0; v < n_; ++v) id[v] = v;
+        result.perfect = true;
+        result.mate.assign(mate_.begin(), mate_.end());
+        result.y = ystore_;
+        result.parent.assign(n_ + nb, -1);
+        result.z.assign(nb, 0);
+        for (i32 b = 0; b < 2 * n_; ++b) {
+            if (id[b] < 0) continue;
+            if (parent_[b] != -1) result.parent[id[b]] = id[parent_[b]];
+            if (b >= n_) result.z[id[b] - n_] = zstore_[b];
+        }
+        result.stats = stats_;
+    }
+};
+
+}  // namespace
+
+std::int64_t max_weight(std::int32_t n) {
+    // Internal weights are doubled and duals stay below ~n times the largest
+    // weight; 2^59 / (n + 1) leaves a factor of 8 of headroom in int64.
+    const i64 cap = (i64{1} << 59) / (static_cast<i64>(n) + 1);
+    return std::min<i64>(cap, i64{1} << 50);
+}
+
+BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const std::int32_t* eu,
+                                          const std::int32_t* ev, const std::int64_t* w,
+                                          Control* control) {
+    if (n <= 0) {
+        BlossomResult r;
+        r.perfect = true;
+        return r;
+    }
+    Solver solver(n, m, eu, ev, w, control);
+    return solver.run();
+}
+
+std::int64_t reduced_cost(const BlossomResult& r, std::int32_t u, std::int32_t v, std::int64_t w) {
+    i64 rc = 2 * w - r.y[u] - r.y[v];
+    const i32 n = static_cast<i32>(r.y.size());
+    // Blossoms containing both: the common ancestors of u and v.
+    for (i32 a = r.parent[u]; a != -1; a = r.parent[a]) {
+        bool common = false;
+        for (i32 b = r.parent[v]; b != -1; b = r.parent[b])
+            if (b == a) {
+                common = true;
+                break;
+            }
+        if (common) {
+            for (i32 c = a; c != -1; c = r.parent[c]) rc += r.z[c - n];
+            break;
+        }
+    }
+    return rc;
+}
+
+template <class T>
+BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std::ptrdiff_t row_stride,
+                                                std::ptrdiff_t col_stride, double scale, bool ghost, int k,
+                                                Control* control, DenseStats* stats) {
+    const i32 N = n + (ghost ? 1 : 0);
+    auto weight = [&](i32 i, i32 j) -> i64 {
+        if (i > j) std::swap(i, j);  // the upper triangle defines the pair
+        return static_cast<i64>(std::nearbyint(static_cast<double>(D[i * row_stride + j * col_stride]) * scale));
+    };
+    std::vector<std::pair<i32, i32>> pairs;
+    // Start graph: each point's k nearest others, a Hamiltonian path (so a
+    // perfect matching surely exists) and the ghost's star.
+    const i32 kk = std::max(1, std::min(k, n - 1));
+    std::vector<std::pair<i64, i32>> row;
+    for (i32 i = 0; i < n; ++i) {
+        row.clear();
+        for (i32 j = 0; j < n; ++j)
+            if (j != i) row.emplace_back(weight(i, j), j);
+        std::nth_element(row.begin(), row.begin() + (kk - 1), row.end());
+        for (i32 t = 0; t < kk; ++t) pairs.emplace_back(std::min(i, row[t].second), std::max(i, row[t].second));
+        if (i + 1 < n) pairs.emplace_back(i, i + 1);
+        if (ghost) pairs.emplace_back(i, n);
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    std::vector<i32> eu, ev;
+    std::vector<i64> w;
+    for (const auto& [i, j] : pairs) {
+        eu.push_back(i);
+        ev.push_back(j);
+        w.push_back(j == n ? 0 : weight(i, j));
+    }
+    pairs.clear();
+    pairs.shrink_to_fit();
+    int rounds = 0;
+    while (true) {
+        ++rounds;
+        if (control) control->tick(static_cast<std::uint64_t>(rounds), 0);
+        BlossomResult r = min_weight_perfect_matching(N, eu.size(), eu.data(), ev.data(), w.data(), control);
+        if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
+        // Pricing: a pair can only violate the duals if 2 w < y_i + y_j,
+        // since blossom duals only add to the reduced cost.
+        std::size_t added = 0;
+        for (i32 i = 0; i < n; ++i) {
+            const i64 yi = r.y[i];
+            for (i32 j = i + 1; j < n; ++j) {
+                const i64 wij = weight(i, j);
+                if (2 * wij - yi - r.y[j] >= 0) continue;
+                if (reduced_cost(r, i, j, wij) >= 0) continue;
+                eu.push_back(i);
+                ev.push_back(j);
+                w.push_back(wij);
+                ++added;
+            }
+        }
+        if (added == 0) {
+            if (stats) {
+                stats->rounds = rounds;
+                stats->edges = static_cast<std::int64_t>(eu.size());
+                stats->last = r.stats;
+            }
+            return r;
+        }
+    }
+}
+
+template BlossomResult dense_min_weight_perfect_matching<float>(const float*, std::int32_t, std::ptrdiff_t,
+                                                                std::ptrdiff_t, double, bool, int, Control*,
+                                                                DenseStats*);
+template BlossomResult dense_min_weight_perfect_matching<double>(const double*, std::int32_t, std::ptrdiff_t,
+                                                                 std::ptrdiff_t, double, bool, int, Control*,
+                                                                 DenseStats*);
+
+}  // namespace pairmetrics::matching
