@@ -208,7 +208,7 @@ def _result(z: np.ndarray, matching: MatchingResult) -> CrossMatchResult:
 
 
 def _check_labels(z, name: str = "z") -> np.ndarray:
-    z = as_vector(z, name)
+    z = as_vector(z, name, min_length=2)
     if z.dtype.kind == "f":
         check_finite(z, name)
     if not np.isin(z, (0, 1)).all():

@@ -5,3 +5,4 @@ used by the test suite and available to users who want to check a number.
 """
 
 from . import paired  # noqa: F401
+from . import matching  # noqa: F401

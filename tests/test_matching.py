@@ -1,0 +1,250 @@
+import dataclasses
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
+
+import pairmetrics as pm
+from pairmetrics import _core
+from pairmetrics.reference import matching as ref
+
+DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32, np.float64]
+
+
+def random_points(rng, n, d=3, ties=False):
+    X = rng.normal(size=(n, d))
+    if ties:
+        X = np.round(X)
+    return X
+
+
+def nx_cost(D):
+    """networkx optimum on the complete graph (ghost at 0 for odd N)."""
+    n = D.shape[0]
+    m = n + n % 2
+    G = nx.Graph()
+    for i in range(m):
+        for j in range(i + 1, m):
+            G.add_edge(i, j, weight=float(D[i, j]) if j < n else 0.0)
+    M = nx.min_weight_matching(G)
+    assert len(M) * 2 == m
+    return sum(G[a][b]["weight"] for a, b in M)
+
+
+def check_matching(res, D):
+    n = D.shape[0]
+    mate = res.mate
+    assert mate.shape == (n,) and mate.dtype == np.int64
+    dropped = np.flatnonzero(mate == -1)
+    assert dropped.size == n % 2
+    if n % 2:
+        assert res.dropped == int(dropped[0])
+    else:
+        assert res.dropped is None
+    kept = np.flatnonzero(mate >= 0)
+    assert (mate[mate[kept]] == kept).all() and (mate[kept] != kept).all()
+    assert res.pairs.shape == (n // 2, 2)
+    assert (res.pairs[:, 0] < res.pairs[:, 1]).all()
+    assert res.cost == pytest.approx(float(sum(D[i, j] for i, j in res.pairs)), rel=1e-12, abs=1e-12)
+    assert res.verify()
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b)) + 1e-12
+
+
+@pytest.mark.parametrize("n", list(range(2, 13)))
+def test_brute_force_small(n):
+    rng = np.random.default_rng(n)
+    for ties in (False, True):
+        D = cdist(*(2 * [random_points(rng, n, ties=ties)]))
+        res = pm.min_weight_perfect_matching(D)
+        check_matching(res, D)
+        assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
+
+
+@settings(max_examples=60)
+@given(st.integers(2, 10), st.integers(0, 2**32 - 1), st.sampled_from([2, 3, 10, 1000]))
+def test_integer_weights_vs_brute_force(n, seed, top):
+    # Integer, tie-heavy weights (not a metric): several optima, compare costs.
+    rng = np.random.default_rng(seed)
+    A = rng.integers(0, top, size=(n, n)).astype(float)
+    D = np.triu(A, 1) + np.triu(A, 1).T
+    res = pm.min_weight_perfect_matching(D)
+    check_matching(res, D)
+    assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
+
+
+@pytest.mark.parametrize("n,seed", [(31, 0), (60, 1), (101, 2), (200, 3)])
+def test_vs_networkx(n, seed):
+    rng = np.random.default_rng(seed)
+    if seed % 2:
+        A = rng.random((n, n))  # random weights, no geometry
+        D = np.triu(A, 1) + np.triu(A, 1).T
+    else:
+        D = cdist(*(2 * [random_points(rng, n, d=5)]))
+    res = pm.min_weight_perfect_matching(D)
+    check_matching(res, D)
+    assert close(res.cost, nx_cost(D))
+
+
+def test_dense_and_point_paths_agree():
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 17, 150):
+        X = random_points(rng, n, d=4)
+        a = pm.min_weight_perfect_matching(cdist(X, X))
+        b = pm.min_weight_perfect_matching(points=X)
+        assert close(a.cost, b.cost)
+        assert b.verify()
+        c = pm.min_weight_perfect_matching(points=X, metric="cityblock")
+        assert close(c.cost, pm.min_weight_perfect_matching(cdist(X, X, "cityblock")).cost)
+
+
+def test_duplicated_points_and_all_equal():
+    rng = np.random.default_rng(7)
+    X = np.repeat(random_points(rng, 20), 3, axis=0)  # 60 points, triplets
+    res = pm.min_weight_perfect_matching(points=X)
+    check_matching(res, cdist(X, X))
+    # Each triplet leaves one point to pair elsewhere: 10 cross pairs at least.
+    assert res.cost > 0
+    assert close(res.cost, nx_cost(cdist(X, X)))
+    D = np.ones((9, 9)) - np.eye(9)
+    res = pm.min_weight_perfect_matching(D)
+    assert res.cost == 4.0 and res.verify()
+    Z = np.zeros((6, 6))
+    res = pm.min_weight_perfect_matching(Z)
+    assert res.cost == 0.0 and res.verify()
+
+
+def test_odd_n_drops_least_matchable_point():
+    # Three tight pairs and one far-away point: the far one is dropped.
+    X = np.array([[0.0], [0.1], [5.0], [5.1], [10.0], [10.1], [100.0]])
+    res = pm.min_weight_perfect_matching(points=X)
+    assert res.dropped == 6 and res.mate[6] == -1
+    assert res.cost == pytest.approx(0.3)
+
+
+def test_k_only_changes_speed():
+    rng = np.random.default_rng(11)
+    D = cdist(*(2 * [random_points(rng, 120, d=2)]))
+    costs = {k: pm.min_weight_perfect_matching(D, k=k).cost for k in (1, 2, 5, 50, 200)}
+    assert all(close(c, costs[5]) for c in costs.values())
+
+
+def test_verify_rejects_tampered_certificate():
+    rng = np.random.default_rng(3)
+    D = cdist(*(2 * [random_points(rng, 40)]))
+    res = pm.min_weight_perfect_matching(D)
+    assert res.verify()
+    y = res.y.copy()
+    y[0] += 0.1  # infeasible duals
+    assert not dataclasses.replace(res, y=y).verify()
+    # A worse matching with the old duals: not tight.
+    mate = res.mate.copy()
+    i, j = res.pairs[0]
+    k, l = res.pairs[1]
+    mate[[i, j, k, l]] = [k, l, i, j]
+    bad = dataclasses.replace(res, mate=mate, cost=res.cost + D[i, k] + D[j, l] - D[i, j] - D[k, l])
+    assert not bad.verify()
+    cert = res.certificate()
+    assert cert["gap_bound"] <= 1e-9 * res.cost + 1e-9
+    assert cert["min_z"] >= 0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dtypes(dtype):
+    rng = np.random.default_rng(2)
+    A = rng.integers(0, 2 if dtype == np.bool_ else 50, size=(11, 11))
+    D = (np.triu(A, 1) + np.triu(A, 1).T).astype(dtype)
+    expected = pm.min_weight_perfect_matching(D.astype(np.float64)).cost
+    assert pm.min_weight_perfect_matching(D).cost == expected
+    assert pm.min_weight_perfect_matching(D.tolist()).cost == expected
+
+
+def test_readonly_noncontiguous_and_lists():
+    rng = np.random.default_rng(4)
+    X = random_points(rng, 40)
+    big = cdist(X, X)
+    D = big[::2, ::2]
+    expected = pm.min_weight_perfect_matching(np.ascontiguousarray(D))
+    ro = D.copy()
+    ro.setflags(write=False)
+    for variant in (D, ro, np.asfortranarray(D), D.astype(np.float32)[:, :], D.tolist()):
+        res = pm.min_weight_perfect_matching(variant)
+        if getattr(variant, "dtype", None) == np.float32:
+            assert close(res.cost, pm.min_weight_perfect_matching(D.astype(np.float32).astype(float)).cost)
+        else:
+            assert res.cost == expected.cost
+            assert (res.mate == expected.mate).all()
+    Xs = X[::2]
+    assert close(pm.min_weight_perfect_matching(points=Xs).cost, pm.min_weight_perfect_matching(points=Xs.copy()).cost)
+    assert close(pm.min_weight_perfect_matching(points=Xs.tolist()).cost, expected.cost)
+
+
+def test_float32_is_read_in_place_and_exact_for_its_values():
+    rng = np.random.default_rng(6)
+    D = cdist(*(2 * [random_points(rng, 30)])).astype(np.float32)
+    res = pm.min_weight_perfect_matching(D)
+    assert close(res.cost, nx_cost(D.astype(np.float64)))
+
+
+def test_bad_input():
+    good = np.array([[0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="D"):
+        pm.min_weight_perfect_matching(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="D"):
+        pm.min_weight_perfect_matching(np.zeros(4))
+    with pytest.raises(ValueError, match="symmetric"):
+        pm.min_weight_perfect_matching(np.array([[0.0, 1.0], [2.0, 0.0]]))
+    with pytest.raises(ValueError, match="D.*NaN"):
+        pm.min_weight_perfect_matching(np.array([[0.0, np.nan], [np.nan, 0.0]]))
+    with pytest.raises(ValueError, match="D.*infinite"):
+        pm.min_weight_perfect_matching(np.array([[0.0, np.inf], [np.inf, 0.0]]))
+    with pytest.raises(ValueError, match="D.*negative"):
+        pm.min_weight_perfect_matching(-good)
+    with pytest.raises(ValueError, match="D.*diagonal"):
+        pm.min_weight_perfect_matching(good + 1)
+    with pytest.raises(ValueError, match="N >= 2"):
+        pm.min_weight_perfect_matching(np.zeros((1, 1)))
+    with pytest.raises(ValueError, match="points"):
+        pm.min_weight_perfect_matching(points=np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="points"):
+        pm.min_weight_perfect_matching(points=np.array([[0.0], [np.nan]]))
+    with pytest.raises(ValueError, match="exactly one"):
+        pm.min_weight_perfect_matching()
+    with pytest.raises(ValueError, match="exactly one"):
+        pm.min_weight_perfect_matching(good, points=np.zeros((2, 1)))
+    with pytest.raises(ValueError, match="metric"):
+        pm.min_weight_perfect_matching(points=np.zeros((2, 1)), metric="nope")
+    with pytest.raises(ValueError, match="k"):
+        pm.min_weight_perfect_matching(good, k=0)
+    with pytest.raises(TypeError, match="k"):
+        pm.min_weight_perfect_matching(good, k=2.5)
+    with pytest.raises(TypeError, match="D"):
+        pm.min_weight_perfect_matching(np.array([["a", "b"], ["c", "d"]]))
+
+
+def test_sparse_kernel_vs_networkx_and_infeasible():
+    rng = np.random.default_rng(9)
+    for trial in range(150):
+        n = int(rng.integers(1, 13)) * 2
+        mask = np.triu(rng.random((n, n)) < rng.uniform(0.15, 1.0), 1)
+        eu, ev = np.nonzero(mask)
+        w = rng.integers(0, [3, 10, 1000][trial % 3], size=eu.size)
+        r = _core._mwpm_sparse(n, eu.astype(np.int32), ev.astype(np.int32), w.astype(np.int64))
+        G = nx.Graph()
+        G.add_nodes_from(range(n))
+        G.add_weighted_edges_from(zip(eu.tolist(), ev.tolist(), w.tolist()))
+        M = nx.min_weight_matching(G)
+        if 2 * len(M) < n or nx.max_weight_matching(G, maxcardinality=True).__len__() * 2 < n:
+            assert not r["perfect"]
+            continue
+        assert r["perfect"]
+        mate = r["mate"]
+        cost = sum(G[i][int(mate[i])]["weight"] for i in range(n) if mate[i] > i)
+        assert cost == sum(G[a][b]["weight"] for a, b in M)
+        rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], eu.astype(np.int32), ev.astype(np.int32), w)
+        assert (rc >= 0).all() and (r["z"] >= 0).all()
