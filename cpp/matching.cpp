@@ -626,23 +626,45 @@ BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const s
     return solver.run();
 }
 
-std::int64_t reduced_cost(const BlossomResult& r, std::int32_t u, std::int32_t v, std::int64_t w) {
-    i64 rc = 2 * w - r.y[u] - r.y[v];
-    const i32 n = static_cast<i32>(r.y.size());
-    // Blossoms containing both: the common ancestors of u and v.
-    for (i32 a = r.parent[u]; a != -1; a = r.parent[a]) {
-        bool common = false;
-        for (i32 b = r.parent[v]; b != -1; b = r.parent[b])
-            if (b == a) {
-                common = true;
-                break;
-            }
-        if (common) {
-            for (i32 c = a; c != -1; c = r.parent[c]) rc += r.z[c - n];
-            break;
+DualForest::DualForest(const BlossomResult& r) : parent_(r.parent), n_(static_cast<std::int32_t>(r.y.size())) {
+    const std::size_t nodes = parent_.size();
+    depth_.assign(nodes, -1);
+    zcum_.assign(nodes, 0);
+    // Resolve each chain of ancestors top-down (ids give no order).
+    std::vector<std::int32_t> chain;
+    for (std::size_t start = 0; start < nodes; ++start) {
+        chain.clear();
+        std::int32_t x = static_cast<std::int32_t>(start);
+        while (x != -1 && depth_[x] < 0) {
+            chain.push_back(x);
+            x = parent_[x];
+        }
+        std::int32_t d = x == -1 ? -1 : depth_[x];
+        i64 zc = x == -1 ? 0 : zcum_[x];
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+            const std::int32_t b = *it;
+            depth_[b] = ++d;
+            if (b >= n_) zc += r.z[b - n_];
+            zcum_[b] = zc;
         }
     }
-    return rc;
+}
+
+std::int64_t DualForest::common_z(std::int32_t u, std::int32_t v) const {
+    std::int32_t a = parent_[u], b = parent_[v];
+    if (a == -1 || b == -1) return 0;
+    while (depth_[a] > depth_[b]) a = parent_[a];
+    while (depth_[b] > depth_[a]) b = parent_[b];
+    while (a != b) {
+        a = parent_[a];
+        b = parent_[b];
+        if (a == -1 || b == -1) return 0;
+    }
+    return zcum_[a];
+}
+
+std::int64_t reduced_cost(const BlossomResult& r, std::int32_t u, std::int32_t v, std::int64_t w) {
+    return 2 * w - r.y[u] - r.y[v] + DualForest(r).common_z(u, v);
 }
 
 template <class T>
@@ -650,57 +672,103 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
                                                 std::ptrdiff_t col_stride, double scale, bool ghost, int k,
                                                 Control* control, DenseStats* stats) {
     const i32 N = n + (ghost ? 1 : 0);
-    auto weight = [&](i32 i, i32 j) -> i64 {
-        if (i > j) std::swap(i, j);  // the upper triangle defines the pair
-        return static_cast<i64>(std::nearbyint(static_cast<double>(D[i * row_stride + j * col_stride]) * scale));
-    };
-    std::vector<std::pair<i32, i32>> pairs;
-    // Start graph: each point's k nearest others, a Hamiltonian path (so a
-    // perfect matching surely exists) and the ghost's star.
-    const i32 kk = std::max(1, std::min(k, n - 1));
-    std::vector<std::pair<i64, i32>> row;
-    for (i32 i = 0; i < n; ++i) {
-        row.clear();
-        for (i32 j = 0; j < n; ++j)
-            if (j != i) row.emplace_back(weight(i, j), j);
-        std::nth_element(row.begin(), row.begin() + (kk - 1), row.end());
-        for (i32 t = 0; t < kk; ++t) pairs.emplace_back(std::min(i, row[t].second), std::max(i, row[t].second));
-        if (i + 1 < n) pairs.emplace_back(i, i + 1);
-        if (ghost) pairs.emplace_back(i, n);
-    }
-    std::sort(pairs.begin(), pairs.end());
-    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-    std::vector<i32> eu, ev;
-    std::vector<i64> w;
-    for (const auto& [i, j] : pairs) {
-        eu.push_back(i);
-        ev.push_back(j);
-        w.push_back(j == n ? 0 : weight(i, j));
-    }
-    pairs.clear();
-    pairs.shrink_to_fit();
-    int rounds = 0;
-    while (true) {
-        ++rounds;
-        if (control) control->tick(static_cast<std::uint64_t>(rounds), 0);
-        BlossomResult r = min_weight_perfect_matching(N, eu.size(), eu.data(), ev.data(), w.data(), control);
-        if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
-        // Pricing: a pair can only violate the duals if 2 w < y_i + y_j,
-        // since blossom duals only add to the reduced cost.
-        std::size_t added = 0;
+    // D is symmetric (the caller guarantees it), so row i can be read in place.
+    auto value = [&](i32 i, i32 j) -> double { return static_cast<double>(D[i * row_stride + j * col_stride]); };
+    // Round half up (values are >= 0); monotone, so order is preserved.
+    auto to_int = [scale](double d) { return static_cast<i64>(d * scale + 0.5); };
+    auto weight = [&](i32 i, i32 j) { return to_int(value(i, j)); };
+    constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
+    // Per point: its `store` nearest others (sorted), and a radius that every
+    // pair outside that list reaches. Pricing then reads the lists and only
+    // the few other pairs that the duals could still make violated.
+    const i32 store = std::max<i32>(1, std::min<i32>(n - 1, std::max(k, 32)));
+    const i32 kk = std::max<i32>(1, std::min<i32>(k, store));
+    std::vector<i32> cand_j(static_cast<std::size_t>(n) * store);
+    std::vector<i64> cand_w(cand_j.size());
+    std::vector<i64> radius(n, kNoRadius);
+    {
+        std::vector<std::pair<double, i32>> row(std::max<i32>(n - 1, 1));
         for (i32 i = 0; i < n; ++i) {
-            const i64 yi = r.y[i];
-            for (i32 j = i + 1; j < n; ++j) {
-                const i64 wij = weight(i, j);
-                if (2 * wij - yi - r.y[j] >= 0) continue;
-                if (reduced_cost(r, i, j, wij) >= 0) continue;
-                eu.push_back(i);
-                ev.push_back(j);
-                w.push_back(wij);
-                ++added;
+            if (control && (i & 1023) == 1023) control->tick(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(n));
+            i32 c = 0;
+            for (i32 j = 0; j < n; ++j)
+                if (j != i) row[c++] = {value(i, j), j};
+            if (store < n - 1) {
+                std::nth_element(row.begin(), row.begin() + store, row.begin() + c);
+                radius[i] = to_int(row[store].first);
+            }
+            std::sort(row.begin(), row.begin() + store);
+            for (i32 t = 0; t < store; ++t) {
+                cand_j[static_cast<std::size_t>(i) * store + t] = row[t].second;
+                cand_w[static_cast<std::size_t>(i) * store + t] = to_int(row[t].first);
             }
         }
-        if (added == 0) {
+    }
+    // Start graph: k nearest per point, a Hamiltonian path (so that a perfect
+    // matching surely exists) and the ghost's star.
+    std::vector<std::uint64_t> keys;
+    auto key = [](i32 a, i32 b) {
+        if (a > b) std::swap(a, b);
+        return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
+    };
+    for (i32 i = 0; i < n; ++i) {
+        for (i32 t = 0; t < kk; ++t) keys.push_back(key(i, cand_j[static_cast<std::size_t>(i) * store + t]));
+        if (i + 1 < n) keys.push_back(key(i, i + 1));
+        if (ghost) keys.push_back(key(i, n));
+    }
+    std::vector<i32> eu, ev;
+    std::vector<i64> w;
+    auto add_keys = [&](std::vector<std::uint64_t>& ks) {
+        std::sort(ks.begin(), ks.end());
+        ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+        for (std::uint64_t kv : ks) {
+            const i32 a = static_cast<i32>(kv >> 32), b = static_cast<i32>(kv & 0xffffffffu);
+            eu.push_back(a);
+            ev.push_back(b);
+            w.push_back(b == n ? 0 : weight(a, b));
+        }
+    };
+    add_keys(keys);
+    int rounds = 0;
+    while (true) {
+        // Each round adds new pairs of a finite set and typically a handful of
+        // rounds suffice; an endless loop could only come from an asymmetric D.
+        if (++rounds > 1000) throw std::logic_error("matching: pricing does not converge (is D symmetric?)");
+        BlossomResult r = min_weight_perfect_matching(N, eu.size(), eu.data(), ev.data(), w.data(), control);
+        if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
+        if (control) control->tick(static_cast<std::uint64_t>(rounds), static_cast<std::uint64_t>(rounds + 1));
+        // A pair can only violate the duals if 2 w < y_i + y_j, since blossom
+        // duals only add to its reduced cost. A pair in neither list weighs at
+        // least max(radius_i, radius_j), so it needs y_j > c_i and y_i > c_j
+        // with c = 2 radius - y: only a prefix of the points by decreasing y
+        // is looked at, and D is read only when both hold.
+        const DualForest forest(r);
+        auto violated = [&](i32 i, i32 j, i64 wij) {
+            const i64 rc = 2 * wij - r.y[i] - r.y[j];
+            return rc < 0 && rc + forest.common_z(i, j) < 0;
+        };
+        std::vector<i32> by_y(n);
+        std::vector<i64> c(n);
+        for (i32 i = 0; i < n; ++i) {
+            by_y[i] = i;
+            c[i] = radius[i] == kNoRadius ? kNoRadius : 2 * radius[i] - r.y[i];
+        }
+        std::sort(by_y.begin(), by_y.end(), [&](i32 a, i32 b) { return r.y[a] > r.y[b]; });
+        keys.clear();
+        for (i32 i = 0; i < n; ++i) {
+            const i64 yi = r.y[i];
+            const std::size_t o = static_cast<std::size_t>(i) * store;
+            for (i32 t = 0; t < store; ++t)
+                if (violated(i, cand_j[o + t], cand_w[o + t])) keys.push_back(key(i, cand_j[o + t]));
+            const i64 ci = c[i];
+            for (i32 t = 0; t < n && r.y[by_y[t]] > ci; ++t) {
+                const i32 j = by_y[t];
+                if (j == i || yi <= c[j]) continue;
+                if (violated(i, j, weight(i, j))) keys.push_back(key(i, j));
+                if (stats) ++stats->extra_pairs;
+            }
+        }
+        if (keys.empty()) {
             if (stats) {
                 stats->rounds = rounds;
                 stats->edges = static_cast<std::int64_t>(eu.size());
@@ -708,6 +776,7 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
             }
             return r;
         }
+        add_keys(keys);
     }
 }
 

@@ -47,20 +47,34 @@ BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const s
 // far inside int64 (duals are bounded by n times the largest weight).
 std::int64_t max_weight(std::int32_t n);
 
+// Sum of blossom duals over the blossoms containing both u and v, for many
+// pairs of one dual solution (depths and cumulative z precomputed).
+class DualForest {
+  public:
+    explicit DualForest(const BlossomResult& r);
+    std::int64_t common_z(std::int32_t u, std::int32_t v) const;
+
+  private:
+    std::vector<std::int32_t> parent_, depth_;
+    std::vector<std::int64_t> zcum_;
+    std::int32_t n_;
+};
+
 // Reduced cost 2 w - y_u - y_v + sum of z over blossoms containing u and v, in
 // the units of BlossomResult (exact; a negative value means the edge violates
 // the dual solution).
 std::int64_t reduced_cost(const BlossomResult& r, std::int32_t u, std::int32_t v, std::int64_t w);
 
 // Dense input: the complete graph on n points with weights
-// round(D[i, j] * scale) read from the upper triangle (i < j) of D, plus one
+// floor(D[i, j] * scale + 1/2) (D must be exactly symmetric), plus one
 // ghost vertex at weight 0 from everyone when `ghost` is set. Solves on a
 // k-nearest-neighbour subgraph, then prices every other pair against the
 // duals and re-solves with the violated pairs until none is left, so the
 // result is optimal on the complete graph.
 struct DenseStats {
     int rounds = 0;
-    std::int64_t edges = 0;  // edges in the final subgraph
+    std::int64_t edges = 0;       // edges in the final subgraph
+    std::int64_t extra_pairs = 0;  // pairs priced outside the neighbour lists
     BlossomStats last;
 };
 

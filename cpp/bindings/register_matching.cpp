@@ -75,6 +75,7 @@ py::dict dense(const py::array_t<T>& D, double scale, bool ghost, int k, py::obj
     py::dict d = result_dict(r);
     d["rounds"] = stats.rounds;
     d["edges"] = stats.edges;
+    d["extra_pairs"] = stats.extra_pairs;
     return d;
 }
 
@@ -87,12 +88,15 @@ i64arr reduced_costs(const i64arr& y, const i32arr& parent, const i64arr& z, con
     const auto n = static_cast<std::int32_t>(y.size());
     if (parent.size() != y.size() + z.size()) throw std::invalid_argument("parent must have len(y) + len(z) entries");
     if (u.size() != v.size() || u.size() != w.size()) throw std::invalid_argument("u, v, w differ in length");
+    for (std::int32_t p : r.parent)
+        if (p < -1 || p >= static_cast<std::int32_t>(r.parent.size())) throw std::invalid_argument("bad parent");
+    const mt::DualForest forest(r);
     i64arr out(u.size());
     std::int64_t* po = out.mutable_data();
     for (py::ssize_t i = 0; i < u.size(); ++i) {
         const std::int32_t a = u.data()[i], b = v.data()[i];
         if (a < 0 || a >= n || b < 0 || b >= n) throw std::invalid_argument("vertex out of range");
-        po[i] = mt::reduced_cost(r, a, b, w.data()[i]);
+        po[i] = 2 * w.data()[i] - r.y[a] - r.y[b] + forest.common_z(a, b);
     }
     return out;
 }

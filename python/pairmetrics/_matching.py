@@ -236,6 +236,7 @@ def euclidean_distances(X, Y=None, *, squared: bool = False) -> np.ndarray:
         D2[ii, jj] = np.einsum("ij,ij->i", diff, diff)
     np.maximum(D2, 0, out=D2)
     if same:
+        D2 = np.maximum(D2, D2.T)  # exactly symmetric
         np.fill_diagonal(D2, 0)
     return D2 if squared else np.sqrt(D2, out=D2)
 
@@ -250,8 +251,7 @@ def pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
     if metric == "rank_mahalanobis":
         return rank_mahalanobis(X)
     if metric in ("euclidean", "sqeuclidean") and not kwargs:
-        D = euclidean_distances(X, squared=metric == "sqeuclidean")
-        return np.maximum(D, D.T)  # exactly symmetric
+        return euclidean_distances(X, squared=metric == "sqeuclidean")
     Xf = X if X.dtype.kind == "f" else X.astype(np.float64)
     D = cdist(Xf, Xf, metric=metric, **kwargs)
     if not np.isfinite(D).all():
@@ -276,8 +276,10 @@ def _check_distance_matrix(D, name: str = "D") -> np.ndarray:
     if (np.diagonal(D) != 0).any():
         raise ValueError(f"{name} must have a zero diagonal")
     big = float(D.max())
-    if np.abs(D - D.T).max() > 1e-12 * big:
-        raise ValueError(f"{name} must be symmetric (|D - D.T| up to 1e-12 * max(D) is tolerated)")
+    if not np.array_equal(D, D.T):
+        if np.abs(D - D.T).max() > 1e-12 * big:
+            raise ValueError(f"{name} must be symmetric (|D - D.T| up to 1e-12 * max(D) is tolerated)")
+        D = np.triu(D) + np.triu(D, 1).T  # the upper triangle defines each pair
     return D
 
 
@@ -323,7 +325,7 @@ def _make_result(mate_full, r, n, scale, big, distances, pair_distance) -> Match
     pairs = np.column_stack([i, mate[i]]).astype(np.int64)
     cost = float(sum(pair_distance(int(a), int(b)) for a, b in pairs))
     stats = dict(r["stats"])
-    for key in ("rounds", "edges"):
+    for key in ("rounds", "edges", "extra_pairs"):
         if key in r:
             stats[key] = r[key]
     two_scale = 2.0 * scale
