@@ -780,6 +780,26 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
     }
 }
 
+void pair_squared_distances(const double* X, std::int64_t d, std::size_t m, const std::int64_t* u,
+                            const std::int64_t* v, double* out) {
+    for (std::size_t p = 0; p < m; ++p) {
+        const double* a = X + u[p] * d;
+        const double* b = X + v[p] * d;
+        double acc[4] = {0, 0, 0, 0};
+        std::int64_t t = 0;
+        for (; t + 4 <= d; t += 4)
+            for (int q = 0; q < 4; ++q) {
+                const double diff = a[t + q] - b[t + q];
+                acc[q] += diff * diff;
+            }
+        for (; t < d; ++t) {
+            const double diff = a[t] - b[t];
+            acc[0] += diff * diff;
+        }
+        out[p] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    }
+}
+
 template BlossomResult dense_min_weight_perfect_matching<float>(const float*, std::int32_t, std::ptrdiff_t,
                                                                 std::ptrdiff_t, double, bool, int, Control*,
                                                                 DenseStats*);

@@ -83,4 +83,10 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
                                                 std::ptrdiff_t col_stride, double scale, bool ghost, int k,
                                                 Control* control, DenseStats* stats);
 
+// Squared Euclidean distances of the row pairs (u[i], v[i]) of the n x d
+// row-major X, summed in a fixed order so that a pair always gets the same
+// value, whatever batch it is computed in.
+void pair_squared_distances(const double* X, std::int64_t d, std::size_t m, const std::int64_t* u,
+                            const std::int64_t* v, double* out);
+
 }  // namespace pairmetrics::matching

@@ -101,6 +101,25 @@ i64arr reduced_costs(const i64arr& y, const i32arr& parent, const i64arr& z, con
     return out;
 }
 
+py::array_t<double> pair_sqdist(const py::array_t<double, py::array::c_style | py::array::forcecast>& X,
+                                const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& u,
+                                const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& v) {
+    if (X.ndim() != 2) throw std::invalid_argument("X must be 2-D");
+    if (u.size() != v.size()) throw std::invalid_argument("u and v differ in length");
+    const std::int64_t n = X.shape(0), d = X.shape(1);
+    for (py::ssize_t i = 0; i < u.size(); ++i)
+        if (u.data()[i] < 0 || u.data()[i] >= n || v.data()[i] < 0 || v.data()[i] >= n)
+            throw std::invalid_argument("row index out of range");
+    py::array_t<double> out(u.size());
+    const double* px = X.data();
+    const std::int64_t *pu = u.data(), *pv = v.data();
+    double* po = out.mutable_data();
+    const auto m = static_cast<std::size_t>(u.size());
+    // Safe without the GIL: all arrays are owned by this frame.
+    run_without_gil([&] { mt::pair_squared_distances(px, d, m, pu, pv, po); });
+    return out;
+}
+
 }  // namespace
 
 void register_matching(py::module_& m) {
@@ -114,6 +133,8 @@ void register_matching(py::module_& m) {
     m.def("_mwpm_dense", &dense<float>, py::arg("D"), py::arg("scale"), py::arg("ghost"), py::arg("k"),
           py::arg("progress") = py::none(),
           "Exact minimum-weight perfect matching on the complete graph of a distance matrix.");
+    m.def("_pair_sqdist", &pair_sqdist, py::arg("X"), py::arg("u"), py::arg("v"),
+          "Squared Euclidean distances of row pairs, in a fixed summation order.");
     m.def("_mwpm_reduced_costs", &reduced_costs, py::arg("y"), py::arg("parent"), py::arg("z"), py::arg("u"),
           py::arg("v"), py::arg("w"), "Exact reduced costs of pairs against a blossom dual solution.");
 }

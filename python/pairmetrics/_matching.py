@@ -312,7 +312,7 @@ def _solve_dense(D: np.ndarray, *, k: int, progress: bool, distances: Optional[C
                     d = np.concatenate([d, np.zeros((1, n + 1))], axis=0)
             return d
 
-    return _make_result(mate_full, r, n, scale, big, distances, lambda i, j: float(D[min(i, j), max(i, j)]))
+    return _make_result(mate_full, r, n, scale, big, distances, lambda i, j: D[i, j].astype(np.float64))
 
 
 def _make_result(mate_full, r, n, scale, big, distances, pair_distance) -> MatchingResult:
@@ -323,7 +323,7 @@ def _make_result(mate_full, r, n, scale, big, distances, pair_distance) -> Match
         mate[dropped] = -1
     i = np.flatnonzero(mate > np.arange(n))
     pairs = np.column_stack([i, mate[i]]).astype(np.int64)
-    cost = float(sum(pair_distance(int(a), int(b)) for a, b in pairs))
+    cost = float(np.sum(pair_distance(pairs[:, 0], pairs[:, 1]))) if pairs.size else 0.0
     stats = dict(r["stats"])
     for key in ("rounds", "edges", "extra_pairs"):
         if key in r:
@@ -341,6 +341,163 @@ def _make_result(mate_full, r, n, scale, big, distances, pair_distance) -> Match
         stats=stats,
         _distances=distances,
     )
+
+
+def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: bool) -> MatchingResult:
+    """Matching of the complete Euclidean graph without forming the N x N matrix.
+
+    Pass 1 computes distance tiles (one matrix product each) and keeps each
+    point's ``store`` nearest others with exact distances, plus a certified
+    lower bound (``radius``) on its distance to every point outside that list.
+    The solver starts on the k nearest; each round then prices the lists and,
+    for the few points whose duals could reach past their radius, the pairs
+    that could still be violated, adds every violated pair and re-solves.
+    When no pair is violated the duals are feasible for the complete graph,
+    so the matching is optimal for it.
+    """
+    n, d = X.shape
+    ghost = n % 2 == 1
+    nv = n + ghost
+    Xc = np.ascontiguousarray(X - X.mean(axis=0), dtype=np.float64)
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    reach = 2.0 * float(np.sqrt(sq.max())) * (1 + 1e-9) + 1e-300  # >= every distance (triangle inequality)
+    big = reach * reach if squared else reach
+    scale = _int_scale(big, nv)
+
+    def exact(u, v):
+        d2 = _core._pair_sqdist(Xc, u, v)
+        return d2 if squared else np.sqrt(d2)
+
+    def to_int(dist):
+        return np.floor(dist * scale + 0.5).astype(np.int64)
+
+    store = max(1, min(n - 1, max(k, 32)))
+    kk = min(k, store)
+    cand = np.empty((n, store), dtype=np.int64)
+    cand_w = np.empty((n, store), dtype=np.int64)
+    radius = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    # |fast - exact| for a squared distance is below c * eps * (|x_i|^2 + |x_j|^2).
+    err = 4 * (d + 4) * np.finfo(np.float64).eps * (sq + sq.max())
+    tile = max(64, min(_TILE_ROWS, (1 << 24) // max(n, 1)))
+    with progress_callback(progress, "matching") as cb:
+        for lo in range(0, n, tile):
+            hi = min(n, lo + tile)
+            D2 = Xc[lo:hi] @ Xc.T
+            D2 *= -2
+            D2 += sq[lo:hi, None]
+            D2 += sq[None, :]
+            D2[np.arange(hi - lo), np.arange(lo, hi)] = np.inf
+            rows = np.arange(hi - lo)[:, None]
+            if store < n - 1:
+                part = np.argpartition(D2, store, axis=1)
+                idx = part[:, :store]
+                lower = np.maximum(D2[rows[:, 0], part[:, store]] - err[lo:hi], 0.0)
+                radius[lo:hi] = np.floor((lower if squared else np.sqrt(lower)) * scale).astype(np.int64)
+            else:
+                idx = np.argsort(D2, axis=1)[:, :store]
+            u = np.repeat(np.arange(lo, hi), store)
+            w = to_int(exact(u, idx.ravel())).reshape(hi - lo, store)
+            order = np.argsort(w, axis=1, kind="stable")
+            cand[lo:hi] = idx[rows, order]
+            cand_w[lo:hi] = w[rows, order]
+            if cb is not None:
+                cb(hi, n)
+
+    def keys_of(a, b):
+        a, b = np.minimum(a, b), np.maximum(a, b)
+        return a * nv + b
+
+    start = [keys_of(np.repeat(np.arange(n), kk), cand[:, :kk].ravel()), keys_of(np.arange(n - 1), np.arange(1, n))]
+    if ghost:
+        start.append(keys_of(np.arange(n), np.full(n, n)))
+    keys = np.unique(np.concatenate(start))
+    eu, ev = keys // nv, keys % nv
+    w = np.zeros(keys.shape[0], dtype=np.int64)
+    real = ev < n
+    w[real] = to_int(exact(eu[real], ev[real]))
+    rounds = 0
+    extra_pairs = 0
+    known_k = np.empty(0, dtype=np.int64)  # weights of pairs priced outside the lists
+    known_w = np.empty(0, dtype=np.int64)
+    while True:
+        rounds += 1
+        r = _core._mwpm_sparse(nv, eu.astype(np.int32), ev.astype(np.int32), w)
+        if not r["perfect"]:
+            raise RuntimeError("matching: start graph without a perfect matching (internal error)")
+        y = r["y"]
+        yr = y[:n]
+        new_u, new_v, new_w = [], [], []
+
+        def price(u, v, wuv):
+            fast = 2 * wuv - y[u] - y[v] < 0
+            if fast.any():
+                u, v, wuv = u[fast], v[fast], wuv[fast]
+                rc = _core._mwpm_reduced_costs(y, r["parent"], r["z"], u.astype(np.int32), v.astype(np.int32), wuv)
+                bad = rc < 0
+                new_u.append(u[bad])
+                new_v.append(v[bad])
+                new_w.append(wuv[bad])
+
+        price(np.repeat(np.arange(n), store), cand.ravel(), cand_w.ravel())
+        # Pairs in neither list weigh at least max(radius_i, radius_j): they
+        # need y_j > c_i and y_i > c_j with c = 2 radius - y.
+        with np.errstate(over="ignore"):
+            c = np.where(radius == np.iinfo(np.int64).max, radius, 2 * radius - yr)
+        by_y = np.argsort(-yr, kind="stable")
+        ys = yr[by_y]
+        reach_count = np.searchsorted(-ys, -c, side="left")  # how many j have y_j > c_i
+        rows = np.flatnonzero(reach_count > 0)
+        fresh_k, fresh_w = [], []
+        for lo in range(0, rows.shape[0], 256):
+            block = rows[lo : lo + 256]
+            J = by_y[: int(reach_count[block].max())]
+            mask = (yr[J][None, :] > c[block][:, None]) & (yr[block][:, None] > c[J][None, :])
+            mask &= J[None, :] > block[:, None]  # each unordered pair once
+            bi, bj = np.nonzero(mask)
+            if not bi.size:
+                continue
+            u, v = block[bi], J[bj]
+            # The same pairs come back round after round: keep their weights.
+            kk_ = u * nv + v
+            pos = np.minimum(np.searchsorted(known_k, kk_), known_k.shape[0] - 1)
+            hit = known_k[pos] == kk_ if known_k.size else np.zeros(kk_.shape, dtype=bool)
+            wuv = np.empty(kk_.shape, dtype=np.int64)
+            wuv[hit] = known_w[pos[hit]]
+            miss = ~hit
+            if miss.any():
+                wuv[miss] = to_int(exact(u[miss], v[miss]))
+                fresh_k.append(kk_[miss])
+                fresh_w.append(wuv[miss])
+                extra_pairs += int(miss.sum())
+            price(u, v, wuv)
+        if fresh_k:
+            allk = np.concatenate([known_k, *fresh_k])
+            allw = np.concatenate([known_w, *fresh_w])
+            order = np.argsort(allk, kind="stable")
+            known_k, known_w = allk[order], allw[order]
+        if new_u:
+            add = np.unique(keys_of(np.concatenate(new_u), np.concatenate(new_v)))
+        else:
+            add = np.empty(0, dtype=np.int64)
+        if add.size == 0:
+            break
+        au, av = add // nv, add % nv
+        eu = np.concatenate([eu, au])
+        ev = np.concatenate([ev, av])
+        w = np.concatenate([w, to_int(exact(au, av))])
+    r["rounds"] = rounds
+    r["edges"] = int(eu.shape[0])
+    r["extra_pairs"] = extra_pairs
+    mate_full = r["mate"].astype(np.int64)
+
+    def distances(lo, hi):
+        hi_real = min(hi, n)
+        out = np.zeros((hi - lo, nv))
+        if lo < hi_real:
+            out[: hi_real - lo, :n] = euclidean_distances(Xc[lo:hi_real], Xc, squared=squared)
+        return out
+
+    return _make_result(mate_full, r, n, scale, big, distances, exact)
 
 
 def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: int = _DEFAULT_K,
@@ -401,6 +558,8 @@ def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: i
         if X.shape[0] < 2:
             raise ValueError(f"points needs at least 2 rows (N >= 2), got N = {X.shape[0]}")
         check_finite(X, "points")
+        if metric in ("euclidean", "sqeuclidean") and not metric_kwargs:
+            return _solve_points_euclidean(X, squared=metric == "sqeuclidean", k=k, progress=progress)
         D = pairwise_distances(X, metric, **metric_kwargs)
         return _solve_dense(D, k=k, progress=progress)
     D = _check_distance_matrix(D, "D")
