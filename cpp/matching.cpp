@@ -72,11 +72,15 @@ class Solver {
         }
     }
 
-    BlossomResult run() {
+    BlossomResult run(const WarmStart* warm) {
         BlossomResult result;
         for (i32 v = 0; v < n_; ++v)
             if (start_[v] == start_[v + 1]) return result;  // isolated vertex: no perfect matching
-        greedy_init();
+        if (warm)
+            warm_init(*warm);
+        else
+            initial_duals();
+        greedy_match();
         i32 unmatched = 0;
         for (i32 v = 0; v < n_; ++v) {
             if (mate_[v] != -1) continue;
@@ -235,17 +239,47 @@ class Solver {
         push_event(delta_ + zstore_[b] / 2, -(b + 1));  // b is settled: zstore is current
     }
 
-    void greedy_init() {
-        // Feasible start: y_v = min incident w (rounded down to even), then
-        // raise each vertex to its smallest slack and match along a tight edge
-        // to a free neighbour when there is one. Unmatched vertices keep even
-        // duals (the parity argument above needs all roots alike).
+    // Feasible start: y_v = min incident w, rounded down to even.
+    void initial_duals() {
         for (i32 v = 0; v < n_; ++v) {
             i64 best = std::numeric_limits<i64>::max();
             for (i32 k = start_[v]; k < start_[v + 1]; ++k) best = std::min(best, W_[adj_[k]]);
             const i64 half = best / 2;
             ystore_[v] = half - (half & 1);
         }
+    }
+
+    // Start from an earlier solution on a subgraph: lower duals until every
+    // edge is feasible (lowering never breaks an edge already fixed), keep
+    // the matched pairs that are still tight, and make free vertices even.
+    // Blossoms are not carried over: the solver rebuilds the few it needs.
+    void warm_init(const WarmStart& warm) {
+        for (i32 v = 0; v < n_; ++v) ystore_[v] = warm.y[v];
+        for (std::size_t e = 0; e < W_.size(); ++e) {
+            if (eu_[e] == ev_[e]) continue;
+            const i64 s = W_[e] - ystore_[eu_[e]] - ystore_[ev_[e]];
+            if (s < 0) ystore_[eu_[e]] += s;
+        }
+        for (i32 v = 0; v < n_; ++v) {
+            const i32 m = warm.mate[v];
+            if (m <= v || m >= n_ || warm.mate[m] != v) continue;
+            for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
+                const i32 e = adj_[k];
+                if (other(e, v) == m && W_[e] - ystore_[v] - ystore_[m] == 0) {
+                    mate_[v] = m;
+                    mate_[m] = v;
+                    break;
+                }
+            }
+        }
+        for (i32 v = 0; v < n_; ++v)
+            if (mate_[v] == -1) ystore_[v] -= ystore_[v] & 1;
+    }
+
+    // Raise each free vertex to its smallest slack and match it along a
+    // tight edge to a free neighbour when there is one. Vertices left free
+    // keep even duals (the parity argument above needs all roots alike).
+    void greedy_match() {
         for (i32 v = 0; v < n_; ++v) {
             if (mate_[v] != -1) continue;
             i64 best = std::numeric_limits<i64>::max();
@@ -615,15 +649,15 @@ std::int64_t max_weight(std::int32_t n) {
 }
 
 BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const std::int32_t* eu,
-                                          const std::int32_t* ev, const std::int64_t* w,
-                                          Control* control) {
+                                          const std::int32_t* ev, const std::int64_t* w, Control* control,
+                                          const WarmStart* warm) {
     if (n <= 0) {
         BlossomResult r;
         r.perfect = true;
         return r;
     }
     Solver solver(n, m, eu, ev, w, control);
-    return solver.run();
+    return solver.run(warm);
 }
 
 DualForest::DualForest(const BlossomResult& r) : parent_(r.parent), n_(static_cast<std::int32_t>(r.y.size())) {
@@ -730,11 +764,14 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
     };
     add_keys(keys);
     int rounds = 0;
+    BlossomResult previous;
     while (true) {
         // Each round adds new pairs of a finite set and typically a handful of
         // rounds suffice; an endless loop could only come from an asymmetric D.
         if (++rounds > 1000) throw std::logic_error("matching: pricing does not converge (is D symmetric?)");
-        BlossomResult r = min_weight_perfect_matching(N, eu.size(), eu.data(), ev.data(), w.data(), control);
+        WarmStart warm{previous.y.data(), previous.mate.data()};
+        BlossomResult r = min_weight_perfect_matching(N, eu.size(), eu.data(), ev.data(), w.data(), control,
+                                                      rounds > 1 ? &warm : nullptr);
         if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
         if (control) control->tick(static_cast<std::uint64_t>(rounds), static_cast<std::uint64_t>(rounds + 1));
         // A pair can only violate the duals if 2 w < y_i + y_j, since blossom
@@ -777,6 +814,7 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
             return r;
         }
         add_keys(keys);
+        previous = std::move(r);
     }
 }
 

@@ -37,11 +37,19 @@ struct BlossomResult {
     BlossomStats stats;
 };
 
+// An earlier solution on the same vertices (for example on a subgraph) to
+// start from: y in the units of BlossomResult and mate (-1 = free).
+struct WarmStart {
+    const std::int64_t* y;
+    const std::int32_t* mate;
+};
+
 // n vertices, m edges (eu[i], ev[i], w[i]) with 0 <= w[i] <= max_weight(n).
-// Parallel edges and self loops are ignored/harmless. control may be null.
+// Parallel edges and self loops are harmless. control and warm may be null;
+// a warm start changes the work done, never the optimum.
 BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const std::int32_t* eu,
-                                          const std::int32_t* ev, const std::int64_t* w,
-                                          Control* control);
+                                          const std::int32_t* ev, const std::int64_t* w, Control* control,
+                                          const WarmStart* warm = nullptr);
 
 // Largest edge weight accepted for n vertices: keeps every dual and their sums
 // far inside int64 (duals are bounded by n times the largest weight).

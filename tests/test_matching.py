@@ -119,6 +119,20 @@ def test_duplicated_points_and_all_equal():
     assert res.cost == 0.0 and res.verify()
 
 
+def test_point_path_degenerate_and_squared():
+    # All points identical, collinear duplicates, sqeuclidean vs its matrix.
+    for X in (np.zeros((7, 3)), np.ones((6, 2)), np.repeat(np.arange(5.0), 2)[:, None]):
+        res = pm.min_weight_perfect_matching(points=X)
+        assert res.cost == 0.0 and res.verify()
+    rng = np.random.default_rng(8)
+    X = random_points(rng, 41, d=3, ties=True)
+    a = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", k=2)
+    b = pm.min_weight_perfect_matching(cdist(X, X, "sqeuclidean"))
+    assert close(a.cost, b.cost) and a.verify()
+    c = pm.min_weight_perfect_matching(points=X, k=1)
+    assert close(c.cost, nx_cost(cdist(X, X))) and c.verify()
+
+
 def test_odd_n_drops_least_matchable_point():
     # Three tight pairs and one far-away point: the far one is dropped.
     X = np.array([[0.0], [0.1], [5.0], [5.1], [10.0], [10.1], [100.0]])

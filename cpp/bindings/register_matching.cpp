@@ -1,8 +1,11 @@
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "../matching.hpp"
 #include "common.hpp"
+
+#include <pybind11/stl.h>
 
 namespace pairmetrics::bindings {
 
@@ -42,7 +45,8 @@ py::dict result_dict(const mt::BlossomResult& r) {
 using i32arr = py::array_t<std::int32_t, py::array::c_style | py::array::forcecast>;
 using i64arr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
 
-py::dict sparse(std::int32_t n, const i32arr& eu, const i32arr& ev, const i64arr& w, py::object progress) {
+py::dict sparse(std::int32_t n, const i32arr& eu, const i32arr& ev, const i64arr& w, py::object progress,
+                const std::optional<i64arr>& y0, const std::optional<i32arr>& mate0) {
     const auto m = static_cast<std::size_t>(eu.size());
     if (ev.size() != eu.size() || w.size() != eu.size()) throw std::invalid_argument("edge arrays differ in length");
     const std::int64_t wmax = mt::max_weight(n);
@@ -53,10 +57,17 @@ py::dict sparse(std::int32_t n, const i32arr& eu, const i32arr& ev, const i64arr
         if (pu[e] < 0 || pu[e] >= n || pv[e] < 0 || pv[e] >= n) throw std::invalid_argument("edge endpoint out of range");
         if (pw[e] < 0 || pw[e] > wmax) throw std::invalid_argument("edge weight outside [0, max_weight(n)]");
     }
+    if (y0.has_value() != mate0.has_value()) throw std::invalid_argument("give both y0 and mate0 or neither");
+    mt::WarmStart warm{nullptr, nullptr};
+    if (y0) {
+        if (y0->size() != n || mate0->size() != n) throw std::invalid_argument("y0 and mate0 need n entries");
+        warm = {y0->data(), mate0->data()};
+    }
+    const mt::WarmStart* pwarm = y0 ? &warm : nullptr;
     Control control = make_control(std::move(progress));
     // Safe without the GIL: the arrays are owned by this frame and only read.
     mt::BlossomResult r =
-        run_without_gil([&] { return mt::min_weight_perfect_matching(n, m, pu, pv, pw, &control); });
+        run_without_gil([&] { return mt::min_weight_perfect_matching(n, m, pu, pv, pw, &control, pwarm); });
     return result_dict(r);
 }
 
@@ -126,8 +137,9 @@ void register_matching(py::module_& m) {
     m.def("_mwpm_max_weight", &mt::max_weight, py::arg("n"),
           "Largest integer edge weight accepted by the blossom solver for n vertices.");
     m.def("_mwpm_sparse", &sparse, py::arg("n"), py::arg("eu"), py::arg("ev"), py::arg("w"),
-          py::arg("progress") = py::none(),
-          "Exact minimum-weight perfect matching on a sparse graph with integer weights.");
+          py::arg("progress") = py::none(), py::arg("y0") = py::none(), py::arg("mate0") = py::none(),
+          "Exact minimum-weight perfect matching on a sparse graph with integer weights\n"
+          "(optionally warm-started from duals y0 and a matching mate0 of an earlier solve).");
     m.def("_mwpm_dense", &dense<double>, py::arg("D"), py::arg("scale"), py::arg("ghost"), py::arg("k"),
           py::arg("progress") = py::none());
     m.def("_mwpm_dense", &dense<float>, py::arg("D"), py::arg("scale"), py::arg("ghost"), py::arg("k"),

@@ -25,6 +25,9 @@ from ._matching import (
 from ._result import Result
 from ._validation import as_matrix, as_vector, check_finite, resolve_n_jobs
 
+# Largest pooled distance matrix crossmatch_resample precomputes (bytes).
+_FULL_MATRIX_BYTES = 512 << 20
+
 __all__ = [
     "CrossMatchResult",
     "CrossMatchNullDistribution",
@@ -365,12 +368,20 @@ def crossmatch_resample(x, y, sample_size: int = 200, n_repeats: int = 500, rng=
     pval = np.empty(n_repeats)
     approx = np.empty(n_repeats)
 
+    # When the pooled matrix is affordable, compute it once (one BLAS pass)
+    # and gather each subsample's block from it.
+    full = None
+    if euclid and (n + m) ** 2 * 8 <= _FULL_MATRIX_BYTES and n_repeats * N * N >= (n + m) ** 2:
+        full = euclidean_distances(X, squared=metric == "sqeuclidean")
+
     def one(r):
-        P = X[draws[r]]
-        if euclid:
-            D = euclidean_distances(P, squared=metric == "sqeuclidean")
+        idx = draws[r]
+        if full is not None:
+            D = full[np.ix_(idx, idx)]
+        elif euclid:
+            D = euclidean_distances(X[idx], squared=metric == "sqeuclidean")
         else:
-            D = pairwise_distances(P, metric, **metric_kwargs)
+            D = pairwise_distances(X[idx], metric, **metric_kwargs)
         scale = _int_scale(float(D.max()), nv)
         res = _core._mwpm_dense(D, scale, False, k, None)
         s = _statistics(*_stats_from_mate(z, res["mate"].astype(np.int64)))

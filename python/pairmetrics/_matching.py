@@ -360,7 +360,7 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
     nv = n + ghost
     Xc = np.ascontiguousarray(X - X.mean(axis=0), dtype=np.float64)
     sq = np.einsum("ij,ij->i", Xc, Xc)
-    reach = 2.0 * float(np.sqrt(sq.max())) * (1 + 1e-9) + 1e-300  # >= every distance (triangle inequality)
+    reach = 2.0 * float(np.sqrt(sq.max())) * (1 + 1e-9)  # >= every distance (triangle inequality)
     big = reach * reach if squared else reach
     scale = _int_scale(big, nv)
 
@@ -421,7 +421,8 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
     known_w = np.empty(0, dtype=np.int64)
     while True:
         rounds += 1
-        r = _core._mwpm_sparse(nv, eu.astype(np.int32), ev.astype(np.int32), w)
+        warm = {} if rounds == 1 else {"y0": r["y"], "mate0": r["mate"]}
+        r = _core._mwpm_sparse(nv, eu.astype(np.int32), ev.astype(np.int32), w, **warm)
         if not r["perfect"]:
             raise RuntimeError("matching: start graph without a perfect matching (internal error)")
         y = r["y"]
