@@ -20,6 +20,7 @@ from ._matching import (
     _int_scale,
     _solve_dense,
     euclidean_distances,
+    min_weight_perfect_matching,
     pairwise_distances,
 )
 from ._result import Result
@@ -300,8 +301,8 @@ def crossmatch_test(x, y, *, metric="euclidean", k: int = _DEFAULT_K, progress: 
         raise ValueError("x and y together need at least 2 points (N >= 2)")
     k = _check_k(k)
     z = np.repeat(np.array([0, 1], dtype=np.int8), [n, m])
-    D = pairwise_distances(X, metric, **metric_kwargs)
-    return _result(z, _solve_dense(D, k=k, progress=progress))
+    matching = min_weight_perfect_matching(points=X, metric=metric, k=k, progress=progress, **metric_kwargs)
+    return _result(z, matching)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -59,7 +59,12 @@ class MatchingResult(Result):
         directly containing vertex or blossom ``i``, or -1. See ``verify``.
     resolution : float
         Distances were rounded to integer multiples of this before the exact
-        integer solve (``max(D) / 2**k`` with k between about 44 and 50).
+        integer solve (``max_distance / 2**k`` with k between about 44 and 50).
+    max_distance : float
+        The largest distance (an upper bound of it for point input).
+    stats : dict
+        Solver counters (pricing rounds, edges of the final subgraph, blossom
+        events of the last round).
     """
 
     mate: np.ndarray
@@ -70,56 +75,55 @@ class MatchingResult(Result):
     z: np.ndarray = dataclasses.field(repr=False)
     blossom_parent: np.ndarray = dataclasses.field(repr=False)
     resolution: float = dataclasses.field(repr=False)
+    max_distance: float = dataclasses.field(repr=False)
     stats: dict = dataclasses.field(repr=False, compare=False)
     _distances: Callable = dataclasses.field(repr=False, compare=False)
 
     def certificate(self) -> dict:
         """Check the LP dual certificate against every pair, in float64.
 
-        Returns a dict with ``max_violation`` (largest amount by which a pair's
-        reduced cost ``d_ij - y_i - y_j + sum of z over blossoms holding both``
-        is negative), ``max_matched_slack`` (largest reduced cost of a matched
-        pair), ``min_z``, ``dual_objective`` and ``gap_bound``: an upper bound on
-        ``cost - optimum`` that holds whatever the rounding (weak duality after
-        lowering every ``y`` by ``max_violation / 2``).
+        The reduced cost of pair ij is ``d_ij - y_i - y_j + sum of z over the
+        blossoms holding both``. Returns a dict with ``max_violation`` (largest
+        amount by which a reduced cost is negative), ``max_matched_slack``
+        (largest |reduced cost| of a matched pair), ``min_z``,
+        ``dual_objective`` and ``gap_bound``: an upper bound on ``cost -
+        optimum`` by weak duality (after lowering every y by
+        ``max_violation / 2`` to make the duals feasible).
         """
+        import scipy.sparse as sp
+
         y = self.y
         nv = y.shape[0]
         nb = self.z.shape[0]
-        # Membership of each vertex in each blossom (nb x nv), to add z to the
-        # pairs inside a blossom with one matrix product per tile.
-        member = np.zeros((nb, nv), dtype=np.float64)
+        # Sparse membership (vertex x blossom) to add the z of common blossoms.
+        rows, cols = [], []
         parent = self.blossom_parent
         for v in range(nv):
             b = parent[v]
             while b != -1:
-                member[b - nv, v] = 1.0
+                rows.append(v)
+                cols.append(b - nv)
                 b = parent[b]
-        zm = member * self.z[:, None]
-        worst = 0.0
-        for lo in range(0, nv, _TILE_ROWS):
-            hi = min(nv, lo + _TILE_ROWS)
-            d = self._distances(lo, hi)  # (hi-lo, nv), ghost included
-            rc = d - y[lo:hi, None] - y[None, :]
-            if nb:
-                rc += zm[:, lo:hi].T @ member
-            idx = np.arange(lo, hi)
-            rc[idx - lo, idx] = np.inf
-            worst = min(worst, float(rc.min()))
+        member = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(nv, nb))
+        zmember = member @ sp.diags(self.z) if nb else member
         mate = self.mate_with_ghost()
-        ii = np.arange(nv)
-        dm = np.empty(nv)
+        worst = 0.0
+        matched = np.empty(nv)
         for lo in range(0, nv, _TILE_ROWS):
             hi = min(nv, lo + _TILE_ROWS)
-            dm[lo:hi] = self._distances(lo, hi)[np.arange(hi - lo), mate[lo:hi]]
-        zpair = (zm[:, ii] * member[:, mate]).sum(axis=0) if nb else 0.0
-        matched_rc = dm - y - y[mate] + zpair
-        sizes = member.sum(axis=1)
+            rc = self._distances(lo, hi) - y[lo:hi, None] - y[None, :]  # ghost included
+            if nb:
+                rc += (zmember[lo:hi] @ member.T).toarray()
+            local = np.arange(hi - lo)
+            matched[lo:hi] = rc[local, mate[lo:hi]]
+            rc[local, np.arange(lo, hi)] = np.inf
+            worst = min(worst, float(rc.min()))
+        sizes = np.asarray(member.sum(axis=0)).ravel()
         dual = float(y.sum() - (self.z * (sizes - 1) / 2).sum())
-        violation = max(0.0, -worst)
+        violation = -worst
         return {
             "max_violation": violation,
-            "max_matched_slack": float(np.abs(matched_rc).max()) if nv else 0.0,
+            "max_matched_slack": float(np.abs(matched).max()),
             "min_z": float(self.z.min()) if nb else 0.0,
             "dual_objective": dual,
             "gap_bound": self.cost - dual + nv * violation / 2,
@@ -129,19 +133,20 @@ class MatchingResult(Result):
         """Prove optimality from the dual certificate.
 
         True when every blossom dual is >= 0, every pair is dual feasible and
-        every matched pair tight up to the rounding tolerance, and the
-        resulting bound on ``cost - optimum`` is at most ``rtol * cost`` plus
-        the rounding allowance ``N * resolution``. It computes all N^2
-        distances again (in tiles), so it costs about as much as a solve.
+        every matched pair tight up to ``tol = resolution + 1e-11 *
+        max_distance`` (integer rounding plus float64 recomputation of the
+        distances), and the resulting bound on ``cost - optimum`` is at most
+        ``rtol * cost + N * tol``. It recomputes all N^2 distances (in
+        tiles), so it costs about as much as a solve.
         """
         c = self.certificate()
         nv = self.y.shape[0]
-        tol_edge = 2 * self.resolution + 1e-12 * self.resolution * 2.0**44
+        tol = self.resolution + 1e-11 * self.max_distance
         return (
             c["min_z"] >= 0
-            and c["max_violation"] <= tol_edge
-            and c["max_matched_slack"] <= tol_edge
-            and c["gap_bound"] <= rtol * abs(self.cost) + nv * tol_edge
+            and c["max_violation"] <= tol
+            and c["max_matched_slack"] <= tol
+            and c["gap_bound"] <= rtol * abs(self.cost) + nv * tol
         )
 
     def mate_with_ghost(self) -> np.ndarray:
@@ -338,6 +343,7 @@ def _make_result(mate_full, r, n, scale, big, distances, pair_distance) -> Match
         z=r["z"] / two_scale,
         blossom_parent=r["parent"].astype(np.int64),
         resolution=(1.0 / scale) if big > 0 else 0.0,
+        max_distance=big,
         stats=stats,
         _distances=distances,
     )
