@@ -169,7 +169,7 @@ def markdown(result: dict) -> str:
         "|---|---:|---:|---|---:|---:|---:|",
     ]
     for r in result["rows"]:
-        speed = f"{r['speedup_vs_pymatching']:.1f}x" if r.get("speedup_vs_pymatching") else ""
+        speed = f"{r['speedup_vs_pymatching']:.3g}x" if r.get("speedup_vs_pymatching") else ""
         cost = f"{r['cost_rel_diff']:+.1e}" if "cost_rel_diff" in r else f"mean a1 {r['mean_a1']:.2f}"
         lines.append(f"| {r['case']} | {r['N']} | {r['d']} | {r['tool']} | {r['seconds']:.3f} | {speed} | {cost} |")
     m = result["machine"]
