@@ -701,6 +701,9 @@ std::int64_t reduced_cost(const BlossomResult& r, std::int32_t u, std::int32_t v
     return 2 * w - r.y[u] - r.y[v] + DualForest(r).common_z(u, v);
 }
 
+// Neighbours kept per point for pricing (the start graph uses the first k).
+constexpr int kStore = 96;
+
 template <class T>
 BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std::ptrdiff_t row_stride,
                                                 std::ptrdiff_t col_stride, double scale, bool ghost, int k,
@@ -715,7 +718,7 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
     // Per point: its `store` nearest others (sorted), and a radius that every
     // pair outside that list reaches. Pricing then reads the lists and only
     // the few other pairs that the duals could still make violated.
-    const i32 store = std::max<i32>(1, std::min<i32>(n - 1, std::max(k, 32)));
+    const i32 store = std::max<i32>(1, std::min<i32>(n - 1, std::max(k, kStore)));
     const i32 kk = std::max<i32>(1, std::min<i32>(k, store));
     std::vector<i32> cand_j(static_cast<std::size_t>(n) * store);
     std::vector<i64> cand_w(cand_j.size());

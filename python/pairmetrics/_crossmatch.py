@@ -357,10 +357,13 @@ def crossmatch_resample(x, y, sample_size: int = 200, n_repeats: int = 500, rng=
     k = _check_k(k)
     threads = resolve_n_jobs(n_jobs)
     gen = np.random.default_rng(rng)
+    # Sorted draws: the order of points does not matter to the test, and
+    # sorted indices gather from the pooled matrix with far fewer cache misses.
     draws = [
-        np.concatenate([gen.choice(n, sample_size, replace=False), n + gen.choice(m, sample_size, replace=False)])
+        np.concatenate([np.sort(gen.choice(n, sample_size, replace=False)),
+                        n + np.sort(gen.choice(m, sample_size, replace=False))])
         for _ in range(n_repeats)
-    ]
+    ]  # fmt: skip
     N = 2 * sample_size
     z = np.repeat(np.array([0, 1], dtype=np.int8), [sample_size, sample_size])
     euclid = metric in ("euclidean", "sqeuclidean") and not metric_kwargs

@@ -24,6 +24,8 @@ __all__ = [
 _DEFAULT_K = 10
 # Euclidean distance tiles are computed this many rows at a time.
 _TILE_ROWS = 1024
+# Neighbours kept per point for pricing (the start graph uses the first k).
+_STORE = 96
 
 
 def _int_scale(max_distance: float, n_vertices: int) -> float:
@@ -377,7 +379,7 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
     def to_int(dist):
         return np.floor(dist * scale + 0.5).astype(np.int64)
 
-    store = max(1, min(n - 1, max(k, 32)))
+    store = max(1, min(n - 1, max(k, _STORE)))
     kk = min(k, store)
     cand = np.empty((n, store), dtype=np.int64)
     cand_w = np.empty((n, store), dtype=np.int64)
