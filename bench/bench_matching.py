@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import pairmetrics as pm
-from pairmetrics._matching import euclidean_distances
+from pairmetrics._matching import _euclidean_distances
 
 HERE = Path(__file__).resolve().parent
 
@@ -111,7 +111,7 @@ def run_networkx(D):
 
 def matching_case(n: int, d: int, peers: tuple, repeats: int, rng) -> list:
     X = rng.normal(size=(n, d))
-    D = euclidean_distances(X)
+    D = _euclidean_distances(X)
     rows = []
     t, res = timed(lambda: pm.min_weight_perfect_matching(points=X), repeats)
     ours = res.cost

@@ -1,7 +1,6 @@
 #include "matching.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <limits>
 #include <queue>

@@ -19,9 +19,9 @@ from ._matching import (
     _check_metric,
     _int_scale,
     _solve_dense,
-    euclidean_distances,
+    _euclidean_distances,
     min_weight_perfect_matching,
-    pairwise_distances,
+    _pairwise_distances,
 )
 from ._result import Result
 from ._validation import as_matrix, as_vector, check_finite, resolve_n_jobs
@@ -376,16 +376,16 @@ def crossmatch_resample(x, y, sample_size: int = 200, n_repeats: int = 500, rng=
     # and gather each subsample's block from it.
     full = None
     if euclid and (n + m) ** 2 * 8 <= _FULL_MATRIX_BYTES and n_repeats * N * N >= (n + m) ** 2:
-        full = euclidean_distances(X, squared=metric == "sqeuclidean")
+        full = _euclidean_distances(X, squared=metric == "sqeuclidean")
 
     def one(r):
         idx = draws[r]
         if full is not None:
             D = full[np.ix_(idx, idx)]
         elif euclid:
-            D = euclidean_distances(X[idx], squared=metric == "sqeuclidean")
+            D = _euclidean_distances(X[idx], squared=metric == "sqeuclidean")
         else:
-            D = pairwise_distances(X[idx], metric, **metric_kwargs)
+            D = _pairwise_distances(X[idx], metric, **metric_kwargs)
         scale = _int_scale(float(D.max()), nv)
         res = _core._mwpm_dense(D, scale, False, k, None)
         s = _statistics(*_stats_from_mate(z, res["mate"].astype(np.int64)))

@@ -17,7 +17,6 @@ __all__ = [
     "MatchingResult",
     "min_weight_perfect_matching",
     "rank_mahalanobis",
-    "pairwise_distances",
 ]
 
 # Size of the start graph: each point's K nearest neighbours (pricing adds the rest).
@@ -211,7 +210,7 @@ def _check_metric(metric) -> None:
         )
 
 
-def euclidean_distances(X, Y=None, *, squared: bool = False) -> np.ndarray:
+def _euclidean_distances(X, Y=None, *, squared: bool = False) -> np.ndarray:
     """Euclidean distances between rows through one matrix product (BLAS speed).
 
     The points are centred first, and every entry where the expansion
@@ -248,7 +247,7 @@ def euclidean_distances(X, Y=None, *, squared: bool = False) -> np.ndarray:
     return D2 if squared else np.sqrt(D2, out=D2)
 
 
-def pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
+def _pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
     """The full distance matrix of the rows of X for a cdist metric or 'rank_mahalanobis'."""
     from scipy.spatial.distance import cdist
 
@@ -258,7 +257,7 @@ def pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
     if metric == "rank_mahalanobis":
         return rank_mahalanobis(X)
     if metric in ("euclidean", "sqeuclidean") and not kwargs:
-        return euclidean_distances(X, squared=metric == "sqeuclidean")
+        return _euclidean_distances(X, squared=metric == "sqeuclidean")
     Xf = X if X.dtype.kind == "f" else X.astype(np.float64)
     D = cdist(Xf, Xf, metric=metric, **kwargs)
     if not np.isfinite(D).all():
@@ -366,7 +365,8 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
     n, d = X.shape
     ghost = n % 2 == 1
     nv = n + ghost
-    Xc = np.ascontiguousarray(X - X.mean(axis=0), dtype=np.float64)
+    Xc = np.array(X, dtype=np.float64)  # float64 before centring (float32 would lose digits)
+    Xc -= Xc.mean(axis=0)
     sq = np.einsum("ij,ij->i", Xc, Xc)
     reach = 2.0 * float(np.sqrt(sq.max())) * (1 + 1e-9)  # >= every distance (triangle inequality)
     big = reach * reach if squared else reach
@@ -435,7 +435,7 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
             raise RuntimeError("matching: start graph without a perfect matching (internal error)")
         y = r["y"]
         yr = y[:n]
-        new_u, new_v, new_w = [], [], []
+        new_u, new_v = [], []
 
         def price(u, v, wuv):
             fast = 2 * wuv - y[u] - y[v] < 0
@@ -445,7 +445,6 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
                 bad = rc < 0
                 new_u.append(u[bad])
                 new_v.append(v[bad])
-                new_w.append(wuv[bad])
 
         price(np.repeat(np.arange(n), store), cand.ravel(), cand_w.ravel())
         # Pairs in neither list weigh at least max(radius_i, radius_j): they
@@ -503,7 +502,7 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
         hi_real = min(hi, n)
         out = np.zeros((hi - lo, nv))
         if lo < hi_real:
-            out[: hi_real - lo, :n] = euclidean_distances(Xc[lo:hi_real], Xc, squared=squared)
+            out[: hi_real - lo, :n] = _euclidean_distances(Xc[lo:hi_real], Xc, squared=squared)
         return out
 
     return _make_result(mate_full, r, n, scale, big, distances, exact)
@@ -520,12 +519,16 @@ def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: i
     D : array_like, shape (N, N), optional
         Symmetric distances with a zero diagonal, finite and >= 0. float32
         and float64 are read in place; other dtypes are converted to float64.
-        Only the upper triangle is read (asymmetry up to 1e-12 * max(D) is
-        tolerated).
+        An asymmetry up to 1e-12 * max(D) is tolerated: the upper triangle
+        then defines each pair (on a symmetric copy).
     points : array_like, shape (N, d), optional
         Points; the distances are ``scipy.spatial.distance.cdist(points,
-        points, metric)`` or ``metric="rank_mahalanobis"`` (see
-        :func:`rank_mahalanobis`).
+        points, metric, **metric_kwargs)`` or, with
+        ``metric="rank_mahalanobis"``, :func:`rank_mahalanobis`. For
+        ``"euclidean"`` and ``"sqeuclidean"`` the N x N matrix is never
+        formed: neighbour search and pricing use distance tiles from one
+        matrix product each, and every distance the solver uses is
+        recomputed from the coordinate differences (in float64).
     metric : str or callable
         Used with ``points`` only.
     k : int
@@ -569,7 +572,7 @@ def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: i
         check_finite(X, "points")
         if metric in ("euclidean", "sqeuclidean") and not metric_kwargs:
             return _solve_points_euclidean(X, squared=metric == "sqeuclidean", k=k, progress=progress)
-        D = pairwise_distances(X, metric, **metric_kwargs)
+        D = _pairwise_distances(X, metric, **metric_kwargs)
         return _solve_dense(D, k=k, progress=progress)
     D = _check_distance_matrix(D, "D")
     return _solve_dense(D, k=k, progress=progress)
