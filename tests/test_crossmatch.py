@@ -88,6 +88,24 @@ def test_crossmatchtest_vs_reference_statistics():
         assert (n + m) % 2 == 0 or r.N == n + m - 1
 
 
+@settings(max_examples=40)
+@given(st.integers(3, 24), st.integers(0, 2**32 - 1))
+def test_random_labels_vs_reference(N, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(N, 2))  # ties included
+    z = rng.integers(0, 2, size=N)
+    z[:2] = [0, 1]
+    r = pm.crossmatchtest(z, cdist(X, X))
+    expected = ref.crossmatch_statistics(z, r.matching.mate)
+    for key in ("a1", "Ea1", "Va1", "pval"):
+        assert getattr(r, key) == pytest.approx(expected[key], rel=1e-10, abs=1e-14), key
+    if np.isfinite(expected["dev"]):
+        assert r.dev == pytest.approx(expected["dev"], rel=1e-10)
+        assert r.approxpval == pytest.approx(expected["approxpval"], rel=1e-9, abs=1e-15)
+    assert r.N == N - N % 2 and r.n == int(z[r.matching.mate >= 0].sum())
+    assert r.matching.verify()
+
+
 def test_large_n_pvalue_exists():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(400, 2))

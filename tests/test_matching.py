@@ -78,6 +78,58 @@ def test_integer_weights_vs_brute_force(n, seed, top):
     assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
 
 
+@settings(max_examples=60)
+@given(st.integers(2, 11), st.integers(1, 3), st.integers(0, 2**32 - 1), st.sampled_from(["euclidean", "sqeuclidean"]))
+def test_points_with_ties_vs_brute_force(n, d, seed, metric):
+    # Small integer coordinates: duplicated points and many equal distances.
+    X = np.random.default_rng(seed).integers(0, 3, size=(n, d))
+    D = cdist(X, X, metric)
+    res = pm.min_weight_perfect_matching(points=X, metric=metric, k=1)
+    check_matching(res, D)
+    assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
+
+
+def test_point_path_many_rounds_matches_dense():
+    rng = np.random.default_rng(12)
+    for n, d in ((501, 30), (400, 2)):
+        X = rng.standard_t(2, size=(n, d))  # heavy tails: outliers need long edges
+        a = pm.min_weight_perfect_matching(points=X, k=1)
+        b = pm.min_weight_perfect_matching(cdist(X, X), k=1)
+        assert close(a.cost, b.cost) and a.verify()
+        assert a.stats["rounds"] >= 2
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_point_dtypes(dtype):
+    rng = np.random.default_rng(13)
+    X = rng.integers(0, 2 if dtype == np.bool_ else 7, size=(15, 3)).astype(dtype)
+    expected = pm.min_weight_perfect_matching(cdist(X.astype(np.float64), X.astype(np.float64))).cost
+    assert close(pm.min_weight_perfect_matching(points=X).cost, expected)
+
+
+def test_progress_option_runs():
+    rng = np.random.default_rng(14)
+    X = random_points(rng, 30)
+    res = pm.min_weight_perfect_matching(points=X, progress=True)
+    assert close(res.cost, pm.min_weight_perfect_matching(points=X).cost)
+    res = pm.min_weight_perfect_matching(cdist(X, X), progress=True)
+    assert res.verify()
+
+
+def test_kernel_stops_when_the_progress_callback_raises():
+    # The same path as Ctrl-C: the kernel throws, the Python error comes back.
+    D = cdist(*(2 * [random_points(np.random.default_rng(15), 30)]))
+    calls = []
+
+    def stop(done, total):
+        calls.append((done, total))
+        raise KeyError("stop here")
+
+    with pytest.raises(KeyError, match="stop here"):
+        _core._mwpm_dense(D, 1e6, False, 5, stop)
+    assert len(calls) == 1
+
+
 @pytest.mark.parametrize("n,seed", [(31, 0), (60, 1), (101, 2), (200, 3)])
 def test_vs_networkx(n, seed):
     rng = np.random.default_rng(seed)
