@@ -1,6 +1,9 @@
 #include "matching.hpp"
 
+#include "parallel.hpp"
+
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -714,7 +717,7 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
     auto to_int = [scale](double d) { return static_cast<i64>(d * scale + 0.5); };
     auto weight = [&](i32 i, i32 j) { return to_int(value(i, j)); };
     constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
-    // Per point: its `store` nearest others (sorted), and a radius that every
+    // Per point: its `store` nearest others (the first k of them nearest), and a radius that every
     // pair outside that list reaches. Pricing then reads the lists and only
     // the few other pairs that the duals could still make violated.
     const i32 store = std::max<i32>(1, std::min<i32>(n - 1, std::max(k, kStore)));
@@ -723,20 +726,30 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
     std::vector<i64> cand_w(cand_j.size());
     std::vector<i64> radius(n, kNoRadius);
     {
-        std::vector<std::pair<double, i32>> row(std::max<i32>(n - 1, 1));
+        // Selection on plain doubles first (cheap compares), then gather the
+        // list; only its k nearest need ordering (they start the graph).
+        std::vector<double> vals(std::max<i32>(n - 1, 1));
+        std::vector<std::pair<i64, i32>> list(store);
         for (i32 i = 0; i < n; ++i) {
             if (control && (i & 1023) == 1023) control->tick(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(n));
             i32 c = 0;
             for (i32 j = 0; j < n; ++j)
-                if (j != i) row[c++] = {value(i, j), j};
+                if (j != i) vals[c++] = value(i, j);
+            double threshold = std::numeric_limits<double>::infinity();
             if (store < n - 1) {
-                std::nth_element(row.begin(), row.begin() + store, row.begin() + c);
-                radius[i] = to_int(row[store].first);
+                std::nth_element(vals.begin(), vals.begin() + store, vals.begin() + c);
+                threshold = vals[store];  // every pair left out is at least this far
+                radius[i] = to_int(threshold);
             }
-            std::sort(row.begin(), row.begin() + store);
-            for (i32 t = 0; t < store; ++t) {
-                cand_j[static_cast<std::size_t>(i) * store + t] = row[t].second;
-                cand_w[static_cast<std::size_t>(i) * store + t] = to_int(row[t].first);
+            i32 t = 0;
+            for (i32 j = 0; j < n && t < store; ++j)
+                if (j != i && value(i, j) < threshold) list[t++] = {to_int(value(i, j)), j};
+            for (i32 j = 0; j < n && t < store; ++j)
+                if (j != i && value(i, j) == threshold) list[t++] = {to_int(value(i, j)), j};
+            std::nth_element(list.begin(), list.begin() + (kk - 1), list.end());
+            for (i32 q = 0; q < store; ++q) {
+                cand_j[static_cast<std::size_t>(i) * store + q] = list[q].second;
+                cand_w[static_cast<std::size_t>(i) * store + q] = list[q].first;
             }
         }
     }
@@ -818,6 +831,31 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
         add_keys(keys);
         previous = std::move(r);
     }
+}
+
+std::vector<std::int64_t> crossmatch_counts(const double* full, std::int64_t p, const std::int64_t* draws,
+                                            std::int64_t n_draws, std::int32_t m, const std::int8_t* z,
+                                            double scale, int k, int n_threads, Control* control) {
+    std::vector<std::int64_t> a1(static_cast<std::size_t>(n_draws), 0);
+    std::atomic<std::int64_t> done{0};
+    parallel_for(static_cast<std::size_t>(n_draws), n_threads, [&](std::size_t r) {
+        const std::int64_t* idx = draws + r * static_cast<std::size_t>(m);
+        std::vector<double> D(static_cast<std::size_t>(m) * m);
+        for (i32 i = 0; i < m; ++i) {
+            const double* row = full + idx[i] * p;
+            for (i32 j = 0; j < m; ++j) D[static_cast<std::size_t>(i) * m + j] = row[idx[j]];
+        }
+        const BlossomResult res =
+            dense_min_weight_perfect_matching<double>(D.data(), m, m, 1, scale, false, k, nullptr, nullptr);
+        std::int64_t cross = 0;
+        for (i32 i = 0; i < m; ++i)
+            if (res.mate[i] > i && z[i] != z[res.mate[i]]) ++cross;
+        a1[r] = cross;
+        const std::int64_t finished = ++done;
+        if (control && (finished & 15) == 0)
+            control->tick(static_cast<std::uint64_t>(finished), static_cast<std::uint64_t>(n_draws));
+    });
+    return a1;
 }
 
 void pair_squared_distances(const double* X, std::int64_t d, std::size_t m, const std::int64_t* u,

@@ -91,6 +91,14 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
                                                 std::ptrdiff_t col_stride, double scale, bool ghost, int k,
                                                 Control* control, DenseStats* stats);
 
+// Cross-match counts for many subsamples of one pooled distance matrix:
+// for each row r of draws (n_draws x m point indices into the p x p matrix
+// full), solve the matching of the m drawn points (m even) and count the
+// pairs whose labels z[0..m) differ. Subsamples run on n_threads threads.
+std::vector<std::int64_t> crossmatch_counts(const double* full, std::int64_t p, const std::int64_t* draws,
+                                            std::int64_t n_draws, std::int32_t m, const std::int8_t* z,
+                                            double scale, int k, int n_threads, Control* control);
+
 // Squared Euclidean distances of the row pairs (u[i], v[i]) of the n x d
 // row-major X, summed in a fixed order so that a pair always gets the same
 // value, whatever batch it is computed in.

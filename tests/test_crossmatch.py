@@ -176,8 +176,13 @@ def test_resample_protocol():
     assert (c.a1 == full.a1).all() and c.pval == pytest.approx(np.full(3, full.pval))
     mean_a1, mean_p = c
     assert mean_a1 == full.a1
-    d = pm.crossmatch_resample(x, y, sample_size=10, n_repeats=4, rng=0, metric="cityblock")
-    assert d.a1.shape == (4,)
+    # Pooled-matrix path (cityblock) and per-subsample path (rank_mahalanobis)
+    # against the plain test on the same subsamples (whole samples again).
+    for metric in ("cityblock", "rank_mahalanobis"):
+        d = pm.crossmatch_resample(x[:30], y[:30], sample_size=30, n_repeats=2, rng=0, metric=metric, n_jobs=2)
+        single = pm.crossmatch_test(x[:30], y[:30], metric=metric)
+        assert (d.a1 == single.a1).all() and d.pval == pytest.approx(np.full(2, single.pval))
+        assert d.approxpval == pytest.approx(np.full(2, single.approxpval))
 
 
 def test_bad_input():

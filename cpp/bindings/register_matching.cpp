@@ -131,6 +131,28 @@ py::array_t<double> pair_sqdist(const py::array_t<double, py::array::c_style | p
     return out;
 }
 
+py::array_t<std::int64_t> crossmatch_batch(const py::array_t<double, py::array::c_style>& full,
+                                           const py::array_t<std::int64_t, py::array::c_style>& draws,
+                                           const py::array_t<std::int8_t, py::array::c_style>& z, double scale, int k,
+                                           int n_threads, py::object progress) {
+    if (full.ndim() != 2 || full.shape(0) != full.shape(1)) throw std::invalid_argument("full must be square");
+    if (draws.ndim() != 2 || z.ndim() != 1 || draws.shape(1) != z.shape(0))
+        throw std::invalid_argument("draws must be (n_draws, m) with m = len(z)");
+    const std::int64_t p = full.shape(0), n_draws = draws.shape(0);
+    const auto m = static_cast<std::int32_t>(draws.shape(1));
+    if (m % 2) throw std::invalid_argument("the number of drawn points must be even");
+    const std::int64_t* pd = draws.data();
+    for (py::ssize_t i = 0; i < draws.size(); ++i)
+        if (pd[i] < 0 || pd[i] >= p) throw std::invalid_argument("draw index out of range");
+    const double* pf = full.data();
+    const std::int8_t* pz = z.data();
+    Control control = make_control(std::move(progress));
+    // Safe without the GIL: the arrays are held by the caller and only read.
+    std::vector<std::int64_t> a1 = run_without_gil(
+        [&] { return mt::crossmatch_counts(pf, p, pd, n_draws, m, pz, scale, k, n_threads, &control); });
+    return to_array(a1);
+}
+
 }  // namespace
 
 void register_matching(py::module_& m) {
@@ -145,6 +167,9 @@ void register_matching(py::module_& m) {
     m.def("_mwpm_dense", &dense<float>, py::arg("D"), py::arg("scale"), py::arg("ghost"), py::arg("k"),
           py::arg("progress") = py::none(),
           "Exact minimum-weight perfect matching on the complete graph of a distance matrix.");
+    m.def("_crossmatch_batch", &crossmatch_batch, py::arg("full"), py::arg("draws"), py::arg("z"), py::arg("scale"),
+          py::arg("k"), py::arg("n_threads"), py::arg("progress") = py::none(),
+          "Cross-match counts of many subsamples of one pooled distance matrix, in parallel.");
     m.def("_pair_sqdist", &pair_sqdist, py::arg("X"), py::arg("u"), py::arg("v"),
           "Squared Euclidean distances of row pairs, in a fixed summation order.");
     m.def("_mwpm_reduced_costs", &reduced_costs, py::arg("y"), py::arg("parent"), py::arg("z"), py::arg("u"),

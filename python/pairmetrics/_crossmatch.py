@@ -366,38 +366,38 @@ def crossmatch_resample(x, y, sample_size: int = 200, n_repeats: int = 500, rng=
     ]  # fmt: skip
     N = 2 * sample_size
     z = np.repeat(np.array([0, 1], dtype=np.int8), [sample_size, sample_size])
-    euclid = metric in ("euclidean", "sqeuclidean") and not metric_kwargs
-    nv = N
-    a1 = np.empty(n_repeats, dtype=np.int64)
-    pval = np.empty(n_repeats)
-    approx = np.empty(n_repeats)
-
-    # When the pooled matrix is affordable, compute it once (one BLAS pass)
-    # and gather each subsample's block from it.
-    full = None
-    if euclid and (n + m) ** 2 * 8 <= _FULL_MATRIX_BYTES and n_repeats * N * N >= (n + m) ** 2:
-        full = _euclidean_distances(X, squared=metric == "sqeuclidean")
-
-    def one(r):
-        idx = draws[r]
-        if full is not None:
-            D = full[np.ix_(idx, idx)]
-        elif euclid:
-            D = _euclidean_distances(X[idx], squared=metric == "sqeuclidean")
-        else:
-            D = _pairwise_distances(X[idx], metric, **metric_kwargs)
-        scale = _int_scale(float(D.max()), nv)
-        res = _core._mwpm_dense(D, scale, False, k, None)
-        s = _statistics(*_stats_from_mate(z, res["mate"].astype(np.int64)))
-        a1[r], pval[r], approx[r] = s["a1"], s["pval"], s["approxpval"]
-
-    if threads == 1:
-        for r in range(n_repeats):
-            one(r)
+    # Metrics that estimate a scale from the data they are given depend on
+    # the subsample; every other metric can be computed once on the pool.
+    per_subsample = metric in ("rank_mahalanobis", "mahalanobis", "seuclidean")
+    pool_bytes = (n + m) ** 2 * 8
+    if not per_subsample and pool_bytes <= _FULL_MATRIX_BYTES and n_repeats * N * N >= (n + m) ** 2:
+        # One pooled matrix (one BLAS pass for Euclidean), then every
+        # subsample is gathered and solved in C++ on `threads` threads.
+        full = np.ascontiguousarray(_pairwise_distances(X, metric, **metric_kwargs), dtype=np.float64)
+        scale = _int_scale(float(full.max()), N)
+        a1 = _core._crossmatch_batch(full, np.stack(draws), z, scale, k, threads)
     else:
-        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-            list(pool.map(one, range(n_repeats)))
+        a1 = np.empty(n_repeats, dtype=np.int64)
+
+        def one(r):
+            P = X[draws[r]]
+            D = _pairwise_distances(P, metric, **metric_kwargs)
+            res = _core._mwpm_dense(D, _int_scale(float(D.max()), N), False, k, None)
+            a1[r] = _stats_from_mate(z, res["mate"].astype(np.int64))[1]
+
+        if threads == 1:
+            for r in range(n_repeats):
+                one(r)
+        else:
+            with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+                list(pool.map(one, range(n_repeats)))
+    # The null law depends only on the sizes: p-values by table lookup.
+    null = crossmatch_null_distribution(N, sample_size)
+    where = np.searchsorted(null.a1, a1)
+    pval = null.cdf[where]
     ea1, va1 = _moments(N, sample_size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        approx = ndtr((a1 - ea1) / np.sqrt(va1))
     return CrossMatchResampleResult(
         mean_a1=float(a1.mean()),
         mean_pval=float(pval.mean()),

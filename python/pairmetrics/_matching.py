@@ -265,6 +265,8 @@ def _pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
     if (D < 0).any():
         raise ValueError(f"metric {metric!r} gave negative distances")
     np.fill_diagonal(D, 0)
+    if not np.array_equal(D, D.T):  # the solver needs exact symmetry
+        D = np.triu(D) + np.triu(D, 1).T
     return D
 
 
