@@ -293,6 +293,35 @@ def test_bad_input():
         pm.min_weight_perfect_matching(np.array([["a", "b"], ["c", "d"]]))
 
 
+def test_sparse_kernel_warm_start_from_any_point():
+    # A warm start only changes the work: from arbitrary duals and an
+    # arbitrary (even inconsistent) matching the optimum is the same.
+    rng = np.random.default_rng(16)
+    for trial in range(60):
+        n = int(rng.integers(1, 16)) * 2
+        iu, ju = np.triu_indices(n, 1)
+        keep = rng.random(iu.size) < 0.6
+        eu = np.concatenate([iu[keep], np.arange(n - 1)]).astype(np.int32)
+        ev = np.concatenate([ju[keep], np.arange(1, n)]).astype(np.int32)
+        w = rng.integers(0, 50, size=eu.size).astype(np.int64)
+        cold = _core._mwpm_sparse(n, eu, ev, w)
+        y0 = rng.integers(-200, 200, size=n).astype(np.int64)
+        mate0 = rng.permutation(n).astype(np.int32)
+        warm = _core._mwpm_sparse(n, eu, ev, w, y0=y0, mate0=mate0)
+        again = _core._mwpm_sparse(n, eu, ev, w, y0=cold["y"], mate0=cold["mate"])
+        costs = []
+        for r in (cold, warm, again):
+            assert r["perfect"]
+            rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], eu, ev, w)
+            assert (rc >= 0).all()
+            m = r["mate"]
+            weight = {}
+            for a, b, c in zip(eu.tolist(), ev.tolist(), w.tolist()):
+                weight[(a, b)] = min(weight.get((a, b), 1 << 60), c)
+            costs.append(sum(weight[(min(i, m[i]), max(i, m[i]))] for i in range(n) if m[i] > i))
+        assert costs[0] == costs[1] == costs[2]
+
+
 def test_sparse_kernel_vs_networkx_and_infeasible():
     rng = np.random.default_rng(9)
     for trial in range(150):
