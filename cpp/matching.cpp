@@ -223,8 +223,7 @@ class Solver {
             scan_vertex(b);
             return;
         }
-        std::vector<i32> vs = leaves(b);
-        for (i32 v : vs) scan_vertex(v);
+        for (i32 v : leaves(b)) scan_vertex(v);  // scanning does not touch the leaves buffer
     }
 
     void scan_free_node(i32 b) {
@@ -232,8 +231,7 @@ class Solver {
             scan_free_vertex(b);
             return;
         }
-        std::vector<i32> vs = leaves(b);
-        for (i32 v : vs) scan_free_vertex(v);
+        for (i32 v : leaves(b)) scan_free_vertex(v);
     }
 
     void push_expand(i32 b) {
