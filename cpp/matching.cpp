@@ -660,41 +660,72 @@ BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const s
     return solver.run(warm);
 }
 
-DualForest::DualForest(const BlossomResult& r) : parent_(r.parent), n_(static_cast<std::int32_t>(r.y.size())) {
-    const std::size_t nodes = parent_.size();
-    depth_.assign(nodes, -1);
+DualForest::DualForest(const BlossomResult& r) {
+    const auto nodes = static_cast<i32>(r.parent.size());
+    const auto n = static_cast<i32>(r.y.size());
+    std::vector<i32> start(nodes + 1, 0), kids(nodes);
+    for (i32 x = 0; x < nodes; ++x)
+        if (r.parent[x] != -1) ++start[r.parent[x] + 1];
+    for (i32 x = 0; x < nodes; ++x) start[x + 1] += start[x];
+    {
+        std::vector<i32> fill(start.begin(), start.end() - 1);
+        for (i32 x = 0; x < nodes; ++x)
+            if (r.parent[x] != -1) kids[fill[r.parent[x]]++] = x;
+    }
+    root_.assign(nodes, -1);
+    first_.assign(nodes, 0);
+    depth_.assign(nodes, 0);
     zcum_.assign(nodes, 0);
-    // Resolve each chain of ancestors top-down (ids give no order).
-    std::vector<std::int32_t> chain;
-    for (std::size_t start = 0; start < nodes; ++start) {
-        chain.clear();
-        std::int32_t x = static_cast<std::int32_t>(start);
-        while (x != -1 && depth_[x] < 0) {
-            chain.push_back(x);
-            x = parent_[x];
+    // Iterative DFS from every root, recording the Euler tour.
+    std::vector<std::pair<i32, i32>> stack;  // (node, next child slot)
+    for (i32 top = 0; top < nodes; ++top) {
+        if (r.parent[top] != -1 || start[top] == start[top + 1]) {
+            if (r.parent[top] == -1) root_[top] = top;  // a vertex in no blossom
+            continue;
         }
-        std::int32_t d = x == -1 ? -1 : depth_[x];
-        i64 zc = x == -1 ? 0 : zcum_[x];
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-            const std::int32_t b = *it;
-            depth_[b] = ++d;
-            if (b >= n_) zc += r.z[b - n_];
-            zcum_[b] = zc;
+        stack.emplace_back(top, start[top]);
+        root_[top] = top;
+        zcum_[top] = top >= n ? r.z[top - n] : 0;
+        first_[top] = static_cast<i32>(euler_.size());
+        euler_.push_back(top);
+        while (!stack.empty()) {
+            auto& [x, slot] = stack.back();
+            if (slot == start[x + 1]) {
+                stack.pop_back();
+                if (!stack.empty()) euler_.push_back(stack.back().first);
+                continue;
+            }
+            const i32 c = kids[slot++];
+            root_[c] = top;
+            depth_[c] = depth_[x] + 1;
+            zcum_[c] = zcum_[x] + (c >= n ? r.z[c - n] : 0);
+            first_[c] = static_cast<i32>(euler_.size());
+            euler_.push_back(c);
+            stack.emplace_back(c, start[c]);
         }
+    }
+    const auto len = static_cast<i32>(euler_.size());
+    log2_.assign(len + 1, 0);
+    for (i32 i = 2; i <= len; ++i) log2_[i] = log2_[i / 2] + 1;
+    table_.emplace_back(euler_);
+    for (i32 span = 2; span <= len; span *= 2) {
+        const std::vector<i32>& prev = table_.back();
+        std::vector<i32> next(len - span + 1);
+        for (i32 i = 0; i + span <= len; ++i) {
+            const i32 a = prev[i], b = prev[i + span / 2];
+            next[i] = depth_[a] <= depth_[b] ? a : b;
+        }
+        table_.push_back(std::move(next));
     }
 }
 
 std::int64_t DualForest::common_z(std::int32_t u, std::int32_t v) const {
-    std::int32_t a = parent_[u], b = parent_[v];
-    if (a == -1 || b == -1) return 0;
-    while (depth_[a] > depth_[b]) a = parent_[a];
-    while (depth_[b] > depth_[a]) b = parent_[b];
-    while (a != b) {
-        a = parent_[a];
-        b = parent_[b];
-        if (a == -1 || b == -1) return 0;
-    }
-    return zcum_[a];
+    if (root_[u] != root_[v] || u == v) return 0;
+    i32 a = first_[u], b = first_[v];
+    if (a > b) std::swap(a, b);
+    const i32 level = log2_[b - a + 1];
+    const i32 x = table_[level][a], y = table_[level][b - (1 << level) + 1];
+    return zcum_[depth_[x] <= depth_[y] ? x : y];
 }
 
 std::int64_t reduced_cost(const BlossomResult& r, std::int32_t u, std::int32_t v, std::int64_t w) {

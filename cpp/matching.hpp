@@ -56,16 +56,18 @@ BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const s
 std::int64_t max_weight(std::int32_t n);
 
 // Sum of blossom duals over the blossoms containing both u and v, for many
-// pairs of one dual solution (depths and cumulative z precomputed).
+// pairs of one dual solution: the z summed from the root of the blossom tree
+// down to the lowest common ancestor, found in O(1) per pair (Euler tour and
+// a sparse table of depth minima), since nesting can be thousands deep.
 class DualForest {
   public:
     explicit DualForest(const BlossomResult& r);
     std::int64_t common_z(std::int32_t u, std::int32_t v) const;
 
   private:
-    std::vector<std::int32_t> parent_, depth_;
+    std::vector<std::int32_t> root_, first_, depth_, euler_, log2_;
+    std::vector<std::vector<std::int32_t>> table_;  // table_[j][i]: shallowest of euler_[i .. i + 2^j)
     std::vector<std::int64_t> zcum_;
-    std::int32_t n_;
 };
 
 // Reduced cost 2 w - y_u - y_v + sum of z over blossoms containing u and v, in
