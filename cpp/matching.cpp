@@ -824,10 +824,17 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
         // with c = 2 radius - y: only a prefix of the points by decreasing y
         // is looked at, and D is read only when both hold.
         const DualForest forest(r);
-        auto violated = [&](i32 i, i32 j, i64 wij) {
+        // Reduced cost if negative, else 0.
+        auto violation = [&](i32 i, i32 j, i64 wij) -> i64 {
             const i64 rc = 2 * wij - r.y[i] - r.y[j];
-            return rc < 0 && rc + forest.common_z(i, j) < 0;
+            if (rc >= 0) return 0;
+            return std::min<i64>(rc + forest.common_z(i, j), 0);
         };
+        // Each point adds at most `kk` of its violated pairs per round, the
+        // most violated first: with many equal distances (duplicated points)
+        // thousands of pairs can be violated at once, and a few per point
+        // are enough to make progress.
+        std::vector<std::pair<i64, i32>> found;
         std::vector<i32> by_y(n);
         std::vector<i64> c(n);
         for (i32 i = 0; i < n; ++i) {
@@ -839,15 +846,22 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
         for (i32 i = 0; i < n; ++i) {
             const i64 yi = r.y[i];
             const std::size_t o = static_cast<std::size_t>(i) * store;
-            for (i32 t = 0; t < store; ++t)
-                if (violated(i, cand_j[o + t], cand_w[o + t])) keys.push_back(key(i, cand_j[o + t]));
+            found.clear();
+            for (i32 t = 0; t < store; ++t) {
+                const i64 rc = violation(i, cand_j[o + t], cand_w[o + t]);
+                if (rc < 0) found.emplace_back(rc, cand_j[o + t]);
+            }
             const i64 ci = c[i];
             for (i32 t = 0; t < n && r.y[by_y[t]] > ci; ++t) {
                 const i32 j = by_y[t];
                 if (j == i || yi <= c[j]) continue;
-                if (violated(i, j, weight(i, j))) keys.push_back(key(i, j));
+                const i64 rc = violation(i, j, weight(i, j));
+                if (rc < 0) found.emplace_back(rc, j);
                 if (stats) ++stats->extra_pairs;
             }
+            if (static_cast<i32>(found.size()) > kk) std::nth_element(found.begin(), found.begin() + kk, found.end());
+            for (std::size_t t = 0; t < found.size() && t < static_cast<std::size_t>(kk); ++t)
+                keys.push_back(key(i, found[t].second));
         }
         if (keys.empty()) {
             if (stats) {

@@ -437,7 +437,7 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
             raise RuntimeError("matching: start graph without a perfect matching (internal error)")
         y = r["y"]
         yr = y[:n]
-        new_u, new_v = [], []
+        new_u, new_v, new_rc = [], [], []
 
         def price(u, v, wuv):
             fast = 2 * wuv - y[u] - y[v] < 0
@@ -447,6 +447,7 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
                 bad = rc < 0
                 new_u.append(u[bad])
                 new_v.append(v[bad])
+                new_rc.append(rc[bad])
 
         price(np.repeat(np.arange(n), store), cand.ravel(), cand_w.ravel())
         # Pairs in neither list weigh at least max(radius_i, radius_j): they
@@ -486,7 +487,14 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
             order = np.argsort(allk, kind="stable")
             known_k, known_w = allk[order], allw[order]
         if new_u:
-            add = np.unique(keys_of(np.concatenate(new_u), np.concatenate(new_v)))
+            # At most kk violated pairs per point and round, the most violated
+            # first (ties between duplicated points can violate thousands).
+            nu, nvv, nrc = np.concatenate(new_u), np.concatenate(new_v), np.concatenate(new_rc)
+            order = np.lexsort((nrc, nu))
+            nu, nvv = nu[order], nvv[order]
+            group_start = np.searchsorted(nu, nu, side="left")
+            keep = np.arange(nu.size) - group_start < kk
+            add = np.unique(keys_of(nu[keep], nvv[keep]))
         else:
             add = np.empty(0, dtype=np.int64)
         if add.size == 0:
