@@ -85,7 +85,7 @@ def _pvalue(N: int, n: int, a1: int) -> float:
     return float(min(1.0, math.exp(logsumexp(logp[below]) - logsumexp(logp))))
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)  # array fields: compare by identity
 class CrossMatchNullDistribution(Result):
     """Exact null distribution of the cross-match count A1 (like R's ``crossmatchdist``).
 
@@ -305,7 +305,7 @@ def crossmatch_test(x, y, *, metric="euclidean", k: int = _DEFAULT_K, progress: 
     return _result(z, matching)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)  # array fields: compare by identity
 class CrossMatchResampleResult(Result):
     """Repeated cross-match tests on subsamples (mean a1 and mean p-value).
 
