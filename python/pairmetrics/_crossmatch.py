@@ -19,7 +19,6 @@ from ._matching import (
     _check_metric,
     _int_scale,
     _solve_dense,
-    _euclidean_distances,
     min_weight_perfect_matching,
     _pairwise_distances,
 )

@@ -427,11 +427,12 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
     w[real] = to_int(exact(eu[real], ev[real]))
     rounds = 0
     extra_pairs = 0
+    r = None  # the previous round's solution (warm start)
     known_k = np.empty(0, dtype=np.int64)  # weights of pairs priced outside the lists
     known_w = np.empty(0, dtype=np.int64)
     while True:
         rounds += 1
-        warm = {} if rounds == 1 else {"y0": r["y"], "mate0": r["mate"]}
+        warm = {} if r is None else {"y0": r["y"], "mate0": r["mate"]}
         r = _core._mwpm_sparse(nv, eu.astype(np.int32), ev.astype(np.int32), w, **warm)
         if not r["perfect"]:
             raise RuntimeError("matching: start graph without a perfect matching (internal error)")
