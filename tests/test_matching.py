@@ -185,6 +185,23 @@ def test_point_path_degenerate_and_squared():
     assert close(c.cost, nx_cost(cdist(X, X))) and c.verify()
 
 
+def test_extreme_magnitudes():
+    # Tiny or huge coordinates/distances are solved on a rescaled copy.
+    rng = np.random.default_rng(18)
+    X = random_points(rng, 31)
+    D = cdist(X, X)
+    base = pm.min_weight_perfect_matching(D)
+    for f in (1e-200, 1e-125, 1e125, 1e200):
+        a = pm.min_weight_perfect_matching(points=X * f)
+        b = pm.min_weight_perfect_matching(D * f)
+        for res in (a, b):
+            assert res.cost == pytest.approx(base.cost * f, rel=1e-12)
+            assert (res.mate == base.mate).all() and res.verify()
+    for f in (1e-150, 1e150):
+        c = pm.min_weight_perfect_matching(points=X * f, metric="sqeuclidean")
+        assert c.cost == pytest.approx(pm.min_weight_perfect_matching(D**2).cost * f * f, rel=1e-12) and c.verify()
+
+
 def test_odd_n_drops_least_matchable_point():
     # Three tight pairs and one far-away point: the far one is dropped.
     X = np.array([[0.0], [0.1], [5.0], [5.1], [10.0], [10.1], [100.0]])

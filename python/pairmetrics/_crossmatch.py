@@ -13,6 +13,8 @@ from scipy.special import gammaln, logsumexp, ndtr
 from . import _core
 from ._matching import (
     _DEFAULT_K,
+    _SAFE_MAX,
+    _SAFE_MIN,
     MatchingResult,
     _check_distance_matrix,
     _check_k,
@@ -373,6 +375,9 @@ def crossmatch_resample(x, y, sample_size: int = 200, n_repeats: int = 500, rng=
         # One pooled matrix (one BLAS pass for Euclidean), then every
         # subsample is gathered and solved in C++ on `threads` threads.
         full = np.ascontiguousarray(_pairwise_distances(X, metric, **metric_kwargs), dtype=np.float64)
+        top = float(full.max())
+        if top > 0 and not (_SAFE_MIN <= top <= _SAFE_MAX):
+            full /= top  # a1 does not depend on the unit
         scale = _int_scale(float(full.max()), N)
         a1 = _core._crossmatch_batch(full, np.stack(draws), z, scale, k, threads)
     else:
@@ -381,8 +386,7 @@ def crossmatch_resample(x, y, sample_size: int = 200, n_repeats: int = 500, rng=
         def one(r):
             P = X[draws[r]]
             D = _pairwise_distances(P, metric, **metric_kwargs)
-            res = _core._mwpm_dense(D, _int_scale(float(D.max()), N), False, k, None)
-            a1[r] = _stats_from_mate(z, res["mate"].astype(np.int64))[1]
+            a1[r] = _stats_from_mate(z, _solve_dense(D, k=k, progress=False).mate)[1]
 
         if threads == 1:
             for r in range(n_repeats):

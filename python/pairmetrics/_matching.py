@@ -25,6 +25,9 @@ _DEFAULT_K = 10
 _TILE_ROWS = 1024
 # Neighbours kept per point for pricing (the start graph uses the first k).
 _STORE = 96
+# Largest distances outside this range are solved on a rescaled copy, so that
+# the integer scaling and squared distances stay far from under/overflow.
+_SAFE_MIN, _SAFE_MAX = 1e-120, 1e120
 
 
 def _int_scale(max_distance: float, n_vertices: int) -> float:
@@ -299,31 +302,33 @@ def _check_k(k) -> int:
     return int(k)
 
 
-def _solve_dense(D: np.ndarray, *, k: int, progress: bool, distances: Optional[Callable] = None) -> MatchingResult:
+def _solve_dense(D: np.ndarray, *, k: int, progress: bool) -> MatchingResult:
     """Matching of the complete graph of a validated distance matrix."""
     n = D.shape[0]
     ghost = n % 2 == 1
     nv = n + ghost
     big = float(D.max())
-    scale = _int_scale(big, nv)
+    unit, Dsolve = 1.0, D
+    if big > 0 and not (_SAFE_MIN <= big <= _SAFE_MAX):
+        unit, Dsolve = big, D / big  # extreme magnitudes: solve on a rescaled copy
+    scale = _int_scale(big / unit, nv)
     with progress_callback(progress, "matching") as cb:
-        r = _core._mwpm_dense(D, scale, ghost, k, cb)
+        r = _core._mwpm_dense(Dsolve, scale, ghost, k, cb)
     mate_full = r["mate"].astype(np.int64)
 
-    if distances is None:
+    def distances(lo, hi):
+        d = np.asarray(D[lo:hi], dtype=np.float64)
+        if ghost:
+            d = np.concatenate([d, np.zeros((d.shape[0], 1))], axis=1)
+            if hi == n + 1:
+                d = np.concatenate([d, np.zeros((1, n + 1))], axis=0)
+        return d
 
-        def distances(lo, hi, D=D, ghost=ghost):
-            d = np.asarray(D[lo:hi], dtype=np.float64)
-            if ghost:
-                d = np.concatenate([d, np.zeros((d.shape[0], 1))], axis=1)
-                if hi == n + 1:
-                    d = np.concatenate([d, np.zeros((1, n + 1))], axis=0)
-            return d
-
-    return _make_result(mate_full, r, n, scale, big, distances, lambda i, j: D[i, j].astype(np.float64))
+    return _make_result(mate_full, r, n, scale, unit, big, distances, lambda i, j: D[i, j].astype(np.float64))
 
 
-def _make_result(mate_full, r, n, scale, big, distances, pair_distance) -> MatchingResult:
+def _make_result(mate_full, r, n, scale, unit, big, distances, pair_distance) -> MatchingResult:
+    """Package a solver answer: integers = distances / unit * scale (unit != 1 after rescaling)."""
     ghost = mate_full.shape[0] > n
     dropped = int(mate_full[n]) if ghost else None
     mate = mate_full[:n].copy()
@@ -336,16 +341,16 @@ def _make_result(mate_full, r, n, scale, big, distances, pair_distance) -> Match
     for key in ("rounds", "edges", "extra_pairs"):
         if key in r:
             stats[key] = r[key]
-    two_scale = 2.0 * scale
+    to_real = unit / (2.0 * scale)  # solver duals are doubled
     return MatchingResult(
         mate=mate,
         pairs=pairs,
         cost=cost,
         dropped=dropped,
-        y=r["y"] / two_scale,
-        z=r["z"] / two_scale,
+        y=r["y"] * to_real,
+        z=r["z"] * to_real,
         blossom_parent=r["parent"].astype(np.int64),
-        resolution=(1.0 / scale) if big > 0 else 0.0,
+        resolution=unit / scale if big > 0 else 0.0,
         max_distance=big,
         stats=stats,
         _distances=distances,
@@ -369,6 +374,13 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
     nv = n + ghost
     Xc = np.array(X, dtype=np.float64)  # float64 before centring (float32 would lose digits)
     Xc -= Xc.mean(axis=0)
+    spread = float(np.abs(Xc).max())
+    if squared and spread > 1e150:
+        raise ValueError("points are too large for metric='sqeuclidean': squared distances overflow float64")
+    unit = 1.0  # distances are solved in units of `unit` (rescaled for extreme magnitudes)
+    if spread > 0 and not (_SAFE_MIN <= spread <= _SAFE_MAX):
+        Xc /= spread
+        unit = spread * spread if squared else spread
     sq = np.einsum("ij,ij->i", Xc, Xc)
     reach = 2.0 * float(np.sqrt(sq.max())) * (1 + 1e-9)  # >= every distance (triangle inequality)
     big = reach * reach if squared else reach
@@ -513,10 +525,10 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
         hi_real = min(hi, n)
         out = np.zeros((hi - lo, nv))
         if lo < hi_real:
-            out[: hi_real - lo, :n] = _euclidean_distances(Xc[lo:hi_real], Xc, squared=squared)
+            out[: hi_real - lo, :n] = _euclidean_distances(Xc[lo:hi_real], Xc, squared=squared) * unit
         return out
 
-    return _make_result(mate_full, r, n, scale, big, distances, exact)
+    return _make_result(mate_full, r, n, scale, unit, big * unit, distances, lambda u, v: exact(u, v) * unit)
 
 
 def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: int = _DEFAULT_K,
