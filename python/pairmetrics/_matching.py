@@ -375,7 +375,7 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
     Xc = np.array(X, dtype=np.float64)  # float64 before centring (float32 would lose digits)
     Xc -= Xc.mean(axis=0)
     spread = float(np.abs(Xc).max())
-    if squared and spread > 1e150:
+    if squared and spread > 1e152:
         raise ValueError("points are too large for metric='sqeuclidean': squared distances overflow float64")
     unit = 1.0  # distances are solved in units of `unit` (rescaled for extreme magnitudes)
     if spread > 0 and not (_SAFE_MIN <= spread <= _SAFE_MAX):
