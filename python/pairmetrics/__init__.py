@@ -13,9 +13,11 @@ from ._two_vs_two import *  # noqa: F401,F403
 from ._two_vs_two import __all__ as _two_vs_two_all
 from ._matching import *  # noqa: F401,F403
 from ._matching import __all__ as _matching_all
+from ._crossmatch import *  # noqa: F401,F403
+from ._crossmatch import __all__ as _crossmatch_all
 from ._measures import *  # noqa: F401,F403
 from ._measures import __all__ as _measures_all
 
 __version__ = "0.1.0"
 
-__all__ = [*_paired_all, *_two_vs_two_all, *_matching_all, *_measures_all]
+__all__ = [*_paired_all, *_two_vs_two_all, *_matching_all, *_crossmatch_all, *_measures_all]

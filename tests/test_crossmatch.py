@@ -1,0 +1,237 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
+
+import pairmetrics as pm
+from pairmetrics.reference import matching as ref
+
+DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32, np.float64]
+
+# Rosenbaum (2005), section 2, as documented in R's crossmatch package.
+X1 = [0.47, 0.39, 0.47, 0.78, 1, 1, 0.54, 1, 0.38, 1, 0.27, 0.63, 0.22, 0, -1, -0.42, -1, -1]
+X2 = [0.03, 0.11, 0.16, -0.1, -0.05, 0.16, 0.12, 0.4, 0.04, 0.71, 0.01, 0.21, -0.18, -0.08, -0.35, 0.26, -0.6, -1.0]
+Z = [0] * 9 + [1] * 9
+
+
+def test_r_documented_example():
+    X = np.column_stack([X1, X2])
+    D = pm.rank_mahalanobis(X)
+    r = pm.crossmatchtest(Z, D)
+    assert r.a1 == 1
+    assert round(r.Ea1, 2) == 4.76
+    assert round(r.Va1, 2) == 2.39
+    assert round(r.dev, 2) == -2.43
+    assert round(r.pval, 4) == 0.0259
+    assert round(r.approxpval, 5) == 0.00746
+    assert r.statistic == r.a1 and r.pvalue == r.pval
+    stat, p = r
+    assert (stat, p) == (r.a1, r.pval)
+    assert r.matching.verify()
+    same = pm.crossmatch_test(X[:9], X[9:], metric="rank_mahalanobis")
+    assert (same.a1, same.pval) == (r.a1, r.pval)
+
+
+def test_rank_mahalanobis_vs_reference():
+    rng = np.random.default_rng(0)
+    for shape in [(18, 2), (25, 4), (10, 1)]:
+        X = rng.normal(size=shape)
+        X[:3, 0] = X[0, 0]  # ties in ranks
+        np.testing.assert_allclose(pm.rank_mahalanobis(X), ref.rank_mahalanobis(X.tolist()), rtol=1e-9, atol=1e-9)
+    X = np.column_stack([rng.normal(size=8), np.ones(8)])  # a constant column is ignored
+    np.testing.assert_allclose(pm.rank_mahalanobis(X), pm.rank_mahalanobis(X[:, :1]), atol=1e-12)
+
+
+@pytest.mark.parametrize("N,n", [(2, 1), (4, 2), (10, 3), (18, 9), (30, 0), (30, 30), (40, 17)])
+def test_null_distribution_vs_exact_fractions(N, n):
+    d = pm.crossmatch_null_distribution(N, n)
+    exact = ref.crossmatch_pmf(N, n)
+    assert list(d.a1) == sorted(exact)
+    np.testing.assert_allclose(d.pmf, [float(exact[a]) for a in d.a1], rtol=1e-12)
+    assert d.cdf[-1] == pytest.approx(1.0, abs=1e-12)
+    assert (2 * (d.a0 + d.a1 + d.a2) == N).all() and (d.a1 + 2 * d.a2 == n).all()
+    mean, var = ref.crossmatch_moments(N, n)
+    assert d.mean == pytest.approx(float(mean), rel=1e-12, abs=1e-12)
+    assert d.var == pytest.approx(float(var), rel=1e-10, abs=1e-12)
+
+
+@settings(max_examples=40)
+@given(st.integers(2, 60).map(lambda h: 2 * h), st.data())
+def test_null_moments_match_closed_forms(N, data):
+    n = data.draw(st.integers(0, N))
+    d = pm.crossmatch_null_distribution(N, n)
+    assert d.pmf.sum() == pytest.approx(1.0, abs=1e-12)
+    m = N - n
+    assert d.mean == pytest.approx(n * m / (N - 1), rel=1e-10, abs=1e-12)
+    if N > 3:
+        assert d.var == pytest.approx(2 * n * (n - 1) * m * (m - 1) / ((N - 3) * (N - 1) ** 2), rel=1e-8, abs=1e-10)
+
+
+def test_null_distribution_large_n_is_finite():
+    d = pm.crossmatch_null_distribution(20000, 9000)
+    assert np.isfinite(d.pmf).all() and d.pmf.sum() == pytest.approx(1.0, abs=1e-9)
+    assert d.mean == pytest.approx(9000 * 11000 / 19999, rel=1e-9)
+
+
+def test_crossmatchtest_vs_reference_statistics():
+    rng = np.random.default_rng(1)
+    for n, m, shift in [(10, 12, 0.0), (15, 15, 2.0), (7, 20, 0.5), (40, 33, 1.0)]:
+        X = np.concatenate([rng.normal(size=(n, 3)), rng.normal(size=(m, 3)) + shift])
+        z = np.repeat([0, 1], [n, m])
+        r = pm.crossmatchtest(z, cdist(X, X))
+        expected = ref.crossmatch_statistics(z, r.matching.mate)
+        for key, value in expected.items():
+            assert getattr(r, key) == pytest.approx(value, rel=1e-10, abs=1e-14), key
+        assert (n + m) % 2 == 0 or r.N == n + m - 1
+
+
+@settings(max_examples=40)
+@given(st.integers(3, 24), st.integers(0, 2**32 - 1))
+def test_random_labels_vs_reference(N, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(N, 2))  # ties included
+    z = rng.integers(0, 2, size=N)
+    z[:2] = [0, 1]
+    r = pm.crossmatchtest(z, cdist(X, X))
+    expected = ref.crossmatch_statistics(z, r.matching.mate)
+    for key in ("a1", "Ea1", "Va1", "pval"):
+        assert getattr(r, key) == pytest.approx(expected[key], rel=1e-10, abs=1e-14), key
+    if np.isfinite(expected["dev"]):
+        assert r.dev == pytest.approx(expected["dev"], rel=1e-10)
+        assert r.approxpval == pytest.approx(expected["approxpval"], rel=1e-9, abs=1e-15)
+    assert r.N == N - N % 2 and r.n == int(z[r.matching.mate >= 0].sum())
+    assert r.matching.verify()
+
+
+def test_large_n_pvalue_exists():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(400, 2))
+    r = pm.crossmatch_test(X[:200], X[200:] + 0.3)
+    assert 0 <= r.pval <= 1 and np.isfinite(r.pval)
+    d = pm.crossmatch_null_distribution(400, 200)
+    assert r.pval == pytest.approx(d.cdf[list(d.a1).index(r.a1)], rel=1e-10)
+
+
+def test_odd_n_drops_one_point():
+    X = np.array([[0.0], [0.1], [5.0], [5.1], [100.0]])
+    r = pm.crossmatchtest([0, 1, 0, 1, 1], cdist(X, X))
+    assert r.matching.dropped == 4 and r.N == 4 and r.n == 2 and r.a1 == 2
+    assert r.Ea1 == pytest.approx(2 * 2 / 3)
+
+
+def test_separated_samples_reject_and_same_do_not():
+    rng = np.random.default_rng(3)
+    far = pm.crossmatch_test(rng.normal(size=(60, 5)), rng.normal(size=(60, 5)) + 3)
+    assert far.a1 == 0 and far.pval < 1e-10
+    same = pm.crossmatch_test(rng.normal(size=(60, 5)), rng.normal(size=(60, 5)))
+    assert same.pval > 1e-3
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_label_and_sample_dtypes(dtype):
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 2 if dtype == np.bool_ else 5, size=(24, 3))
+    z = np.repeat([0, 1], 12)
+    D = cdist(X, X)
+    expected = pm.crossmatchtest(z, D)
+    assert pm.crossmatchtest(z.astype(dtype), D).a1 == expected.a1
+    r = pm.crossmatch_test(X[:12].astype(dtype), X[12:].astype(dtype))
+    Xd = X.astype(dtype).astype(np.float64)
+    assert r.a1 == pm.crossmatch_test(Xd[:12], Xd[12:]).a1
+    assert r.matching.cost == pytest.approx(pm.crossmatchtest(z, cdist(Xd, Xd)).matching.cost, rel=1e-9)
+
+
+def test_readonly_noncontiguous_lists():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 6))
+    x, y = X[:20, ::2], X[20:, ::2]
+    expected = pm.crossmatch_test(x.copy(), y.copy())
+    xr = x.copy()
+    xr.setflags(write=False)
+    for a, b in [(x, y), (xr, y), (x.tolist(), y.tolist())]:
+        r = pm.crossmatch_test(a, b)
+        assert (r.a1, r.pval) == (expected.a1, expected.pval)
+    z = np.repeat([0, 1], 20)
+    D = cdist(X, X)
+    assert pm.crossmatchtest(z.tolist(), D.tolist()).a1 == pm.crossmatchtest(z, D).a1
+    r1 = pm.crossmatch_test(X[:20, 0], X[20:, 0])  # 1-D samples: one feature
+    assert r1.a1 == pm.crossmatch_test(X[:20, :1], X[20:, :1]).a1
+
+
+def test_resample_protocol():
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(50, 4))
+    y = rng.normal(size=(45, 4)) + 0.4
+    a = pm.crossmatch_resample(x, y, sample_size=20, n_repeats=12, rng=1)
+    b = pm.crossmatch_resample(x, y, sample_size=20, n_repeats=12, rng=1, n_jobs=2)
+    assert (a.a1 == b.a1).all() and (a.pval == b.pval).all()
+    assert a.mean_a1 == pytest.approx(a.a1.mean()) and a.mean_pval == pytest.approx(a.pval.mean())
+    assert a.Ea1 == pytest.approx(20 * 20 / 39)
+    # Whole samples in every repeat: each repeat is the full test.
+    full = pm.crossmatch_test(x[:30], y[:30])
+    c = pm.crossmatch_resample(x[:30], y[:30], sample_size=30, n_repeats=3, rng=0)
+    assert (c.a1 == full.a1).all() and c.pval == pytest.approx(np.full(3, full.pval))
+    mean_a1, mean_p = c
+    assert mean_a1 == full.a1
+    # Pooled-matrix path (cityblock) and per-subsample path (rank_mahalanobis)
+    # against the plain test on the same subsamples (whole samples again).
+    for metric in ("cityblock", "rank_mahalanobis"):
+        d = pm.crossmatch_resample(x[:30], y[:30], sample_size=30, n_repeats=2, rng=0, metric=metric, n_jobs=2)
+        single = pm.crossmatch_test(x[:30], y[:30], metric=metric)
+        assert (d.a1 == single.a1).all() and d.pval == pytest.approx(np.full(2, single.pval))
+        assert d.approxpval == pytest.approx(np.full(2, single.approxpval))
+
+
+def test_bad_input():
+    D = cdist(np.arange(4.0)[:, None], np.arange(4.0)[:, None])
+    with pytest.raises(ValueError, match="z"):
+        pm.crossmatchtest([0, 1, 2, 1], D)
+    with pytest.raises(ValueError, match="z.*both groups"):
+        pm.crossmatchtest([1, 1, 1, 1], D)
+    with pytest.raises(ValueError, match="z and D"):
+        pm.crossmatchtest([0, 1, 0], D)
+    with pytest.raises(ValueError, match="z"):
+        pm.crossmatchtest([0, 1, np.nan, 1], D)
+    with pytest.raises(ValueError, match="D"):
+        pm.crossmatchtest([0, 1, 0, 1], D[:, :3])
+    with pytest.raises(ValueError, match="D.*symmetric"):
+        pm.crossmatchtest([0, 1, 0, 1], D + np.triu(np.ones((4, 4)), 1))
+    with pytest.raises(ValueError, match="D.*negative"):
+        pm.crossmatchtest([0, 1, 0, 1], -D)
+    with pytest.raises(ValueError, match="D.*diagonal"):
+        pm.crossmatchtest([0, 1, 0, 1], D + np.eye(4))
+    with pytest.raises(ValueError, match="z needs at least 2"):
+        pm.crossmatchtest([0], [[0.0]])
+    with pytest.raises(ValueError, match="x and y"):
+        pm.crossmatch_test(np.zeros((3, 2)), np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="x"):
+        pm.crossmatch_test(np.array([[np.inf, 0]]), np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="metric"):
+        pm.crossmatch_test(np.zeros((3, 2)), np.ones((3, 2)), metric="bogus")
+    with pytest.raises(ValueError, match="N"):
+        pm.crossmatch_null_distribution(7, 3)
+    with pytest.raises(ValueError, match="n"):
+        pm.crossmatch_null_distribution(8, 9)
+    with pytest.raises(ValueError, match="N"):
+        pm.crossmatch_null_distribution(0, 0)
+    with pytest.raises(TypeError, match="N"):
+        pm.crossmatch_null_distribution(8.0, 3)
+    x = np.zeros((10, 2))
+    with pytest.raises(ValueError, match="sample_size"):
+        pm.crossmatch_resample(x, x, sample_size=11)
+    with pytest.raises(ValueError, match="n_repeats"):
+        pm.crossmatch_resample(x, x, sample_size=5, n_repeats=0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        pm.crossmatch_resample(x, x, sample_size=5, n_repeats=1, n_jobs=0)
+    with pytest.raises(ValueError, match="x and y"):
+        pm.crossmatch_resample(x, np.zeros((10, 3)), sample_size=5)
+
+
+def test_pvalue_is_lower_tail_including_observed():
+    # P(A1 <= a1) with a1 the observed count, as in R (cumulative row).
+    d = pm.crossmatch_null_distribution(18, 9)
+    assert d.cdf[0] == pytest.approx(d.pmf[0])
+    assert math.isclose(d.cdf[0], 0.025915261, rel_tol=1e-8)

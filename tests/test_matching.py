@@ -1,0 +1,388 @@
+import dataclasses
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
+
+import pairmetrics as pm
+from pairmetrics import _core
+from pairmetrics.reference import matching as ref
+
+DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32, np.float64]
+
+
+def random_points(rng, n, d=3, ties=False):
+    X = rng.normal(size=(n, d))
+    if ties:
+        X = np.round(X)
+    return X
+
+
+def nx_cost(D):
+    """networkx optimum on the complete graph (ghost at 0 for odd N)."""
+    n = D.shape[0]
+    m = n + n % 2
+    G = nx.Graph()
+    for i in range(m):
+        for j in range(i + 1, m):
+            G.add_edge(i, j, weight=float(D[i, j]) if j < n else 0.0)
+    M = nx.min_weight_matching(G)
+    assert len(M) * 2 == m
+    return sum(G[a][b]["weight"] for a, b in M)
+
+
+def check_matching(res, D):
+    n = D.shape[0]
+    mate = res.mate
+    assert mate.shape == (n,) and mate.dtype == np.int64
+    dropped = np.flatnonzero(mate == -1)
+    assert dropped.size == n % 2
+    if n % 2:
+        assert res.dropped == int(dropped[0])
+    else:
+        assert res.dropped is None
+    kept = np.flatnonzero(mate >= 0)
+    assert (mate[mate[kept]] == kept).all() and (mate[kept] != kept).all()
+    assert res.pairs.shape == (n // 2, 2)
+    assert (res.pairs[:, 0] < res.pairs[:, 1]).all()
+    assert res.cost == pytest.approx(float(sum(D[i, j] for i, j in res.pairs)), rel=1e-12, abs=1e-12)
+    assert res.verify()
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b)) + 1e-12
+
+
+@pytest.mark.parametrize("n", list(range(2, 13)))
+def test_brute_force_small(n):
+    rng = np.random.default_rng(n)
+    for ties in (False, True):
+        D = cdist(*(2 * [random_points(rng, n, ties=ties)]))
+        res = pm.min_weight_perfect_matching(D)
+        check_matching(res, D)
+        assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
+
+
+@settings(max_examples=60)
+@given(st.integers(2, 10), st.integers(0, 2**32 - 1), st.sampled_from([2, 3, 10, 1000]))
+def test_integer_weights_vs_brute_force(n, seed, top):
+    # Integer, tie-heavy weights (not a metric): several optima, compare costs.
+    rng = np.random.default_rng(seed)
+    A = rng.integers(0, top, size=(n, n)).astype(float)
+    D = np.triu(A, 1) + np.triu(A, 1).T
+    res = pm.min_weight_perfect_matching(D)
+    check_matching(res, D)
+    assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
+
+
+@settings(max_examples=60)
+@given(st.integers(2, 11), st.integers(1, 3), st.integers(0, 2**32 - 1), st.sampled_from(["euclidean", "sqeuclidean"]))
+def test_points_with_ties_vs_brute_force(n, d, seed, metric):
+    # Small integer coordinates: duplicated points and many equal distances.
+    X = np.random.default_rng(seed).integers(0, 3, size=(n, d))
+    D = cdist(X, X, metric)
+    res = pm.min_weight_perfect_matching(points=X, metric=metric, k=1)
+    check_matching(res, D)
+    assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
+
+
+def test_point_path_many_rounds_matches_dense():
+    rng = np.random.default_rng(12)
+    for n, d in ((501, 30), (400, 2)):
+        X = rng.standard_t(2, size=(n, d))  # heavy tails: outliers need long edges
+        a = pm.min_weight_perfect_matching(points=X, k=1)
+        b = pm.min_weight_perfect_matching(cdist(X, X), k=1)
+        assert close(a.cost, b.cost) and a.verify()
+        assert a.stats["rounds"] >= 2
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_point_dtypes(dtype):
+    rng = np.random.default_rng(13)
+    X = rng.integers(0, 2 if dtype == np.bool_ else 7, size=(15, 3)).astype(dtype)
+    expected = pm.min_weight_perfect_matching(cdist(X.astype(np.float64), X.astype(np.float64))).cost
+    assert close(pm.min_weight_perfect_matching(points=X).cost, expected)
+
+
+def test_progress_option_runs():
+    rng = np.random.default_rng(14)
+    X = random_points(rng, 30)
+    res = pm.min_weight_perfect_matching(points=X, progress=True)
+    assert close(res.cost, pm.min_weight_perfect_matching(points=X).cost)
+    res = pm.min_weight_perfect_matching(cdist(X, X), progress=True)
+    assert res.verify()
+
+
+def test_kernel_stops_when_the_progress_callback_raises():
+    # The same path as Ctrl-C: the kernel throws, the Python error comes back.
+    D = cdist(*(2 * [random_points(np.random.default_rng(15), 30)]))
+    calls = []
+
+    def stop(done, total):
+        calls.append((done, total))
+        raise KeyError("stop here")
+
+    with pytest.raises(KeyError, match="stop here"):
+        _core._mwpm_dense(D, 1e6, False, 5, stop)
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("n,seed", [(31, 0), (60, 1), (101, 2), (200, 3)])
+def test_vs_networkx(n, seed):
+    rng = np.random.default_rng(seed)
+    if seed % 2:
+        A = rng.random((n, n))  # random weights, no geometry
+        D = np.triu(A, 1) + np.triu(A, 1).T
+    else:
+        D = cdist(*(2 * [random_points(rng, n, d=5)]))
+    res = pm.min_weight_perfect_matching(D)
+    check_matching(res, D)
+    assert close(res.cost, nx_cost(D))
+
+
+def test_dense_and_point_paths_agree():
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 17, 150):
+        X = random_points(rng, n, d=4)
+        a = pm.min_weight_perfect_matching(cdist(X, X))
+        b = pm.min_weight_perfect_matching(points=X)
+        assert close(a.cost, b.cost)
+        assert b.verify()
+        c = pm.min_weight_perfect_matching(points=X, metric="cityblock")
+        assert close(c.cost, pm.min_weight_perfect_matching(cdist(X, X, "cityblock")).cost)
+
+
+def test_duplicated_points_and_all_equal():
+    rng = np.random.default_rng(7)
+    X = np.repeat(random_points(rng, 20), 3, axis=0)  # 60 points, triplets
+    res = pm.min_weight_perfect_matching(points=X)
+    check_matching(res, cdist(X, X))
+    # Each triplet leaves one point to pair elsewhere: 10 cross pairs at least.
+    assert res.cost > 0
+    assert close(res.cost, nx_cost(cdist(X, X)))
+    D = np.ones((9, 9)) - np.eye(9)
+    res = pm.min_weight_perfect_matching(D)
+    assert res.cost == 4.0 and res.verify()
+    Z = np.zeros((6, 6))
+    res = pm.min_weight_perfect_matching(Z)
+    assert res.cost == 0.0 and res.verify()
+
+
+def test_point_path_degenerate_and_squared():
+    # All points identical, collinear duplicates, sqeuclidean vs its matrix.
+    for X in (np.zeros((7, 3)), np.ones((6, 2)), np.repeat(np.arange(5.0), 2)[:, None]):
+        res = pm.min_weight_perfect_matching(points=X)
+        assert res.cost == 0.0 and res.verify()
+    rng = np.random.default_rng(8)
+    X = random_points(rng, 41, d=3, ties=True)
+    a = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", k=2)
+    b = pm.min_weight_perfect_matching(cdist(X, X, "sqeuclidean"))
+    assert close(a.cost, b.cost) and a.verify()
+    c = pm.min_weight_perfect_matching(points=X, k=1)
+    assert close(c.cost, nx_cost(cdist(X, X))) and c.verify()
+
+
+def test_extreme_magnitudes():
+    # Tiny or huge coordinates/distances are solved on a rescaled copy.
+    rng = np.random.default_rng(18)
+    X = random_points(rng, 31)
+    D = cdist(X, X)
+    base = pm.min_weight_perfect_matching(D)
+    for f in (1e-200, 1e-125, 1e125, 1e200):
+        a = pm.min_weight_perfect_matching(points=X * f)
+        b = pm.min_weight_perfect_matching(D * f)
+        for res in (a, b):
+            assert res.cost == pytest.approx(base.cost * f, rel=1e-12)
+            assert (res.mate == base.mate).all() and res.verify()
+    for f in (1e-150, 1e150):
+        c = pm.min_weight_perfect_matching(points=X * f, metric="sqeuclidean")
+        assert c.cost == pytest.approx(pm.min_weight_perfect_matching(D**2).cost * f * f, rel=1e-12) and c.verify()
+
+
+def test_odd_n_drops_least_matchable_point():
+    # Three tight pairs and one far-away point: the far one is dropped.
+    X = np.array([[0.0], [0.1], [5.0], [5.1], [10.0], [10.1], [100.0]])
+    res = pm.min_weight_perfect_matching(points=X)
+    assert res.dropped == 6 and res.mate[6] == -1
+    assert res.cost == pytest.approx(0.3)
+
+
+def test_k_only_changes_speed():
+    rng = np.random.default_rng(11)
+    D = cdist(*(2 * [random_points(rng, 120, d=2)]))
+    costs = {k: pm.min_weight_perfect_matching(D, k=k).cost for k in (1, 2, 5, 50, 200)}
+    assert all(close(c, costs[5]) for c in costs.values())
+
+
+def test_verify_rejects_tampered_certificate():
+    rng = np.random.default_rng(3)
+    D = cdist(*(2 * [random_points(rng, 40)]))
+    res = pm.min_weight_perfect_matching(D)
+    assert res.verify()
+    y = res.y.copy()
+    y[0] += 0.1  # infeasible duals
+    assert not dataclasses.replace(res, y=y).verify()
+    # A worse matching with the old duals: not tight.
+    mate = res.mate.copy()
+    i, j = res.pairs[0]
+    k, l = res.pairs[1]
+    mate[[i, j, k, l]] = [k, l, i, j]
+    bad = dataclasses.replace(res, mate=mate, cost=res.cost + D[i, k] + D[j, l] - D[i, j] - D[k, l])
+    assert not bad.verify()
+    cert = res.certificate()
+    assert cert["gap_bound"] <= 1e-9 * res.cost + 1e-9
+    assert cert["min_z"] >= 0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dtypes(dtype):
+    rng = np.random.default_rng(2)
+    A = rng.integers(0, 2 if dtype == np.bool_ else 50, size=(11, 11))
+    D = (np.triu(A, 1) + np.triu(A, 1).T).astype(dtype)
+    expected = pm.min_weight_perfect_matching(D.astype(np.float64)).cost
+    assert pm.min_weight_perfect_matching(D).cost == expected
+    assert pm.min_weight_perfect_matching(D.tolist()).cost == expected
+
+
+def test_readonly_noncontiguous_and_lists():
+    rng = np.random.default_rng(4)
+    X = random_points(rng, 40)
+    big = cdist(X, X)
+    D = big[::2, ::2]
+    expected = pm.min_weight_perfect_matching(np.ascontiguousarray(D))
+    ro = D.copy()
+    ro.setflags(write=False)
+    for variant in (D, ro, np.asfortranarray(D), D.astype(np.float32)[:, :], D.tolist()):
+        res = pm.min_weight_perfect_matching(variant)
+        if getattr(variant, "dtype", None) == np.float32:
+            assert close(res.cost, pm.min_weight_perfect_matching(D.astype(np.float32).astype(float)).cost)
+        else:
+            assert res.cost == expected.cost
+            assert (res.mate == expected.mate).all()
+    Xs = X[::2]
+    assert close(pm.min_weight_perfect_matching(points=Xs).cost, pm.min_weight_perfect_matching(points=Xs.copy()).cost)
+    assert close(pm.min_weight_perfect_matching(points=Xs.tolist()).cost, expected.cost)
+
+
+def test_float32_is_read_in_place_and_exact_for_its_values():
+    rng = np.random.default_rng(6)
+    D = cdist(*(2 * [random_points(rng, 30)])).astype(np.float32)
+    res = pm.min_weight_perfect_matching(D)
+    assert close(res.cost, nx_cost(D.astype(np.float64)))
+
+
+def test_bad_input():
+    good = np.array([[0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="D"):
+        pm.min_weight_perfect_matching(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="D"):
+        pm.min_weight_perfect_matching(np.zeros(4))
+    with pytest.raises(ValueError, match="symmetric"):
+        pm.min_weight_perfect_matching(np.array([[0.0, 1.0], [2.0, 0.0]]))
+    with pytest.raises(ValueError, match="D.*NaN"):
+        pm.min_weight_perfect_matching(np.array([[0.0, np.nan], [np.nan, 0.0]]))
+    with pytest.raises(ValueError, match="D.*infinite"):
+        pm.min_weight_perfect_matching(np.array([[0.0, np.inf], [np.inf, 0.0]]))
+    with pytest.raises(ValueError, match="D.*negative"):
+        pm.min_weight_perfect_matching(-good)
+    with pytest.raises(ValueError, match="D.*diagonal"):
+        pm.min_weight_perfect_matching(good + 1)
+    with pytest.raises(ValueError, match="N >= 2"):
+        pm.min_weight_perfect_matching(np.zeros((1, 1)))
+    with pytest.raises(ValueError, match="points"):
+        pm.min_weight_perfect_matching(points=np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="points"):
+        pm.min_weight_perfect_matching(points=np.array([[0.0], [np.nan]]))
+    with pytest.raises(ValueError, match="exactly one"):
+        pm.min_weight_perfect_matching()
+    with pytest.raises(ValueError, match="exactly one"):
+        pm.min_weight_perfect_matching(good, points=np.zeros((2, 1)))
+    with pytest.raises(ValueError, match="metric"):
+        pm.min_weight_perfect_matching(points=np.zeros((2, 1)), metric="nope")
+    with pytest.raises(ValueError, match="k"):
+        pm.min_weight_perfect_matching(good, k=0)
+    with pytest.raises(TypeError, match="k"):
+        pm.min_weight_perfect_matching(good, k=2.5)
+    with pytest.raises(TypeError, match="D"):
+        pm.min_weight_perfect_matching(np.array([["a", "b"], ["c", "d"]]))
+
+
+def test_sparse_kernel_warm_start_from_any_point():
+    # A warm start only changes the work: from arbitrary duals and an
+    # arbitrary (even inconsistent) matching the optimum is the same.
+    rng = np.random.default_rng(16)
+    for trial in range(60):
+        n = int(rng.integers(1, 16)) * 2
+        iu, ju = np.triu_indices(n, 1)
+        keep = rng.random(iu.size) < 0.6
+        eu = np.concatenate([iu[keep], np.arange(n - 1)]).astype(np.int32)
+        ev = np.concatenate([ju[keep], np.arange(1, n)]).astype(np.int32)
+        w = rng.integers(0, 50, size=eu.size).astype(np.int64)
+        cold = _core._mwpm_sparse(n, eu, ev, w)
+        y0 = rng.integers(-200, 200, size=n).astype(np.int64)
+        mate0 = rng.permutation(n).astype(np.int32)
+        warm = _core._mwpm_sparse(n, eu, ev, w, y0=y0, mate0=mate0)
+        again = _core._mwpm_sparse(n, eu, ev, w, y0=cold["y"], mate0=cold["mate"])
+        costs = []
+        for r in (cold, warm, again):
+            assert r["perfect"]
+            rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], eu, ev, w)
+            assert (rc >= 0).all()
+            m = r["mate"]
+            weight = {}
+            for a, b, c in zip(eu.tolist(), ev.tolist(), w.tolist()):
+                weight[(a, b)] = min(weight.get((a, b), 1 << 60), c)
+            costs.append(sum(weight[(min(i, m[i]), max(i, m[i]))] for i in range(n) if m[i] > i))
+        assert costs[0] == costs[1] == costs[2]
+
+
+def test_reduced_costs_sum_common_blossoms():
+    # Check the O(1) common-ancestor lookup against explicit ancestor sets,
+    # on solutions with nested blossoms (heavy-tailed points nest deeply).
+    rng = np.random.default_rng(17)
+    nested = 0
+    for trial in range(8):
+        X = rng.standard_cauchy(size=(60, 2))
+        res = pm.min_weight_perfect_matching(points=X, k=3)
+        y, z, parent = (res.y * 1e6).round().astype(np.int64), (res.z * 1e6).round().astype(np.int64), res.blossom_parent
+        nv = y.size
+        anc = []
+        for v in range(nv):
+            chain, b = [], parent[v]
+            while b != -1:
+                chain.append(b)
+                b = parent[b]
+            anc.append(set(chain))
+            nested = max(nested, len(chain))
+        u, v = np.triu_indices(nv, 1)
+        w = rng.integers(0, 100, size=u.size)
+        got = _core._mwpm_reduced_costs(y, parent.astype(np.int32), z, u.astype(np.int32), v.astype(np.int32), w)
+        want = [2 * wi - y[a] - y[b] + sum(z[c - nv] for c in anc[a] & anc[b]) for a, b, wi in zip(u, v, w)]
+        assert got.tolist() == want
+    assert nested >= 2
+
+
+def test_sparse_kernel_vs_networkx_and_infeasible():
+    rng = np.random.default_rng(9)
+    for trial in range(150):
+        n = int(rng.integers(1, 13)) * 2
+        mask = np.triu(rng.random((n, n)) < rng.uniform(0.15, 1.0), 1)
+        eu, ev = np.nonzero(mask)
+        w = rng.integers(0, [3, 10, 1000][trial % 3], size=eu.size)
+        r = _core._mwpm_sparse(n, eu.astype(np.int32), ev.astype(np.int32), w.astype(np.int64))
+        G = nx.Graph()
+        G.add_nodes_from(range(n))
+        G.add_weighted_edges_from(zip(eu.tolist(), ev.tolist(), w.tolist()))
+        M = nx.min_weight_matching(G)
+        if 2 * len(M) < n or nx.max_weight_matching(G, maxcardinality=True).__len__() * 2 < n:
+            assert not r["perfect"]
+            continue
+        assert r["perfect"]
+        mate = r["mate"]
+        cost = sum(G[i][int(mate[i])]["weight"] for i in range(n) if mate[i] > i)
+        assert cost == sum(G[a][b]["weight"] for a, b in M)
+        rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], eu.astype(np.int32), ev.astype(np.int32), w)
+        assert (rc >= 0).all() and (r["z"] >= 0).all()
