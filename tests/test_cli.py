@@ -135,7 +135,9 @@ def test_demo_runs_every_capability():
     report = json.loads(cli("demo", "--small", "--json").stdout)
     assert set(report) == {"paired", "two_vs_two", "crossmatch", "measures", "multilabel"}
     assert 0.5 < report["paired"]["model A AUC"] < 1
-    assert report["crossmatch"]["exact p-value"] < 0.05
+    assert report["crossmatch"]["Ea1"] == pytest.approx(200 * 200 / 399)  # n m / (N - 1)
+    assert 0 < report["crossmatch"]["exact p-value"] <= 1
+    assert 0.5 < report["two_vs_two"]["2 vs 2 accuracy"] < 1
     text = cli("demo", "--small").stdout
     assert "2 vs 2 accuracy" in text and "total" in text
 

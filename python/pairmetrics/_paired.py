@@ -168,6 +168,8 @@ class PairedComparison(Result):
     fisher_odds_ratio, fisher_pvalue : float
         ``scipy.stats.fisher_exact(table)``. It treats every pair as an
         independent observation, which they are not: the p-value is too small.
+        With billions of pairs SciPy's exact p-value underflows to 0 or
+        becomes NaN; use ``pvalue``.
     auc_difference : float
         ``a.auc - b.auc``.
     variance_a, variance_b, covariance : float
@@ -243,7 +245,11 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None):
         warnings.warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning, stacklevel=2)
         nan = math.nan
         return PairedComparison(a, b, table, nan, nan, nan, nan, nan, nan, nan, nan)
-    fisher = stats.fisher_exact(table)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # With billions of pairs SciPy's exact computation loses all precision
+        # and warns; its answer is reported as is (documented above).
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fisher = stats.fisher_exact(table)
     n = labels_f.shape[0]
     scale = n / (n - 1) / float(n_rankable) ** 2
     ga, gb = components
