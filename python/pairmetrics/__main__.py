@@ -90,7 +90,7 @@ def _cmd_two_vs_two(args):
     predictions = load_array(args.predictions, ndim=2)
     pairs = args.pairs if args.pairs in ("all", "distinct_targets") else _int_option(args.pairs, "--pairs")
     r = two_vs_two(targets, predictions, metric=args.metric, ties=args.ties, pairs=pairs,
-                   rng=args.seed, n_jobs=args.n_jobs, progress=not args.quiet and sys.stderr.isatty())
+                   rng=args.seed, n_jobs=args.n_jobs, progress=_show_progress(args))
     passed, total, accuracy = r
     record = {"n_passed": passed, "n_total": total, "accuracy": accuracy, "metric": args.metric, "ties": args.ties}
     _emit(args, record, [f"2 vs 2 accuracy {accuracy:.6f}: {passed} of {total} pairs pass "
@@ -103,11 +103,12 @@ def _cmd_crossmatch(args):
     if args.groups or args.distances:
         if not (args.groups and args.distances) or args.x or args.y:
             raise _UsageError("crossmatch: give either X Y, or both --groups and --distances")
-        r = crossmatchtest(load_array(args.groups), load_array(args.distances, ndim=2))
+        r = crossmatchtest(load_array(args.groups), load_array(args.distances, ndim=2), progress=_show_progress(args))
     else:
         if not (args.x and args.y):
             raise _UsageError("crossmatch: give the two samples X Y (or --groups Z --distances D)")
-        r = crossmatch_test(load_array(args.x, ndim=2), load_array(args.y, ndim=2), metric=args.metric)
+        r = crossmatch_test(load_array(args.x, ndim=2), load_array(args.y, ndim=2), metric=args.metric,
+                            progress=_show_progress(args))
     record = {k: getattr(r, k) for k in ("a1", "Ea1", "Va1", "dev", "pval", "approxpval")}
     _emit(args, record, [
         f"cross-matches a1 = {r.a1} (expected {r.Ea1:.4f} under H0, variance {r.Va1:.4f})",
@@ -172,6 +173,11 @@ def _cmd_demo(args):
 
 
 # --- helpers ---------------------------------------------------------------------------
+
+
+def _show_progress(args) -> bool:
+    """Progress bars only for a person watching a terminal (and tqdm installed)."""
+    return not args.quiet and sys.stderr.isatty()
 
 
 def _int_option(text, option):
