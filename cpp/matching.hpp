@@ -38,7 +38,9 @@ struct BlossomResult {
 };
 
 // An earlier solution on the same vertices (for example on a subgraph) to
-// start from: y in the units of BlossomResult and mate (-1 = free).
+// start from: y in the units of BlossomResult and mate (-1 = free). Blossoms
+// are not carried over; passing y_v - (sum of z over blossoms holding v) / 2
+// keeps every edge of the earlier graph feasible without them.
 struct WarmStart {
     const std::int64_t* y;
     const std::int32_t* mate;
@@ -63,6 +65,8 @@ class DualForest {
   public:
     explicit DualForest(const BlossomResult& r);
     std::int64_t common_z(std::int32_t u, std::int32_t v) const;
+    // Sum of z over the blossoms containing vertex v.
+    std::int64_t enclosing_z(std::int32_t v) const { return zcum_[v]; }
 
   private:
     std::vector<std::int32_t> root_, first_, depth_, euler_, log2_;
