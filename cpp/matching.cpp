@@ -102,6 +102,8 @@ class Solver {
             heap_.pop();
             ++stats_.events;
             if (ev.key > delta_) delta_ = ev.key;
+            // Safety net: the weight cap keeps duals far below this.
+            if (delta_ > (i64{1} << 61)) throw std::overflow_error("matching: dual values overflow");
             if (ev.id >= 0) {
                 unmatched -= process_edge(ev.id);
             } else {
