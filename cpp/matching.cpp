@@ -102,6 +102,8 @@ class Solver {
             heap_.pop();
             ++stats_.events;
             if (ev.key > delta_) delta_ = ev.key;
+            // Safety net: the weight cap keeps duals far below this.
+            if (delta_ > (i64{1} << 61)) throw std::overflow_error("matching: dual values overflow");
             if (ev.id >= 0) {
                 unmatched -= process_edge(ev.id);
             } else {
@@ -809,11 +811,12 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
     add_keys(keys);
     int rounds = 0;
     BlossomResult previous;
+    std::vector<i64> deflated;  // previous duals with the blossom duals folded in
     while (true) {
         // Each round adds new pairs of a finite set and typically a handful of
         // rounds suffice; an endless loop could only come from an asymmetric D.
         if (++rounds > 1000) throw std::logic_error("matching: pricing does not converge (is D symmetric?)");
-        WarmStart warm{previous.y.data(), previous.mate.data()};
+        WarmStart warm{deflated.data(), previous.mate.data()};
         BlossomResult r = min_weight_perfect_matching(N, eu.size(), eu.data(), ev.data(), w.data(), control,
                                                       rounds > 1 ? &warm : nullptr);
         if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
@@ -872,6 +875,8 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
             return r;
         }
         add_keys(keys);
+        deflated.resize(N);
+        for (i32 v = 0; v < N; ++v) deflated[v] = r.y[v] - forest.enclosing_z(v) / 2;
         previous = std::move(r);
     }
 }

@@ -30,7 +30,7 @@ struct BlossomResult {
     bool perfect = false;            // false: the graph has no perfect matching
     std::vector<std::int32_t> mate;  // mate[v]; -1 only when perfect is false
     std::vector<std::int64_t> y;     // 2 * vertex duals, size n
-    // Laminar family of blossoms still carrying a dual: node ids n.. n+nb-1.
+    // Laminar family of the blossoms alive at the end: node ids n.. n+nb-1.
     // parent[i] for i < n + nb is the blossom directly containing node i, or -1.
     std::vector<std::int32_t> parent;
     std::vector<std::int64_t> z;  // 2 * blossom duals, z[b - n]
@@ -38,7 +38,9 @@ struct BlossomResult {
 };
 
 // An earlier solution on the same vertices (for example on a subgraph) to
-// start from: y in the units of BlossomResult and mate (-1 = free).
+// start from: y in the units of BlossomResult and mate (-1 = free). Blossoms
+// are not carried over; passing y_v - (sum of z over blossoms holding v) / 2
+// keeps every edge of the earlier graph feasible without them.
 struct WarmStart {
     const std::int64_t* y;
     const std::int32_t* mate;
@@ -51,8 +53,9 @@ BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const s
                                           const std::int32_t* ev, const std::int64_t* w, Control* control,
                                           const WarmStart* warm = nullptr);
 
-// Largest edge weight accepted for n vertices: keeps every dual and their sums
-// far inside int64 (duals are bounded by n times the largest weight).
+// Largest edge weight accepted for n vertices, min(2^50, 2^59 / (n + 1)):
+// n times the largest (internally doubled) weight, the scale of the duals,
+// stays far inside int64.
 std::int64_t max_weight(std::int32_t n);
 
 // Sum of blossom duals over the blossoms containing both u and v, for many
@@ -63,6 +66,8 @@ class DualForest {
   public:
     explicit DualForest(const BlossomResult& r);
     std::int64_t common_z(std::int32_t u, std::int32_t v) const;
+    // Sum of z over the blossoms containing vertex v.
+    std::int64_t enclosing_z(std::int32_t v) const { return zcum_[v]; }
 
   private:
     std::vector<std::int32_t> root_, first_, depth_, euler_, log2_;

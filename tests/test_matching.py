@@ -155,6 +155,15 @@ def test_dense_and_point_paths_agree():
         assert close(c.cost, pm.min_weight_perfect_matching(cdist(X, X, "cityblock")).cost)
 
 
+def test_other_metrics_and_callables():
+    rng = np.random.default_rng(19)
+    X = random_points(rng, 13, d=3)
+    for metric, kwargs in (("minkowski", {"p": 3}), ("cosine", {}), (lambda a, b: np.abs(a - b).max(), {})):
+        D = cdist(X, X, metric, **kwargs)
+        res = pm.min_weight_perfect_matching(points=X, metric=metric, **kwargs)
+        assert close(res.cost, ref.min_weight_perfect_matching(D)[0]) and res.verify()
+
+
 def test_duplicated_points_and_all_equal():
     rng = np.random.default_rng(7)
     X = np.repeat(random_points(rng, 20), 3, axis=0)  # 60 points, triplets

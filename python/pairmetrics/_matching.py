@@ -357,6 +357,20 @@ def _make_result(mate_full, r, n, scale, unit, big, distances, pair_distance) ->
     )
 
 
+def _deflated_duals(r: dict) -> np.ndarray:
+    """y_v minus half the z of the blossoms holding v: feasible without blossoms (warm start)."""
+    y, parent, z = r["y"], r["parent"], r["z"]
+    nv = y.shape[0]
+    total = np.zeros(nv, dtype=np.int64)
+    cur = parent[:nv].astype(np.int64)
+    live = np.flatnonzero(cur != -1)
+    while live.size:
+        total[live] += z[cur[live] - nv]
+        cur[live] = parent[cur[live]]
+        live = live[cur[live] != -1]
+    return y - total // 2
+
+
 def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: bool) -> MatchingResult:
     """Matching of the complete Euclidean graph without forming the N x N matrix.
 
@@ -444,7 +458,7 @@ def _solve_points_euclidean(X: np.ndarray, *, squared: bool, k: int, progress: b
     known_w = np.empty(0, dtype=np.int64)
     while True:
         rounds += 1
-        warm = {} if r is None else {"y0": r["y"], "mate0": r["mate"]}
+        warm = {} if r is None else {"y0": _deflated_duals(r), "mate0": r["mate"]}
         r = _core._mwpm_sparse(nv, eu.astype(np.int32), ev.astype(np.int32), w, **warm)
         if not r["perfect"]:
             raise RuntimeError("matching: start graph without a perfect matching (internal error)")
