@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -28,33 +26,12 @@ import numpy as np
 import pairmetrics as pm
 from pairmetrics._matching import _euclidean_distances
 
+try:  # as part of the installed package (pairmetrics.bench)
+    from ._common import loglog_plot, machine
+except ImportError:  # as a script: python bench/bench_matching.py
+    from _common import loglog_plot, machine
+
 HERE = Path(__file__).resolve().parent
-
-
-def machine_info() -> dict:
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    blas = "unknown"
-    try:
-        cfg = np.show_config(mode="dicts")
-        info = cfg["Build Dependencies"]["blas"]
-        blas = f"{info.get('name')} {info.get('version')}"
-    except Exception:
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "numpy": np.__version__,
-        "blas": blas,
-        "python": platform.python_version(),
-        "pairmetrics": pm.__version__,
-    }
 
 
 def timed(fn, repeats: int):
@@ -160,7 +137,7 @@ def run(quick: bool = False) -> dict:
     for r in rows:
         a = anchors.get((r["N"], r["d"])) if r["case"] == "complete graph" else None
         r["speedup_vs_pymatching"] = (a / r["seconds"]) if a else None
-    return {"machine": machine_info(), "quick": quick, "rows": rows}
+    return {"machine": machine(), "quick": quick, "rows": rows}
 
 
 def markdown(result: dict) -> str:
@@ -176,6 +153,20 @@ def markdown(result: dict) -> str:
     lines.append("")
     lines.append(f"Machine: {m['cpu']}, {m['cores']} cores, numpy {m['numpy']} with {m['blas']}.")
     return "\n".join(lines)
+
+
+table = markdown  # the name the suite runner looks for
+
+
+def plot(result: dict, path) -> None:
+    """Seconds against N for each tool on the complete graphs, log-log."""
+    curves = {}
+    for row in result["rows"]:
+        if row["case"] == "complete graph" and row["d"] == 50:
+            sizes, seconds = curves.setdefault(row["tool"], ([], []))
+            sizes.append(row["N"])
+            seconds.append(row["seconds"])
+    loglog_plot(path, {"complete graph, Gaussian points, d = 50": curves}, xlabel="N")
 
 
 def main(argv=None):

@@ -21,9 +21,9 @@ import pairmetrics as pe
 from pairmetrics.reference.paired import pairedeval_procedure
 
 try:  # as part of the installed package (pairmetrics.bench)
-    from ._common import markdown_table, median_time, write_results
+    from ._common import loglog_plot, markdown_table, median_time, write_results
 except ImportError:  # as a script: python bench/bench_paired.py
-    from _common import markdown_table, median_time, write_results
+    from _common import loglog_plot, markdown_table, median_time, write_results
 
 CASES = {"uniform": 0.1, "binary": 0.5}
 
@@ -99,25 +99,13 @@ def table(result: dict) -> str:
 
 def plot(result: dict, path) -> None:
     """Time against n, log-log, one panel per label kind."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(CASES), figsize=(10, 4), sharey=True)
-    for ax, kind in zip(axes, CASES):
+    curves = {"numpy_sort_pipeline_s": "numpy sort pipeline", "pairmetrics_1_thread_s": "pairmetrics, 1 thread",
+              "pairmetrics_all_threads_s": "pairmetrics, all threads", "pairedeval_s": "pairedeval procedure"}
+    panels = {}
+    for kind in CASES:
         rows = [r for r in result["rows"] if r["labels"] == kind]
-        n = [r["n"] for r in rows]
-        for key, label in [("numpy_sort_pipeline_s", "numpy sort pipeline"), ("pairmetrics_1_thread_s", "pairmetrics, 1 thread"),
-                           ("pairmetrics_all_threads_s", "pairmetrics, all threads"), ("pairedeval_s", "pairedeval procedure")]:
-            ax.loglog(n, [r[key] for r in rows], marker="o", label=label)
-        ax.set_title(f"{kind} labels")
-        ax.set_xlabel("n")
-    axes[0].set_ylabel("seconds (median)")
-    axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+        panels[f"{kind} labels"] = {label: ([r["n"] for r in rows], [r[key] for r in rows]) for key, label in curves.items()}
+    loglog_plot(path, panels)
 
 
 def main(argv=None):

@@ -31,9 +31,9 @@ import time
 import numpy as np
 
 try:  # as part of the installed package (pairmetrics.bench)
-    from ._common import markdown_table, write_results
+    from ._common import loglog_plot, markdown_table, write_results
 except ImportError:  # as a script: python bench/bench_two_vs_two.py
-    from _common import markdown_table, write_results
+    from _common import loglog_plot, markdown_table, write_results
 
 D = 300
 
@@ -199,6 +199,18 @@ def table(result: dict) -> str:
             f"({large['gflops']:.0f} GFLOP/s), peak RSS {large['peak_rss_bytes'] / 2**30:.2f} GiB"
         )
     return out
+
+
+def plot(result: dict, path) -> None:
+    """Median seconds against n for each method, one panel per dtype, log-log."""
+    panels = {}
+    for row in result["rows"]:
+        curves = panels.setdefault(f"d = {row['d']}, {row['dtype']}", {})
+        for method, seconds in row["median_s"].items():
+            sizes, times = curves.setdefault(method, ([], []))
+            sizes.append(row["n"])
+            times.append(seconds)
+    loglog_plot(path, panels)
 
 
 def run(quick: bool = False, large: bool = False) -> dict:
