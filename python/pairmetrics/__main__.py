@@ -21,7 +21,7 @@ EXIT_USAGE = 2
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2, no usage dump
-        raise _UsageError(f"{self.prog}: {message}")
+        raise _UsageError(f"{self.prog}: error: {message}")
 
 
 class _UsageError(Exception):
@@ -102,11 +102,11 @@ def _cmd_crossmatch(args):
 
     if args.groups or args.distances:
         if not (args.groups and args.distances) or args.x or args.y:
-            raise _UsageError("crossmatch: give either X Y, or both --groups and --distances")
+            raise _UsageError("pairmetrics crossmatch: error: give either X Y, or both --groups and --distances")
         r = crossmatchtest(load_array(args.groups), load_array(args.distances, ndim=2), progress=_show_progress(args))
     else:
         if not (args.x and args.y):
-            raise _UsageError("crossmatch: give the two samples X Y (or --groups Z --distances D)")
+            raise _UsageError("pairmetrics crossmatch: error: give the two samples X Y (or --groups Z --distances D)")
         r = crossmatch_test(load_array(args.x, ndim=2), load_array(args.y, ndim=2), metric=args.metric,
                             progress=_show_progress(args))
     record = {k: getattr(r, k) for k in ("a1", "Ea1", "Va1", "dev", "pval", "approxpval")}
@@ -184,7 +184,9 @@ def _int_option(text, option):
     try:
         return int(text)
     except ValueError:
-        raise _UsageError(f"{option} must be 'all', 'distinct_targets' or a whole number, got {text!r}") from None
+        raise _UsageError(
+            f"pairmetrics: error: {option} must be 'all', 'distinct_targets' or a whole number, got {text!r}"
+        ) from None
 
 
 def _parser() -> argparse.ArgumentParser:
