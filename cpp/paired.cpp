@@ -48,48 +48,72 @@ struct Record<true> {
     std::uint64_t index;
 };
 
-// Stable LSD radix sort on the key, one byte at a time; a byte that is the
-// same in every key (common: exponents, high bytes of small integers) costs
-// nothing but its histogram. With several threads each pass counts and
-// scatters contiguous chunks in parallel, each chunk to its own offsets, so
-// the result is the same stable order.
+// LSD radix sort on the key, one byte at a time; a byte that is the same in
+// every key (common: exponents, high bytes of small integers) costs nothing
+// but its histogram.
 template <class R>
-void radix_sort_by_key(std::vector<R>& records, int n_threads) {
-    using Histogram = std::array<std::size_t, 256>;
+void radix_sort_by_key(std::vector<R>& records) {
     const std::size_t n = records.size();
     if (n < 2) return;
-    std::array<Histogram, 8> global{};
+    std::array<std::array<std::size_t, 256>, 8> histogram{};
     for (const R& r : records)
-        for (int b = 0; b < 8; ++b) ++global[b][(r.key >> (8 * b)) & 0xFF];
-    std::size_t chunks = 1;
-    while (chunks < static_cast<std::size_t>(std::max(n_threads, 1)) && n / (chunks + 1) >= kMinPerThread) ++chunks;
-    std::vector<std::size_t> bounds(chunks + 1);
-    for (std::size_t c = 0; c <= chunks; ++c) bounds[c] = n * c / chunks;
-    std::vector<Histogram> offsets(chunks);
+        for (int b = 0; b < 8; ++b) ++histogram[b][(r.key >> (8 * b)) & 0xFF];
     std::vector<R> buffer(n);
     R* src = records.data();
     R* dst = buffer.data();
     for (int b = 0; b < 8; ++b) {
-        const int shift = 8 * b;
-        if (global[b][(src[0].key >> shift) & 0xFF] == n) continue;
-        if (chunks == 1) {
-            offsets[0] = global[b];
-        } else {
-            parallel_for(chunks, n_threads, [&](std::size_t c) {
-                offsets[c].fill(0);
-                for (std::size_t i = bounds[c]; i < bounds[c + 1]; ++i) ++offsets[c][(src[i].key >> shift) & 0xFF];
-            });
-        }
-        std::size_t running = 0;  // bucket-major, then chunk: keeps equal keys in input order
-        for (std::size_t bucket = 0; bucket < 256; ++bucket)
-            for (auto& chunk : offsets) running += std::exchange(chunk[bucket], running);
-        parallel_for(chunks, n_threads, [&](std::size_t c) {
-            Histogram& next = offsets[c];
-            for (std::size_t i = bounds[c]; i < bounds[c + 1]; ++i) dst[next[(src[i].key >> shift) & 0xFF]++] = src[i];
-        });
+        auto& count = histogram[b];
+        if (count[(src[0].key >> (8 * b)) & 0xFF] == n) continue;
+        std::size_t offset = 0;
+        for (auto& c : count) offset += std::exchange(c, offset);
+        for (std::size_t i = 0; i < n; ++i) dst[count[(src[i].key >> (8 * b)) & 0xFF]++] = src[i];
         std::swap(src, dst);
     }
     if (src != records.data()) records.swap(buffer);
+}
+
+// Sorts records by key (not stably: runs of equal keys are re-ordered by
+// label afterwards anyway). One counting pass on the 11 highest bits that
+// vary spreads the records into 2048 buckets; each bucket is then sorted in
+// cache (a large one, from skewed keys, by the radix sort above), buckets
+// spread over the threads.
+template <class R>
+void sort_by_key(std::vector<R>& records, int n_threads) {
+    constexpr int kBits = 11;
+    constexpr std::size_t kBuckets = std::size_t{1} << kBits, kLargeBucket = std::size_t{1} << 14;
+    const std::size_t n = records.size();
+    std::uint64_t any = 0, all = ~std::uint64_t{0};
+    for (const R& r : records) {
+        any |= r.key;
+        all &= r.key;
+    }
+    const std::uint64_t varying = any ^ all;
+    if (varying == 0) return;
+    int width = 0;  // bits up to and including the highest varying one
+    for (std::uint64_t v = varying; v != 0; v >>= 1) ++width;
+    const int shift = std::max(0, width - kBits);
+    auto bucket_of = [shift](std::uint64_t key) { return (key >> shift) & (kBuckets - 1); };
+    std::vector<std::size_t> start(kBuckets + 1, 0);
+    for (const R& r : records) ++start[bucket_of(r.key) + 1];
+    for (std::size_t b = 0; b < kBuckets; ++b) start[b + 1] += start[b];
+    std::vector<R> sorted(n);
+    {
+        std::vector<std::size_t> next(start.begin(), start.end() - 1);
+        for (const R& r : records) sorted[next[bucket_of(r.key)]++] = r;
+    }
+    parallel_for(kBuckets, n > 2 * kMinPerThread ? n_threads : 1, [&](std::size_t b) {
+        const std::size_t size = start[b + 1] - start[b];
+        if (size < 2) return;
+        if (size >= kLargeBucket) {
+            std::vector<R> part(sorted.begin() + start[b], sorted.begin() + start[b + 1]);
+            radix_sort_by_key(part);
+            std::copy(part.begin(), part.end(), sorted.begin() + start[b]);
+        } else {
+            std::sort(sorted.begin() + start[b], sorted.begin() + start[b + 1],
+                      [](const R& x, const R& y) { return x.key < y.key; });
+        }
+    });
+    records.swap(sorted);
 }
 
 // Labels (and, when tracking, original indices) in score order, merge-sorted
@@ -482,7 +506,7 @@ PairedCounts run(const Score* scores, std::ptrdiff_t score_stride, const double*
         records[i].label = labels[static_cast<std::ptrdiff_t>(i) * label_stride];
         if constexpr (Track) records[i].index = i;
     }
-    radix_sort_by_key(records, n_threads);
+    sort_by_key(records, n_threads);
 
     std::vector<std::uint64_t> inverted;
     if constexpr (Track) {

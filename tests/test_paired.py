@@ -123,6 +123,27 @@ def test_large_inputs_with_threads_match_pairedeval_procedure():
     )
 
 
+@pytest.mark.parametrize("distribution", ["skewed", "heavy_tailed", "few_values"])
+def test_large_skewed_scores_depend_only_on_their_order(distribution):
+    # The score sort buckets keys by their top bits: skewed keys give buckets of
+    # every size. Counts depend only on the order of the scores, so ranks or a
+    # monotone transform of the scores must give the same counts.
+    rng = np.random.default_rng(12)
+    n = 300_000
+    scores = {
+        "skewed": np.where(rng.random(n) < 0.8, 0.5, rng.random(n)),
+        "heavy_tailed": rng.standard_cauchy(n),
+        "few_values": rng.integers(0, 7, n).astype(np.float32),
+    }[distribution]
+    labels = rng.normal(size=n)
+    ranks = np.unique(scores, return_inverse=True)[1].astype(np.int64)
+    expected = _core.paired_counts(ranks, labels, 0.5, False, 1, 0)
+    for values in (scores, scores * 2.0, ranks[::-1][::-1]):  # doubling is exact: same order
+        for threads in (1, 2):
+            assert _core.paired_counts(values, labels, 0.5, False, threads, 0) == expected
+    assert _core.paired_counts(scores, labels, 0.5, True, 2, 0)[0] == expected
+
+
 def test_counts_past_32_bits():
     n = 100_000  # n (n - 1) / 2 > 2**32
     labels = np.arange(n, dtype=np.float64)
