@@ -111,7 +111,7 @@ class Solver {
             }
             if (control_ && ++since_tick >= 200000) {
                 since_tick = 0;
-                control_->tick(static_cast<std::uint64_t>(n_ - unmatched), static_cast<std::uint64_t>(n_));
+                control_->report(static_cast<std::uint64_t>(n_ - unmatched), static_cast<std::uint64_t>(n_));
             }
         }
         finish(result);
@@ -762,7 +762,7 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
         std::vector<double> vals(std::max<i32>(n - 1, 1));
         std::vector<std::pair<i64, i32>> list(store);
         for (i32 i = 0; i < n; ++i) {
-            if (control && (i & 1023) == 1023) control->tick(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(n));
+            if (control && (i & 1023) == 1023) control->report(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(n));
             i32 c = 0;
             for (i32 j = 0; j < n; ++j)
                 if (j != i) vals[c++] = value(i, j);
@@ -820,7 +820,7 @@ BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std:
         BlossomResult r = min_weight_perfect_matching(N, eu.size(), eu.data(), ev.data(), w.data(), control,
                                                       rounds > 1 ? &warm : nullptr);
         if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
-        if (control) control->tick(static_cast<std::uint64_t>(rounds), static_cast<std::uint64_t>(rounds + 1));
+        if (control) control->report(static_cast<std::uint64_t>(rounds), static_cast<std::uint64_t>(rounds + 1));
         // A pair can only violate the duals if 2 w < y_i + y_j, since blossom
         // duals only add to its reduced cost. A pair in neither list weighs at
         // least max(radius_i, radius_j), so it needs y_j > c_i and y_i > c_j
@@ -901,7 +901,7 @@ std::vector<std::int64_t> crossmatch_counts(const double* full, std::int64_t p, 
         a1[r] = cross;
         const std::int64_t finished = ++done;
         if (control && (finished & 15) == 0)
-            control->tick(static_cast<std::uint64_t>(finished), static_cast<std::uint64_t>(n_draws));
+            control->report(static_cast<std::uint64_t>(finished), static_cast<std::uint64_t>(n_draws));
     });
     return a1;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace pairmetrics::measures {
@@ -14,19 +15,15 @@ constexpr std::size_t kLanes = 4;  // the lane arrays below are spelled out for 
 static_assert(kLanes == 4, "update the lane initialisers in run_1d and reduce_strided");
 constexpr std::size_t kTickEvery = std::size_t{1} << 20;  // elements between progress ticks
 
+// Batches element counts so that the control is consulted once per kTickEvery.
 struct Progress {
+    Progress(Control& control, std::uint64_t total) : control(control) { control.set_total(total); }
     Control& control;
-    std::uint64_t total;
-    std::uint64_t done = 0;
-    std::uint64_t since_tick = 0;
+    std::uint64_t pending = 0;
 
     void advance(std::uint64_t k) {
-        done += k;
-        since_tick += k;
-        if (since_tick >= kTickEvery) {
-            since_tick = 0;
-            control.tick(done, total);
-        }
+        pending += k;
+        if (pending >= kTickEvery) control.advance(std::exchange(pending, 0));
     }
 };
 
@@ -279,7 +276,7 @@ SparseStatus multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std
     };
     // stamp[j] == i + 1 marks label j as seen in row i: no clearing between rows.
     std::vector<std::size_t> stamp_true(n_labels, 0), stamp_pred(n_labels, 0);
-    std::uint64_t done = 0, since_tick = 0;
+    Progress progress(control, t_nnz + p_nnz + n_samples);
     for (std::size_t i = 0; i < n_samples; ++i) {
         if (!row_ok(t_indptr, i, t_nnz) || !row_ok(p_indptr, i, p_nnz)) return SparseStatus::malformed;
         const std::size_t mark = i + 1;
@@ -306,12 +303,7 @@ SparseStatus multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std
         per_sample.both[i] = both;
         per_sample.true_ones[i] = n_true;
         per_sample.pred_ones[i] = n_pred;
-        since_tick += static_cast<std::uint64_t>(n_true + n_pred) + 1;
-        if (since_tick >= kTickEvery) {
-            done += since_tick;
-            since_tick = 0;
-            control.tick(done, t_nnz + p_nnz + n_samples);
-        }
+        progress.advance(static_cast<std::uint64_t>(n_true + n_pred) + 1);
     }
     return SparseStatus::ok;
 }
@@ -365,7 +357,7 @@ void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::si
             per_sample.both[i] = static_cast<std::int64_t>(n_both);
             if (++since_tick == rows_per_tick) {
                 since_tick = 0;
-                control.tick(static_cast<std::uint64_t>(i + 1) * n_labels, static_cast<std::uint64_t>(n_samples) * n_labels);
+                control.report(static_cast<std::uint64_t>(i + 1) * n_labels, static_cast<std::uint64_t>(n_samples) * n_labels);
             }
         }
         for (std::size_t j = 0; j < n_labels; ++j) {

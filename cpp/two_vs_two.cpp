@@ -377,26 +377,14 @@ std::ptrdiff_t cols_of(const Options& options, std::ptrdiff_t n) {
     return options.tile_cols > 0 ? options.tile_cols : 2 * rows_of<T>(options, n);
 }
 
-// Reports progress at most every 50 ms (the callback takes the GIL).
+// Counts finished blocks into the control (which throttles the callback).
 class Ticker {
   public:
-    Ticker(Control& control, std::uint64_t total) : control_(control), total_(total) {}
-    void step() {
-        const std::uint64_t done = ++done_;
-        const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-        auto last = last_.load(std::memory_order_relaxed);
-        const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                std::chrono::milliseconds(50))
-                                .count();
-        if (done == total_ || (now - last >= period && last_.compare_exchange_strong(last, now)))
-            control_.tick(done, total_);
-    }
+    Ticker(Control& control, std::uint64_t total) : control_(control) { control_.set_total(total); }
+    void step() { control_.advance(1); }
 
   private:
     Control& control_;
-    std::uint64_t total_;
-    std::atomic<std::uint64_t> done_{0};
-    std::atomic<std::chrono::steady_clock::rep> last_{0};
 };
 
 // Tile buffers reused across tasks: a fresh multi-MB allocation per tile would

@@ -5,6 +5,8 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "control.hpp"
@@ -13,45 +15,52 @@ namespace pairmetrics::bindings {
 
 namespace py = pybind11;
 
-// A Control whose tick re-acquires the GIL to honour Ctrl-C and to call an
-// optional Python callback progress(done, total). On a signal, or an exception
-// in the callback, the Python error stays set and tick() makes the kernel throw
-// Cancelled; run_without_gil turns that back into the Python exception.
+// A Control whose callback (run only on the calling thread, at most every
+// Control::kReportInterval) takes the GIL, honours Ctrl-C and calls an
+// optional Python callable progress(done, total). A signal or an exception in
+// the callable stops the kernel; run_without_gil rethrows it unchanged.
 // Create and destroy it while holding the GIL (it owns a Python reference).
-inline Control make_control(py::object progress = py::none()) {
-    return Control([progress = std::move(progress)](std::uint64_t done, std::uint64_t total) {
+inline std::unique_ptr<Control> make_control(py::object progress = py::none()) {
+    return std::make_unique<Control>([progress = std::move(progress)](std::uint64_t done, std::uint64_t total) {
         py::gil_scoped_acquire gil;
-        if (PyErr_CheckSignals() != 0) return false;
-        if (!progress.is_none()) {
-            try {
-                progress(done, total);
-            } catch (py::error_already_set& error) {
-                error.restore();
-                return false;
-            }
-        }
-        return true;
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        if (!progress.is_none()) progress(done, total);
     });
 }
 
-// Runs a kernel with the GIL released. Callers must have read every Python
-// object they need (arrays converted, pointers taken) before calling this.
+// Runs a kernel with the GIL released and turns a cancellation back into the
+// exception that caused it (KeyboardInterrupt, or the progress callback's).
+// Callers must have read every Python object they need (arrays converted,
+// pointers taken) before calling this: the kernel then touches raw memory
+// that the caller keeps alive, and only the control's callback takes the GIL.
 template <class Kernel>
-auto run_without_gil(Kernel&& kernel) -> decltype(kernel()) {
+auto run_without_gil(Control& control, Kernel&& kernel) -> decltype(kernel()) {
     try {
         py::gil_scoped_release release;
-        return kernel();
+        if constexpr (std::is_void_v<decltype(kernel())>) {
+            kernel();
+            control.finish();
+        } else {
+            auto result = kernel();
+            control.finish();
+            return result;
+        }
     } catch (const Cancelled&) {
+        control.rethrow_if_failed();
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyboardInterrupt, "computation cancelled");
         throw py::error_already_set();
     }
 }
 
 // Element stride of an array along an axis, for kernels that read strided
-// input in place instead of copying it.
+// input in place. Python hands over only aligned arrays whose strides are
+// multiples of the item size (record fields are copied first).
 template <class T>
 std::ptrdiff_t element_stride(const py::array& array, py::ssize_t axis = 0) {
-    return static_cast<std::ptrdiff_t>(array.strides(axis) / static_cast<py::ssize_t>(sizeof(T)));
+    const py::ssize_t bytes = array.strides(axis);
+    if (bytes % static_cast<py::ssize_t>(sizeof(T)) != 0)
+        throw py::value_error("internal error: array stride is not a multiple of its item size");
+    return static_cast<std::ptrdiff_t>(bytes / static_cast<py::ssize_t>(sizeof(T)));
 }
 
 }  // namespace pairmetrics::bindings

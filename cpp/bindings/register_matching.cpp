@@ -64,10 +64,10 @@ py::dict sparse(std::int32_t n, const i32arr& eu, const i32arr& ev, const i64arr
         warm = {y0->data(), mate0->data()};
     }
     const mt::WarmStart* pwarm = y0 ? &warm : nullptr;
-    Control control = make_control(std::move(progress));
+    const auto control = make_control(std::move(progress));
     // Safe without the GIL: the arrays are owned by this frame and only read.
     mt::BlossomResult r =
-        run_without_gil([&] { return mt::min_weight_perfect_matching(n, m, pu, pv, pw, &control, pwarm); });
+        run_without_gil(*control, [&] { return mt::min_weight_perfect_matching(n, m, pu, pv, pw, control.get(), pwarm); });
     return result_dict(r);
 }
 
@@ -77,11 +77,11 @@ py::dict dense(const py::array_t<T>& D, double scale, bool ghost, int k, py::obj
     const auto n = static_cast<std::int32_t>(D.shape(0));
     const T* data = D.data();
     const std::ptrdiff_t rs = element_stride<T>(D, 0), cs = element_stride<T>(D, 1);
-    Control control = make_control(std::move(progress));
+    const auto control = make_control(std::move(progress));
     mt::DenseStats stats;
     // Safe without the GIL: D is kept alive by the caller and only read.
-    mt::BlossomResult r = run_without_gil([&] {
-        return mt::dense_min_weight_perfect_matching<T>(data, n, rs, cs, scale, ghost, k, &control, &stats);
+    mt::BlossomResult r = run_without_gil(*control, [&] {
+        return mt::dense_min_weight_perfect_matching<T>(data, n, rs, cs, scale, ghost, k, control.get(), &stats);
     });
     py::dict d = result_dict(r);
     d["rounds"] = stats.rounds;
@@ -126,8 +126,9 @@ py::array_t<double> pair_sqdist(const py::array_t<double, py::array::c_style | p
     const std::int64_t *pu = u.data(), *pv = v.data();
     double* po = out.mutable_data();
     const auto m = static_cast<std::size_t>(u.size());
+    const auto control = make_control();
     // Safe without the GIL: all arrays are owned by this frame.
-    run_without_gil([&] { mt::pair_squared_distances(px, d, m, pu, pv, po); });
+    run_without_gil(*control, [&] { mt::pair_squared_distances(px, d, m, pu, pv, po); });
     return out;
 }
 
@@ -146,10 +147,10 @@ py::array_t<std::int64_t> crossmatch_batch(const py::array_t<double, py::array::
         if (pd[i] < 0 || pd[i] >= p) throw std::invalid_argument("draw index out of range");
     const double* pf = full.data();
     const std::int8_t* pz = z.data();
-    Control control = make_control(std::move(progress));
+    const auto control = make_control(std::move(progress));
     // Safe without the GIL: the arrays are held by the caller and only read.
-    std::vector<std::int64_t> a1 = run_without_gil(
-        [&] { return mt::crossmatch_counts(pf, p, pd, n_draws, m, pz, scale, k, n_threads, &control); });
+    std::vector<std::int64_t> a1 = run_without_gil(*control,
+        [&] { return mt::crossmatch_counts(pf, p, pd, n_draws, m, pz, scale, k, n_threads, control.get()); });
     return to_array(a1);
 }
 

@@ -55,10 +55,10 @@ std::vector<ms::ErrorStats> error_stats_typed(const py::array& a, const py::arra
     const auto va = view_of<A>(a);
     const auto vb = view_of<B>(b);
     std::vector<ms::ErrorStats> out(per_column ? t : 1);
-    Control control = make_control();
+    const auto control = make_control();
     // Safe without the GIL: only raw pointers into a and b (kept alive by the
     // caller's references) and the local vector are touched.
-    run_without_gil([&] { ms::error_stats<A, B>(va, vb, n, t, per_column, out.data(), control); });
+    run_without_gil(*control, [&] { ms::error_stats<A, B>(va, vb, n, t, per_column, out.data(), *control); });
     return out;
 }
 
@@ -88,9 +88,9 @@ std::vector<ms::LogLikelihoodStats> log_likelihood_typed(const py::array& y, con
     const auto vy = view_of<Y>(y);
     const auto vp = view_of<P>(p);
     std::vector<ms::LogLikelihoodStats> out(per_column ? t : 1);
-    Control control = make_control();
+    const auto control = make_control();
     // Safe without the GIL: only raw pointers into y and p and the local vector.
-    run_without_gil([&] { ms::log_likelihood<Y, P>(vy, vp, n, t, per_column, eps, out.data(), control); });
+    run_without_gil(*control, [&] { ms::log_likelihood<Y, P>(vy, vp, n, t, per_column, eps, out.data(), *control); });
     return out;
 }
 
@@ -155,12 +155,12 @@ py::tuple multilabel_sparse_typed(const py::array& t_indptr, const py::array& t_
     const I* px = static_cast<const I*>(p_indices.data());
     const auto t_nnz = static_cast<std::size_t>(t_indices.shape(0));
     const auto p_nnz = static_cast<std::size_t>(p_indices.shape(0));
-    Control control = make_control();
+    const auto control = make_control();
     // Safe without the GIL: raw pointers into arrays owned by the caller's
     // references and into the output arrays created above, nothing else.
-    const ms::SparseStatus status = run_without_gil([&] {
+    const ms::SparseStatus status = run_without_gil(*control, [&] {
         return ms::multilabel_sparse_counts<I>(ti, tx, t_nnz, pi, px, p_nnz, n_samples, n_labels, per_label,
-                                               per_sample, control);
+                                               per_sample, *control);
     });
     return py::make_tuple(static_cast<int>(status), l_both, l_true, l_pred, s_both, s_true, s_pred);
 }
@@ -176,10 +176,10 @@ py::tuple multilabel_dense(const py::array& t, const py::array& p) {
     const ms::LabelCounts per_sample{s_both.mutable_data(), s_true.mutable_data(), s_pred.mutable_data()};
     const auto vt = view_of<std::uint8_t>(t);
     const auto vp = view_of<std::uint8_t>(p);
-    Control control = make_control();
+    const auto control = make_control();
     // Safe without the GIL: raw pointers into t and p (alive through the
     // caller's references) and into the output arrays created above.
-    run_without_gil([&] { ms::multilabel_dense_counts(vt, vp, n_samples, n_labels, per_label, per_sample, control); });
+    run_without_gil(*control, [&] { ms::multilabel_dense_counts(vt, vp, n_samples, n_labels, per_label, per_sample, *control); });
     return py::make_tuple(l_both, l_true, l_pred, s_both, s_true, s_pred);
 }
 

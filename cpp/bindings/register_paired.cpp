@@ -27,13 +27,14 @@ py::object paired_counts_py(const py::array& scores, const py::array_t<double>& 
         incorrect = py::array_t<std::uint64_t>(n);
         arrays = {rankable.mutable_data(), tied.mutable_data(), incorrect.mutable_data()};
     }
+    const auto control = make_control();
     const PairedCounts counts = dispatch_real_dtype(scores, [&](auto tag) {
         using Score = typename decltype(tag)::type;
         const Score* data = static_cast<const Score*>(scores.data());
         const std::ptrdiff_t stride = element_stride<Score>(scores);
         // Safe without the GIL: only raw pointers into arrays that the caller
         // keeps alive are used from here on.
-        return run_without_gil([&] {
+        return run_without_gil(*control, [&] {
             return paired_counts(data, stride, label_data, label_stride, n, min_dist,
                                  per_sample ? &arrays : nullptr, n_threads, few_labels);
         });

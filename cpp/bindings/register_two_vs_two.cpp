@@ -144,12 +144,12 @@ py::tuple all_pairs(const py::array& y, const py::array& p, const tvt::Groups& g
                     const std::int64_t* perm, const py::object& progress) {
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
     const tvt::Blas blas = scipy_blas();
-    Control control = make_control(progress);
+    const auto control = make_control(progress);
     // Safe without the GIL: the views, group ids and perm point into arrays
     // that the caller keeps alive, and nothing below touches a Python object.
-    tvt::Counts counts = run_without_gil([&] {
+    tvt::Counts counts = run_without_gil(*control, [&] {
         const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads);
-        return tvt::count_all_pairs<T>(prep, groups, options, blas, control);
+        return tvt::count_all_pairs<T>(prep, groups, options, blas, *control);
     });
     return counts_to_python(std::move(counts));
 }
@@ -160,11 +160,11 @@ py::tuple listed_pairs(const py::array& y, const py::array& p, const tvt::Groups
                        const std::int64_t* perm, const py::object& progress) {
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
     const std::size_t m = static_cast<std::size_t>(first.shape(0));
-    Control control = make_control(progress);
+    const auto control = make_control(progress);
     // Safe without the GIL: only raw pointers into arrays kept alive by the caller.
-    tvt::Counts counts = run_without_gil([&] {
+    tvt::Counts counts = run_without_gil(*control, [&] {
         const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads);
-        return tvt::count_listed_pairs<T>(prep, groups, options, first.data(), second.data(), m, control);
+        return tvt::count_listed_pairs<T>(prep, groups, options, first.data(), second.data(), m, *control);
     });
     return counts_to_python(std::move(counts));
 }
@@ -177,11 +177,11 @@ py::array pair_terms(const py::array& y, const py::array& p, const tvt::Options&
     py::array_t<T> out({n, n});
     T* data = out.mutable_data();
     const tvt::Blas blas = scipy_blas();
-    Control control = make_control(progress);
+    const auto control = make_control(progress);
     // Safe without the GIL: out is owned here and the inputs by the caller.
-    run_without_gil([&] {
+    run_without_gil(*control, [&] {
         const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads);
-        tvt::pair_terms<T>(prep, options, blas, data, control);
+        tvt::pair_terms<T>(prep, options, blas, data, *control);
     });
     return std::move(out);
 }
@@ -203,11 +203,11 @@ py::tuple permuted(const py::array& terms, const py::array& terms_t, const py::a
     std::uint64_t* tp = tied.mutable_data();
     const T* x = static_cast<const T*>(terms.data());
     const T* xt = static_cast<const T*>(terms_t.data());
-    Control control = make_control(progress);
+    const auto control = make_control(progress);
     // Safe without the GIL: raw pointers only, into arrays alive for the call.
-    run_without_gil([&] {
+    run_without_gil(*control, [&] {
         const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads);
-        tvt::count_permuted<T>(x, xt, prep, groups, options, perms.data(), k, pp, tp, control);
+        tvt::count_permuted<T>(x, xt, prep, groups, options, perms.data(), k, pp, tp, *control);
     });
     return py::make_tuple(passed, tied);
 }
@@ -289,8 +289,9 @@ void register_two_vs_two(py::module_& m) {
                 throw py::type_error("x must be a 2-D float32 or float64 array");
             py::array_t<std::int32_t> out(x.shape(0));
             std::int32_t* data = out.mutable_data();
+            const auto control = make_control();
             // Safe without the GIL: x is kept alive by the caller, out is owned here.
-            run_without_gil([&] {
+            run_without_gil(*control, [&] {
                 const auto ids = is_float32(x) ? tvt::group_rows<float>(view_of<float>(x), n_threads)
                                                : tvt::group_rows<double>(view_of<double>(x), n_threads);
                 std::copy(ids.begin(), ids.end(), data);

@@ -86,7 +86,7 @@ def _pvalue(N: int, n: int, a1: int) -> float:
     return float(min(1.0, math.exp(logsumexp(logp[below]) - logsumexp(logp))))
 
 
-@dataclasses.dataclass(frozen=True, eq=False)  # array fields: compare by identity
+@dataclasses.dataclass(frozen=True, eq=False)
 class CrossMatchNullDistribution(Result):
     """Exact null distribution of the cross-match count A1 (like R's ``crossmatchdist``).
 
@@ -141,7 +141,7 @@ def crossmatch_null_distribution(N: int, n: int) -> CrossMatchNullDistribution:
     return CrossMatchNullDistribution(N=N, n=n, a0=a0, a1=a1, a2=a2, pmf=pmf, cdf=np.minimum(np.cumsum(pmf), 1.0))
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class CrossMatchResult(Result):
     """Cross-match test result, with the fields of R's ``crossmatchtest``.
 
@@ -306,7 +306,7 @@ def crossmatch_test(x, y, *, metric="euclidean", k: int = _DEFAULT_K, progress: 
     return _result(z, matching)
 
 
-@dataclasses.dataclass(frozen=True, eq=False)  # array fields: compare by identity
+@dataclasses.dataclass(frozen=True, eq=False)
 class CrossMatchResampleResult(Result):
     """Repeated cross-match tests on subsamples (mean a1 and mean p-value).
 

@@ -41,7 +41,7 @@ def _int_scale(max_distance: float, n_vertices: int) -> float:
     return top / max_distance if max_distance > 0 else 1.0
 
 
-@dataclasses.dataclass(frozen=True, eq=False)  # array fields: compare by identity
+@dataclasses.dataclass(frozen=True, eq=False)
 class MatchingResult(Result):
     """A minimum-weight perfect matching and its optimality certificate.
 

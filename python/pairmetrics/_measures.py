@@ -239,7 +239,7 @@ def worst_case_error(y_true, y_pred, *, per_target: bool = False):
 # --------------------------------------------------------------------------- likelihood family
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Likelihood(Result):
     """The likelihood of 0/1 data and its natural log.
 
@@ -408,7 +408,7 @@ def log_loss(y_true, y_pred, *, per_target: bool = False, eps=None, base=None):
 # --------------------------------------------------------------------------- best constant
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class BestConstant(Result):
     """The constant prediction minimising a loss on the data, and the loss it attains.
 

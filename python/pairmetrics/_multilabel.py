@@ -19,7 +19,7 @@ from ._validation import as_matrix, check_binary, check_nonnegative_finite
 __all__ = ["multilabel_counts", "MultilabelCounts"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class MultilabelCounts(Result):
     """True/false positives/negatives of a multi-label prediction, and scores built on them.
 

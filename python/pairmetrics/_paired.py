@@ -36,7 +36,7 @@ def _prepare(scores, labels, min_dist, scores_name="scores"):
     return scores, labels.astype(np.float64, copy=False), min_dist
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class PairedEvaluation(Result):
     """Pair counts of one model on one test set.
 
@@ -154,7 +154,7 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True):
 paired_evaluation.__doc__ = paired_evaluation.__doc__.replace("{semantics}", _SEMANTICS.strip())
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class PairedComparison(Result):
     """Two models scored on the same test set.
 

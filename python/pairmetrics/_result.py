@@ -1,16 +1,29 @@
-"""A small base for result objects: named fields, a readable repr, and optional
-tuple unpacking for drop-in compatibility with the functions we replace."""
+"""The one base of result objects: named fields, a readable repr, equality that
+works with array fields, ``asdict()``, and optional tuple unpacking for
+drop-in compatibility with the functions we replace."""
 
 from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
+
+def _equal(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True  # nan fields (nothing rankable) compare equal, as in a copy
+    return bool(a == b)
+
 
 class Result:
-    """Mixin for ``@dataclasses.dataclass`` results.
+    """Mixin for ``@dataclasses.dataclass(eq=False)`` results.
 
     ``_unpack`` names the fields that ``tuple(result)`` / ``a, b = result``
-    yields; an empty tuple makes the result non-iterable.
+    yields; an empty tuple makes the result non-iterable. A result is always
+    truthy. Fields whose names start with ``_`` are private: they take no
+    part in equality, ``asdict()`` or the repr.
     """
 
     _unpack: tuple = ()
@@ -21,11 +34,52 @@ class Result:
         return iter(tuple(getattr(self, name) for name in self._unpack))
 
     def __len__(self):
+        if not self._unpack:
+            raise TypeError(f"{type(self).__name__} has no len(); use its fields")
         return len(self._unpack)
+
+    def __bool__(self):
+        return True
 
     def __getitem__(self, index):
         return tuple(self)[index]
 
+    def _public_fields(self):
+        return [f.name for f in dataclasses.fields(self) if not f.name.startswith("_")]
+
+    def _public_properties(self):
+        names = []
+        for klass in type(self).__mro__:
+            for name, value in vars(klass).items():
+                if isinstance(value, property) and not name.startswith("_") and name not in names:
+                    names.append(name)
+        return names
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(_equal(getattr(self, n), getattr(other, n)) for n in self._public_fields())
+
+    __hash__ = None  # results hold arrays and floats: compare them, do not hash them
+
     def asdict(self) -> dict:
-        """The fields as a plain dict (arrays stay arrays)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        """Public fields and derived values (such as ``auc``) as a plain dict; arrays stay arrays,
+        nested results become dicts."""
+        out = {}
+        for name in self._public_fields() + self._public_properties():
+            value = getattr(self, name)
+            out[name] = value.asdict() if isinstance(value, Result) else value
+        return out
+
+    def __repr__(self):
+        parts = []
+        for name in self._public_fields():
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                value = f"<array shape={value.shape} dtype={value.dtype}>"
+            elif isinstance(value, float):
+                value = f"{value:.6g}"
+            else:
+                value = repr(value)
+            parts.append(f"{name}={value}")
+        return f"{type(self).__name__}({', '.join(parts)})"

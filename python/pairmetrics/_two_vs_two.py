@@ -39,7 +39,7 @@ _TERMS_MEMORY_LIMIT = 1 << 30
 _PERMUTATION_CHUNK = 64
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class TwoVsTwoResult(Result):
     """Outcome of :func:`two_vs_two`; unpacks as ``(n_passed, n_total, accuracy)``.
 
@@ -86,7 +86,7 @@ class TwoVsTwoResult(Result):
     _unpack = ("n_passed", "n_total", "accuracy")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class TwoVsTwoPermutationResult(Result):
     """Outcome of :func:`two_vs_two_permutation_test`; unpacks as ``(statistic, pvalue)``.
 

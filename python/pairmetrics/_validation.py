@@ -8,6 +8,8 @@ and never copy when the dtype already fits.
 
 from __future__ import annotations
 
+import functools
+import math
 import numbers
 import os
 
@@ -25,25 +27,52 @@ __all__ = [
     "check_bool",
     "check_nonnegative_finite",
     "check_binary",
+    "check_real",
+    "check_int",
+    "check_rng",
+    "check_progress",
+    "usable_cores",
+    "max_threads",
 ]
 
 
 def as_numeric_array(x, name: str, *, allow_bool: bool = True) -> np.ndarray:
-    """Convert ``x`` to an ndarray of a real numeric dtype (no copy if it already is one)."""
+    """Convert ``x`` to an ndarray of a real numeric dtype the kernels read in place.
+
+    No copy when the array already fits. A copy is made only where reading
+    in place would be wrong: another byte order, a bool array holding bytes
+    other than 0 and 1, an unaligned or record-field view, float16 (widened to
+    float32) and longdouble (narrowed to float64 when that is exact).
+    """
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and the like
-        raise TypeError(f"{name} must be array-like of numbers: {exc}") from None
+        raise TypeError(f"{name} must be array-like of numbers: {type(exc).__name__}: {exc}") from None
     if arr.dtype == object:
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise TypeError(f"{name} must contain numbers only, got dtype object with non-numeric entries") from None
     kind = arr.dtype.kind
     if kind == "b" and not allow_bool:
         raise TypeError(f"{name} must be numeric, got dtype bool")
     if kind not in "biuf":
         raise TypeError(f"{name} must have a real numeric dtype, got dtype {arr.dtype}")
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    if kind == "b" and arr.size and arr.view(np.uint8).max() > 1:
+        arr = arr.view(np.uint8) != 0  # numpy prints such bytes as True; so do we
+    if kind == "f" and arr.dtype.itemsize == 2:
+        arr = arr.astype(np.float32)
+    elif kind == "f" and arr.dtype.itemsize > 8:
+        narrowed = arr.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            exact = np.array_equal(narrowed, arr, equal_nan=True)
+        if not exact:
+            raise TypeError(f"{name} has dtype {arr.dtype} with values that float64 cannot hold exactly; convert it")
+        arr = narrowed
+    if not arr.flags.aligned or any(s % arr.itemsize for s in arr.strides):
+        arr = arr.copy()  # record fields and unaligned views: kernels step in whole elements
     return arr
 
 
@@ -86,14 +115,62 @@ def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) ->
         raise ValueError(f"{name_a} and {name_b} must have the same length, got {a.shape[0]} and {b.shape[0]}")
 
 
-def check_positive_finite(value, name: str) -> float:
-    """A finite real number > 0, returned as float."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+def _is_real_number(value) -> bool:
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, (numbers.Real, np.floating, np.integer))
+
+
+def check_real(value, name: str, *, low=None, high=None, low_open=False, high_open=False) -> float:
+    """A finite real number within [low, high] (either end open on request), as float."""
+    if not _is_real_number(value):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     value = float(value)
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {value}")
+    too_low = low is not None and (value <= low if low_open else value < low)
+    too_high = high is not None and (value >= high if high_open else value > high)
+    if not math.isfinite(value) or too_low or too_high:
+        lo = "" if low is None else f"{'>' if low_open else '>='} {low}"
+        hi = "" if high is None else f"{'<' if high_open else '<='} {high}"
+        bounds = " and ".join(b for b in (lo, hi) if b)
+        raise ValueError(f"{name} must be finite{' and ' + bounds if bounds else ''}, got {value}")
     return value
+
+
+def check_positive_finite(value, name: str) -> float:
+    """A finite real number > 0, returned as float."""
+    return check_real(value, name, low=0, low_open=True)
+
+
+def check_nonnegative_finite(value, name: str) -> float:
+    """A finite real number >= 0, returned as float."""
+    return check_real(value, name, low=0)
+
+
+def check_int(value, name: str, *, low=None, high=None) -> int:
+    """An integer (Python or numpy, not bool) within [low, high], as int."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = " and ".join(b for b in (f">= {low}" if low is not None else "", f"<= {high}" if high is not None else "") if b)
+        raise ValueError(f"{name} must be {bounds}, got {value}")
+    return value
+
+
+def check_rng(rng) -> np.random.Generator:
+    """``rng`` as a Generator: None, an int seed, a SeedSequence, a BitGenerator or a Generator."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (np.random.SeedSequence, np.random.BitGenerator)):
+        return np.random.default_rng(rng)
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (numbers.Integral, np.integer)):
+        raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
+    if int(rng) < 0:
+        raise ValueError(f"rng seed must be >= 0, got {int(rng)}")
+    return np.random.default_rng(int(rng))
+
+
+def check_progress(progress) -> bool:
+    """``progress`` must be True or False (a tqdm bar when True and tqdm is installed)."""
+    return check_bool(progress, "progress")
 
 
 def check_choice(value, name: str, choices) -> str:
@@ -103,17 +180,58 @@ def check_choice(value, name: str, choices) -> str:
     return value
 
 
+_MAX_THREADS_ENV = "PAIRMETRICS_NUM_THREADS"
+
+
+@functools.lru_cache(maxsize=None)
+def usable_cores() -> int:
+    """Cores this process may run on: CPU affinity and a cgroup CPU quota, not ``os.cpu_count()``."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cores)
+
+
+def max_threads() -> int:
+    """Usable cores, lowered by the environment variable ``PAIRMETRICS_NUM_THREADS``."""
+    cores = usable_cores()
+    limit = os.environ.get(_MAX_THREADS_ENV, "").strip()
+    if limit:
+        try:
+            value = int(limit)
+        except ValueError:
+            raise ValueError(f"environment variable {_MAX_THREADS_ENV} must be a positive integer, got {limit!r}") from None
+        if value < 1:
+            raise ValueError(f"environment variable {_MAX_THREADS_ENV} must be a positive integer, got {limit!r}")
+        cores = min(cores, value)
+    return cores
+
+
 def resolve_n_jobs(n_jobs) -> int:
-    """scikit-learn semantics: None -> 1, -1 -> all cores, -2 -> all but one, k > 0 -> k."""
+    """Threads for a kernel, at most :func:`max_threads`.
+
+    None means every usable core (see :func:`max_threads`); ``k > 0`` means
+    ``k`` threads, capped at the usable cores; ``-1`` all cores, ``-2`` all
+    but one, and so on (scikit-learn's convention). Kernels still use one
+    thread for inputs too small to gain from more.
+    """
+    cores = max_threads()
     if n_jobs is None:
-        return 1
+        return cores
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, (numbers.Integral, np.integer)):
         raise TypeError(f"n_jobs must be an int or None, got {type(n_jobs).__name__}")
     n_jobs = int(n_jobs)
     if n_jobs == 0:
-        raise ValueError("n_jobs must not be 0 (use None or 1 for one thread, -1 for all cores)")
-    cores = os.cpu_count() or 1
-    return n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs)
+        raise ValueError("n_jobs must not be 0 (None for every core, 1 for one thread, -1 for all cores)")
+    return min(n_jobs, cores) if n_jobs > 0 else max(1, cores + 1 + n_jobs)
 
 
 def check_bool(value, name: str) -> bool:
@@ -121,16 +239,6 @@ def check_bool(value, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
     return bool(value)
-
-
-def check_nonnegative_finite(value, name: str) -> float:
-    """A finite real number >= 0, returned as float."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value}")
-    return value
 
 
 def check_binary(arr: np.ndarray, name: str) -> None:
