@@ -117,7 +117,8 @@ def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
     return result.n_rankable, result.n_correct
 
 
-paired_eval.__doc__ = paired_eval.__doc__.replace("{semantics}", _SEMANTICS.strip())
+if paired_eval.__doc__:  # None under python -OO
+    paired_eval.__doc__ = paired_eval.__doc__.replace("{semantics}", _SEMANTICS.strip())
 
 
 def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True):
@@ -151,7 +152,8 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True):
     return PairedEvaluation(rankable, correct, tied, incorrect, min_dist)
 
 
-paired_evaluation.__doc__ = paired_evaluation.__doc__.replace("{semantics}", _SEMANTICS.strip())
+if paired_evaluation.__doc__:  # None under python -OO
+    paired_evaluation.__doc__ = paired_evaluation.__doc__.replace("{semantics}", _SEMANTICS.strip())
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
