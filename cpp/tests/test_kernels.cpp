@@ -14,10 +14,12 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "control.hpp"
@@ -179,7 +181,7 @@ template <class Score>
 void paired_case(std::mt19937_64& gen, std::size_t n, int score_levels, int label_levels, double min_dist) {
     std::uniform_int_distribution<int> score_level(0, score_levels - 1), label_level(0, label_levels - 1);
     // Stored reversed with a gap of 2, read through a negative stride.
-    std::vector<Score> storage(2 * n + 1);
+    std::unique_ptr<Score[]> storage(new Score[2 * n + 1]());  // not vector<bool>
     std::vector<double> label_storage(3 * n + 1);
     std::vector<double> s(n), y(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -190,7 +192,7 @@ void paired_case(std::mt19937_64& gen, std::size_t n, int score_levels, int labe
         y[i] = label_level(gen) * 0.25;
         label_storage[3 * i] = y[i];
     }
-    const Score* first = n ? &storage[2 * (n - 1)] : storage.data();
+    const Score* first = n ? &storage[2 * (n - 1)] : storage.get();
     std::vector<std::uint64_t> br, bt, bi;
     const PairedCounts want = brute_paired(s, y, min_dist, &br, &bt, &bi);
     for (std::size_t few : {std::size_t{0}, kDefaultFewLabels})
@@ -655,12 +657,17 @@ void test_matching() {
             CHECK_EQ(counts[r], across);
         }
     }
-    // A cancelled control stops the batch with Cancelled.
-    Control stopped;
-    stopped.cancel();
-    CHECK(throws<Cancelled>([&] {
-        matching::crossmatch_counts(full.data(), p, draws.data(), n_draws, m, z.data(), scale, 10, 2, &stopped);
-    }));
+    // A cancelled control stops a batch with Cancelled (it is checked at
+    // least every 16 subsamples).
+    std::vector<std::int64_t> many(64 * m);
+    for (std::size_t i = 0; i < many.size(); ++i) many[i] = draws[i % draws.size()];
+    for (int threads : {1, 2}) {
+        Control stopped;
+        stopped.cancel();
+        CHECK(throws<Cancelled>([&] {
+            matching::crossmatch_counts(full.data(), p, many.data(), 64, m, z.data(), scale, 10, threads, &stopped);
+        }));
+    }
 
     // pair_squared_distances is the same value whatever the batch.
     const double X[] = {0.0, 0.0, 3.0, 4.0, 1.0, 1.0};
