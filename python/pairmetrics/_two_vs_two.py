@@ -18,6 +18,7 @@ from ._validation import (
     check_choice,
     check_finite,
     check_nonnegative_finite,
+    check_rng,
     resolve_n_jobs,
 )
 
@@ -258,7 +259,7 @@ def _setup(y_true, y_pred, metric, ties, pairs, rng, n_jobs, rtol):
     groups = _core._row_groups(y, n_threads), _core._row_groups(p, n_threads)
     setup = _Setup(y, p, metric, ties, pairs, rtol, n_threads, *groups)
     if isinstance(pairs, int):
-        setup.first, setup.second = _sample_pairs(y.shape[0], pairs, np.random.default_rng(rng))
+        setup.first, setup.second = _sample_pairs(y.shape[0], pairs, check_rng(rng))
     return setup
 
 
@@ -464,7 +465,7 @@ def two_vs_two_permutation_test(
     ``O((n + pairs) d)``.
     """
     # One generator: the sampled pairs (if any) are drawn first, then the permutations.
-    generator = np.random.default_rng(rng)
+    generator = check_rng(rng)
     setup = _setup(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol)
     progress = check_bool(progress, "progress")
     if isinstance(n_permutations, (bool, np.bool_)) or not isinstance(n_permutations, (numbers.Integral, np.integer)):
