@@ -39,7 +39,11 @@ ms::View<T> view_of(const py::array& x) {
 
 template <class T>
 bool has_dtype(const py::array& x) {
-    return x.dtype().is(py::dtype::of<T>());
+    // By kind and size: an equal dtype can be another descriptor object (for
+    // example after a byte-order conversion), so identity is not enough.
+    const py::dtype want = py::dtype::of<T>();
+    const py::dtype got = x.dtype();
+    return got.kind() == want.kind() && got.itemsize() == want.itemsize();
 }
 
 template <class T>
