@@ -112,7 +112,8 @@ def test_property_matches_reference(data, metric, ties, mode):
 
 def kernel_counts(y, p, metric, rtol, n_threads=1, tile=None):
     gy, gp = _core._row_groups(y), _core._row_groups(p)
-    passed, tied, skipped, sp, stt = _core._two_vs_two_all(y, p, gy, gp, metric, rtol, False, n_threads, tile)
+    c = _core._two_vs_two_all(y, p, gy, gp, metric, rtol, False, n_threads, tile)
+    passed, tied, skipped, sp, stt = c["passed"], c["tied"], c["skipped"], c["sample_passed"], c["sample_tied"]
     return passed, tied, skipped, sp.tolist(), stt.tolist()
 
 
@@ -464,6 +465,50 @@ def test_progress_callback_and_cancellation():
         _core._two_vs_two_all(y, p, gy, gp, "cosine", 0.0, False, 2, (16, 32), None, stop)
     # progress=True works with or without tqdm installed
     assert tuple(two_vs_two(y, p, progress=True)) == tuple(two_vs_two(y, p))
+
+
+class _ProgressError(ValueError):
+    pass
+
+
+def _raising_progress(after):
+    calls = []
+
+    def progress(done, total):
+        calls.append(done)
+        if len(calls) >= after:
+            raise _ProgressError(f"stop at {done}/{total}")
+
+    return progress
+
+
+@pytest.mark.parametrize("kernel", ["all", "pairs", "terms", "permuted"])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_progress_exception_reaches_the_caller_unchanged(kernel, n_threads):
+    # A progress callback that raises stops the kernel; the caller sees that
+    # very exception (not a KeyboardInterrupt), whichever thread was working.
+    y, p = random_data(400, 6, seed=21)
+    gy, gp = _core._row_groups(y), _core._row_groups(p)
+    first, second = _two_vs_two._sample_pairs(400, 50_000, np.random.default_rng(0))
+    for _ in range(3):
+        progress = _raising_progress(1)
+        with pytest.raises(_ProgressError, match="stop at"):
+            if kernel == "all":
+                _core._two_vs_two_all(y, p, gy, gp, "euclidean", 0.0, False, n_threads, (16, 32), None, progress)
+            elif kernel == "pairs":
+                _core._two_vs_two_pairs(y, p, gy, gp, first, second, "cosine", 0.0, False, n_threads, None, progress)
+            elif kernel == "terms":
+                _core._two_vs_two_terms(y, p, "euclidean", n_threads, (16, 32), progress)
+            else:
+                terms = _core._two_vs_two_terms(y, p, "cosine", 1)
+                perms = np.stack([np.random.default_rng(r).permutation(400) for r in range(4)])
+                _core._two_vs_two_permuted(
+                    terms, np.ascontiguousarray(terms.T), y, p, gy, gp, perms, "cosine", 0.0, False, n_threads,
+                    (16, 32), progress,
+                )
+    # the public functions pass a tqdm callback only; a raising one must also surface
+    with pytest.raises(_ProgressError):
+        _two_vs_two._Setup(y, p, "cosine", "fail", "all", 0.0, n_threads, gy, gp).count(progress=_raising_progress(1))
 
 
 def test_exported():
