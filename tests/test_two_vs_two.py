@@ -511,6 +511,48 @@ def test_progress_exception_reaches_the_caller_unchanged(kernel, n_threads):
         _two_vs_two._Setup(y, p, "cosine", "fail", "all", 0.0, n_threads, gy, gp).count(progress=_raising_progress(1))
 
 
+def test_permutation_test_alternatives_and_resample_names():
+    y, p = random_data(30, 5, seed=22, noise=0.5)
+    greater = two_vs_two_permutation_test(y, p, n_resamples=49, rng=3)
+    same = two_vs_two_permutation_test(y, p, n_permutations=49, rng=3)
+    assert greater.pvalue == same.pvalue and greater.n_resamples == greater.n_permutations == 49
+    assert greater.alternative == "greater"
+    null, stat = greater.null_distribution, greater.statistic
+    less = two_vs_two_permutation_test(y, p, n_resamples=49, rng=3, alternative="less")
+    both = two_vs_two_permutation_test(y, p, n_resamples=49, rng=3, alternative="two-sided")
+    np.testing.assert_array_equal(less.null_distribution, null)
+    assert greater.pvalue == (1 + np.sum(null >= stat)) / 50
+    assert less.pvalue == (1 + np.sum(null <= stat)) / 50
+    assert both.pvalue == min(1.0, 2 * min(greater.pvalue, less.pvalue))
+    # agrees with scipy.stats.permutation_test's convention for the one-sided p-values
+    assert greater.pvalue < 0.05 < less.pvalue
+    with pytest.raises(ValueError, match="alternative"):
+        two_vs_two_permutation_test(y, p, n_resamples=9, alternative="bigger")
+    with pytest.raises(TypeError, match="n_resamples or n_permutations"):
+        two_vs_two_permutation_test(y, p, n_resamples=9, n_permutations=19)
+    with pytest.raises(ValueError, match="n_resamples"):
+        two_vs_two_permutation_test(y, p, n_resamples=0)
+    with pytest.raises(TypeError, match="rng"):
+        two_vs_two_permutation_test(y, p, n_resamples=9, rng="x")
+    with pytest.raises(TypeError, match="rng"):
+        two_vs_two(y, p, pairs=10, rng=1.5)
+    with pytest.raises(TypeError, match="progress"):
+        two_vs_two(y, p, progress=1)
+
+
+def test_sampled_pairs_cost_does_not_grow_with_n_per_pair():
+    # Per-sample counts go to shared counters: a call's kernel work is
+    # O(pairs d), so the same pairs on a larger n give the same counts.
+    y, p = random_data(3000, 4, seed=23)
+    first, second = _two_vs_two._sample_pairs(300, 2000, np.random.default_rng(2))
+    gy, gp = _core._row_groups(y), _core._row_groups(p)
+    small = _core._two_vs_two_pairs(y[:300], p[:300], gy[:300], gp[:300], first, second, "cosine", 0.0, False, 2)
+    large = _core._two_vs_two_pairs(y, p, gy, gp, first, second, "cosine", 0.0, False, 2)
+    assert (small["passed"], small["tied"]) == (large["passed"], large["tied"])
+    np.testing.assert_array_equal(small["sample_passed"], large["sample_passed"][:300])
+    assert not large["sample_passed"][300:].any()
+
+
 def test_exported():
     for name in ["two_vs_two", "two_vs_two_permutation_test", "TwoVsTwoResult", "TwoVsTwoPermutationResult"]:
         assert name in pairmetrics.__all__
