@@ -506,3 +506,20 @@ def test_eps_and_base_use_the_shared_validators():
     with pytest.raises(TypeError, match="base"):
         pm.log_loss([0, 1], [0.5, 0.5], base=True)
     assert pm.log_loss([0, 1], [0.5, 0.5], base=2) == pytest.approx(1.0)
+
+
+def test_docstring_examples():
+    import doctest
+
+    from pairmetrics import _measures
+
+    result = doctest.testmod(_measures, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_feature_dtype_is_validated():
+    with pytest.raises(TypeError, match="dtype"):
+        pm.to_indicators([1, 2], [1, 2], dtype="not a dtype")
+    with pytest.raises(TypeError, match="dtype"):
+        pm.to_cuts([1, 2], [1, 2], dtype=object)
+    assert pm.to_indicators([1, 2], [1, 2], dtype=np.int8).dtype == np.int8

@@ -587,3 +587,10 @@ def test_blas_thread_count_is_restored():
         two_vs_two(y.astype(np.float32), p.astype(np.float32), n_jobs=n_jobs)
     two_vs_two_permutation_test(y[:100], p[:100], n_permutations=3, n_jobs=2)
     assert scipy_blas_threads() == before
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(_two_vs_two, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
