@@ -394,9 +394,10 @@ def two_vs_two(
     rng : None, int seed or numpy Generator, optional
         Randomness for ``pairs=int``.
     n_jobs : int, optional
-        Threads: None (default) uses every usable core (see
-        :func:`pairmetrics.max_threads`), ``k`` at most ``k``, ``-1`` all
-        cores, ``-2`` all but one. The result does not depend on it: the
+        Threads: None (default) uses every core this process may use (CPU
+        affinity and cgroup quota, lowered by the environment variable
+        ``PAIRMETRICS_NUM_THREADS``), ``k`` at most ``k``, ``-1`` all cores,
+        ``-2`` all but one. The result does not depend on it: the
         tiling is fixed and each tile's product runs on one thread.
     progress : bool
         Show a progress bar (needs tqdm).
