@@ -190,6 +190,11 @@ def absolute_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
     -------
     numpy.float64 or numpy.ndarray
 
+    See Also
+    --------
+    sum_squares_error, rms_error, worst_case_error : the other norms of the error.
+    sklearn.metrics.mean_absolute_error : the per-example mean (divided by ``t`` too).
+
     Notes
     -----
     ``absolute_error(y, p, average=True, per_target=True)`` equals
@@ -220,6 +225,11 @@ def sum_squares_error(y_true, y_pred, *, average: bool = False, per_target: bool
     numpy.float64 or numpy.ndarray
         ``inf`` when the sum exceeds the float64 range (see :func:`rms_error`
         for a root that never overflows).
+
+    See Also
+    --------
+    rms_error : the root of the per-example mean, without overflow.
+    sklearn.metrics.mean_squared_error : the per-example mean (divided by ``t`` too).
     """
     yt, _, stats = _error_stats(y_true, y_pred, per_target)
     return _output(_divide(stats["sq_sum"], yt.shape[0], average), per_target)
@@ -238,6 +248,10 @@ def rms_error(y_true, y_pred, *, per_target: bool = False):
     Returns
     -------
     numpy.float64 or numpy.ndarray
+
+    See Also
+    --------
+    sum_squares_error : the sum under the root.
 
     Notes
     -----
@@ -442,6 +456,11 @@ def log_loss(y_true, y_pred, *, per_target: bool = False, eps=None, base=None):
     -------
     numpy.float64 or numpy.ndarray
         At least 0, lower is better.
+
+    See Also
+    --------
+    log_likelihood, likelihood : the same data as a (log-)likelihood.
+    sklearn.metrics.log_loss : scikit-learn's version (clips by default).
 
     Notes
     -----
