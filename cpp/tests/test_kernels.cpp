@@ -337,24 +337,26 @@ void test_measures() {
         pp.push_back(static_cast<std::int32_t>(pi.size()));
     }
     std::vector<std::int64_t> lb2(nl), lt2(nl), lp2(nl), sb2(ns), st2(ns), sp2(ns);
-    SparseStatus status = multilabel_sparse_counts<std::int32_t>(
-        tp.data(), ti.data(), ti.size(), pp.data(), pi.data(), pi.size(), ns, nl, {lb2.data(), lt2.data(), lp2.data()},
-        {sb2.data(), st2.data(), sp2.data()}, control);
-    CHECK(status == SparseStatus::ok);
+    multilabel_sparse_counts<std::int32_t>(tp.data(), ti.data(), ti.size(), pp.data(), pi.data(), pi.size(), ns, nl,
+                                           {lb2.data(), lt2.data(), lp2.data()}, {sb2.data(), st2.data(), sp2.data()},
+                                           control);
     CHECK(lb2 == lb && lt2 == lt && lp2 == lp && sb2 == sb && st2 == st && sp2 == sp);
-    // Stated preconditions: duplicates and out-of-range indices are reported, not read.
-    std::vector<std::int32_t> dup_ptr{0, 2}, dup_idx{1, 1}, ok_ptr{0, 0}, far_idx{0, 99};
+    // Stated preconditions: duplicates and out-of-range indices are refused, not read.
+    std::vector<std::int32_t> dup_ptr{0, 2}, dup_idx{1, 1}, ok_ptr{0, 0}, far_idx{0, 99}, back_ptr{0, 3};
     std::vector<std::int64_t> z1(nl), z2(nl), z3(nl), z4(1), z5(1), z6(1);
-    status = multilabel_sparse_counts<std::int32_t>(dup_ptr.data(), dup_idx.data(), 2, ok_ptr.data(), nullptr, 0, 1,
-                                                    nl, {z1.data(), z2.data(), z3.data()}, {z4.data(), z5.data(), z6.data()},
-                                                    control);
-    CHECK(status == SparseStatus::duplicate_true);
-    std::fill(z1.begin(), z1.end(), 0), std::fill(z2.begin(), z2.end(), 0), std::fill(z3.begin(), z3.end(), 0);
-    z4[0] = z5[0] = z6[0] = 0;
-    status = multilabel_sparse_counts<std::int32_t>(ok_ptr.data(), nullptr, 0, dup_ptr.data(), far_idx.data(), 2, 1,
-                                                    nl, {z1.data(), z2.data(), z3.data()}, {z4.data(), z5.data(), z6.data()},
-                                                    control);
-    CHECK(status == SparseStatus::malformed);
+    const LabelCounts per_label{z1.data(), z2.data(), z3.data()}, per_sample{z4.data(), z5.data(), z6.data()};
+    CHECK(throws<std::invalid_argument>([&] {
+        multilabel_sparse_counts<std::int32_t>(dup_ptr.data(), dup_idx.data(), 2, ok_ptr.data(), nullptr, 0, 1, nl,
+                                               per_label, per_sample, control);
+    }));
+    CHECK(throws<std::invalid_argument>([&] {
+        multilabel_sparse_counts<std::int32_t>(ok_ptr.data(), nullptr, 0, dup_ptr.data(), far_idx.data(), 2, 1, nl,
+                                               per_label, per_sample, control);
+    }));
+    CHECK(throws<std::invalid_argument>([&] {  // indptr ends beyond nnz
+        multilabel_sparse_counts<std::int32_t>(back_ptr.data(), far_idx.data(), 2, ok_ptr.data(), nullptr, 0, 1, nl,
+                                               per_label, per_sample, control);
+    }));
 }
 
 // --------------------------------------------------------------------------- 2 vs 2
