@@ -127,6 +127,20 @@ def _cast(vals, kind, dtype: np.dtype, rng):
         return vals.astype(dtype)
 
 
+def _foreign(vals, dtype_name):
+    if dtype_name == "O":
+        obj = vals.astype(object)
+    elif dtype_name == "Ostr":
+        obj = np.array([str(v) for v in vals.ravel()], dtype=object).reshape(vals.shape)
+    elif dtype_name in ("U3", "S2"):
+        obj = vals.astype(dtype_name)
+    elif dtype_name[0] in "Mm":
+        obj = np.nan_to_num(vals, nan=0, posinf=0, neginf=0).astype(np.int64).astype(dtype_name)
+    else:
+        obj = vals.astype(dtype_name)
+    return obj
+
+
 @st.composite
 def arrays(draw, shape, kinds=("small", "normal", "extreme", "bigint", "noncanonical", "constant"),
            dtypes=None, foreign=True, layouts=None):
@@ -137,17 +151,9 @@ def arrays(draw, shape, kinds=("small", "normal", "extreme", "bigint", "noncanon
     vals = _values(draw, shape, kind if kind not in ("bigint", "noncanonical") else "small", dtype_name)
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     if dtype_name in FOREIGN_DTYPES:
-        if dtype_name == "O":
-            obj = vals.astype(object)
-        elif dtype_name == "Ostr":
-            obj = np.array([str(v) for v in vals.ravel()], dtype=object).reshape(vals.shape)
-        elif dtype_name in ("U3", "S2"):
-            obj = vals.astype(dtype_name)
-        elif dtype_name[0] in "Mm":
-            obj = np.nan_to_num(vals, nan=0, posinf=0, neginf=0).astype(np.int64).astype(dtype_name)
-        else:
-            obj = vals.astype(dtype_name)
-        return obj, None, f"{dtype_name} {kind} {shape}"
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return _foreign(vals, dtype_name), None, f"{dtype_name} {kind} {shape}"
     dtype = _dtype(dtype_name)
     base = np.asarray(_cast(np.asarray(vals), kind, dtype, rng))
     canonical = np.array(base, dtype=base.dtype.newbyteorder("="), order="C")  # keeps 0-d arrays 0-d
