@@ -88,8 +88,13 @@ def _binary_auc(positive, score, weight, max_fpr):
     if positive.size == 0 or positive.min() == positive.max():
         _warn("Only one class is present in y_true. ROC AUC score is not defined in that case.")
         return np.nan
+    if weight is not None and not np.any(weight):
+        raise ValueError("sample_weight must contain at least one non-zero number")
     partial = max_fpr is not None and max_fpr != 1
     area, total_pos, total_neg = _core.roc_auc(score, positive, weight, max_fpr if partial else 1.0, max_threads())
+    if partial and not total_neg > 0 and total_pos > 0:
+        # scikit-learn's curve has a single point then and it raises.
+        raise ValueError("max_fpr: no negative sample has nonzero weight, so the partial AUC is undefined")
     if not total_neg > 0:
         _warn("No negative samples in y_true, false positive value should be meaningless")
         return np.nan
