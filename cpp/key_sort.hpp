@@ -103,18 +103,22 @@ void sort_range_by_key(R* first, R* last, Control& control) {
 }
 
 // Sorts records by key (ties in any order): one bucket pass, then the
-// buckets sorted in cache, spread over threads. Cancellable throughout.
+// buckets sorted in cache, spread over threads. Cancellable throughout
+// (a check at least every 256 buckets of ~64 records, or every sub-bucket).
 template <class R>
 void sort_by_key(std::vector<R>& records, int n_threads, Control& control) {
     if (records.size() < 2) return;
-    Buckets<R> buckets = bucket_by_key(records, 16, control);
+    // About 64 records a bucket (at most 2**16 buckets): sorted in cache.
+    int bits = 1;
+    while (bits < 16 && (records.size() >> (bits + 6)) > 0) ++bits;
+    Buckets<R> buckets = bucket_by_key(records, bits, control);
     const int threads = records.size() > (std::size_t{1} << 18) ? n_threads : 1;
     parallel_for(
         buckets.count(), threads,
         [&](std::size_t b) {
             R* base = buckets.records.data();
             sort_range_by_key(base + buckets.start[b], base + buckets.start[b + 1], control);
-            control.check();
+            if (b % 256 == 0) control.check();
         },
         &control);
     records.swap(buckets.records);

@@ -46,10 +46,21 @@ def _as_labels(y_true):
     return arr
 
 
+def _unique(y):
+    """``np.unique(y)``, without a sort when y holds at most two values (the common, large case)."""
+    if y.dtype.kind in "biuf" and y.size:
+        low, high = y.min(), y.max()
+        if low == high:
+            return np.array([low])
+        if y.dtype.kind == "b" or np.count_nonzero(y == low) + np.count_nonzero(y == high) == y.size:
+            return np.array([low, high])
+    return np.unique(y)
+
+
 def _target_type(y):
     """scikit-learn's ``type_of_target`` for the cases roc_auc_score distinguishes."""
     column = y.ndim == 1 or y.shape[1] == 1
-    uniques = np.unique(y)
+    uniques = _unique(y)
     numeric = y.dtype.kind in "biuf"
     integral = numeric and (y.dtype.kind != "f" or np.array_equal(uniques, np.round(uniques)))
     if not column:
@@ -229,12 +240,17 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
             scores = scores[:, 0]
         if scores.ndim != 1:
             raise ValueError(f"y_score should be a 1d array for binary y_true, got an array of shape {scores.shape} instead")
-        classes = np.unique(y)
-        positive = (y == classes[-1]).view(np.uint8) if classes.size == 2 else np.zeros(y.shape[0], np.uint8)
+        classes = _unique(y)
+        if classes.size != 2:
+            positive = np.zeros(y.shape[0], np.uint8)
+        elif y.dtype == np.bool_:
+            positive = y.view(np.uint8)
+        else:
+            positive = (y == classes[-1]).view(np.uint8)
         return _binary_auc(positive, scores, weight, max_fpr)
     if kind != "multilabel-indicator":
         raise ValueError(f"y_true: {kind} format is not supported")
-    values = np.unique(y)
+    values = _unique(y)
     if not (np.isin(values, (0, 1)).all() or np.isin(values, (-1, 1)).all()):
         raise ValueError(f"y_true: multilabel indicator values must be 0/1 (or -1/1), got {values.tolist()}")
     if scores.ndim != 2:
