@@ -1,6 +1,7 @@
 // Concordance of right-censored survival times with a score (Harrell's C),
-// in O(n log n): a sweep over times from the latest down, with a Fenwick
-// tree over the ranks of the estimates of the samples seen so far.
+// in O(n log n): two radix sorts (estimates to dense ranks, then samples by
+// time), and a sweep over times from the latest down that keeps counts of
+// the ranks seen so far (a Fenwick tree over blocks of ranks).
 //
 // An event i is comparable with every sample j of a later time, and with a
 // censored sample j of the same time (events at the same time are not

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "key_sort.hpp"
+#include "parallel.hpp"
 
 namespace pairmetrics {
 namespace {
@@ -115,8 +116,10 @@ RocAuc run(const Score* scores, std::ptrdiff_t score_stride, const std::uint8_t*
         out.area = std::numeric_limits<double>::quiet_NaN();
         return out;
     }
-    sort_by_key(pos, n_threads, control);
-    sort_by_key(neg, n_threads, control);
+    // One (single-threaded, radix) sort per class, the two side by side.
+    parallel_for(
+        2, n > (std::size_t{1} << 16) ? n_threads : 1,
+        [&](std::size_t c) { sort_by_key(c == 0 ? pos : neg, control); }, &control);
     out.area = max_fpr < 1 ? partial_area(pos, neg, out.positive, out.negative, max_fpr, control)
                            : full_area(pos, neg, out.positive, out.negative, control);
     return out;

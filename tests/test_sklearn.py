@@ -232,7 +232,7 @@ def test_multilabel_shape_mismatch_is_an_error():
 
 @pytest.mark.parametrize("shape", ["uniform", "clustered", "few_values"])
 def test_large_input_sorted_in_buckets(shape):
-    """Sizes that exercise the bucketed sort, its recursion on skewed keys and threads."""
+    """Sizes that exercise every radix pass, skipped passes (clustered keys) and threads."""
     rng = np.random.default_rng(7)
     n = 300_000
     y = rng.random(n) < 0.4

@@ -13,7 +13,7 @@ py::tuple concordance_counts_py(const py::array_t<double>& times, const py::arra
     if (times.ndim() != 1 || events.ndim() != 1 || estimates.ndim() != 1 ||
         static_cast<std::size_t>(events.shape(0)) != n || static_cast<std::size_t>(estimates.shape(0)) != n)
         throw py::value_error("times, events and estimates must be 1-D arrays of the same length");
-    if (n >= (std::size_t{1} << 32)) throw py::value_error("at most 2**32 - 1 samples");
+    if (n >= (std::size_t{1} << 31)) throw py::value_error("at most 2**31 - 1 samples");
     const double* t = times.data();
     const std::uint8_t* e = events.data();
     const double* s = estimates.data();
