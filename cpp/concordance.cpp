@@ -70,10 +70,14 @@ ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_st
     const std::size_t n_values = values.size();
 
     // Samples in time order, each carrying its rank and event flag, so the
-    // sweep below reads memory sequentially.
-    for (std::size_t i = 0; i < n; ++i) {
-        records[i] = {order_key(times[i * time_stride]),
-                      (std::uint64_t{rank[i]} << 1) | (events[i * event_stride] != 0 ? 1u : 0u)};
+    // sweep below reads memory sequentially. Events are laid out before
+    // censored samples and the radix sort is stable, so within one time the
+    // events come first.
+    std::size_t n_events = 0;
+    for (std::size_t i = 0; i < n; ++i) n_events += events[i * event_stride] != 0;
+    for (std::size_t i = 0, e = 0, c = n_events; i < n; ++i) {
+        const bool event = events[i * event_stride] != 0;
+        records[event ? e++ : c++] = {order_key(times[i * time_stride]), (std::uint64_t{rank[i]} << 1) | event};
         if (i % kCheckEvery == 0) control.check();
     }
     std::vector<std::uint32_t>().swap(rank);
@@ -106,16 +110,12 @@ ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_st
         std::size_t begin = end - 1;
         const std::uint64_t key = records[begin].key;
         while (begin > 0 && records[begin - 1].key == key) --begin;
-        std::uint64_t censored = 0, observed = 0;
-        for (std::size_t k = begin; k < end; ++k) {
-            if (records[k].index & 1) continue;
-            tree.add(records[k].index >> 1);
-            ++censored;
-        }
+        std::size_t split = begin;  // events [begin, split), censored [split, end)
+        while (split < end && (records[split].index & 1)) ++split;
+        const std::uint64_t observed = split - begin, censored = end - split;
+        for (std::size_t k = split; k < end; ++k) tree.add(records[k].index >> 1);
         inserted += censored;
-        for (std::size_t k = begin; k < end; ++k) {
-            if (!(records[k].index & 1)) continue;
-            ++observed;
+        for (std::size_t k = begin; k < split; ++k) {
             const std::size_t r = records[k].index >> 1;
             std::uint64_t below, tied;
             if (tied_tol == 0) {
@@ -130,10 +130,7 @@ ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_st
             out.above += inserted - below - tied;
         }
         out.tied_time += observed * censored;
-        for (std::size_t k = begin; k < end; ++k) {
-            if (!(records[k].index & 1)) continue;
-            tree.add(records[k].index >> 1);
-        }
+        for (std::size_t k = begin; k < split; ++k) tree.add(records[k].index >> 1);
         inserted += observed;
         if ((n - begin) / kCheckEvery != (n - end) / kCheckEvery) control.advance(kCheckEvery);
         end = begin;

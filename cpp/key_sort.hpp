@@ -49,7 +49,7 @@ inline std::uint64_t key_of(const R& record) {
     return record.key;
 }
 
-// Sorts records by key (ties in any order): LSD radix sort, kBits bits a
+// Sorts records by key, stably (equal keys keep their order): LSD radix sort, kBits bits a
 // pass; a pass whose digit is the same in every key (exponents, high bytes of
 // small integers) is skipped. Branch-free, so faster than comparison sorts on
 // random keys; O(n) extra memory; checks the control every 65536 records.
