@@ -153,7 +153,9 @@ class PairedEvaluation(Result):
             return math.nan
         return (self.n_correct + 0.5 * self.n_tied) / self.n_rankable
 
-    confidence_interval.__doc__ = confidence_interval.__doc__.replace("{interval_notes}", _INTERVAL_NOTES.strip())
+    confidence_interval.__doc__ = confidence_interval.__doc__.replace(
+        "{interval_notes}", _INTERVAL_NOTES.strip().replace("\n    ", "\n        ")
+    )
 
     def __repr__(self):
         return (
