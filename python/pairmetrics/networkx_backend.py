@@ -12,9 +12,10 @@ or, for every call, ``nx.config.backend_priority.algos = ["pairmetrics"]``
 Semantics are networkx's: undirected graphs, self-loops ignored, a missing
 weight attribute counts as 1 (``weight=None``: every edge weighs 1),
 ``min_weight_matching`` is the minimum-weight matching among the
-maximum-cardinality matchings (computed from the original weights; for a
-directed or multi-graph the last of several parallel edges counts, as in
-networkx). The result is a set of 2-tuples oriented as the edges of ``G``.
+maximum-cardinality matchings (computed from the original weights, exactly;
+networkx itself transforms them to ``1 + max weight - weight`` first), and
+directed and multi-graphs raise ``NetworkXNotImplemented`` as in networkx. The
+result is a set of 2-tuples oriented as the edges of ``G``.
 
 Exactness. The solver is an exact min-weight *perfect* matching on int64
 weights. Maximum-weight matching is reduced to it: directly on ``G`` (plus a
@@ -527,12 +528,6 @@ def _run(graph: MatchingGraph, weight, mode: str):
     m_all = eu.shape[0]
     values = W.array(m_all)
     ids = np.flatnonzero(eu != ev)  # self-loops never match
-    if mode == "min" and (graph.directed or graph.multigraph) and ids.size:
-        # networkx builds an undirected simple graph: the last parallel edge wins.
-        lo, hi = np.minimum(eu[ids], ev[ids]), np.maximum(eu[ids], ev[ids])
-        keys = lo * len(graph.nodes) + hi
-        _, first_rev = np.unique(keys[::-1], return_index=True)
-        ids = np.sort(ids[ids.size - 1 - first_rev])
     w = values[ids]
     if mode == "max":
         pos = w >= 0  # a negative edge never helps; zero-gain edges may be used, as networkx may
@@ -614,9 +609,7 @@ def max_weight_matching(G, maxcardinality=False, weight="weight"):
 
 def min_weight_matching(G, weight="weight"):
     """networkx's ``min_weight_matching``: minimum weight among the maximum-cardinality matchings."""
-    if G.number_of_edges() == 0:
-        _not_implemented_for(G)
-        return set()
+    _not_implemented_for(G)
     return _run(G, weight, "min")
 
 
