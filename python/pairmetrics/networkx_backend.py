@@ -42,6 +42,7 @@ networkx is imported only when this module is loaded (by networkx itself);
 from __future__ import annotations
 
 import decimal
+from itertools import compress
 import math
 import numbers
 from fractions import Fraction
@@ -147,11 +148,9 @@ def _simple_edges(G, attrs):
         all_kept = bool(keep.all())
         us.append(np.full(int(keep.sum()), i, dtype=np.int64))
         vs.append(j if all_kept else j[keep])
+        kept = nbrs.values() if all_kept else list(compress(nbrs.values(), keep.tolist()))
         for attr, default in attrs.items():
-            vals = [dd.get(attr, default) for dd in nbrs.values()]
-            if not all_kept:
-                vals = [x for x, k in zip(vals, keep.tolist()) if k]
-            ws[attr].extend(vals)
+            ws[attr].extend([dd.get(attr, default) for dd in kept])
     eu = np.concatenate(us) if us else np.empty(0, dtype=np.int64)
     ev = np.concatenate(vs) if vs else np.empty(0, dtype=np.int64)
     return nodes, eu, ev, ws
@@ -382,19 +381,28 @@ def _exact_min_perfect(k, lu, lv, costs):
 def _certify(nv, su, sv, sw, r, exact_cost):
     """Make a rounded-weight optimum exactly optimal; returns the final mate array.
 
-    ``sw`` are the rounded integer costs (each within 1 of the exact cost);
-    ``exact_cost(edge_ids)`` gives the exact costs as Fractions. An exactly
-    optimal perfect matching P* satisfies ``sum over P* of reduced cost <
-    gap + 2 (nv / 2)`` (weak duality), so it only uses edges of smaller
-    reduced cost. Components of those edges are closed under the matching;
-    those that are forests have one perfect matching, the others are
-    re-solved exactly.
+    ``sw`` are the rounded integer costs a (each within 1 of the exact cost
+    k); ``exact_cost(edge_ids)`` gives the exact costs as Fractions. With
+    the optimal duals of the rounded problem (reduced costs r >= 0, blossom
+    duals z >= 0), every perfect matching P satisfies the identity
+
+        k(P) = dual + sum over P of (r_e + d_e) + sum over blossoms B of z_B (|P cut B| - 1) / 2
+
+    with d = k - a in (-1, 1). So an exactly optimal P* only uses edges with
+    r_e < gap + nv (the first filter), and crosses every blossom with z_B > 2
+    (number of vertices) exactly once. Components of the remaining edges are
+    closed under the matching (blossoms lie inside one component); forests
+    have a single perfect matching; every other component is re-solved
+    exactly with the small costs ``r_e + d_e + sum over blossoms crossed by e
+    of min(z_B / 2, Lambda)`` (Lambda = component size), which have the same
+    optimal matchings as the exact costs and fit the integer solver.
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
     mate = r["mate"].astype(np.int64)
     y, z = r["y"].astype(np.int64), r["z"].astype(np.int64)
+    parent = r["parent"].astype(np.int64)
     rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], su.astype(np.int32), sv.astype(np.int32), sw)
     if (rc < 0).any() or (z < 0).any():
         raise RuntimeError("matching: infeasible dual solution (internal error)")
@@ -412,16 +420,54 @@ def _certify(nv, su, sv, sw, r, exact_cost):
     cyclic = np.flatnonzero(n_edge > n_vert - 1)
     if cyclic.size == 0:
         return mate
+    # Every blossom must lie inside one component (its tight edges join it).
+    nb = z.shape[0]
+    lo_label = np.full(nb, ncomp, dtype=np.int64)
+    hi_label = np.full(nb, -1, dtype=np.int64)
+    cur = parent[:nv].copy()
+    live = np.flatnonzero(cur != -1)
+    while live.size:
+        np.minimum.at(lo_label, cur[live] - nv, label[live])
+        np.maximum.at(hi_label, cur[live] - nv, label[live])
+        cur[live] = parent[cur[live]]
+        live = live[cur[live] != -1]
+    split_blossoms = bool((z > 0).any() and (lo_label[z > 0] != hi_label[z > 0]).any())
     order = np.argsort(label[su[small]], kind="stable")
     by_comp = small[order]
-    starts = np.searchsorted(label[su[by_comp]], cyclic)
-    ends = np.searchsorted(label[su[by_comp]], cyclic, side="right")
+    comp_of = label[su[by_comp]]
+    starts = np.searchsorted(comp_of, cyclic)
+    ends = np.searchsorted(comp_of, cyclic, side="right")
+    chains = {}
+
+    def chain(v):
+        if v not in chains:
+            out, b = [], int(parent[v])
+            while b != -1:
+                out.append(b)
+                b = int(parent[b])
+            chains[v] = out
+        return chains[v]
+
     for c, lo, hi in zip(cyclic.tolist(), starts.tolist(), ends.tolist()):
         edges = by_comp[lo:hi]
         verts = np.flatnonzero(label == c)
         local = np.full(nv, -1, dtype=np.int64)
         local[verts] = np.arange(verts.size)
-        lmate = _exact_min_perfect(verts.size, local[su[edges]], local[sv[edges]], exact_cost(edges))
+        exact = exact_cost(edges)
+        if split_blossoms:  # not expected from the solver; exact costs are always valid
+            costs = exact
+        else:
+            cap4 = 4 * int(verts.size)  # 4 * Lambda
+            costs = []
+            for e, k in zip(edges.tolist(), exact):
+                cu, cv = chain(int(su[e])), chain(int(sv[e]))
+                i, j = len(cu), len(cv)
+                while i and j and cu[i - 1] == cv[j - 1]:
+                    i, j = i - 1, j - 1
+                cross = sum(min(int(z[b - nv]), cap4) for b in cu[:i]) + sum(min(int(z[b - nv]), cap4) for b in cv[:j])
+                # 4 * (r_e + d_e + crossing / 4) with r_e = rc / 2 and d_e = k - a.
+                costs.append(2 * int(rc[e]) + 4 * (k - int(sw[e])) + cross)
+        lmate = _exact_min_perfect(verts.size, local[su[edges]], local[sv[edges]], costs)
         mate[verts] = verts[lmate]
     return mate
 
