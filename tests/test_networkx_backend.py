@@ -397,3 +397,26 @@ def test_networkx_own_matching_tests_on_the_backend(tmp_path):
     # Every max/min weight matching test of networkx's module runs on the backend.
     assert len(on_backend) >= 20
     assert all("TestMaxWeightMatching" in k for k in on_backend)
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(st.integers(12, 28), st.sampled_from([2, 5]), st.integers(0, 2**32 - 1))
+def test_euclidean_complete_graphs_exact_against_rational_networkx(n, d, seed):
+    """Float distances (not exactly scalable): equal, as exact rationals, to networkx run on Fractions."""
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    G = nx.Graph()
+    Q = nx.Graph()
+    for i in range(n):
+        for j in range(i + 1, n):
+            w = float(np.sqrt(((X[i] - X[j]) ** 2).sum()))
+            G.add_edge(i, j, weight=w)
+            Q.add_edge(i, j, weight=Fraction(w))  # networkx computes exactly on Fractions
+    for maxcard in (False, True):
+        ours = nx.max_weight_matching(G, maxcardinality=maxcard, backend="pairmetrics")
+        best = nx.max_weight_matching(Q, maxcardinality=maxcard, backend="networkx")
+        check_matching(G, ours)
+        assert exact_weight(G, ours) == exact_weight(Q, best)
+    ours = nx.min_weight_matching(G, backend="pairmetrics")
+    best = nx.min_weight_matching(Q, backend="networkx")
+    assert len(ours) == len(best) == n // 2
+    assert exact_weight(G, ours) == exact_weight(Q, best)
