@@ -420,3 +420,44 @@ def test_euclidean_complete_graphs_exact_against_rational_networkx(n, d, seed):
     best = nx.min_weight_matching(Q, backend="networkx")
     assert len(ours) == len(best) == n // 2
     assert exact_weight(G, ours) == exact_weight(Q, best)
+
+
+def test_pricing_on_dense_graphs_is_exact(monkeypatch):
+    """Dense graphs start on their cheapest edges and add the ones the duals price out."""
+    monkeypatch.setattr(nb, "_PRICE_ABOVE", 0)
+    monkeypatch.setattr(nb, "_START_PER_VERTEX", 1)
+    rounds = []
+    original = nb._deflated_duals
+
+    def spy(r):
+        rounds.append(1)
+        return original(r)
+
+    monkeypatch.setattr(nb, "_deflated_duals", spy)
+    for seed, (n, d) in enumerate([(40, 2), (41, 3), (60, 2)]):
+        X = np.random.default_rng(seed).normal(size=(n, d))
+        G = nx.Graph()
+        Q = nx.Graph()
+        for i in range(n):
+            for j in range(i + 1, n):
+                w = float(np.sqrt(((X[i] - X[j]) ** 2).sum()))
+                G.add_edge(i, j, weight=w)
+                Q.add_edge(i, j, weight=Fraction(w))
+        ours = nx.min_weight_matching(G, backend="pairmetrics")
+        best = nx.min_weight_matching(Q, backend="networkx")
+        assert len(ours) == n // 2
+        assert exact_weight(G, ours) == exact_weight(Q, best)
+        G2 = nx.Graph()
+        G2.add_weighted_edges_from((u, v, int(1000 * w)) for u, v, w in G.edges(data="weight"))
+        check_against_networkx_integer(G2)
+    assert rounds, "no pricing round added edges"
+
+
+def check_against_networkx_integer(G):
+    for maxcard in (False, True):
+        ours = nx.max_weight_matching(G, maxcardinality=maxcard, backend="pairmetrics")
+        theirs = nx.max_weight_matching(G, maxcardinality=maxcard, backend="networkx")
+        assert exact_weight(G, ours) == exact_weight(G, theirs) and len(ours) >= len(theirs) * maxcard
+    assert exact_weight(G, nx.min_weight_matching(G, backend="pairmetrics")) == exact_weight(
+        G, nx.min_weight_matching(G, backend="networkx")
+    )

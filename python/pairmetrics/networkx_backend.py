@@ -56,6 +56,10 @@ __all__ = ["BackendInterface", "MatchingGraph", "backend_interface", "get_info"]
 BACKEND_NAME = "pairmetrics"
 _FUNCTIONS = ("max_weight_matching", "min_weight_matching")
 
+# Dense graphs (more than this many edges per vertex) are solved by pricing.
+_PRICE_ABOVE = 64
+# ... starting from about this many of the cheapest edges per vertex.
+_START_PER_VERTEX = 16
 # Floats with an integer part up to 2**53 convert to float64 exactly.
 _EXACT_FLOAT_INT = 2**53
 
@@ -252,7 +256,8 @@ class _Weights:
             except OverflowError:
                 pass
         elif all(issubclass(t, (bool, np.bool_, int, np.integer, float, np.floating)) for t in types):
-            ints = [x for x in raw if isinstance(x, (int, np.integer)) and not isinstance(x, bool)]
+            has_int = any(issubclass(t, (int, np.integer)) and not issubclass(t, bool) for t in types)
+            ints = [x for x in raw if isinstance(x, (int, np.integer)) and not isinstance(x, bool)] if has_int else []
             if all(-_EXACT_FLOAT_INT <= int(x) <= _EXACT_FLOAT_INT for x in ints) and np.longdouble not in types:
                 values = np.array(raw, dtype=np.float64)
                 if not np.isfinite(values).all():
@@ -321,6 +326,55 @@ def _solve_perfect(nv, eu, ev, w):
     return _core._mwpm_sparse(int(nv), eu.astype(np.int32), ev.astype(np.int32), w.astype(np.int64))
 
 
+def _deflated_duals(r) -> np.ndarray:
+    """y_v minus half the z of the blossoms holding v: feasible without the blossoms (a warm start)."""
+    y, parent, z = r["y"], r["parent"].astype(np.int64), r["z"]
+    nv = y.shape[0]
+    total = np.zeros(nv, dtype=np.int64)
+    cur = parent[:nv].copy()
+    live = np.flatnonzero(cur != -1)
+    while live.size:
+        total[live] += z[cur[live] - nv]
+        cur[live] = parent[cur[live]]
+        live = live[cur[live] != -1]
+    return y - total // 2
+
+
+def _solve_priced(nv, eu, ev, w):
+    """Perfect matching of a dense edge list: solve on cheap edges, price the rest, add violated, repeat.
+
+    Returns the solver result and the reduced costs of every edge. The final
+    duals are feasible for every edge, so the matching is optimal for the
+    whole list (the dual solution is what ``_certify`` reads).
+    """
+    m = eu.shape[0]
+    eu32, ev32 = eu.astype(np.int32), ev.astype(np.int32)
+    w = w.astype(np.int64)
+    if m <= _PRICE_ABOVE * nv:
+        r = _core._mwpm_sparse(int(nv), eu32, ev32, w)
+        return r, None
+    start = min(m - 1, _START_PER_VERTEX * nv)
+    sel = w <= np.partition(w, start)[start]
+    cheapest = np.full(nv, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(cheapest, eu, w)
+    np.minimum.at(cheapest, ev, w)
+    sel |= (w == cheapest[eu]) | (w == cheapest[ev])
+    idx = np.flatnonzero(sel)
+    warm = {}
+    while True:
+        r = _core._mwpm_sparse(int(nv), eu32[idx], ev32[idx], w[idx], **warm)
+        if not r["perfect"]:  # the cheap edges miss every perfect matching: use them all
+            return _core._mwpm_sparse(int(nv), eu32, ev32, w), None
+        rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], eu32, ev32, w)
+        bad = np.flatnonzero(rc < 0)
+        if bad.size == 0:
+            return r, rc
+        if bad.size > 8 * nv:  # the most violated first
+            bad = bad[np.argpartition(rc[bad], 8 * nv)[: 8 * nv]]
+        idx = np.union1d(idx, bad)
+        warm = {"y0": _deflated_duals(r), "mate0": r["mate"]}
+
+
 def _max_weight(nv) -> int:
     return int(_core._mwpm_max_weight(int(nv)))
 
@@ -378,7 +432,7 @@ def _exact_min_perfect(k, lu, lv, costs):
     return mate
 
 
-def _certify(nv, su, sv, sw, r, exact_cost):
+def _certify(nv, su, sv, sw, r, exact_cost, rc=None):
     """Make a rounded-weight optimum exactly optimal; returns the final mate array.
 
     ``sw`` are the rounded integer costs a (each within 1 of the exact cost
@@ -394,7 +448,7 @@ def _certify(nv, su, sv, sw, r, exact_cost):
     closed under the matching (blossoms lie inside one component); forests
     have a single perfect matching; every other component is re-solved
     exactly with the small costs ``r_e + d_e + sum over blossoms crossed by e
-    of min(z_B / 2, Lambda)`` (Lambda = component size), which have the same
+    of min(z_B / 2, Lambda)`` (Lambda = component size + gap), which have the same
     optimal matchings as the exact costs and fit the integer solver.
     """
     from scipy.sparse import coo_matrix
@@ -403,7 +457,8 @@ def _certify(nv, su, sv, sw, r, exact_cost):
     mate = r["mate"].astype(np.int64)
     y, z = r["y"].astype(np.int64), r["z"].astype(np.int64)
     parent = r["parent"].astype(np.int64)
-    rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], su.astype(np.int32), sv.astype(np.int32), sw)
+    if rc is None:
+        rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], su.astype(np.int32), sv.astype(np.int32), sw)
     if (rc < 0).any() or (z < 0).any():
         raise RuntimeError("matching: infeasible dual solution (internal error)")
     matched = mate[su] == sv
@@ -457,7 +512,7 @@ def _certify(nv, su, sv, sw, r, exact_cost):
         if split_blossoms:  # not expected from the solver; exact costs are always valid
             costs = exact
         else:
-            cap4 = 4 * int(verts.size)  # 4 * Lambda
+            cap4 = 4 * int(verts.size) + 2 * gap2  # 4 * Lambda, Lambda = size + gap
             costs = []
             for e, k in zip(edges.tolist(), exact):
                 cu, cv = chain(int(su[e])), chain(int(sv[e]))
@@ -512,7 +567,7 @@ def _solve_direct(p: _Problem):
         gu = np.concatenate([gu, np.arange(n)])
         gv = np.concatenate([gv, np.full(n, n)])
         cost = np.concatenate([cost, np.zeros(n, dtype=np.int64)])
-    r = _solve_perfect(nv, gu, gv, cost)
+    r, rc = _solve_priced(nv, gu, gv, cost)
     if not r["perfect"]:
         return None
     m = p.eu.shape[0]
@@ -524,7 +579,7 @@ def _solve_direct(p: _Problem):
         def exact_cost(ids):
             return [top - fs * p.gain_exact(int(i)) if i < m else Fraction(0) for i in ids]
 
-        mate = _certify(nv, gu, gv, cost, r, exact_cost)
+        mate = _certify(nv, gu, gv, cost, r, exact_cost, rc)
     return mate[:n]
 
 
@@ -581,9 +636,12 @@ def _run(graph: MatchingGraph, weight, mode: str):
     if ids.size == 0:
         return set()
     u, v = eu[ids], ev[ids]
-    keep, inv = np.unique(np.concatenate([u, v]), return_inverse=True)
-    n = keep.shape[0]
-    lu, lv = inv[: ids.size], inv[ids.size :]
+    present = np.zeros(len(graph.nodes), dtype=bool)
+    present[u] = True
+    present[v] = True
+    relabel = np.cumsum(present) - 1
+    n = int(present.sum())
+    lu, lv = relabel[u], relabel[v]
 
     # Gains >= 0 and their exact values.
     if mode == "max":
