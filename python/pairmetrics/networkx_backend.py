@@ -353,18 +353,20 @@ def _solve_priced(nv, eu, ev, w):
     if m <= _PRICE_ABOVE * nv:
         r = _core._mwpm_sparse(int(nv), eu32, ev32, w)
         return r, None
-    start = min(m - 1, _START_PER_VERTEX * nv)
-    sel = w <= np.partition(w, start)[start]
     cheapest = np.full(nv, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(cheapest, eu, w)
     np.minimum.at(cheapest, ev, w)
-    sel |= (w == cheapest[eu]) | (w == cheapest[ev])
-    idx = np.flatnonzero(sel)
-    warm = {}
+    base = (w == cheapest[eu]) | (w == cheapest[ev])
+    start = _START_PER_VERTEX * nv
     while True:
-        r = _core._mwpm_sparse(int(nv), eu32[idx], ev32[idx], w[idx], **warm)
-        if not r["perfect"]:  # the cheap edges miss every perfect matching: use them all
+        if start >= m:
             return _core._mwpm_sparse(int(nv), eu32, ev32, w), None
+        idx = np.flatnonzero(base | (w <= np.partition(w, start)[start]))
+        r = _core._mwpm_sparse(int(nv), eu32[idx], ev32[idx], w[idx])
+        if r["perfect"]:
+            break
+        start *= 4  # the cheap edges miss every perfect matching: take more
+    while True:
         rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], eu32, ev32, w)
         bad = np.flatnonzero(rc < 0)
         if bad.size == 0:
@@ -373,6 +375,9 @@ def _solve_priced(nv, eu, ev, w):
             bad = bad[np.argpartition(rc[bad], 8 * nv)[: 8 * nv]]
         idx = np.union1d(idx, bad)
         warm = {"y0": _deflated_duals(r), "mate0": r["mate"]}
+        r = _core._mwpm_sparse(int(nv), eu32[idx], ev32[idx], w[idx], **warm)
+        if not r["perfect"]:  # cannot happen (the edge set only grew); solve on every edge
+            return _core._mwpm_sparse(int(nv), eu32, ev32, w), None
 
 
 def _max_weight(nv) -> int:
