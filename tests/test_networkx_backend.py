@@ -425,7 +425,8 @@ def test_euclidean_complete_graphs_exact_against_rational_networkx(n, d, seed):
 def test_pricing_on_dense_graphs_is_exact(monkeypatch):
     """Dense graphs start on their cheapest edges and add the ones the duals price out."""
     monkeypatch.setattr(nb, "_PRICE_ABOVE", 0)
-    monkeypatch.setattr(nb, "_START_PER_VERTEX", 2)
+    monkeypatch.setattr(nb, "_START_PER_VERTEX", 1)
+    monkeypatch.setattr(nb, "_START_NEIGHBOURS", 2)
     rounds = []
     original = nb._deflated_duals
 

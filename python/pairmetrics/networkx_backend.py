@@ -58,8 +58,10 @@ _FUNCTIONS = ("max_weight_matching", "min_weight_matching")
 
 # Dense graphs (more than this many edges per vertex) are solved by pricing.
 _PRICE_ABOVE = 64
-# ... starting from about this many of the cheapest edges per vertex.
+# ... starting from about this many of the globally cheapest edges per vertex,
+# completed so that every vertex has its _START_NEIGHBOURS cheapest edges.
 _START_PER_VERTEX = 16
+_START_NEIGHBOURS = 10
 # Floats with an integer part up to 2**53 convert to float64 exactly.
 _EXACT_FLOAT_INT = 2**53
 
@@ -353,19 +355,29 @@ def _solve_priced(nv, eu, ev, w):
     if m <= _PRICE_ABOVE * nv:
         r = _core._mwpm_sparse(int(nv), eu32, ev32, w)
         return r, None
-    cheapest = np.full(nv, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(cheapest, eu, w)
-    np.minimum.at(cheapest, ev, w)
-    base = (w == cheapest[eu]) | (w == cheapest[ev])
+    # Start: the globally cheapest edges, plus the k cheapest edges of every
+    # vertex that has fewer than k among them (so each vertex keeps its k
+    # cheapest edges: a k-nearest-neighbour graph).
+    k = _START_NEIGHBOURS
     start = _START_PER_VERTEX * nv
-    while True:
-        if start >= m:
-            return _core._mwpm_sparse(int(nv), eu32, ev32, w), None
-        idx = np.flatnonzero(base | (w <= np.partition(w, start)[start]))
-        r = _core._mwpm_sparse(int(nv), eu32[idx], ev32[idx], w[idx])
-        if r["perfect"]:
-            break
-        start *= 4  # the cheap edges miss every perfect matching: take more
+    if start >= m:
+        return _core._mwpm_sparse(int(nv), eu32, ev32, w), None
+    sel = w <= np.partition(w, start)[start]
+    deg = np.bincount(eu[sel], minlength=nv) + np.bincount(ev[sel], minlength=nv)
+    low = deg < k
+    if low.any():
+        a = np.flatnonzero(low[eu])
+        b = np.flatnonzero(low[ev])
+        owner = np.concatenate([eu[a], ev[b]])
+        edge = np.concatenate([a, b])
+        order = np.lexsort((w[edge], owner))
+        owner, edge = owner[order], edge[order]
+        rank = np.arange(owner.size) - np.searchsorted(owner, owner)
+        sel[edge[rank < k]] = True
+    idx = np.flatnonzero(sel)
+    r = _core._mwpm_sparse(int(nv), eu32[idx], ev32[idx], w[idx])
+    if not r["perfect"]:  # the start graph has no perfect matching: solve on every edge
+        return _core._mwpm_sparse(int(nv), eu32, ev32, w), None
     while True:
         rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], eu32, ev32, w)
         bad = np.flatnonzero(rc < 0)
@@ -373,7 +385,8 @@ def _solve_priced(nv, eu, ev, w):
             return r, rc
         if bad.size > 8 * nv:  # the most violated first
             bad = bad[np.argpartition(rc[bad], 8 * nv)[: 8 * nv]]
-        idx = np.union1d(idx, bad)
+        sel[bad] = True
+        idx = np.flatnonzero(sel)
         warm = {"y0": _deflated_duals(r), "mate0": r["mate"]}
         r = _core._mwpm_sparse(int(nv), eu32[idx], ev32[idx], w[idx], **warm)
         if not r["perfect"]:  # cannot happen (the edge set only grew); solve on every edge
