@@ -646,20 +646,27 @@ def _run(graph: MatchingGraph, weight, mode: str):
     eu, ev = graph.eu, graph.ev
     m_all = eu.shape[0]
     values = W.array(m_all)
-    ids = np.flatnonzero(eu != ev)  # self-loops never match
-    w = values[ids]
+    loops = eu == ev  # self-loops never match
+    if loops.any():
+        ids = np.flatnonzero(~loops)
+        w = values[ids]
+    else:
+        ids, w = np.arange(m_all), values
     if mode == "max":
         pos = w >= 0  # a negative edge never helps; zero-gain edges may be used, as networkx may
         ids, w = ids[pos], w[pos]
     if ids.size == 0:
         return set()
-    u, v = eu[ids], ev[ids]
+    u, v = (eu, ev) if ids.size == m_all else (eu[ids], ev[ids])
     present = np.zeros(len(graph.nodes), dtype=bool)
     present[u] = True
     present[v] = True
-    relabel = np.cumsum(present) - 1
     n = int(present.sum())
-    lu, lv = relabel[u], relabel[v]
+    if n == present.size:
+        lu, lv = u, v
+    else:
+        relabel = np.cumsum(present) - 1
+        lu, lv = relabel[u], relabel[v]
 
     # Gains >= 0 and their exact values.
     if mode == "max":
@@ -698,7 +705,7 @@ def _run(graph: MatchingGraph, weight, mode: str):
     if gain is None:  # exact rationals or huge integers: correctly rounded differences
         gain = np.array([float(gain_exact(k)) for k in range(ids.size)], dtype=np.float64)
         exact = False
-    p = _Problem(n, lu.astype(np.int64), lv.astype(np.int64), gain, gain_exact, exact, mode != "max")
+    p = _Problem(n, lu, lv, gain, gain_exact, exact, mode != "max")
     mate = None
     if mode != "max":
         mate = _solve_direct(p)
