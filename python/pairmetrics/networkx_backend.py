@@ -323,9 +323,25 @@ def _weights_of(graph: MatchingGraph, weight) -> _Weights:
 # The solver and the exactness certificate
 
 
-def _solve_perfect(nv, eu, ev, w):
-    """The sparse exact min-weight perfect matching solver (int64 weights in [0, max_weight(nv)])."""
-    return _core._mwpm_sparse(int(nv), eu.astype(np.int32), ev.astype(np.int32), w.astype(np.int64))
+def _solve_perfect(nv, eu, ev, w, warm=None):
+    """The exact sparse min-weight perfect matching solver (int64 weights in [0, max_weight(nv)]).
+
+    The one call into the compiled solver: a dict with ``perfect``, ``mate``
+    and the optimal duals ``y``, ``z``, ``parent`` (doubled, see
+    cpp/matching.hpp); ``warm`` = (y0, mate0) of an earlier solve.
+    """
+    extra = {} if warm is None else {"y0": warm[0], "mate0": warm[1]}
+    return _core._mwpm_sparse(
+        int(nv), np.asarray(eu, dtype=np.int32), np.asarray(ev, dtype=np.int32), np.asarray(w, dtype=np.int64), **extra
+    )
+
+
+def _reduced_costs(r, eu, ev, w):
+    """Doubled reduced costs 2 w - y_u - y_v + (z of the blossoms holding both) of edges against r's duals."""
+    return _core._mwpm_reduced_costs(
+        r["y"], r["parent"], r["z"], np.asarray(eu, dtype=np.int32), np.asarray(ev, dtype=np.int32),
+        np.asarray(w, dtype=np.int64),
+    )  # fmt: skip
 
 
 def _deflated_duals(r) -> np.ndarray:
@@ -353,15 +369,14 @@ def _solve_priced(nv, eu, ev, w):
     eu32, ev32 = eu.astype(np.int32), ev.astype(np.int32)
     w = w.astype(np.int64)
     if m <= _PRICE_ABOVE * nv:
-        r = _core._mwpm_sparse(int(nv), eu32, ev32, w)
-        return r, None
+        return _solve_perfect(nv, eu32, ev32, w), None
     # Start: the globally cheapest edges, plus the k cheapest edges of every
     # vertex that has fewer than k among them (so each vertex keeps its k
     # cheapest edges: a k-nearest-neighbour graph).
     k = _START_NEIGHBOURS
     start = _START_PER_VERTEX * nv
     if start >= m:
-        return _core._mwpm_sparse(int(nv), eu32, ev32, w), None
+        return _solve_perfect(nv, eu32, ev32, w), None
     sel = w <= np.partition(w, start)[start]
     deg = np.bincount(eu[sel], minlength=nv) + np.bincount(ev[sel], minlength=nv)
     low = deg < k
@@ -375,11 +390,11 @@ def _solve_priced(nv, eu, ev, w):
         rank = np.arange(owner.size) - np.searchsorted(owner, owner)
         sel[edge[rank < k]] = True
     idx = np.flatnonzero(sel)
-    r = _core._mwpm_sparse(int(nv), eu32[idx], ev32[idx], w[idx])
+    r = _solve_perfect(nv, eu32[idx], ev32[idx], w[idx])
     if not r["perfect"]:  # the start graph has no perfect matching: solve on every edge
-        return _core._mwpm_sparse(int(nv), eu32, ev32, w), None
+        return _solve_perfect(nv, eu32, ev32, w), None
     while True:
-        rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], eu32, ev32, w)
+        rc = _reduced_costs(r, eu32, ev32, w)
         bad = np.flatnonzero(rc < 0)
         if bad.size == 0:
             return r, rc
@@ -387,10 +402,9 @@ def _solve_priced(nv, eu, ev, w):
             bad = bad[np.argpartition(rc[bad], 8 * nv)[: 8 * nv]]
         sel[bad] = True
         idx = np.flatnonzero(sel)
-        warm = {"y0": _deflated_duals(r), "mate0": r["mate"]}
-        r = _core._mwpm_sparse(int(nv), eu32[idx], ev32[idx], w[idx], **warm)
+        r = _solve_perfect(nv, eu32[idx], ev32[idx], w[idx], warm=(_deflated_duals(r), r["mate"]))
         if not r["perfect"]:  # cannot happen (the edge set only grew); solve on every edge
-            return _core._mwpm_sparse(int(nv), eu32, ev32, w), None
+            return _solve_perfect(nv, eu32, ev32, w), None
 
 
 def _max_weight(nv) -> int:
@@ -476,7 +490,7 @@ def _certify(nv, su, sv, sw, r, exact_cost, rc=None):
     y, z = r["y"].astype(np.int64), r["z"].astype(np.int64)
     parent = r["parent"].astype(np.int64)
     if rc is None:
-        rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], su.astype(np.int32), sv.astype(np.int32), sw)
+        rc = _reduced_costs(r, su, sv, sw)
     if (rc < 0).any() or (z < 0).any():
         raise RuntimeError("matching: infeasible dual solution (internal error)")
     matched = mate[su] == sv
@@ -617,7 +631,7 @@ def _solve_doubled(p: _Problem):
     su = np.concatenate([p.eu, p.eu + n, np.arange(n)])
     sv = np.concatenate([p.ev, p.ev + n, np.arange(n) + n])
     sw = np.concatenate([cost, cost, np.full(n, top, dtype=np.int64)])
-    r = _solve_perfect(nv, su, sv, sw)
+    r, rc = _solve_priced(nv, su, sv, sw)
     if not r["perfect"]:
         raise RuntimeError("matching: the doubled graph has no perfect matching (internal error)")
     if exact and p.exact:
@@ -634,7 +648,7 @@ def _solve_doubled(p: _Problem):
                     out.append(Fraction(top))
             return out
 
-        mate = _certify(nv, su, sv, sw, r, exact_cost)
+        mate = _certify(nv, su, sv, sw, r, exact_cost, rc)
     mate = mate[:n].copy()
     mate[mate >= n] = -1
     return mate
