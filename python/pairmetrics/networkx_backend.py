@@ -29,8 +29,12 @@ exact (integers, dyadic floats of a moderate range) the answer is exact at
 once. Otherwise the optimal dual solution of the rounded problem bounds the
 edges any exactly optimal matching can use (reduced cost below the total
 rounding error); every connected group of such edges that contains a cycle is
-re-solved in exact rational arithmetic. So the matching returned is optimal
-for the exact values of the weights, never an approximation. Weights that are
+re-solved exactly, on small integer costs built from the exact weights and
+that dual solution (see ``_certify``; networkx's own algorithm in rational
+arithmetic only if those would not fit int64). So the matching returned is
+optimal for the exact values of the weights, never an approximation. Dense
+graphs are solved from each vertex's cheapest edges, adding every edge the
+duals price out as improving until none is left. Weights that are
 not finite real numbers make the backend decline (``NotImplementedError`` with
 the reason), and networkx then uses its own implementation when fallback is
 allowed.
@@ -242,7 +246,7 @@ class _Weights:
     ``kind`` is "int" (every value an integer in int64; ``values`` holds them
     exactly), "float" (every value a finite float or a float-exact integer;
     ``values`` exact float64) or "exact" (rationals: ``values`` are correctly
-    rounded float64, ``exact(i)`` the exact Fraction).
+    rounded float64); ``fraction(i)`` is the exact value of edge i.
     """
 
     def __init__(self, raw):
