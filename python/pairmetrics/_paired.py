@@ -32,8 +32,9 @@ def _prepare(scores, labels, min_dist, scores_name="scores"):
     check_finite(scores, scores_name)
     check_finite(labels, "labels")
     min_dist = check_positive_finite(min_dist, "min_dist")
-    # Differences are taken in float64: bool/uint8 labels cannot wrap around.
-    return scores, labels.astype(np.float64, copy=False), min_dist
+    # Both arrays go to the kernel in their own dtype (no copy): integer labels
+    # are compared exactly there, whatever their size and signedness.
+    return scores, labels, min_dist
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
