@@ -313,6 +313,86 @@ void sort_by_label_descending(R* data, std::size_t n, Ticker& tick) {
 // Labels (and, when tracking, original indices) in score order, merge-sorted
 // while counting "inversions": pairs p before q with label_p at least
 // min_dist above label_q.
+//
+// Runs of kInsertionRun are sorted by insertion, then merged level by level:
+// first inside cache-sized blocks (one block per task), then across the
+// whole array. Every merge of two runs, and the count that goes with it, is
+// cut into pieces at exact split points (a binary search for the count, the
+// merge-path co-rank for the merge), so that several pieces are stepped
+// together (their chains of dependent loads overlap) and the top levels are
+// spread over the threads like the lower ones. Pieces never change a count
+// or the merged order.
+constexpr std::size_t kBlock = std::size_t{1} << 14;  // elements sorted in cache
+constexpr std::size_t kPiece = std::size_t{1} << 13;  // target piece size above the blocks
+constexpr std::size_t kLanes = 4;                      // pieces stepped together
+
+// Counting and merging walk pairs of runs with chains of dependent loads
+// and compares; up to kLanes independent pieces stepped together let the
+// CPU overlap their chains. The steps are branch-free (random labels make
+// branches unpredictable). Each step moves one of two positions by one,
+// so a number of steps below both remaining lengths needs no bounds checks.
+template <class Gap>
+struct CountCursor {
+    using L = typename Gap::Label;
+    const L* src;
+    std::size_t p, m, j, r;
+    std::uint64_t count;
+    bool active() const { return p < m && j < r; }
+    std::size_t safe_steps() const { return std::min(m - p, r - j); }
+    void step(const Gap& gap) {
+        const std::size_t below = !gap.far(src[p], src[j]);
+        count += (m - p) & (below - 1);  // left labels [p, m) are far above src[j]
+        p += below;
+        j += 1 - below;
+    }
+};
+template <class L>
+struct MergeCursor {
+    const L* src;
+    L* dst;
+    std::size_t i, m, j, r, k;
+    bool active() const { return i < m && j < r; }
+    std::size_t safe_steps() const { return std::min(m - i, r - j); }
+    void step() {
+        const L x = src[i], y = src[j];
+        const std::size_t take_right = y < x;
+        dst[k++] = std::min(y, x);
+        i += 1 - take_right;
+        j += take_right;
+    }
+    void finish() {
+        k = std::copy(src + i, src + m, dst + k) - dst;
+        std::copy(src + j, src + r, dst + k);
+    }
+};
+
+template <std::size_t K, class Cursor, class Step>
+void step_together(Cursor* cursors, Step&& step, Ticker& tick) {
+    for (;;) {
+        std::size_t steps = kTickWork;
+        for (std::size_t t = 0; t < K; ++t) steps = std::min(steps, cursors[t].safe_steps());
+        if (steps == 0) break;
+        for (std::size_t s = 0; s < steps; ++s)
+            for (std::size_t t = 0; t < K; ++t) step(cursors[t]);
+        tick(steps * K);
+    }
+}
+
+template <class Cursor, class Step>
+void step_all(Cursor* cursors, std::size_t count, Step&& step, Ticker& tick) {
+    if (count == 4) step_together<4>(cursors, step, tick);
+    if (count >= 2) step_together<2>(cursors, step, tick);
+    if (count >= 3) step_together<2>(cursors + count - 2, step, tick);
+    for (std::size_t t = 0; t < count; ++t) {
+        while (cursors[t].active()) {
+            const std::size_t steps = std::min(kTickWork, cursors[t].safe_steps());
+            for (std::size_t s = 0; s < steps; ++s) step(cursors[t]);
+            tick(steps);
+        }
+    }
+}
+
+
 template <bool Track, class Gap>
 class InversionCounter {
   public:
@@ -320,48 +400,179 @@ class InversionCounter {
 
     InversionCounter(Buffer<L>& labels, Buffer<std::uint64_t>& index, std::uint64_t* inverted, Gap gap,
                      Control& control)
-        : a_(labels), idx_(index), inverted_(inverted), gap_(gap), control_(control),
+        : a_(labels), idx_(index), inverted_(inverted), gap_(gap), control_(control), n_(labels.size()),
           a_buf_(labels.size()), idx_buf_(Track ? labels.size() : 0) {}
 
-    // Sorts [begin, end) in place and returns the inversions inside it.
-    std::uint64_t sort(std::size_t begin, std::size_t end) {
-        Ticker tick(control_);
-        std::uint64_t count = 0;
-        for (std::size_t run = begin; run < end; run += kInsertionRun) {
-            count += insertion_sort(run, std::min(run + kInsertionRun, end));
-            tick(kInsertionRun * 4);
-        }
+    // Sorts the labels ascending and returns the number of inversions.
+    std::uint64_t run(int n_threads) {
+        const std::size_t n = n_;
+        if (n < 2) return 0;
+        const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
+        const std::size_t blocks = (n + kBlock - 1) / kBlock;
+        std::vector<std::uint64_t> partial(blocks, 0);
+        parallel_for(blocks, threads, [&](std::size_t b) {
+            Ticker tick(control_);
+            partial[b] = sort_block(b * kBlock, std::min(n, (b + 1) * kBlock), tick);
+        }, &control_);
+        std::uint64_t total = 0;
+        for (auto c : partial) total += c;
         bool in_buffer = false;
-        for (std::size_t width = kInsertionRun; width < end - begin; width *= 2) {
-            const L* src = in_buffer ? a_buf_.data() : a_.data();
-            L* dst = in_buffer ? a_.data() : a_buf_.data();
-            const std::uint64_t* src_idx = in_buffer ? idx_buf_.data() : idx_.data();
-            std::uint64_t* dst_idx = in_buffer ? idx_.data() : idx_buf_.data();
-            std::size_t l = begin;
-            if constexpr (!Track) {
-                l = merge_full_spans<4>(src, dst, l, end, width, count, tick);
-                l = merge_full_spans<2>(src, dst, l, end, width, count, tick);
+        for (std::size_t width = kBlock; width < n; width *= 2) {
+            const Level level = level_pointers(in_buffer);
+            std::vector<CountPiece> count_pieces;
+            std::vector<MergePiece> merge_pieces;
+            std::vector<LeftPiece> left_pieces;
+            for (std::size_t l = 0; l < n; l += 2 * width) {
+                const std::size_t m = std::min(l + width, n), r = std::min(l + 2 * width, n);
+                const std::size_t parts = std::max<std::size_t>(1, (r - l) / kPiece);
+                cut(level.src, l, m, r, parts, count_pieces, merge_pieces, left_pieces);
             }
-            for (; l < end; l += 2 * width) {
-                const std::size_t m = std::min(l + width, end), r = std::min(l + 2 * width, end);
-                count += merge(src, src_idx, dst, dst_idx, l, m, r, tick);
-            }
+            const std::size_t count_tasks = (count_pieces.size() + kLanes - 1) / kLanes;
+            const std::size_t left_tasks = (left_pieces.size() + kLanes - 1) / kLanes;
+            const std::size_t merge_tasks = (merge_pieces.size() + kLanes - 1) / kLanes;
+            std::vector<std::uint64_t> counts(count_tasks, 0);
+            parallel_for(count_tasks + left_tasks + merge_tasks, threads, [&](std::size_t t) {
+                Ticker tick(control_);
+                if (t < count_tasks) {
+                    const std::size_t begin = t * kLanes, end = std::min(begin + kLanes, count_pieces.size());
+                    counts[t] = count(level, count_pieces.data() + begin, end - begin, tick);
+                } else if ((t -= count_tasks) < left_tasks) {
+                    const std::size_t begin = t * kLanes, end = std::min(begin + kLanes, left_pieces.size());
+                    count_left(level, left_pieces.data() + begin, end - begin, tick);
+                } else {
+                    t -= left_tasks;
+                    const std::size_t begin = t * kLanes, end = std::min(begin + kLanes, merge_pieces.size());
+                    merge(level, merge_pieces.data() + begin, end - begin, tick);
+                }
+            }, &control_);
+            for (auto c : counts) total += c;
             in_buffer = !in_buffer;
         }
-        if (in_buffer) copy_back(begin, end);
-        return count;
-    }
-
-    // Merges the sorted neighbours [l, m) and [m, r) in place.
-    std::uint64_t merge_adjacent(std::size_t l, std::size_t m, std::size_t r) {
-        Ticker tick(control_);
-        const std::uint64_t count =
-            merge(a_.data(), idx_.data(), a_buf_.data(), idx_buf_.data(), l, m, r, tick);
-        copy_back(l, r);
-        return count;
+        if (in_buffer) {
+            std::copy(a_buf_.begin(), a_buf_.end(), a_.begin());
+            if constexpr (Track) std::copy(idx_buf_.begin(), idx_buf_.end(), idx_.begin());
+        }
+        return total;
     }
 
   private:
+    struct Level {
+        const L* src;
+        L* dst;
+        const std::uint64_t* src_idx;
+        std::uint64_t* dst_idx;
+    };
+    // Right positions [j, r) counted against the left run from p (where
+    // the first left label far above src[j] lies) to m.
+    struct CountPiece {
+        std::size_t p, m, j, r;
+    };
+    // Per-sample only: left positions [i, iend) counted against the right run
+    // [m, r) from q (one past the last right label far below src[i]).
+    struct LeftPiece {
+        std::size_t i, iend, q, m, r;
+    };
+    // Output from k: src[i, m) merged with src[j, r).
+    struct MergePiece {
+        std::size_t i, m, j, r, k;
+    };
+
+    Level level_pointers(bool in_buffer) {
+        if (in_buffer) return {a_buf_.data(), a_.data(), idx_buf_.data(), idx_.data()};
+        return {a_.data(), a_buf_.data(), idx_.data(), idx_buf_.data()};
+    }
+
+    // Cuts the merge of [l, m) and [m, r) into `parts` pieces.
+    void cut(const L* src, std::size_t l, std::size_t m, std::size_t r, std::size_t parts,
+             std::vector<CountPiece>& count_pieces, std::vector<MergePiece>& merge_pieces,
+             std::vector<LeftPiece>& left_pieces) const {
+        const Gap gap = gap_;
+        const std::size_t left = m - l, right = r - m;
+        if (parts == 1) {
+            merge_pieces.push_back({l, m, m, r, l});
+            if (right == 0) return;
+            count_pieces.push_back({l, m, m, r});
+            if constexpr (Track) left_pieces.push_back({l, m, m, m, r});
+            return;
+        }
+        for (std::size_t t = 0; t < parts; ++t) {
+            // Merge: outputs [k0, k1); the co-rank i0 is how many of them come from the left.
+            const std::size_t k0 = (r - l) * t / parts, k1 = (r - l) * (t + 1) / parts;
+            const std::size_t i0 = co_rank(src + l, left, src + m, right, k0);
+            const std::size_t i1 = co_rank(src + l, left, src + m, right, k1);
+            merge_pieces.push_back({l + i0, l + i1, m + (k0 - i0), m + (k1 - i1), l + k0});
+            if (right == 0) continue;
+            const std::size_t j0 = m + right * t / parts, j1 = m + right * (t + 1) / parts;
+            if (j0 < j1) {
+                const L b = src[j0];
+                const std::size_t p =
+                    std::partition_point(src + l, src + m, [&](const L& a) { return !gap.far(a, b); }) - src;
+                count_pieces.push_back({p, m, j0, j1});
+            }
+            if constexpr (Track) {
+                const std::size_t i0l = l + left * t / parts, i1l = l + left * (t + 1) / parts;
+                if (i0l < i1l) {
+                    const L a = src[i0l];
+                    const std::size_t q =
+                        std::partition_point(src + m, src + r, [&](const L& b) { return gap.far(a, b); }) - src;
+                    left_pieces.push_back({i0l, i1l, q, m, r});
+                }
+            }
+        }
+    }
+
+    // How many of the first k outputs of the merge of x[0, nx) and y[0, ny)
+    // come from x (ties taken from x first).
+    static std::size_t co_rank(const L* x, std::size_t nx, const L* y, std::size_t ny, std::size_t k) {
+        std::size_t lo = k > ny ? k - ny : 0, hi = std::min(k, nx);
+        while (lo < hi) {
+            const std::size_t i = lo + (hi - lo) / 2;
+            if (y[k - i - 1] >= x[i]) {
+                lo = i + 1;
+            } else {
+                hi = i;
+            }
+        }
+        return lo;
+    }
+
+    // Sorts [begin, end) (at most kBlock long) in place; returns its inversions.
+    std::uint64_t sort_block(std::size_t begin, std::size_t end, Ticker& tick) {
+        std::uint64_t total = 0;
+        for (std::size_t run = begin; run < end; run += kInsertionRun) {
+            total += insertion_sort(run, std::min(run + kInsertionRun, end));
+            tick(kInsertionRun * 4);
+        }
+        bool in_buffer = false;
+        std::vector<CountPiece> count_pieces;
+        std::vector<MergePiece> merge_pieces;
+        std::vector<LeftPiece> left_pieces;
+        for (std::size_t width = kInsertionRun; width < end - begin; width *= 2) {
+            const Level level = level_pointers(in_buffer);
+            count_pieces.clear();
+            merge_pieces.clear();
+            left_pieces.clear();
+            const std::size_t pairs = (end - begin + 2 * width - 1) / (2 * width);
+            const std::size_t parts = Track ? 1 : (kLanes + pairs - 1) / pairs;  // enough pieces to step together
+            for (std::size_t l = begin; l < end; l += 2 * width) {
+                const std::size_t m = std::min(l + width, end), r = std::min(l + 2 * width, end);
+                cut(level.src, l, m, r, std::min(parts, r - l), count_pieces, merge_pieces, left_pieces);
+            }
+            for (std::size_t t = 0; t < count_pieces.size(); t += kLanes)
+                total += count(level, count_pieces.data() + t, std::min(kLanes, count_pieces.size() - t), tick);
+            for (std::size_t t = 0; t < left_pieces.size(); t += kLanes)
+                count_left(level, left_pieces.data() + t, std::min(kLanes, left_pieces.size() - t), tick);
+            for (std::size_t t = 0; t < merge_pieces.size(); t += kLanes)
+                merge(level, merge_pieces.data() + t, std::min(kLanes, merge_pieces.size() - t), tick);
+            in_buffer = !in_buffer;
+        }
+        if (in_buffer) {
+            std::copy(a_buf_.begin() + begin, a_buf_.begin() + end, a_.begin() + begin);
+            if constexpr (Track) std::copy(idx_buf_.begin() + begin, idx_buf_.begin() + end, idx_.begin() + begin);
+        }
+        return total;
+    }
+
     std::uint64_t insertion_sort(std::size_t begin, std::size_t end) {
         std::uint64_t count = 0;
         for (std::size_t i = begin + 1; i < end; ++i) {
@@ -387,149 +598,84 @@ class InversionCounter {
         return count;
     }
 
-    struct Span {
-        std::size_t l, m, r;  // sorted runs [l, m) and [m, r)
-    };
-
-    // Counting and merging walk each pair of runs with a chain of dependent
-    // loads and compares; independent pairs stepped together let the CPU
-    // overlap their chains. The steps are branch-free (random labels make
-    // branches unpredictable). Each step moves one of the two positions by
-    // one, so `steps` below min(left remaining, right remaining) need no
-    // bounds checks.
-    struct CountCursor {
-        const L* src;
-        std::size_t p, m, j, r;
-        std::uint64_t count = 0;
-        bool active() const { return p < m && j < r; }
-        std::size_t safe_steps() const { return std::min(m - p, r - j); }
-        void step(const Gap& gap) {
-            const std::size_t below = !gap.far(src[p], src[j]);
-            count += (m - p) & (below - 1);  // left labels [p, m) are far above src[j]
-            p += below;
-            j += 1 - below;
-        }
-    };
-    struct MergeCursor {
-        const L* src;
-        L* dst;
-        std::size_t i, m, j, r, k;
-        bool active() const { return i < m && j < r; }
-        std::size_t safe_steps() const { return std::min(m - i, r - j); }
-        void step() {
-            const L x = src[i], y = src[j];
-            const std::size_t take_right = y < x;
-            dst[k++] = std::min(y, x);
-            i += 1 - take_right;
-            j += take_right;
-        }
-        void finish() {
-            k = std::copy(src + i, src + m, dst + k) - dst;
-            std::copy(src + j, src + r, dst + k);
-        }
-    };
-
-    template <class Cursors, class Step>
-    static void run_together(Cursors& cursors, Step&& step, Ticker& tick) {
-        for (;;) {
-            std::size_t steps = kTickWork;
-            for (const auto& x : cursors) steps = std::min(steps, x.safe_steps());
-            if (steps == 0) break;
-            for (std::size_t s = 0; s < steps; ++s)
-                for (auto& x : cursors) step(x);
-            tick(steps * cursors.size());
-        }
-        for (auto& x : cursors) {
-            while (x.active()) {
-                const std::size_t steps = std::min(kTickWork, x.safe_steps());
-                for (std::size_t s = 0; s < steps; ++s) step(x);
-                tick(steps);
-            }
-        }
-    }
-
-    template <std::size_t K>
-    std::uint64_t merge_many(const L* src, L* dst, const std::array<Span, K>& spans, Ticker& tick) const {
-        std::array<CountCursor, K> c;
-        std::array<MergeCursor, K> mc;
-        for (std::size_t t = 0; t < K; ++t) {
-            c[t] = CountCursor{src, spans[t].l, spans[t].m, spans[t].m, spans[t].r};
-            mc[t] = MergeCursor{src, dst, spans[t].l, spans[t].m, spans[t].m, spans[t].r, spans[t].l};
-        }
-        const Gap gap = gap_;
-        run_together(c, [&gap](CountCursor& x) { x.step(gap); }, tick);
-        run_together(mc, [](MergeCursor& x) { x.step(); }, tick);
+    std::uint64_t count(const Level& level, const CountPiece* pieces, std::size_t n_pieces, Ticker& tick) const {
         std::uint64_t total = 0;
-        for (std::size_t t = 0; t < K; ++t) {
-            mc[t].finish();
-            total += c[t].count;
+        if constexpr (!Track) {
+            std::array<CountCursor<Gap>, kLanes> c;
+            for (std::size_t t = 0; t < n_pieces; ++t)
+                c[t] = CountCursor<Gap>{level.src, pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r, 0};
+            const Gap gap = gap_;
+            step_all(c.data(), n_pieces, [&gap](CountCursor<Gap>& x) { x.step(gap); }, tick);
+            for (std::size_t t = 0; t < n_pieces; ++t) total += c[t].count;
+        } else {
+            const L* src = level.src;
+            for (std::size_t t = 0; t < n_pieces; ++t) {
+                const std::size_t m = pieces[t].m;
+                // For each right label b, the left labels far above b form a
+                // suffix of the (ascending) left run, starting at p.
+                for (std::size_t j = pieces[t].j, p = pieces[t].p; j < pieces[t].r; ++j) {
+                    while (p < m && !gap_.far(src[p], src[j])) ++p;
+                    total += m - p;
+                    inverted_[level.src_idx[j]] += m - p;
+                    if (((j - pieces[t].j) & (kTickWork - 1)) == 0) tick(kTickWork);
+                }
+            }
         }
         return total;
     }
 
-    std::uint64_t merge(const L* src, const std::uint64_t* src_idx, L* dst, std::uint64_t* dst_idx,
-                        std::size_t l, std::size_t m, std::size_t r, Ticker& tick) {
+    // Each left label is inverted with a prefix of the right run (per sample only).
+    void count_left(const Level& level, const LeftPiece* pieces, std::size_t n_pieces, Ticker& tick) const {
+        const L* src = level.src;
+        for (std::size_t t = 0; t < n_pieces; ++t) {
+            const LeftPiece& piece = pieces[t];
+            for (std::size_t i = piece.i, q = piece.q; i < piece.iend; ++i) {
+                while (q < piece.r && gap_.far(src[i], src[q])) ++q;
+                inverted_[level.src_idx[i]] += q - piece.m;
+                if (((i - piece.i) & (kTickWork - 1)) == 0) tick(kTickWork);
+            }
+        }
+    }
+
+    void merge(const Level& level, const MergePiece* pieces, std::size_t n_pieces, Ticker& tick) const {
         if constexpr (!Track) {
-            return merge_many<1>(src, dst, {Span{l, m, r}}, tick);
+            std::array<MergeCursor<L>, kLanes> c;
+            for (std::size_t t = 0; t < n_pieces; ++t)
+                c[t] = MergeCursor<L>{level.src, level.dst, pieces[t].i, pieces[t].m, pieces[t].j, pieces[t].r,
+                                   pieces[t].k};
+            step_all(c.data(), n_pieces, [](MergeCursor<L>& x) { x.step(); }, tick);
+            for (std::size_t t = 0; t < n_pieces; ++t) c[t].finish();
         } else {
-            std::uint64_t count = 0;
-            // For each right label b, the left labels a far above b form a
-            // suffix of the (ascending) left run, starting at p.
-            for (std::size_t j = m, p = l; j < r; ++j) {
-                while (p < m && !gap_.far(src[p], src[j])) ++p;
-                count += m - p;
-                inverted_[src_idx[j]] += m - p;
-                if (((j - m) & (kTickWork - 1)) == 0) tick(kTickWork);
-            }
-            // Symmetrically, each left label is inverted with a prefix of the right run.
-            for (std::size_t i = l, q = m; i < m; ++i) {
-                while (q < r && gap_.far(src[i], src[q])) ++q;
-                inverted_[src_idx[i]] += q - m;
-                if (((i - l) & (kTickWork - 1)) == 0) tick(kTickWork);
-            }
-            std::size_t i = l, j = m, k = l;
-            while (i < m && j < r) {
-                const std::size_t steps = std::min({m - i, r - j, kTickWork});
-                for (std::size_t s = 0; s < steps; ++s) {
-                    const L x = src[i], y = src[j];
-                    const bool take_right = y < x;
-                    dst[k] = std::min(y, x);
-                    const std::uint64_t xi = src_idx[i], yi = src_idx[j];
-                    dst_idx[k] = take_right ? yi : xi;
-                    ++k;
-                    i += !take_right;
-                    j += take_right;
+            const L* src = level.src;
+            L* dst = level.dst;
+            for (std::size_t t = 0; t < n_pieces; ++t) {
+                std::size_t i = pieces[t].i, j = pieces[t].j, k = pieces[t].k;
+                const std::size_t m = pieces[t].m, r = pieces[t].r;
+                while (i < m && j < r) {
+                    const std::size_t steps = std::min({m - i, r - j, kTickWork});
+                    for (std::size_t s = 0; s < steps; ++s) {
+                        const L x = src[i], y = src[j];
+                        const bool take_right = y < x;
+                        dst[k] = std::min(y, x);
+                        const std::uint64_t xi = level.src_idx[i], yi = level.src_idx[j];
+                        level.dst_idx[k] = take_right ? yi : xi;
+                        ++k;
+                        i += !take_right;
+                        j += take_right;
+                    }
+                    tick(steps);
                 }
-                tick(steps);
+                for (; i < m; ++i, ++k) {
+                    dst[k] = src[i];
+                    level.dst_idx[k] = level.src_idx[i];
+                }
+                for (; j < r; ++j, ++k) {
+                    dst[k] = src[j];
+                    level.dst_idx[k] = level.src_idx[j];
+                }
+                tick(pieces[t].r - pieces[t].j + pieces[t].m - pieces[t].i);
             }
-            for (; i < m; ++i, ++k) {
-                dst[k] = src[i];
-                dst_idx[k] = src_idx[i];
-            }
-            for (; j < r; ++j, ++k) {
-                dst[k] = src[j];
-                dst_idx[k] = src_idx[j];
-            }
-            return count;
         }
-    }
-
-    // Merges groups of K full-width pairs of runs from `l` on; returns where it stopped.
-    template <std::size_t K>
-    std::size_t merge_full_spans(const L* src, L* dst, std::size_t l, std::size_t end, std::size_t width,
-                                 std::uint64_t& count, Ticker& tick) const {
-        for (; l + 2 * K * width <= end; l += 2 * K * width) {
-            std::array<Span, K> spans;
-            for (std::size_t t = 0; t < K; ++t)
-                spans[t] = {l + 2 * t * width, l + (2 * t + 1) * width, l + (2 * t + 2) * width};
-            count += merge_many(src, dst, spans, tick);
-        }
-        return l;
-    }
-
-    void copy_back(std::size_t l, std::size_t r) {
-        std::copy(a_buf_.begin() + l, a_buf_.begin() + r, a_.begin() + l);
-        if constexpr (Track) std::copy(idx_buf_.begin() + l, idx_buf_.begin() + r, idx_.begin() + l);
     }
 
     Buffer<L>& a_;
@@ -537,33 +683,10 @@ class InversionCounter {
     std::uint64_t* inverted_;
     Gap gap_;
     Control& control_;
+    std::size_t n_;
     Buffer<L> a_buf_;
     Buffer<std::uint64_t> idx_buf_;
 };
-
-// Sorts the whole sequence with up to n_threads threads: independent chunks
-// first, then a tree of merges (disjoint ranges, so per-sample counters are
-// never updated by two threads at once).
-template <bool Track, class Gap>
-std::uint64_t sort_counting_inversions(InversionCounter<Track, Gap>& counter, std::size_t n, int n_threads,
-                                       Control& control) {
-    std::size_t chunks = 1;
-    while (chunks < static_cast<std::size_t>(std::max(n_threads, 1)) && n / (2 * chunks) >= kMinPerThread) chunks *= 2;
-    std::vector<std::size_t> bounds(chunks + 1);
-    for (std::size_t c = 0; c <= chunks; ++c) bounds[c] = n * c / chunks;
-    std::vector<std::uint64_t> partial(chunks, 0);
-    parallel_for(chunks, n_threads, [&](std::size_t c) { partial[c] = counter.sort(bounds[c], bounds[c + 1]); },
-                 &control);
-    for (std::size_t step = 1; step < chunks; step *= 2) {
-        const std::size_t merges = chunks / (2 * step);
-        parallel_for(merges, n_threads, [&](std::size_t k) {
-            const std::size_t c = 2 * step * k;
-            partial[c] += partial[c + step] +
-                          counter.merge_adjacent(bounds[c], bounds[c + step], bounds[c + 2 * step]);
-        }, &control);
-    }
-    return partial[0];
-}
 
 // Within each run of equal scores, orders labels descending (so every
 // rankable tied pair is counted as an inversion, whatever the input order)
@@ -721,23 +844,51 @@ std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks<t
     return {inversions, total_rankable};
 }
 
-// Rankable pairs from labels sorted ascending (optionally per sample).
+// Rankable pairs from labels sorted ascending (optionally per sample): for
+// each r, the labels far below sorted[r] are a prefix [0, l(r)) of the array.
+// The totals walk (l, r) together without branches (l == r is never far) in
+// pieces that start at a binary search, spread over the threads.
 template <class Gap>
 std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Buffer<std::uint64_t>& index,
-                             const Gap& gap, std::uint64_t* per_sample, Control& control) {
-    Ticker tick(control);
+                             const Gap& gap, std::uint64_t* per_sample, int n_threads, Control& control) {
+    using L = typename Gap::Label;
     const std::size_t n = sorted.size();
-    std::uint64_t total = 0;
-    for (std::size_t r = 0, l = 0, u = 0; r < n; ++r) {
-        while (l < r && gap.far(sorted[r], sorted[l])) ++l;
-        total += l;
-        if (per_sample) {
+    const L* s = sorted.data();
+    if (per_sample) {
+        Ticker tick(control);
+        std::uint64_t total = 0;
+        for (std::size_t r = 0, l = 0, u = 0; r < n; ++r) {
+            while (l < r && gap.far(s[r], s[l])) ++l;
+            total += l;
             u = std::max(u, r + 1);
-            while (u < n && !gap.far(sorted[u], sorted[r])) ++u;
+            while (u < n && !gap.far(s[u], s[r])) ++u;
             per_sample[index[r]] = l + (n - u);
+            if ((r & (kTickWork - 1)) == 0) tick(kTickWork);
         }
-        if ((r & (kTickWork - 1)) == 0) tick(kTickWork);
+        return total;
     }
+    // Every rankable pair once: for each label b, the labels far above it
+    // (a suffix), counted like the pairs of a merge with both runs the whole
+    // array, in pieces stepped together.
+    const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
+    const std::size_t tasks = static_cast<std::size_t>(threads), pieces = tasks * kLanes;
+    std::vector<std::uint64_t> partial(tasks, 0);
+    parallel_for(tasks, threads, [&](std::size_t task) {
+        Ticker tick(control);
+        std::array<CountCursor<Gap>, kLanes> c;
+        std::size_t used = 0;
+        for (std::size_t t = task * kLanes; t < (task + 1) * kLanes; ++t) {
+            const std::size_t j0 = n * t / pieces, j1 = n * (t + 1) / pieces;
+            if (j0 == j1) continue;
+            const L b = s[j0];
+            const std::size_t p = std::partition_point(s, s + n, [&](const L& a) { return !gap.far(a, b); }) - s;
+            c[used++] = CountCursor<Gap>{s, p, n, j0, j1, 0};
+        }
+        step_all(c.data(), used, [&gap](CountCursor<Gap>& x) { x.step(gap); }, tick);
+        for (std::size_t t = 0; t < used; ++t) partial[task] += c[t].count;
+    }, &control);
+    std::uint64_t total = 0;
+    for (auto c : partial) total += c;
     return total;
 }
 
@@ -773,8 +924,8 @@ PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, co
             ranks, index, gap, Track ? inverted.data() : nullptr, Track ? per_sample->rankable : nullptr, control);
     } else {
         InversionCounter<Track, Gap> counter(sequence, index, Track ? inverted.data() : nullptr, gap, control);
-        inversions = sort_counting_inversions(counter, n, n_threads, control);
-        counts.rankable = count_rankable(sequence, index, gap, Track ? per_sample->rankable : nullptr, control);
+        inversions = counter.run(n_threads);
+        counts.rankable = count_rankable(sequence, index, gap, Track ? per_sample->rankable : nullptr, n_threads, control);
     }
     counts.incorrect = inversions - counts.tied;
     counts.correct = counts.rankable - inversions;
