@@ -393,6 +393,57 @@ void step_all(Cursor* cursors, std::size_t count, Step&& step, Ticker& tick) {
 }
 
 
+// Inversions inside one run of kInsertionRun labels, by comparing every
+// pair: branch-free, and the compiler vectorises it.
+template <class Gap>
+std::uint64_t count_short_run(const typename Gap::Label* x, Gap gap) {
+    std::uint64_t count = 0;
+    for (std::size_t i = 0; i < kInsertionRun; ++i) {
+        const auto xi = x[i];
+        std::uint64_t row = 0;
+        for (std::size_t j = 0; j < kInsertionRun; ++j) row += (j > i) & gap.far(xi, x[j]);
+        count += row;
+    }
+    return count;
+}
+
+// Sorts one run of kInsertionRun labels with Batcher's odd-even merge
+// network: compare-exchanges as min/max, no branch on the data.
+struct Network {
+    std::array<std::array<std::uint8_t, 2>, 63> pairs{};
+    constexpr Network() {
+        constexpr std::size_t n = 16;
+        std::size_t c = 0;
+        for (std::size_t p = 1; p < n; p <<= 1)
+            for (std::size_t k = p; k >= 1; k >>= 1)
+                for (std::size_t j = k % p; j + k < n; j += 2 * k)
+                    for (std::size_t i = 0; i < std::min(k, n - j - k); ++i)
+                        if ((i + j) / (2 * p) == (i + j + k) / (2 * p)) {
+                            pairs[c][0] = static_cast<std::uint8_t>(i + j);
+                            pairs[c][1] = static_cast<std::uint8_t>(i + j + k);
+                            ++c;
+                        }
+    }
+};
+constexpr Network kNetwork16{};
+static_assert(kInsertionRun == 16, "the network sorts runs of 16");
+
+template <class L>
+void sort_short_run(L* x) {
+    L v[16];
+    for (std::size_t i = 0; i < 16; ++i) v[i] = x[i];
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 63
+#endif
+    for (std::size_t c = 0; c < kNetwork16.pairs.size(); ++c) {
+        const std::size_t i = kNetwork16.pairs[c][0], j = kNetwork16.pairs[c][1];
+        const L a = v[i], b = v[j];
+        v[i] = std::min(a, b);
+        v[j] = std::max(a, b);
+    }
+    for (std::size_t i = 0; i < 16; ++i) x[i] = v[i];
+}
+
 template <bool Track, class Gap>
 class InversionCounter {
   public:
@@ -540,7 +591,12 @@ class InversionCounter {
     std::uint64_t sort_block(std::size_t begin, std::size_t end, Ticker& tick) {
         std::uint64_t total = 0;
         for (std::size_t run = begin; run < end; run += kInsertionRun) {
-            total += insertion_sort(run, std::min(run + kInsertionRun, end));
+            if (!Track && run + kInsertionRun <= end) {
+                total += count_short_run(a_.data() + run, gap_);
+                sort_short_run(a_.data() + run);
+            } else {
+                total += insertion_sort(run, std::min(run + kInsertionRun, end));
+            }
             tick(kInsertionRun * 4);
         }
         bool in_buffer = false;
