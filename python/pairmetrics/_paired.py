@@ -7,7 +7,6 @@ import math
 import warnings
 
 import numpy as np
-from scipy import stats
 
 from . import _core
 from ._result import Result
@@ -17,9 +16,11 @@ __all__ = ["paired_eval", "paired_evaluation", "compare_paired", "PairedEvaluati
 
 _SEMANTICS = """
     A pair of samples (i, j) is *rankable* when its labels differ by at least
-    ``min_dist``: ``max(label_i, label_j) - min(label_i, label_j) >= min_dist``,
-    computed in double precision (exact for integer labels below 2**53 and for
-    float32 labels). A rankable pair is *correct* when the sample with the
+    ``min_dist``: ``max(label_i, label_j) - min(label_i, label_j) >= min_dist``.
+    Integer and bool labels are compared exactly in their own type (int64 and
+    uint64 of any magnitude, no conversion to float); float labels as
+    pairedeval does, the difference computed in double precision. Scores of
+    every dtype are compared exactly. A rankable pair is *correct* when the sample with the
     larger label has the strictly larger score, *tied* when the two scores are
     equal, and *incorrect* otherwise. Tied pairs are never counted as correct,
     and no count depends on the order of the input."""
@@ -90,8 +91,11 @@ def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
         0.5 suits integer labels (binary, ordinal); for real-valued labels use
         the expected measurement noise.
     n_jobs : int, optional
-        Threads for the merge passes (scikit-learn semantics; None is one).
-        Counts never depend on it.
+        Threads for the sorts and merge passes: None uses every core this
+        process may use (CPU affinity, cgroup quota, lowered by the
+        environment variable ``PAIRMETRICS_NUM_THREADS``), ``-1`` too, ``k``
+        at most ``k`` (scikit-learn semantics). Inputs below about 10**5 samples run
+        on one thread. Counts never depend on it.
 
     Returns
     -------
@@ -118,7 +122,8 @@ def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
     return result.n_rankable, result.n_correct
 
 
-paired_eval.__doc__ = paired_eval.__doc__.replace("{semantics}", _SEMANTICS.strip())
+if paired_eval.__doc__:  # None under python -OO
+    paired_eval.__doc__ = paired_eval.__doc__.replace("{semantics}", _SEMANTICS.strip())
 
 
 def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True):
@@ -131,7 +136,8 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True):
     min_dist : float, default 0.5
         Labels must differ by at least this much for a pair to be rankable.
     n_jobs : int, optional
-        Threads (scikit-learn semantics); results never depend on it.
+        Threads, as in :func:`paired_eval` (None: every usable core); results
+        never depend on it.
     warn : bool, default True
         Warn when nothing is rankable (``auc`` is then NaN).
 
@@ -152,7 +158,8 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True):
     return PairedEvaluation(rankable, correct, tied, incorrect, min_dist)
 
 
-paired_evaluation.__doc__ = paired_evaluation.__doc__.replace("{semantics}", _SEMANTICS.strip())
+if paired_evaluation.__doc__:
+    paired_evaluation.__doc__ = paired_evaluation.__doc__.replace("{semantics}", _SEMANTICS.strip())
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -208,7 +215,8 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None):
     min_dist : float, default 0.5
         Labels must differ by at least this much for a pair to be rankable.
     n_jobs : int, optional
-        Threads (scikit-learn semantics); results never depend on it.
+        Threads, as in :func:`paired_eval` (None: every usable core); results
+        never depend on it.
 
     Returns
     -------
@@ -229,6 +237,8 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None):
     estimator to within a factor 1 + O(1/n)). The per-sample counts come from
     the same O(n log n) merge passes as the totals.
     """
+    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
+
     scores_a, labels_f, min_dist = _prepare(scores_a, labels, min_dist, "scores_a")
     scores_b, _, _ = _prepare(scores_b, labels, min_dist, "scores_b")
     threads = resolve_n_jobs(n_jobs)
