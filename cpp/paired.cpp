@@ -848,6 +848,49 @@ class Fenwick {
     std::vector<std::uint64_t> tree_;
 };
 
+// Inversions of a rank sequence split into chunks, one per thread: pairs
+// inside a chunk from a Fenwick tree, pairs reaching back into earlier chunks
+// from the rank histograms of those chunks (one lookup per element).
+inline std::uint64_t few_label_inversions_parallel(const Buffer<std::uint32_t>& rank,
+                                                   const std::vector<std::size_t>& above, std::size_t k,
+                                                   int n_threads, Control& control) {
+    const std::size_t n = rank.size(), chunks = static_cast<std::size_t>(n_threads);
+    std::vector<std::size_t> bound(chunks + 1);
+    for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
+    std::vector<std::uint64_t> histogram(chunks * k, 0);
+    parallel_for(chunks, n_threads, [&](std::size_t c) {
+        Ticker tick(control);
+        std::uint64_t* h = histogram.data() + c * k;
+        for (std::size_t q = bound[c]; q < bound[c + 1]; ++q) {
+            ++h[rank[q]];
+            if ((q & (kTickWork - 1)) == 0) tick(kTickWork);
+        }
+    }, &control);
+    // earlier[c * k + r]: labels in chunks before c with rank >= above[r].
+    std::vector<std::uint64_t> earlier(chunks * k, 0), at_least(k + 1, 0);
+    for (std::size_t c = 1; c < chunks; ++c) {
+        for (std::size_t r = k; r-- > 0;) at_least[r] = at_least[r + 1] + histogram[(c - 1) * k + r];
+        for (std::size_t r = 0; r < k; ++r) earlier[c * k + r] = earlier[(c - 1) * k + r] + at_least[above[r]];
+    }
+    std::vector<std::uint64_t> partial(chunks, 0);
+    parallel_for(chunks, n_threads, [&](std::size_t c) {
+        Ticker tick(control);
+        Fenwick seen(k);
+        const std::uint64_t* back = earlier.data() + c * k;
+        std::uint64_t total = 0;
+        for (std::size_t q = bound[c]; q < bound[c + 1]; ++q) {
+            const std::uint32_t r = rank[q];
+            total += (q - bound[c]) - seen.count_below(above[r]) + back[r];
+            seen.add(r);
+            if ((q & (kTickWork / 4 - 1)) == 0) tick(kTickWork);
+        }
+        partial[c] = total;
+    }, &control);
+    std::uint64_t total = 0;
+    for (auto x : partial) total += x;
+    return total;
+}
+
 // Inversions and rankable pairs of the sequence when its labels take few
 // values. above[r]: first rank whose value is far above rank r's (k if
 // none); below[r]: one past the last rank far below it.
@@ -855,7 +898,7 @@ template <bool Track, class Gap>
 std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks<typename Gap::Label>& ranks,
                                                               const Buffer<std::uint64_t>& index, const Gap& gap,
                                                               std::uint64_t* inverted, std::uint64_t* rankable,
-                                                              Control& control) {
+                                                              int n_threads, Control& control) {
     Ticker tick(control);
     const auto& v = ranks.values;
     const std::size_t k = v.size(), n = ranks.rank.size();
@@ -875,6 +918,10 @@ std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks<t
     std::uint64_t total_rankable = 0;
     for (std::size_t r = 0; r < k; ++r)
         total_rankable += (histogram[r + 1] - histogram[r]) * (n - histogram[above[r]]);
+    if constexpr (!Track) {
+        if (n_threads > 1 && n >= 2 * kMinPerThread)
+            return {few_label_inversions_parallel(ranks.rank, above, k, n_threads, control), total_rankable};
+    }
     std::uint64_t inversions = 0;
     Fenwick seen(k);
     for (std::size_t q = 0; q < n; ++q) {
@@ -977,7 +1024,8 @@ PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, co
     std::uint64_t inversions;
     if (const LabelRanks<L> ranks = rank_few_labels(sequence, few_labels, control); !ranks.values.empty()) {
         std::tie(inversions, counts.rankable) = count_with_few_labels<Track>(
-            ranks, index, gap, Track ? inverted.data() : nullptr, Track ? per_sample->rankable : nullptr, control);
+            ranks, index, gap, Track ? inverted.data() : nullptr, Track ? per_sample->rankable : nullptr, n_threads,
+            control);
     } else {
         InversionCounter<Track, Gap> counter(sequence, index, Track ? inverted.data() : nullptr, gap, control);
         inversions = counter.run(n_threads);
