@@ -17,6 +17,8 @@ namespace {
 
 // Below this many elements per thread, extra threads cost more than they save.
 constexpr std::size_t kMinPerThread = std::size_t{1} << 16;
+// Work split across threads is cut into this many tasks per thread.
+constexpr std::size_t kChunksPerThread = 8;
 // Runs this short are sorted by insertion before the merge passes.
 constexpr std::size_t kInsertionRun = 16;
 // Elements of work between two control checks (tens of microseconds).
@@ -210,7 +212,9 @@ void sort_by_key(Buffer<R>& records, int n_threads, Control& control) {
         return;
     }
     const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
-    const std::size_t chunks = static_cast<std::size_t>(threads);
+    // Several chunks per thread: a thread that the system pauses holds up
+    // the others for one small chunk at most (the rest are handed out).
+    const std::size_t chunks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
     std::vector<std::size_t> bound(chunks + 1);
     for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
     std::vector<std::uint64_t> any(chunks, 0), all(chunks, ~std::uint64_t{0});
@@ -854,7 +858,7 @@ class Fenwick {
 inline std::uint64_t few_label_inversions_parallel(const Buffer<std::uint32_t>& rank,
                                                    const std::vector<std::size_t>& above, std::size_t k,
                                                    int n_threads, Control& control) {
-    const std::size_t n = rank.size(), chunks = static_cast<std::size_t>(n_threads);
+    const std::size_t n = rank.size(), chunks = kChunksPerThread * static_cast<std::size_t>(n_threads);
     std::vector<std::size_t> bound(chunks + 1);
     for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
     std::vector<std::uint64_t> histogram(chunks * k, 0);
@@ -974,7 +978,8 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
     // (a suffix), counted like the pairs of a merge with both runs the whole
     // array, in pieces stepped together.
     const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
-    const std::size_t tasks = static_cast<std::size_t>(threads), pieces = tasks * kLanes;
+    const std::size_t tasks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
+    const std::size_t pieces = tasks * kLanes;
     std::vector<std::uint64_t> partial(tasks, 0);
     parallel_for(tasks, threads, [&](std::size_t task) {
         Ticker tick(control);
