@@ -462,3 +462,21 @@ def test_ctrl_c_stops_the_kernel_within_a_second(per_sample):
         timer.cancel()
     assert sent and time.perf_counter() - sent[0] < 1.0
     assert pe.paired_eval([0.1, 0.2], [0, 1]) == (1, 1)  # still usable
+
+
+def test_per_sample_counts_agree_between_merge_and_fenwick_paths_at_scale():
+    # Beyond the in-cache blocks the merge passes are cut into pieces spread
+    # over threads; the Fenwick path shares none of that code.
+    rng = np.random.default_rng(33)
+    n = 120_000
+    labels = rng.integers(0, 40, n) * 0.25
+    scores = rng.integers(0, 5000, n).astype(np.float64)  # ties too
+    fenwick = _core.paired_counts(scores, labels, 0.6, True, 1, 4096)
+    for threads in (1, 3):
+        merged = _core.paired_counts(scores, labels, 0.6, True, threads, 0)
+        assert merged[0] == fenwick[0]
+        for got, expected in zip(merged[1:], fenwick[1:]):
+            np.testing.assert_array_equal(got, expected)
+    rankable, tied, incorrect = fenwick[1:]
+    assert rankable.sum() == 2 * fenwick[0][0] and tied.sum() == 2 * fenwick[0][2]
+    assert incorrect.sum() == 2 * fenwick[0][3]
