@@ -199,8 +199,9 @@ void paired_case(std::mt19937_64& gen, std::size_t n, int score_levels, int labe
         for (int threads : {1, 3}) {
             std::vector<std::uint64_t> r(n), t(n), w(n);
             PairedPerSample per{r.data(), t.data(), w.data()};
-            const PairedCounts got =
-                paired_counts<Score>(first, -2, label_storage.data(), 3, n, min_dist, &per, threads, few);
+            Control control;
+            const PairedCounts got = paired_counts<Score, double>(first, -2, label_storage.data(), 3, n, min_dist,
+                                                                  control, &per, threads, few);
             CHECK_EQ(got.rankable, want.rankable);
             CHECK_EQ(got.correct, want.correct);
             CHECK_EQ(got.tied, want.tied);
@@ -228,20 +229,41 @@ void test_paired() {
     const std::int64_t big = std::int64_t{1} << 62;
     const std::int64_t scores[] = {big, big + 1, 0};
     const double labels[] = {2.0, 3.0, 1.0};  // correct order: big < big + 1 and 0 lowest
-    PairedCounts c = paired_counts<std::int64_t>(scores, 1, labels, 1, 3, 0.5);
+    Control control;
+    PairedCounts c = paired_counts<std::int64_t, double>(scores, 1, labels, 1, 3, 0.5, control);
     CHECK_EQ(c.rankable, 3u);
     CHECK_EQ(c.correct, 3u);
     CHECK_EQ(c.tied, 0u);
     const std::uint64_t ubig[] = {~std::uint64_t{0}, ~std::uint64_t{0} - 1, 5};
-    c = paired_counts<std::uint64_t>(ubig, 1, labels, 1, 3, 0.5);
+    c = paired_counts<std::uint64_t, double>(ubig, 1, labels, 1, 3, 0.5, control);
     CHECK_EQ(c.correct, 2u);  // (0, 2) and (1, 2); (0, 1) is ordered against its labels
     CHECK_EQ(c.tied, 0u);
     CHECK_EQ(c.incorrect, 1u);
     // min_dist is compared with the label difference taken larger minus smaller.
     const double close[] = {0.1, 0.6};
     const double sc[] = {1.0, 0.0};
-    c = paired_counts<double>(sc, 1, close, 1, 2, 0.5);
+    c = paired_counts<double, double>(sc, 1, close, 1, 2, 0.5, control);
     CHECK_EQ(c.rankable, brute_paired({1.0, 0.0}, {0.1, 0.6}, 0.5).rankable);
+    // Integer labels beyond 2**53 are compared exactly, in their own type.
+    const double s3[] = {1.0, 2.0, 3.0};
+    const std::int64_t wide[] = {big, big + 1, 0};
+    c = paired_counts<double, std::int64_t>(s3, 1, wide, 1, 3, 0.5, control);
+    CHECK_EQ(c.rankable, 3u);
+    CHECK_EQ(c.correct, 1u);
+    const std::uint64_t top[] = {~std::uint64_t{0}, 0, ~std::uint64_t{0} - 1};
+    c = paired_counts<double, std::uint64_t>(s3, 1, top, 1, 3, 18446744073709549568.0, control);  // 2**64 - 2048
+    CHECK_EQ(c.rankable, 2u);  // the differences 2**64 - 1 and 2**64 - 2; not 1
+    c = paired_counts<double, std::uint64_t>(s3, 1, top, 1, 3, 18446744073709551616.0, control);  // 2**64
+    CHECK_EQ(c.rankable, 0u);
+    // A cancelled control stops the kernel.
+    control.cancel();
+    bool stopped = false;
+    try {
+        paired_counts<double, double>(s3, 1, s3, 1, 3, 0.5, control);
+    } catch (const Cancelled&) {
+        stopped = true;
+    }
+    CHECK(stopped);
 }
 
 // --------------------------------------------------------------------------- measures
