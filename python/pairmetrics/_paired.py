@@ -207,7 +207,8 @@ def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
     return result.n_rankable, result.n_correct
 
 
-paired_eval.__doc__ = paired_eval.__doc__.replace("{semantics}", _SEMANTICS.strip())
+if paired_eval.__doc__:  # None under python -OO
+    paired_eval.__doc__ = paired_eval.__doc__.replace("{semantics}", _SEMANTICS.strip())
 
 
 # Up to this many samples paired_evaluation also computes the variance of auc
@@ -282,7 +283,8 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, v
     return PairedEvaluation(rankable, correct, tied, incorrect, min_dist, var)
 
 
-paired_evaluation.__doc__ = paired_evaluation.__doc__.replace("{semantics}", _SEMANTICS.strip())
+if paired_evaluation.__doc__:  # None under python -OO
+    paired_evaluation.__doc__ = paired_evaluation.__doc__.replace("{semantics}", _SEMANTICS.strip())
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
