@@ -153,9 +153,10 @@ class PairedEvaluation(Result):
             return math.nan
         return (self.n_correct + 0.5 * self.n_tied) / self.n_rankable
 
-    confidence_interval.__doc__ = confidence_interval.__doc__.replace(
-        "{interval_notes}", _INTERVAL_NOTES.strip().replace("\n    ", "\n        ")
-    )
+    if confidence_interval.__doc__:  # None under python -OO
+        confidence_interval.__doc__ = confidence_interval.__doc__.replace(
+            "{interval_notes}", _INTERVAL_NOTES.strip().replace("\n    ", "\n        ")
+        )
 
     def __repr__(self):
         return (
