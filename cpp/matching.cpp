@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -753,6 +754,10 @@ std::int64_t reduced_cost(const BlossomResult& r, std::int32_t u, std::int32_t v
 
 namespace {
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Neighbours kept per point for pricing (the start graph uses the first k).
 constexpr int kStore = 96;
 constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
@@ -858,8 +863,11 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
         // rounds suffice; an endless loop could only come from an asymmetric D.
         if (++rounds > 1000) throw std::logic_error("matching: pricing does not converge (is D symmetric?)");
         WarmStart warm{deflated.data(), previous.mate.data()};
+        auto t0 = std::chrono::steady_clock::now();
         BlossomResult r = min_weight_perfect_matching(N, eu.size(), eu.data(), ev.data(), w.data(), control,
                                                       rounds > 1 ? &warm : nullptr);
+        stats.seconds_solve += seconds_since(t0);
+        t0 = std::chrono::steady_clock::now();
         if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
         if (opt.report) control.report(static_cast<std::uint64_t>(2 * n - n / (rounds + 1)), static_cast<std::uint64_t>(2 * n));
         // A pair can only violate the duals if 2 w < y_i + y_j, since blossom
@@ -920,13 +928,16 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             keys.insert(keys.end(), block_keys[b].begin(), block_keys[b].end());
             stats.extra_pairs += block_extra[b];
         }
+        stats.seconds_pricing += seconds_since(t0);
         if (keys.empty()) {
             stats.rounds += rounds;
             stats.edges = static_cast<std::int64_t>(eu.size());
             stats.last = r.stats;
             return r;
         }
+        t0 = std::chrono::steady_clock::now();
         add_keys(keys);
+        stats.seconds_pricing += seconds_since(t0);
         deflated.resize(N);
         for (i32 v = 0; v < N; ++v) deflated[v] = r.y[v] - forest.enclosing_z(v) / 2;
         previous = std::move(r);
@@ -950,7 +961,9 @@ CompleteResult complete_min_weight_perfect_matching(const Distances& D, const Co
     CompleteResult out;
     const i32 store = std::max<i32>(1, std::min<i32>(n - 1, std::max(opt.k, kStore)));
     if (opt.report) control.set_total(static_cast<std::uint64_t>(2 * n));
+    const auto t0 = std::chrono::steady_clock::now();
     const Lists L = neighbour_lists(D, store, opt.n_threads, control);
+    stats.seconds_neighbours = seconds_since(t0);
     if (opt.report) control.report(static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(2 * n));
     // First pass: weights scaled to the largest distance. When the matching
     // found costs far less than that (distances over many orders of

@@ -18,7 +18,7 @@ using Pairs = std::vector<std::pair<i32, i32>>;
 
 constexpr double kEps64 = 1.1102230246251565e-16;  // unit roundoff of float64
 constexpr double kEps32 = 5.9604644775390625e-08;  // unit roundoff of float32
-constexpr i32 kRowBlock = 64;                      // rows per task
+constexpr i32 kRowBlock = 256;                     // rows per task
 constexpr i32 kColBlock = 2048;                    // columns per tile
 
 // Keeps the `keep` smallest (value, index) seen so far, with a threshold
