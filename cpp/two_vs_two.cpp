@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "euclidean.hpp"
 #include "parallel.hpp"
 
 namespace pairmetrics::two_vs_two {
@@ -24,10 +25,12 @@ namespace {
 // tiling depends on n and the dtype only, never on the thread count.
 constexpr std::ptrdiff_t kMaxRows32 = 768, kMaxRows64 = 512, kMinRows = 256;
 
-// A Euclidean cross distance whose square is below this fraction of
-// |y|^2 + |p|^2 is recomputed from the rows: the expansion
-// |y|^2 + |p|^2 - 2 <y, p> loses too many digits there.
-constexpr double kCancellation = 1.0 / 16.0;
+// A Euclidean cross distance is recomputed from the rows where cancellation
+// may have amplified the error bound of the expansion |y|^2 + |p|^2 - 2 <y, p>
+// more than this many times (the shared rule of euclidean.hpp, with the
+// relative accuracy kAmplification * expansion_error(d, 1)): below about
+// 1/16 of |y|^2 + |p|^2.
+constexpr double kAmplification = 16.0;
 
 // ---------------------------------------------------------------- rows
 
@@ -54,12 +57,7 @@ double dot_rows(const T* a, const T* b, std::ptrdiff_t d) {
 
 template <class T>
 double distance_rows(const T* a, const T* b, std::ptrdiff_t d) {
-    double s = 0.0;
-    for (std::ptrdiff_t k = 0; k < d; ++k) {
-        const double v = static_cast<double>(a[k]) - static_cast<double>(b[k]);
-        s += v * v;
-    }
-    return std::sqrt(s);
+    return std::sqrt(euclidean::direct_squared_distance(a, b, d));
 }
 
 // Writes row i of `in` (after centring when asked) scaled to unit length.
@@ -156,13 +154,14 @@ void inner_to_neg_distance(const Prepared<T>& prep, std::ptrdiff_t i0, std::ptrd
     const double* nr = y_rows_first ? prep.ny.data() : prep.np.data();
     const double* nc = y_rows_first ? prep.np.data() : prep.ny.data();
     const std::ptrdiff_t d = prep.d;
+    const double rel = kAmplification * euclidean::expansion_error<T>(d, 1.0);
     for (std::ptrdiff_t a = 0; a < ni; ++a) {
         T* row = x + a * ld;
         const double na = nr[i0 + a];
         for (std::ptrdiff_t b = 0; b < nj; ++b) {
             const double sum = na + nc[j0 + b];
             double sq = sum - 2.0 * static_cast<double>(row[b]);
-            if (sq < kCancellation * sum) {
+            if (euclidean::needs_direct<T>(sq, sum, d, rel)) {
                 const T* yr = y_rows_first ? &prep.y[(i0 + a) * d] : &prep.y[(j0 + b) * d];
                 const T* pr = y_rows_first ? &prep.p[(j0 + b) * d] : &prep.p[(i0 + a) * d];
                 row[b] = static_cast<T>(-distance_rows(yr, pr, d));
@@ -543,13 +542,27 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
     out.own.resize(static_cast<std::size_t>(n));
     // Distances do not change under a common shift; shifting by the mean
     // target keeps the norms (and so the rounding of the expansion) small.
+    // Both sets are first scaled by one power of two (exact; comparisons of
+    // distances do not change) so that squares and products of tiny or huge
+    // coordinates neither underflow nor overflow.
     std::vector<double> centre;
+    int shift = 0;
     if (metric == Metric::euclidean || metric == Metric::sqeuclidean) {
+        double big = 0.0;
+        for (std::ptrdiff_t i = 0; i < n; ++i)
+            for (std::ptrdiff_t k = 0; k < d; ++k)
+                big = std::max({big, std::abs(static_cast<double>(y(i, k))), std::abs(static_cast<double>(p(i, k)))});
+        shift = euclidean::power_of_two_shift(big);
         centre.assign(static_cast<std::size_t>(d), 0.0);
         for (std::ptrdiff_t i = 0; i < n; ++i)
-            for (std::ptrdiff_t k = 0; k < d; ++k) centre[static_cast<std::size_t>(k)] += static_cast<double>(y(i, k));
+            for (std::ptrdiff_t k = 0; k < d; ++k)
+                centre[static_cast<std::size_t>(k)] += std::ldexp(static_cast<double>(y(i, k)), shift);
         for (double& c : centre) c /= static_cast<double>(n);
     }
+    // One factor when it is a normal double, ldexp otherwise (both exact).
+    const bool one_factor = shift > -1000 && shift < 1000;
+    const double factor = std::ldexp(1.0, one_factor ? shift : 0);
+    auto scaled = [&](double v) { return one_factor ? v * factor : std::ldexp(v, shift); };
     for_rows(n, n_threads, [&](std::ptrdiff_t i) {
         T* yr = &out.y[static_cast<std::size_t>(i * d)];
         T* pr = &out.p[static_cast<std::size_t>(i * d)];
@@ -560,8 +573,8 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
             unit_row(p, q, centre_rows, pr);
         } else {
             for (std::ptrdiff_t k = 0; k < d; ++k) {
-                yr[k] = static_cast<T>(static_cast<double>(y(i, k)) - centre[static_cast<std::size_t>(k)]);
-                pr[k] = static_cast<T>(static_cast<double>(p(q, k)) - centre[static_cast<std::size_t>(k)]);
+                yr[k] = static_cast<T>(scaled(static_cast<double>(y(i, k))) - centre[static_cast<std::size_t>(k)]);
+                pr[k] = static_cast<T>(scaled(static_cast<double>(p(q, k))) - centre[static_cast<std::size_t>(k)]);
             }
         }
         out.ny[static_cast<std::size_t>(i)] = dot_rows(yr, yr, d);
@@ -569,7 +582,7 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
         if (metric == Metric::euclidean) {
             double s = 0.0;
             for (std::ptrdiff_t k = 0; k < d; ++k) {
-                const double v = static_cast<double>(y(i, k)) - static_cast<double>(p(q, k));
+                const double v = scaled(static_cast<double>(y(i, k)) - static_cast<double>(p(q, k)));
                 s += v * v;
             }
             out.own[static_cast<std::size_t>(i)] = static_cast<T>(-std::sqrt(s));

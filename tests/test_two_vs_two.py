@@ -327,6 +327,44 @@ def test_large_values():
     assert tuple(two_vs_two((y * 1e30), p * 1e30, metric="euclidean")) == tuple(two_vs_two(y, p, metric="euclidean"))
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
+@pytest.mark.parametrize(
+    "dtype, scales", [(np.float64, [2.0**-600, 1e-161, 1e-200, 1e-300, 1e-310, 1e100]), (np.float32, [1e-22, 1e-30, 1e-40])]
+)
+def test_euclidean_scale_invariance(metric, dtype, scales):
+    # Squares of tiny coordinates underflow: the kernel rescales both sets by
+    # one power of two, so counts never collapse to all ties.
+    y, p = random_data(40, 6, seed=16)
+    base = two_vs_two(y.astype(dtype), p.astype(dtype), metric=metric, ties="half")
+    assert base.n_tied == 0
+    for scale in scales:
+        ys, ps = (y * scale).astype(dtype), (p * scale).astype(dtype)
+        if np.any((ys != 0) & (np.abs(ys) < np.finfo(dtype).tiny)):
+            # subnormal input has fewer digits: compare with the reference on the same values
+            expected = ref.two_vs_two(ys.astype(np.float64) / scale, ps.astype(np.float64) / scale, metric, "half", "all")
+            got = two_vs_two(ys, ps, metric=metric, ties="half")
+            assert got.n_tied == 0 and abs(got.accuracy - expected["accuracy"]) <= 2 / got.n_pairs
+            continue
+        got = two_vs_two(ys, ps, metric=metric, ties="half")
+        assert tuple(got) == tuple(base), scale
+        assert got.n_tied == 0
+
+
+def test_expansion_guard_agrees_with_cdist_near_duplicates():
+    # Near-duplicate rows: the expansion |y|^2 + |p|^2 - 2 y.p cancels; the
+    # shared guard recomputes those entries from the rows.
+    rng = np.random.default_rng(17)
+    y = rng.normal(size=(30, 5)) * 1e3
+    p = y + rng.normal(size=y.shape) * 1e-6
+    for dtype in (np.float64,):
+        terms = _core._two_vs_two_terms(y.astype(dtype), p.astype(dtype), "euclidean", 1)
+        # the kernel works in units scaled by a power of two: max |coordinate| in [1, 2)
+        shift = 1 - np.frexp(max(np.abs(y).max(), np.abs(p).max()))[1]
+        exact = -distance.cdist(y, p) * 2.0**shift
+        # (the centred rows carry eps * |y| of absolute error: about 1e-7 relative here)
+        np.testing.assert_allclose(terms, exact, rtol=1e-5)
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
