@@ -1,5 +1,6 @@
 #include "matching_distances.hpp"
 
+#include "euclidean.hpp"
 #include "parallel.hpp"
 
 #include <algorithm>
@@ -16,8 +17,8 @@ using i32 = std::int32_t;
 using i64 = std::int64_t;
 using Pairs = std::vector<std::pair<i32, i32>>;
 
-constexpr double kEps64 = 1.1102230246251565e-16;  // unit roundoff of float64
-constexpr double kEps32 = 5.9604644775390625e-08;  // unit roundoff of float32
+constexpr double kEps64 = euclidean::unit_roundoff<double>();
+constexpr double kEps32 = euclidean::unit_roundoff<float>();
 constexpr i32 kRowBlock = 256;                     // rows per task
 constexpr i32 kColBlock = 2048;                    // columns per tile
 
@@ -122,7 +123,7 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
         for (i64 k = 0; k < d; ++k) spread = std::max(spread, std::abs(X[i * d + k] - mean[k]));
     // Tiles work on coordinates scaled by a power of two to about 1, so that
     // float32 neither overflows nor underflows; bounds are scaled back exactly.
-    const double scale = spread > 0 ? std::ldexp(1.0, -std::ilogb(spread)) : 1.0;
+    const double scale = std::ldexp(1.0, euclidean::power_of_two_shift(spread));
     const std::size_t size = static_cast<std::size_t>(n) * static_cast<std::size_t>(d);
     if (single_)
         xc32_.resize(size);
@@ -147,9 +148,11 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
         sq_max_ = std::max(sq_max_, s);
     }
     // |tile value - squared distance| <= unit_err_ * (sq_i + sq_j) + tiny:
-    // coordinate rounding, the dot product and the two additions.
+    // the shared expansion bound (products, norms, additions) plus, for
+    // float32 tiles, the rounding of the coordinates themselves
+    // (|(|a'-b'|^2 - |a-b|^2)| <= 4 u (|a|^2 + |b|^2) to first order).
     const double u = single_ ? kEps32 : kEps64;
-    unit_err_ = 1.25 * (static_cast<double>(d) + 8) * u;
+    unit_err_ = euclidean::expansion_error(static_cast<std::ptrdiff_t>(d), 1.0, u) * 1.01 + (single_ ? 4.5 * u : 0.0);
     tile_scale_ = scale;
     const double reach = 2 * std::sqrt(sq_max_) / scale * (1 + 1e-6);
     max_ = squared ? reach * reach : reach;
@@ -312,8 +315,7 @@ void EuclideanDistances::matrix(double* out, int n_threads, Control& control) co
                 continue;
             }
             const double v = sq[i] + sq[c] - 2 * static_cast<double>(dots[c - c0]);
-            const double err = unit_err_ * (sq[i] + sq[c]);
-            if (!(err <= 1e-12 * v)) {
+            if (euclidean::needs_direct(v, sq[i] + sq[c], static_cast<std::ptrdiff_t>(d_), kEps64, 1e-12)) {
                 row[c] = (*this)(i, c);  // cancellation could matter: from the differences
             } else {
                 const double v2 = v / s2;
