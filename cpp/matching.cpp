@@ -906,8 +906,12 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
                     const i64 rc = violation(i, L.j[o + t], cand_w[o + t]);
                     if (rc < 0) found.emplace_back(rc, L.j[o + t]);
                 }
+                // Enough violated pairs for this round: stop looking (with many
+                // of them, as after a start on a poor graph, the scan would be
+                // quadratic; the pairs left are priced again next round).
+                const std::size_t enough = 4 * static_cast<std::size_t>(kk);
                 const i64 ci = c[i];
-                for (i32 t = 0; t < n && r.y[by_y[t]] > ci; ++t) {
+                for (i32 t = 0; t < n && r.y[by_y[t]] > ci && found.size() < enough; ++t) {
                     const i32 j = by_y[t];
                     if (j == i || yi <= c[j]) continue;
                     const i64 rc = violation(i, j, weight(i, j));
@@ -977,7 +981,11 @@ CompleteResult complete_min_weight_perfect_matching(const Distances& D, const Co
         ++stats.passes;
         const double cost = matched_cost(D, r.mate);
         out.cost = cost;
-        if (pass == 3 || !(cost > 0 && cost * 16 < cap)) break;
+        // Again when the cap can shrink a lot, or at all while the rounding
+        // (up to N/2 resolutions on the cost) is not far below 1e-10 of it.
+        const double resolution = cap / static_cast<double>(max_weight(n + (opt.ghost ? 1 : 0)));
+        const bool coarse = static_cast<double>(n) * resolution > 1e-10 * cost;
+        if (pass == 3 || !(cost > 0 && (cost * 16 < cap || (coarse && cost * 1.5 < cap)))) break;
         cap = cost * 1.001;
     }
     const i32 N = n + (opt.ghost ? 1 : 0);
@@ -1032,7 +1040,10 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
         c.complete = false;  // negative blossom duals: no screening possible (and not a certificate)
     }
     const std::size_t chunks = (pairs.size() + 65535) / 65536;
-    std::vector<double> worst(chunks, 0.0), worst_bound(chunks, 0.0);
+    // Violation (with its error bound) of each screened pair; per vertex the
+    // largest, since lowering y_v by half of it makes every pair feasible.
+    std::vector<double> pair_bound(pairs.size(), 0.0);
+    std::vector<double> worst(chunks, 0.0);
     parallel_for(chunks, n_threads, [&](std::size_t t) {
         const std::size_t hi = std::min(pairs.size(), (t + 1) * 65536);
         for (std::size_t p = t * 65536; p < hi; ++p) {
@@ -1040,22 +1051,42 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
             double err;
             const double rc = reduced(u, v, D(u, v), err);
             worst[t] = std::max(worst[t], -rc);
-            worst_bound[t] = std::max(worst_bound[t], err - rc);
+            pair_bound[p] = err - rc;
         }
         control.check();
     }, &control);
-    for (std::size_t t = 0; t < chunks; ++t) {
-        c.max_violation = std::max(c.max_violation, worst[t]);
-        c.max_violation_bound = std::max(c.max_violation_bound, worst_bound[t]);
+    std::vector<double> at_vertex(nv, 0.0);
+    for (std::size_t t = 0; t < chunks; ++t) c.max_violation = std::max(c.max_violation, worst[t]);
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+        const auto [u, v] = pairs[p];
+        at_vertex[u] = std::max(at_vertex[u], pair_bound[p]);
+        at_vertex[v] = std::max(at_vertex[v], pair_bound[p]);
     }
     if (ghost)
         for (i32 i = 0; i < n; ++i) {
             double err;
             const double rc = reduced(i, n, 0.0, err);
             c.max_violation = std::max(c.max_violation, -rc);
-            c.max_violation_bound = std::max(c.max_violation_bound, err - rc);
+            at_vertex[i] = std::max(at_vertex[i], err - rc);
+            at_vertex[n] = std::max(at_vertex[n], err - rc);
         }
-    // Matched pairs: tight, and their cost.
+    for (i32 v = 0; v < nv; ++v) {
+        c.max_violation_bound = std::max(c.max_violation_bound, at_vertex[v]);
+        c.lowering += at_vertex[v] / 2;
+    }
+    // Matched pairs: tight, and their cost. Sums are compensated (Neumaier),
+    // so their error is a few eps times the sum of magnitudes, whatever N.
+    struct Sum {
+        double s = 0, comp = 0, abs = 0;
+        void add(double x) {
+            const double t = s + x;
+            comp += std::abs(s) >= std::abs(x) ? (s - t) + x : (x - t) + s;
+            s = t;
+            abs += std::abs(x);
+        }
+        double value() const { return s + comp; }
+    };
+    Sum cost, dual;
     double cost_err = 0;
     for (i32 i = 0; i < nv; ++i) {
         const i32 m = mate[i];
@@ -1064,20 +1095,15 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
         double err;
         const double rc = reduced(i, m, d, err);
         c.max_matched_slack = std::max(c.max_matched_slack, std::abs(rc));
-        c.cost += d;
+        cost.add(d);
         cost_err += rel * d;
     }
     // Dual objective: sum y - sum z_B (|B| - 1) / 2.
-    double ysum = 0, yabs = 0, zterm = 0;
-    for (i32 v = 0; v < nv; ++v) {
-        ysum += y[v];
-        yabs += std::abs(y[v]);
-    }
-    for (i32 b = nv; b < nodes; ++b) zterm += z[b - nv] * static_cast<double>(size[b] - 1) / 2;
-    c.dual_objective = ysum - zterm;
-    // Summation errors of the cost and the dual objective (recursive sums).
-    const double terms = static_cast<double>(nodes) + 2;
-    c.error_bound = cost_err + terms * eps * (c.cost + yabs + std::abs(zterm)) * 1.01;
+    for (i32 v = 0; v < nv; ++v) dual.add(y[v]);
+    for (i32 b = nv; b < nodes; ++b) dual.add(-(z[b - nv] * static_cast<double>(size[b] - 1) / 2));
+    c.cost = cost.value();
+    c.dual_objective = dual.value();
+    c.error_bound = cost_err + 4 * eps * (cost.abs + dual.abs);
     return c;
 }
 

@@ -136,6 +136,7 @@ CompleteResult complete_min_weight_perfect_matching(const Distances& D, const Co
 struct Certificate {
     double max_violation = 0;        // largest -reduced cost
     double max_violation_bound = 0;  // the same plus its rounding error bound
+    double lowering = 0;             // sum over vertices of half their largest violation bound
     double max_matched_slack = 0;    // largest |reduced cost| of a matched pair
     double min_z = 0;
     double dual_objective = 0;

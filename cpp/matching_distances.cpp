@@ -28,16 +28,18 @@ template <class F>
 struct Smallest {
     std::vector<std::pair<F, i32>> buf;
     F tau = std::numeric_limits<F>::infinity();
-    std::size_t keep = 0;
+    std::size_t keep = 0, limit = 0;
 
-    void reset(std::size_t k) {
+    // Keep the k smallest; the buffer grows to factor * k before a trim.
+    void reset(std::size_t k, std::size_t factor = 4) {
         keep = k;
+        limit = factor * k;
         buf.clear();
         tau = std::numeric_limits<F>::infinity();
     }
     void push(F v, i32 j) {
         buf.emplace_back(v, j);
-        if (buf.size() >= 4 * keep) trim();
+        if (buf.size() >= limit) trim();
     }
     void trim() {
         std::nth_element(buf.begin(), buf.begin() + (keep - 1), buf.end());
@@ -235,43 +237,134 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
     }, &control);
 }
 
+// Neighbour search over the upper triangle of tiles only: one tile of rows
+// a x rows b serves the lists of both blocks. Rounds of disjoint block pairs
+// (the circle method of round-robin tournaments) let threads work without
+// sharing a list.
 void EuclideanDistances::nearest(i32 store, i32* cand, double* bound, int n_threads, Control& control) const {
+    if (single_)
+        nearest_impl<float>(xc32_.data(), gemm_.sgemm, store, cand, bound, n_threads, control);
+    else
+        nearest_impl<double>(xc64_.data(), gemm_.dgemm, store, cand, bound, n_threads, control);
+}
+
+template <class T>
+void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i32* cand, double* bound,
+                                      int n_threads, Control& control) const {
     const i32 n = n_;
-    const std::size_t tasks = (static_cast<std::size_t>(n) + kRowBlock - 1) / kRowBlock;
-    std::vector<std::vector<Smallest<double>>> heaps(tasks);
-    const double* sq = sq_.data();
-    auto visit = [&](std::size_t task, i32 i, i32 c0, i32 c1, const auto* dots) {
-        using T = std::remove_const_t<std::remove_pointer_t<decltype(dots)>>;
-        auto& hs = heaps[task];
-        const i32 lo = static_cast<i32>(task) * kRowBlock;
-        if (hs.empty()) hs.resize(kRowBlock);
-        Smallest<double>& h = hs[i - lo];
-        if (c0 == 0) h.reset(static_cast<std::size_t>(store) + 1);
-        const T sqi = static_cast<T>(sq[i]);
-        T tau = static_cast<T>(h.tau);
-        for (i32 c = c0; c < c1; ++c) {
-            const T v = sqi + static_cast<T>(sq[c]) - 2 * dots[c - c0];
-            if (v < tau && c != i) {
-                h.push(static_cast<double>(v), c);
-                tau = static_cast<T>(h.tau);
+    constexpr i32 R = kRowBlock;
+    const i32 blocks = (n + R - 1) / R;
+    const i32 players = blocks + (blocks % 2);  // one idle block when odd
+    const std::size_t keep = static_cast<std::size_t>(store) + 1;
+    std::vector<Smallest<T>> heaps(n);
+    for (auto& h : heaps) h.reset(keep, 2);
+    std::vector<T> sqT(n);
+    for (i32 i = 0; i < n; ++i) sqT[i] = static_cast<T>(sq_[i]);
+    auto tile_of = [&](i32 a, i32 b, std::vector<T>& tile) {
+        const i32 lo_a = a * R, rows_a = std::min(n, lo_a + R) - lo_a;
+        const i32 lo_b = b * R, rows_b = std::min(n, lo_b + R) - lo_b;
+        int m = rows_b, rows = rows_a, k = static_cast<int>(d_);
+        tile.resize(static_cast<std::size_t>(rows_a) * rows_b);
+        if (gemm != nullptr) {
+            char ta = 'T', tb = 'N';
+            T one = 1, nil = 0;
+            int lda = k, ldb = k, ldc = m;
+            gemm(&ta, &tb, &m, &rows, &k, &one, const_cast<T*>(xc + static_cast<std::size_t>(lo_b) * d_), &lda,
+                 const_cast<T*>(xc + static_cast<std::size_t>(lo_a) * d_), &ldb, &nil, tile.data(), &ldc);
+        } else {
+            for (int r = 0; r < rows; ++r) {
+                const T* p = xc + static_cast<std::size_t>(lo_a + r) * d_;
+                for (int c = 0; c < m; ++c) {
+                    const T* q = xc + static_cast<std::size_t>(lo_b + c) * d_;
+                    T acc = 0;
+                    for (int t = 0; t < k; ++t) acc += p[t] * q[t];
+                    tile[static_cast<std::size_t>(r) * m + c] = acc;
+                }
             }
         }
-        if (c1 < n_) return;
-        // Last column block: the list, and a lower bound for the rest.
-        const double outside = take_list(h.buf, store, cand + static_cast<std::size_t>(i) * store);
-        h.buf = {};
-        if (std::isinf(outside)) {
-            bound[i] = outside;
-            return;
-        }
-        // Every point outside the list has a tile value >= outside, hence
-        // a squared distance >= outside - err; then the error of operator().
-        const double err = unit_err_ * (sq[i] + sq_max_) + 1e-30;
-        const double lower2 = std::max(outside - err, 0.0) / (tile_scale_ * tile_scale_);
-        const double lower = squared_ ? lower2 : std::sqrt(lower2);
-        bound[i] = lower * (1 - 4 * relative_error());
+        return std::make_pair(rows_a, rows_b);
     };
-    for_tiles(n_threads, control, [](i32) { return 0; }, visit);
+    // One tile: rows of block a against rows of block b (a == b: within a block).
+    auto work = [&](i32 a, i32 b, std::vector<T>& tile) {
+        const auto [rows_a, rows_b] = tile_of(a, b, tile);
+        const i32 lo_a = a * R, lo_b = b * R;
+        for (i32 r = 0; r < rows_a; ++r) {
+            const i32 i = lo_a + r;
+            Smallest<T>& h = heaps[i];
+            const T sqi = sqT[i];
+            const T* row = tile.data() + static_cast<std::size_t>(r) * rows_b;
+            T tau = h.tau;
+            for (i32 c = 0; c < rows_b; ++c) {
+                const T v = sqi + sqT[lo_b + c] - 2 * row[c];
+                if (v < tau && lo_b + c != i) {
+                    h.push(v, lo_b + c);
+                    tau = h.tau;
+                }
+            }
+        }
+        if (a == b) return;
+        for (i32 c = 0; c < rows_b; ++c) {
+            const i32 j = lo_b + c;
+            Smallest<T>& h = heaps[j];
+            const T sqj = sqT[j];
+            T tau = h.tau;
+            for (i32 r = 0; r < rows_a; ++r) {
+                const T v = sqT[lo_a + r] + sqj - 2 * tile[static_cast<std::size_t>(r) * rows_b + c];
+                if (v < tau) {
+                    h.push(v, lo_a + r);
+                    tau = h.tau;
+                }
+            }
+        }
+    };
+    auto with_one_blas_thread = [&](auto&& f) {
+        int previous = -1;
+        if (gemm_.set_threads_local) previous = gemm_.set_threads_local(1);  // our threads are the parallelism
+        f();
+        if (gemm_.set_threads_local && previous > 0) gemm_.set_threads_local(previous);
+    };
+    const std::uint64_t per_round = static_cast<std::uint64_t>(n) / static_cast<std::uint64_t>(players);
+    // Round 0: the diagonal tiles; then players - 1 rounds of disjoint pairs.
+    for (i32 round = -1; round < players - 1; ++round) {
+        const std::size_t tasks = round < 0 ? static_cast<std::size_t>(blocks) : static_cast<std::size_t>(players / 2);
+        parallel_for(tasks, n_threads, [&](std::size_t t) {
+            i32 a, b;
+            if (round < 0) {
+                a = b = static_cast<i32>(t);
+            } else {
+                // Circle method: player players-1 stays, the others rotate.
+                const i32 ti = static_cast<i32>(t);
+                auto seat = [&](i32 s) { return s == players - 1 ? s : (s + round) % (players - 1); };
+                a = seat(ti);
+                b = seat(players - 1 - ti);
+                if (a > b) std::swap(a, b);
+            }
+            if (b >= blocks) return;  // paired with the idle block
+            thread_local std::vector<T> tile;
+            with_one_blas_thread([&] { work(a, b, tile); });
+            control.check();
+        }, &control);
+        control.advance(per_round);
+    }
+    // The lists, and a lower bound on the distance to every point outside.
+    const std::size_t chunks = (static_cast<std::size_t>(n) + R - 1) / R;
+    parallel_for(chunks, n_threads, [&](std::size_t t) {
+        const i32 lo = static_cast<i32>(t) * R, hi = std::min(n, lo + R);
+        for (i32 i = lo; i < hi; ++i) {
+            const double outside = take_list(heaps[i].buf, store, cand + static_cast<std::size_t>(i) * store);
+            heaps[i].buf = {};
+            if (std::isinf(outside)) {
+                bound[i] = outside;
+                continue;
+            }
+            // Every point outside the list has a tile value >= outside, hence
+            // a squared distance >= outside - err; then the error of operator().
+            const double err = unit_err_ * (sq_[i] + sq_max_) + 1e-30;
+            const double lower2 = std::max(outside - err, 0.0) / (tile_scale_ * tile_scale_);
+            const double lower = squared_ ? lower2 : std::sqrt(lower2);
+            bound[i] = lower * (1 - 4 * relative_error());
+        }
+    }, &control);
 }
 
 Pairs EuclideanDistances::pairs_below(const double* a, int n_threads, Control& control) const {

@@ -100,6 +100,9 @@ class EuclideanDistances final : public Distances {
     void matrix(double* out, int n_threads, Control& control) const;
 
   private:
+    template <class T>
+    void nearest_impl(const T* xc, GemmFn<T> gemm, std::int32_t store, std::int32_t* cand, double* bound,
+                      int n_threads, Control& control) const;
     template <class First, class F>
     void for_tiles(int n_threads, Control& control, First&& first_col, F&& visit) const;
 

@@ -158,6 +158,7 @@ py::dict certify(const mt::Distances& D, const f64arr& y, const i32arr& parent, 
     py::dict d;
     d["max_violation"] = c.max_violation;
     d["max_violation_bound"] = c.max_violation_bound;
+    d["lowering"] = c.lowering;
     d["max_matched_slack"] = c.max_matched_slack;
     d["min_z"] = c.min_z;
     d["dual_objective"] = c.dual_objective;
