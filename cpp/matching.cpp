@@ -758,8 +758,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Neighbours kept per point for pricing (the start graph uses the first k).
-constexpr int kStore = 96;
 constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
 
 std::uint64_t pair_key(i32 a, i32 b) {
@@ -804,8 +802,16 @@ Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& con
 // One exact solve with weights round(min(d, cap) * scale), scale = max_weight / cap:
 // start on the k nearest, price every pair against the duals, add the
 // violated ones and re-solve (warm) until none is left.
+// Where a pass ends, so that the next one (at a finer scale) can start there.
+struct PassState {
+    std::vector<std::uint64_t> keys;  // the final graph
+    std::vector<double> y;            // deflated duals, in units of the pass's integers
+    std::vector<i32> mate;
+    double scale = 0;
+};
+
 BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const CompleteOptions& opt,
-                           Control& control, CompleteStats& stats) {
+                           Control& control, CompleteStats& stats, const PassState* from, PassState* out) {
     const i32 n = D.size();
     const bool ghost = opt.ghost;
     const i32 N = n + (ghost ? 1 : 0);
@@ -827,10 +833,14 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
     // Start graph: k nearest per point, a Hamiltonian path (so that a perfect
     // matching surely exists) and the ghost's star.
     std::vector<std::uint64_t> keys;
-    for (i32 i = 0; i < n; ++i) {
-        for (i32 t = 0; t < kk; ++t) keys.push_back(pair_key(i, L.j[static_cast<std::size_t>(i) * store + t]));
-        if (i + 1 < n) keys.push_back(pair_key(i, i + 1));
-        if (ghost) keys.push_back(pair_key(i, n));
+    if (from) {
+        keys = from->keys;  // an earlier pass's final graph
+    } else {
+        for (i32 i = 0; i < n; ++i) {
+            for (i32 t = 0; t < kk; ++t) keys.push_back(pair_key(i, L.j[static_cast<std::size_t>(i) * store + t]));
+            if (i + 1 < n) keys.push_back(pair_key(i, i + 1));
+            if (ghost) keys.push_back(pair_key(i, n));
+        }
     }
     std::vector<i32> eu, ev;
     std::vector<i64> w;
@@ -855,6 +865,14 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
     int rounds = 0;
     BlossomResult previous;
     std::vector<i64> deflated;  // previous duals with the blossom duals folded in
+    if (from) {
+        // Duals of the earlier pass in this pass's units, kept in range; the
+        // solver lowers whatever they violate.
+        const double f = scale / from->scale, top = 2.0 * static_cast<double>(wmax);
+        deflated.resize(N);
+        for (i32 v = 0; v < N; ++v) deflated[v] = static_cast<i64>(std::floor(std::clamp(from->y[v] * f, -top, top)));
+        previous.mate = from->mate;
+    }
     const std::size_t blocks = (static_cast<std::size_t>(n) + 255) / 256;
     std::vector<std::vector<std::uint64_t>> block_keys(blocks);
     std::vector<i64> block_extra(blocks);
@@ -865,7 +883,7 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
         WarmStart warm{deflated.data(), previous.mate.data()};
         auto t0 = std::chrono::steady_clock::now();
         BlossomResult r = min_weight_perfect_matching(N, eu.size(), eu.data(), ev.data(), w.data(), control,
-                                                      rounds > 1 ? &warm : nullptr);
+                                                      rounds > 1 || from ? &warm : nullptr);
         stats.seconds_solve += seconds_since(t0);
         t0 = std::chrono::steady_clock::now();
         if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
@@ -937,6 +955,15 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             stats.rounds += rounds;
             stats.edges = static_cast<std::int64_t>(eu.size());
             stats.last = r.stats;
+            if (out) {
+                out->keys.resize(eu.size());
+                for (std::size_t e = 0; e < eu.size(); ++e) out->keys[e] = pair_key(eu[e], ev[e]);
+                out->y.resize(N);
+                for (i32 v = 0; v < N; ++v)
+                    out->y[v] = static_cast<double>(r.y[v]) - static_cast<double>(forest.enclosing_z(v)) / 2;
+                out->mate = r.mate;
+                out->scale = scale;
+            }
             return r;
         }
         t0 = std::chrono::steady_clock::now();
@@ -963,7 +990,8 @@ CompleteResult complete_min_weight_perfect_matching(const Distances& D, const Co
     const i32 n = D.size();
     CompleteStats stats;
     CompleteResult out;
-    const i32 store = std::max<i32>(1, std::min<i32>(n - 1, std::max(opt.k, kStore)));
+    // Neighbours kept per point for pricing (the start graph uses the first k).
+    const i32 store = std::max<i32>(1, std::min<i32>(n - 1, std::max<i32>(opt.k, D.store_hint())));
     if (opt.report) control.set_total(static_cast<std::uint64_t>(2 * n));
     const auto t0 = std::chrono::steady_clock::now();
     const Lists L = neighbour_lists(D, store, opt.n_threads, control);
@@ -976,8 +1004,10 @@ CompleteResult complete_min_weight_perfect_matching(const Distances& D, const Co
     // nothing but the resolution, which becomes relative to the cost.
     double cap = D.max_distance();
     BlossomResult r;
+    PassState state[2];
     for (int pass = 0;; ++pass) {
-        r = priced_solve(D, L, cap, opt, control, stats);
+        r = priced_solve(D, L, cap, opt, control, stats, pass > 0 ? &state[(pass + 1) % 2] : nullptr,
+                         &state[pass % 2]);
         ++stats.passes;
         const double cost = matched_cost(D, r.mate);
         out.cost = cost;

@@ -242,10 +242,50 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
 // (the circle method of round-robin tournaments) let threads work without
 // sharing a list.
 void EuclideanDistances::nearest(i32 store, i32* cand, double* bound, int n_threads, Control& control) const {
-    if (single_)
+    if (single_) {
         nearest_impl<float>(xc32_.data(), gemm_.sgemm, store, cand, bound, n_threads, control);
-    else
-        nearest_impl<double>(xc64_.data(), gemm_.dgemm, store, cand, bound, n_threads, control);
+        return;
+    }
+    // float64 tiles (few coordinates, so the product is cheap): whole rows
+    // per task, so that only one block of lists is alive at a time.
+    const i32 n = n_;
+    const std::size_t tasks = (static_cast<std::size_t>(n) + kRowBlock - 1) / kRowBlock;
+    std::vector<std::vector<Smallest<double>>> heaps(tasks);
+    const double* sq = sq_.data();
+    auto visit = [&](std::size_t task, i32 i, i32 c0, i32 c1, const auto* dots) {
+        auto& hs = heaps[task];
+        const i32 lo = static_cast<i32>(task) * kRowBlock;
+        if (hs.empty()) hs.resize(kRowBlock);
+        Smallest<double>& h = hs[i - lo];
+        if (c0 == 0) h.reset(static_cast<std::size_t>(store) + 1);
+        const double sqi = sq[i];
+        double tau = h.tau;
+        for (i32 c = c0; c < c1; ++c) {
+            const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
+            if (v < tau && c != i) {
+                h.push(v, c);
+                tau = h.tau;
+            }
+        }
+        if (c1 < n_) return;
+        bound[i] = list_and_bound(h.buf, store, i, cand);
+        h.buf = {};
+        if (i + 1 == std::min(n_, lo + kRowBlock)) hs = {};  // the task's last row
+    };
+    for_tiles(n_threads, control, [](i32) { return 0; }, visit);
+}
+
+template <class T>
+double EuclideanDistances::list_and_bound(std::vector<std::pair<T, std::int32_t>>& buf, i32 store, i32 i,
+                                          i32* cand) const {
+    const double outside = take_list(buf, store, cand + static_cast<std::size_t>(i) * store);
+    if (std::isinf(outside)) return outside;
+    // Every point outside the list has a tile value >= outside, hence a
+    // squared distance >= outside - err; then the error of operator().
+    const double err = unit_err_ * (sq_[i] + sq_max_) + 1e-30;
+    const double lower2 = std::max(outside - err, 0.0) / (tile_scale_ * tile_scale_);
+    const double lower = squared_ ? lower2 : std::sqrt(lower2);
+    return lower * (1 - 4 * relative_error());
 }
 
 template <class T>
@@ -351,18 +391,8 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
     parallel_for(chunks, n_threads, [&](std::size_t t) {
         const i32 lo = static_cast<i32>(t) * R, hi = std::min(n, lo + R);
         for (i32 i = lo; i < hi; ++i) {
-            const double outside = take_list(heaps[i].buf, store, cand + static_cast<std::size_t>(i) * store);
+            bound[i] = list_and_bound(heaps[i].buf, store, i, cand);
             heaps[i].buf = {};
-            if (std::isinf(outside)) {
-                bound[i] = outside;
-                continue;
-            }
-            // Every point outside the list has a tile value >= outside, hence
-            // a squared distance >= outside - err; then the error of operator().
-            const double err = unit_err_ * (sq_[i] + sq_max_) + 1e-30;
-            const double lower2 = std::max(outside - err, 0.0) / (tile_scale_ * tile_scale_);
-            const double lower = squared_ ? lower2 : std::sqrt(lower2);
-            bound[i] = lower * (1 - 4 * relative_error());
         }
     }, &control);
 }

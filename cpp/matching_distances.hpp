@@ -44,6 +44,9 @@ class Distances {
     // to every point outside that list (+inf when the list holds them all).
     virtual void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
                          Control& control) const = 0;
+    // How many neighbours per point the solver should keep for pricing:
+    // more where they are cheap and the duals reach far (few dimensions).
+    virtual std::int32_t store_hint() const { return 96; }
     // Every pair i < j whose distance may be < a[i] + a[j] (a superset: the
     // caller checks each pair exactly), in a deterministic order.
     virtual std::vector<std::pair<std::int32_t, std::int32_t>> pairs_below(const double* a, int n_threads,
@@ -99,7 +102,12 @@ class EuclideanDistances final : public Distances {
     // coordinate differences, so each entry is within ~1e-12 of operator().
     void matrix(double* out, int n_threads, Control& control) const;
 
+    std::int32_t store_hint() const override { return d_ <= 4 ? 256 : 96; }
+
   private:
+    template <class T>
+    double list_and_bound(std::vector<std::pair<T, std::int32_t>>& buf, std::int32_t store, std::int32_t i,
+                          std::int32_t* cand) const;
     template <class T>
     void nearest_impl(const T* xc, GemmFn<T> gemm, std::int32_t store, std::int32_t* cand, double* bound,
                       int n_threads, Control& control) const;
