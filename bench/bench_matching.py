@@ -287,7 +287,7 @@ def main(argv=None):
     parser.add_argument("--kinds", default=",".join(SCALING_KINDS), help="comma-separated inputs of the scaling table")
     args = parser.parse_args(argv)
     if args.scaling:
-        sizes = [n for n in (1000, 2000, 4000, 8000, 16000, 32000, 64000, 100000, 200000) if n <= args.max_n]
+        sizes = [n for n in (1000, 2000, 4000, 8000, 16000, 20000, 32000, 64000, 100000, 200000) if n <= args.max_n]
         result = {"machine": machine(), "scaling": run_scaling(sizes, tuple(args.kinds.split(",")))}
         out = args.out or HERE / "results" / "matching_scaling.json"
         out.parent.mkdir(parents=True, exist_ok=True)
