@@ -66,8 +66,11 @@ double take_list(std::vector<std::pair<F, i32>>& buf, i32 store, i32* out) {
 // ---------------------------------------------------------------- dense
 
 template <class T>
-DenseDistances<T>::DenseDistances(const T* D, i32 n, std::ptrdiff_t row_stride, std::ptrdiff_t col_stride)
-    : D_(D), n_(n), rs_(row_stride), cs_(col_stride) {
+DenseDistances<T>::DenseDistances(const T* D, i32 n, std::ptrdiff_t row_stride, std::ptrdiff_t col_stride,
+                                  double max_distance)
+    : D_(D), n_(n), rs_(row_stride), cs_(col_stride), max_(max_distance) {
+    if (max_ >= 0) return;
+    max_ = 0;
     for (i32 i = 0; i < n; ++i)
         for (i32 j = i + 1; j < n; ++j) max_ = std::max(max_, (*this)(i, j));
 }
@@ -448,8 +451,10 @@ void EuclideanDistances::matrix(double* out, int n_threads, Control& control) co
     };
     for_tiles(n_threads, control, [](i32) { return 0; }, visit);
     // Exactly symmetric: the upper triangle defines each pair.
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t j = i + 1; j < n; ++j) out[j * n + i] = out[i * n + j];
+        if ((i & 255) == 255) control.check();
+    }
 }
 
 }  // namespace pairmetrics::matching

@@ -57,7 +57,9 @@ class Distances {
 template <class T>
 class DenseDistances final : public Distances {
   public:
-    DenseDistances(const T* D, std::int32_t n, std::ptrdiff_t row_stride, std::ptrdiff_t col_stride);
+    // max_distance < 0: found here (O(n^2)); callers that know it pass it.
+    DenseDistances(const T* D, std::int32_t n, std::ptrdiff_t row_stride, std::ptrdiff_t col_stride,
+                   double max_distance = -1);
     std::int32_t size() const override { return n_; }
     double operator()(std::int32_t i, std::int32_t j) const override {
         return static_cast<double>(D_[i * rs_ + j * cs_]);

@@ -127,7 +127,7 @@ def test_kernel_stops_when_the_progress_callback_raises():
         raise KeyError("stop here")
 
     with pytest.raises(KeyError, match="stop here"):
-        _core._mwpm_dense(D, 5, 1, stop)
+        _core._mwpm_dense(D, float(D.max()), 5, 1, stop)
     assert len(calls) == 1
 
 

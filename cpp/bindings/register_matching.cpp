@@ -121,10 +121,11 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
 }
 
 template <class T>
-py::dict dense(const py::array_t<T>& D, int k, int n_threads, py::object progress) {
+py::dict dense(const py::array_t<T>& D, double max_distance, int k, int n_threads, py::object progress) {
     if (D.ndim() != 2 || D.shape(0) != D.shape(1) || D.shape(0) < 2) throw std::invalid_argument("D must be square, N >= 2");
+    if (!(max_distance >= 0)) throw std::invalid_argument("max_distance must be >= 0");
     const auto n = static_cast<std::int32_t>(D.shape(0));
-    const mt::DenseDistances<T> provider(D.data(), n, element_stride<T>(D, 0), element_stride<T>(D, 1));
+    const mt::DenseDistances<T> provider(D.data(), n, element_stride<T>(D, 0), element_stride<T>(D, 1), max_distance);
     const auto control = make_control(std::move(progress));
     // Safe without the GIL: D is kept alive by the caller and only read.
     return complete(provider, n % 2 == 1, k, n_threads, *control);
@@ -173,7 +174,7 @@ py::dict certificate_dense(const py::array_t<T>& D, const f64arr& y, const i32ar
                            const i32arr& mate, int n_threads, py::object progress) {
     if (D.ndim() != 2 || D.shape(0) != D.shape(1)) throw std::invalid_argument("D must be square");
     const mt::DenseDistances<T> provider(D.data(), static_cast<std::int32_t>(D.shape(0)), element_stride<T>(D, 0),
-                                         element_stride<T>(D, 1));
+                                         element_stride<T>(D, 1), 0.0);  // the certificate needs no bound
     const auto control = make_control(std::move(progress));
     return certify(provider, y, parent, z, mate, n_threads, *control);
 }
@@ -275,11 +276,12 @@ void register_matching(py::module_& m) {
           py::arg("progress") = py::none(), py::arg("y0") = py::none(), py::arg("mate0") = py::none(),
           "Exact minimum-weight perfect matching on a sparse graph with integer weights\n"
           "(optionally warm-started from duals y0 and a matching mate0 of an earlier solve).");
-    m.def("_mwpm_dense", &dense<double>, py::arg("D"), py::arg("k"), py::arg("n_threads"),
+    m.def("_mwpm_dense", &dense<double>, py::arg("D"), py::arg("max_distance"), py::arg("k"), py::arg("n_threads"),
           py::arg("progress") = py::none());
-    m.def("_mwpm_dense", &dense<float>, py::arg("D"), py::arg("k"), py::arg("n_threads"),
+    m.def("_mwpm_dense", &dense<float>, py::arg("D"), py::arg("max_distance"), py::arg("k"), py::arg("n_threads"),
           py::arg("progress") = py::none(),
-          "Exact minimum-weight perfect matching on the complete graph of a distance matrix.");
+          "Exact minimum-weight perfect matching on the complete graph of a distance matrix\n"
+          "(max_distance: the largest entry of D).");
     m.def("_mwpm_points", &points, py::arg("X"), py::arg("squared"), py::arg("k"), py::arg("n_threads"),
           py::arg("progress") = py::none(),
           "Exact minimum-weight perfect matching on the complete Euclidean graph of the rows of X.");

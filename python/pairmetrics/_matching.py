@@ -399,7 +399,7 @@ def _solve_dense(D: np.ndarray, *, k: int, n_jobs=None, progress: bool = False, 
     n = D.shape[0]
     Ds, unit = _prepare_matrix(D)
     with progress_callback(progress, "matching") as cb:
-        r = _core._mwpm_dense(Ds, min(k, n), _threads(n_jobs, n), cb)
+        r = _core._mwpm_dense(Ds, float(Ds.max()), min(k, n), _threads(n_jobs, n), cb)
     return _make_result(r, n, unit, source)
 
 
