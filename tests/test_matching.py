@@ -503,3 +503,16 @@ def test_n_jobs_does_not_change_the_result():
         pm.min_weight_perfect_matching(points=X, n_jobs=0)
     with pytest.raises(TypeError, match="n_jobs"):
         pm.min_weight_perfect_matching(points=X, n_jobs=1.5)
+
+
+def test_result_pickles_and_copies_without_its_data():
+    import copy
+    import pickle
+
+    X = random_points(np.random.default_rng(26), 14)
+    res = pm.min_weight_perfect_matching(points=X)
+    for other in (pickle.loads(pickle.dumps(res)), copy.deepcopy(res)):
+        assert other == res
+        with pytest.raises(ValueError, match="verify"):
+            other.verify()
+        assert other.verify(points=X)

@@ -36,24 +36,30 @@ class _Source:
     Point input: the (validated) points, N x d. Matrix input: a weak reference
     to the caller's array only, so the result never keeps a distance matrix
     alive; verify(D) takes it explicitly once the caller has dropped it.
+    Pickling and copying drop the reference (verify then takes the data).
     """
 
-    __slots__ = ("kind", "_get", "metric", "kwargs")
+    __slots__ = ("kind", "metric", "kwargs", "_strong", "_weak")
 
-    def __init__(self, kind, obj, metric=None, kwargs=None, strong=False):
+    def __init__(self, kind, obj=None, metric=None, kwargs=None, strong=False):
         self.kind = kind
         self.metric = metric
         self.kwargs = dict(kwargs or {})
-        if strong:
-            self._get = lambda: obj
-        else:
+        self._strong = obj if strong else None
+        self._weak = None
+        if obj is not None and not strong:
             try:
-                self._get = weakref.ref(obj)
+                self._weak = weakref.ref(obj)
             except TypeError:  # lists and the like: nothing to refer to
-                self._get = lambda: None
+                pass
 
     def data(self):
-        return self._get()
+        if self._strong is not None:
+            return self._strong
+        return self._weak() if self._weak is not None else None
+
+    def __reduce__(self):
+        return (_Source, (self.kind, None, self.metric, self.kwargs))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -255,6 +261,16 @@ def rank_mahalanobis(X) -> np.ndarray:
     ``sqrt(eps)`` times the largest are dropped). Like R's ``mahalanobis()``
     used in the crossmatch package this is the *squared* form. Constant
     columns carry no information and are ignored.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Points (rows), n >= 2, finite.
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        Symmetric, zero diagonal, >= 0.
     """
     from scipy.stats import rankdata
 
