@@ -1063,35 +1063,33 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
     // Pairs that can violate: d < y_i + y_j (plus a margin), when z >= 0.
     std::vector<double> a(n);
     for (i32 i = 0; i < n; ++i) a[i] = y[i] + 8 * eps * std::abs(y[i]) + 1e-300;
-    std::vector<std::pair<i32, i32>> pairs;
+    // Violation (with its error bound) of each screened pair; per vertex the
+    // largest, since lowering y_v by half of it makes every pair feasible.
+    // Pairs are checked as the screening finds them (no list is stored).
+    std::vector<std::atomic<double>> at(nv);
+    for (auto& x : at) x.store(0.0, std::memory_order_relaxed);
+    std::atomic<double> worst{0.0};
+    auto raise_to = [](std::atomic<double>& x, double v) {
+        double cur = x.load(std::memory_order_relaxed);
+        while (v > cur && !x.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+        }
+    };
     if (c.min_z >= 0) {
-        pairs = D.pairs_below(a.data(), n_threads, control);
+        D.pairs_below(a.data(), n_threads, control, [&](i32 u, i32 v) {
+            double err;
+            const double rc = reduced(u, v, D(u, v), err);
+            if (-rc > 0) raise_to(worst, -rc);
+            if (err - rc > 0) {
+                raise_to(at[u], err - rc);
+                raise_to(at[v], err - rc);
+            }
+        });
     } else {
         c.complete = false;  // negative blossom duals: no screening possible (and not a certificate)
     }
-    const std::size_t chunks = (pairs.size() + 65535) / 65536;
-    // Violation (with its error bound) of each screened pair; per vertex the
-    // largest, since lowering y_v by half of it makes every pair feasible.
-    std::vector<double> pair_bound(pairs.size(), 0.0);
-    std::vector<double> worst(chunks, 0.0);
-    parallel_for(chunks, n_threads, [&](std::size_t t) {
-        const std::size_t hi = std::min(pairs.size(), (t + 1) * 65536);
-        for (std::size_t p = t * 65536; p < hi; ++p) {
-            const auto [u, v] = pairs[p];
-            double err;
-            const double rc = reduced(u, v, D(u, v), err);
-            worst[t] = std::max(worst[t], -rc);
-            pair_bound[p] = err - rc;
-        }
-        control.check();
-    }, &control);
-    std::vector<double> at_vertex(nv, 0.0);
-    for (std::size_t t = 0; t < chunks; ++t) c.max_violation = std::max(c.max_violation, worst[t]);
-    for (std::size_t p = 0; p < pairs.size(); ++p) {
-        const auto [u, v] = pairs[p];
-        at_vertex[u] = std::max(at_vertex[u], pair_bound[p]);
-        at_vertex[v] = std::max(at_vertex[v], pair_bound[p]);
-    }
+    c.max_violation = worst.load();
+    std::vector<double> at_vertex(nv);
+    for (i32 v = 0; v < nv; ++v) at_vertex[v] = at[v].load();
     if (ghost)
         for (i32 i = 0; i < n; ++i) {
             double err;

@@ -15,7 +15,6 @@ namespace {
 
 using i32 = std::int32_t;
 using i64 = std::int64_t;
-using Pairs = std::vector<std::pair<i32, i32>>;
 
 constexpr double kEps64 = euclidean::unit_roundoff<double>();
 constexpr double kEps32 = euclidean::unit_roundoff<float>();
@@ -93,20 +92,17 @@ void DenseDistances<T>::nearest(i32 store, i32* cand, double* bound, int n_threa
 }
 
 template <class T>
-Pairs DenseDistances<T>::pairs_below(const double* a, int n_threads, Control& control) const {
+void DenseDistances<T>::pairs_below(const double* a, int n_threads, Control& control,
+                                    const PairVisitor& visit) const {
     const i32 n = n_;
     const std::size_t tasks = (static_cast<std::size_t>(n) + kRowBlock - 1) / kRowBlock;
-    std::vector<Pairs> found(tasks);
     parallel_for(tasks, n_threads, [&](std::size_t task) {
         const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
         for (i32 i = lo; i < hi; ++i)
             for (i32 j = i + 1; j < n; ++j)
-                if ((*this)(i, j) < a[i] + a[j]) found[task].emplace_back(i, j);
+                if ((*this)(i, j) < a[i] + a[j]) visit(i, j);
         control.check();
     }, &control);
-    Pairs out;
-    for (auto& f : found) out.insert(out.end(), f.begin(), f.end());
-    return out;
 }
 
 template class DenseDistances<float>;
@@ -400,10 +396,9 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
     }, &control);
 }
 
-Pairs EuclideanDistances::pairs_below(const double* a, int n_threads, Control& control) const {
+void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& control,
+                                     const PairVisitor& visit_pair) const {
     const i32 n = n_;
-    const std::size_t tasks = (static_cast<std::size_t>(n) + kRowBlock - 1) / kRowBlock;
-    std::vector<Pairs> found(tasks);
     // Thresholds in tile units, widened by the error of operator().
     std::vector<double> at(n);
     const double widen = 1 + 8 * relative_error();
@@ -411,21 +406,17 @@ Pairs EuclideanDistances::pairs_below(const double* a, int n_threads, Control& c
     const double* sq = sq_.data();
     const double unit_err = unit_err_;
     const bool squared = squared_;
-    auto visit = [&](std::size_t task, i32 i, i32 c0, i32 c1, const auto* dots) {
-        auto& out = found[task];
+    auto visit = [&](std::size_t, i32 i, i32 c0, i32 c1, const auto* dots) {
         const double sqi = sq[i], ai = at[i];
         for (i32 c = std::max(c0, i + 1); c < c1; ++c) {
             const double s = ai + at[c];
             if (s <= 0) continue;
             const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
             const double lower = v - unit_err * (sqi + sq[c]) - 1e-30;
-            if (lower < (squared ? s : s * s)) out.emplace_back(i, c);
+            if (lower < (squared ? s : s * s)) visit_pair(i, c);
         }
     };
     for_tiles(n_threads, control, [](i32 lo) { return lo - lo % kColBlock; }, visit);
-    Pairs out;
-    for (auto& f : found) out.insert(out.end(), f.begin(), f.end());
-    return out;
 }
 
 void EuclideanDistances::matrix(double* out, int n_threads, Control& control) const {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -47,10 +48,11 @@ class Distances {
     // How many neighbours per point the solver should keep for pricing:
     // more where they are cheap and the duals reach far (few dimensions).
     virtual std::int32_t store_hint() const { return 96; }
-    // Every pair i < j whose distance may be < a[i] + a[j] (a superset: the
-    // caller checks each pair exactly), in a deterministic order.
-    virtual std::vector<std::pair<std::int32_t, std::int32_t>> pairs_below(const double* a, int n_threads,
-                                                                           Control& control) const = 0;
+    // Calls visit(i, j) for every pair i < j whose distance may be
+    // < a[i] + a[j] (a superset: the caller checks each pair exactly), from
+    // several threads at once (visit must be thread safe).
+    using PairVisitor = std::function<void(std::int32_t, std::int32_t)>;
+    virtual void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const = 0;
 };
 
 // An n x n matrix read in place through strides (exactly symmetric, zero diagonal).
@@ -68,8 +70,7 @@ class DenseDistances final : public Distances {
     double relative_error() const override { return 0.0; }
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
                  Control& control) const override;
-    std::vector<std::pair<std::int32_t, std::int32_t>> pairs_below(const double* a, int n_threads,
-                                                                   Control& control) const override;
+    void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
 
   private:
     const T* D_;
@@ -95,8 +96,7 @@ class EuclideanDistances final : public Distances {
     double relative_error() const override { return (static_cast<double>(d_) + 4) * 1.1102230246251565e-16; }
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
                  Control& control) const override;
-    std::vector<std::pair<std::int32_t, std::int32_t>> pairs_below(const double* a, int n_threads,
-                                                                   Control& control) const override;
+    void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
 
     // The full n x n matrix (row-major): float64 tiles, and every entry whose
     // tile value could have lost more than ~1e-12 relative accuracy to
