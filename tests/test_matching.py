@@ -516,3 +516,14 @@ def test_result_pickles_and_copies_without_its_data():
         with pytest.raises(ValueError, match="verify"):
             other.verify()
         assert other.verify(points=X)
+
+
+def test_sparse_entry_point_wrapper():
+    from pairmetrics._matching import solve_sparse_matching
+
+    eu = np.array([0, 1, 2, 0], dtype=np.int32)
+    ev = np.array([1, 2, 3, 3], dtype=np.int32)
+    r = solve_sparse_matching(4, eu, ev, np.array([1, 5, 1, 5], dtype=np.int64))
+    assert r["perfect"] and list(r["mate"]) == [1, 0, 3, 2]
+    again = solve_sparse_matching(4, eu, ev, np.array([1, 5, 1, 5], dtype=np.int64), y0=r["y"], mate0=r["mate"])
+    assert list(again["mate"]) == [1, 0, 3, 2]
