@@ -910,6 +910,7 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
         // most violated first: with many equal distances (duplicated points)
         // thousands of pairs can be violated at once, and a few per point
         // are enough to make progress.
+        auto price = [&](bool lists_only) {
         parallel_for(blocks, opt.n_threads, [&](std::size_t b) {
             std::vector<std::pair<i64, i32>> found;
             auto& out = block_keys[b];
@@ -927,7 +928,7 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
                 // Enough violated pairs for this round: stop looking (with many
                 // of them, as after a start on a poor graph, the scan would be
                 // quadratic; the pairs left are priced again next round).
-                const std::size_t enough = 4 * static_cast<std::size_t>(kk);
+                const std::size_t enough = lists_only ? 0 : 4 * static_cast<std::size_t>(kk);
                 const i64 ci = c[i];
                 for (i32 t = 0; t < n && r.y[by_y[t]] > ci && found.size() < enough; ++t) {
                     const i32 j = by_y[t];
@@ -945,6 +946,14 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             block_extra[b] = extra;
             control.check();
         }, &control);
+        };
+        // Partial pricing: the neighbour lists first (cheap); the pairs
+        // outside them only once the lists hold no violated pair, i.e. with
+        // duals close to optimal, which rule out far more of them.
+        price(true);
+        bool any = false;
+        for (std::size_t b = 0; b < blocks && !any; ++b) any = !block_keys[b].empty();
+        if (!any) price(false);
         keys.clear();
         for (std::size_t b = 0; b < blocks; ++b) {
             keys.insert(keys.end(), block_keys[b].begin(), block_keys[b].end());
