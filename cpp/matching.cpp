@@ -1141,6 +1141,7 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
     c.cost = cost.value();
     c.dual_objective = dual.value();
     c.error_bound = cost_err + 4 * eps * (cost.abs + dual.abs);
+    c.magnitude = cost.abs + dual.abs;
     return c;
 }
 

@@ -527,3 +527,11 @@ def test_sparse_entry_point_wrapper():
     assert r["perfect"] and list(r["mate"]) == [1, 0, 3, 2]
     again = solve_sparse_matching(4, eu, ev, np.array([1, 5, 1, 5], dtype=np.int64), y0=r["y"], mate0=r["mate"])
     assert list(again["mate"]) == [1, 0, 3, 2]
+
+
+def test_verify_at_zero_cost_with_nonzero_duals():
+    # Duplicated points: the optimum costs 0 while some duals are +-0.5; the
+    # certificate is exact, only float64 rounding of the duals is allowed for.
+    X = np.array([[1], [1], [2], [0], [1], [2], [1]])
+    res = pm.min_weight_perfect_matching(points=X, k=1)
+    assert res.cost == 0.0 and res.verify()

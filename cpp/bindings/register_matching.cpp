@@ -165,6 +165,7 @@ py::dict certify(const mt::Distances& D, const f64arr& y, const i32arr& parent, 
     d["dual_objective"] = c.dual_objective;
     d["cost"] = c.cost;
     d["error_bound"] = c.error_bound;
+    d["magnitude"] = c.magnitude;
     d["complete"] = c.complete;
     return d;
 }

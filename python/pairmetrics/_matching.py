@@ -146,7 +146,8 @@ class MatchingResult(Result):
             ``certified_gap_bound`` (the same with every rounding error
             bounded, each vertex's dual lowered by half the largest violation
             bound at it) and ``complete`` (False when a negative blossom dual
-            made the check of every pair impossible).
+            made the check of every pair impossible), ``magnitude`` (sum of the
+            absolute terms of cost and dual objective).
         """
         threads = resolve_n_jobs(n_jobs)
         check_progress(progress)
@@ -165,7 +166,7 @@ class MatchingResult(Result):
             else:
                 c = _core._mwpm_certificate_dense(data, *args, threads, cb)
         keys = ("max_violation", "max_violation_bound", "max_matched_slack", "min_z", "dual_objective", "cost",
-                "error_bound", "lowering")  # fmt: skip
+                "error_bound", "lowering", "magnitude")  # fmt: skip
         for key in keys:
             c[key] *= unit
         c["gap_bound"] = c["cost"] - c["dual_objective"] + nv * c["max_violation"] / 2
@@ -180,13 +181,19 @@ class MatchingResult(Result):
         True when every blossom dual is >= 0 and the certified bound on
         ``cost - optimum`` (every pair checked, every float64 rounding error
         bounded, no allowance for the integer rounding of the solve) is at
-        most ``rtol * cost``. A matching that is not optimal to within
+        most ``rtol * cost`` plus 16 float64 epsilons of the magnitude of the
+        duals and the cost (``certificate()["magnitude"]``), the limit of
+        what float64 duals can resolve. A matching that is not optimal to within
         ``rtol`` is never called optimal. Takes ``D`` or ``points`` like
         :meth:`certificate`; costs about one neighbour search of the solve.
         """
         rtol = check_real(rtol, "rtol", low=0)
         c = self.certificate(D, points=points, n_jobs=n_jobs, progress=progress)
-        return bool(c["complete"] and c["min_z"] >= 0 and c["certified_gap_bound"] <= rtol * abs(c["cost"]))
+        # Rounding of float64 duals themselves: a gap below 16 eps times their
+        # magnitude is below what float64 can tell apart (e.g. cost 0 with
+        # duals +-0.5).
+        floor = 16 * np.finfo(np.float64).eps * c["magnitude"]
+        return bool(c["complete"] and c["min_z"] >= 0 and c["certified_gap_bound"] <= rtol * abs(c["cost"]) + floor)
 
     def _verification_data(self, D, points):
         """(kind, array, unit, squared) for the certificate kernels."""
