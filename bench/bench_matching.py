@@ -215,7 +215,7 @@ def scaling_markdown(result: dict) -> str:
     for r in result["rows"]:
         ratio = r["verify_seconds"] / r["seconds"] if r.get("verify_seconds") else float("nan")
         lines.append(f"| {r['kind']} | {r['N']} | {r['d']} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
-                     f"{ratio:.2f} | {r['peak_rss_mib']:.0f} | {r['stats'].get('rounds')} |")  # fmt: skip
+                     f"{ratio:.2f} | {r['peak_rss_mib']:.0f} | {r['stats'].get('rounds', '')} |")  # fmt: skip
     lines.append("")
     lines.append("Fitted exponent of seconds against N (sizes >= 4000): "
                  + ", ".join(f"{k} {v:.2f}" for k, v in result["exponents"].items() if v is not None))  # fmt: skip
