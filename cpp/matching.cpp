@@ -1020,11 +1020,12 @@ CompleteResult complete_min_weight_perfect_matching(const Distances& D, const Co
         ++stats.passes;
         const double cost = matched_cost(D, r.mate);
         out.cost = cost;
-        // Again when the cap can shrink a lot, or at all while the rounding
-        // (up to N/2 resolutions on the cost) is not far below 1e-10 of it.
+        // Again when the cap can shrink a lot, or by 4x or more while the
+        // rounding (up to N/2 resolutions on the cost) is not far below 1e-10
+        // of the cost.
         const double resolution = cap / static_cast<double>(max_weight(n + (opt.ghost ? 1 : 0)));
         const bool coarse = static_cast<double>(n) * resolution > 1e-10 * cost;
-        if (pass == 3 || !(cost > 0 && (cost * 16 < cap || (coarse && cost * 1.5 < cap)))) break;
+        if (pass == 3 || !(cost > 0 && (cost * 16 < cap || (coarse && cost * 4 < cap)))) break;
         cap = cost * 1.001;
     }
     const i32 N = n + (opt.ghost ? 1 : 0);
