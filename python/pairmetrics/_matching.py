@@ -110,6 +110,7 @@ class MatchingResult(Result):
     max_distance: float = dataclasses.field(repr=False)
     stats: dict = dataclasses.field(repr=False, compare=False)
     _source: Optional[_Source] = dataclasses.field(default=None, repr=False, compare=False)
+    _timings: Optional[dict] = dataclasses.field(default=None, repr=False, compare=False)  # seconds per phase
 
     def certificate(self, D=None, *, points=None, n_jobs=None, progress: bool = False) -> dict:
         """Check the LP dual certificate against every pair of the complete graph.
@@ -455,8 +456,9 @@ def _make_result(r: dict, n: int, unit: float, source) -> MatchingResult:
         blossom_parent=r["parent"].astype(np.int64),
         resolution=float(r["resolution"]) * unit,
         max_distance=float(r["max_distance"]) * unit,
-        stats=dict(r["stats"]),
+        stats={k: v for k, v in r["stats"].items() if not k.startswith("seconds_")},
         _source=source,
+        _timings={k: v for k, v in r["stats"].items() if k.startswith("seconds_")},
     )
 
 
