@@ -740,7 +740,7 @@ def test_multilabel_counts(data):
 
 # Functions that forward extra keywords to scipy's cdist, whose own error is a
 # page-long signature dump (remove a name once fixed: the mark is strict).
-_KWARGS_NOT_YET = {"min_weight_perfect_matching", "crossmatch_test", "crossmatch_resample"}
+_KWARGS_NOT_YET = set()
 _KWARGS_MARK = pytest.mark.xfail(strict=True, reason="unknown keywords reach scipy's cdist")
 _PUBLIC_FUNCTIONS = [n for n in pm.__all__ if callable(getattr(pm, n)) and not isinstance(getattr(pm, n), type)]
 
