@@ -263,6 +263,12 @@ def call(func, kwargs, names):
         except (ValueError, TypeError) as exc:
             check_message(exc, names, func)
             value = Raised(exc)
+        except ZeroDivisionError as exc:
+            # lifelines' own exception when no pair is admissible: code written
+            # for lifelines catches exactly this, so the drop-in keeps it.
+            if func is not pm.concordance_index or "No admissable pairs" not in str(exc):
+                raise
+            value = Raised(exc)
     numpy_warnings = [str(w.message) for w in caught if "encountered in" in str(w.message)]
     assert not numpy_warnings, f"{func.__name__}: numpy warning leaked: {numpy_warnings}"
     return value
@@ -839,7 +845,6 @@ def test_cli_subcommands(data):
 # --------------------------------------------------------------------------- drop-in AUC and concordance
 
 
-@pytest.mark.xfail(strict=True, reason="a scipy.sparse y_true ends in numpy's 'setting an array element with a sequence'")
 @FUZZ
 @given(data=st.data())
 def test_roc_auc_score(data):
@@ -855,8 +860,6 @@ def test_roc_auc_score(data):
     check_layouts(pm.roc_auc_score, names, fancy, canon, exact, rtol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="length mismatch message names no argument; no admissible pair is a "
-                                       "ZeroDivisionError (lifelines' behaviour)")
 @FUZZ
 @given(data=st.data())
 def test_concordance_index(data):

@@ -28,6 +28,8 @@ def _warn(message):
 
 def _as_labels(y_true):
     """y_true as an ndarray of any dtype (strings allowed), NaN refused."""
+    if hasattr(y_true, "toarray") and hasattr(y_true, "nnz"):  # scipy.sparse indicator matrix
+        y_true = y_true.toarray()
     try:
         arr = np.asarray(y_true)
     except Exception as exc:
@@ -147,6 +149,8 @@ def _average_binary(y01, y_score, average, weight, max_fpr):
     if average is None:
         return score
     if average_weight is not None:
+        if not np.any(average_weight):  # scikit-learn ends in numpy's ZeroDivisionError here
+            raise ValueError("sample_weight is zero for every sample: the 'samples' average is undefined")
         score[average_weight == 0] = 0
     return float(np.average(score, weights=average_weight))
 

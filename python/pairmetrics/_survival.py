@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._validation import as_vector, check_finite, check_nonnegative_finite, check_same_length
+from ._validation import as_numeric_array, as_vector, check_finite, check_nonnegative_finite, check_same_length
 
 __all__ = ["concordance_index", "concordance_index_censored"]
 
@@ -16,6 +16,7 @@ def _float_vector(x, name):
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be array-like of numbers: {exc}") from None
+    arr = as_numeric_array(arr, name)  # record fields and unaligned views become contiguous copies
     if arr.ndim == 2 and (arr.shape[0] == 1 or arr.shape[1] == 1):
         arr = arr.ravel()
     return arr
@@ -69,25 +70,31 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
     times = _float_vector(event_times, "event_times")
     scores = _float_vector(predicted_scores, "predicted_scores")
     if times.shape != scores.shape:
-        raise ValueError("Event times and predictions must have the same shape")
+        raise ValueError(
+            f"Event times and predictions must have the same shape: event_times has shape {times.shape}, "
+            f"predicted_scores {scores.shape}"
+        )
     if times.ndim != 1:
-        raise ValueError("Event times can only be 1-dimensional: (n,)")
+        raise ValueError(f"Event times can only be 1-dimensional: (n,); event_times has shape {times.shape}")
     if event_observed is None:
         observed = np.ones(times.shape[0], dtype=np.uint8)
         events_float = None
     else:
-        flags = np.asarray(event_observed)
+        flags = as_numeric_array(event_observed, "event_observed")
         if flags.dtype.kind in "biu":  # no NaN possible: skip lifelines' float copy
             events_float = None
             flags = flags.ravel()
         else:
             events_float = flags = _float_vector(event_observed, "event_observed").ravel()
         if flags.shape != times.shape:
-            raise ValueError("Observed events must be 1-dimensional of same length as event times")
+            raise ValueError(
+                "Observed events must be 1-dimensional of same length as event times: "
+                f"event_observed has shape {flags.shape}, event_times {times.shape}"
+            )
         observed = (flags != 0).view(np.uint8)
-    for arr in (times, scores, events_float):
+    for name, arr in (("event_times", times), ("predicted_scores", scores), ("event_observed", events_float)):
         if arr is not None and np.isnan(arr).any():
-            raise ValueError("NaNs detected in inputs, please correct or drop.")
+            raise ValueError(f"NaNs detected in inputs, please correct or drop (in {name}).")
     below, tied, above, _ = _core.concordance_counts(times, observed, scores, 0.0)
     pairs = below + tied + above
     if pairs == 0:
