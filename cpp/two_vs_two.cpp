@@ -254,7 +254,8 @@ struct TileSums {
 
 // The hot loop over one row of a tile (no row in it shares y or p with row i).
 // Compiled for several instruction sets; the best one is picked at load time.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+// target_clones needs ifunc support, which glibc has and musl does not.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
 #define PAIRMETRICS_CLONES __attribute__((target_clones("default", "avx2", "arch=skylake-avx512")))
 #else
 #define PAIRMETRICS_CLONES

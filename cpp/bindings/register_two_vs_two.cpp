@@ -2,10 +2,6 @@
 // and hands over float32/float64 arrays (any strides) and int32 group ids;
 // the checks here only guard the C++ against misuse of the private API.
 // Results come back as dicts of named entries; errors as exceptions.
-#if !defined(_WIN32)
-#include <dlfcn.h>
-#endif
-
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -14,6 +10,7 @@
 #include "../two_vs_two.hpp"
 #include "common.hpp"
 #include "dtype_dispatch.hpp"
+#include "scipy_blas.hpp"
 
 namespace pairmetrics::bindings {
 
@@ -21,63 +18,15 @@ namespace tvt = pairmetrics::two_vs_two;
 
 namespace {
 
-// The BLAS that SciPy already loaded, through the function pointers SciPy
-// exports for Cython (Fortran ABI, 32-bit integers). Nothing is linked, so the
-// module works with whatever BLAS the SciPy wheel ships.
-tvt::Blas find_scipy_blas() {
-    tvt::Blas out;
-    try {
-        py::dict capi = py::module_::import("scipy.linalg.cython_blas").attr("__pyx_capi__");
-        auto pointer = [&](const char* name) -> void* {
-            PyObject* capsule = py::object(capi[name]).ptr();
-            return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule));
-        };
-        out.sgemm = reinterpret_cast<tvt::GemmFn<float>>(pointer("sgemm"));
-        out.dgemm = reinterpret_cast<tvt::GemmFn<double>>(pointer("dgemm"));
-        if (PyErr_Occurred()) throw py::error_already_set();
-    } catch (py::error_already_set&) {
-        PyErr_Clear();  // no SciPy BLAS: the kernels fall back to a plain product
-        return tvt::Blas{};
-    }
-#if !defined(_WIN32)
-    // A way to set the BLAS's (process-wide) thread count, looked up in the
-    // library the gemm pointer lives in: OpenBLAS (plain or with SciPy's
-    // symbol prefix) or MKL. Without one, the tile kernels run their tiles
-    // on one thread and leave the parallelism to the BLAS.
-    Dl_info info;
-    if (dladdr(reinterpret_cast<void*>(out.sgemm), &info) != 0 && info.dli_fname != nullptr) {
-        if (void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)) {
-            out.set_threads_local =
-                reinterpret_cast<int (*)(int)>(dlsym(handle, "openblas_set_num_threads_local"));
-            const char* pairs[][2] = {{"scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"},
-                                      {"openblas_get_num_threads", "openblas_set_num_threads"},
-                                      {"MKL_Get_Max_Threads", "MKL_Set_Num_Threads"}};
-            for (const auto& names : pairs) {
-                if (out.set_threads_local) break;
-                auto get = reinterpret_cast<int (*)()>(dlsym(handle, names[0]));
-                auto set = reinterpret_cast<void (*)(int)>(dlsym(handle, names[1]));
-                if (get && set) {
-                    out.get_threads = get;
-                    out.set_threads = set;
-                    break;
-                }
-            }
-            dlclose(handle);  // still loaded by SciPy
-        }
-    }
-#endif
-    return out;
-}
-
-// Looked up once. Called with the GIL held (the import may release it, so a
-// function-local static could deadlock; a second lookup is harmless).
-tvt::Blas scipy_blas() {
-    static tvt::Blas blas;
-    static bool found = false;
-    if (!found) {
-        blas = find_scipy_blas();
-        found = true;
-    }
+// SciPy's BLAS (see scipy_blas.hpp) in the kernel's terms.
+tvt::Blas scipy_gemm() {
+    const ScipyBlas found = scipy_blas();
+    tvt::Blas blas;
+    blas.sgemm = reinterpret_cast<tvt::GemmFn<float>>(found.sgemm);
+    blas.dgemm = reinterpret_cast<tvt::GemmFn<double>>(found.dgemm);
+    blas.set_threads_local = found.set_threads_local;
+    blas.get_threads = found.get_threads;
+    blas.set_threads = found.set_threads;
     return blas;
 }
 
@@ -178,7 +127,7 @@ template <class T>
 py::dict all_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups, tvt::Options options,
                    const std::int64_t* perm, const py::object& progress) {
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
-    const tvt::Blas blas = scipy_blas();
+    const tvt::Blas blas = scipy_gemm();
     options.n_threads = tile_threads(blas, options.n_threads);
     const auto control = make_control(progress);
     // Safe without the GIL: the views, group ids and perm point into arrays
@@ -211,7 +160,7 @@ py::array pair_terms(const py::array& y, const py::array& p, tvt::Options option
     const py::ssize_t n = y.shape(0);
     py::array_t<T> out({n, n});
     T* data = out.mutable_data();
-    const tvt::Blas blas = scipy_blas();
+    const tvt::Blas blas = scipy_gemm();
     options.n_threads = tile_threads(blas, options.n_threads);
     const auto control = make_control(progress);
     // Safe without the GIL: out is owned here and the inputs by the caller.
@@ -346,7 +295,7 @@ void register_two_vs_two(py::module_& m) {
         py::arg("x"), py::arg("n_threads") = 1, "Group ids of identical rows: the index of the first row equal to each row.");
 
     m.def("_two_vs_two_blas", [] {
-        const tvt::Blas b = scipy_blas();
+        const tvt::Blas b = scipy_gemm();
         py::dict out;
         out["gemm"] = b.sgemm != nullptr && b.dgemm != nullptr;
         out["thread_control"] = b.set_threads_local != nullptr || (b.get_threads != nullptr && b.set_threads != nullptr);

@@ -16,6 +16,11 @@ struct ScipyBlas {
     void* sgemm = nullptr;
     void* dgemm = nullptr;
     int (*set_threads_local)(int) = nullptr;  // OpenBLAS: threads of the calling thread's calls
+    // Otherwise the (process-wide) thread count: OpenBLAS with or without
+    // SciPy's symbol prefix, or MKL. With neither, callers run their tiles on
+    // one thread and leave the parallelism to the BLAS.
+    int (*get_threads)() = nullptr;
+    void (*set_threads)(int) = nullptr;
 };
 
 // Looked up on first use; call with the GIL held (the import may release it,
@@ -44,6 +49,19 @@ inline ScipyBlas scipy_blas() {
         if (dladdr(out.sgemm, &info) != 0 && info.dli_fname != nullptr) {
             if (void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)) {
                 out.set_threads_local = reinterpret_cast<int (*)(int)>(dlsym(handle, "openblas_set_num_threads_local"));
+                const char* pairs[][2] = {{"scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"},
+                                          {"openblas_get_num_threads", "openblas_set_num_threads"},
+                                          {"MKL_Get_Max_Threads", "MKL_Set_Num_Threads"}};
+                for (const auto& names : pairs) {
+                    if (out.set_threads_local) break;
+                    auto get = reinterpret_cast<int (*)()>(dlsym(handle, names[0]));
+                    auto set = reinterpret_cast<void (*)(int)>(dlsym(handle, names[1]));
+                    if (get && set) {
+                        out.get_threads = get;
+                        out.set_threads = set;
+                        break;
+                    }
+                }
                 dlclose(handle);  // still loaded by SciPy
             }
         }
