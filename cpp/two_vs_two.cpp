@@ -365,6 +365,15 @@ std::vector<TilePair> upper_tiles(std::ptrdiff_t n, std::ptrdiff_t rows, std::pt
     return out;
 }
 
+// Tiles covering the pairs i < split <= j only.
+std::vector<TilePair> block_tiles(std::ptrdiff_t split, std::ptrdiff_t n, std::ptrdiff_t rows, std::ptrdiff_t cols) {
+    std::vector<TilePair> out;
+    for (std::ptrdiff_t i0 = 0; i0 < split; i0 += rows)
+        for (std::ptrdiff_t j0 = split; j0 < n; j0 += cols)
+            out.push_back({i0, std::min(rows, split - i0), j0, std::min(cols, n - j0)});
+    return out;
+}
+
 template <class T>
 std::ptrdiff_t rows_of(const Options& options, std::ptrdiff_t n) {
     if (options.tile_rows > 0) return options.tile_rows;
@@ -528,7 +537,7 @@ std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads) {
 
 template <class T>
 Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric, const std::int64_t* perm,
-                    int n_threads) {
+                    int n_threads, const double* given_centre) {
     if (y.rows != p.rows || y.cols != p.cols) throw std::invalid_argument("y and p must have the same shape");
     const std::ptrdiff_t n = y.rows, d = y.cols;
     auto p_row = [&](std::ptrdiff_t i) { return perm ? static_cast<std::ptrdiff_t>(perm[i]) : i; };
@@ -544,7 +553,9 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
     // Distances do not change under a common shift; shifting by the mean
     // target keeps the norms (and so the rounding of the expansion) small.
     std::vector<double> centre;
-    if (metric == Metric::euclidean || metric == Metric::sqeuclidean) {
+    if ((metric == Metric::euclidean || metric == Metric::sqeuclidean) && given_centre != nullptr) {
+        centre.assign(given_centre, given_centre + d);
+    } else if (metric == Metric::euclidean || metric == Metric::sqeuclidean) {
         centre.assign(static_cast<std::size_t>(d), 0.0);
         for (std::ptrdiff_t i = 0; i < n; ++i)
             for (std::ptrdiff_t k = 0; k < d; ++k) centre[static_cast<std::size_t>(k)] += static_cast<double>(y(i, k));
@@ -585,7 +596,9 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
                        Control& control) {
     const Terms<T> terms = make_terms(prep, groups, options);
     const std::ptrdiff_t n = prep.n, d = prep.d;
-    const std::vector<TilePair> tiles = upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
+    const std::vector<TilePair> tiles = options.split > 0
+                                            ? block_tiles(options.split, n, rows_of<T>(options, n), cols_of<T>(options, n))
+                                            : upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
     Accumulator acc(n);
     Ticker ticker(control, tiles.size());
     const std::ptrdiff_t largest = tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj;
@@ -744,7 +757,8 @@ void count_permuted(const T* terms_matrix, const T* terms_transposed, const Prep
 
 #define PAIRMETRICS_INSTANTIATE(T)                                                                               \
     template std::vector<std::int32_t> group_rows<T>(const MatrixView<T>&, int);                                 \
-    template Prepared<T> prepare<T>(const MatrixView<T>&, const MatrixView<T>&, Metric, const std::int64_t*, int); \
+    template Prepared<T> prepare<T>(const MatrixView<T>&, const MatrixView<T>&, Metric, const std::int64_t*, int,    \
+                                     const double*);                                                           \
     template Counts count_all_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const Blas&, Control&); \
     template Counts count_listed_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const std::int64_t*, \
                                           const std::int64_t*, std::size_t, Control&);                           \

@@ -58,6 +58,9 @@ struct Options {
     bool skip_same_target = false;  // pairs="distinct_targets"
     int n_threads = 1;
     std::ptrdiff_t tile_rows = 0, tile_cols = 0;  // 0: default
+    // > 0: count only the pairs i < split <= j (one off-diagonal block of a
+    // larger problem whose rows were split into blocks).
+    std::ptrdiff_t split = 0;
 };
 
 // Group ids of identical rows: group_y[i] == group_y[j] iff y_i == y_j.
@@ -88,9 +91,11 @@ struct Prepared {
     std::vector<T> own;
 };
 
+// centre (d values, optional) replaces the mean target row of the Euclidean
+// metrics, so that blocks of a larger problem are prepared exactly as the whole.
 template <class T>
 Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric,
-                    const std::int64_t* perm = nullptr, int n_threads = 1);
+                    const std::int64_t* perm = nullptr, int n_threads = 1, const double* centre = nullptr);
 
 // All pairs, tile by tile. perm (optional) pairs y_i with p_perm[i].
 template <class T>

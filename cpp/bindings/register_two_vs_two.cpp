@@ -141,14 +141,14 @@ py::tuple counts_to_python(tvt::Counts&& c) {
 
 template <class T>
 py::tuple all_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups, const tvt::Options& options,
-                    const std::int64_t* perm, const py::object& progress) {
+                    const std::int64_t* perm, const py::object& progress, const double* centre) {
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
     const tvt::Blas blas = scipy_blas();
     const auto control = make_control(progress);
     // Safe without the GIL: the views, group ids and perm point into arrays
     // that the caller keeps alive, and nothing below touches a Python object.
     tvt::Counts counts = run_without_gil(*control, [&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads);
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads, centre);
         return tvt::count_all_pairs<T>(prep, groups, options, blas, *control);
     });
     return counts_to_python(std::move(counts));
@@ -219,19 +219,31 @@ void register_two_vs_two(py::module_& m) {
         "_two_vs_two_all",
         [](const py::array& y, const py::array& p, const IntArray& gy, const IntArray& gp, const std::string& metric,
            double rtol, bool skip_same_target, int n_threads, const py::object& tile,
-           const py::object& perm, const py::object& progress) {
+           const py::object& perm, const py::object& progress, py::ssize_t split, const py::object& centre) {
             check_matrices(y, p);
             const auto groups = groups_of(gy, gp, y.shape(0));
-            const auto options = options_of(metric, rtol, skip_same_target, n_threads, tile);
+            auto options = options_of(metric, rtol, skip_same_target, n_threads, tile);
+            if (split < 0 || split >= y.shape(0)) throw py::value_error("split must lie in [0, n)");
+            options.split = split;
+            py::array_t<double, py::array::c_style | py::array::forcecast> centre_array;
+            const double* centre_data = nullptr;
+            if (!centre.is_none()) {
+                centre_array = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(centre);
+                if (!centre_array || centre_array.ndim() != 1 || centre_array.shape(0) != y.shape(1))
+                    throw py::value_error("centre must have one value per column");
+                centre_data = centre_array.data();
+            }
             IndexArray holder;
             const std::int64_t* pi = perm_of(perm, holder, y.shape(0));
-            return is_float32(y) ? all_pairs<float>(y, p, groups, options, pi, progress)
-                                 : all_pairs<double>(y, p, groups, options, pi, progress);
+            return is_float32(y) ? all_pairs<float>(y, p, groups, options, pi, progress, centre_data)
+                                 : all_pairs<double>(y, p, groups, options, pi, progress, centre_data);
         },
         py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"), py::arg("metric"), py::arg("rtol"),
         py::arg("skip_same_target"), py::arg("n_threads"), py::arg("tile") = py::none(),
-        py::arg("perm") = py::none(), py::arg("progress") = py::none(),
-        "2 vs 2 counts over all pairs: (passed, tied, skipped, sample_passed, sample_tied).");
+        py::arg("perm") = py::none(), py::arg("progress") = py::none(), py::arg("split") = 0,
+        py::arg("centre") = py::none(),
+        "2 vs 2 counts over all pairs: (passed, tied, skipped, sample_passed, sample_tied). split > 0 counts "
+        "only the pairs i < split <= j; centre replaces the mean target row of the Euclidean metrics.");
 
     m.def(
         "_two_vs_two_pairs",
