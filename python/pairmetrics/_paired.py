@@ -10,6 +10,7 @@ import numpy as np
 from scipy import stats
 
 from . import _core
+from ._dask import dispatch
 from ._result import Result
 from ._validation import as_vector, check_finite, check_positive_finite, check_same_length, resolve_n_jobs
 
@@ -74,6 +75,7 @@ class PairedEvaluation(Result):
         )
 
 
+@dispatch
 def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
     """Count rankable pairs and correctly ranked pairs (drop-in for ``pairedeval``).
 
@@ -120,6 +122,7 @@ def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
 paired_eval.__doc__ = paired_eval.__doc__.replace("{semantics}", _SEMANTICS.strip())
 
 
+@dispatch
 def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True):
     """Pair counts and the concordance (AUC) of one model's scores.
 
@@ -195,6 +198,7 @@ class PairedComparison(Result):
     _unpack = ("statistic", "pvalue")
 
 
+@dispatch
 def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None):
     """Compare two models' paired evaluations on one test set.
 

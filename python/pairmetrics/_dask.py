@@ -1,0 +1,521 @@
+"""Dask collections: the public functions computed on a cluster, with the same numbers.
+
+Every public function that takes arrays is wrapped by :func:`dispatch`: when
+one of its array arguments is a Dask collection (a dask array, a dask
+DataFrame or Series), the call is handed to the function of the same name in
+this module, which builds a task graph that runs the same C++ kernels on
+blocks of the data and reduces small per-block results. Nothing here imports
+dask unless dask is already imported by the caller, so ``import pairmetrics``
+never loads it.
+
+The graphs run on the active ``distributed.Client`` when there is one, or on
+dask's default scheduler otherwise. No step brings the data to the client or
+to a single task: what reaches the client are counts, quantile samples and
+per-sample results the in-memory function also returns.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import sys
+import warnings
+
+import numpy as np
+
+__all__ = ["dispatch", "any_dask"]
+
+# Paired evaluation: the largest score partition (samples) when the data are
+# split by score; the number of partitions is at least twice the threads of the
+# cluster. Between-partition work grows as (partitions - 1) / 2 passes over the
+# labels, so partitions are kept few and large.
+PARTITION_SAMPLES = 25_000_000
+# Scores sampled per partition to place the partition boundaries.
+SAMPLES_PER_PARTITION = 2000
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def any_dask(*values) -> bool:
+    """True when some value is a Dask collection (without importing dask)."""
+    if "dask" not in sys.modules:
+        return False
+    from dask import is_dask_collection
+
+    return any(is_dask_collection(v) for v in values)
+
+
+def dispatch(func):
+    """Route calls with a Dask collection among the arguments to ``_dask.<name>``.
+
+    The arguments are bound to ``func``'s own signature first, so an unknown
+    keyword raises the same ``TypeError`` for dask input as for numpy input.
+    Without dask imported the wrapper costs one dictionary lookup.
+    """
+    signature = inspect.signature(func)
+    name = func.__name__
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if "dask" in sys.modules and any_dask(*args, *kwargs.values()):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return globals()["_dask_" + name](**bound.arguments)
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _da():
+    import dask.array as da
+
+    return da
+
+
+def _compute(*values, progress: bool = False):
+    """``dask.compute`` on the active client (or the default scheduler), with an optional bar."""
+    import dask
+
+    if not progress:
+        return dask.compute(*values)
+    client = _client()
+    if client is not None:
+        from distributed import progress as show
+
+        futures = client.compute(list(values))
+        show(futures)
+        return tuple(client.gather(futures))
+    from dask.diagnostics import ProgressBar
+
+    with ProgressBar():
+        return dask.compute(*values)
+
+
+def _client():
+    try:
+        from distributed import get_client
+
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _cluster_threads() -> int:
+    client = _client()
+    if client is not None:
+        try:
+            return max(1, sum(client.nthreads().values()))
+        except Exception:  # a client without workers yet
+            return 1
+    from ._validation import usable_cores
+
+    return usable_cores()
+
+
+def _to_dask_array(x, name: str):
+    """A dask array from a dask array, DataFrame/Series (lengths computed) or anything numpy accepts."""
+    import dask
+    from dask.array import Array
+
+    da = _da()
+    if isinstance(x, Array):
+        arr = x
+    elif dask.is_dask_collection(x) and hasattr(x, "to_dask_array"):
+        arr = x.to_dask_array(lengths=True)
+    elif dask.is_dask_collection(x):
+        raise TypeError(f"{name} must be a dask array, DataFrame or Series, got {type(x).__name__}")
+    else:
+        from ._validation import as_numeric_array
+
+        arr = da.from_array(as_numeric_array(x, name), chunks=-1)
+    if any(math.isnan(c) for dim in arr.chunks for c in dim):
+        arr = arr.compute_chunk_sizes()
+    return _checked_dtype(arr, name)
+
+
+def _checked_dtype(arr, name: str):
+    """Apply ``as_numeric_array``'s dtype rules: reject non-numbers, widen float16, canonical bools."""
+    from ._validation import as_numeric_array
+
+    kind = arr.dtype.kind
+    if kind == "O":
+        raise TypeError(f"{name} must contain numbers only; a dask array of dtype object is not accepted")
+    if kind not in "biuf":
+        raise TypeError(f"{name} must have a real numeric dtype, got dtype {arr.dtype}")
+    out_dtype = as_numeric_array(np.zeros(1, dtype=arr.dtype), name).dtype
+    return arr.map_blocks(lambda b: as_numeric_array(b, name), dtype=out_dtype)
+
+
+def _vector(x, name: str, min_length: int = 1):
+    arr = _to_dask_array(x, name)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    elif arr.ndim == 0:
+        raise ValueError(f"{name} must be 1-D, got a scalar")
+    elif arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D or of shape (n, 1), got shape {arr.shape}")
+    if arr.shape[0] < min_length:
+        raise ValueError(f"{name} needs at least {min_length} elements, got {arr.shape[0]}")
+    return arr
+
+
+def _align_rows(arrays, names):
+    """Rechunk along rows to the chunks of the first dask-chunked array (one chunk across columns)."""
+    lengths = {a.shape[0] for a in arrays}
+    if len(lengths) > 1:
+        shapes = " and ".join(str(a.shape[0]) for a in arrays)
+        raise ValueError(f"{' and '.join(names)} must have the same length, got {shapes}")
+    reference = max(arrays, key=lambda a: len(a.chunks[0]))
+    rows = reference.chunks[0]
+    out = []
+    for a in arrays:
+        spec = {0: rows}
+        if a.ndim == 2:
+            spec[1] = -1
+        out.append(a.rechunk(spec) if a.chunks[0] != rows or (a.ndim == 2 and len(a.chunks[1]) > 1) else a)
+    return out
+
+
+def _offsets(chunks):
+    return np.concatenate([[0], np.cumsum(chunks)]).astype(np.int64)
+
+
+def _first_nonfinite(block):
+    """(count, first local index, 'NaN' or 'infinite values') of the non-finite entries of a float block."""
+    if block.dtype.kind != "f":
+        return 0, -1, ""
+    bad = ~np.isfinite(block.ravel())
+    count = int(np.count_nonzero(bad))
+    if not count:
+        return 0, -1, ""
+    first = int(np.argmax(bad))
+    return count, first, "NaN" if np.isnan(block.ravel()[first]) else "infinite values"
+
+
+def _raise_nonfinite(reports, name, offsets, row_width=1):
+    """Raise the in-memory message from per-block reports of _first_nonfinite."""
+    total = sum(r[0] for r in reports)
+    if not total:
+        return
+    k = next(i for i, r in enumerate(reports) if r[0])
+    first = offsets[k] * row_width + reports[k][1]
+    raise ValueError(f"{name} contains {reports[k][2]} (first at flat index {first}, {total} non-finite in all)")
+
+
+# --------------------------------------------------------------------------- paired evaluation
+
+
+def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
+    """The smallest double t with fl(t - y) >= min_dist, per entry (inf if none).
+
+    Rounded subtraction is monotone, so {x : fl(x - y) >= min_dist} = {x >= t}
+    exactly: counting labels >= t gives the kernel's rankable test bit for bit.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = y + min_dist
+        low = (t - y) < min_dist
+        while low.any():
+            t[low] = np.nextafter(t[low], np.inf)
+            low = (t - y) < min_dist
+        below = np.nextafter(t, -np.inf)
+        fits = (below - y) >= min_dist
+        while fits.any():
+            t[fits] = below[fits]
+            below = np.nextafter(t, -np.inf)
+            fits = (below - y) >= min_dist
+    return t
+
+
+def _threshold_down(y: np.ndarray, min_dist: float) -> np.ndarray:
+    """The largest double t with fl(y - t) >= min_dist, per entry (-inf if none)."""
+    return -_threshold_up(-y, min_dist)
+
+
+def _paired_sample(scores, labels, size, seed):
+    """Validation reports and a random sample of the scores of one block."""
+    report = (_first_nonfinite(scores), _first_nonfinite(labels))
+    rng = np.random.default_rng(seed)
+    take = rng.choice(scores.shape[0], size=min(size, scores.shape[0]), replace=False)
+    return report, np.asarray(scores[take], dtype=np.float64)
+
+
+def _paired_split(scores, labels, offset, bounds, per_sample):
+    """Split one block by score range: the pieces of every partition, in block order."""
+    part = np.searchsorted(bounds, scores, side="right") if bounds.size else np.zeros(scores.shape[0], np.intp)
+    order = np.argsort(part, kind="stable")
+    counts = np.bincount(part, minlength=bounds.size + 1)
+    cuts = np.cumsum(counts)[:-1]
+    s = np.split(scores[order], cuts)
+    y = np.split(np.asarray(labels, dtype=np.float64)[order], cuts)
+    if per_sample:
+        index = np.split(order.astype(np.int64) + offset, cuts)
+        return tuple(zip(s, y, index))
+    return tuple(zip(s, y))
+
+
+def _paired_partition(min_dist, per_sample, n_threads, *pieces):
+    """Within-partition counts by the C++ kernel, and the partition's sorted labels."""
+    from . import _core
+
+    kept = [p for p in pieces if p[0].size] or list(pieces[:1])
+    scores = np.concatenate([p[0] for p in kept])
+    labels = np.concatenate([p[1] for p in kept])
+    if scores.size >= 2:
+        counts = _core.paired_counts(scores, labels, min_dist, per_sample, n_threads)
+    else:
+        zero = np.zeros(scores.size, np.uint64)
+        counts = ((0, 0, 0, 0), zero, zero, zero) if per_sample else (0, 0, 0, 0)
+    if per_sample:
+        index = np.concatenate([p[2] for p in kept])
+        order = np.argsort(labels, kind="stable")
+        sorted_labels = labels[order]
+        totals, rankable, tied, incorrect = counts
+        within = (tuple(int(c) for c in totals), (index, rankable.astype(np.int64), tied.astype(np.int64),
+                                                  incorrect.astype(np.int64), order))
+    else:
+        sorted_labels = np.sort(labels)
+        order = None
+        within = (tuple(int(c) for c in counts), None)
+    up = _threshold_up(sorted_labels, min_dist)
+    down = _threshold_down(sorted_labels, min_dist)
+    return within, (sorted_labels, up, down, order)
+
+
+def _paired_between(low, high, per_sample):
+    """Pairs (i in the lower-score partition, j in the higher one): (correct, incorrect) and per-sample counts.
+
+    All scores of ``low`` are below those of ``high``: a rankable pair is
+    incorrect when the label of i is the larger, correct otherwise, never tied.
+    """
+    y_low, up_low, down_low, _ = low
+    y_high, up_high, down_high, _ = high
+    if not y_low.size or not y_high.size:
+        if per_sample:
+            z_low, z_high = np.zeros(y_low.size, np.int64), np.zeros(y_high.size, np.int64)
+            return (0, 0), (z_low, z_low, z_high, z_high)
+        return (0, 0), None
+    # for j in high: labels of low that are >= up_j (incorrect) and <= down_j (correct)
+    incorrect_j = y_low.size - np.searchsorted(y_low, up_high, side="left")
+    correct_j = np.searchsorted(y_low, down_high, side="right")
+    totals = (int(correct_j.sum()), int(incorrect_j.sum()))
+    if not per_sample:
+        return totals, None
+    # for i in low: labels of high that are <= down_i (incorrect) and >= up_i (correct)
+    incorrect_i = np.searchsorted(y_high, down_low, side="right")
+    correct_i = y_high.size - np.searchsorted(y_high, up_low, side="left")
+    return totals, (incorrect_i + correct_i, incorrect_i, incorrect_j + correct_j, incorrect_j)
+
+
+def _sum_arrays(*arrays):
+    total = arrays[0].copy()
+    for a in arrays[1:]:
+        total += a
+    return total
+
+
+def _paired_finish(within, between_rankable, between_incorrect, n_chunks_offsets):
+    """Per-sample (rankable, tied, incorrect) of one partition, split by the original block they came from."""
+    index, rankable, tied, incorrect, order = within[1]
+    rankable = rankable.copy()
+    incorrect = incorrect.copy()
+    # between-partition counts are in sorted-label order
+    rankable[order] += between_rankable
+    incorrect[order] += between_incorrect
+    block = np.searchsorted(n_chunks_offsets, index, side="right") - 1
+    sort = np.argsort(block, kind="stable")
+    cuts = np.cumsum(np.bincount(block, minlength=n_chunks_offsets.size - 1))[:-1]
+    return tuple(zip(*(np.split(a[sort], cuts) for a in (index, rankable, tied, incorrect))))
+
+
+def _paired_assemble(offset, size, *pieces):
+    """The per-sample arrays of one original block, in input order."""
+    out = np.zeros((3, size), dtype=np.int64)
+    for index, rankable, tied, incorrect in pieces:
+        local = index - offset
+        out[0, local] = rankable
+        out[1, local] = tied
+        out[2, local] = incorrect
+    return out
+
+
+def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="scores"):
+    """Delayed totals (rankable, correct, tied, incorrect) and, with per_sample, one delayed
+    (3, block) array of per-sample (rankable, tied, incorrect) per block of the input."""
+    from dask import delayed
+
+    n = scores.shape[0]
+    n_threads = 1 if n_jobs is None else _resolve_threads(n_jobs)
+    blocks_s = scores.to_delayed().ravel()
+    blocks_y = labels.to_delayed().ravel()
+    offsets = _offsets(scores.chunks[0])
+
+    # 1. validation reports and a sample of the scores -> partition boundaries
+    n_parts = max(2 * _cluster_threads(), math.ceil(n / PARTITION_SAMPLES))
+    n_parts = max(1, min(n_parts, n // 2 or 1))
+    per_block = math.ceil(SAMPLES_PER_PARTITION * n_parts / len(blocks_s))
+    sampled = [delayed(_paired_sample, pure=True)(s, y, per_block, k) for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]
+    results = _compute(*sampled)
+    _raise_nonfinite([r[0][0] for r in results], scores_name, offsets)
+    _raise_nonfinite([r[0][1] for r in results], "labels", offsets)
+    sample = np.sort(np.concatenate([r[1] for r in results]))
+    picks = sample[(np.arange(1, n_parts) * sample.size) // n_parts] if sample.size else sample
+    bounds = np.unique(picks)
+    n_parts = bounds.size + 1
+
+    # 2. split every block by score range; partition k gathers its pieces
+    split = [delayed(_paired_split, nout=n_parts, pure=True)(s, y, offsets[k], bounds, per_sample)
+             for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]  # fmt: skip
+    parts = []
+    for k in range(n_parts):
+        within, labels_k = delayed(_paired_partition, nout=2, pure=True)(
+            min_dist, per_sample, n_threads, *[pieces[k] for pieces in split])
+        parts.append((within, labels_k))
+
+    # 3. pairs of partitions p < q from their sorted labels
+    between = {}
+    for p in range(n_parts):
+        for q in range(p + 1, n_parts):
+            between[p, q] = delayed(_paired_between, nout=2, pure=True)(parts[p][1], parts[q][1], per_sample)
+    totals = delayed(_paired_totals, pure=True)([w for w, _ in parts], [b[0] for b in between.values()])
+    if not per_sample:
+        return totals, None
+
+    # 4. per-sample counts: sum over partition pairs, then back to the input blocks
+    back = []
+    for p in range(n_parts):
+        rank_terms, inc_terms = [], []
+        for (a, b), (_, arrays) in between.items():
+            if a == p:
+                rank_terms.append(arrays[0])
+                inc_terms.append(arrays[1])
+            elif b == p:
+                rank_terms.append(arrays[2])
+                inc_terms.append(arrays[3])
+        if rank_terms:
+            rank = _tree(_sum_arrays, rank_terms)
+            inc = _tree(_sum_arrays, inc_terms)
+        else:  # a single partition: nothing between partitions
+            rank = inc = delayed(_zeros_like_partition, pure=True)(parts[p][1])
+        back.append(delayed(_paired_finish, nout=len(blocks_s), pure=True)(parts[p][0], rank, inc, offsets))
+    per_block = [
+        delayed(_paired_assemble, pure=True)(offsets[k], offsets[k + 1] - offsets[k], *[b[k] for b in back])
+        for k in range(len(blocks_s))
+    ]
+    return totals, per_block
+
+
+def _zeros_like_partition(labels_k):
+    return np.zeros(labels_k[0].size, np.int64)
+
+
+def _tree(func, items, width: int = 8):
+    """Reduce delayed items with ``func(*group)`` along a tree of the given width."""
+    from dask import delayed
+
+    items = list(items)
+    while len(items) > 1:
+        items = [delayed(func, pure=True)(*items[i : i + width]) if len(items[i : i + width]) > 1 else items[i]
+                 for i in range(0, len(items), width)]  # fmt: skip
+    return items[0]
+
+
+def _paired_totals(within, between):
+    rankable, correct, tied, incorrect = (sum(w[0][i] for w in within) for i in range(4))
+    correct += sum(b[0] for b in between)
+    incorrect += sum(b[1] for b in between)
+    rankable += sum(b[0] + b[1] for b in between)
+    return rankable, correct, tied, incorrect
+
+
+def _resolve_threads(n_jobs):
+    from ._validation import resolve_n_jobs
+
+    return resolve_n_jobs(n_jobs)
+
+
+def _paired_inputs(scores, labels, min_dist, scores_name="scores"):
+    from ._validation import check_positive_finite
+
+    scores = _vector(scores, scores_name, min_length=2)
+    labels = _vector(labels, "labels", min_length=2)
+    if scores.shape[0] != labels.shape[0]:
+        raise ValueError(f"{scores_name} and labels must have the same length, got {scores.shape[0]} and {labels.shape[0]}")
+    min_dist = check_positive_finite(min_dist, "min_dist")
+    scores, labels = _align_rows([scores, labels], [scores_name, "labels"])
+    return scores, labels, min_dist
+
+
+def _dask_paired_eval(scores, labels, min_dist=0.5, n_jobs=None):
+    result = _dask_paired_evaluation(scores, labels, min_dist, n_jobs=n_jobs, warn=False)
+    return result.n_rankable, result.n_correct
+
+
+def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True):
+    from ._paired import PairedEvaluation
+
+    scores, labels, min_dist = _paired_inputs(scores, labels, min_dist)
+    from ._validation import check_bool
+
+    warn = check_bool(warn, "warn")
+    totals, _ = _paired_graph(scores, labels, min_dist, False, n_jobs)
+    (rankable, correct, tied, incorrect), = _compute(totals)
+    if rankable == 0 and warn:
+        warnings.warn("no pair of labels is min_dist apart: nothing is rankable, auc is nan", RuntimeWarning, stacklevel=3)
+    return PairedEvaluation(rankable, correct, tied, incorrect, min_dist)
+
+
+def _g_sums(block_a, block_b, auc_a, auc_b):
+    """Partial sums of g_a^2, g_b^2 and g_a g_b over one block (g as in compare_paired)."""
+    out = []
+    for block, auc in ((block_a, auc_a), (block_b, auc_b)):
+        rankable, tied, incorrect = block
+        credit = (rankable - tied - incorrect).astype(np.float64) + 0.5 * tied
+        out.append(credit - auc * rankable)
+    ga, gb = out
+    return np.array([ga @ ga, gb @ gb, ga @ gb])
+
+
+def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None):
+    import dask
+    from dask import delayed
+    from scipy import stats
+
+    from ._paired import PairedComparison, PairedEvaluation
+
+    a_scores, labels_a, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")
+    b_scores, labels_b, _ = _paired_inputs(scores_b, labels, min_dist, "scores_b")
+    b_scores, labels_b = _align_rows([a_scores, b_scores, labels_b], ["scores_a", "scores_b", "labels"])[1:]
+    totals_a, blocks_a = _paired_graph(a_scores, labels_a, min_dist, True, n_jobs, "scores_a")
+    totals_b, blocks_b = _paired_graph(b_scores, labels_b, min_dist, True, n_jobs, "scores_b")
+    # Keep the per-sample counts on the workers while the totals give the AUCs.
+    totals_a, totals_b, blocks_a, blocks_b = dask.persist(totals_a, totals_b, blocks_a, blocks_b)
+    totals_a, totals_b = _compute(totals_a, totals_b)
+    a = PairedEvaluation(*totals_a, min_dist)
+    b = PairedEvaluation(*totals_b, min_dist)
+    n_rankable = a.n_rankable
+    table = np.array([[a.n_correct, b.n_correct], [n_rankable - a.n_correct, n_rankable - b.n_correct]], dtype=np.int64)
+    if n_rankable == 0:
+        warnings.warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning, stacklevel=3)
+        nan = math.nan
+        return PairedComparison(a, b, table, nan, nan, nan, nan, nan, nan, nan, nan)
+    parts = [delayed(_g_sums, pure=True)(x, y, a.auc, b.auc) for x, y in zip(blocks_a, blocks_b)]
+    (sums,) = _compute(_tree(_sum_arrays, parts))
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fisher = stats.fisher_exact(table)
+    n = a_scores.shape[0]
+    scale = n / (n - 1) / float(n_rankable) ** 2
+    var_a, var_b, cov = scale * float(sums[0]), scale * float(sums[1]), scale * float(sums[2])
+    difference = a.auc - b.auc
+    spread = max(var_a + var_b - 2 * cov, 0.0)
+    if spread > 0:
+        z = difference / math.sqrt(spread)
+        p = float(2 * stats.norm.sf(abs(z)))
+    else:
+        z, p = (0.0, 1.0) if difference == 0 else (math.copysign(math.inf, difference), 0.0)
+    return PairedComparison(a, b, table, float(fisher.statistic), float(fisher.pvalue), difference, var_a, var_b, cov, z, p)
