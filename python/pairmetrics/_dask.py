@@ -519,3 +519,333 @@ def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None):
     else:
         z, p = (0.0, 1.0) if difference == 0 else (math.copysign(math.inf, difference), 0.0)
     return PairedComparison(a, b, table, float(fisher.statistic), float(fisher.pvalue), difference, var_a, var_b, cov, z, p)
+
+
+# --------------------------------------------------------------------------- 2 vs 2
+
+
+def _tvt_check_block(y, p, metric, dtype):
+    """Per row block: non-finite reports, rows the metric rejects, largest magnitudes, column sums."""
+    report = {"finite": (_first_nonfinite(y), _first_nonfinite(p))}
+    if report["finite"][0][0] or report["finite"][1][0]:
+        return report
+    y = np.asarray(y, dtype=dtype)
+    p = np.asarray(p, dtype=dtype)
+    bad = []
+    for x in (y, p):
+        if metric == "cosine":
+            rows = np.flatnonzero(~np.any(x != 0, axis=1))
+        elif metric == "correlation":
+            rows = np.flatnonzero(np.all(x == x[:, :1], axis=1))
+        else:
+            rows = np.empty(0, np.intp)
+        bad.append(rows)
+    report["bad"] = bad
+    report["big"] = (float(np.max(np.abs(y))) if y.size else 0.0, float(np.max(np.abs(p))) if p.size else 0.0)
+    report["sum"] = y.astype(np.float64).sum(axis=0)
+    return report
+
+
+def _tvt_validate(reports, offsets, d, metric, dtype):
+    """Raise the errors of the in-memory call, in its order, from the per-block reports."""
+    from ._two_vs_two import _row_list
+
+    for which, name in enumerate(("y_true", "y_pred")):
+        _raise_nonfinite([r["finite"][which] for r in reports], name, offsets, row_width=d)
+    finfo = np.finfo(dtype)
+    for which, name in enumerate(("y_true", "y_pred")):
+        rows = np.concatenate([r["bad"][which] + offsets[k] for k, r in enumerate(reports)])
+        if metric == "cosine":
+            if rows.size:
+                raise ValueError(
+                    f"{name} has all-zero rows {_row_list(rows)}: the cosine distance to a zero vector is undefined")
+            continue
+        if metric == "correlation":
+            if rows.size:
+                raise ValueError(
+                    f"{name} has constant rows {_row_list(rows)}: the correlation distance to a constant vector is undefined")
+            limit = float(finfo.max) / (4.0 * d)
+        else:
+            limit = math.sqrt(float(finfo.max) / (64.0 * d))
+        big = max(r["big"][which] for r in reports)
+        if big > limit:
+            raise ValueError(
+                f"{name} has values up to {big:.3g}, too large for the {metric} metric in {np.dtype(dtype)} "
+                f"(limit {limit:.3g}); rescale the data or pass float64")
+
+
+def _tvt_tile(yi, pi, yj, pj, dtype, metric, rtol, skip_same, n_threads, centre, perm_i=None, perm_j=None):
+    """Counts of one tile: the pairs inside a row block (yj is None) or between two blocks.
+
+    Returns ((passed, tied, skipped), (sample_passed, sample_tied, same_target) of block I,
+    the same of block J or None).
+    """
+    from . import _core
+
+    diagonal = yj is None
+    y = np.asarray(yi if diagonal else np.concatenate([yi, yj]), dtype=dtype)
+    p = np.asarray(pi if diagonal else np.concatenate([pi, pj]), dtype=dtype)
+    ni = yi.shape[0]
+    n = y.shape[0]
+    if n < 2:
+        zero = np.zeros(n, np.int64)
+        return (0, 0, 0), (zero, zero, zero), None
+    gy = _core._row_groups(y, n_threads)
+    gp = _core._row_groups(p, n_threads)
+    passed, tied, skipped, sp, st = _core._two_vs_two_all(
+        y, p, gy, gp, metric, rtol, skip_same, n_threads, None, None, None, split=0 if diagonal else ni, centre=centre)
+    same = np.zeros(n, np.int64)
+    if skip_same:
+        if diagonal:
+            same = np.bincount(gy, minlength=n)[gy] - 1
+        else:
+            same[:ni] = np.bincount(gy[ni:], minlength=n)[gy[:ni]]
+            same[ni:] = np.bincount(gy[:ni], minlength=n)[gy[ni:]]
+    totals = (int(passed), int(tied), int(skipped))
+    if diagonal:
+        return totals, (sp, st, same), None
+    return totals, (sp[:ni], st[:ni], same[:ni]), (sp[ni:], st[ni:], same[ni:])
+
+
+def _tvt_totals(*totals):
+    return tuple(sum(t[i] for t in totals) for i in range(3))
+
+
+def _tvt_sum_triples(*triples):
+    return tuple(_sum_arrays(*[t[i] for t in triples]) for i in range(3))
+
+
+def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
+    """Validated, row-aligned dask arrays and the resolved options (one pass over the data)."""
+    from ._two_vs_two import METRICS, TIES, _resolve_rtol
+    from ._validation import check_choice
+
+    metric = check_choice(metric, "metric", METRICS)
+    y = _to_dask_array(y_true, "y_true")
+    p = _to_dask_array(y_pred, "y_pred")
+    for x, name in ((y, "y_true"), (p, "y_pred")):
+        if x.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {x.shape}")
+        if x.shape[0] < 2:
+            raise ValueError(f"{name} needs at least 2 rows, got {x.shape[0]}")
+        if x.shape[1] < 1:
+            raise ValueError(f"{name} needs at least 1 columns, got {x.shape[1]}")
+    if y.shape != p.shape:
+        raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
+    y, p = _align_rows([y, p], ["y_true", "y_pred"])
+    dtype = np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
+    ties = check_choice(ties, "ties", TIES)
+    n_threads = 1 if n_jobs is None else _resolve_threads(n_jobs)
+    return y, p, metric, ties, dtype, n_threads
+
+
+def _tvt_setup(y, p, metric, dtype, rtol):
+    """Validate on the cluster; returns (rtol, centre, row offsets)."""
+    from dask import delayed
+
+    from ._two_vs_two import _resolve_rtol
+
+    n, d = y.shape
+    blocks_y, blocks_p = y.to_delayed().ravel(), p.to_delayed().ravel()
+    offsets = _offsets(y.chunks[0])
+    reports = _compute(*[delayed(_tvt_check_block, pure=True)(a, b, metric, dtype) for a, b in zip(blocks_y, blocks_p)])
+    _tvt_validate(reports, offsets, d, metric, dtype)
+    rtol = _resolve_rtol(rtol, dtype, d)
+    centre = None
+    if metric in ("euclidean", "sqeuclidean"):
+        centre = np.sum([r["sum"] for r in reports], axis=0) / n
+    return rtol, centre, offsets, blocks_y, blocks_p
+
+
+def _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, centre, per_sample=True):
+    """Delayed totals and per-block (sample_passed, sample_tied, same_target) over the upper triangle of tiles."""
+    from dask import delayed
+
+    n_blocks = len(blocks_y)
+    tiles = {}
+    for i in range(n_blocks):
+        for j in range(i, n_blocks):
+            if i == j:
+                args = (blocks_y[i], blocks_p[i], None, None)
+            else:
+                args = (blocks_y[i], blocks_p[i], blocks_y[j], blocks_p[j])
+            tiles[i, j] = delayed(_tvt_tile, nout=3, pure=True)(*args, dtype, metric, rtol, skip_same, n_threads, centre)
+    totals = _tree(_tvt_totals, [t[0] for t in tiles.values()])
+    if not per_sample:
+        return totals, None
+    per_block = []
+    for b in range(n_blocks):
+        parts = [t[1] if i == b else t[2] for (i, j), t in tiles.items() if b in (i, j)]
+        per_block.append(_tree(_tvt_sum_triples, parts))
+    return totals, per_block
+
+
+def _tvt_result(n, totals, sample_passed, sample_tied, same, ties, metric, pairs, rtol, first=None, second=None):
+    """A TwoVsTwoResult from reduced counts, as the in-memory call builds it."""
+    from ._two_vs_two import TwoVsTwoResult, _score, _tie_credit
+
+    passed, tied, skipped = (int(v) for v in totals)
+    if first is None:
+        n_pairs = n * (n - 1) // 2 - skipped
+        sample_pairs = np.full(n, n - 1, dtype=np.int64) - same
+    else:
+        n_pairs = first.size - skipped
+        sample_pairs = np.bincount(first, minlength=n) + np.bincount(second, minlength=n)
+    n_passed, n_total = _score(passed, tied, n_pairs, ties)
+    accuracy = n_passed / n_total if n_total else math.nan
+    credit = _tie_credit(ties)
+    s_total = sample_pairs - (sample_tied if ties == "exclude" else 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sample_accuracy = np.where(s_total > 0, (sample_passed + credit * sample_tied) / np.maximum(s_total, 1), np.nan)
+    standard_error = None
+    if first is not None:
+        standard_error = math.nan
+        if n_total > 1:
+            counted_ties = 0 if ties == "exclude" else tied
+            mean_sq = (passed + credit**2 * counted_ties) / n_total
+            var = max(mean_sq - accuracy**2, 0.0) * n_total / (n_total - 1)
+            fpc = 1.0 - first.size / (n * (n - 1) // 2)
+            standard_error = math.sqrt(var / n_total * fpc)
+    if ties != "half":
+        n_passed = int(n_passed)
+    return TwoVsTwoResult(
+        n_passed=n_passed, n_total=int(n_total), accuracy=float(accuracy), n_strict_passed=passed, n_tied=tied,
+        n_pairs=int(n_pairs), standard_error=standard_error, sample_accuracy=sample_accuracy, metric=metric,
+        ties=ties, pairs=pairs, rtol=rtol,
+    )
+
+
+def _tvt_listed(yi, pi, yj, pj, first, second, dtype, metric, rtol, skip_same, n_threads):
+    """Counts of listed pairs (local indices into the rows of I followed by those of J)."""
+    from . import _core
+
+    y = np.asarray(yi if yj is None else np.concatenate([yi, yj]), dtype=dtype)
+    p = np.asarray(pi if pj is None else np.concatenate([pi, pj]), dtype=dtype)
+    gy = _core._row_groups(y, n_threads)
+    gp = _core._row_groups(p, n_threads)
+    passed, tied, skipped, sp, st = _core._two_vs_two_pairs(
+        y, p, gy, gp, first, second, metric, rtol, skip_same, n_threads, None, None)
+    return (int(passed), int(tied), int(skipped)), sp, st
+
+
+def _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, skip_same, n_threads):
+    """Sampled pairs grouped by tile; returns delayed totals and a list of (global rows, delayed counts)."""
+    from dask import delayed
+
+    n = offsets[-1]
+    bi = np.searchsorted(offsets, first, side="right") - 1
+    bj = np.searchsorted(offsets, second, side="right") - 1
+    key = bi * len(blocks_y) + bj
+    order = np.argsort(key, kind="stable")
+    tasks, rows = [], []
+    for k in np.unique(key):
+        sel = order[key[order] == k]
+        i, j = divmod(int(k), len(blocks_y))
+        li = first[sel] - offsets[i]
+        if i == j:
+            lj = second[sel] - offsets[i]
+            local_rows = np.arange(offsets[i], offsets[i + 1])
+            args = (blocks_y[i], blocks_p[i], None, None)
+        else:
+            lj = second[sel] - offsets[j] + (offsets[i + 1] - offsets[i])
+            local_rows = np.r_[np.arange(offsets[i], offsets[i + 1]), np.arange(offsets[j], offsets[j + 1])]
+            args = (blocks_y[i], blocks_p[i], blocks_y[j], blocks_p[j])
+        tasks.append(delayed(_tvt_listed, pure=True)(*args, li, lj, dtype, metric, rtol, skip_same, n_threads))
+        rows.append(local_rows)
+    del n
+    return tasks, rows
+
+
+def _dask_two_vs_two(y_true, y_pred, metric="cosine", ties="fail", pairs="all", rng=None, n_jobs=None,
+                     progress=False, rtol=None):
+    from ._two_vs_two import _resolve_pairs, _sample_pairs
+    from ._validation import check_bool
+
+    y, p, metric, ties, dtype, n_threads = _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs)
+    n = y.shape[0]
+    pairs = _resolve_pairs(pairs, n)
+    progress = check_bool(progress, "progress")
+    rtol, centre, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
+    skip_same = pairs == "distinct_targets"
+    if isinstance(pairs, int):
+        first, second = _sample_pairs(n, pairs, np.random.default_rng(rng))
+        return _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads,
+                                   ties, pairs, progress)
+    totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, centre)
+    totals, *per_block = _compute(totals, *per_block, progress=progress)
+    sample_passed, sample_tied, same = (np.concatenate([b[i] for b in per_block]) for i in range(3))
+    return _tvt_result(n, totals, sample_passed, sample_tied, same, ties, metric, pairs, rtol)
+
+
+def _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads, ties, pairs,
+                        progress, counts_only=False):
+    n = int(offsets[-1])
+    tasks, rows = _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, False, n_threads)
+    results = _compute(*tasks, progress=progress)
+    totals = _tvt_totals(*[r[0] for r in results])
+    if counts_only:
+        return totals
+    sample_passed = np.zeros(n, np.int64)
+    sample_tied = np.zeros(n, np.int64)
+    for (_, sp, st), local_rows in zip(results, rows):
+        np.add.at(sample_passed, local_rows, sp)
+        np.add.at(sample_tied, local_rows, st)
+    return _tvt_result(n, totals, sample_passed, sample_tied, 0, ties, metric, pairs, rtol, first, second)
+
+
+def _dask_two_vs_two_permutation_test(y_true, y_pred, n_permutations=1000, rng=None, metric="cosine", ties="fail",
+                                      pairs="all", n_jobs=None, progress=False, rtol=None):
+    import numbers
+
+    from ._two_vs_two import TwoVsTwoPermutationResult, _exact_score, _resolve_pairs, _sample_pairs
+    from ._validation import check_bool
+
+    generator = np.random.default_rng(rng)
+    y, p, metric, ties, dtype, n_threads = _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs)
+    n = y.shape[0]
+    pairs = _resolve_pairs(pairs, n)
+    rtol, centre, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
+    progress = check_bool(progress, "progress")
+    if isinstance(n_permutations, (bool, np.bool_)) or not isinstance(n_permutations, (numbers.Integral, np.integer)):
+        raise TypeError(f"n_permutations must be an int, got {type(n_permutations).__name__}")
+    n_permutations = int(n_permutations)
+    if n_permutations < 1:
+        raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
+    skip_same = pairs == "distinct_targets"
+    first = second = None
+    if isinstance(pairs, int):
+        first, second = _sample_pairs(n, pairs, generator)
+        observed = _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads,
+                                       ties, pairs, False)
+    else:
+        totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, centre)
+        totals, *per_block = _compute(totals, *per_block)
+        sample_passed, sample_tied, same = (np.concatenate([b[i] for b in per_block]) for i in range(3))
+        observed = _tvt_result(n, totals, sample_passed, sample_tied, same, ties, metric, pairs, rtol)
+    # The permutations of the in-memory call, drawn in the same order from the same generator.
+    perms = [generator.permutation(n) for _ in range(n_permutations)]
+    rows = y.chunks[0]
+    null_totals = []
+    for perm in perms:
+        # y_i is paired with p_perm[i]: permute the prediction rows on the cluster.
+        permuted = p[perm].rechunk({0: rows, 1: -1})
+        blocks_q = permuted.to_delayed().ravel()
+        if first is None:
+            totals, _ = _tvt_graph(blocks_y, blocks_q, dtype, metric, rtol, skip_same, n_threads, centre,
+                                   per_sample=False)
+            null_totals.append(totals)
+        else:
+            tasks, _ = _tvt_sampled(blocks_y, blocks_q, offsets, first, second, dtype, metric, rtol, False, n_threads)
+            null_totals.append(_tree(_tvt_totals, [t[0] for t in tasks]))
+    null_totals = _compute(*null_totals, progress=progress)
+    n_pairs = observed.n_pairs
+    null = np.empty(n_permutations)
+    exceed = 0
+    obs_num2, obs_den = _exact_score(observed.n_strict_passed, observed.n_tied, n_pairs, ties)
+    for r, (passed, tied, _) in enumerate(null_totals):
+        num2, den = _exact_score(int(passed), int(tied), n_pairs, ties)
+        null[r] = num2 / (2 * den) if den else math.nan
+        if den and obs_den and num2 * obs_den >= obs_num2 * den:
+            exceed += 1
+    return TwoVsTwoPermutationResult(statistic=observed.accuracy, pvalue=(1 + exceed) / (1 + n_permutations),
+                                     null_distribution=null, n_permutations=n_permutations, observed=observed)
