@@ -11,6 +11,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp, ndtr
 
 from . import _core
+from ._dask import dispatch
 from ._matching import (
     _DEFAULT_K,
     _SAFE_MAX,
@@ -328,6 +329,7 @@ class CrossMatchResampleResult(Result):
     _unpack = ("mean_a1", "mean_pval")
 
 
+@dispatch
 def crossmatch_resample(x, y, sample_size: int = 200, n_repeats: int = 500, rng=None, n_jobs=None, *,
                         metric="euclidean", k: int = _DEFAULT_K, **metric_kwargs) -> CrossMatchResampleResult:  # fmt: skip
     """Cross-match test on repeated random subsamples of x and y.

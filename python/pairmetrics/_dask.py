@@ -60,7 +60,10 @@ def dispatch(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         if "dask" in sys.modules and any_dask(*args, *kwargs.values()):
-            bound = signature.bind(*args, **kwargs)
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TypeError(f"{name}() {exc}") from None
             bound.apply_defaults()
             return globals()["_dask_" + name](**bound.arguments)
         return func(*args, **kwargs)
@@ -849,3 +852,288 @@ def _dask_two_vs_two_permutation_test(y_true, y_pred, n_permutations=1000, rng=N
             exceed += 1
     return TwoVsTwoPermutationResult(statistic=observed.accuracy, pvalue=(1 + exceed) / (1 + n_permutations),
                                      null_distribution=null, n_permutations=n_permutations, observed=observed)
+
+
+# --------------------------------------------------------------------------- classic measures
+
+
+def _measure_pair(y_true, y_pred):
+    """Row-aligned dask arrays of one shape, with the in-memory rules ((n,) against (n, 1) allowed)."""
+    yt = _to_dask_array(y_true, "y_true")
+    yp = _to_dask_array(y_pred, "y_pred")
+    for x, name in ((yt, "y_true"), (yp, "y_pred")):
+        if x.ndim not in (1, 2):
+            raise ValueError(f"{name} must be 1-D (n,) or 2-D (n, t), got shape {x.shape}")
+        if x.size == 0:
+            raise ValueError(f"{name} is empty (shape {x.shape}); the measures need at least one example and target")
+    if yt.shape != yp.shape:
+        if yt.ndim != yp.ndim and yt.shape[0] == yp.shape[0] and yt.size == yp.size == yt.shape[0]:
+            yt, yp = yt.reshape(-1), yp.reshape(-1)
+        else:
+            raise ValueError(f"y_true and y_pred must have the same shape, got {yt.shape} and {yp.shape}")
+    return _align_rows([yt, yp], ["y_true", "y_pred"])
+
+
+def _error_block(yt, yp):
+    """Per column: |difference| sum, squared sum, max |difference|, count of differing entries."""
+    from ._measures import _error_stats
+
+    if yt.dtype.kind in "biu" and yp.dtype.kind in "biu":
+        wrong = yt != yp
+        n_wrong = np.count_nonzero(wrong.reshape(wrong.shape[0], -1), axis=0)
+        _, _, abs_sum, sq_sum, max_abs, _ = _error_stats(yt, yp, True)
+        return abs_sum, sq_sum, max_abs, n_wrong.astype(np.float64)
+    _, _, abs_sum, sq_sum, max_abs, n_wrong = _error_stats(yt, yp, True)
+    return abs_sum, sq_sum, max_abs, np.asarray(n_wrong, dtype=np.float64)
+
+
+def _error_combine(*stats):
+    return (
+        _sum_arrays(*[s[0] for s in stats]),
+        _sum_arrays(*[s[1] for s in stats]),
+        np.maximum.reduce([s[2] for s in stats]),
+        _sum_arrays(*[s[3] for s in stats]),
+    )
+
+
+def _error_stats_dask(y_true, y_pred, per_target):
+    """(n, abs_sum, sq_sum, max_abs, n_wrong): totals as length-1 arrays, or per target."""
+    from dask import delayed
+
+    from ._validation import check_bool
+
+    yt, yp = _measure_pair(y_true, y_pred)
+    per_target = check_bool(per_target, "per_target")
+    parts = [delayed(_error_block, pure=True)(a, b) for a, b in zip(yt.to_delayed().ravel(), yp.to_delayed().ravel())]
+    (stats,) = _compute(_tree(_error_combine, parts))
+    abs_sum, sq_sum, max_abs, n_wrong = stats
+    if not per_target:
+        abs_sum, sq_sum, n_wrong = (np.array([v.sum()]) for v in (abs_sum, sq_sum, n_wrong))
+        max_abs = np.array([max_abs.max()])
+    return yt.shape[0], abs_sum, sq_sum, max_abs, n_wrong
+
+
+def _dask_zero_one_error(y_true, y_pred, average=False, per_target=False):
+    from ._measures import _divide, _output
+
+    n, _, _, _, n_wrong = _error_stats_dask(y_true, y_pred, per_target)
+    return _output(_divide(n_wrong, n, average), per_target)
+
+
+def _dask_absolute_error(y_true, y_pred, average=False, per_target=False):
+    from ._measures import _divide, _output
+
+    n, abs_sum, _, _, _ = _error_stats_dask(y_true, y_pred, per_target)
+    return _output(_divide(abs_sum, n, average), per_target)
+
+
+def _dask_sum_squares_error(y_true, y_pred, average=False, per_target=False):
+    from ._measures import _divide, _output
+
+    n, _, sq_sum, _, _ = _error_stats_dask(y_true, y_pred, per_target)
+    return _output(_divide(sq_sum, n, average), per_target)
+
+
+def _dask_rms_error(y_true, y_pred, per_target=False):
+    from ._measures import _output
+
+    n, _, sq_sum, _, _ = _error_stats_dask(y_true, y_pred, per_target)
+    return _output(np.sqrt(sq_sum / n), per_target)
+
+
+def _dask_worst_case_error(y_true, y_pred, per_target=False):
+    from ._measures import _output
+
+    _, _, _, max_abs, _ = _error_stats_dask(y_true, y_pred, per_target)
+    return _output(max_abs, per_target)
+
+
+def _log_likelihood_block(yt, yp, eps):
+    from ._measures import _log_likelihood
+
+    return _log_likelihood(yt, yp, True, eps)[1]
+
+
+def _log_likelihood_dask(y_true, y_pred, per_target, eps):
+    from dask import delayed
+
+    from ._measures import _check_eps
+    from ._validation import check_bool
+
+    yt, yp = _measure_pair(y_true, y_pred)
+    per_target = check_bool(per_target, "per_target")
+    _check_eps(eps)
+    parts = [delayed(_log_likelihood_block, pure=True)(a, b, eps)
+             for a, b in zip(yt.to_delayed().ravel(), yp.to_delayed().ravel())]  # fmt: skip
+    (ll,) = _compute(_tree(_sum_arrays, parts))
+    if not per_target:
+        ll = np.array([ll.sum()])
+    return yt.shape[0], ll
+
+
+def _dask_likelihood(y_true, y_pred, per_target=False, eps=None):
+    from ._measures import Likelihood, _output
+
+    _, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
+    ll = _output(ll, per_target)
+    return Likelihood(value=np.exp(ll), log=ll)
+
+
+def _dask_log_likelihood(y_true, y_pred, average=False, per_target=False, eps=None, base=None):
+    from ._measures import _check_base, _divide, _output
+
+    n, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
+    scale = _check_base(base)
+    return _output(_divide(ll / scale, n, average), per_target)
+
+
+def _dask_log_loss(y_true, y_pred, per_target=False, eps=None, base=None):
+    from ._measures import _check_base, _output
+
+    n, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
+    scale = _check_base(base)
+    return _output(-ll / (scale * n) + 0.0, per_target)
+
+
+# --------------------------------------------------------------------------- multi-label counts
+
+
+def _multilabel_block(t, p):
+    from ._multilabel import _counts_dense, _dense_binary
+
+    t = _dense_binary(t, "y_true")
+    p = _dense_binary(p, "y_pred")
+    return _counts_dense(t, p)
+
+
+def _multilabel_combine(*blocks):
+    labels = tuple(_sum_arrays(*[b[0][i] for b in blocks]) for i in range(3))
+    samples = tuple(np.concatenate([b[1][i] for b in blocks]) for i in range(3))
+    return labels, samples
+
+
+def _dask_multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
+    from dask import delayed
+
+    from ._multilabel import MultilabelCounts
+    from ._validation import check_nonnegative_finite
+
+    fp_penalty = check_nonnegative_finite(false_pos, "false_pos")
+    fn_penalty = check_nonnegative_finite(false_neg, "false_neg")
+    t = _to_dask_array(y_true, "y_true")
+    p = _to_dask_array(y_pred, "y_pred")
+    for x, name in ((t, "y_true"), (p, "y_pred")):
+        if x.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {x.shape}")
+    if t.shape != p.shape:
+        raise ValueError(f"y_true and y_pred must have the same shape, got {t.shape} and {p.shape}")
+    n_samples, n_labels = t.shape
+    if n_samples == 0 or n_labels == 0:
+        raise ValueError(f"y_true is empty (shape {t.shape}); need at least one sample and one label")
+    t, p = _align_rows([t, p], ["y_true", "y_pred"])
+    parts = [delayed(_multilabel_block, pure=True)(a, b) for a, b in zip(t.to_delayed().ravel(), p.to_delayed().ravel())]
+    # Per-sample counts are part of the result (n values each); blocks keep their order.
+    (counts,) = _compute(_tree(_multilabel_combine, parts))
+    labels, samples = counts
+
+    def split(counts, size):
+        tp, true, pred = counts
+        fp, fn = pred - tp, true - tp
+        return tp, size - tp - fp - fn, fp, fn
+
+    tp_l, tn_l, fp_l, fn_l = split(labels, n_samples)
+    tp_s, tn_s, fp_s, fn_s = split(samples, n_labels)
+    tp, tn, fp, fn = (np.int64(c.sum()) for c in (tp_l, tn_l, fp_l, fn_l))
+    correct_s = tp_s + tn_s
+    score_s = correct_s - fp_penalty * fp_s - fn_penalty * fn_s
+    n_entries = n_samples * n_labels
+    return MultilabelCounts(
+        tp=tp, tn=tn, fp=fp, fn=fn,
+        tp_per_label=tp_l, tn_per_label=tn_l, fp_per_label=fp_l, fn_per_label=fn_l,
+        tp_per_sample=tp_s, tn_per_sample=tn_s, fp_per_sample=fp_s, fn_per_sample=fn_s,
+        sample_accuracy=correct_s / n_labels,
+        mean_sample_accuracy=np.float64((tp + tn) / n_entries),
+        label_accuracy=(tp_l + tn_l) / n_samples,
+        weighted_score_per_sample=score_s / n_labels,
+        weighted_score=np.float64((tp + tn - fp_penalty * fp - fn_penalty * fn) / n_entries),
+        false_pos=fp_penalty,
+        false_neg=fn_penalty,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- cross-match resampling
+
+
+def _cm_sample(x, name):
+    x = _to_dask_array(x, name)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {x.shape}")
+    if x.shape[0] < 1:
+        raise ValueError(f"{name} needs at least 1 rows, got {x.shape[0]}")
+    if x.shape[1] < 1:
+        raise ValueError(f"{name} needs at least 1 columns, got {x.shape[1]}")
+    return x.rechunk({1: -1})
+
+
+def _cm_report(block):
+    return _first_nonfinite(block)
+
+
+def _cm_repeat(xs, ys, dtype, metric, k, metric_kwargs):
+    """a1 of the cross-match test on one subsample (rows of x, then rows of y)."""
+    from ._crossmatch import _stats_from_mate
+    from ._matching import _pairwise_distances, _solve_dense
+
+    points = np.concatenate([np.asarray(xs, dtype=dtype), np.asarray(ys, dtype=dtype)])
+    z = np.repeat(np.array([0, 1], dtype=np.int8), [xs.shape[0], ys.shape[0]])
+    D = _pairwise_distances(points, metric, **metric_kwargs)
+    return _stats_from_mate(z, _solve_dense(D, k=k, progress=False).mate)[1]
+
+
+def _dask_crossmatch_resample(x, y, sample_size=200, n_repeats=500, rng=None, n_jobs=None, metric="euclidean",
+                              k=None, metric_kwargs=None):
+    from dask import delayed
+    from scipy.special import ndtr
+
+    from ._crossmatch import CrossMatchResampleResult, _check_count, _moments, crossmatch_null_distribution
+    from ._matching import _check_k, _check_metric
+
+    metric_kwargs = metric_kwargs or {}
+    _check_metric(metric)
+    X = _cm_sample(x, "x")
+    Y = _cm_sample(y, "y")
+    for arr, name in ((X, "x"), (Y, "y")):
+        reports = _compute(*[delayed(_cm_report, pure=True)(b) for b in arr.to_delayed().ravel()])
+        _raise_nonfinite(list(reports), name, _offsets(arr.chunks[0]), row_width=arr.shape[1])
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"x and y must have the same dimensionality, got {X.shape[1]} and {Y.shape[1]} columns")
+    n, m = X.shape[0], Y.shape[0]
+    dtype = np.result_type(X.dtype, Y.dtype, np.float32) if X.dtype.kind == Y.dtype.kind == "f" else np.float64
+    sample_size = _check_count(sample_size, "sample_size", 1)
+    n_repeats = _check_count(n_repeats, "n_repeats", 1)
+    if sample_size > min(n, m):
+        raise ValueError(f"sample_size must be <= min(len(x), len(y)) = {min(n, m)}, got {sample_size}")
+    k = _check_k(k)
+    if n_jobs is not None:
+        _resolve_threads(n_jobs)
+    gen = np.random.default_rng(rng)
+    tasks = []
+    for _ in range(n_repeats):  # the draws of the in-memory call, in its order
+        ix = np.sort(gen.choice(n, sample_size, replace=False))
+        iy = np.sort(gen.choice(m, sample_size, replace=False))
+        xs = X[ix].rechunk({0: -1}).to_delayed().ravel()[0]
+        ys = Y[iy].rechunk({0: -1}).to_delayed().ravel()[0]
+        tasks.append(delayed(_cm_repeat, pure=True)(xs, ys, dtype, metric, k, metric_kwargs))
+    a1 = np.array(_compute(*tasks), dtype=np.int64)
+    N = 2 * sample_size
+    null = crossmatch_null_distribution(N, sample_size)
+    pval = null.cdf[np.searchsorted(null.a1, a1)]
+    ea1, va1 = _moments(N, sample_size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        approx = ndtr((a1 - ea1) / np.sqrt(va1))
+    return CrossMatchResampleResult(
+        mean_a1=float(a1.mean()), mean_pval=float(pval.mean()), Ea1=ea1, Va1=va1, sample_size=sample_size,
+        n_repeats=n_repeats, a1=a1, pval=pval, approxpval=approx,
+    )

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core
+from ._dask import dispatch
 from ._result import Result
 from ._validation import as_matrix, check_binary, check_nonnegative_finite
 
@@ -136,6 +137,7 @@ def _counts_dense(t, p):
     return tuple(counts[:3]), tuple(counts[3:])
 
 
+@dispatch
 def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: float = 1.0) -> MultilabelCounts:
     """TP, TN, FP, FN in total, per label and per sample, with accuracies and a weighted score.
 
