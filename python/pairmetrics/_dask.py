@@ -218,20 +218,43 @@ def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
 
     Rounded subtraction is monotone, so {x : fl(x - y) >= min_dist} = {x >= t}
     exactly: counting labels >= t gives the kernel's rankable test bit for bit.
+    Usually t = fl(y + min_dist); otherwise (near zero, or where the sum
+    rounds the wrong way) a bisection over the ordered doubles finds it.
     """
+    y = np.asarray(y, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         t = y + min_dist
-        low = (t - y) < min_dist
-        while low.any():
-            t[low] = np.nextafter(t[low], np.inf)
-            low = (t - y) < min_dist
-        below = np.nextafter(t, -np.inf)
-        fits = (below - y) >= min_dist
-        while fits.any():
-            t[fits] = below[fits]
-            below = np.nextafter(t, -np.inf)
-            fits = (below - y) >= min_dist
+        done = ((t - y) >= min_dist) & ((np.nextafter(t, -np.inf) - y) < min_dist)
+        if not done.all():
+            bad = ~done
+            t[bad] = _bisect_up(y[bad], min_dist)
     return t
+
+
+def _ordered(x):
+    """Doubles as int64 keys in the same order (-0.0 and 0.0 share a key)."""
+    bits = x.view(np.int64)
+    return np.where(bits < 0, -(bits & np.int64(0x7FFFFFFFFFFFFFFF)), bits)
+
+
+def _unordered(key):
+    sign = np.int64(-0x8000000000000000)
+    return np.where(key < 0, (-key) | sign, key).view(np.float64)
+
+
+def _bisect_up(y, min_dist):
+    """Smallest t with fl(t - y) >= min_dist by bisection on the ordered keys (64 steps at most)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        high_value = np.maximum(y + 2 * min_dist, np.nextafter(y, np.inf))
+        lo, hi = _ordered(y.copy()), _ordered(high_value)  # fl(y - y) = 0 < min_dist; hi satisfies
+        while True:
+            open_ = hi - 1 > lo  # hi - lo can exceed the int64 range
+            if not open_.any():
+                return _unordered(hi)
+            mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
+            fits = (_unordered(mid) - y) >= min_dist
+            hi = np.where(open_ & fits, mid, hi)
+            lo = np.where(open_ & ~fits, mid, lo)
 
 
 def _threshold_down(y: np.ndarray, min_dist: float) -> np.ndarray:
