@@ -39,7 +39,8 @@ ms::View<T> view_of(const py::array& x) {
 
 template <class T>
 bool has_dtype(const py::array& x) {
-    return x.dtype().is(py::dtype::of<T>());
+    // Equivalence, not identity: an unpickled array holds an equal but distinct dtype object.
+    return py::detail::npy_api::get().PyArray_EquivTypes_(x.dtype().ptr(), py::dtype::of<T>().ptr());
 }
 
 template <class T>

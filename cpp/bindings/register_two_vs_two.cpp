@@ -82,11 +82,16 @@ tvt::MatrixView<T> view_of(const py::array& a) {
     return v;
 }
 
-bool is_float32(const py::array& a) { return a.dtype().is(py::dtype::of<float>()); }
+// Equivalence, not identity: an unpickled array holds an equal but distinct dtype object.
+bool same_dtype(const py::dtype& a, const py::dtype& b) {
+    return py::detail::npy_api::get().PyArray_EquivTypes_(a.ptr(), b.ptr());
+}
+
+bool is_float32(const py::array& a) { return same_dtype(a.dtype(), py::dtype::of<float>()); }
 
 void check_matrices(const py::array& y, const py::array& p) {
     const bool f32 = is_float32(y);
-    if (!(f32 || y.dtype().is(py::dtype::of<double>())) || !p.dtype().is(y.dtype()))
+    if (!(f32 || same_dtype(y.dtype(), py::dtype::of<double>())) || !same_dtype(p.dtype(), y.dtype()))
         throw py::type_error("y and p must both be float32 or both float64");
     if (y.ndim() != 2 || p.ndim() != 2 || y.shape(0) != p.shape(0) || y.shape(1) != p.shape(1))
         throw py::value_error("y and p must be 2-D arrays of the same shape");
@@ -192,7 +197,7 @@ py::tuple permuted(const py::array& terms, const py::array& terms_t, const py::a
                    const py::object& progress) {
     const py::ssize_t n = y.shape(0);
     for (const py::array* a : {&terms, &terms_t})
-        if (!a->dtype().is(py::dtype::of<T>()) || a->ndim() != 2 || a->shape(0) != n || a->shape(1) != n ||
+        if (!same_dtype(a->dtype(), py::dtype::of<T>()) || a->ndim() != 2 || a->shape(0) != n || a->shape(1) != n ||
             !(a->flags() & py::array::c_style))
             throw py::value_error("terms and terms_t must be C-contiguous n x n matrices of the input dtype");
     if (perms.ndim() != 2 || perms.shape(1) != n) throw py::value_error("perms must have shape (k, n)");
@@ -297,7 +302,7 @@ void register_two_vs_two(py::module_& m) {
     m.def(
         "_row_groups",
         [](const py::array& x, int n_threads) {
-            if (x.ndim() != 2 || !(is_float32(x) || x.dtype().is(py::dtype::of<double>())))
+            if (x.ndim() != 2 || !(is_float32(x) || same_dtype(x.dtype(), py::dtype::of<double>())))
                 throw py::type_error("x must be a 2-D float32 or float64 array");
             py::array_t<std::int32_t> out(x.shape(0));
             std::int32_t* data = out.mutable_data();
