@@ -285,7 +285,10 @@ def _paired_split(scores, labels, offset, bounds, per_sample):
 
 
 def _paired_partition(min_dist, per_sample, n_threads, *pieces):
-    """Within-partition counts by the C++ kernel, and the partition's sorted labels."""
+    """Within-partition counts by the C++ kernel, per-sample arrays, and the partition's sorted labels.
+
+    Three outputs, so that a task needing the counts does not receive the arrays.
+    """
     from . import _core
 
     kept = [p for p in pieces if p[0].size] or list(pieces[:1])
@@ -301,15 +304,15 @@ def _paired_partition(min_dist, per_sample, n_threads, *pieces):
         order = np.argsort(labels, kind="stable")
         sorted_labels = labels[order]
         totals, rankable, tied, incorrect = counts
-        within = (tuple(int(c) for c in totals), (index, rankable.astype(np.int64), tied.astype(np.int64),
-                                                  incorrect.astype(np.int64), order))
+        counts = tuple(int(c) for c in totals)
+        arrays = (index, rankable.astype(np.int64), tied.astype(np.int64), incorrect.astype(np.int64), order)
     else:
         sorted_labels = np.sort(labels)
         order = None
-        within = (tuple(int(c) for c in counts), None)
+        counts, arrays = tuple(int(c) for c in counts), None
     up = _threshold_up(sorted_labels, min_dist)
     down = _threshold_down(sorted_labels, min_dist)
-    return within, (sorted_labels, up, down, order)
+    return counts, arrays, (sorted_labels, up, down, order)
 
 
 def _paired_between(low, high, per_sample):
@@ -346,7 +349,7 @@ def _sum_arrays(*arrays):
 
 def _paired_finish(within, between_rankable, between_incorrect, n_chunks_offsets):
     """Per-sample (rankable, tied, incorrect) of one partition, split by the original block they came from."""
-    index, rankable, tied, incorrect, order = within[1]
+    index, rankable, tied, incorrect, order = within
     rankable = rankable.copy()
     incorrect = incorrect.copy()
     # between-partition counts are in sorted-label order
@@ -398,16 +401,16 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
              for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]  # fmt: skip
     parts = []
     for k in range(n_parts):
-        within, labels_k = delayed(_paired_partition, nout=2, pure=True)(
+        counts, arrays, labels_k = delayed(_paired_partition, nout=3, pure=True)(
             min_dist, per_sample, n_threads, *[pieces[k] for pieces in split])
-        parts.append((within, labels_k))
+        parts.append((counts, labels_k, arrays))
 
     # 3. pairs of partitions p < q from their sorted labels
     between = {}
     for p in range(n_parts):
         for q in range(p + 1, n_parts):
             between[p, q] = delayed(_paired_between, nout=2, pure=True)(parts[p][1], parts[q][1], per_sample)
-    totals = delayed(_paired_totals, pure=True)([w for w, _ in parts], [b[0] for b in between.values()])
+    totals = delayed(_paired_totals, pure=True)([c for c, _, _ in parts], [b[0] for b in between.values()])
     if not per_sample:
         return totals, None
 
@@ -427,7 +430,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
             inc = _tree(_sum_arrays, inc_terms)
         else:  # a single partition: nothing between partitions
             rank = inc = delayed(_zeros_like_partition, pure=True)(parts[p][1])
-        back.append(delayed(_paired_finish, nout=len(blocks_s), pure=True)(parts[p][0], rank, inc, offsets))
+        back.append(delayed(_paired_finish, nout=len(blocks_s), pure=True)(parts[p][2], rank, inc, offsets))
     per_block = [
         delayed(_paired_assemble, pure=True)(offsets[k], offsets[k + 1] - offsets[k], *[b[k] for b in back])
         for k in range(len(blocks_s))
@@ -451,7 +454,7 @@ def _tree(func, items, width: int = 8):
 
 
 def _paired_totals(within, between):
-    rankable, correct, tied, incorrect = (sum(w[0][i] for w in within) for i in range(4))
+    rankable, correct, tied, incorrect = (sum(w[i] for w in within) for i in range(4))
     correct += sum(b[0] for b in between)
     incorrect += sum(b[1] for b in between)
     rankable += sum(b[0] + b[1] for b in between)
