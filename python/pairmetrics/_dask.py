@@ -224,6 +224,17 @@ def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
     y = np.asarray(y, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         t = y + min_dist
+        for _ in range(3):  # usually one ulp off, if at all
+            low = (t - y) < min_dist
+            if not low.any():
+                break
+            t[low] = np.nextafter(t[low], np.inf)
+        for _ in range(3):
+            below = np.nextafter(t, -np.inf)
+            fits = (below - y) >= min_dist
+            if not fits.any():
+                break
+            t[fits] = below[fits]
         done = ((t - y) >= min_dist) & ((np.nextafter(t, -np.inf) - y) < min_dist)
         if not done.all():
             bad = ~done
@@ -257,11 +268,6 @@ def _bisect_up(y, min_dist):
             lo = np.where(open_ & ~fits, mid, lo)
 
 
-def _threshold_down(y: np.ndarray, min_dist: float) -> np.ndarray:
-    """The largest double t with fl(y - t) >= min_dist, per entry (-inf if none)."""
-    return -_threshold_up(-y, min_dist)
-
-
 def _paired_sample(scores, labels, size, seed):
     """Validation reports and a random sample of the scores of one block."""
     report = (_first_nonfinite(scores), _first_nonfinite(labels))
@@ -292,6 +298,7 @@ def _paired_partition(min_dist, per_sample, n_threads, *pieces):
     from . import _core
 
     kept = [p for p in pieces if p[0].size] or list(pieces[:1])
+    order = None
     scores = np.concatenate([p[0] for p in kept])
     labels = np.concatenate([p[1] for p in kept])
     if scores.size >= 2:
@@ -310,9 +317,9 @@ def _paired_partition(min_dist, per_sample, n_threads, *pieces):
         sorted_labels = np.sort(labels)
         order = None
         counts, arrays = tuple(int(c) for c in counts), None
-    up = _threshold_up(sorted_labels, min_dist)
-    down = _threshold_down(sorted_labels, min_dist)
-    return counts, arrays, (sorted_labels, up, down, order)
+    # fl(y_i - y_j) >= min_dist  <=>  y_i >= up(y_j), and up() is nondecreasing: the
+    # thresholds of sorted labels are sorted too.
+    return counts, arrays, (sorted_labels, _threshold_up(sorted_labels, min_dist))
 
 
 def _paired_between(low, high, per_sample):
@@ -321,22 +328,21 @@ def _paired_between(low, high, per_sample):
     All scores of ``low`` are below those of ``high``: a rankable pair is
     incorrect when the label of i is the larger, correct otherwise, never tied.
     """
-    y_low, up_low, down_low, _ = low
-    y_high, up_high, down_high, _ = high
+    y_low, up_low = low
+    y_high, up_high = high
     if not y_low.size or not y_high.size:
         if per_sample:
             z_low, z_high = np.zeros(y_low.size, np.int64), np.zeros(y_high.size, np.int64)
             return (0, 0), (z_low, z_low, z_high, z_high)
         return (0, 0), None
-    # for j in high: labels of low that are >= up_j (incorrect) and <= down_j (correct)
+    # incorrect: y_i >= up(y_j), i in low, j in high; correct: y_j >= up(y_i)
     incorrect_j = y_low.size - np.searchsorted(y_low, up_high, side="left")
-    correct_j = np.searchsorted(y_low, down_high, side="right")
-    totals = (int(correct_j.sum()), int(incorrect_j.sum()))
+    correct_i = y_high.size - np.searchsorted(y_high, up_low, side="left")
+    totals = (int(correct_i.sum()), int(incorrect_j.sum()))
     if not per_sample:
         return totals, None
-    # for i in low: labels of high that are <= down_i (incorrect) and >= up_i (correct)
-    incorrect_i = np.searchsorted(y_high, down_low, side="right")
-    correct_i = y_high.size - np.searchsorted(y_high, up_low, side="left")
+    incorrect_i = np.searchsorted(up_high, y_low, side="right")  # j with up(y_j) <= y_i
+    correct_j = np.searchsorted(up_low, y_high, side="right")  # i with up(y_i) <= y_j
     return totals, (incorrect_i + correct_i, incorrect_i, incorrect_j + correct_j, incorrect_j)
 
 
