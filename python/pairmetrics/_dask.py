@@ -11,7 +11,50 @@ never loads it.
 The graphs run on the active ``distributed.Client`` when there is one, or on
 dask's default scheduler otherwise. No step brings the data to the client or
 to a single task: what reaches the client are counts, quantile samples and
-per-sample results the in-memory function also returns.
+per-sample results the in-memory function also returns. Inside a task the
+kernels use one thread (the workers' threads are the parallelism) unless
+``n_jobs`` is given.
+
+Costs (n samples in B input blocks, P score partitions, d features)
+--------------------------------------------------------------------
+Paired evaluation (exact, for any chunking):
+
+1. One pass reads every block to validate it and sample its scores; the
+   client gets ``2000 P`` sampled scores and picks P - 1 boundaries between
+   distinct score values, so equal scores always share a partition.
+   ``P = max(2 * threads of the cluster, ceil(n / PARTITION_SAMPLES))``.
+2. One shuffle: every block is cut by score range into P pieces (score,
+   label; and the input position for :func:`compare_paired`), B * P pieces
+   in all, each moved once.
+3. The C++ kernel counts the pairs inside each partition: O(n/P log(n/P))
+   work and O(n/P) memory per task.
+4. Pairs between partitions p < q: all scores of p are below those of q, so
+   a rankable pair is correct or incorrect by its labels alone and never
+   tied. A task per pair of partitions counts them from the two sorted
+   label arrays and one exact label threshold per sample
+   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``): P (P - 1) / 2 tasks,
+   (P - 1) / 2 binary-search passes over the labels in all.
+5. :func:`compare_paired` also sends the per-sample (rankable, tied,
+   incorrect) counts back to the input blocks (a second shuffle of n
+   records), keeps them on the workers while the totals give the AUCs, and
+   sums the variance terms block by block.
+
+A score value shared by more than n / P samples makes its partition larger
+than n / P (all its samples must meet in one kernel call).
+
+2 vs 2: the row blocks of ``y_true`` (``y_pred`` is rechunked to match)
+define B (B + 1) / 2 tiles of the upper triangle; a task reads two blocks,
+O((|I| + |J|) d) memory, and runs the C++ tile kernel on the pairs between
+them (|I| |J| d multiply-adds). Counts and per-sample pass rates are reduced
+per block. The Euclidean metrics shift rows by the mean target row summed
+block by block: it can differ from the in-memory mean in the last bit, which
+the tie tolerance absorbs. Each permutation of the permutation test costs
+one such pass (the predictions are permuted on the cluster).
+
+Classic measures and multi-label counts: one pass, per-block sums reduced
+along a tree (float sums equal the in-memory ones up to rounding; counts and
+maxima exactly). Cross-match resampling: one task per repeat, which gathers
+only its ``2 * sample_size`` rows.
 """
 
 from __future__ import annotations
