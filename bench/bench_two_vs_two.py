@@ -2,7 +2,7 @@
 
 Compares, in one run and on the same data:
 
-- ``pairmetrics.two_vs_two(..., n_jobs=-1)``;
+- ``pairmetrics.two_vs_two(y, p)``, the default call (every usable core);
 - numpy's own ``Y @ P.T`` of the same shape: the product the test needs, with
   nothing else (the GEMM floor, the anchor of the ratios);
 - a vectorised numpy implementation (normalise, products in row blocks,
@@ -16,6 +16,9 @@ to ``bench/results/two_vs_two.json``; a Markdown table is printed.
     python bench/bench_two_vs_two.py            # n = 1000 ... 20000
     python bench/bench_two_vs_two.py --quick    # small sizes, a few seconds
     python bench/bench_two_vs_two.py --large    # also n = 100000 float32 (minutes)
+
+It also times sampled pairs (``pairs=3e6``, d = 30) at n = 3e4 and 3e5: the
+cost must be O(pairs d) plus one O(n d) preparation, so the two should be close.
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ def gemm_floor(y, p):
 def pairmetrics_2v2(y, p):
     import pairmetrics
 
-    return tuple(pairmetrics.two_vs_two(y, p, n_jobs=-1))
+    return tuple(pairmetrics.two_vs_two(y, p))  # the default call
 
 
 # ---------------------------------------------------------------- machine
@@ -95,7 +98,7 @@ def blas_info() -> dict:
         from pairmetrics import _core
 
         info["scipy"] = scipy.__version__
-        info["pairmetrics_found_blas"] = list(_core._two_vs_two_blas())
+        info["pairmetrics_found_blas"] = dict(_core._two_vs_two_blas())
         from threadpoolctl import threadpool_info
 
         info["blas_libraries"] = [
@@ -155,7 +158,7 @@ rng = np.random.default_rng(n)
 y = rng.standard_normal((n, d), dtype=np.float32)
 p = y + np.float32(2.0) * rng.standard_normal((n, d), dtype=np.float32)
 t0 = time.perf_counter()
-r = pairmetrics.two_vs_two(y, p, n_jobs=-1)
+r = pairmetrics.two_vs_two(y, p)
 t = time.perf_counter() - t0
 # VmHWM is this process's own peak; ru_maxrss would include the parent's peak
 # inherited through fork and exec.
@@ -179,6 +182,24 @@ def measure_large(n: int = 100_000) -> dict:
     return res
 
 
+def measure_sampled(sizes=(30_000, 300_000), n_pairs: int = 3_000_000, d: int = 30, repeats: int = 3) -> list:
+    """Default call with sampled pairs at a fixed number of pairs, for growing n."""
+    import pairmetrics
+
+    rows = []
+    for n in sizes:
+        rng = np.random.default_rng(n)
+        y = rng.standard_normal((n, d))
+        p = y + 2.0 * rng.standard_normal((n, d))
+        times = []
+        for _ in range(repeats):
+            t, _ = time_once(lambda: pairmetrics.two_vs_two(y, p, pairs=n_pairs, rng=0))
+            times.append(t)
+        rows.append({"n": n, "d": d, "pairs": n_pairs, "times_s": times, "median_s": statistics.median(times)})
+        del y, p
+    return rows
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -192,6 +213,12 @@ def table(result: dict) -> str:
         rows.append([row["n"], row["dtype"], f"{m['pairmetrics']:.3f}", f"{m['numpy_gemm']:.3f}",
                      f"{r['pairmetrics']:.2f}x", *vec, f"{m['blog_loop']:.2f}" if "blog_loop" in m else "-"])
     out = markdown_table(header, rows)
+    sampled = result.get("sampled")
+    if sampled:
+        base = sampled[0]["median_s"]
+        out += "\n\nSampled pairs (default call): " + ", ".join(
+            f"n = {r['n']}: {r['median_s']:.2f} s ({r['median_s'] / base:.2f}x)" for r in sampled
+        ) + f" for {sampled[0]['pairs']:.0e} pairs, d = {sampled[0]['d']}"
     large = result.get("large")
     if large:
         out += (
@@ -228,12 +255,15 @@ def run(quick: bool = False, large: bool = False) -> dict:
         for n in sizes:
             rows.append(measure(n, dtype, repeats if n < 10000 else 3, with_loop=n in loop_sizes))
             print(f"  {row_summary(rows[-1])}", file=sys.stderr)
+    if not quick:
+        result["sampled"] = measure_sampled()
+        print(f"  sampled: {[round(r['median_s'], 3) for r in result['sampled']]}", file=sys.stderr)
     return {
         **result,
         "benchmark": "two_vs_two",
         "command": "python bench/bench_two_vs_two.py" + (" --quick" if quick else "") + (" --large" if large else ""),
         "blas": blas_info(),
-        "settings": {"d": D, "metric": "cosine", "ties": "fail", "pairs": "all", "n_jobs": -1, "repeats": repeats},
+        "settings": {"d": D, "metric": "cosine", "ties": "fail", "pairs": "all", "n_jobs": None, "repeats": repeats},
         "rows": rows,
     }
 

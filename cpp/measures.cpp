@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -15,7 +16,8 @@ constexpr std::size_t kLanes = 4;  // the lane arrays below are spelled out for 
 static_assert(kLanes == 4, "update the lane initialisers in run_1d and reduce_strided");
 constexpr std::size_t kTickEvery = std::size_t{1} << 20;  // elements between progress ticks
 
-// Batches element counts so that the control is consulted once per kTickEvery.
+// Batches element counts so that the shared control is advanced once per
+// kTickEvery elements (it does the throttling, the callback and cancelling).
 struct Progress {
     Progress(Control& control, std::uint64_t total) : control(control) { control.set_total(total); }
     Control& control;
@@ -191,8 +193,7 @@ template <class Acc, class A, class B>
 void reduce_rows(View<A> a, View<B> b, std::size_t n, std::size_t t, const Acc& proto,
                  typename Acc::Result* out, Progress& progress) {
     std::vector<Acc> acc(t, proto);
-    const std::size_t rows_per_tick = std::max<std::size_t>(1, kTickEvery / t);
-    std::size_t since_flush = 0, since_tick = 0;
+    std::size_t since_flush = 0;
     for (std::size_t i = 0; i < n; ++i) {
         const A* ra = a.data + static_cast<std::ptrdiff_t>(i) * a.row;
         const B* rb = b.data + static_cast<std::ptrdiff_t>(i) * b.row;
@@ -201,13 +202,9 @@ void reduce_rows(View<A> a, View<B> b, std::size_t n, std::size_t t, const Acc& 
             for (Acc& x : acc) x.flush();
             since_flush = 0;
         }
-        if (++since_tick == rows_per_tick) {
-            progress.advance(since_tick * t);
-            since_tick = 0;
-        }
+        progress.advance(t);
     }
     for (Acc& x : acc) x.flush();
-    progress.advance(since_tick * t);
     for (std::size_t j = 0; j < t; ++j) acc[j].add_to(out[j]);
 }
 
@@ -267,10 +264,9 @@ void log_likelihood(View<Y> y, View<P> p, std::size_t n, std::size_t t, bool per
 }
 
 template <class I>
-SparseStatus multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t t_nnz, const I* p_indptr,
-                                      const I* p_indices, std::size_t p_nnz, std::size_t n_samples,
-                                      std::size_t n_labels, LabelCounts per_label, LabelCounts per_sample,
-                                      Control& control) {
+void multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t t_nnz, const I* p_indptr,
+                              const I* p_indices, std::size_t p_nnz, std::size_t n_samples, std::size_t n_labels,
+                              LabelCounts per_label, LabelCounts per_sample, Control& control) {
     auto row_ok = [](const I* indptr, std::size_t i, std::size_t nnz) {
         return indptr[i] >= 0 && indptr[i] <= indptr[i + 1] && static_cast<std::size_t>(indptr[i + 1]) <= nnz;
     };
@@ -278,20 +274,23 @@ SparseStatus multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std
     std::vector<std::size_t> stamp_true(n_labels, 0), stamp_pred(n_labels, 0);
     Progress progress(control, t_nnz + p_nnz + n_samples);
     for (std::size_t i = 0; i < n_samples; ++i) {
-        if (!row_ok(t_indptr, i, t_nnz) || !row_ok(p_indptr, i, p_nnz)) return SparseStatus::malformed;
+        if (!row_ok(t_indptr, i, t_nnz) || !row_ok(p_indptr, i, p_nnz))
+            throw std::invalid_argument("internal error: malformed CSR indptr");
         const std::size_t mark = i + 1;
         for (I k = t_indptr[i]; k < t_indptr[i + 1]; ++k) {
             const I j = t_indices[k];
-            if (j < 0 || static_cast<std::size_t>(j) >= n_labels) return SparseStatus::malformed;
-            if (stamp_true[j] == mark) return SparseStatus::duplicate_true;
+            if (j < 0 || static_cast<std::size_t>(j) >= n_labels)
+                throw std::invalid_argument("internal error: CSR index out of range");
+            if (stamp_true[j] == mark) throw std::invalid_argument("internal error: duplicate CSR entry in y_true");
             stamp_true[j] = mark;
             ++per_label.true_ones[j];
         }
         std::int64_t both = 0;
         for (I k = p_indptr[i]; k < p_indptr[i + 1]; ++k) {
             const I j = p_indices[k];
-            if (j < 0 || static_cast<std::size_t>(j) >= n_labels) return SparseStatus::malformed;
-            if (stamp_pred[j] == mark) return SparseStatus::duplicate_pred;
+            if (j < 0 || static_cast<std::size_t>(j) >= n_labels)
+                throw std::invalid_argument("internal error: CSR index out of range");
+            if (stamp_pred[j] == mark) throw std::invalid_argument("internal error: duplicate CSR entry in y_pred");
             stamp_pred[j] = mark;
             ++per_label.pred_ones[j];
             const bool hit = stamp_true[j] == mark;
@@ -305,7 +304,6 @@ SparseStatus multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std
         per_sample.pred_ones[i] = n_pred;
         progress.advance(static_cast<std::uint64_t>(n_true + n_pred) + 1);
     }
-    return SparseStatus::ok;
 }
 
 void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::size_t n_samples,
@@ -316,8 +314,7 @@ void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::si
     constexpr std::size_t kRowsPerFlush = 255;
     std::vector<std::uint8_t> col_true(n_labels), col_pred(n_labels), col_both(n_labels);
     const bool contiguous = t.col == 1 && p.col == 1;
-    const std::size_t rows_per_tick = std::max<std::size_t>(1, kTickEvery / std::max<std::size_t>(1, n_labels));
-    std::size_t since_tick = 0;
+    Progress progress(control, static_cast<std::uint64_t>(n_samples) * n_labels);
     for (std::size_t start = 0; start < n_samples; start += kRowsPerFlush) {
         const std::size_t stop = std::min(n_samples, start + kRowsPerFlush);
         std::fill(col_true.begin(), col_true.end(), 0);
@@ -355,10 +352,7 @@ void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::si
             per_sample.true_ones[i] = static_cast<std::int64_t>(n_true);
             per_sample.pred_ones[i] = static_cast<std::int64_t>(n_pred);
             per_sample.both[i] = static_cast<std::int64_t>(n_both);
-            if (++since_tick == rows_per_tick) {
-                since_tick = 0;
-                control.report(static_cast<std::uint64_t>(i + 1) * n_labels, static_cast<std::uint64_t>(n_samples) * n_labels);
-            }
+            progress.advance(n_labels);
         }
         for (std::size_t j = 0; j < n_labels; ++j) {
             per_label.true_ones[j] += col_true[j];
@@ -368,14 +362,12 @@ void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::si
     }
 }
 
-template SparseStatus multilabel_sparse_counts<std::int32_t>(const std::int32_t*, const std::int32_t*, std::size_t,
-                                                             const std::int32_t*, const std::int32_t*, std::size_t,
-                                                             std::size_t, std::size_t, LabelCounts, LabelCounts,
-                                                             Control&);
-template SparseStatus multilabel_sparse_counts<std::int64_t>(const std::int64_t*, const std::int64_t*, std::size_t,
-                                                             const std::int64_t*, const std::int64_t*, std::size_t,
-                                                             std::size_t, std::size_t, LabelCounts, LabelCounts,
-                                                             Control&);
+template void multilabel_sparse_counts<std::int32_t>(const std::int32_t*, const std::int32_t*, std::size_t,
+                                                     const std::int32_t*, const std::int32_t*, std::size_t,
+                                                     std::size_t, std::size_t, LabelCounts, LabelCounts, Control&);
+template void multilabel_sparse_counts<std::int64_t>(const std::int64_t*, const std::int64_t*, std::size_t,
+                                                     const std::int64_t*, const std::int64_t*, std::size_t,
+                                                     std::size_t, std::size_t, LabelCounts, LabelCounts, Control&);
 
 #define PAIRMETRICS_ERROR_STATS(A, B) \
     template void error_stats<A, B>(View<A>, View<B>, std::size_t, std::size_t, bool, ErrorStats*, Control&);
@@ -398,6 +390,11 @@ PAIRMETRICS_ERROR_STATS_A(double)
     template void log_likelihood<Y, P>(View<Y>, View<P>, std::size_t, std::size_t, bool, double,             \
                                        LogLikelihoodStats*, Control&);
 #define PAIRMETRICS_LOG_LIKELIHOOD_Y(Y) PAIRMETRICS_LOG_LIKELIHOOD(Y, float) PAIRMETRICS_LOG_LIKELIHOOD(Y, double)
+PAIRMETRICS_LOG_LIKELIHOOD_Y(bool)
+PAIRMETRICS_LOG_LIKELIHOOD_Y(std::int8_t)
+PAIRMETRICS_LOG_LIKELIHOOD_Y(std::int16_t)
+PAIRMETRICS_LOG_LIKELIHOOD_Y(std::int32_t)
+PAIRMETRICS_LOG_LIKELIHOOD_Y(std::int64_t)
 PAIRMETRICS_LOG_LIKELIHOOD_Y(std::uint8_t)
 PAIRMETRICS_LOG_LIKELIHOOD_Y(std::uint16_t)
 PAIRMETRICS_LOG_LIKELIHOOD_Y(std::uint32_t)

@@ -38,6 +38,8 @@ void error_stats(View<A> a, View<B> b, std::size_t n, std::size_t t, bool per_co
                  Control& control);
 
 // Log-likelihood of 0/1 outcomes y under probabilities p, natural log.
+// The caller checks that y holds only 0 and 1 and p only values in [0, 1];
+// the flags report a violation of that precondition.
 struct LogLikelihoodStats {
     double log_sum = 0.0;       // sum of log q over the examples with q > 0
     std::uint64_t n_zero = 0;   // examples with q == 0 (log-likelihood is -inf)
@@ -46,7 +48,7 @@ struct LogLikelihoodStats {
 };
 
 // q = p where y == 1 and 1 - p where y == 0; with eps > 0, q is clipped to
-// [eps, 1 - eps] first (the same as clipping p).
+// [eps, 1 - eps] first (the same as clipping p). Y is any real type.
 template <class Y, class P>
 void log_likelihood(View<Y> y, View<P> p, std::size_t n, std::size_t t, bool per_column, double eps,
                     LogLikelihoodStats* out, Control& control);
@@ -54,8 +56,10 @@ void log_likelihood(View<Y> y, View<P> p, std::size_t n, std::size_t t, bool per
 // Multi-label counts from two CSR matrices of 0/1 labels that store only 1s:
 // per label, the number of 1s in y_true, in y_pred and in both; the same per
 // sample. O(nnz) with two stamp arrays of n_labels entries; indices need not
-// be sorted. Outputs must be zeroed by the caller.
-enum class SparseStatus { ok = 0, duplicate_true = 1, duplicate_pred = 2, malformed = 3 };
+// be sorted. Outputs must be zeroed by the caller. Preconditions (checked by
+// the caller; the kernel still refuses with std::invalid_argument): indptr
+// non-decreasing from 0 to nnz, indices in [0, n_labels), no index twice in
+// a row.
 
 struct LabelCounts {
     std::int64_t* both;  // true positives
@@ -64,10 +68,10 @@ struct LabelCounts {
 };
 
 template <class I>
-SparseStatus multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t t_nnz, const I* p_indptr,
+void multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t t_nnz, const I* p_indptr,
                                       const I* p_indices, std::size_t p_nnz, std::size_t n_samples,
                                       std::size_t n_labels, LabelCounts per_label, LabelCounts per_sample,
-                                      Control& control);
+                              Control& control);
 
 // The same counts from two dense (n_samples, n_labels) matrices of 0/1 bytes
 // with any strides (in bytes: one byte per entry).

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "euclidean.hpp"
 #include "parallel.hpp"
 
 namespace pairmetrics::two_vs_two {
@@ -24,10 +25,12 @@ namespace {
 // tiling depends on n and the dtype only, never on the thread count.
 constexpr std::ptrdiff_t kMaxRows32 = 768, kMaxRows64 = 512, kMinRows = 256;
 
-// A Euclidean cross distance whose square is below this fraction of
-// |y|^2 + |p|^2 is recomputed from the rows: the expansion
-// |y|^2 + |p|^2 - 2 <y, p> loses too many digits there.
-constexpr double kCancellation = 1.0 / 16.0;
+// A Euclidean cross distance is recomputed from the rows where cancellation
+// may have amplified the error bound of the expansion |y|^2 + |p|^2 - 2 <y, p>
+// more than this many times (the shared rule of euclidean.hpp, with the
+// relative accuracy kAmplification * expansion_error(d, 1)): below about
+// 1/16 of |y|^2 + |p|^2.
+constexpr double kAmplification = 16.0;
 
 // ---------------------------------------------------------------- rows
 
@@ -54,12 +57,7 @@ double dot_rows(const T* a, const T* b, std::ptrdiff_t d) {
 
 template <class T>
 double distance_rows(const T* a, const T* b, std::ptrdiff_t d) {
-    double s = 0.0;
-    for (std::ptrdiff_t k = 0; k < d; ++k) {
-        const double v = static_cast<double>(a[k]) - static_cast<double>(b[k]);
-        s += v * v;
-    }
-    return std::sqrt(s);
+    return std::sqrt(euclidean::direct_squared_distance(a, b, d));
 }
 
 // Writes row i of `in` (after centring when asked) scaled to unit length.
@@ -119,20 +117,28 @@ void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrd
 // BLAS users in the process run single-threaded meanwhile).
 class SingleThreadedBlas {
   public:
-    explicit SingleThreadedBlas(const Blas& blas) : set_(blas.set_threads_local) {
-        if (!set_) return;
+    explicit SingleThreadedBlas(const Blas& blas) : blas_(blas) {
+        if (!controllable()) return;
         std::lock_guard<std::mutex> lock(mutex());
-        if (users()++ == 0) saved() = set_(1);
+        if (users()++ == 0) saved() = set(1);
     }
     ~SingleThreadedBlas() {
-        if (!set_) return;
+        if (!controllable()) return;
         std::lock_guard<std::mutex> lock(mutex());
-        if (--users() == 0) set_(saved());
+        if (--users() == 0) set(saved());
     }
     SingleThreadedBlas(const SingleThreadedBlas&) = delete;
     SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
 
   private:
+    bool controllable() const { return blas_.set_threads_local || (blas_.get_threads && blas_.set_threads); }
+    // Sets the thread count, returns the previous one.
+    int set(int threads) const {
+        if (blas_.set_threads_local) return blas_.set_threads_local(threads);
+        const int previous = blas_.get_threads();
+        blas_.set_threads(threads);
+        return previous;
+    }
     static std::mutex& mutex() {
         static std::mutex m;
         return m;
@@ -145,7 +151,7 @@ class SingleThreadedBlas {
         static int n = 0;
         return n;
     }
-    int (*set_)(int);
+    Blas blas_;
 };
 
 // Turns a tile of inner products <y_i, p_j> into -d(y_i, p_j) (Euclidean).
@@ -156,13 +162,14 @@ void inner_to_neg_distance(const Prepared<T>& prep, std::ptrdiff_t i0, std::ptrd
     const double* nr = y_rows_first ? prep.ny.data() : prep.np.data();
     const double* nc = y_rows_first ? prep.np.data() : prep.ny.data();
     const std::ptrdiff_t d = prep.d;
+    const double rel = kAmplification * euclidean::expansion_error<T>(d, 1.0);
     for (std::ptrdiff_t a = 0; a < ni; ++a) {
         T* row = x + a * ld;
         const double na = nr[i0 + a];
         for (std::ptrdiff_t b = 0; b < nj; ++b) {
             const double sum = na + nc[j0 + b];
             double sq = sum - 2.0 * static_cast<double>(row[b]);
-            if (sq < kCancellation * sum) {
+            if (euclidean::needs_direct<T>(sq, sum, d, rel)) {
                 const T* yr = y_rows_first ? &prep.y[(i0 + a) * d] : &prep.y[(j0 + b) * d];
                 const T* pr = y_rows_first ? &prep.p[(j0 + b) * d] : &prep.p[(i0 + a) * d];
                 row[b] = static_cast<T>(-distance_rows(yr, pr, d));
@@ -386,16 +393,6 @@ std::ptrdiff_t cols_of(const Options& options, std::ptrdiff_t n) {
     return options.tile_cols > 0 ? options.tile_cols : 2 * rows_of<T>(options, n);
 }
 
-// Counts finished blocks into the control (which throttles the callback).
-class Ticker {
-  public:
-    Ticker(Control& control, std::uint64_t total) : control_(control) { control_.set_total(total); }
-    void step() { control_.advance(1); }
-
-  private:
-    Control& control_;
-};
-
 // Tile buffers reused across tasks: a fresh multi-MB allocation per tile would
 // cost page faults every time.
 template <class T>
@@ -472,13 +469,17 @@ class Accumulator {
 // Runs body(i) for rows i in [0, n), in chunks spread over threads. Rows are
 // independent, so the result does not depend on the thread count.
 template <class Body>
-void for_rows(std::ptrdiff_t n, int n_threads, Body&& body) {
+void for_rows(std::ptrdiff_t n, int n_threads, Control* control, Body&& body) {
     constexpr std::ptrdiff_t kChunk = 256;
     const std::size_t chunks = static_cast<std::size_t>((n + kChunk - 1) / kChunk);
-    parallel_for(chunks, n_threads, [&](std::size_t c) {
-        const std::ptrdiff_t lo = static_cast<std::ptrdiff_t>(c) * kChunk, hi = std::min(n, lo + kChunk);
-        for (std::ptrdiff_t i = lo; i < hi; ++i) body(i);
-    });
+    parallel_for(
+        chunks, n_threads,
+        [&](std::size_t c) {
+            const std::ptrdiff_t lo = static_cast<std::ptrdiff_t>(c) * kChunk, hi = std::min(n, lo + kChunk);
+            for (std::ptrdiff_t i = lo; i < hi; ++i) body(i);
+            if (control) control->check();
+        },
+        control);
 }
 
 }  // namespace
@@ -486,11 +487,11 @@ void for_rows(std::ptrdiff_t n, int n_threads, Body&& body) {
 // ---------------------------------------------------------------- public
 
 template <class T>
-std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads) {
+std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads, Control* control) {
     const std::ptrdiff_t n = x.rows, d = x.cols;
     using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
     std::vector<std::uint64_t> hash(static_cast<std::size_t>(n));
-    for_rows(n, n_threads, [&](std::ptrdiff_t i) {
+    for_rows(n, n_threads, control, [&](std::ptrdiff_t i) {
         std::uint64_t h = 0x9e3779b97f4a7c15ull;
         for (std::ptrdiff_t k = 0; k < d; ++k) {
             const T v = x(i, k) + T(0);  // -0.0 + 0.0 is +0.0
@@ -537,7 +538,7 @@ std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads) {
 
 template <class T>
 Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric, const std::int64_t* perm,
-                    int n_threads, const double* given_centre) {
+                    int n_threads, Control* control, const Reference& reference) {
     if (y.rows != p.rows || y.cols != p.cols) throw std::invalid_argument("y and p must have the same shape");
     const std::ptrdiff_t n = y.rows, d = y.cols;
     auto p_row = [&](std::ptrdiff_t i) { return perm ? static_cast<std::ptrdiff_t>(perm[i]) : i; };
@@ -552,16 +553,35 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
     out.own.resize(static_cast<std::size_t>(n));
     // Distances do not change under a common shift; shifting by the mean
     // target keeps the norms (and so the rounding of the expansion) small.
+    // Both sets are first scaled by one power of two (exact; comparisons of
+    // distances do not change) so that squares and products of tiny or huge
+    // coordinates neither underflow nor overflow.
     std::vector<double> centre;
-    if ((metric == Metric::euclidean || metric == Metric::sqeuclidean) && given_centre != nullptr) {
-        centre.assign(given_centre, given_centre + d);
-    } else if (metric == Metric::euclidean || metric == Metric::sqeuclidean) {
-        centre.assign(static_cast<std::size_t>(d), 0.0);
-        for (std::ptrdiff_t i = 0; i < n; ++i)
-            for (std::ptrdiff_t k = 0; k < d; ++k) centre[static_cast<std::size_t>(k)] += static_cast<double>(y(i, k));
-        for (double& c : centre) c /= static_cast<double>(n);
+    int shift = 0;
+    if (metric == Metric::euclidean || metric == Metric::sqeuclidean) {
+        double big = reference.max_abs;
+        if (big < 0.0) {
+            big = 0.0;
+            for (std::ptrdiff_t i = 0; i < n; ++i)
+                for (std::ptrdiff_t k = 0; k < d; ++k)
+                    big = std::max({big, std::abs(static_cast<double>(y(i, k))), std::abs(static_cast<double>(p(i, k)))});
+        }
+        shift = euclidean::power_of_two_shift(big);
+        if (reference.centre != nullptr) {
+            centre.assign(reference.centre, reference.centre + d);
+        } else {
+            centre.assign(static_cast<std::size_t>(d), 0.0);
+            for (std::ptrdiff_t i = 0; i < n; ++i)
+                for (std::ptrdiff_t k = 0; k < d; ++k)
+                    centre[static_cast<std::size_t>(k)] += std::ldexp(static_cast<double>(y(i, k)), shift);
+            for (double& c : centre) c /= static_cast<double>(n);
+        }
     }
-    for_rows(n, n_threads, [&](std::ptrdiff_t i) {
+    // One factor when it is a normal double, ldexp otherwise (both exact).
+    const bool one_factor = shift > -1000 && shift < 1000;
+    const double factor = std::ldexp(1.0, one_factor ? shift : 0);
+    auto scaled = [&](double v) { return one_factor ? v * factor : std::ldexp(v, shift); };
+    for_rows(n, n_threads, control, [&](std::ptrdiff_t i) {
         T* yr = &out.y[static_cast<std::size_t>(i * d)];
         T* pr = &out.p[static_cast<std::size_t>(i * d)];
         const std::ptrdiff_t q = p_row(i);
@@ -571,8 +591,8 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
             unit_row(p, q, centre_rows, pr);
         } else {
             for (std::ptrdiff_t k = 0; k < d; ++k) {
-                yr[k] = static_cast<T>(static_cast<double>(y(i, k)) - centre[static_cast<std::size_t>(k)]);
-                pr[k] = static_cast<T>(static_cast<double>(p(q, k)) - centre[static_cast<std::size_t>(k)]);
+                yr[k] = static_cast<T>(scaled(static_cast<double>(y(i, k))) - centre[static_cast<std::size_t>(k)]);
+                pr[k] = static_cast<T>(scaled(static_cast<double>(p(q, k))) - centre[static_cast<std::size_t>(k)]);
             }
         }
         out.ny[static_cast<std::size_t>(i)] = dot_rows(yr, yr, d);
@@ -580,7 +600,7 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
         if (metric == Metric::euclidean) {
             double s = 0.0;
             for (std::ptrdiff_t k = 0; k < d; ++k) {
-                const double v = static_cast<double>(y(i, k)) - static_cast<double>(p(q, k));
+                const double v = scaled(static_cast<double>(y(i, k)) - static_cast<double>(p(q, k)));
                 s += v * v;
             }
             out.own[static_cast<std::size_t>(i)] = static_cast<T>(-std::sqrt(s));
@@ -600,7 +620,7 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
                                             ? block_tiles(options.split, n, rows_of<T>(options, n), cols_of<T>(options, n))
                                             : upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
     Accumulator acc(n);
-    Ticker ticker(control, tiles.size());
+    control.set_total(tiles.size());
     const std::ptrdiff_t largest = tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj;
     BufferPool<T> pool(largest);
     SingleThreadedBlas single(blas);
@@ -625,8 +645,8 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
         TileSums sums;
         compare_tile(terms, tp.i0, tp.ni, tp.j0, tp.nj, cross.get(), sums);
         acc.add(sums, tp.i0, tp.j0);
-        ticker.step();
-    });
+        control.advance(1);
+    }, &control);
     return acc.take();
 }
 
@@ -644,39 +664,58 @@ Counts count_listed_pairs(const Prepared<T>& prep, const Groups& groups, const O
         const T* pr = &prep.p[static_cast<std::size_t>(j * d)];
         return static_cast<T>(prep.metric == Metric::euclidean ? -distance_rows(yr, pr, d) : dot_rows(yr, pr, d));
     };
-    constexpr std::size_t kChunk = 1 << 14;
+    // Per-sample counts go straight into shared atomic counters (relaxed adds:
+    // integer sums, so the order does not matter), so a chunk costs O(pairs d)
+    // whatever n; only the totals are summed per chunk.
+    std::vector<std::atomic<std::int64_t>> sample_passed(static_cast<std::size_t>(n)),
+        sample_tied(static_cast<std::size_t>(n));
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+        sample_passed[static_cast<std::size_t>(i)].store(0, std::memory_order_relaxed);
+        sample_tied[static_cast<std::size_t>(i)].store(0, std::memory_order_relaxed);
+    }
+    std::atomic<std::uint64_t> passed{0}, tied{0}, skipped{0};
+    constexpr std::size_t kChunk = 1 << 12;
     const std::size_t n_chunks = (n_pairs + kChunk - 1) / kChunk;
-    Accumulator acc(n);
-    Ticker ticker(control, n_chunks);
+    control.set_total(n_chunks);
     parallel_for(n_chunks, options.n_threads, [&](std::size_t c) {
         const std::size_t lo = c * kChunk, hi = std::min(n_pairs, lo + kChunk);
-        // Per-sample counts of this chunk as "rows" (at most kChunk each).
-        TileSums sums;
-        sums.reset(n, 0);
+        std::uint64_t np_ = 0, nt = 0, ns = 0;
         for (std::size_t k = lo; k < hi; ++k) {
             const std::ptrdiff_t i = first[k], j = second[k];
             switch (classify(terms, i, j, static_cast<T>(term(i, j) + term(j, i)))) {
                 case 1:
-                    ++sums.passed;
-                    ++sums.row_passed[static_cast<std::size_t>(i)];
-                    ++sums.row_passed[static_cast<std::size_t>(j)];
+                    ++np_;
+                    sample_passed[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+                    sample_passed[static_cast<std::size_t>(j)].fetch_add(1, std::memory_order_relaxed);
                     break;
                 case 2:
-                    ++sums.tied;
-                    ++sums.row_tied[static_cast<std::size_t>(i)];
-                    ++sums.row_tied[static_cast<std::size_t>(j)];
+                    ++nt;
+                    sample_tied[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+                    sample_tied[static_cast<std::size_t>(j)].fetch_add(1, std::memory_order_relaxed);
                     break;
                 case 3:
-                    ++sums.skipped;
+                    ++ns;
                     break;
                 default:
                     break;
             }
         }
-        acc.add(sums, 0, 0);
-        ticker.step();
-    });
-    return acc.take();
+        passed.fetch_add(np_, std::memory_order_relaxed);
+        tied.fetch_add(nt, std::memory_order_relaxed);
+        skipped.fetch_add(ns, std::memory_order_relaxed);
+        control.advance(1);
+    }, &control);
+    Counts out;
+    out.passed = passed.load();
+    out.tied = tied.load();
+    out.skipped = skipped.load();
+    out.sample_passed.resize(static_cast<std::size_t>(n));
+    out.sample_tied.resize(static_cast<std::size_t>(n));
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+        out.sample_passed[static_cast<std::size_t>(i)] = sample_passed[static_cast<std::size_t>(i)].load();
+        out.sample_tied[static_cast<std::size_t>(i)] = sample_tied[static_cast<std::size_t>(i)].load();
+    }
+    return out;
 }
 
 template <class T>
@@ -686,15 +725,15 @@ void pair_terms(const Prepared<T>& prep, const Options& options, const Blas& bla
     for (std::ptrdiff_t i0 = 0; i0 < n; i0 += rows)
         for (std::ptrdiff_t j0 = 0; j0 < n; j0 += cols)
             tiles.push_back({i0, std::min(rows, n - i0), j0, std::min(cols, n - j0)});
-    Ticker ticker(control, tiles.size());
+    control.set_total(tiles.size());
     SingleThreadedBlas single(blas);
     parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
         const TilePair& tp = tiles[task];
         T* c = out + tp.i0 * n + tp.j0;
         product_abt(blas, tp.ni, tp.nj, d, prep.y.data() + tp.i0 * d, d, prep.p.data() + tp.j0 * d, d, c, n);
         if (prep.metric == Metric::euclidean) inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, true, c, n);
-        ticker.step();
-    });
+        control.advance(1);
+    }, &control);
 }
 
 template <class T>
@@ -726,7 +765,7 @@ void count_permuted(const T* terms_matrix, const T* terms_transposed, const Prep
     }
     const std::vector<TilePair> tiles = upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
     std::vector<std::atomic<std::uint64_t>> np_(n_perms), nt_(n_perms);
-    Ticker ticker(control, n_perms * tiles.size());
+    control.set_total(n_perms * tiles.size());
     BufferPool<T> pool(tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj);
     parallel_for(n_perms * tiles.size(), options.n_threads, [&](std::size_t task) {
         const std::size_t r = task / tiles.size();
@@ -747,8 +786,8 @@ void count_permuted(const T* terms_matrix, const T* terms_transposed, const Prep
         compare_tile(per[r], tp.i0, tp.ni, tp.j0, tp.nj, cross.get(), sums);
         np_[r] += sums.passed;
         nt_[r] += sums.tied;
-        ticker.step();
-    });
+        control.advance(1);
+    }, &control);
     for (std::size_t r = 0; r < n_perms; ++r) {
         passed[r] = np_[r].load();
         tied[r] = nt_[r].load();
@@ -756,9 +795,9 @@ void count_permuted(const T* terms_matrix, const T* terms_transposed, const Prep
 }
 
 #define PAIRMETRICS_INSTANTIATE(T)                                                                               \
-    template std::vector<std::int32_t> group_rows<T>(const MatrixView<T>&, int);                                 \
-    template Prepared<T> prepare<T>(const MatrixView<T>&, const MatrixView<T>&, Metric, const std::int64_t*, int,    \
-                                     const double*);                                                           \
+    template std::vector<std::int32_t> group_rows<T>(const MatrixView<T>&, int, Control*);                       \
+    template Prepared<T> prepare<T>(const MatrixView<T>&, const MatrixView<T>&, Metric, const std::int64_t*, int,  \
+                                    Control*, const Reference&);                                                  \
     template Counts count_all_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const Blas&, Control&); \
     template Counts count_listed_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const std::int64_t*, \
                                           const std::int64_t*, std::size_t, Control&);                           \

@@ -36,12 +36,17 @@ using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* a
 
 // The BLAS the caller found. Without gemm a plain (slow) product is used.
 // set_threads_local, when given, sets the BLAS's thread count and returns the
-// previous one (OpenBLAS: openblas_set_num_threads_local); the kernels keep
-// the BLAS single-threaded while they run.
+// previous one (OpenBLAS: openblas_set_num_threads_local); otherwise
+// get_threads/set_threads, when both are given, read and set it (OpenBLAS's
+// older entries, MKL). The kernels keep the BLAS single-threaded while they
+// run; callers with a BLAS that offers neither should run the tile kernels
+// on one thread (the BLAS then parallelises each product itself).
 struct Blas {
     GemmFn<float> sgemm = nullptr;
     GemmFn<double> dgemm = nullptr;
     int (*set_threads_local)(int) = nullptr;
+    int (*get_threads)() = nullptr;
+    void (*set_threads)(int) = nullptr;
 };
 
 // A strided view of an n x d matrix (strides in elements).
@@ -77,7 +82,7 @@ struct Counts {
 // Group ids of identical rows (value equality, so -0.0 equals 0.0): the id of
 // a row is the index of the first row equal to it. O(n d) with hashing.
 template <class T>
-std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads = 1);
+std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads = 1, Control* control = nullptr);
 
 // The prepared rows (see the file comment) and the per-sample terms the
 // comparison needs. For the Euclidean metric own[i] = -d(y_i, p_i), for the
@@ -91,11 +96,19 @@ struct Prepared {
     std::vector<T> own;
 };
 
-// centre (d values, optional) replaces the mean target row of the Euclidean
-// metrics, so that blocks of a larger problem are prepared exactly as the whole.
+// The Euclidean metrics scale by a power of two from the largest |coordinate|
+// and shift by the mean scaled target row. Row blocks of a larger problem are
+// prepared exactly as the whole when given both: max_abs (of y and p
+// together) and centre (d values, the mean of the scaled target rows).
+struct Reference {
+    const double* centre = nullptr;
+    double max_abs = -1.0;  // < 0: computed from y and p
+};
+
 template <class T>
 Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric,
-                    const std::int64_t* perm = nullptr, int n_threads = 1, const double* centre = nullptr);
+                    const std::int64_t* perm = nullptr, int n_threads = 1, Control* control = nullptr,
+                    const Reference& reference = Reference{});
 
 // All pairs, tile by tile. perm (optional) pairs y_i with p_perm[i].
 template <class T>

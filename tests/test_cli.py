@@ -145,3 +145,71 @@ def test_demo_runs_every_capability():
 def test_bench_quick_runs():
     proc = cli("bench", "--quick", "--only", "paired")
     assert "pairmetrics 1 thread" in proc.stdout
+
+
+# --- user mistakes against internal errors -------------------------------------------------
+
+
+def run_main(capsys, *args):
+    from pairmetrics.__main__ import main
+
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_library_validation_error_is_a_user_mistake(tmp_path, capsys):
+    np.save(tmp_path / "s.npy", np.array([0.1, np.nan, 0.3]))
+    np.save(tmp_path / "y.npy", np.array([0.0, 1.0, 1.0]))
+    code, _, err = run_main(capsys, "paired", tmp_path / "s.npy", tmp_path / "y.npy")
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "scores" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("kind", ["numpy", "extension", "typeerror", "attribute", "outside"])
+def test_internal_error_shows_traceback_and_exit_70(tmp_path, capsys, monkeypatch, kind):
+    # A ValueError/TypeError that pairmetrics' validation did not raise is a bug.
+    def broken(*args, **kwargs):
+        if kind == "numpy":
+            return np.ones(2) + np.ones(3)  # numpy's own ValueError
+        if kind == "extension":
+            return pe._core.paired_counts(np.ones(3), np.ones(4), 0.5)  # the extension's ValueError
+        if kind == "typeerror":
+            return len(5)
+        if kind == "attribute":
+            return None.n_rankable
+        raise ValueError("scores: raised outside pairmetrics")
+
+    monkeypatch.setattr(pe, "paired_evaluation", broken)
+    np.save(tmp_path / "s.npy", np.arange(4.0))
+    code, _, err = run_main(capsys, "paired", tmp_path / "s.npy", tmp_path / "s.npy")
+    assert code == 70
+    assert "Traceback" in err and "internal error" in err
+
+
+def test_unreadable_and_directory_paths_are_user_mistakes(tmp_path, capsys):
+    code, _, err = run_main(capsys, "paired", tmp_path, tmp_path)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(b"not a numpy file")
+    code, _, err = run_main(capsys, "paired", bad, bad)
+    assert code == 2 and "bad.npy" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("array", [np.array(["a", "b"]), np.array([1 + 2j, 3j]), np.zeros((2, 2, 2)),
+                                   np.array([1, 2], ">i8"), np.array([], float)])
+def test_unusual_npy_files(tmp_path, capsys, array):
+    np.save(tmp_path / "a.npy", array)
+    np.save(tmp_path / "y.npy", np.arange(array.shape[0], dtype=float) if array.ndim == 1 else np.arange(2.0))
+    code, _, err = run_main(capsys, "paired", tmp_path / "a.npy", tmp_path / "y.npy")
+    if code == 0:
+        assert err == ""
+    else:
+        assert code == 2, err
+        assert len(err.strip().splitlines()) == 1
+
+
+def test_no_command_without_stdin_is_one_line_exit_2():
+    proc = subprocess.run([sys.executable, "-m", "pairmetrics"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1

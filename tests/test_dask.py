@@ -79,6 +79,8 @@ def test_paired_evaluation_equals_in_memory(client, monkeypatch, data, many_part
     got = pm.paired_evaluation(da.from_array(scores, chunks=chunks), da.from_array(labels, chunks=chunks), min_dist,
                                warn=False)  # fmt: skip
     assert got == expected
+    # the variance behind confidence_interval(), from per-sample counts reduced block by block
+    np.testing.assert_allclose(got._variance, expected._variance, rtol=1e-9, atol=1e-300)
     assert pm.paired_eval(da.from_array(scores, chunks=chunks), labels, min_dist) == tuple(expected)
 
 
@@ -95,6 +97,9 @@ def test_compare_paired_equals_in_memory(client, data, seed):
     np.testing.assert_array_equal(got.table, expected.table)
     for name in ("variance_a", "variance_b", "covariance", "statistic", "pvalue", "fisher_pvalue"):
         np.testing.assert_allclose(getattr(got, name), getattr(expected, name), rtol=1e-9, atol=1e-15, err_msg=name)
+    for name in ("_difference_variance",):
+        np.testing.assert_allclose(getattr(got, name), getattr(expected, name), rtol=1e-9, atol=1e-15, err_msg=name)
+    np.testing.assert_allclose(got.a._variance, expected.a._variance, rtol=1e-9, atol=1e-15)
 
 
 def _quiet():

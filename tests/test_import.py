@@ -1,6 +1,53 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
 import pairmetrics
+
+
+def _run_python(*args, code):
+    env = dict(os.environ)
+    # The package this test process imported, wherever it came from.
+    package_root = os.path.dirname(os.path.dirname(pairmetrics.__file__))
+    env["PYTHONPATH"] = os.pathsep.join([package_root, env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, *args, "-c", code], capture_output=True, text=True, env=env, timeout=120)
 
 
 def test_package_imports_and_exposes_version():
     assert pairmetrics.__version__
     assert hasattr(pairmetrics, "_core")
+
+
+def test_every_public_name_exists():
+    missing = [name for name in pairmetrics.__all__ if not hasattr(pairmetrics, name)]
+    assert missing == []
+    assert len(set(pairmetrics.__all__)) == len(pairmetrics.__all__)
+
+
+@pytest.mark.parametrize("flag", ["-O", "-OO"])
+def test_import_and_call_without_docstrings_or_asserts(flag):
+    # -OO strips docstrings: nothing may edit them unguarded at import time.
+    code = (
+        "import pairmetrics as pm\n"
+        "print(pm.paired_eval([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]))\n"
+        "print(pm.paired_eval.__doc__ is None)\n"
+    )
+    proc = _run_python(flag, code=code)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split()
+    assert proc.stdout.splitlines()[0] == "(4, 3)"
+    assert lines[-1] == ("True" if flag == "-OO" else "False")
+
+
+def test_import_loads_no_optional_dependency():
+    code = (
+        "import sys\n"
+        "import pairmetrics\n"
+        "heavy = ['dask', 'networkx', 'lifelines', 'sksurv', 'tqdm', 'pandas', 'sklearn', 'hypothesis']\n"
+        "print(' '.join(m for m in heavy if m in sys.modules))\n"
+    )
+    proc = _run_python(code=code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""

@@ -411,3 +411,115 @@ def test_representation_bad_input():
         pm.check_cuts([[0.1, np.nan]])
     with pytest.raises(ValueError, match="pred_cuts.*2-D"):
         pm.check_cuts([0.1, 0.2])
+
+
+# --------------------------------------------------------------------------- hardening regressions
+
+
+@pytest.mark.parametrize("order", [">i8", ">i4", ">u2", ">f8", ">f4"])
+def test_big_endian_outcomes_give_the_native_answer(order):
+    y = np.array([0, 1, 1, 0, 1, 1])
+    p = np.array([0.2, 0.9, 0.7, 0.1, 0.8, 0.6])
+    big = y.astype(order)
+    assert pm.log_loss(big, p) == pm.log_loss(y, p)
+    assert pm.log_likelihood(big, p.astype(">f8")) == pm.log_likelihood(y, p)
+    assert pm.likelihood(big, p).log == pm.likelihood(y, p).log
+    assert pm.absolute_error(big, p) == pm.absolute_error(y, p)
+
+
+def test_non_canonical_bools_read_as_true():
+    s = np.array([2, 1], np.uint8).view(bool)  # numpy prints [True, True]
+    assert pm.absolute_error(s, [1.0, 1.0]) == 0.0
+    assert pm.zero_one_error(s, [1, 1]) == 0.0
+    assert pm.sum_squares_error([1.0, 1.0], s) == 0.0
+    assert pm.log_loss(s, [1.0, 1.0]) == 0.0
+
+
+def test_validation_runs_before_the_kernel(monkeypatch):
+    from pairmetrics import _core
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the kernel ran on invalid input")
+
+    monkeypatch.setattr(_core, "_error_stats", refuse)
+    monkeypatch.setattr(_core, "_log_likelihood", refuse)
+    with pytest.raises(ValueError, match="y_pred.*NaN"):
+        pm.absolute_error([1.0, 2.0], [1.0, np.nan])
+    with pytest.raises(ValueError, match="y_true.*infinite"):
+        pm.rms_error([np.inf, 2.0], [1.0, 1.0])
+    with pytest.raises(ValueError, match="y_true.*0 and 1"):
+        pm.log_loss([0, 2], [0.5, 0.5])
+    with pytest.raises(ValueError, match="y_pred.*probabilities"):
+        pm.log_loss([0, 1], [0.5, 1.5])
+    with pytest.raises(ValueError, match="y_pred.*NaN"):
+        pm.likelihood([0, 1], [0.5, np.nan])
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 1e300, 1e-300, 1e-310, 1.0])
+def test_rms_error_never_overflows_or_underflows(scale):
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(50, 3))
+    b = rng.normal(size=(50, 3))
+    expected_total = math.sqrt(((a - b) ** 2).sum() / 50)
+    expected_cols = np.sqrt(((a - b) ** 2).sum(axis=0) / 50)
+    tol = 1e-12 if scale > 1e-300 else 1e-3  # subnormal inputs hold few digits
+    got = pm.rms_error(a * scale, b * scale)
+    assert math.isfinite(got) and got > 0
+    close(got / scale, expected_total, rel=tol)
+    cols = pm.rms_error(a * scale, b * scale, per_target=True)
+    close(cols / scale, expected_cols, rel=tol)
+    # one huge and one ordinary column: each is scaled on its own
+    mixed = np.column_stack([a[:, 0] * scale, a[:, 1]])
+    close(pm.rms_error(mixed, np.column_stack([b[:, 0] * scale, b[:, 1]]), per_target=True) / [scale, 1],
+          expected_cols[:2], rel=tol)
+    assert pm.rms_error([scale, scale], [scale, scale]) == 0.0
+
+
+def test_integers_beyond_2_53_are_exact_or_refused():
+    big = 2**62
+    a = np.array([big + 1, big + 3, 5])
+    b = np.array([big, big, 5])
+    assert pm.absolute_error(a, b) == 4.0
+    assert pm.sum_squares_error(a, b) == 10.0
+    assert pm.worst_case_error(a, b) == 3.0
+    assert pm.zero_one_error(a, b) == 2.0
+    u = np.array([2**64 - 1, 2**63 + 2], np.uint64)
+    assert pm.absolute_error(u, np.array([2**64 - 3, 2**63], np.uint64)) == 4.0
+    assert pm.absolute_error(u, np.array([2**64 - 1, 2**63 + 2], np.uint64)) == 0.0
+    with pytest.raises(ValueError, match="int64 range"):
+        pm.absolute_error(np.array([2**64 - 1], np.uint64), np.array([-(2**62)]))
+    with pytest.raises(ValueError, match="y_true.*2\\*\\*53"):
+        pm.absolute_error(np.array([big + 1]), np.array([float(big)]))
+    with pytest.raises(ValueError, match="y_pred.*2\\*\\*53"):
+        pm.zero_one_error(np.array([float(big)]), np.array([big + 1]))
+    # small integers against floats are exact as before
+    assert pm.absolute_error(np.array([2**53, 1]), np.array([2.0**53, 0.5])) == 0.5
+
+
+def test_eps_and_base_use_the_shared_validators():
+    with pytest.raises(ValueError, match="eps"):
+        pm.log_loss([0, 1], [0.5, 0.5], eps=0.5)
+    with pytest.raises(TypeError, match="eps"):
+        pm.log_loss([0, 1], [0.5, 0.5], eps="0.1")
+    with pytest.raises(ValueError, match="base"):
+        pm.log_loss([0, 1], [0.5, 0.5], base=float("inf"))
+    with pytest.raises(TypeError, match="base"):
+        pm.log_loss([0, 1], [0.5, 0.5], base=True)
+    assert pm.log_loss([0, 1], [0.5, 0.5], base=2) == pytest.approx(1.0)
+
+
+def test_docstring_examples():
+    import doctest
+
+    from pairmetrics import _measures
+
+    result = doctest.testmod(_measures, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_feature_dtype_is_validated():
+    with pytest.raises(TypeError, match="dtype"):
+        pm.to_indicators([1, 2], [1, 2], dtype="not a dtype")
+    with pytest.raises(TypeError, match="dtype"):
+        pm.to_cuts([1, 2], [1, 2], dtype=object)
+    assert pm.to_indicators([1, 2], [1, 2], dtype=np.int8).dtype == np.int8

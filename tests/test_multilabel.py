@@ -183,3 +183,55 @@ def test_bad_input():
         pm.multilabel_counts(ok, ok, false_neg="5")
     with pytest.raises(TypeError, match="y_true"):
         pm.multilabel_counts([["a", "b"]], [[0, 1]])
+
+
+# --------------------------------------------------------------------------- hardening regressions
+
+
+def test_non_canonical_bools_count_as_ones():
+    t = np.array([[2, 0, 1], [0, 3, 255]], np.uint8).view(bool)  # numpy prints True for 2, 3, 255
+    p = np.array([[1, 0, 0], [0, 1, 1]], bool)
+    canonical = t.view(np.uint8) != 0
+    for got in (pm.multilabel_counts(t, p), pm.multilabel_counts(sp.csr_array(t), p),
+                pm.multilabel_counts(t, sp.csr_array(p))):
+        check_against_reference(got, canonical, p)
+        assert got.tn == 2 and (got.tn_per_label >= 0).all() and (got.tn_per_sample >= 0).all()
+    # stored non-canonical bools in a sparse matrix
+    data = np.array([2, 1, 7], np.uint8).view(bool)
+    m = sp.csr_array((data, np.array([0, 1, 2]), np.array([0, 2, 3])), shape=(2, 3))
+    check_against_reference(pm.multilabel_counts(m, p), np.array([[1, 1, 0], [0, 0, 1]]), p)
+
+
+def test_sparse_input_is_checked_before_the_kernel(monkeypatch):
+    from pairmetrics import _core
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the kernel ran on invalid input")
+
+    monkeypatch.setattr(_core, "_multilabel_sparse", refuse)
+    dup = sp.csr_array((np.ones(2, np.int8), np.array([1, 1]), np.array([0, 2, 2])), shape=(2, 3))
+    with pytest.raises(ValueError, match="y_true stores some entry more than once"):
+        pm.multilabel_counts(dup, np.zeros((2, 3)))
+    bad = sp.csr_array((np.ones(1, np.int8), np.array([0]), np.array([0, 1, 1])), shape=(2, 3))
+    bad.indices[0] = 7  # out of range
+    with pytest.raises(ValueError, match="y_pred is not a valid sparse matrix"):
+        pm.multilabel_counts(np.zeros((2, 3)), bad)
+    nan = sp.csr_array((np.array([np.nan]), np.array([0]), np.array([0, 1, 1])), shape=(2, 3))
+    with pytest.raises(ValueError, match="y_true.*stored values.*NaN"):
+        pm.multilabel_counts(nan, np.zeros((2, 3)))
+
+
+def test_multilabel_does_not_import_scipy_for_dense_input():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "import pairmetrics._multilabel as ml\n"
+        "before = 'scipy.sparse' in sys.modules\n"
+        "ml.multilabel_counts(np.eye(3, dtype=bool), np.eye(3, dtype=bool))\n"
+        "print(before, 'scipy.sparse' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    # the package itself may load scipy elsewhere; the dense path must not need it
+    assert out[1] == out[0]

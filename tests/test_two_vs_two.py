@@ -112,7 +112,8 @@ def test_property_matches_reference(data, metric, ties, mode):
 
 def kernel_counts(y, p, metric, rtol, n_threads=1, tile=None):
     gy, gp = _core._row_groups(y), _core._row_groups(p)
-    passed, tied, skipped, sp, stt = _core._two_vs_two_all(y, p, gy, gp, metric, rtol, False, n_threads, tile)
+    c = _core._two_vs_two_all(y, p, gy, gp, metric, rtol, False, n_threads, tile)
+    passed, tied, skipped, sp, stt = c["passed"], c["tied"], c["skipped"], c["sample_passed"], c["sample_tied"]
     return passed, tied, skipped, sp.tolist(), stt.tolist()
 
 
@@ -327,6 +328,44 @@ def test_large_values():
     assert tuple(two_vs_two((y * 1e30), p * 1e30, metric="euclidean")) == tuple(two_vs_two(y, p, metric="euclidean"))
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
+@pytest.mark.parametrize(
+    "dtype, scales", [(np.float64, [2.0**-600, 1e-161, 1e-200, 1e-300, 1e-310, 1e100]), (np.float32, [1e-22, 1e-30, 1e-40])]
+)
+def test_euclidean_scale_invariance(metric, dtype, scales):
+    # Squares of tiny coordinates underflow: the kernel rescales both sets by
+    # one power of two, so counts never collapse to all ties.
+    y, p = random_data(40, 6, seed=16)
+    base = two_vs_two(y.astype(dtype), p.astype(dtype), metric=metric, ties="half")
+    assert base.n_tied == 0
+    for scale in scales:
+        ys, ps = (y * scale).astype(dtype), (p * scale).astype(dtype)
+        if np.any((ys != 0) & (np.abs(ys) < np.finfo(dtype).tiny)):
+            # subnormal input has fewer digits: compare with the reference on the same values
+            expected = ref.two_vs_two(ys.astype(np.float64) / scale, ps.astype(np.float64) / scale, metric, "half", "all")
+            got = two_vs_two(ys, ps, metric=metric, ties="half")
+            assert got.n_tied == 0 and abs(got.accuracy - expected["accuracy"]) <= 2 / got.n_pairs
+            continue
+        got = two_vs_two(ys, ps, metric=metric, ties="half")
+        assert tuple(got) == tuple(base), scale
+        assert got.n_tied == 0
+
+
+def test_expansion_guard_agrees_with_cdist_near_duplicates():
+    # Near-duplicate rows: the expansion |y|^2 + |p|^2 - 2 y.p cancels; the
+    # shared guard recomputes those entries from the rows.
+    rng = np.random.default_rng(17)
+    y = rng.normal(size=(30, 5)) * 1e3
+    p = y + rng.normal(size=y.shape) * 1e-6
+    for dtype in (np.float64,):
+        terms = _core._two_vs_two_terms(y.astype(dtype), p.astype(dtype), "euclidean", 1)
+        # the kernel works in units scaled by a power of two: max |coordinate| in [1, 2)
+        shift = 1 - np.frexp(max(np.abs(y).max(), np.abs(p).max()))[1]
+        exact = -distance.cdist(y, p) * 2.0**shift
+        # (the centred rows carry eps * |y| of absolute error: about 1e-7 relative here)
+        np.testing.assert_allclose(terms, exact, rtol=1e-5)
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
@@ -428,6 +467,92 @@ def test_progress_callback_and_cancellation():
     assert tuple(two_vs_two(y, p, progress=True)) == tuple(two_vs_two(y, p))
 
 
+class _ProgressError(ValueError):
+    pass
+
+
+def _raising_progress(after):
+    calls = []
+
+    def progress(done, total):
+        calls.append(done)
+        if len(calls) >= after:
+            raise _ProgressError(f"stop at {done}/{total}")
+
+    return progress
+
+
+@pytest.mark.parametrize("kernel", ["all", "pairs", "terms", "permuted"])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_progress_exception_reaches_the_caller_unchanged(kernel, n_threads):
+    # A progress callback that raises stops the kernel; the caller sees that
+    # very exception (not a KeyboardInterrupt), whichever thread was working.
+    y, p = random_data(400, 6, seed=21)
+    gy, gp = _core._row_groups(y), _core._row_groups(p)
+    first, second = _two_vs_two._sample_pairs(400, 50_000, np.random.default_rng(0))
+    for _ in range(3):
+        progress = _raising_progress(1)
+        with pytest.raises(_ProgressError, match="stop at"):
+            if kernel == "all":
+                _core._two_vs_two_all(y, p, gy, gp, "euclidean", 0.0, False, n_threads, (16, 32), None, progress)
+            elif kernel == "pairs":
+                _core._two_vs_two_pairs(y, p, gy, gp, first, second, "cosine", 0.0, False, n_threads, None, progress)
+            elif kernel == "terms":
+                _core._two_vs_two_terms(y, p, "euclidean", n_threads, (16, 32), progress)
+            else:
+                terms = _core._two_vs_two_terms(y, p, "cosine", 1)
+                perms = np.stack([np.random.default_rng(r).permutation(400) for r in range(4)])
+                _core._two_vs_two_permuted(
+                    terms, np.ascontiguousarray(terms.T), y, p, gy, gp, perms, "cosine", 0.0, False, n_threads,
+                    (16, 32), progress,
+                )
+    # the public functions pass a tqdm callback only; a raising one must also surface
+    with pytest.raises(_ProgressError):
+        _two_vs_two._Setup(y, p, "cosine", "fail", "all", 0.0, n_threads, gy, gp).count(progress=_raising_progress(1))
+
+
+def test_permutation_test_alternatives_and_resample_names():
+    y, p = random_data(30, 5, seed=22, noise=0.5)
+    greater = two_vs_two_permutation_test(y, p, n_resamples=49, rng=3)
+    same = two_vs_two_permutation_test(y, p, n_permutations=49, rng=3)
+    assert greater.pvalue == same.pvalue and greater.n_resamples == greater.n_permutations == 49
+    assert greater.alternative == "greater"
+    null, stat = greater.null_distribution, greater.statistic
+    less = two_vs_two_permutation_test(y, p, n_resamples=49, rng=3, alternative="less")
+    both = two_vs_two_permutation_test(y, p, n_resamples=49, rng=3, alternative="two-sided")
+    np.testing.assert_array_equal(less.null_distribution, null)
+    assert greater.pvalue == (1 + np.sum(null >= stat)) / 50
+    assert less.pvalue == (1 + np.sum(null <= stat)) / 50
+    assert both.pvalue == min(1.0, 2 * min(greater.pvalue, less.pvalue))
+    # agrees with scipy.stats.permutation_test's convention for the one-sided p-values
+    assert greater.pvalue < 0.05 < less.pvalue
+    with pytest.raises(ValueError, match="alternative"):
+        two_vs_two_permutation_test(y, p, n_resamples=9, alternative="bigger")
+    with pytest.raises(TypeError, match="n_resamples or n_permutations"):
+        two_vs_two_permutation_test(y, p, n_resamples=9, n_permutations=19)
+    with pytest.raises(ValueError, match="n_resamples"):
+        two_vs_two_permutation_test(y, p, n_resamples=0)
+    with pytest.raises(TypeError, match="rng"):
+        two_vs_two_permutation_test(y, p, n_resamples=9, rng="x")
+    with pytest.raises(TypeError, match="rng"):
+        two_vs_two(y, p, pairs=10, rng=1.5)
+    with pytest.raises(TypeError, match="progress"):
+        two_vs_two(y, p, progress=1)
+
+
+def test_sampled_pairs_cost_does_not_grow_with_n_per_pair():
+    # Per-sample counts go to shared counters: a call's kernel work is
+    # O(pairs d), so the same pairs on a larger n give the same counts.
+    y, p = random_data(3000, 4, seed=23)
+    first, second = _two_vs_two._sample_pairs(300, 2000, np.random.default_rng(2))
+    gy, gp = _core._row_groups(y), _core._row_groups(p)
+    small = _core._two_vs_two_pairs(y[:300], p[:300], gy[:300], gp[:300], first, second, "cosine", 0.0, False, 2)
+    large = _core._two_vs_two_pairs(y, p, gy, gp, first, second, "cosine", 0.0, False, 2)
+    assert (small["passed"], small["tied"]) == (large["passed"], large["tied"])
+    np.testing.assert_array_equal(small["sample_passed"], large["sample_passed"][:300])
+    assert not large["sample_passed"][300:].any()
+
+
 def test_exported():
     for name in ["two_vs_two", "two_vs_two_permutation_test", "TwoVsTwoResult", "TwoVsTwoPermutationResult"]:
         assert name in pairmetrics.__all__
@@ -462,3 +587,10 @@ def test_blas_thread_count_is_restored():
         two_vs_two(y.astype(np.float32), p.astype(np.float32), n_jobs=n_jobs)
     two_vs_two_permutation_test(y[:100], p[:100], n_permutations=3, n_jobs=2)
     assert scipy_blas_threads() == before
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(_two_vs_two, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

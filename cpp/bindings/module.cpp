@@ -8,6 +8,8 @@ void register_paired(py::module_& m);
 void register_two_vs_two(py::module_& m);
 void register_matching(py::module_& m);
 void register_measures(py::module_& m);
+void register_roc_auc(py::module_& m);
+void register_concordance(py::module_& m);
 }  // namespace pairmetrics::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -17,4 +19,6 @@ PYBIND11_MODULE(_core, m) {
     register_two_vs_two(m);
     register_matching(m);
     register_measures(m);
+    register_roc_auc(m);
+    register_concordance(m);
 }

@@ -1,5 +1,7 @@
 // Bindings of the 2 vs 2 kernels. The Python layer validates every argument
-// and hands over float32/float64 arrays (any strides) and int32 group ids.
+// and hands over float32/float64 arrays (any strides) and int32 group ids;
+// the checks here only guard the C++ against misuse of the private API.
+// Results come back as dicts of named entries; errors as exceptions.
 #if !defined(_WIN32)
 #include <dlfcn.h>
 #endif
@@ -11,6 +13,7 @@
 
 #include "../two_vs_two.hpp"
 #include "common.hpp"
+#include "dtype_dispatch.hpp"
 
 namespace pairmetrics::bindings {
 
@@ -37,13 +40,28 @@ tvt::Blas find_scipy_blas() {
         return tvt::Blas{};
     }
 #if !defined(_WIN32)
-    // OpenBLAS can limit its threads per calling thread; find that entry in
-    // the library the gemm pointer lives in (absent for other BLAS).
+    // A way to set the BLAS's (process-wide) thread count, looked up in the
+    // library the gemm pointer lives in: OpenBLAS (plain or with SciPy's
+    // symbol prefix) or MKL. Without one, the tile kernels run their tiles
+    // on one thread and leave the parallelism to the BLAS.
     Dl_info info;
     if (dladdr(reinterpret_cast<void*>(out.sgemm), &info) != 0 && info.dli_fname != nullptr) {
         if (void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)) {
             out.set_threads_local =
                 reinterpret_cast<int (*)(int)>(dlsym(handle, "openblas_set_num_threads_local"));
+            const char* pairs[][2] = {{"scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"},
+                                      {"openblas_get_num_threads", "openblas_set_num_threads"},
+                                      {"MKL_Get_Max_Threads", "MKL_Set_Num_Threads"}};
+            for (const auto& names : pairs) {
+                if (out.set_threads_local) break;
+                auto get = reinterpret_cast<int (*)()>(dlsym(handle, names[0]));
+                auto set = reinterpret_cast<void (*)(int)>(dlsym(handle, names[1]));
+                if (get && set) {
+                    out.get_threads = get;
+                    out.set_threads = set;
+                    break;
+                }
+            }
             dlclose(handle);  // still loaded by SciPy
         }
     }
@@ -82,17 +100,15 @@ tvt::MatrixView<T> view_of(const py::array& a) {
     return v;
 }
 
-// Equivalence, not identity: an unpickled array holds an equal but distinct dtype object.
-bool same_dtype(const py::dtype& a, const py::dtype& b) {
-    return py::detail::npy_api::get().PyArray_EquivTypes_(a.ptr(), b.ptr());
+// Calls visit(Tag<T>) for the common float dtype of y and p.
+template <class Visitor>
+decltype(auto) dispatch_pair(const py::array& y, const py::array& p, Visitor&& visit) {
+    if (y.dtype().kind() != p.dtype().kind() || y.dtype().itemsize() != p.dtype().itemsize())
+        throw py::type_error("y and p must both be float32 or both float64");
+    return dispatch_float_dtype(y, std::forward<Visitor>(visit));
 }
 
-bool is_float32(const py::array& a) { return same_dtype(a.dtype(), py::dtype::of<float>()); }
-
 void check_matrices(const py::array& y, const py::array& p) {
-    const bool f32 = is_float32(y);
-    if (!(f32 || same_dtype(y.dtype(), py::dtype::of<double>())) || !same_dtype(p.dtype(), y.dtype()))
-        throw py::type_error("y and p must both be float32 or both float64");
     if (y.ndim() != 2 || p.ndim() != 2 || y.shape(0) != p.shape(0) || y.shape(1) != p.shape(1))
         throw py::value_error("y and p must be 2-D arrays of the same shape");
     if (y.shape(0) < 2 || y.shape(1) < 1) throw py::value_error("need n >= 2 rows and d >= 1 columns");
@@ -138,29 +154,45 @@ const std::int64_t* perm_of(const py::object& perm, IndexArray& holder, py::ssiz
     return holder.data();
 }
 
-py::tuple counts_to_python(tvt::Counts&& c) {
+py::dict counts_to_python(tvt::Counts&& c) {
     py::array_t<std::int64_t> sp(static_cast<py::ssize_t>(c.sample_passed.size()), c.sample_passed.data());
     py::array_t<std::int64_t> st(static_cast<py::ssize_t>(c.sample_tied.size()), c.sample_tied.data());
-    return py::make_tuple(c.passed, c.tied, c.skipped, sp, st);
+    py::dict out;
+    out["passed"] = c.passed;
+    out["tied"] = c.tied;
+    out["skipped"] = c.skipped;
+    out["sample_passed"] = sp;
+    out["sample_tied"] = st;
+    return out;
+}
+
+// Threads for the tile kernels: with a BLAS whose thread count cannot be set,
+// the tiles run on one thread and the BLAS parallelises each product itself
+// (never both: that would oversubscribe the cores).
+int tile_threads(const tvt::Blas& blas, int n_threads) {
+    const bool controllable = blas.set_threads_local != nullptr || (blas.get_threads && blas.set_threads);
+    return (blas.sgemm != nullptr && !controllable) ? 1 : n_threads;
 }
 
 template <class T>
-py::tuple all_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups, const tvt::Options& options,
-                    const std::int64_t* perm, const py::object& progress, const double* centre) {
+py::dict all_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups, tvt::Options options,
+                   const std::int64_t* perm, const py::object& progress,
+                   const tvt::Reference& reference = tvt::Reference{}) {
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
     const tvt::Blas blas = scipy_blas();
+    options.n_threads = tile_threads(blas, options.n_threads);
     const auto control = make_control(progress);
     // Safe without the GIL: the views, group ids and perm point into arrays
     // that the caller keeps alive, and nothing below touches a Python object.
     tvt::Counts counts = run_without_gil(*control, [&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads, centre);
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads, control.get(), reference);
         return tvt::count_all_pairs<T>(prep, groups, options, blas, *control);
     });
     return counts_to_python(std::move(counts));
 }
 
 template <class T>
-py::tuple listed_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups,
+py::dict listed_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups,
                        const tvt::Options& options, const IndexArray& first, const IndexArray& second,
                        const std::int64_t* perm, const py::object& progress) {
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
@@ -168,36 +200,36 @@ py::tuple listed_pairs(const py::array& y, const py::array& p, const tvt::Groups
     const auto control = make_control(progress);
     // Safe without the GIL: only raw pointers into arrays kept alive by the caller.
     tvt::Counts counts = run_without_gil(*control, [&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads);
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads, control.get());
         return tvt::count_listed_pairs<T>(prep, groups, options, first.data(), second.data(), m, *control);
     });
     return counts_to_python(std::move(counts));
 }
 
 template <class T>
-py::array pair_terms(const py::array& y, const py::array& p, const tvt::Options& options,
-                     const py::object& progress) {
+py::array pair_terms(const py::array& y, const py::array& p, tvt::Options options, const py::object& progress) {
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
     const py::ssize_t n = y.shape(0);
     py::array_t<T> out({n, n});
     T* data = out.mutable_data();
     const tvt::Blas blas = scipy_blas();
+    options.n_threads = tile_threads(blas, options.n_threads);
     const auto control = make_control(progress);
     // Safe without the GIL: out is owned here and the inputs by the caller.
     run_without_gil(*control, [&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads);
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads, control.get());
         tvt::pair_terms<T>(prep, options, blas, data, *control);
     });
     return std::move(out);
 }
 
 template <class T>
-py::tuple permuted(const py::array& terms, const py::array& terms_t, const py::array& y, const py::array& p,
+py::dict permuted(const py::array& terms, const py::array& terms_t, const py::array& y, const py::array& p,
                    const tvt::Groups& groups, const tvt::Options& options, const IndexArray& perms,
                    const py::object& progress) {
     const py::ssize_t n = y.shape(0);
     for (const py::array* a : {&terms, &terms_t})
-        if (!same_dtype(a->dtype(), py::dtype::of<T>()) || a->ndim() != 2 || a->shape(0) != n || a->shape(1) != n ||
+        if (!a->dtype().is(py::dtype::of<T>()) || a->ndim() != 2 || a->shape(0) != n || a->shape(1) != n ||
             !(a->flags() & py::array::c_style))
             throw py::value_error("terms and terms_t must be C-contiguous n x n matrices of the input dtype");
     if (perms.ndim() != 2 || perms.shape(1) != n) throw py::value_error("perms must have shape (k, n)");
@@ -211,10 +243,13 @@ py::tuple permuted(const py::array& terms, const py::array& terms_t, const py::a
     const auto control = make_control(progress);
     // Safe without the GIL: raw pointers only, into arrays alive for the call.
     run_without_gil(*control, [&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads);
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads, control.get());
         tvt::count_permuted<T>(x, xt, prep, groups, options, perms.data(), k, pp, tp, *control);
     });
-    return py::make_tuple(passed, tied);
+    py::dict out;
+    out["passed"] = passed;
+    out["tied"] = tied;
+    return out;
 }
 
 }  // namespace
@@ -224,31 +259,35 @@ void register_two_vs_two(py::module_& m) {
         "_two_vs_two_all",
         [](const py::array& y, const py::array& p, const IntArray& gy, const IntArray& gp, const std::string& metric,
            double rtol, bool skip_same_target, int n_threads, const py::object& tile,
-           const py::object& perm, const py::object& progress, py::ssize_t split, const py::object& centre) {
+           const py::object& perm, const py::object& progress, py::ssize_t split, const py::object& centre,
+           double max_abs) {
             check_matrices(y, p);
             const auto groups = groups_of(gy, gp, y.shape(0));
             auto options = options_of(metric, rtol, skip_same_target, n_threads, tile);
             if (split < 0 || split >= y.shape(0)) throw py::value_error("split must lie in [0, n)");
             options.split = split;
             py::array_t<double, py::array::c_style | py::array::forcecast> centre_array;
-            const double* centre_data = nullptr;
+            tvt::Reference reference;
+            reference.max_abs = max_abs;
             if (!centre.is_none()) {
                 centre_array = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(centre);
                 if (!centre_array || centre_array.ndim() != 1 || centre_array.shape(0) != y.shape(1))
                     throw py::value_error("centre must have one value per column");
-                centre_data = centre_array.data();
+                reference.centre = centre_array.data();
             }
             IndexArray holder;
             const std::int64_t* pi = perm_of(perm, holder, y.shape(0));
-            return is_float32(y) ? all_pairs<float>(y, p, groups, options, pi, progress, centre_data)
-                                 : all_pairs<double>(y, p, groups, options, pi, progress, centre_data);
+            return dispatch_pair(y, p, [&](auto tag) {
+                return all_pairs<typename decltype(tag)::type>(y, p, groups, options, pi, progress, reference);
+            });
         },
         py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"), py::arg("metric"), py::arg("rtol"),
         py::arg("skip_same_target"), py::arg("n_threads"), py::arg("tile") = py::none(),
         py::arg("perm") = py::none(), py::arg("progress") = py::none(), py::arg("split") = 0,
-        py::arg("centre") = py::none(),
-        "2 vs 2 counts over all pairs: (passed, tied, skipped, sample_passed, sample_tied). split > 0 counts "
-        "only the pairs i < split <= j; centre replaces the mean target row of the Euclidean metrics.");
+        py::arg("centre") = py::none(), py::arg("max_abs") = -1.0,
+        "2 vs 2 counts over all pairs: dict of passed, tied, skipped, sample_passed, sample_tied. split > 0 counts "
+        "only the pairs i < split <= j; centre (the mean scaled target row) and max_abs (largest |coordinate| of "
+        "y and p) prepare a row block of a larger problem as the whole.");
 
     m.def(
         "_two_vs_two_pairs",
@@ -262,13 +301,14 @@ void register_two_vs_two(py::module_& m) {
             const auto options = options_of(metric, rtol, skip_same_target, n_threads, py::none());
             IndexArray holder;
             const std::int64_t* pi = perm_of(perm, holder, y.shape(0));
-            return is_float32(y) ? listed_pairs<float>(y, p, groups, options, first, second, pi, progress)
-                                 : listed_pairs<double>(y, p, groups, options, first, second, pi, progress);
+            return dispatch_pair(y, p, [&](auto tag) {
+                return listed_pairs<typename decltype(tag)::type>(y, p, groups, options, first, second, pi, progress);
+            });
         },
         py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"), py::arg("first"), py::arg("second"),
         py::arg("metric"), py::arg("rtol"), py::arg("skip_same_target"), py::arg("n_threads"),
         py::arg("perm") = py::none(), py::arg("progress") = py::none(),
-        "2 vs 2 counts over the listed pairs (first[k], second[k]).");
+        "2 vs 2 counts over the listed pairs (first[k], second[k]), as for _two_vs_two_all.");
 
     m.def(
         "_two_vs_two_terms",
@@ -276,8 +316,9 @@ void register_two_vs_two(py::module_& m) {
            const py::object& tile, const py::object& progress) -> py::array {
             check_matrices(y, p);
             const auto options = options_of(metric, 0.0, false, n_threads, tile);
-            return is_float32(y) ? pair_terms<float>(y, p, options, progress)
-                                 : pair_terms<double>(y, p, options, progress);
+            return dispatch_pair(y, p, [&](auto tag) {
+                return pair_terms<typename decltype(tag)::type>(y, p, options, progress);
+            });
         },
         py::arg("y"), py::arg("p"), py::arg("metric"), py::arg("n_threads"),
         py::arg("tile") = py::none(), py::arg("progress") = py::none(),
@@ -291,27 +332,30 @@ void register_two_vs_two(py::module_& m) {
             check_matrices(y, p);
             const auto groups = groups_of(gy, gp, y.shape(0));
             const auto options = options_of(metric, rtol, skip_same_target, n_threads, tile);
-            return is_float32(y) ? permuted<float>(terms, terms_t, y, p, groups, options, perms, progress)
-                                 : permuted<double>(terms, terms_t, y, p, groups, options, perms, progress);
+            return dispatch_pair(y, p, [&](auto tag) {
+                return permuted<typename decltype(tag)::type>(terms, terms_t, y, p, groups, options, perms, progress);
+            });
         },
         py::arg("terms"), py::arg("terms_t"), py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"), py::arg("perms"),
         py::arg("metric"), py::arg("rtol"), py::arg("skip_same_target"), py::arg("n_threads"), py::arg("tile") = py::none(),
         py::arg("progress") = py::none(),
-        "Passed and tied counts for each row of perms (y_i paired with p_perm[i]).");
+        "Passed and tied counts (dict of two arrays) for each row of perms (y_i paired with p_perm[i]).");
 
     m.def(
         "_row_groups",
         [](const py::array& x, int n_threads) {
-            if (x.ndim() != 2 || !(is_float32(x) || same_dtype(x.dtype(), py::dtype::of<double>())))
-                throw py::type_error("x must be a 2-D float32 or float64 array");
+            if (x.ndim() != 2) throw py::value_error("x must be a 2-D array");
             py::array_t<std::int32_t> out(x.shape(0));
             std::int32_t* data = out.mutable_data();
             const auto control = make_control();
-            // Safe without the GIL: x is kept alive by the caller, out is owned here.
-            run_without_gil(*control, [&] {
-                const auto ids = is_float32(x) ? tvt::group_rows<float>(view_of<float>(x), n_threads)
-                                               : tvt::group_rows<double>(view_of<double>(x), n_threads);
-                std::copy(ids.begin(), ids.end(), data);
+            dispatch_float_dtype(x, [&](auto tag) {
+                using T = typename decltype(tag)::type;
+                const auto view = view_of<T>(x);
+                // Safe without the GIL: x is kept alive by the caller, out is owned here.
+                run_without_gil(*control, [&] {
+                    const auto ids = tvt::group_rows<T>(view, n_threads, control.get());
+                    std::copy(ids.begin(), ids.end(), data);
+                });
             });
             return out;
         },
@@ -319,8 +363,11 @@ void register_two_vs_two(py::module_& m) {
 
     m.def("_two_vs_two_blas", [] {
         const tvt::Blas b = scipy_blas();
-        return py::make_tuple(b.sgemm != nullptr && b.dgemm != nullptr, b.set_threads_local != nullptr);
-    }, "Whether a BLAS gemm (and a way to set its thread count) was found.");
+        py::dict out;
+        out["gemm"] = b.sgemm != nullptr && b.dgemm != nullptr;
+        out["thread_control"] = b.set_threads_local != nullptr || (b.get_threads != nullptr && b.set_threads != nullptr);
+        return out;
+    }, "Whether a BLAS gemm and a way to set its thread count were found (dict gemm, thread_control).");
 }
 
 }  // namespace pairmetrics::bindings

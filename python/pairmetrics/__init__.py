@@ -17,7 +17,11 @@ from ._crossmatch import *  # noqa: F401,F403
 from ._crossmatch import __all__ as _crossmatch_all
 from ._measures import *  # noqa: F401,F403
 from ._measures import __all__ as _measures_all
+from ._roc_auc import *  # noqa: F401,F403
+from ._roc_auc import __all__ as _roc_auc_all
+from ._survival import *  # noqa: F401,F403
+from ._survival import __all__ as _survival_all
 
 __version__ = "0.1.0"
 
-__all__ = [*_paired_all, *_two_vs_two_all, *_matching_all, *_crossmatch_all, *_measures_all]
+__all__ = [*_paired_all, *_two_vs_two_all, *_matching_all, *_crossmatch_all, *_measures_all, *_roc_auc_all, *_survival_all]

@@ -1,22 +1,34 @@
 """Command line: ``python -m pairmetrics`` or ``pairmetrics``.
 
 Subcommands: demo, paired, two-vs-two, crossmatch, measures, multilabel, bench.
-User mistakes (bad files, bad options, bad data) print one line and exit 2.
+
+Exit codes: 0 success; 2 a user mistake (bad command line, unreadable file,
+data the library refuses), reported on one line; 70 an internal error (a
+bug), reported with its traceback; 130 interrupted (Ctrl-C).
+
+A ``ValueError``/``TypeError`` counts as a user mistake only when pairmetrics'
+own Python code raised it with a ``raise`` statement (its validation layer,
+which names the offending argument). The same exception types coming out of
+numpy, scipy or the compiled extension are bugs: they must not be hidden
+behind a one-line message.
 """
 
 from __future__ import annotations
 
 import argparse
+import dis
 import json
 import math
 import sys
-import time
+import traceback
 
 import numpy as np
 
 from ._io import load_array
 
 EXIT_USAGE = 2
+EXIT_INTERNAL = 70  # EX_SOFTWARE in sysexits.h
+EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -248,19 +260,55 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _is_user_error(exc: BaseException) -> bool:
+    """True for errors that report a user mistake; False for bugs.
+
+    User mistakes are the command line's own ``_UsageError``, an ``OSError``
+    about a named file, and ``ValueError``/``TypeError`` raised by a ``raise``
+    statement in pairmetrics' Python code (its validation). Anything raised
+    inside numpy, scipy, the extension or the standard library is not.
+    """
+    if isinstance(exc, _UsageError):
+        return True
+    if isinstance(exc, OSError):
+        return exc.filename is not None
+    if not isinstance(exc, (ValueError, TypeError)):
+        return False
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    frame = tb.tb_frame
+    module = frame.f_globals.get("__name__", "")
+    if module != __name__ and module.split(".")[0] != "pairmetrics":
+        return False
+    # An exception set by a C function (numpy, the extension) leaves the
+    # frame at its call instruction; a validation error at a raise statement.
+    for instruction in dis.get_instructions(frame.f_code):
+        if instruction.offset == tb.tb_lasti:
+            return instruction.opname == "RAISE_VARARGS"
+    return False
+
+
 def main(argv=None) -> int:
     try:
         args = _parser().parse_args(argv)
         args.func(args)
-    except _UsageError as exc:
-        print(exc, file=sys.stderr)
-        return EXIT_USAGE
-    except (ValueError, TypeError, OSError) as exc:
-        print(f"pairmetrics: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         print("pairmetrics: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if _is_user_error(exc):
+            message = str(exc)
+            if not message.startswith("pairmetrics"):
+                message = f"pairmetrics: error: {message}"
+            print(message.splitlines()[0] if message else type(exc).__name__, file=sys.stderr)
+            return EXIT_USAGE
+        traceback.print_exc()
+        print("pairmetrics: internal error (a bug in pairmetrics; please report it with the traceback above)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
     return 0
 
 

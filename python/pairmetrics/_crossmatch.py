@@ -26,7 +26,7 @@ from ._matching import (
     _pairwise_distances,
 )
 from ._result import Result
-from ._validation import as_matrix, as_vector, check_finite, resolve_n_jobs
+from ._validation import as_matrix, as_vector, check_finite, check_rng, resolve_n_jobs
 
 # Largest pooled distance matrix crossmatch_resample precomputes (bytes).
 _FULL_MATRIX_BYTES = 512 << 20
@@ -359,7 +359,7 @@ def crossmatch_resample(x, y, sample_size: int = 200, n_repeats: int = 500, rng=
         raise ValueError(f"sample_size must be <= min(len(x), len(y)) = {min(n, m)}, got {sample_size}")
     k = _check_k(k)
     threads = resolve_n_jobs(n_jobs)
-    gen = np.random.default_rng(rng)
+    gen = check_rng(rng)
     # Sorted draws: the order of points does not matter to the test, and
     # sorted indices gather from the pooled matrix with far fewer cache misses.
     draws = [

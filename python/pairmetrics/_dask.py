@@ -314,6 +314,9 @@ def _bisect_up(y, min_dist):
 def _paired_sample(scores, labels, size, seed):
     """Validation reports and a random sample of the scores of one block."""
     report = (_first_nonfinite(scores), _first_nonfinite(labels))
+    if labels.size and not report[1][0]:  # smallest and largest label and their counts (variance factors)
+        low, high = labels.min(), labels.max()
+        report += ((float(low), int(np.count_nonzero(labels == low)), float(high), int(np.count_nonzero(labels == high))),)
     rng = np.random.default_rng(seed)
     take = rng.choice(scores.shape[0], size=min(size, scores.shape[0]), replace=False)
     return report, np.asarray(scores[take], dtype=np.float64)
@@ -440,6 +443,12 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     results = _compute(*sampled)
     _raise_nonfinite([r[0][0] for r in results], scores_name, offsets)
     _raise_nonfinite([r[0][1] for r in results], "labels", offsets)
+    ranges = [r[0][2] for r in results if len(r[0]) > 2]  # empty blocks have none
+    low = min(r[0] for r in ranges)
+    high = max(r[2] for r in ranges)
+    n_low = sum(r[1] for r in ranges if r[0] == low)
+    n_high = sum(r[3] for r in ranges if r[2] == high)
+    label_range = (low, n_low, high, n_high)
     sample = np.sort(np.concatenate([r[1] for r in results]))
     picks = sample[(np.arange(1, n_parts) * sample.size) // n_parts] if sample.size else sample
     bounds = np.unique(picks)
@@ -461,7 +470,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
             between[p, q] = delayed(_paired_between, nout=2, pure=True)(parts[p][1], parts[q][1], per_sample)
     totals = delayed(_paired_totals, pure=True)([c for c, _, _ in parts], [b[0] for b in between.values()])
     if not per_sample:
-        return totals, None
+        return totals, None, label_range
 
     # 4. per-sample counts: sum over partition pairs, then back to the input blocks
     back = []
@@ -484,7 +493,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
         delayed(_paired_assemble, pure=True)(offsets[k], offsets[k + 1] - offsets[k], *[b[k] for b in back])
         for k in range(len(blocks_s))
     ]
-    return totals, per_block
+    return totals, per_block, label_range
 
 
 def _zeros_like_partition(labels_k):
@@ -533,34 +542,67 @@ def _dask_paired_eval(scores, labels, min_dist=0.5, n_jobs=None):
     return result.n_rankable, result.n_correct
 
 
-def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True):
-    from ._paired import PairedEvaluation
+def _factors(labels, label_range, n):
+    """Per-sample variance factors of ``_paired._component_factors`` from the global label range."""
+    low, n_low, high, n_high = label_range
+    if low != high and n_low + n_high == n:
+        def factor(m):
+            return m / (m - 1) if m > 1 else 1.0
+        return np.where(labels == low, factor(n_low), factor(n_high))
+    return np.full(labels.shape[0], n / (n - 1))
 
-    scores, labels, min_dist = _paired_inputs(scores, labels, min_dist)
+
+def _g_sums(labels, label_range, n, aucs, *blocks):
+    """Per block: sums of g_a g_b over the model pairs (a, a), (b, b), (a, b), plain and
+    weighted by the variance factors (g = credit - auc * rankable as in compare_paired)."""
+    g = []
+    for block, auc in zip(blocks, aucs):
+        rankable, tied, incorrect = block
+        credit = (rankable - tied - incorrect).astype(np.float64) + 0.5 * tied
+        g.append(credit - auc * rankable)
+    f = _factors(np.asarray(labels, dtype=np.float64), label_range, n)
+    products = [(0, 0), (1, 1), (0, 1)] if len(g) == 2 else [(0, 0)]
+    return np.array([g[i] @ g[j] for i, j in products] + [f @ (g[i] * g[j]) for i, j in products])
+
+
+def _variance_sums(labels, label_range, aucs, *per_block):
+    """Reduced _g_sums over the blocks (per-sample counts stay on the workers)."""
+    from dask import delayed
+
+    n = labels.shape[0]
+    parts = [delayed(_g_sums, pure=True)(lab, label_range, n, aucs, *blocks)
+             for lab, *blocks in zip(labels.to_delayed().ravel(), *per_block)]  # fmt: skip
+    (sums,) = _compute(_tree(_sum_arrays, parts))
+    return sums
+
+
+def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, variance=None):
+    import dask
+
+    from ._paired import _CHEAP_VARIANCE_SAMPLES, PairedEvaluation
     from ._validation import check_bool
 
+    scores, labels, min_dist = _paired_inputs(scores, labels, min_dist)
+    n = labels.shape[0]
+    with_variance = n <= _CHEAP_VARIANCE_SAMPLES if variance is None else check_bool(variance, "variance")
     warn = check_bool(warn, "warn")
-    totals, _ = _paired_graph(scores, labels, min_dist, False, n_jobs)
+    totals, per_block, label_range = _paired_graph(scores, labels, min_dist, with_variance, n_jobs)
+    if with_variance:
+        totals, per_block = dask.persist(totals, per_block)
     (rankable, correct, tied, incorrect), = _compute(totals)
     if rankable == 0 and warn:
         warnings.warn("no pair of labels is min_dist apart: nothing is rankable, auc is nan", RuntimeWarning, stacklevel=3)
-    return PairedEvaluation(rankable, correct, tied, incorrect, min_dist)
-
-
-def _g_sums(block_a, block_b, auc_a, auc_b):
-    """Partial sums of g_a^2, g_b^2 and g_a g_b over one block (g as in compare_paired)."""
-    out = []
-    for block, auc in ((block_a, auc_a), (block_b, auc_b)):
-        rankable, tied, incorrect = block
-        credit = (rankable - tied - incorrect).astype(np.float64) + 0.5 * tied
-        out.append(credit - auc * rankable)
-    ga, gb = out
-    return np.array([ga @ ga, gb @ gb, ga @ gb])
+    var = None
+    if with_variance:
+        var = math.nan
+        if rankable:
+            auc = (correct + 0.5 * tied) / rankable
+            var = float(_variance_sums(labels, label_range, (auc,), per_block)[1]) / float(rankable) ** 2
+    return PairedEvaluation(rankable, correct, tied, incorrect, min_dist, var)
 
 
 def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None):
     import dask
-    from dask import delayed
     from scipy import stats
 
     from ._paired import PairedComparison, PairedEvaluation
@@ -568,25 +610,30 @@ def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None):
     a_scores, labels_a, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")
     b_scores, labels_b, _ = _paired_inputs(scores_b, labels, min_dist, "scores_b")
     b_scores, labels_b = _align_rows([a_scores, b_scores, labels_b], ["scores_a", "scores_b", "labels"])[1:]
-    totals_a, blocks_a = _paired_graph(a_scores, labels_a, min_dist, True, n_jobs, "scores_a")
-    totals_b, blocks_b = _paired_graph(b_scores, labels_b, min_dist, True, n_jobs, "scores_b")
+    totals_a, blocks_a, label_range = _paired_graph(a_scores, labels_a, min_dist, True, n_jobs, "scores_a")
+    totals_b, blocks_b, _ = _paired_graph(b_scores, labels_b, min_dist, True, n_jobs, "scores_b")
     # Keep the per-sample counts on the workers while the totals give the AUCs.
     totals_a, totals_b, blocks_a, blocks_b = dask.persist(totals_a, totals_b, blocks_a, blocks_b)
-    totals_a, totals_b = _compute(totals_a, totals_b)
-    a = PairedEvaluation(*totals_a, min_dist)
-    b = PairedEvaluation(*totals_b, min_dist)
-    n_rankable = a.n_rankable
+    counts = _compute(totals_a, totals_b)
+    n_rankable = counts[0][0]
+    n = a_scores.shape[0]
+    if n_rankable:
+        aucs = tuple((c[1] + 0.5 * c[2]) / n_rankable for c in counts)
+        sums = _variance_sums(labels_a, label_range, aucs, blocks_a, blocks_b)
+        scale = 1.0 / float(n_rankable) ** 2
+        ci_var_a, ci_var_b = scale * float(sums[3]), scale * float(sums[4])
+        ci_spread = ci_var_a + ci_var_b - 2 * scale * float(sums[5])
+    else:
+        ci_var_a = ci_var_b = ci_spread = math.nan
+    a, b = PairedEvaluation(*counts[0], min_dist, ci_var_a), PairedEvaluation(*counts[1], min_dist, ci_var_b)
     table = np.array([[a.n_correct, b.n_correct], [n_rankable - a.n_correct, n_rankable - b.n_correct]], dtype=np.int64)
     if n_rankable == 0:
         warnings.warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning, stacklevel=3)
         nan = math.nan
-        return PairedComparison(a, b, table, nan, nan, nan, nan, nan, nan, nan, nan)
-    parts = [delayed(_g_sums, pure=True)(x, y, a.auc, b.auc) for x, y in zip(blocks_a, blocks_b)]
-    (sums,) = _compute(_tree(_sum_arrays, parts))
+        return PairedComparison(a, b, table, nan, nan, nan, nan, nan, nan, nan, nan, nan)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         fisher = stats.fisher_exact(table)
-    n = a_scores.shape[0]
     scale = n / (n - 1) / float(n_rankable) ** 2
     var_a, var_b, cov = scale * float(sums[0]), scale * float(sums[1]), scale * float(sums[2])
     difference = a.auc - b.auc
@@ -596,7 +643,8 @@ def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None):
         p = float(2 * stats.norm.sf(abs(z)))
     else:
         z, p = (0.0, 1.0) if difference == 0 else (math.copysign(math.inf, difference), 0.0)
-    return PairedComparison(a, b, table, float(fisher.statistic), float(fisher.pvalue), difference, var_a, var_b, cov, z, p)
+    return PairedComparison(a, b, table, float(fisher.statistic), float(fisher.pvalue), difference, var_a, var_b, cov,
+                            z, p, ci_spread)  # fmt: skip
 
 
 # --------------------------------------------------------------------------- 2 vs 2
@@ -620,8 +668,12 @@ def _tvt_check_block(y, p, metric, dtype):
         bad.append(rows)
     report["bad"] = bad
     report["big"] = (float(np.max(np.abs(y))) if y.size else 0.0, float(np.max(np.abs(p))) if p.size else 0.0)
-    report["sum"] = y.astype(np.float64).sum(axis=0)
     return report
+
+
+def _tvt_scaled_sum(y, shift):
+    """Column sums of the target rows scaled by 2**shift (exact scaling), for the Euclidean centre."""
+    return np.ldexp(np.asarray(y, dtype=np.float64), shift).sum(axis=0)
 
 
 def _tvt_validate(reports, offsets, d, metric, dtype):
@@ -652,7 +704,7 @@ def _tvt_validate(reports, offsets, d, metric, dtype):
                 f"(limit {limit:.3g}); rescale the data or pass float64")
 
 
-def _tvt_tile(yi, pi, yj, pj, dtype, metric, rtol, skip_same, n_threads, centre, perm_i=None, perm_j=None):
+def _tvt_tile(yi, pi, yj, pj, dtype, metric, rtol, skip_same, n_threads, reference):
     """Counts of one tile: the pairs inside a row block (yj is None) or between two blocks.
 
     Returns ((passed, tied, skipped), (sample_passed, sample_tied, same_target) of block I,
@@ -670,8 +722,11 @@ def _tvt_tile(yi, pi, yj, pj, dtype, metric, rtol, skip_same, n_threads, centre,
         return (0, 0, 0), (zero, zero, zero), None
     gy = _core._row_groups(y, n_threads)
     gp = _core._row_groups(p, n_threads)
-    passed, tied, skipped, sp, st = _core._two_vs_two_all(
-        y, p, gy, gp, metric, rtol, skip_same, n_threads, None, None, None, split=0 if diagonal else ni, centre=centre)
+    centre, max_abs = reference
+    counts = _core._two_vs_two_all(y, p, gy, gp, metric, rtol, skip_same, n_threads, None, None, None,
+                                   split=0 if diagonal else ni, centre=centre, max_abs=max_abs)
+    passed, tied, skipped = counts["passed"], counts["tied"], counts["skipped"]
+    sp, st = counts["sample_passed"], counts["sample_tied"]
     same = np.zeros(n, np.int64)
     if skip_same:
         if diagonal:
@@ -718,7 +773,11 @@ def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
 
 
 def _tvt_setup(y, p, metric, dtype, rtol):
-    """Validate on the cluster; returns (rtol, centre, row offsets)."""
+    """Validate on the cluster; returns (rtol, reference, row offsets, blocks).
+
+    The reference (mean scaled target row, largest |coordinate|) makes every
+    tile prepare its rows as the in-memory call prepares the whole.
+    """
     from dask import delayed
 
     from ._two_vs_two import _resolve_rtol
@@ -729,13 +788,17 @@ def _tvt_setup(y, p, metric, dtype, rtol):
     reports = _compute(*[delayed(_tvt_check_block, pure=True)(a, b, metric, dtype) for a, b in zip(blocks_y, blocks_p)])
     _tvt_validate(reports, offsets, d, metric, dtype)
     rtol = _resolve_rtol(rtol, dtype, d)
-    centre = None
+    reference = (None, -1.0)
     if metric in ("euclidean", "sqeuclidean"):
-        centre = np.sum([r["sum"] for r in reports], axis=0) / n
-    return rtol, centre, offsets, blocks_y, blocks_p
+        # the shift of euclidean::power_of_two_shift: the largest coordinate in [1, 2)
+        max_abs = max(max(r["big"]) for r in reports)
+        shift = -(math.frexp(max_abs)[1] - 1) if max_abs > 0 and math.isfinite(max_abs) else 0
+        sums = _compute(*[delayed(_tvt_scaled_sum, pure=True)(b, shift) for b in blocks_y])
+        reference = (np.sum(sums, axis=0) / n, max_abs)
+    return rtol, reference, offsets, blocks_y, blocks_p
 
 
-def _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, centre, per_sample=True):
+def _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, reference, per_sample=True):
     """Delayed totals and per-block (sample_passed, sample_tied, same_target) over the upper triangle of tiles."""
     from dask import delayed
 
@@ -747,7 +810,8 @@ def _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, ce
                 args = (blocks_y[i], blocks_p[i], None, None)
             else:
                 args = (blocks_y[i], blocks_p[i], blocks_y[j], blocks_p[j])
-            tiles[i, j] = delayed(_tvt_tile, nout=3, pure=True)(*args, dtype, metric, rtol, skip_same, n_threads, centre)
+            tiles[i, j] = delayed(_tvt_tile, nout=3, pure=True)(*args, dtype, metric, rtol, skip_same, n_threads,
+                                                                 reference)
     totals = _tree(_tvt_totals, [t[0] for t in tiles.values()])
     if not per_sample:
         return totals, None
@@ -801,9 +865,9 @@ def _tvt_listed(yi, pi, yj, pj, first, second, dtype, metric, rtol, skip_same, n
     p = np.asarray(pi if pj is None else np.concatenate([pi, pj]), dtype=dtype)
     gy = _core._row_groups(y, n_threads)
     gp = _core._row_groups(p, n_threads)
-    passed, tied, skipped, sp, st = _core._two_vs_two_pairs(
-        y, p, gy, gp, first, second, metric, rtol, skip_same, n_threads, None, None)
-    return (int(passed), int(tied), int(skipped)), sp, st
+    counts = _core._two_vs_two_pairs(y, p, gy, gp, first, second, metric, rtol, skip_same, n_threads, None, None)
+    totals = (int(counts["passed"]), int(counts["tied"]), int(counts["skipped"]))
+    return totals, counts["sample_passed"], counts["sample_tied"]
 
 
 def _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, skip_same, n_threads):
@@ -837,19 +901,20 @@ def _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol
 def _dask_two_vs_two(y_true, y_pred, metric="cosine", ties="fail", pairs="all", rng=None, n_jobs=None,
                      progress=False, rtol=None):
     from ._two_vs_two import _resolve_pairs, _sample_pairs
-    from ._validation import check_bool
+    from ._validation import check_progress, check_rng
 
+    generator = check_rng(rng)
+    progress = check_progress(progress)
     y, p, metric, ties, dtype, n_threads = _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs)
     n = y.shape[0]
     pairs = _resolve_pairs(pairs, n)
-    progress = check_bool(progress, "progress")
-    rtol, centre, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
+    rtol, reference, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
     skip_same = pairs == "distinct_targets"
     if isinstance(pairs, int):
-        first, second = _sample_pairs(n, pairs, np.random.default_rng(rng))
+        first, second = _sample_pairs(n, pairs, generator)
         return _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads,
                                    ties, pairs, progress)
-    totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, centre)
+    totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, reference)
     totals, *per_block = _compute(totals, *per_block, progress=progress)
     sample_passed, sample_tied, same = (np.concatenate([b[i] for b in per_block]) for i in range(3))
     return _tvt_result(n, totals, sample_passed, sample_tied, same, ties, metric, pairs, rtol)
@@ -871,24 +936,27 @@ def _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metri
     return _tvt_result(n, totals, sample_passed, sample_tied, 0, ties, metric, pairs, rtol, first, second)
 
 
-def _dask_two_vs_two_permutation_test(y_true, y_pred, n_permutations=1000, rng=None, metric="cosine", ties="fail",
-                                      pairs="all", n_jobs=None, progress=False, rtol=None):
-    import numbers
+def _dask_two_vs_two_permutation_test(y_true, y_pred, n_permutations=None, n_resamples=None, alternative="greater",
+                                      rng=None, metric="cosine", ties="fail", pairs="all", n_jobs=None,
+                                      progress=False, rtol=None):
+    from ._two_vs_two import (
+        ALTERNATIVES,
+        TwoVsTwoPermutationResult,
+        _exact_score,
+        _resolve_pairs,
+        _resolve_resamples,
+        _sample_pairs,
+    )
+    from ._validation import check_choice, check_progress, check_rng
 
-    from ._two_vs_two import TwoVsTwoPermutationResult, _exact_score, _resolve_pairs, _sample_pairs
-    from ._validation import check_bool
-
-    generator = np.random.default_rng(rng)
+    n_permutations = _resolve_resamples(n_permutations, n_resamples)
+    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
+    progress = check_progress(progress)
+    generator = check_rng(rng)
     y, p, metric, ties, dtype, n_threads = _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs)
     n = y.shape[0]
     pairs = _resolve_pairs(pairs, n)
-    rtol, centre, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
-    progress = check_bool(progress, "progress")
-    if isinstance(n_permutations, (bool, np.bool_)) or not isinstance(n_permutations, (numbers.Integral, np.integer)):
-        raise TypeError(f"n_permutations must be an int, got {type(n_permutations).__name__}")
-    n_permutations = int(n_permutations)
-    if n_permutations < 1:
-        raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
+    rtol, reference, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
     skip_same = pairs == "distinct_targets"
     first = second = None
     if isinstance(pairs, int):
@@ -896,7 +964,7 @@ def _dask_two_vs_two_permutation_test(y_true, y_pred, n_permutations=1000, rng=N
         observed = _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads,
                                        ties, pairs, False)
     else:
-        totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, centre)
+        totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, reference)
         totals, *per_block = _compute(totals, *per_block)
         sample_passed, sample_tied, same = (np.concatenate([b[i] for b in per_block]) for i in range(3))
         observed = _tvt_result(n, totals, sample_passed, sample_tied, same, ties, metric, pairs, rtol)
@@ -905,11 +973,11 @@ def _dask_two_vs_two_permutation_test(y_true, y_pred, n_permutations=1000, rng=N
     rows = y.chunks[0]
     null_totals = []
     for perm in perms:
-        # y_i is paired with p_perm[i]: permute the prediction rows on the cluster.
+        # y_i is paired with p_perm[i]: the prediction rows are permuted on the cluster.
         permuted = p[perm].rechunk({0: rows, 1: -1})
         blocks_q = permuted.to_delayed().ravel()
         if first is None:
-            totals, _ = _tvt_graph(blocks_y, blocks_q, dtype, metric, rtol, skip_same, n_threads, centre,
+            totals, _ = _tvt_graph(blocks_y, blocks_q, dtype, metric, rtol, skip_same, n_threads, reference,
                                    per_sample=False)
             null_totals.append(totals)
         else:
@@ -918,15 +986,19 @@ def _dask_two_vs_two_permutation_test(y_true, y_pred, n_permutations=1000, rng=N
     null_totals = _compute(*null_totals, progress=progress)
     n_pairs = observed.n_pairs
     null = np.empty(n_permutations)
-    exceed = 0
+    at_least = at_most = 0
     obs_num2, obs_den = _exact_score(observed.n_strict_passed, observed.n_tied, n_pairs, ties)
     for r, (passed, tied, _) in enumerate(null_totals):
         num2, den = _exact_score(int(passed), int(tied), n_pairs, ties)
         null[r] = num2 / (2 * den) if den else math.nan
-        if den and obs_den and num2 * obs_den >= obs_num2 * den:
-            exceed += 1
-    return TwoVsTwoPermutationResult(statistic=observed.accuracy, pvalue=(1 + exceed) / (1 + n_permutations),
-                                     null_distribution=null, n_permutations=n_permutations, observed=observed)
+        if den and obs_den:
+            at_least += num2 * obs_den >= obs_num2 * den
+            at_most += num2 * obs_den <= obs_num2 * den
+    p_greater = (1 + at_least) / (1 + n_permutations)
+    p_less = (1 + at_most) / (1 + n_permutations)
+    pvalue = {"greater": p_greater, "less": p_less, "two-sided": min(1.0, 2 * min(p_greater, p_less))}[alternative]
+    return TwoVsTwoPermutationResult(statistic=observed.accuracy, pvalue=pvalue, null_distribution=null,
+                                     n_permutations=n_permutations, observed=observed, alternative=alternative)
 
 
 # --------------------------------------------------------------------------- classic measures

@@ -59,11 +59,16 @@ def _column_index(column, header, width, path) -> int:
 
 
 def _load_text(path, delimiter, column) -> np.ndarray:
-    with open(path, newline="") as f:
-        if delimiter is None:
-            rows = [line.split() for line in f if line.strip() and not line.lstrip().startswith("#")]
-        else:
-            rows = [row for row in csv.reader(f, delimiter=delimiter) if row and any(c.strip() for c in row)]
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            if delimiter is None:
+                rows = [line.split() for line in f if line.strip() and not line.lstrip().startswith("#")]
+            else:
+                rows = [row for row in csv.reader(f, delimiter=delimiter) if row and any(c.strip() for c in row)]
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a text file (byte {exc.start} is not UTF-8)") from None
+    except csv.Error as exc:
+        raise ValueError(f"{path}: not a readable table ({exc})") from None
     if not rows:
         raise ValueError(f"{path}: the file is empty")
     header = None

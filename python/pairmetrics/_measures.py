@@ -7,7 +7,7 @@ examples ``n`` (not by ``n * t``), so a per-example mean summed over targets;
 
 The sums are computed by a single pass in C++ over both arrays, in place,
 whatever their strides; float32 input stays float32 in memory and is
-accumulated in float64.
+accumulated in float64. Every input is validated here before the kernel runs.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ._multilabel import __all__ as _multilabel_all
 from ._representations import *  # noqa: F401,F403
 from ._representations import __all__ as _representations_all
 from ._result import Result
-from ._validation import as_numeric_array, check_binary, check_bool, check_choice, check_finite
+from ._validation import as_numeric_array, check_binary, check_bool, check_choice, check_finite, check_real
 
 __all__ = [
     "zero_one_error",
@@ -44,6 +44,7 @@ __all__ = [
 
 LOSSES = ("zero_one", "absolute", "squares", "worst_case", "log_loss")
 _KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # read in place by the kernels
+_EXACT_INT = 2**53  # integers up to this magnitude are exact in float64
 
 
 # --------------------------------------------------------------------------- input handling
@@ -74,28 +75,53 @@ def _output(values: np.ndarray, per_target: bool):
     return values.astype(np.float64) if per_target else np.float64(values[0])
 
 
+def _int_range(arr: np.ndarray):
+    """(min, max) of an integer or bool array as Python ints."""
+    return int(arr.min()), int(arr.max())
+
+
+def _kernel_operands(yt: np.ndarray, yp: np.ndarray):
+    """The two arrays the error kernel reads: any real dtype, then float32/float64.
+
+    Every sum is symmetric in the two, so the float one goes second and
+    nothing is copied unless neither input is float32/float64. Integers that
+    float64 cannot hold exactly are never rounded silently: two integer arrays
+    are subtracted exactly (the kernel then rounds each difference once), and
+    such integers against floats are refused.
+    """
+    if yp.dtype in _KERNEL_FLOATS or yt.dtype in _KERNEL_FLOATS:
+        (a, name_a), (b, _) = ((yt, "y_true"), (yp, "y_pred")) if yp.dtype in _KERNEL_FLOATS else ((yp, "y_pred"), (yt, "y_true"))
+        if a.dtype.kind in "iu" and a.dtype.itemsize == 8:
+            lo, hi = _int_range(a)
+            if max(-lo, hi) > _EXACT_INT:
+                raise ValueError(
+                    f"{name_a} holds integers beyond 2**53 (up to {max(-lo, hi)}), which float64 cannot hold exactly, "
+                    f"and the other input is floating point; convert both to one type first"
+                )
+        return a, b
+    # two integer (or bool) arrays
+    ranges = [_int_range(x) for x in (yt, yp)] if yt.dtype.itemsize == 8 or yp.dtype.itemsize == 8 else None
+    if ranges is None or max(max(-lo, hi) for lo, hi in ranges) <= _EXACT_INT:
+        return yt, np.asarray(yp, dtype=np.float64)
+    (lo_t, hi_t), (lo_p, hi_p) = ranges
+    if lo_t - hi_p < -(2**63) or hi_t - lo_p >= 2**63:
+        raise ValueError(
+            "y_true and y_pred hold integers whose differences exceed the int64 range; convert them to float64 first"
+        )
+    # Exact: int64 arithmetic wraps modulo 2**64 and the true differences fit.
+    with np.errstate(over="ignore"):
+        diff = yt.astype(np.int64) - yp.astype(np.int64)
+    return diff, np.broadcast_to(np.zeros(1), diff.shape)
+
+
 def _error_stats(y_true, y_pred, per_target: bool):
+    """Validated inputs and the kernel's sums (dict abs_sum, sq_sum, max_abs, n_wrong)."""
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
-    # The kernel reads its first array in any real dtype and its second as
-    # float32/float64. Every sum is symmetric in the two, so the float one goes
-    # second and nothing is copied unless neither input is float32/float64.
-    if yp.dtype in _KERNEL_FLOATS:
-        a, b = yt, yp
-    elif yt.dtype in _KERNEL_FLOATS:
-        a, b = yp, yt
-    else:
-        a, b = yt, np.asarray(yp, dtype=np.float64)
-    if a.dtype.kind == "f" and a.dtype not in _KERNEL_FLOATS:  # float16, longdouble
-        a = np.asarray(a, dtype=np.float64)
-    abs_sum, sq_sum, max_abs, n_wrong = _core._error_stats(a, b, per_target)
-    # Any NaN/inf input makes some |difference| NaN or inf, so a finite sum
-    # proves finite inputs without a separate pass; an infinite sum from finite
-    # inputs is an honest overflow and is returned as inf.
-    if not np.isfinite(abs_sum).all():
-        check_finite(yt, "y_true")
-        check_finite(yp, "y_pred")
-    return yt, yp, abs_sum, sq_sum, max_abs, n_wrong
+    check_finite(yt, "y_true")
+    check_finite(yp, "y_pred")
+    a, b = _kernel_operands(yt, yp)
+    return yt, yp, _core._error_stats(a, b, per_target)
 
 
 def _divide(values, n: int, average: bool):
@@ -127,8 +153,9 @@ def zero_one_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
     Notes
     -----
     Values are compared exactly: 0.1 + 0.2 is not 0.3. Two integer arrays are
-    compared as integers; otherwise both are compared as floats (int64 values
-    beyond 2**53 may then compare equal). NaN or inf in either input raises
+    compared as integers; an integer array against a float one is compared
+    as floats, and refused when it holds integers beyond 2**53 (float64
+    cannot hold them exactly). NaN or inf in either input raises
     ``ValueError``. For several targets this counts wrong *entries*, as the
     textbook does, not wrong examples (``sklearn.metrics.zero_one_loss`` counts
     a multi-label example as wrong if any of its labels is).
@@ -142,8 +169,8 @@ def zero_one_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
         else:
             counts = np.array([np.count_nonzero(wrong)])
         return _output(_divide(counts.astype(np.float64), yt.shape[0], average), per_target)
-    _, _, _, _, _, n_wrong = _error_stats(yt, yp, per_target)
-    return _output(_divide(n_wrong.astype(np.float64), yt.shape[0], average), per_target)
+    _, _, stats = _error_stats(yt, yp, per_target)
+    return _output(_divide(stats["n_wrong"].astype(np.float64), yt.shape[0], average), per_target)
 
 
 @dispatch
@@ -166,15 +193,22 @@ def absolute_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
     -------
     numpy.float64 or numpy.ndarray
 
+    See Also
+    --------
+    sum_squares_error, rms_error, worst_case_error : the other norms of the error.
+    sklearn.metrics.mean_absolute_error : the per-example mean (divided by ``t`` too).
+
     Notes
     -----
     ``absolute_error(y, p, average=True, per_target=True)`` equals
     ``sklearn.metrics.mean_absolute_error(y, p, multioutput="raw_values")``.
-    NaN or inf in either input raises ``ValueError``; a difference too large
-    for float64 (from finite inputs) gives ``inf``.
+    NaN or inf in either input raises ``ValueError``; a sum too large for
+    float64 (from finite inputs) gives ``inf``. Two integer arrays are
+    subtracted exactly (each difference is rounded once to float64);
+    integers beyond 2**53 against floats are refused.
     """
-    yt, _, abs_sum, _, _, _ = _error_stats(y_true, y_pred, per_target)
-    return _output(_divide(abs_sum, yt.shape[0], average), per_target)
+    yt, _, stats = _error_stats(y_true, y_pred, per_target)
+    return _output(_divide(stats["abs_sum"], yt.shape[0], average), per_target)
 
 
 @dispatch
@@ -193,9 +227,16 @@ def sum_squares_error(y_true, y_pred, *, average: bool = False, per_target: bool
     Returns
     -------
     numpy.float64 or numpy.ndarray
+        ``inf`` when the sum exceeds the float64 range (see :func:`rms_error`
+        for a root that never overflows).
+
+    See Also
+    --------
+    rms_error : the root of the per-example mean, without overflow.
+    sklearn.metrics.mean_squared_error : the per-example mean (divided by ``t`` too).
     """
-    yt, _, _, sq_sum, _, _ = _error_stats(y_true, y_pred, per_target)
-    return _output(_divide(sq_sum, yt.shape[0], average), per_target)
+    yt, _, stats = _error_stats(y_true, y_pred, per_target)
+    return _output(_divide(stats["sq_sum"], yt.shape[0], average), per_target)
 
 
 @dispatch
@@ -213,14 +254,45 @@ def rms_error(y_true, y_pred, *, per_target: bool = False):
     -------
     numpy.float64 or numpy.ndarray
 
+    See Also
+    --------
+    sum_squares_error : the sum under the root.
+
     Notes
     -----
     ``n`` is the number of examples, as in the textbook. For several targets
     the total is ``sqrt(sum over targets of the per-target mean squares)``,
     which is *not* the mean of the per-target RMS errors.
+
+    The result is finite and accurate whenever it is representable: where
+    the squares would overflow or underflow (differences beyond about
+    1e154 or below about 1e-154), the sum is recomputed on the differences
+    scaled by a power of two.
     """
-    yt, _, _, sq_sum, _, _ = _error_stats(y_true, y_pred, per_target)
-    return _output(np.sqrt(sq_sum / yt.shape[0]), per_target)
+    yt, yp, stats = _error_stats(y_true, y_pred, per_target)
+    n = yt.shape[0]
+    sq_sum, max_abs = stats["sq_sum"], stats["max_abs"]
+    rms = np.sqrt(sq_sum / n)
+    # Squares lose digits below 2**-1022 and overflow above 2**1024.
+    rescale = (max_abs > 0) & ((max_abs < 2.0**-480) | (max_abs > 2.0**480) | ~np.isfinite(sq_sum))
+    if rescale.any():
+        rms = _scaled_rms(yt, yp, per_target, max_abs, rms, rescale)
+    return _output(rms, per_target)
+
+
+def _scaled_rms(yt, yp, per_target, max_abs, rms, rescale):
+    """The RMS error recomputed on inputs scaled by a power of two that brings max |difference| to [1, 2)."""
+    exponent = np.where(rescale, np.frexp(max_abs)[1] - 1, 0)  # max_abs in [2**e, 2**(e + 1))
+    # Scaling both inputs by 2**-e is exact (ldexp, also where 2**-e itself
+    # is beyond float64), and no nonzero difference of such inputs underflows.
+    if not (yt.ndim == 2 and per_target):
+        exponent = exponent[:1]
+    shift = -exponent.reshape((1, -1) if yt.ndim == 2 and per_target else (1,) * yt.ndim)
+    a = np.ldexp(yt.astype(np.float64), shift)
+    b = np.ldexp(yp.astype(np.float64), shift)
+    sq_sum = _core._error_stats(a, b, per_target)["sq_sum"]
+    scaled = np.ldexp(np.sqrt(sq_sum / yt.shape[0]), exponent)
+    return np.where(rescale, scaled, rms)
 
 
 @dispatch
@@ -238,8 +310,8 @@ def worst_case_error(y_true, y_pred, *, per_target: bool = False):
     -------
     numpy.float64 or numpy.ndarray
     """
-    _, _, _, _, max_abs, _ = _error_stats(y_true, y_pred, per_target)
-    return _output(max_abs, per_target)
+    _, _, stats = _error_stats(y_true, y_pred, per_target)
+    return _output(stats["max_abs"], per_target)
 
 
 # --------------------------------------------------------------------------- likelihood family
@@ -260,54 +332,46 @@ class Likelihood(Result):
 
 
 def _check_eps(eps) -> float:
-    if eps is None:
-        return 0.0
-    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (int, float, np.integer, np.floating)):
-        raise TypeError(f"eps must be a float or None, got {type(eps).__name__}")
-    eps = float(eps)
-    if not (0.0 < eps < 0.5):
-        raise ValueError(f"eps must be None or in (0, 0.5), got {eps}")
-    return eps
+    """eps in (0, 0.5), or None (0.0: no clipping)."""
+    return 0.0 if eps is None else check_real(eps, "eps", low=0, high=0.5, low_open=True, high_open=True)
 
 
-def _check_base(base) -> float:
+def _log_base(base) -> float:
+    """The natural log of ``base`` (finite, > 0, != 1), 1.0 for None."""
     if base is None:
         return 1.0
-    if isinstance(base, (bool, np.bool_)) or not isinstance(base, (int, float, np.integer, np.floating)):
-        raise TypeError(f"base must be a number or None, got {type(base).__name__}")
-    base = float(base)
-    if not (np.isfinite(base) and base > 0 and base != 1):
-        raise ValueError(f"base must be finite, > 0 and != 1, got {base}")
+    base = check_real(base, "base", low=0, low_open=True)
+    if base == 1:
+        raise ValueError("base must be finite, > 0 and != 1, got 1.0")
     return math.log(base)
 
 
-def _outcomes_for_kernel(y: np.ndarray) -> np.ndarray:
-    # The kernel compares against 0 and 1; signed integers are reinterpreted as
-    # unsigned of the same width (a view: negatives become large and fail the check).
-    kind, size = y.dtype.kind, y.dtype.itemsize
-    if kind in "biu":
-        return y.view(np.dtype(f"u{size}"))
-    return y if y.dtype in _KERNEL_FLOATS else y.astype(np.float64)
+def _check_probabilities(p: np.ndarray, name: str) -> None:
+    """Raise unless every entry lies in [0, 1] (NaN included in the refusal)."""
+    if p.size == 0:
+        return
+    lo, hi = p.min(), p.max()  # NaN propagates into both
+    if lo >= 0 and hi <= 1:
+        return
+    check_finite(p, name)
+    outside = np.flatnonzero(((p < 0) | (p > 1)).ravel())
+    where = np.unravel_index(outside[0], p.shape)
+    raise ValueError(
+        f"{name} must hold probabilities in [0, 1], found {p[where].item()!r} at index "
+        f"{tuple(int(i) for i in where) if p.ndim == 2 else int(where[0])} ({outside.size} outside)"
+    )
 
 
 def _log_likelihood(y_true, y_pred, per_target, eps):
-    """Natural log-likelihood, total or per target, with full validation."""
+    """Natural log-likelihood, total or per target; everything validated before the kernel."""
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
     eps = _check_eps(eps)
+    check_binary(yt, "y_true")
+    _check_probabilities(yp, "y_pred")
     p = yp if yp.dtype in _KERNEL_FLOATS else np.asarray(yp, dtype=np.float64)
-    log_sum, n_zero, bad_true, bad_pred = _core._log_likelihood(_outcomes_for_kernel(yt), p, per_target, eps)
-    if bad_true:
-        check_binary(yt, "y_true")
-    if bad_pred:
-        check_finite(yp, "y_pred")
-        outside = np.flatnonzero(((yp < 0) | (yp > 1)).ravel())
-        where = np.unravel_index(outside[0], yp.shape)
-        raise ValueError(
-            f"y_pred must hold probabilities in [0, 1], found {yp[where].item()!r} at index "
-            f"{tuple(int(i) for i in where) if yp.ndim == 2 else int(where[0])} ({outside.size} outside)"
-        )
-    return yt, np.where(n_zero > 0, -np.inf, log_sum)
+    stats = _core._log_likelihood(yt, p, per_target, eps)
+    return yt, np.where(stats["n_zero"] > 0, -np.inf, stats["log_sum"])
 
 
 @dispatch
@@ -372,8 +436,8 @@ def log_likelihood(y_true, y_pred, *, average: bool = False, per_target: bool = 
     numpy.float64 or numpy.ndarray
         At most 0 (higher is better); ``-inf`` when an outcome had probability 0.
     """
+    scale = _log_base(base)
     yt, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    scale = _check_base(base)
     return _output(_divide(ll / scale, yt.shape[0], average), per_target)
 
 
@@ -402,6 +466,11 @@ def log_loss(y_true, y_pred, *, per_target: bool = False, eps=None, base=None):
     numpy.float64 or numpy.ndarray
         At least 0, lower is better.
 
+    See Also
+    --------
+    log_likelihood, likelihood : the same data as a (log-)likelihood.
+    sklearn.metrics.log_loss : scikit-learn's version (clips by default).
+
     Notes
     -----
     For one target this is ``sklearn.metrics.log_loss(y_true, y_pred)`` on the
@@ -409,8 +478,8 @@ def log_loss(y_true, y_pred, *, per_target: bool = False, eps=None, base=None):
     unless ``eps`` is given. For several targets the sum over targets is
     divided by ``n`` (the textbook's definition), not by ``n * t``.
     """
+    scale = _log_base(base)
     yt, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    scale = _check_base(base)
     return _output(-ll / (scale * yt.shape[0]) + 0.0, per_target)  # + 0.0 turns -0.0 into 0.0
 
 

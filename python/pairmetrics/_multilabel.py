@@ -8,14 +8,14 @@ the stored entries, in O(nnz) time and memory.
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _core
 from ._dask import dispatch
 from ._result import Result
-from ._validation import as_matrix, check_binary, check_nonnegative_finite
+from ._validation import as_matrix, as_numeric_array, check_binary, check_finite, check_nonnegative_finite
 
 __all__ = ["multilabel_counts", "MultilabelCounts"]
 
@@ -90,15 +90,40 @@ class MultilabelCounts(Result):
         ).reshape(-1, 2, 2)
 
 
+def _issparse(x) -> bool:
+    """Whether x is a scipy.sparse matrix or array, without importing scipy
+    (an object cannot be sparse unless scipy.sparse was imported already)."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(x)
+
+
 def _sparse_binary(x, name: str):
-    """CSR with only stored 1s (explicit zeros dropped); no copy unless there are zeros."""
+    """A valid CSR with only stored 1s (explicit zeros dropped, no index stored
+    twice); no copy unless there are zeros or the input is not CSR."""
+    import scipy.sparse as sp
+
     if x.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_labels), got shape {x.shape}")
-    m = sp.csr_array(x)  # shares the arrays of a CSR input
-    check_binary(m.data, f"{name} (stored values)")
-    if m.nnz and not m.data.all():
-        m = m.copy()
+    try:
+        m = sp.csr_array(x)  # shares the arrays of a CSR input
+        m.check_format(full_check=True)  # indptr and indices in range
+    except ValueError as exc:
+        raise ValueError(f"{name} is not a valid sparse matrix: {exc}") from None
+    data = as_numeric_array(m.data, f"{name} (stored values)")
+    if data.dtype.kind == "f":
+        check_finite(data, f"{name} (stored values)")
+    check_binary(data, f"{name} (stored values)")
+    if m.nnz and not data.all():
+        m = sp.csr_array((data, m.indices, m.indptr), shape=m.shape, copy=True)
         m.eliminate_zeros()
+    if not m.has_canonical_format:  # unsorted indices, or an index stored twice
+        summed = m.copy()
+        summed.sum_duplicates()
+        if summed.nnz != m.nnz:
+            raise ValueError(
+                f"{name} stores some entry more than once; scipy.sparse adds duplicates up, "
+                "which is not a 0/1 label (call sum_duplicates() to see the values)"
+            )
     return m
 
 
@@ -117,24 +142,22 @@ def _counts_sparse(t, p):
     arrays = [t.indptr, t.indices, p.indptr, p.indices]
     index = np.int32 if all(a.dtype == np.int32 for a in arrays) else np.int64
     arrays = [np.ascontiguousarray(a, dtype=index) for a in arrays]
-    status, *counts = _core._multilabel_sparse(*arrays, t.shape[0], t.shape[1])
-    if status in (1, 2):
-        name = "y_true" if status == 1 else "y_pred"
-        raise ValueError(f"{name} stores some entry more than once; scipy.sparse adds duplicates up, "
-                         "which is not a 0/1 label (call sum_duplicates() to see the values)")
-    if status != 0:
-        raise ValueError("y_true or y_pred is not a valid CSR matrix (indptr or indices out of range)")
-    return tuple(counts[:3]), tuple(counts[3:])
+    return _split(_core._multilabel_sparse(*arrays, t.shape[0], t.shape[1]))
+
+
+def _split(counts: dict, transposed: bool = False):
+    """(per-label, per-sample) triples of counts (both, true, pred) from the kernel's dict."""
+    labels = tuple(counts[f"label_{k}"] for k in ("both", "true", "pred"))
+    samples = tuple(counts[f"sample_{k}"] for k in ("both", "true", "pred"))
+    return (samples, labels) if transposed else (labels, samples)
 
 
 def _counts_dense(t, p):
     """Per-label and per-sample counts of 1s in both, in t and in p, in one pass over the bytes."""
     if t.strides[0] < t.strides[1] and p.strides[0] < p.strides[1]:
         # column-major: count the transposes (contiguous rows) and swap the roles
-        *counts, = _core._multilabel_dense(t.T, p.T)
-        return tuple(counts[3:]), tuple(counts[:3])
-    *counts, = _core._multilabel_dense(t, p)
-    return tuple(counts[:3]), tuple(counts[3:])
+        return _split(_core._multilabel_dense(t.T, p.T), transposed=True)
+    return _split(_core._multilabel_dense(t, p))
 
 
 @dispatch
@@ -167,15 +190,17 @@ def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: floa
     """
     fp_penalty = check_nonnegative_finite(false_pos, "false_pos")
     fn_penalty = check_nonnegative_finite(false_neg, "false_neg")
-    sparse = sp.issparse(y_true) or sp.issparse(y_pred)
-    t = _sparse_binary(y_true, "y_true") if sp.issparse(y_true) else _dense_binary(y_true, "y_true")
-    p = _sparse_binary(y_pred, "y_pred") if sp.issparse(y_pred) else _dense_binary(y_pred, "y_pred")
+    sparse = _issparse(y_true) or _issparse(y_pred)
+    t = _sparse_binary(y_true, "y_true") if _issparse(y_true) else _dense_binary(y_true, "y_true")
+    p = _sparse_binary(y_pred, "y_pred") if _issparse(y_pred) else _dense_binary(y_pred, "y_pred")
     if t.shape != p.shape:
         raise ValueError(f"y_true and y_pred must have the same shape, got {t.shape} and {p.shape}")
     n_samples, n_labels = t.shape
     if n_samples == 0 or n_labels == 0:
         raise ValueError(f"y_true is empty (shape {t.shape}); need at least one sample and one label")
     if sparse:
+        import scipy.sparse as sp
+
         t, p = sp.csr_array(t), sp.csr_array(p)
         labels, samples = _counts_sparse(t, p)
     else:

@@ -71,6 +71,17 @@ def _codes(y, v: np.ndarray) -> np.ndarray:
     return order[pos]
 
 
+def _feature_dtype(dtype) -> np.dtype:
+    """A real numeric (or bool) result dtype, refused with an error naming ``dtype``."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a numpy dtype, got {dtype!r}") from None
+    if dt.kind not in "biuf":
+        raise TypeError(f"dtype must be a real numeric dtype, got {dt}")
+    return dt
+
+
 def to_indicators(y, values, *, dtype=np.float64) -> np.ndarray:
     """One binary indicator feature per value: ``out[e, i] = 1`` exactly when ``y[e] == values[i]``.
 
@@ -88,6 +99,7 @@ def to_indicators(y, values, *, dtype=np.float64) -> np.ndarray:
     numpy.ndarray, shape (n, k)
         Exactly one 1 in every row.
     """
+    dtype = _feature_dtype(dtype)
     v = _domain(values, ordered=False)
     codes = _codes(y, v)
     out = np.zeros((codes.size, v.size), dtype=dtype)
@@ -114,6 +126,7 @@ def to_cuts(y, values, *, dtype=np.float64) -> np.ndarray:
     numpy.ndarray, shape (n, k - 1)
         Each row is some 0s followed by 1s; all 0s for the largest value.
     """
+    dtype = _feature_dtype(dtype)
     v = _domain(values, ordered=True)
     codes = _codes(y, v)
     return (codes[:, None] <= np.arange(v.size - 1)).astype(dtype)

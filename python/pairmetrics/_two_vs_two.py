@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 from typing import Optional, Union
 
 import numpy as np
@@ -15,10 +14,12 @@ from ._progress import progress_callback
 from ._result import Result
 from ._validation import (
     as_matrix,
-    check_bool,
     check_choice,
     check_finite,
+    check_int,
     check_nonnegative_finite,
+    check_progress,
+    check_rng,
     resolve_n_jobs,
 )
 
@@ -32,6 +33,7 @@ __all__ = [
 METRICS = ("cosine", "correlation", "euclidean", "sqeuclidean")
 TIES = ("fail", "pass", "half", "exclude")
 PAIR_MODES = ("all", "distinct_targets")
+ALTERNATIVES = ("greater", "less", "two-sided")
 
 # A permutation test keeps the n x n matrix of products and its transpose
 # while the two fit in this many bytes.
@@ -96,12 +98,18 @@ class TwoVsTwoPermutationResult(Result):
     statistic : float
         The observed 2 vs 2 accuracy.
     pvalue : float
-        ``(1 + #{permutations with accuracy >= statistic}) / (1 + n_permutations)``.
-    null_distribution : ndarray of float, shape (n_permutations,)
+        For ``alternative="greater"``,
+        ``(1 + #{permutations with accuracy >= statistic}) / (1 + n_resamples)``;
+        ``<=`` for "less"; twice the smaller of the two (at most 1) for
+        "two-sided".
+    null_distribution : ndarray of float, shape (n_resamples,)
         The accuracy under each permutation.
     n_permutations : int
+        The number of permutations (also available as ``n_resamples``).
     observed : TwoVsTwoResult
         The full result for the unpermuted data.
+    alternative : str
+        The alternative hypothesis used.
     """
 
     statistic: float
@@ -109,8 +117,14 @@ class TwoVsTwoPermutationResult(Result):
     null_distribution: np.ndarray = dataclasses.field(repr=False)
     n_permutations: int
     observed: TwoVsTwoResult = dataclasses.field(repr=False)
+    alternative: str = "greater"
 
     _unpack = ("statistic", "pvalue")
+
+    @property
+    def n_resamples(self) -> int:
+        """The number of permutations (scipy.stats' name)."""
+        return self.n_permutations
 
 
 # ---------------------------------------------------------------------------
@@ -180,12 +194,12 @@ def _resolve_pairs(pairs, n: int):
     n_all = n * (n - 1) // 2
     if isinstance(pairs, str):
         return check_choice(pairs, "pairs", PAIR_MODES)
-    if isinstance(pairs, (bool, np.bool_)) or not isinstance(pairs, (numbers.Integral, np.integer)):
-        raise TypeError(f"pairs must be 'all', 'distinct_targets' or an int, got {type(pairs).__name__}")
-    pairs = int(pairs)
-    if not 1 <= pairs <= n_all:
-        raise ValueError(f"pairs must lie in [1, n(n-1)/2] = [1, {n_all}] for n = {n}, got {pairs}")
-    return pairs
+    try:
+        return check_int(pairs, "pairs", low=1, high=n_all)
+    except TypeError:
+        raise TypeError(f"pairs must be 'all', 'distinct_targets' or an int, got {type(pairs).__name__}") from None
+    except ValueError:
+        raise ValueError(f"pairs must lie in [1, n(n-1)/2] = [1, {n_all}] for n = {n}, got {pairs}") from None
 
 
 def _resolve_rtol(rtol, dtype, d: int) -> float:
@@ -235,8 +249,8 @@ class _Setup:
     def skip_same_target(self) -> bool:
         return self.pairs == "distinct_targets"
 
-    def count(self, perm=None, progress=None):
-        """(passed, tied, skipped, sample_passed, sample_tied) with y_i paired with p_perm[i]."""
+    def count(self, perm=None, progress=None) -> dict:
+        """Counts (dict: passed, tied, skipped, sample_passed, sample_tied) with y_i paired with p_perm[i]."""
         gp = self.group_p if perm is None else self.group_p[perm]
         # The kernel wants group ids in [0, n); permuted ids still are.
         if self.first is None:
@@ -250,7 +264,8 @@ class _Setup:
         )
 
 
-def _setup(y_true, y_pred, metric, ties, pairs, rng, n_jobs, rtol):
+def _setup(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol):
+    """Validated inputs and options; ``generator`` is a checked numpy Generator."""
     y, p, metric = _prepare_inputs(y_true, y_pred, metric)
     ties = check_choice(ties, "ties", TIES)
     pairs = _resolve_pairs(pairs, y.shape[0])
@@ -259,7 +274,7 @@ def _setup(y_true, y_pred, metric, ties, pairs, rng, n_jobs, rtol):
     groups = _core._row_groups(y, n_threads), _core._row_groups(p, n_threads)
     setup = _Setup(y, p, metric, ties, pairs, rtol, n_threads, *groups)
     if isinstance(pairs, int):
-        setup.first, setup.second = _sample_pairs(y.shape[0], pairs, np.random.default_rng(rng))
+        setup.first, setup.second = _sample_pairs(y.shape[0], pairs, generator)
     return setup
 
 
@@ -278,9 +293,9 @@ def _score(passed: int, tied: int, n_pairs: int, ties: str):
     return passed, n_pairs - tied
 
 
-def _result(setup: _Setup, counts) -> TwoVsTwoResult:
-    passed, tied, skipped, sample_passed, sample_tied = counts
-    passed, tied, skipped = int(passed), int(tied), int(skipped)
+def _result(setup: _Setup, counts: dict) -> TwoVsTwoResult:
+    passed, tied, skipped = int(counts["passed"]), int(counts["tied"]), int(counts["skipped"])
+    sample_passed, sample_tied = counts["sample_passed"], counts["sample_tied"]
     n = setup.n
     if setup.first is None:
         n_pairs = n * (n - 1) // 2 - skipped
@@ -378,12 +393,14 @@ def two_vs_two(
         pairs with identical targets are left out instead of being ties); or
         this many pairs drawn uniformly without replacement with ``rng`` (for
         large ``n``; ``standard_error`` is then reported).
-    rng : seed or numpy Generator, optional
+    rng : None, int seed or numpy Generator, optional
         Randomness for ``pairs=int``.
     n_jobs : int, optional
-        Threads (scikit-learn semantics: None is 1, -1 all cores). The result
-        does not depend on it: the tiling is fixed and each tile's product
-        runs on one thread.
+        Threads: None (default) uses every core this process may use (CPU
+        affinity and cgroup quota, lowered by the environment variable
+        ``PAIRMETRICS_NUM_THREADS``), ``k`` at most ``k``, ``-1`` all cores,
+        ``-2`` all but one. The result does not depend on it: the
+        tiling is fixed and each tile's product runs on one thread.
     progress : bool
         Show a progress bar (needs tqdm).
     rtol : float, optional
@@ -405,15 +422,40 @@ def two_vs_two(
         Unpacks as ``(n_passed, n_total, accuracy)``; also holds the tie
         count, the per-sample pass rates and the options used.
 
+    See Also
+    --------
+    two_vs_two_permutation_test : the p-value of the accuracy against chance.
+
     Notes
     -----
-    The products run on the BLAS that SciPy loaded. Euclidean cross distances
-    come from ``|a|^2 + |b|^2 - 2 <a, b>`` after shifting both sets by the
-    mean target (distances do not change), and are recomputed from the rows
-    where that expansion would lose too many digits.
+    The products run on the BLAS that SciPy loaded, one tile per thread,
+    with the BLAS kept single-threaded meanwhile (its thread count is set
+    to 1 and restored afterwards: OpenBLAS and MKL). With a BLAS whose
+    thread count cannot be set, the tiles run on one thread and the BLAS
+    parallelises each product, so the cores are never oversubscribed.
+
+    For the Euclidean metrics both sets are scaled by one power of two (so
+    that tiny or huge coordinates neither underflow nor overflow; this
+    changes no comparison) and shifted by the mean target (distances do not
+    change). Cross distances come from ``|a|^2 + |b|^2 - 2 <a, b>`` and are
+    recomputed from the rows where that expansion may have lost too many
+    digits to cancellation.
+
+    With ``pairs=k`` the cost is ``O(k d)`` plus one ``O(n d)`` preparation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pairmetrics as pm
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.normal(size=(50, 10))
+    >>> n_passed, n_total, accuracy = pm.two_vs_two(y, y + rng.normal(size=y.shape))
+    >>> n_total
+    1225
     """
-    setup = _setup(y_true, y_pred, metric, ties, pairs, rng, n_jobs, rtol)
-    progress = check_bool(progress, "progress")
+    generator = check_rng(rng)
+    progress = check_progress(progress)
+    setup = _setup(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol)
     with progress_callback(progress, "2 vs 2") as callback:
         counts = setup.count(progress=callback)
     return _result(setup, counts)
@@ -424,7 +466,9 @@ def two_vs_two_permutation_test(
     y_true,
     y_pred,
     *,
-    n_permutations: int = 1000,
+    n_permutations: Optional[int] = None,
+    n_resamples: Optional[int] = None,
+    alternative: str = "greater",
     rng=None,
     metric: str = "cosine",
     ties: str = "fail",
@@ -436,19 +480,26 @@ def two_vs_two_permutation_test(
     """Permutation test of the 2 vs 2 accuracy against chance.
 
     The null distribution shuffles which prediction belongs to which target:
-    for each of ``n_permutations`` random permutations ``pi``, ``y_i`` is
-    paired with ``p_pi(i)`` and the 2 vs 2 accuracy recomputed. The p-value is
-    ``(1 + #{permutations with accuracy >= observed}) / (1 + n_permutations)``
-    (it is never 0; one-sided, large accuracy is evidence against chance).
+    for each of ``n_resamples`` random permutations ``pi``, ``y_i`` is
+    paired with ``p_pi(i)`` and the 2 vs 2 accuracy recomputed. For the
+    default ``alternative="greater"`` the p-value is
+    ``(1 + #{permutations with accuracy >= observed}) / (1 + n_resamples)``
+    (it is never 0; large accuracy is evidence against chance).
 
     Parameters
     ----------
     y_true, y_pred, metric, ties, pairs, n_jobs, progress, rtol
         As in :func:`two_vs_two`. With ``pairs=int`` the same sampled pairs
         are used for the observed data and every permutation.
-    n_permutations : int
-        Number of random permutations (>= 1).
-    rng : seed or numpy Generator, optional
+    n_permutations : int, optional
+        Number of random permutations (>= 1); default 1000. The older name
+        of ``n_resamples`` (give one of the two).
+    n_resamples : int, optional
+        The same as ``n_permutations``, under scipy.stats' name.
+    alternative : {"greater", "less", "two-sided"}
+        "greater" (default): the accuracy is above chance; "less": below;
+        "two-sided": either, with twice the smaller one-sided p-value (at most 1).
+    rng : None, int seed or numpy Generator, optional
         Randomness for the sampled pairs (drawn first) and the permutations.
 
     Returns
@@ -465,16 +516,28 @@ def two_vs_two_permutation_test(
     every permutation recomputes the products, costing as much as one call
     to :func:`two_vs_two`. With sampled pairs each permutation costs
     ``O((n + pairs) d)``.
+
+    See Also
+    --------
+    two_vs_two : the accuracy itself.
+    scipy.stats.permutation_test : the general permutation test.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pairmetrics as pm
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.normal(size=(40, 10))
+    >>> test = pm.two_vs_two_permutation_test(y, y + rng.normal(size=y.shape), n_resamples=99, rng=1)
+    >>> float(test.pvalue)
+    0.01
     """
+    n_permutations = _resolve_resamples(n_permutations, n_resamples)
+    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
+    progress = check_progress(progress)
     # One generator: the sampled pairs (if any) are drawn first, then the permutations.
-    generator = np.random.default_rng(rng)
+    generator = check_rng(rng)
     setup = _setup(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol)
-    progress = check_bool(progress, "progress")
-    if isinstance(n_permutations, (bool, np.bool_)) or not isinstance(n_permutations, (numbers.Integral, np.integer)):
-        raise TypeError(f"n_permutations must be an int, got {type(n_permutations).__name__}")
-    n_permutations = int(n_permutations)
-    if n_permutations < 1:
-        raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
     n = setup.n
     # The matrix of products and its transpose, when both fit in the limit.
     keep_terms = setup.first is None and 2 * n * n * setup.y.itemsize <= _TERMS_MEMORY_LIMIT
@@ -491,15 +554,15 @@ def two_vs_two_permutation_test(
             k = min(_PERMUTATION_CHUNK, n_permutations - done)
             perms = np.stack([generator.permutation(n) for _ in range(k)]).astype(np.int64)
             if keep_terms:
-                p_, t_ = _core._two_vs_two_permuted(
+                counts = _core._two_vs_two_permuted(
                     terms, terms_t, setup.y, setup.p, setup.group_y, setup.group_p, perms, setup.metric, setup.rtol,
                     setup.skip_same_target, setup.n_threads,
                 )
-                passed[done : done + k], tied[done : done + k] = p_, t_
+                passed[done : done + k], tied[done : done + k] = counts["passed"], counts["tied"]
             else:
                 for r in range(k):
                     counts = setup.count(perm=perms[r])
-                    passed[done + r], tied[done + r] = counts[0], counts[1]
+                    passed[done + r], tied[done + r] = counts["passed"], counts["tied"]
                     if callback is not None:
                         callback(done + r + 1, n_permutations)
             done += k
@@ -508,22 +571,41 @@ def two_vs_two_permutation_test(
 
     n_pairs = observed.n_pairs  # the evaluated pairs do not change under permutation
     null = np.empty(n_permutations)
-    exceed = 0
+    at_least = at_most = 0
     # Compare accuracies exactly as fractions (2x numerators keep 'half' integral).
     obs_num2, obs_den = _exact_score(observed.n_strict_passed, observed.n_tied, n_pairs, setup.ties)
     for r in range(n_permutations):
         num2, den = _exact_score(int(passed[r]), int(tied[r]), n_pairs, setup.ties)
         null[r] = num2 / (2 * den) if den else math.nan
-        if den and obs_den and num2 * obs_den >= obs_num2 * den:
-            exceed += 1
-    pvalue = (1 + exceed) / (1 + n_permutations)
+        if den and obs_den:
+            at_least += num2 * obs_den >= obs_num2 * den
+            at_most += num2 * obs_den <= obs_num2 * den
+    p_greater = (1 + at_least) / (1 + n_permutations)
+    p_less = (1 + at_most) / (1 + n_permutations)
+    pvalue = {"greater": p_greater, "less": p_less, "two-sided": min(1.0, 2 * min(p_greater, p_less))}[alternative]
     return TwoVsTwoPermutationResult(
         statistic=observed.accuracy,
         pvalue=pvalue,
         null_distribution=null,
         n_permutations=n_permutations,
         observed=observed,
+        alternative=alternative,
     )
+
+
+def _resolve_resamples(n_permutations, n_resamples) -> int:
+    """The number of permutations from either name (default 1000)."""
+    if n_permutations is not None and n_resamples is not None:
+        a = check_int(n_permutations, "n_permutations", low=1)
+        b = check_int(n_resamples, "n_resamples", low=1)
+        if a != b:
+            raise TypeError(f"give n_resamples or n_permutations, not both (got {b} and {a})")
+        return a
+    if n_resamples is not None:
+        return check_int(n_resamples, "n_resamples", low=1)
+    if n_permutations is not None:
+        return check_int(n_permutations, "n_permutations", low=1)
+    return 1000
 
 
 def _exact_score(passed: int, tied: int, n_pairs: int, ties: str):

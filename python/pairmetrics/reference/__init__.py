@@ -8,3 +8,6 @@ from . import matching  # noqa: F401
 from . import measures  # noqa: F401
 from . import paired  # noqa: F401
 from . import two_vs_two  # noqa: F401
+from . import roc_auc  # noqa: F401
+from . import survival  # noqa: F401
+from . import confidence  # noqa: F401

@@ -1,0 +1,141 @@
+#include "concordance.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "key_sort.hpp"
+
+namespace pairmetrics {
+namespace {
+
+struct Keyed {
+    std::uint64_t key;
+    std::uint64_t index;  // a sample's index, or its rank and event flag
+};
+
+constexpr std::size_t kCheckEvery = std::size_t{1} << 15;
+
+// Counts of inserted samples per rank (fewer than 2**32 samples: 32-bit
+// counters), with prefix sums from a Fenwick tree over blocks of 64 ranks
+// (small enough to stay in cache) plus a scan inside one block: about one
+// cache miss an operation where a Fenwick tree over all ranks takes many.
+class RankCounts {
+  public:
+    static constexpr std::size_t kBlock = 64;
+    explicit RankCounts(std::size_t n) : count_(n, 0), blocks_(n / kBlock + 2, 0) {}
+    void add(std::size_t rank) {
+        ++count_[rank];
+        for (std::size_t b = rank / kBlock + 1; b < blocks_.size(); b += b & (~b + 1)) ++blocks_[b];
+    }
+    std::uint32_t at(std::size_t rank) const { return count_[rank]; }
+    // Samples of rank below `rank`.
+    std::uint64_t below(std::size_t rank) const {
+        const std::size_t block = rank / kBlock;
+        std::uint32_t s = 0;
+        for (std::size_t b = block; b > 0; b -= b & (~b + 1)) s += blocks_[b];
+        for (std::size_t r = block * kBlock; r < rank; ++r) s += count_[r];
+        return s;
+    }
+
+  private:
+    std::vector<std::uint32_t> count_;
+    std::vector<std::uint32_t> blocks_;  // Fenwick tree: blocks_[b] covers blocks (b - lowbit(b), b]
+};
+
+}  // namespace
+
+ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_stride, const std::uint8_t* events,
+                                     std::ptrdiff_t event_stride, const double* estimates,
+                                     std::ptrdiff_t estimate_stride, std::size_t n, double tied_tol,
+                                     Control& control) {
+    ConcordanceCounts out;
+    if (n < 2) return out;
+    control.set_total(4 * static_cast<std::uint64_t>(n));
+
+    // Dense ranks of the estimates, and their distinct values.
+    std::vector<Keyed> records(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        records[i] = {order_key(estimates[i * estimate_stride]), i};
+        if (i % kCheckEvery == 0) control.check();
+    }
+    sort_by_key(records, control);
+    control.advance(n);
+    std::vector<std::uint32_t> rank(n);
+    std::vector<double> values;
+    for (std::size_t j = 0; j < n; ++j) {
+        if (j == 0 || records[j].key != records[j - 1].key) values.push_back(double_of_key(records[j].key));
+        rank[records[j].index] = static_cast<std::uint32_t>(values.size() - 1);
+        if (j % kCheckEvery == 0) control.check();
+    }
+    const std::size_t n_values = values.size();
+
+    // Samples in time order, each carrying its rank and event flag, so the
+    // sweep below reads memory sequentially. Events are laid out before
+    // censored samples and the radix sort is stable, so within one time the
+    // events come first.
+    std::size_t n_events = 0;
+    for (std::size_t i = 0; i < n; ++i) n_events += events[i * event_stride] != 0;
+    for (std::size_t i = 0, e = 0, c = n_events; i < n; ++i) {
+        const bool event = events[i * event_stride] != 0;
+        records[event ? e++ : c++] = {order_key(times[i * time_stride]), (std::uint64_t{rank[i]} << 1) | event};
+        if (i % kCheckEvery == 0) control.check();
+    }
+    std::vector<std::uint32_t>().swap(rank);
+    sort_by_key(records, control);
+    control.advance(n);
+
+    // With a tolerance, the ranks tied with each value form a window
+    // [lo, hi): |v - e| <= tol exactly as computed in double. v - e rounds
+    // monotonically in v, so both ends move forward with e (two pointers).
+    std::vector<std::uint32_t> lo, hi;
+    if (tied_tol > 0) {
+        lo.resize(n_values);
+        hi.resize(n_values);
+        std::size_t a = 0, b = 0;
+        for (std::size_t r = 0; r < n_values; ++r) {
+            const double e = values[r];
+            while (a < n_values && values[a] - e < -tied_tol) ++a;
+            if (b < a) b = a;
+            while (b < n_values && values[b] - e <= tied_tol) ++b;
+            lo[r] = static_cast<std::uint32_t>(a);
+            hi[r] = static_cast<std::uint32_t>(b);
+        }
+    }
+
+    // Sweep from the latest time down: censored samples of a time enter the
+    // tree before its events are compared, events after.
+    RankCounts tree(n_values);
+    std::uint64_t inserted = 0;
+    for (std::size_t end = n; end > 0;) {
+        std::size_t begin = end - 1;
+        const std::uint64_t key = records[begin].key;
+        while (begin > 0 && records[begin - 1].key == key) --begin;
+        std::size_t split = begin;  // events [begin, split), censored [split, end)
+        while (split < end && (records[split].index & 1)) ++split;
+        const std::uint64_t observed = split - begin, censored = end - split;
+        for (std::size_t k = split; k < end; ++k) tree.add(records[k].index >> 1);
+        inserted += censored;
+        for (std::size_t k = begin; k < split; ++k) {
+            const std::size_t r = records[k].index >> 1;
+            std::uint64_t below, tied;
+            if (tied_tol == 0) {
+                below = tree.below(r);
+                tied = tree.at(r);
+            } else {
+                below = tree.below(lo[r]);
+                tied = tree.below(hi[r]) - below;
+            }
+            out.below += below;
+            out.tied += tied;
+            out.above += inserted - below - tied;
+        }
+        out.tied_time += observed * censored;
+        for (std::size_t k = begin; k < split; ++k) tree.add(records[k].index >> 1);
+        inserted += observed;
+        if ((n - begin) / kCheckEvery != (n - end) / kCheckEvery) control.advance(kCheckEvery);
+        end = begin;
+    }
+    return out;
+}
+
+}  // namespace pairmetrics

@@ -1,0 +1,35 @@
+// Concordance of right-censored survival times with a score (Harrell's C),
+// in O(n log n): two radix sorts (estimates to dense ranks, then samples by
+// time), and a sweep over times from the latest down that keeps counts of
+// the ranks seen so far (a Fenwick tree over blocks of ranks).
+//
+// An event i is comparable with every sample j of a later time, and with a
+// censored sample j of the same time (events at the same time are not
+// comparable with each other). For each comparable pair the kernel counts
+// whether estimate_j is below estimate_i (and not tied), tied with it, or
+// above it; with tied_tol == 0 a tie is equality, else |e_j - e_i| <= tied_tol
+// computed in double precision.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "control.hpp"
+
+namespace pairmetrics {
+
+struct ConcordanceCounts {
+    std::uint64_t below = 0;      // comparable pairs with estimate_j < estimate_i (not tied)
+    std::uint64_t tied = 0;       // comparable pairs with tied estimates
+    std::uint64_t above = 0;      // comparable pairs with estimate_j > estimate_i (not tied)
+    std::uint64_t tied_time = 0;  // (event, censored) pairs at the same time
+};
+
+// `times` and `estimates` are float64 (infinities allowed when tied_tol is
+// 0; no NaN); `events[i]` nonzero marks an observed event.
+ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_stride, const std::uint8_t* events,
+                                     std::ptrdiff_t event_stride, const double* estimates,
+                                     std::ptrdiff_t estimate_stride, std::size_t n, double tied_tol,
+                                     Control& control);
+
+}  // namespace pairmetrics

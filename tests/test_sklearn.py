@@ -1,0 +1,260 @@
+"""roc_auc_score against scikit-learn's and the plain-Python reference."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import pairmetrics as pm
+from pairmetrics import _core
+from pairmetrics.reference import roc_auc as ref
+
+metrics = pytest.importorskip("sklearn.metrics")
+from sklearn.exceptions import UndefinedMetricWarning  # noqa: E402
+
+SCORE_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                np.float32, np.float64]
+
+
+def _both(*args, **kwargs):
+    """(pairmetrics, scikit-learn) results, warnings silenced. When scikit-learn
+    raises a ValueError, pairmetrics must too; both are then returned as None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            theirs = metrics.roc_auc_score(*args, **kwargs)
+        except ValueError:
+            with pytest.raises(ValueError):
+                pm.roc_auc_score(*args, **kwargs)
+            return None, None
+        return pm.roc_auc_score(*args, **kwargs), theirs
+
+
+def _close(ours, theirs):
+    if ours is None and theirs is None:
+        return
+    np.testing.assert_allclose(np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float), rtol=1e-12, atol=1e-12)
+
+
+@st.composite
+def binary_problems(draw, max_n=40):
+    n = draw(st.integers(2, max_n))
+    y = draw(hnp.arrays(np.int8, n, elements=st.integers(0, 1)))
+    if y.min() == y.max():
+        y[draw(st.integers(0, n - 1))] = 1 - y[0]
+    pool = draw(st.sampled_from([2, 3, 5, 0]))
+    if pool:
+        scores = draw(hnp.arrays(np.float64, n, elements=st.sampled_from([-1.0, 0.0, 0.25, 0.5, 2.0][:pool])))
+    else:
+        scores = draw(hnp.arrays(np.float64, n, elements=st.floats(-1e3, 1e3, allow_nan=False)))
+    weights = None
+    if draw(st.booleans()):
+        weights = draw(hnp.arrays(np.float64, n, elements=st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.25])))
+    return y, scores, weights
+
+
+@settings(max_examples=120, deadline=None)
+@given(binary_problems(), st.sampled_from([None, 1.0, 0.5, 0.1, 0.3, 0.999]))
+def test_binary_matches_sklearn_and_reference(problem, max_fpr):
+    y, scores, weights = problem
+    ours, theirs = _both(y, scores, sample_weight=weights, max_fpr=max_fpr)
+    if theirs is None:  # both raised: every weight zero, or no negative mass for a partial AUC
+        return
+    _close(ours, theirs)
+    positive = (y == 1).tolist()
+    w = None if weights is None else weights.tolist()
+    total_pos = sum(1 if w is None else w[i] for i in range(len(y)) if positive[i])
+    total_neg = sum(1 if w is None else w[i] for i in range(len(y)) if not positive[i])
+    if total_pos > 0 and total_neg > 0:
+        if max_fpr is None or max_fpr == 1:
+            expected = ref.weighted_auc(positive, scores.tolist(), w)
+        else:
+            expected = ref.mcclish(ref.partial_auc(positive, scores.tolist(), max_fpr, w), max_fpr)
+        assert ours == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    else:
+        assert np.isnan(ours)
+
+
+@pytest.mark.parametrize("dtype", SCORE_DTYPES)
+def test_every_score_dtype(dtype):
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200)
+    info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+    if np.dtype(dtype).kind == "b":
+        scores = rng.integers(0, 2, 200).astype(bool)
+    elif info is not None:
+        scores = rng.integers(max(info.min, -50), min(info.max, 50), 200).astype(dtype)
+    else:
+        scores = rng.normal(size=200).astype(dtype)
+    for kwargs in ({}, {"sample_weight": rng.random(200)}, {"max_fpr": 0.4}):
+        _close(*_both(y, scores, **kwargs))
+
+
+@pytest.mark.parametrize("labels", [([0, 1],), (["no", "yes"],), ([-1, 1],), ([False, True],), ([2.0, 7.0],)])
+def test_binary_label_encodings(labels):
+    rng = np.random.default_rng(2)
+    y = np.asarray(labels[0])[rng.integers(0, 2, 60)]
+    scores = rng.integers(0, 6, 60) / 5
+    _close(*_both(y, scores))
+    _close(*_both(y.reshape(-1, 1), scores.reshape(-1, 1)))
+
+
+def test_extreme_and_signed_zero_scores():
+    y = np.array([0, 1, 0, 1, 0, 1, 1, 0])
+    scores = np.array([-0.0, 0.0, np.finfo(float).max, -np.finfo(float).max, 1e-308, -1e-308, 5e-324, 0.0])
+    _close(*_both(y, scores))
+    ints = np.array([np.iinfo(np.int64).min, 0, np.iinfo(np.int64).max, -1, 1, 0, 2, -2], dtype=np.int64)
+    _close(*_both(y, ints))
+    uints = np.array([np.iinfo(np.uint64).max, 0, 1, 2**63, 2**63 - 1, 0, 3, 3], dtype=np.uint64)
+    assert pm.roc_auc_score(y, uints) == pytest.approx(ref.weighted_auc(y.tolist(), [int(v) for v in uints]), abs=1e-15)
+
+
+@st.composite
+def multilabel_problems(draw):
+    n = draw(st.integers(2, 25))
+    k = draw(st.integers(2, 4))
+    y = draw(hnp.arrays(np.int64, (n, k), elements=st.integers(0, 1)))
+    scores = draw(hnp.arrays(np.float64, (n, k), elements=st.sampled_from([0.0, 0.1, 0.5, 0.7, 1.0])))
+    weights = draw(st.none() | hnp.arrays(np.float64, n, elements=st.sampled_from([0.0, 0.5, 1.0, 2.0])))
+    return y, scores, weights
+
+
+@settings(max_examples=60, deadline=None)
+@given(multilabel_problems(), st.sampled_from(["macro", "micro", "weighted", "samples", None]),
+       st.sampled_from([None, 0.5]))
+def test_multilabel_every_average(problem, average, max_fpr):
+    y, scores, weights = problem
+    _close(*_both(y, scores, average=average, sample_weight=weights, max_fpr=max_fpr))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(6, 40), st.integers(3, 5), st.integers(0, 2**32 - 1), st.booleans(),
+       st.sampled_from(["macro", "weighted", "micro", None]))
+def test_multiclass_ovr_and_ovo(n, k, seed, weighted, average):
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    probs = rng.integers(1, 4, (n, k)).astype(float)
+    probs /= probs.sum(axis=1, keepdims=True)
+    weights = rng.random(n) if weighted else None
+    _close(*_both(y, probs, multi_class="ovr", average=average, sample_weight=weights))
+    if average in ("macro", "weighted"):
+        _close(*_both(y, probs, multi_class="ovo", average=average))
+        # classes named by labels, some absent from y_true
+        names = np.array([10, 20, 30, 40, 50, 60][: k + 1])
+        wide = np.hstack([probs, np.zeros((n, 1))])
+        _close(*_both(names[y], wide, multi_class="ovo", average=average, labels=names))
+        _close(*_both(names[y], wide, multi_class="ovr", average=average, labels=names))
+
+
+def test_one_class_present_warns_and_returns_nan_like_sklearn():
+    y, scores = np.zeros(5, int), np.arange(5.0)
+    with pytest.warns(UndefinedMetricWarning, match="Only one class"):
+        ours = pm.roc_auc_score(y, scores)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = metrics.roc_auc_score(y, scores)
+    assert np.isnan(ours) and np.isnan(theirs)
+    # every positive with zero weight: no positive mass
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = _both([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], sample_weight=[1, 0, 1, 0])
+    assert np.isnan(ours) and np.isnan(theirs)
+
+
+BAD_INPUTS = [
+    ("continuous y_true", ([0.5, 1.5, 0.2], [0.1, 0.2, 0.3]), {}),
+    ("length mismatch", ([0, 1, 1], [0.1, 0.2]), {}),
+    ("binary with 2-column scores", ([0, 1, 1, 0], [[0.1, 0.9]] * 4), {}),
+    ("multiclass without multi_class", ([0, 1, 2, 1], [[0.2, 0.3, 0.5]] * 4), {}),
+    ("multiclass 1-D scores", ([0, 1, 2, 1], [0.2, 0.3, 0.5, 0.1]), {"multi_class": "ovr"}),
+    ("multiclass not probabilities", ([0, 1, 2, 1], [[0.2, 0.3, 0.6]] * 4), {"multi_class": "ovr"}),
+    ("multiclass wrong column count", ([0, 1, 2, 1], [[0.5, 0.5]] * 4), {"multi_class": "ovr"}),
+    ("multiclass with max_fpr", ([0, 1, 2, 1], [[0.2, 0.3, 0.5]] * 4), {"multi_class": "ovr", "max_fpr": 0.5}),
+    ("ovo with weights", ([0, 1, 2, 1], [[0.2, 0.3, 0.5]] * 4), {"multi_class": "ovo", "sample_weight": [1, 1, 1, 1]}),
+    ("ovo micro", ([0, 1, 2, 1], [[0.2, 0.3, 0.5]] * 4), {"multi_class": "ovo", "average": "micro"}),
+    ("multiclass samples", ([0, 1, 2, 1], [[0.2, 0.3, 0.5]] * 4), {"multi_class": "ovr", "average": "samples"}),
+    ("labels not unique", ([0, 1, 2, 1], [[0.2, 0.3, 0.5]] * 4), {"multi_class": "ovr", "labels": [0, 1, 1]}),
+    ("labels not ordered", ([0, 1, 2, 1], [[0.2, 0.3, 0.5]] * 4), {"multi_class": "ovr", "labels": [0, 2, 1]}),
+    ("labels missing a class", ([0, 1, 3, 1], [[0.2, 0.3, 0.5]] * 4), {"multi_class": "ovr", "labels": [0, 1, 2]}),
+    ("bad average", ([0, 1, 1, 0], [0.1, 0.2, 0.3, 0.4]), {"average": "mean"}),
+    ("bad multi_class", ([0, 1, 2, 1], [[0.2, 0.3, 0.5]] * 4), {"multi_class": "ovx"}),
+    ("max_fpr zero", ([0, 1, 1, 0], [0.1, 0.2, 0.3, 0.4]), {"max_fpr": 0.0}),
+    ("max_fpr above one", ([0, 1, 1, 0], [0.1, 0.2, 0.3, 0.4]), {"max_fpr": 1.5}),
+    ("NaN score", ([0, 1, 1, 0], [0.1, np.nan, 0.3, 0.4]), {}),
+    ("infinite score", ([0, 1, 1, 0], [0.1, np.inf, 0.3, 0.4]), {}),
+    ("NaN y_true", ([0, np.nan, 1, 0], [0.1, 0.2, 0.3, 0.4]), {}),
+    ("weights length", ([0, 1, 1, 0], [0.1, 0.2, 0.3, 0.4]), {"sample_weight": [1, 2]}),
+    ("NaN weight", ([0, 1, 1, 0], [0.1, 0.2, 0.3, 0.4]), {"sample_weight": [1, np.nan, 1, 1]}),
+    ("multiclass-multioutput", ([[0, 2], [1, 1], [2, 0]], [[0.1, 0.2]] * 3), {}),
+    ("empty", ([], []), {}),
+]
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
+def test_bad_inputs_raise_value_error_like_sklearn(case):
+    _, args, kwargs = case
+    with pytest.raises(ValueError):
+        metrics.roc_auc_score(*args, **kwargs)
+    with pytest.raises(ValueError):
+        pm.roc_auc_score(*args, **kwargs)
+
+
+def test_ovo_average_none_is_not_implemented_like_sklearn():
+    y, probs = [0, 1, 2, 1], [[0.2, 0.3, 0.5]] * 4
+    for func in (metrics.roc_auc_score, pm.roc_auc_score):
+        with pytest.raises(NotImplementedError):
+            func(y, probs, multi_class="ovo", average=None)
+
+
+def test_messages_name_the_argument_and_unknown_keywords_fail():
+    with pytest.raises(ValueError, match="y_score"):
+        pm.roc_auc_score([0, 1], [0.1, np.nan])
+    with pytest.raises(ValueError, match="sample_weight"):
+        pm.roc_auc_score([0, 1], [0.1, 0.2], sample_weight=[1.0])
+    with pytest.raises(ValueError, match="max_fpr"):
+        pm.roc_auc_score([0, 1], [0.1, 0.2], max_fpr=2)
+    with pytest.raises(ValueError, match="average"):
+        pm.roc_auc_score([0, 1], [0.1, 0.2], average="all")
+    with pytest.raises(TypeError, match="pos_label"):
+        pm.roc_auc_score([0, 1], [0.1, 0.2], pos_label=1)
+    with pytest.raises(ValueError, match="y_true"):
+        pm.roc_auc_score([[0, 1, 2], [1, 1, 1]], [[0.1, 0.2, 0.3]] * 2)
+
+
+def test_multilabel_shape_mismatch_is_an_error():
+    y = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]])
+    with pytest.raises(ValueError, match="shape"):
+        pm.roc_auc_score(y, np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("shape", ["uniform", "clustered", "few_values"])
+def test_large_input_sorted_in_buckets(shape):
+    """Sizes that exercise every radix pass, skipped passes (clustered keys) and threads."""
+    rng = np.random.default_rng(7)
+    n = 300_000
+    y = rng.random(n) < 0.4
+    if shape == "uniform":
+        scores = rng.random(n) + 0.2 * y
+    elif shape == "clustered":  # most keys share their top bits: large buckets
+        scores = np.where(rng.random(n) < 0.9, 1.0 + rng.random(n) * 1e-9, rng.normal(size=n)) + 1e-10 * y
+    else:
+        scores = rng.integers(0, 7, n) + y
+    weights = rng.random(n)
+    _close(*_both(y, scores))
+    _close(*_both(y, scores, sample_weight=weights))
+    _close(*_both(y, scores, max_fpr=0.2))
+    positive = y.view(np.uint8)
+    single = _core.roc_auc(scores, positive, None, 1.0, 1)
+    assert _core.roc_auc(scores, positive, None, 1.0, 2) == single
+
+
+def test_strided_columns_are_read_in_place():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, (100, 3))
+    scores = np.asfortranarray(rng.random((100, 3)))
+    _close(*_both(y, scores, average=None))
+    _close(*_both(y[:, 1], scores[::1, 1]))
+    _close(*_both(y[::2, 0], rng.random(200)[::4]))
