@@ -1021,78 +1021,71 @@ def _measure_pair(y_true, y_pred):
     return _align_rows([yt, yp], ["y_true", "y_pred"])
 
 
-def _error_block(yt, yp):
-    """Per column: |difference| sum, squared sum, max |difference|, count of differing entries."""
-    from ._measures import _error_stats
-
-    if yt.dtype.kind in "biu" and yp.dtype.kind in "biu":
-        wrong = yt != yp
-        n_wrong = np.count_nonzero(wrong.reshape(wrong.shape[0], -1), axis=0)
-        _, _, abs_sum, sq_sum, max_abs, _ = _error_stats(yt, yp, True)
-        return abs_sum, sq_sum, max_abs, n_wrong.astype(np.float64)
-    _, _, abs_sum, sq_sum, max_abs, n_wrong = _error_stats(yt, yp, True)
-    return abs_sum, sq_sum, max_abs, np.asarray(n_wrong, dtype=np.float64)
+_MEASURES = {"zero_one": "zero_one_error", "absolute": "absolute_error", "squares": "sum_squares_error",
+             "worst_case": "worst_case_error"}
 
 
-def _error_combine(*stats):
-    return (
-        _sum_arrays(*[s[0] for s in stats]),
-        _sum_arrays(*[s[1] for s in stats]),
-        np.maximum.reduce([s[2] for s in stats]),
-        _sum_arrays(*[s[3] for s in stats]),
-    )
+def _measure_block(measure, yt, yp):
+    """The in-memory measure of one row block, per target column (sums, or maxima for the worst case)."""
+    from . import _measures
+
+    return getattr(_measures, _MEASURES[measure])(yt, yp, per_target=True)
 
 
-def _error_stats_dask(y_true, y_pred, per_target):
-    """(n, abs_sum, sq_sum, max_abs, n_wrong): totals as length-1 arrays, or per target."""
+def _measure_combine(measure, *values):
+    return np.maximum.reduce(values) if measure == "worst_case" else _sum_arrays(*values)
+
+
+def _measure_dask(y_true, y_pred, per_target, measure):
+    """(n, per-target values or their total as a length-1 array) of one measure, block by block."""
     from dask import delayed
 
     from ._validation import check_bool
 
     yt, yp = _measure_pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
-    parts = [delayed(_error_block, pure=True)(a, b) for a, b in zip(yt.to_delayed().ravel(), yp.to_delayed().ravel())]
-    (stats,) = _compute(_tree(_error_combine, parts))
-    abs_sum, sq_sum, max_abs, n_wrong = stats
+    parts = [delayed(_measure_block, pure=True)(measure, a, b)
+             for a, b in zip(yt.to_delayed().ravel(), yp.to_delayed().ravel())]  # fmt: skip
+    (values,) = _compute(_tree(functools.partial(_measure_combine, measure), parts))
+    values = np.atleast_1d(np.asarray(values, dtype=np.float64))
     if not per_target:
-        abs_sum, sq_sum, n_wrong = (np.array([v.sum()]) for v in (abs_sum, sq_sum, n_wrong))
-        max_abs = np.array([max_abs.max()])
-    return yt.shape[0], abs_sum, sq_sum, max_abs, n_wrong
+        values = np.array([values.max() if measure == "worst_case" else values.sum()])
+    return yt.shape[0], values
 
 
 def _dask_zero_one_error(y_true, y_pred, average=False, per_target=False):
     from ._measures import _divide, _output
 
-    n, _, _, _, n_wrong = _error_stats_dask(y_true, y_pred, per_target)
-    return _output(_divide(n_wrong, n, average), per_target)
+    n, wrong = _measure_dask(y_true, y_pred, per_target, "zero_one")
+    return _output(_divide(wrong, n, average), per_target)
 
 
 def _dask_absolute_error(y_true, y_pred, average=False, per_target=False):
     from ._measures import _divide, _output
 
-    n, abs_sum, _, _, _ = _error_stats_dask(y_true, y_pred, per_target)
-    return _output(_divide(abs_sum, n, average), per_target)
+    n, values = _measure_dask(y_true, y_pred, per_target, "absolute")
+    return _output(_divide(values, n, average), per_target)
 
 
 def _dask_sum_squares_error(y_true, y_pred, average=False, per_target=False):
     from ._measures import _divide, _output
 
-    n, _, sq_sum, _, _ = _error_stats_dask(y_true, y_pred, per_target)
-    return _output(_divide(sq_sum, n, average), per_target)
+    n, values = _measure_dask(y_true, y_pred, per_target, "squares")
+    return _output(_divide(values, n, average), per_target)
 
 
 def _dask_rms_error(y_true, y_pred, per_target=False):
     from ._measures import _output
 
-    n, _, sq_sum, _, _ = _error_stats_dask(y_true, y_pred, per_target)
-    return _output(np.sqrt(sq_sum / n), per_target)
+    n, values = _measure_dask(y_true, y_pred, per_target, "squares")
+    return _output(np.sqrt(values / n), per_target)
 
 
 def _dask_worst_case_error(y_true, y_pred, per_target=False):
     from ._measures import _output
 
-    _, _, _, max_abs, _ = _error_stats_dask(y_true, y_pred, per_target)
-    return _output(max_abs, per_target)
+    _, values = _measure_dask(y_true, y_pred, per_target, "worst_case")
+    return _output(values, per_target)
 
 
 def _log_likelihood_block(yt, yp, eps):
@@ -1127,18 +1120,18 @@ def _dask_likelihood(y_true, y_pred, per_target=False, eps=None):
 
 
 def _dask_log_likelihood(y_true, y_pred, average=False, per_target=False, eps=None, base=None):
-    from ._measures import _check_base, _divide, _output
+    from ._measures import _divide, _log_base, _output
 
+    scale = _log_base(base)
     n, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
-    scale = _check_base(base)
     return _output(_divide(ll / scale, n, average), per_target)
 
 
 def _dask_log_loss(y_true, y_pred, per_target=False, eps=None, base=None):
-    from ._measures import _check_base, _output
+    from ._measures import _log_base, _output
 
+    scale = _log_base(base)
     n, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
-    scale = _check_base(base)
     return _output(-ll / (scale * n) + 0.0, per_target)
 
 
