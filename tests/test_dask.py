@@ -69,7 +69,7 @@ def paired_data(draw, max_n=40):
 # --------------------------------------------------------------------------- paired evaluation
 
 
-@settings(max_examples=10, **SETTINGS)
+@settings(max_examples=8, **SETTINGS)
 @given(data=paired_data(), many_partitions=st.booleans())
 def test_paired_evaluation_equals_in_memory(client, monkeypatch, data, many_partitions):
     scores, labels, min_dist, chunks = data
@@ -139,12 +139,13 @@ def test_paired_on_dataframe_columns_and_mixed_inputs(client):
 def test_paired_large_real_labels_many_partitions(client, monkeypatch):
     monkeypatch.setattr(_dask, "PARTITION_SAMPLES", 2000)
     rng = np.random.default_rng(5)
-    n = 20000
+    n = 12000
     scores = rng.random(n).astype(np.float32)
     labels = np.round(rng.random(n), 3)  # labels exactly min_dist apart exercise the threshold rounding
-    for min_dist in (0.1, 0.001, 0.3):
+    for min_dist in (0.1, 0.001):
         expected = pm.paired_evaluation(scores, labels, min_dist)
-        got = pm.paired_evaluation(da.from_array(scores, chunks=1500), da.from_array(labels, chunks=1500), min_dist)
+        got = pm.paired_evaluation(da.from_array(scores, chunks=1500), da.from_array(labels, chunks=1500), min_dist,
+                                   variance=False)  # fmt: skip
         assert got == expected
 
 

@@ -538,7 +538,7 @@ def _paired_inputs(scores, labels, min_dist, scores_name="scores"):
 
 
 def _dask_paired_eval(scores, labels, min_dist=0.5, n_jobs=None):
-    result = _dask_paired_evaluation(scores, labels, min_dist, n_jobs=n_jobs, warn=False)
+    result = _dask_paired_evaluation(scores, labels, min_dist, n_jobs=n_jobs, warn=False, variance=False)
     return result.n_rankable, result.n_correct
 
 
