@@ -324,16 +324,25 @@ def _paired_sample(scores, labels, size, seed):
 
 def _paired_split(scores, labels, offset, bounds, per_sample):
     """Split one block by score range: the pieces of every partition, in block order."""
-    part = np.searchsorted(bounds, scores, side="right") if bounds.size else np.zeros(scores.shape[0], np.intp)
-    order = np.argsort(part, kind="stable")
-    counts = np.bincount(part, minlength=bounds.size + 1)
-    cuts = np.cumsum(counts)[:-1]
-    s = np.split(scores[order], cuts)
-    y = np.split(np.asarray(labels, dtype=np.float64)[order], cuts)
+    labels = np.asarray(labels, dtype=np.float64)
+    if not bounds.size:
+        pieces = [(scores, labels, np.arange(scores.shape[0], dtype=np.int64) + offset)]
+    elif bounds.size < 16:  # few partitions: one masked copy each beats a sort
+        part = np.searchsorted(bounds, scores, side="right").astype(np.uint8)
+        pieces = []
+        for k in range(bounds.size + 1):
+            mask = part == k
+            index = np.flatnonzero(mask) + offset if per_sample else None
+            pieces.append((scores[mask], labels[mask], index))
+    else:
+        part = np.searchsorted(bounds, scores, side="right")
+        order = np.argsort(part, kind="stable")
+        cuts = np.cumsum(np.bincount(part, minlength=bounds.size + 1))[:-1]
+        index = np.split(order.astype(np.int64) + offset, cuts) if per_sample else [None] * (bounds.size + 1)
+        pieces = list(zip(np.split(scores[order], cuts), np.split(labels[order], cuts), index))
     if per_sample:
-        index = np.split(order.astype(np.int64) + offset, cuts)
-        return tuple(zip(s, y, index))
-    return tuple(zip(s, y))
+        return tuple(pieces)
+    return tuple((s, y) for s, y, _ in pieces)
 
 
 def _paired_partition(min_dist, per_sample, n_threads, *pieces):
