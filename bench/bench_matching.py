@@ -8,6 +8,15 @@ runs; every peer's matching cost is compared with ours.
 
     python bench/bench_matching.py            # full run (several minutes)
     python bench/bench_matching.py --quick    # small sizes, < 20 s
+    python bench/bench_matching.py --scaling --max-n 100000   # scaling table only
+
+The scaling table times ``min_weight_perfect_matching(points=X)`` (the
+default call: every usable core) and ``verify()`` on Gaussian, clustered
+(30 Gaussians in 50-D) and hard inputs (1-D, heavy tails, many duplicated
+points) for N = 1e3 ... --max-n, each size in a fresh process so that its
+peak RSS is its own, and fits the exponent of time against N. CPU seconds
+are recorded beside wall seconds: on a shared machine the wall time
+measures the load as much as the code.
 
 Writes bench/results/matching.json (full runs only, unless --out is given)
 and prints a Markdown table.
@@ -17,14 +26,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 import pairmetrics as pm
-from pairmetrics._matching import _euclidean_distances
+from pairmetrics._matching import _euclidean_matrix
 
 try:  # as part of the installed package (pairmetrics.bench)
     from ._common import loglog_plot, machine
@@ -88,18 +101,22 @@ def run_networkx(D):
 
 def matching_case(n: int, d: int, peers: tuple, repeats: int, rng) -> list:
     X = rng.normal(size=(n, d))
-    D = _euclidean_distances(X)
+    D = _euclidean_matrix(X)
     rows = []
     t, res = timed(lambda: pm.min_weight_perfect_matching(points=X), repeats)
     ours = res.cost
+    tv, ok = timed(lambda: res.verify(), 1)
     rows.append({"case": "complete graph", "N": n, "d": d, "tool": "pairmetrics (points)", "seconds": t, "cost": ours,
-                 "verified": bool(res.verify()) if n <= 4000 else None})  # fmt: skip
+                 "verified": bool(ok), "verify_seconds": tv, "verify_over_solve": tv / t})  # fmt: skip
     t, res = timed(lambda: pm.min_weight_perfect_matching(D), repeats)
     rows.append({"case": "complete graph", "N": n, "d": d, "tool": "pairmetrics (matrix D)", "seconds": t, "cost": res.cost})
     runners = {"pymatching": run_pymatching, "rustworkx": run_rustworkx, "networkx": run_networkx}
     for name in peers:
         slow = name != "pymatching" or n >= 2000  # single runs for the slow peers
-        t, cost = timed(lambda: runners[name](D), 1 if slow else repeats)
+        try:
+            t, cost = timed(lambda: runners[name](D), 1 if slow else repeats)
+        except ImportError:  # an optional peer that is not installed
+            continue
         rows.append({"case": "complete graph", "N": n, "d": d, "tool": name, "seconds": t, "cost": cost})
     for row in rows:
         row["cost_rel_diff"] = (row["cost"] - ours) / ours
@@ -118,6 +135,93 @@ def resample_case(pool: int, sample_size: int, n_repeats: int, d: int, repeats: 
     return rows
 
 
+# ---------------------------------------------------------------- scaling
+
+SCALING_KINDS = ("gaussian", "clustered", "1-d", "heavy tails", "duplicates")
+
+
+def scaling_points(kind: str, n: int, seed: int = 0) -> np.ndarray:
+    """The inputs of the scaling table (d = 50 unless the kind says otherwise)."""
+    rng = np.random.default_rng(seed)
+    if kind == "gaussian":
+        return rng.normal(size=(n, 50))
+    if kind == "clustered":  # 30 Gaussians in 50-D, like cells in PCA space
+        centres = rng.normal(size=(30, 50)) * 3.0
+        return centres[rng.integers(0, 30, n)] + rng.normal(size=(n, 50))
+    if kind == "1-d":
+        return rng.normal(size=(n, 1))
+    if kind == "heavy tails":
+        return rng.standard_cauchy(size=(n, 2))
+    if kind == "duplicates":  # about n / 10 distinct points, each repeated
+        return rng.normal(size=(max(2, n // 10), 50))[rng.integers(0, max(2, n // 10), n)]
+    raise ValueError(kind)
+
+
+def scaling_case(kind: str, n: int, verify: bool = True) -> dict:
+    """One size in this process: wall and CPU seconds of the solve and verify, peak RSS."""
+    X = scaling_points(kind, n)
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    res = pm.min_weight_perfect_matching(points=X)
+    solve, solve_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    row = {"kind": kind, "N": n, "d": X.shape[1], "seconds": solve, "cpu_seconds": solve_cpu, "cost": res.cost,
+           "stats": {**res.stats, **(res._timings or {})}}  # fmt: skip
+    if verify:
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        row["verified"] = bool(res.verify())
+        row["verify_seconds"] = time.perf_counter() - t0
+        row["verify_cpu_seconds"] = time.process_time() - cpu0
+    row["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return row
+
+
+def scaling_case_subprocess(kind: str, n: int, verify: bool = True) -> dict:
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import bench_matching as b; "
+        "print(json.dumps(b.scaling_case(sys.argv[2], int(sys.argv[3]), sys.argv[4] == '1')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(HERE), kind, str(n), "1" if verify else "0"],
+                         capture_output=True, text=True, check=True, env=os.environ.copy())  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def fitted_exponent(rows: list) -> float | None:
+    """Slope of log(seconds) against log(N) over the sizes >= 4000 (least squares)."""
+    pts = [(r["N"], r["seconds"]) for r in rows if r["N"] >= 4000] or [(r["N"], r["seconds"]) for r in rows]
+    if len(pts) < 2:
+        return None
+    x, y = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def run_scaling(sizes, kinds=SCALING_KINDS, in_process: bool = False) -> dict:
+    rows, exponents = [], {}
+    for kind in kinds:
+        mine = []
+        for n in sizes:
+            row = scaling_case(kind, n) if in_process else scaling_case_subprocess(kind, n)
+            print(f"  {kind:12s} N={n:>7d} solve {row['seconds']:8.2f} s (cpu {row['cpu_seconds']:8.2f}) "
+                  f"verify {row.get('verify_seconds', float('nan')):7.2f} s  rss {row['peak_rss_mib']:7.0f} MiB", flush=True)  # fmt: skip
+            mine.append(row)
+        exponents[kind] = fitted_exponent(mine)
+        rows += mine
+    return {"rows": rows, "exponents": exponents}
+
+
+def scaling_markdown(result: dict) -> str:
+    lines = [
+        "| input | N | d | seconds | CPU seconds | verify / solve | peak RSS (MiB) | pricing rounds |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        ratio = r["verify_seconds"] / r["seconds"] if r.get("verify_seconds") else float("nan")
+        lines.append(f"| {r['kind']} | {r['N']} | {r['d']} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
+                     f"{ratio:.2f} | {r['peak_rss_mib']:.0f} | {r['stats'].get('rounds', '')} |")  # fmt: skip
+    lines.append("")
+    lines.append("Fitted exponent of seconds against N (sizes >= 4000): "
+                 + ", ".join(f"{k} {v:.2f}" for k, v in result["exponents"].items() if v is not None))  # fmt: skip
+    return "\n".join(lines)
+
+
 def run(quick: bool = False) -> dict:
     rng = np.random.default_rng(20240601)
     rows = []
@@ -125,6 +229,7 @@ def run(quick: bool = False) -> dict:
         rows += matching_case(150, 50, ("pymatching", "rustworkx", "networkx"), 3, rng)
         rows += matching_case(1000, 50, ("pymatching",), 3, rng)
         rows += resample_case(400, 200, 40, 300, 1, rng)
+        scaling = run_scaling((1000, 2000), in_process=True)  # RSS: of the whole run
     else:
         rows += matching_case(300, 50, ("pymatching", "rustworkx", "networkx"), 3, rng)
         rows += matching_case(1000, 50, ("pymatching", "rustworkx"), 3, rng)
@@ -132,12 +237,13 @@ def run(quick: bool = False) -> dict:
         rows += matching_case(4000, 50, (), 3, rng)  # PyMatching needs > 5 min here
         rows += matching_case(10000, 300, (), 1, rng)
         rows += resample_case(2000, 200, 500, 300, 3, rng)
+        scaling = run_scaling((1000, 2000, 4000, 8000, 16000))
     # Ratios against the anchor (PyMatching) measured in the same run.
     anchors = {(r["N"], r["d"]): r["seconds"] for r in rows if r["tool"] == "pymatching"}
     for r in rows:
         a = anchors.get((r["N"], r["d"])) if r["case"] == "complete graph" else None
         r["speedup_vs_pymatching"] = (a / r["seconds"]) if a else None
-    return {"machine": machine(), "quick": quick, "rows": rows}
+    return {"machine": machine(), "quick": quick, "rows": rows, "scaling": scaling}
 
 
 def markdown(result: dict) -> str:
@@ -150,6 +256,9 @@ def markdown(result: dict) -> str:
         cost = f"{r['cost_rel_diff']:+.1e}" if "cost_rel_diff" in r else f"mean a1 {r['mean_a1']:.2f}"
         lines.append(f"| {r['case']} | {r['N']} | {r['d']} | {r['tool']} | {r['seconds']:.3f} | {speed} | {cost} |")
     m = result["machine"]
+    if result.get("scaling"):
+        lines.append("")
+        lines.append(scaling_markdown(result["scaling"]))
     lines.append("")
     lines.append(f"Machine: {m['cpu']}, {m['cores']} cores, numpy {m['numpy']} with {m['blas']}.")
     return "\n".join(lines)
@@ -173,7 +282,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (< 20 s)")
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
+    parser.add_argument("--scaling", action="store_true", help="only the scaling table (N = 1e3 ... --max-n)")
+    parser.add_argument("--max-n", type=int, default=16000, help="largest N of the scaling table")
+    parser.add_argument("--kinds", default=",".join(SCALING_KINDS), help="comma-separated inputs of the scaling table")
     args = parser.parse_args(argv)
+    if args.scaling:
+        sizes = [n for n in (1000, 2000, 4000, 8000, 16000, 20000, 32000, 64000, 100000, 200000) if n <= args.max_n]
+        result = {"machine": machine(), "scaling": run_scaling(sizes, tuple(args.kinds.split(",")))}
+        out = args.out or HERE / "results" / "matching_scaling.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        print(scaling_markdown(result["scaling"]))
+        return result
     result = run(quick=args.quick)
     out = args.out or (None if args.quick else HERE / "results" / "matching.json")
     if out is not None:

@@ -1,6 +1,7 @@
 #include "concordance.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "key_sort.hpp"
@@ -53,12 +54,12 @@ ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_st
     control.set_total(4 * static_cast<std::uint64_t>(n));
 
     // Dense ranks of the estimates, and their distinct values.
-    std::vector<Keyed> records(n);
+    std::unique_ptr<Keyed[]> records(new Keyed[n]);  // every slot written below
     for (std::size_t i = 0; i < n; ++i) {
         records[i] = {order_key(estimates[i * estimate_stride]), i};
         if (i % kCheckEvery == 0) control.check();
     }
-    sort_by_key(records, control);
+    sort_by_key(records.get(), n, control);
     control.advance(n);
     std::vector<std::uint32_t> rank(n);
     std::vector<double> values;
@@ -81,7 +82,7 @@ ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_st
         if (i % kCheckEvery == 0) control.check();
     }
     std::vector<std::uint32_t>().swap(rank);
-    sort_by_key(records, control);
+    sort_by_key(records.get(), n, control);
     control.advance(n);
 
     // With a tolerance, the ranks tied with each value form a window

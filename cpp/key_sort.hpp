@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -54,12 +55,11 @@ inline std::uint64_t key_of(const R& record) {
 // small integers) is skipped. Branch-free, so faster than comparison sorts on
 // random keys; O(n) extra memory; checks the control every 65536 records.
 template <class R>
-void sort_by_key(std::vector<R>& records, Control& control) {
+void sort_by_key(R* records, std::size_t n, Control& control) {
     constexpr int kBits = 8;
     constexpr int kPasses = (64 + kBits - 1) / kBits;
     constexpr std::size_t kRadix = std::size_t{1} << kBits;
     constexpr std::size_t kBlock = std::size_t{1} << 16;
-    const std::size_t n = records.size();
     if (n < 2) return;
     std::vector<std::size_t> histogram(kPasses * kRadix, 0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -67,9 +67,9 @@ void sort_by_key(std::vector<R>& records, Control& control) {
         for (int p = 0; p < kPasses; ++p) ++histogram[p * kRadix + ((key >> (p * kBits)) & (kRadix - 1))];
         if (i % kBlock == kBlock - 1) control.check();
     }
-    std::vector<R> buffer(n);
-    R* src = records.data();
-    R* dst = buffer.data();
+    std::unique_ptr<R[]> buffer(new R[n]);  // left uninitialised: every slot is written before it is read
+    R* src = records;
+    R* dst = buffer.get();
     for (int p = 0; p < kPasses; ++p) {
         std::size_t* count = histogram.data() + p * kRadix;
         const int shift = p * kBits;
@@ -83,7 +83,12 @@ void sort_by_key(std::vector<R>& records, Control& control) {
         }
         std::swap(src, dst);
     }
-    if (src != records.data()) records.swap(buffer);
+    if (src != records) {
+        for (std::size_t begin = 0; begin < n; begin += kBlock) {
+            std::copy(src + begin, src + std::min(n, begin + kBlock), records + begin);
+            control.check();
+        }
+    }
 }
 
 }  // namespace pairmetrics

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <limits>
 #include <queue>
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
@@ -29,7 +31,7 @@ using i32 = std::int32_t;
 // between two even nodes is even.
 class Solver {
   public:
-    Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const i64* w, Control* control)
+    Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const i64* w, Control& control)
         : n_(n), eu_(eu), ev_(ev), control_(control) {
         W_.resize(m);
         for (std::size_t e = 0; e < m; ++e) W_[e] = 2 * w[e];
@@ -95,7 +97,7 @@ class Solver {
         }
         for (i32 v = 0; v < n_; ++v)
             if (mate_[v] == -1) scan_vertex(v);
-        std::int64_t since_tick = 0;
+        std::int64_t since_check = 0;
         while (unmatched > 0) {
             if (heap_.empty()) return result;  // a tree cannot grow: no perfect matching
             const Event ev = heap_.top();
@@ -109,9 +111,11 @@ class Solver {
             } else {
                 process_expand(-ev.id - 1);
             }
-            if (control_ && ++since_tick >= 200000) {
-                since_tick = 0;
-                control_->report(static_cast<std::uint64_t>(n_ - unmatched), static_cast<std::uint64_t>(n_));
+            // A few hundred events take microseconds; check() is cheap (the
+            // callback runs at most every Control::kReportInterval).
+            if (++since_check >= 256) {
+                since_check = 0;
+                control_.check();
             }
         }
         finish(result);
@@ -127,7 +131,7 @@ class Solver {
 
     i32 n_;
     const i32 *eu_, *ev_;
-    Control* control_;
+    Control& control_;
     std::vector<i64> W_;
     std::vector<i32> start_, adj_;
     std::vector<i32> parent_, tree_, tself_, tother_, base_, top_, mate_;
@@ -642,7 +646,6 @@ class Solver {
 };
 
 }  // namespace
-
 std::int64_t max_weight(std::int32_t n) {
     // Internal weights are doubled and duals stay below ~n times the largest
     // weight; 2^59 / (n + 1) leaves a factor of 8 of headroom in int64.
@@ -651,7 +654,7 @@ std::int64_t max_weight(std::int32_t n) {
 }
 
 BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const std::int32_t* eu,
-                                          const std::int32_t* ev, const std::int64_t* w, Control* control,
+                                          const std::int32_t* ev, const std::int64_t* w, Control& control,
                                           const WarmStart* warm) {
     if (n <= 0) {
         BlossomResult r;
@@ -662,32 +665,31 @@ BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const s
     return solver.run(warm);
 }
 
-DualForest::DualForest(const BlossomResult& r) {
-    const auto nodes = static_cast<i32>(r.parent.size());
-    const auto n = static_cast<i32>(r.y.size());
+// ------------------------------------------------------------ blossom tree
+
+BlossomTree::BlossomTree(std::int32_t n_vertices, const std::vector<std::int32_t>& parent) {
+    (void)n_vertices;
+    const auto nodes = static_cast<i32>(parent.size());
     std::vector<i32> start(nodes + 1, 0), kids(nodes);
     for (i32 x = 0; x < nodes; ++x)
-        if (r.parent[x] != -1) ++start[r.parent[x] + 1];
+        if (parent[x] != -1) ++start[parent[x] + 1];
     for (i32 x = 0; x < nodes; ++x) start[x + 1] += start[x];
     {
         std::vector<i32> fill(start.begin(), start.end() - 1);
         for (i32 x = 0; x < nodes; ++x)
-            if (r.parent[x] != -1) kids[fill[r.parent[x]]++] = x;
+            if (parent[x] != -1) kids[fill[parent[x]]++] = x;
     }
     root_.assign(nodes, -1);
     first_.assign(nodes, 0);
     depth_.assign(nodes, 0);
-    zcum_.assign(nodes, 0);
     // Iterative DFS from every root, recording the Euler tour.
     std::vector<std::pair<i32, i32>> stack;  // (node, next child slot)
     for (i32 top = 0; top < nodes; ++top) {
-        if (r.parent[top] != -1 || start[top] == start[top + 1]) {
-            if (r.parent[top] == -1) root_[top] = top;  // a vertex in no blossom
-            continue;
-        }
-        stack.emplace_back(top, start[top]);
+        if (parent[top] != -1) continue;
         root_[top] = top;
-        zcum_[top] = top >= n ? r.z[top - n] : 0;
+        preorder_.push_back(top);
+        if (start[top] == start[top + 1]) continue;  // a vertex in no blossom
+        stack.emplace_back(top, start[top]);
         first_[top] = static_cast<i32>(euler_.size());
         euler_.push_back(top);
         while (!stack.empty()) {
@@ -700,9 +702,9 @@ DualForest::DualForest(const BlossomResult& r) {
             const i32 c = kids[slot++];
             root_[c] = top;
             depth_[c] = depth_[x] + 1;
-            zcum_[c] = zcum_[x] + (c >= n ? r.z[c - n] : 0);
             first_[c] = static_cast<i32>(euler_.size());
             euler_.push_back(c);
+            preorder_.push_back(c);
             stack.emplace_back(c, start[c]);
         }
     }
@@ -721,216 +723,458 @@ DualForest::DualForest(const BlossomResult& r) {
     }
 }
 
-std::int64_t DualForest::common_z(std::int32_t u, std::int32_t v) const {
-    if (root_[u] != root_[v] || u == v) return 0;
+std::int32_t BlossomTree::lca(std::int32_t u, std::int32_t v) const {
+    if (u == v || root_[u] != root_[v]) return -1;
     i32 a = first_[u], b = first_[v];
     if (a > b) std::swap(a, b);
     const i32 level = log2_[b - a + 1];
     const i32 x = table_[level][a], y = table_[level][b - (1 << level) + 1];
-    return zcum_[depth_[x] <= depth_[y] ? x : y];
+    return depth_[x] <= depth_[y] ? x : y;
+}
+
+DualForest::DualForest(const BlossomResult& r) : tree_(static_cast<i32>(r.y.size()), r.parent) {
+    const auto n = static_cast<i32>(r.y.size());
+    zcum_.assign(r.parent.size(), 0);
+    for (i32 x : tree_.preorder()) {
+        const i32 p = r.parent[x];
+        zcum_[x] = (p == -1 ? 0 : zcum_[p]) + (x >= n ? r.z[x - n] : 0);
+    }
+}
+
+std::int64_t DualForest::common_z(std::int32_t u, std::int32_t v) const {
+    const i32 b = tree_.lca(u, v);
+    return b < 0 ? 0 : zcum_[b];
 }
 
 std::int64_t reduced_cost(const BlossomResult& r, std::int32_t u, std::int32_t v, std::int64_t w) {
     return 2 * w - r.y[u] - r.y[v] + DualForest(r).common_z(u, v);
 }
 
-// Neighbours kept per point for pricing (the start graph uses the first k).
-constexpr int kStore = 96;
+// ------------------------------------------------- complete graph solve
 
-template <class T>
-BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std::ptrdiff_t row_stride,
-                                                std::ptrdiff_t col_stride, double scale, bool ghost, int k,
-                                                Control* control, DenseStats* stats) {
-    const i32 N = n + (ghost ? 1 : 0);
-    // D is symmetric (the caller guarantees it), so row i can be read in place.
-    auto value = [&](i32 i, i32 j) -> double { return static_cast<double>(D[i * row_stride + j * col_stride]); };
-    // Round half up (values are >= 0); monotone, so order is preserved.
-    auto to_int = [scale](double d) { return static_cast<i64>(d * scale + 0.5); };
-    auto weight = [&](i32 i, i32 j) { return to_int(value(i, j)); };
-    constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
-    // Per point: its `store` nearest others (the first k of them nearest), and a radius that every
-    // pair outside that list reaches. Pricing then reads the lists and only
-    // the few other pairs that the duals could still make violated.
-    const i32 store = std::max<i32>(1, std::min<i32>(n - 1, std::max(k, kStore)));
-    const i32 kk = std::max<i32>(1, std::min<i32>(k, store));
-    std::vector<i32> cand_j(static_cast<std::size_t>(n) * store);
-    std::vector<i64> cand_w(cand_j.size());
-    std::vector<i64> radius(n, kNoRadius);
-    {
-        // Selection on plain doubles first (cheap compares), then gather the
-        // list; only its k nearest need ordering (they start the graph).
-        std::vector<double> vals(std::max<i32>(n - 1, 1));
-        std::vector<std::pair<i64, i32>> list(store);
-        for (i32 i = 0; i < n; ++i) {
-            if (control && (i & 1023) == 1023) control->report(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(n));
-            i32 c = 0;
-            for (i32 j = 0; j < n; ++j)
-                if (j != i) vals[c++] = value(i, j);
-            double threshold = std::numeric_limits<double>::infinity();
-            if (store < n - 1) {
-                std::nth_element(vals.begin(), vals.begin() + store, vals.begin() + c);
-                threshold = vals[store];  // every pair left out is at least this far
-                radius[i] = to_int(threshold);
-            }
-            i32 t = 0;
-            for (i32 j = 0; j < n && t < store; ++j)
-                if (j != i && value(i, j) < threshold) list[t++] = {to_int(value(i, j)), j};
-            for (i32 j = 0; j < n && t < store; ++j)
-                if (j != i && value(i, j) == threshold) list[t++] = {to_int(value(i, j)), j};
-            std::nth_element(list.begin(), list.begin() + (kk - 1), list.end());
-            for (i32 q = 0; q < store; ++q) {
-                cand_j[static_cast<std::size_t>(i) * store + q] = list[q].second;
-                cand_w[static_cast<std::size_t>(i) * store + q] = list[q].first;
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
+
+std::uint64_t pair_key(i32 a, i32 b) {
+    if (a > b) std::swap(a, b);
+    return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
+}
+
+// Neighbour lists of all points with exact distances, nearest first.
+struct Lists {
+    i32 store = 0;
+    std::vector<i32> j;
+    std::vector<double> d;
+    std::vector<double> bound;  // lower bound of every distance outside the list
+};
+
+Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& control) {
+    const i32 n = D.size();
+    Lists L;
+    L.store = store;
+    L.j.resize(static_cast<std::size_t>(n) * store);
+    L.d.resize(L.j.size());
+    L.bound.assign(n, std::numeric_limits<double>::infinity());
+    D.nearest(store, L.j.data(), L.bound.data(), n_threads, control);
+    const std::size_t blocks = (static_cast<std::size_t>(n) + 255) / 256;
+    parallel_for(blocks, n_threads, [&](std::size_t b) {
+        std::vector<std::pair<double, i32>> row(store);
+        const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
+        for (i32 i = lo; i < hi; ++i) {
+            const std::size_t o = static_cast<std::size_t>(i) * store;
+            for (i32 t = 0; t < store; ++t) row[t] = {D(i, L.j[o + t]), L.j[o + t]};
+            std::sort(row.begin(), row.end());
+            for (i32 t = 0; t < store; ++t) {
+                L.d[o + t] = row[t].first;
+                L.j[o + t] = row[t].second;
             }
         }
-    }
+        control.check();
+    }, &control);
+    return L;
+}
+
+// One exact solve with weights round(min(d, cap) * scale), scale = max_weight / cap:
+// start on the k nearest, price every pair against the duals, add the
+// violated ones and re-solve (warm) until none is left.
+// Where a pass ends, so that the next one (at a finer scale) can start there.
+struct PassState {
+    std::vector<std::uint64_t> keys;  // the final graph
+    std::vector<double> y;            // deflated duals, in units of the pass's integers
+    std::vector<i32> mate;
+    double scale = 0;
+};
+
+BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const CompleteOptions& opt,
+                           Control& control, CompleteStats& stats, const PassState* from, PassState* out) {
+    const i32 n = D.size();
+    const bool ghost = opt.ghost;
+    const i32 N = n + (ghost ? 1 : 0);
+    const i64 wmax = max_weight(N);
+    const double scale = cap > 0 ? static_cast<double>(wmax) / cap : 1.0;
+    auto to_int = [&](double d) -> i64 {
+        if (d >= cap) return cap > 0 ? wmax : 0;
+        return std::min<i64>(wmax, static_cast<i64>(d * scale + 0.5));
+    };
+    auto weight = [&](i32 a, i32 b) -> i64 { return b == n || a == n ? 0 : to_int(D(a, b)); };
+    const i32 store = L.store;
+    const i32 kk = std::max<i32>(1, std::min<i32>(opt.k, store));
+    std::vector<i64> cand_w(L.d.size());
+    for (std::size_t t = 0; t < L.d.size(); ++t) cand_w[t] = to_int(L.d[t]);
+    std::vector<i64> radius(n, kNoRadius);
+    for (i32 i = 0; i < n; ++i)
+        if (!std::isinf(L.bound[i])) radius[i] = L.bound[i] >= cap ? to_int(cap) : static_cast<i64>(L.bound[i] * scale);
+
     // Start graph: k nearest per point, a Hamiltonian path (so that a perfect
     // matching surely exists) and the ghost's star.
     std::vector<std::uint64_t> keys;
-    auto key = [](i32 a, i32 b) {
-        if (a > b) std::swap(a, b);
-        return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
-    };
-    for (i32 i = 0; i < n; ++i) {
-        for (i32 t = 0; t < kk; ++t) keys.push_back(key(i, cand_j[static_cast<std::size_t>(i) * store + t]));
-        if (i + 1 < n) keys.push_back(key(i, i + 1));
-        if (ghost) keys.push_back(key(i, n));
+    if (from) {
+        keys = from->keys;  // an earlier pass's final graph
+    } else {
+        for (i32 i = 0; i < n; ++i) {
+            for (i32 t = 0; t < kk; ++t) keys.push_back(pair_key(i, L.j[static_cast<std::size_t>(i) * store + t]));
+            if (i + 1 < n) keys.push_back(pair_key(i, i + 1));
+            if (ghost) keys.push_back(pair_key(i, n));
+        }
     }
     std::vector<i32> eu, ev;
     std::vector<i64> w;
     auto add_keys = [&](std::vector<std::uint64_t>& ks) {
         std::sort(ks.begin(), ks.end());
         ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
-        for (std::uint64_t kv : ks) {
-            const i32 a = static_cast<i32>(kv >> 32), b = static_cast<i32>(kv & 0xffffffffu);
-            eu.push_back(a);
-            ev.push_back(b);
-            w.push_back(b == n ? 0 : weight(a, b));
-        }
+        const std::size_t old = eu.size();
+        eu.resize(old + ks.size());
+        ev.resize(old + ks.size());
+        w.resize(old + ks.size());
+        parallel_for((ks.size() + 4095) / 4096, opt.n_threads, [&](std::size_t b) {
+            const std::size_t hi = std::min(ks.size(), (b + 1) * 4096);
+            for (std::size_t t = b * 4096; t < hi; ++t) {
+                const i32 a = static_cast<i32>(ks[t] >> 32), c = static_cast<i32>(ks[t] & 0xffffffffu);
+                eu[old + t] = a;
+                ev[old + t] = c;
+                w[old + t] = weight(a, c);
+            }
+        }, &control);
     };
     add_keys(keys);
     int rounds = 0;
     BlossomResult previous;
     std::vector<i64> deflated;  // previous duals with the blossom duals folded in
+    if (from) {
+        // Duals of the earlier pass in this pass's units, kept in range; the
+        // solver lowers whatever they violate.
+        const double f = scale / from->scale, top = 2.0 * static_cast<double>(wmax);
+        deflated.resize(N);
+        for (i32 v = 0; v < N; ++v) deflated[v] = static_cast<i64>(std::floor(std::clamp(from->y[v] * f, -top, top)));
+        previous.mate = from->mate;
+    }
+    const std::size_t blocks = (static_cast<std::size_t>(n) + 255) / 256;
+    std::vector<std::vector<std::uint64_t>> block_keys(blocks);
+    std::vector<i64> block_extra(blocks);
     while (true) {
         // Each round adds new pairs of a finite set and typically a handful of
         // rounds suffice; an endless loop could only come from an asymmetric D.
         if (++rounds > 1000) throw std::logic_error("matching: pricing does not converge (is D symmetric?)");
         WarmStart warm{deflated.data(), previous.mate.data()};
+        auto t0 = std::chrono::steady_clock::now();
         BlossomResult r = min_weight_perfect_matching(N, eu.size(), eu.data(), ev.data(), w.data(), control,
-                                                      rounds > 1 ? &warm : nullptr);
+                                                      rounds > 1 || from ? &warm : nullptr);
+        stats.seconds_solve += seconds_since(t0);
+        t0 = std::chrono::steady_clock::now();
         if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
-        if (control) control->report(static_cast<std::uint64_t>(rounds), static_cast<std::uint64_t>(rounds + 1));
+        if (opt.report) control.report(static_cast<std::uint64_t>(2 * n - n / (rounds + 1)), static_cast<std::uint64_t>(2 * n));
         // A pair can only violate the duals if 2 w < y_i + y_j, since blossom
         // duals only add to its reduced cost. A pair in neither list weighs at
         // least max(radius_i, radius_j), so it needs y_j > c_i and y_i > c_j
         // with c = 2 radius - y: only a prefix of the points by decreasing y
-        // is looked at, and D is read only when both hold.
+        // is looked at, and a distance is computed only when both hold.
         const DualForest forest(r);
-        // Reduced cost if negative, else 0.
         auto violation = [&](i32 i, i32 j, i64 wij) -> i64 {
             const i64 rc = 2 * wij - r.y[i] - r.y[j];
             if (rc >= 0) return 0;
             return std::min<i64>(rc + forest.common_z(i, j), 0);
         };
-        // Each point adds at most `kk` of its violated pairs per round, the
-        // most violated first: with many equal distances (duplicated points)
-        // thousands of pairs can be violated at once, and a few per point
-        // are enough to make progress.
-        std::vector<std::pair<i64, i32>> found;
         std::vector<i32> by_y(n);
         std::vector<i64> c(n);
         for (i32 i = 0; i < n; ++i) {
             by_y[i] = i;
             c[i] = radius[i] == kNoRadius ? kNoRadius : 2 * radius[i] - r.y[i];
         }
-        std::sort(by_y.begin(), by_y.end(), [&](i32 a, i32 b) { return r.y[a] > r.y[b]; });
+        std::sort(by_y.begin(), by_y.end(), [&](i32 a, i32 b) { return r.y[a] > r.y[b] || (r.y[a] == r.y[b] && a < b); });
+        // Each point adds at most kk of its violated pairs per round, the
+        // most violated first: with many equal distances (duplicated points)
+        // thousands of pairs can be violated at once, and a few per point
+        // are enough to make progress.
+        auto price = [&](bool lists_only) {
+        parallel_for(blocks, opt.n_threads, [&](std::size_t b) {
+            std::vector<std::pair<i64, i32>> found;
+            auto& out = block_keys[b];
+            out.clear();
+            i64 extra = 0;
+            const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
+            for (i32 i = lo; i < hi; ++i) {
+                const i64 yi = r.y[i];
+                const std::size_t o = static_cast<std::size_t>(i) * store;
+                found.clear();
+                for (i32 t = 0; t < store; ++t) {
+                    const i64 rc = violation(i, L.j[o + t], cand_w[o + t]);
+                    if (rc < 0) found.emplace_back(rc, L.j[o + t]);
+                }
+                // Enough violated pairs for this round: stop looking (with many
+                // of them, as after a start on a poor graph, the scan would be
+                // quadratic; the pairs left are priced again next round).
+                const std::size_t enough = lists_only ? 0 : 4 * static_cast<std::size_t>(kk);
+                const i64 ci = c[i];
+                for (i32 t = 0; t < n && r.y[by_y[t]] > ci && found.size() < enough; ++t) {
+                    const i32 j = by_y[t];
+                    if (j == i || yi <= c[j]) continue;
+                    const i64 rc = violation(i, j, weight(i, j));
+                    if (rc < 0) found.emplace_back(rc, j);
+                    ++extra;
+                    if ((extra & 65535) == 0) control.check();
+                }
+                if (static_cast<i32>(found.size()) > kk)
+                    std::nth_element(found.begin(), found.begin() + kk, found.end());
+                for (std::size_t t = 0; t < found.size() && t < static_cast<std::size_t>(kk); ++t)
+                    out.push_back(pair_key(i, found[t].second));
+            }
+            block_extra[b] = extra;
+            control.check();
+        }, &control);
+        };
+        // Partial pricing: the neighbour lists first (cheap); the pairs
+        // outside them only once the lists hold no violated pair, i.e. with
+        // duals close to optimal, which rule out far more of them.
+        price(true);
+        bool any = false;
+        for (std::size_t b = 0; b < blocks && !any; ++b) any = !block_keys[b].empty();
+        if (!any) price(false);
         keys.clear();
-        for (i32 i = 0; i < n; ++i) {
-            const i64 yi = r.y[i];
-            const std::size_t o = static_cast<std::size_t>(i) * store;
-            found.clear();
-            for (i32 t = 0; t < store; ++t) {
-                const i64 rc = violation(i, cand_j[o + t], cand_w[o + t]);
-                if (rc < 0) found.emplace_back(rc, cand_j[o + t]);
-            }
-            const i64 ci = c[i];
-            for (i32 t = 0; t < n && r.y[by_y[t]] > ci; ++t) {
-                const i32 j = by_y[t];
-                if (j == i || yi <= c[j]) continue;
-                const i64 rc = violation(i, j, weight(i, j));
-                if (rc < 0) found.emplace_back(rc, j);
-                if (stats) ++stats->extra_pairs;
-            }
-            if (static_cast<i32>(found.size()) > kk) std::nth_element(found.begin(), found.begin() + kk, found.end());
-            for (std::size_t t = 0; t < found.size() && t < static_cast<std::size_t>(kk); ++t)
-                keys.push_back(key(i, found[t].second));
+        for (std::size_t b = 0; b < blocks; ++b) {
+            keys.insert(keys.end(), block_keys[b].begin(), block_keys[b].end());
+            stats.extra_pairs += block_extra[b];
         }
+        stats.seconds_pricing += seconds_since(t0);
         if (keys.empty()) {
-            if (stats) {
-                stats->rounds = rounds;
-                stats->edges = static_cast<std::int64_t>(eu.size());
-                stats->last = r.stats;
+            stats.rounds += rounds;
+            stats.edges = static_cast<std::int64_t>(eu.size());
+            stats.last = r.stats;
+            if (out) {
+                out->keys.resize(eu.size());
+                for (std::size_t e = 0; e < eu.size(); ++e) out->keys[e] = pair_key(eu[e], ev[e]);
+                out->y.resize(N);
+                for (i32 v = 0; v < N; ++v)
+                    out->y[v] = static_cast<double>(r.y[v]) - static_cast<double>(forest.enclosing_z(v)) / 2;
+                out->mate = r.mate;
+                out->scale = scale;
             }
             return r;
         }
+        t0 = std::chrono::steady_clock::now();
         add_keys(keys);
+        stats.seconds_pricing += seconds_since(t0);
         deflated.resize(N);
         for (i32 v = 0; v < N; ++v) deflated[v] = r.y[v] - forest.enclosing_z(v) / 2;
         previous = std::move(r);
     }
 }
 
-std::vector<std::int64_t> crossmatch_counts(const double* full, std::int64_t p, const std::int64_t* draws,
-                                            std::int64_t n_draws, std::int32_t m, const std::int8_t* z,
-                                            double scale, int k, int n_threads, Control* control) {
-    std::vector<std::int64_t> a1(static_cast<std::size_t>(n_draws), 0);
-    std::atomic<std::int64_t> done{0};
-    parallel_for(static_cast<std::size_t>(n_draws), n_threads, [&](std::size_t r) {
-        const std::int64_t* idx = draws + r * static_cast<std::size_t>(m);
-        std::vector<double> D(static_cast<std::size_t>(m) * m);
-        for (i32 i = 0; i < m; ++i) {
-            const double* row = full + idx[i] * p;
-            for (i32 j = 0; j < m; ++j) D[static_cast<std::size_t>(i) * m + j] = row[idx[j]];
+double matched_cost(const Distances& D, const std::vector<std::int32_t>& mate) {
+    const auto n = D.size();
+    double cost = 0;
+    for (i32 i = 0; i < n; ++i)
+        if (mate[i] > i && mate[i] < n) cost += D(i, mate[i]);
+    return cost;
+}
+
+}  // namespace
+
+CompleteResult complete_min_weight_perfect_matching(const Distances& D, const CompleteOptions& opt, Control& control,
+                                                    CompleteStats* stats_out) {
+    const i32 n = D.size();
+    CompleteStats stats;
+    CompleteResult out;
+    // Neighbours kept per point for pricing (the start graph uses the first k).
+    const i32 store = std::max<i32>(1, std::min<i32>(n - 1, std::max<i32>(opt.k, D.store_hint())));
+    if (opt.report) control.set_total(static_cast<std::uint64_t>(2 * n));
+    const auto t0 = std::chrono::steady_clock::now();
+    const Lists L = neighbour_lists(D, store, opt.n_threads, control);
+    stats.seconds_neighbours = seconds_since(t0);
+    if (opt.report) control.report(static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(2 * n));
+    // First pass: weights scaled to the largest distance. When the matching
+    // found costs far less than that (distances over many orders of
+    // magnitude), solve again with every weight capped just above that cost:
+    // no matching using a capped pair can then be optimal, so capping changes
+    // nothing but the resolution, which becomes relative to the cost.
+    double cap = D.max_distance();
+    BlossomResult r;
+    PassState state[2];
+    for (int pass = 0;; ++pass) {
+        r = priced_solve(D, L, cap, opt, control, stats, pass > 0 ? &state[(pass + 1) % 2] : nullptr,
+                         &state[pass % 2]);
+        ++stats.passes;
+        const double cost = matched_cost(D, r.mate);
+        out.cost = cost;
+        // Again when the cap can shrink a lot, or by 4x or more while the
+        // rounding (up to N/2 resolutions on the cost) is not far below 1e-10
+        // of the cost.
+        const double resolution = cap / static_cast<double>(max_weight(n + (opt.ghost ? 1 : 0)));
+        const bool coarse = static_cast<double>(n) * resolution > 1e-10 * cost;
+        if (pass == 3 || !(cost > 0 && (cost * 16 < cap || (coarse && cost * 4 < cap)))) break;
+        cap = cost * 1.001;
+    }
+    const i32 N = n + (opt.ghost ? 1 : 0);
+    const double wmax = static_cast<double>(max_weight(N));
+    out.unit = cap > 0 ? cap / (2 * wmax) : 0.5;
+    out.resolution = cap > 0 ? cap / wmax : 0.0;
+    out.cap = cap;
+    out.max_distance = D.max_distance();
+    out.blossom = std::move(r);
+    if (stats_out) *stats_out = stats;
+    return out;
+}
+
+// ------------------------------------------------------------ certificate
+
+Certificate certificate(const Distances& D, bool ghost, const double* y, const std::vector<std::int32_t>& parent,
+                        const double* z, const std::int32_t* mate, int n_threads, Control& control) {
+    constexpr double eps = 1.1102230246251565e-16;
+    const i32 n = D.size();
+    const i32 nv = n + (ghost ? 1 : 0);
+    const auto nodes = static_cast<i32>(parent.size());
+    const i32 nb = nodes - nv;
+    Certificate c;
+    c.min_z = 0;
+    for (i32 b = 0; b < nb; ++b) c.min_z = std::min(c.min_z, z[b]);
+    const BlossomTree tree(nv, parent);
+    std::vector<double> zcum(nodes, 0.0);
+    std::vector<i64> size(nodes, 0);
+    for (i32 x : tree.preorder()) zcum[x] = (parent[x] == -1 ? 0.0 : zcum[parent[x]]) + (x >= nv ? z[x - nv] : 0.0);
+    const std::vector<i32>& order = tree.preorder();
+    for (i32 v = 0; v < nv; ++v) size[v] = 1;
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+        if (parent[*it] != -1) size[parent[*it]] += size[*it];
+    const double rel = D.relative_error();
+    auto common = [&](i32 u, i32 v) {
+        const i32 b = tree.lca(u, v);
+        return b < 0 ? 0.0 : zcum[b];
+    };
+    // Reduced cost of a pair and a bound of its rounding error.
+    auto reduced = [&](i32 u, i32 v, double d, double& err) {
+        const double zc = common(u, v);
+        err = 4 * eps * (d + std::abs(y[u]) + std::abs(y[v]) + zc) + rel * d;
+        return d - y[u] - y[v] + zc;
+    };
+    // Pairs that can violate: d < y_i + y_j (plus a margin), when z >= 0.
+    std::vector<double> a(n);
+    for (i32 i = 0; i < n; ++i) a[i] = y[i] + 8 * eps * std::abs(y[i]) + 1e-300;
+    // Violation (with its error bound) of each screened pair; per vertex the
+    // largest, since lowering y_v by half of it makes every pair feasible.
+    // Pairs are checked as the screening finds them (no list is stored).
+    std::vector<std::atomic<double>> at(nv);
+    for (auto& x : at) x.store(0.0, std::memory_order_relaxed);
+    std::atomic<double> worst{0.0};
+    auto raise_to = [](std::atomic<double>& x, double v) {
+        double cur = x.load(std::memory_order_relaxed);
+        while (v > cur && !x.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
         }
-        const BlossomResult res =
-            dense_min_weight_perfect_matching<double>(D.data(), m, m, 1, scale, false, k, nullptr, nullptr);
+    };
+    if (c.min_z >= 0) {
+        D.pairs_below(a.data(), n_threads, control, [&](i32 u, i32 v) {
+            double err;
+            const double rc = reduced(u, v, D(u, v), err);
+            if (-rc > 0) raise_to(worst, -rc);
+            if (err - rc > 0) {
+                raise_to(at[u], err - rc);
+                raise_to(at[v], err - rc);
+            }
+        });
+    } else {
+        c.complete = false;  // negative blossom duals: no screening possible (and not a certificate)
+    }
+    c.max_violation = worst.load();
+    std::vector<double> at_vertex(nv);
+    for (i32 v = 0; v < nv; ++v) at_vertex[v] = at[v].load();
+    if (ghost)
+        for (i32 i = 0; i < n; ++i) {
+            double err;
+            const double rc = reduced(i, n, 0.0, err);
+            c.max_violation = std::max(c.max_violation, -rc);
+            at_vertex[i] = std::max(at_vertex[i], err - rc);
+            at_vertex[n] = std::max(at_vertex[n], err - rc);
+        }
+    for (i32 v = 0; v < nv; ++v) {
+        c.max_violation_bound = std::max(c.max_violation_bound, at_vertex[v]);
+        c.lowering += at_vertex[v] / 2;
+    }
+    // Matched pairs: tight, and their cost. Sums are compensated (Neumaier),
+    // so their error is a few eps times the sum of magnitudes, whatever N.
+    struct Sum {
+        double s = 0, comp = 0, abs = 0;
+        void add(double x) {
+            const double t = s + x;
+            comp += std::abs(s) >= std::abs(x) ? (s - t) + x : (x - t) + s;
+            s = t;
+            abs += std::abs(x);
+        }
+        double value() const { return s + comp; }
+    };
+    Sum cost, dual;
+    double cost_err = 0;
+    for (i32 i = 0; i < nv; ++i) {
+        const i32 m = mate[i];
+        if (m <= i) continue;
+        const double d = m < n ? D(i, m) : 0.0;
+        double err;
+        const double rc = reduced(i, m, d, err);
+        c.max_matched_slack = std::max(c.max_matched_slack, std::abs(rc));
+        cost.add(d);
+        cost_err += rel * d;
+    }
+    // Dual objective: sum y - sum z_B (|B| - 1) / 2.
+    for (i32 v = 0; v < nv; ++v) dual.add(y[v]);
+    for (i32 b = nv; b < nodes; ++b) dual.add(-(z[b - nv] * static_cast<double>(size[b] - 1) / 2));
+    c.cost = cost.value();
+    c.dual_objective = dual.value();
+    c.error_bound = cost_err + 4 * eps * (cost.abs + dual.abs);
+    c.magnitude = cost.abs + dual.abs;
+    return c;
+}
+
+// ------------------------------------------------------ cross-match batch
+
+std::vector<std::int64_t> crossmatch_counts(std::int64_t n_draws, std::int32_t m, const std::int8_t* z, int k,
+                                            int n_threads, Control& control,
+                                            const std::function<void(std::int64_t, double*)>& fill) {
+    std::vector<std::int64_t> a1(static_cast<std::size_t>(n_draws), 0);
+    control.set_total(static_cast<std::uint64_t>(n_draws));
+    CompleteOptions opt;
+    opt.k = k;
+    opt.ghost = m % 2 == 1;
+    opt.n_threads = 1;      // the draws are the parallelism
+    opt.report = false;     // progress counts draws
+    parallel_for(static_cast<std::size_t>(n_draws), n_threads, [&](std::size_t r) {
+        std::vector<double> buffer(static_cast<std::size_t>(m) * m);
+        fill(static_cast<std::int64_t>(r), buffer.data());
+        const DenseDistances<double> D(buffer.data(), m, m, 1);
+        // One draw is small: it runs under its own quiet control, and the
+        // shared one is checked (Ctrl-C, progress) between draws.
+        Control quiet;
+        const CompleteResult res = complete_min_weight_perfect_matching(D, opt, quiet, nullptr);
         std::int64_t cross = 0;
-        for (i32 i = 0; i < m; ++i)
-            if (res.mate[i] > i && z[i] != z[res.mate[i]]) ++cross;
+        for (i32 i = 0; i < m; ++i) {
+            const i32 j = res.blossom.mate[i];
+            if (j > i && j < m && z[i] != z[j]) ++cross;
+        }
         a1[r] = cross;
-        const std::int64_t finished = ++done;
-        if (control && (finished & 15) == 0)
-            control->report(static_cast<std::uint64_t>(finished), static_cast<std::uint64_t>(n_draws));
-    });
+        control.advance(1);
+    }, &control);
     return a1;
 }
-
-void pair_squared_distances(const double* X, std::int64_t d, std::size_t m, const std::int64_t* u,
-                            const std::int64_t* v, double* out) {
-    for (std::size_t p = 0; p < m; ++p) {
-        const double* a = X + u[p] * d;
-        const double* b = X + v[p] * d;
-        double acc[4] = {0, 0, 0, 0};
-        std::int64_t t = 0;
-        for (; t + 4 <= d; t += 4)
-            for (int q = 0; q < 4; ++q) {
-                const double diff = a[t + q] - b[t + q];
-                acc[q] += diff * diff;
-            }
-        for (; t < d; ++t) {
-            const double diff = a[t] - b[t];
-            acc[0] += diff * diff;
-        }
-        out[p] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    }
-}
-
-template BlossomResult dense_min_weight_perfect_matching<float>(const float*, std::int32_t, std::ptrdiff_t,
-                                                                std::ptrdiff_t, double, bool, int, Control*,
-                                                                DenseStats*);
-template BlossomResult dense_min_weight_perfect_matching<double>(const double*, std::int32_t, std::ptrdiff_t,
-                                                                 std::ptrdiff_t, double, bool, int, Control*,
-                                                                 DenseStats*);
 
 }  // namespace pairmetrics::matching

@@ -15,9 +15,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "control.hpp"
+#include "matching_distances.hpp"
 
 namespace pairmetrics::matching {
 
@@ -47,10 +49,10 @@ struct WarmStart {
 };
 
 // n vertices, m edges (eu[i], ev[i], w[i]) with 0 <= w[i] <= max_weight(n).
-// Parallel edges and self loops are harmless. control and warm may be null;
-// a warm start changes the work done, never the optimum.
+// Parallel edges and self loops are harmless. warm may be null; a warm start
+// changes the work done, never the optimum.
 BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const std::int32_t* eu,
-                                          const std::int32_t* ev, const std::int64_t* w, Control* control,
+                                          const std::int32_t* ev, const std::int64_t* w, Control& control,
                                           const WarmStart* warm = nullptr);
 
 // Largest edge weight accepted for n vertices, min(2^50, 2^59 / (n + 1)):
@@ -58,10 +60,25 @@ BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const s
 // stays far inside int64.
 std::int64_t max_weight(std::int32_t n);
 
+// The laminar family of blossoms as a forest (parent[x], -1 at the top; the
+// first n_vertices nodes are vertices): lowest common blossom of two
+// vertices in O(1) (Euler tour and a sparse table of depth minima), since
+// nesting can be thousands deep.
+class BlossomTree {
+  public:
+    BlossomTree(std::int32_t n_vertices, const std::vector<std::int32_t>& parent);
+    // The smallest blossom holding both u and v, or -1 (also for u == v).
+    std::int32_t lca(std::int32_t u, std::int32_t v) const;
+    // Every node after its parent.
+    const std::vector<std::int32_t>& preorder() const { return preorder_; }
+
+  private:
+    std::vector<std::int32_t> root_, first_, depth_, euler_, log2_, preorder_;
+    std::vector<std::vector<std::int32_t>> table_;  // table_[j][i]: shallowest of euler_[i .. i + 2^j)
+};
+
 // Sum of blossom duals over the blossoms containing both u and v, for many
-// pairs of one dual solution: the z summed from the root of the blossom tree
-// down to the lowest common ancestor, found in O(1) per pair (Euler tour and
-// a sparse table of depth minima), since nesting can be thousands deep.
+// pairs of one dual solution of the solver.
 class DualForest {
   public:
     explicit DualForest(const BlossomResult& r);
@@ -70,8 +87,7 @@ class DualForest {
     std::int64_t enclosing_z(std::int32_t v) const { return zcum_[v]; }
 
   private:
-    std::vector<std::int32_t> root_, first_, depth_, euler_, log2_;
-    std::vector<std::vector<std::int32_t>> table_;  // table_[j][i]: shallowest of euler_[i .. i + 2^j)
+    BlossomTree tree_;
     std::vector<std::int64_t> zcum_;
 };
 
@@ -80,36 +96,67 @@ class DualForest {
 // the dual solution).
 std::int64_t reduced_cost(const BlossomResult& r, std::int32_t u, std::int32_t v, std::int64_t w);
 
-// Dense input: the complete graph on n points with weights
-// floor(D[i, j] * scale + 1/2) (D must be exactly symmetric), plus one
-// ghost vertex at weight 0 from everyone when `ghost` is set. Solves on a
-// k-nearest-neighbour subgraph, then prices every other pair against the
-// duals and re-solves with the violated pairs until none is left, so the
-// result is optimal on the complete graph.
-struct DenseStats {
-    int rounds = 0;
-    std::int64_t edges = 0;       // edges in the final subgraph
+// The complete graph on the points of a distance provider, plus one ghost
+// vertex at distance 0 from everyone when `ghost` is set (odd n). Solves on
+// the k-nearest-neighbour subgraph, then prices every other pair against the
+// duals (using the certified neighbour radii, so most pairs are never looked
+// at) and re-solves with the violated pairs until none is left: the result is
+// optimal on the complete graph. Integer weights are round(d / resolution).
+struct CompleteOptions {
+    int k = 10;
+    bool ghost = false;
+    int n_threads = 1;
+    bool report = true;  // report progress through the control (else only check it)
+};
+
+struct CompleteStats {
+    int rounds = 0;                // pricing rounds over all passes
+    int passes = 0;                // solves at a given scale (2 when the cost is far below max distance)
+    std::int64_t edges = 0;        // edges in the final subgraph
     std::int64_t extra_pairs = 0;  // pairs priced outside the neighbour lists
+    double seconds_neighbours = 0, seconds_solve = 0, seconds_pricing = 0;  // wall time per phase
     BlossomStats last;
 };
 
-template <class T>
-BlossomResult dense_min_weight_perfect_matching(const T* D, std::int32_t n, std::ptrdiff_t row_stride,
-                                                std::ptrdiff_t col_stride, double scale, bool ghost, int k,
-                                                Control* control, DenseStats* stats);
+struct CompleteResult {
+    BlossomResult blossom;  // integer solution; real duals are y * unit and z * unit
+    double unit = 0;
+    double resolution = 0;   // distances were rounded to multiples of this
+    double cap = 0;          // weights were capped at this distance (no matched pair reaches it)
+    double max_distance = 0;
+    double cost = 0;         // sum of the matched distances
+};
 
-// Cross-match counts for many subsamples of one pooled distance matrix:
-// for each row r of draws (n_draws x m point indices into the p x p matrix
-// full), solve the matching of the m drawn points (m even) and count the
-// pairs whose labels z[0..m) differ. Subsamples run on n_threads threads.
-std::vector<std::int64_t> crossmatch_counts(const double* full, std::int64_t p, const std::int64_t* draws,
-                                            std::int64_t n_draws, std::int32_t m, const std::int8_t* z,
-                                            double scale, int k, int n_threads, Control* control);
+CompleteResult complete_min_weight_perfect_matching(const Distances& D, const CompleteOptions& options,
+                                                    Control& control, CompleteStats* stats);
 
-// Squared Euclidean distances of the row pairs (u[i], v[i]) of the n x d
-// row-major X, summed in a fixed order so that a pair always gets the same
-// value, whatever batch it is computed in.
-void pair_squared_distances(const double* X, std::int64_t d, std::size_t m, const std::int64_t* u,
-                            const std::int64_t* v, double* out);
+// LP dual certificate of a matching of the complete graph (real duals, units
+// of D), checked against every pair: pairs the provider cannot rule out are
+// evaluated exactly, each with a bound of its float64 rounding error.
+struct Certificate {
+    double max_violation = 0;        // largest -reduced cost
+    double max_violation_bound = 0;  // the same plus its rounding error bound
+    double lowering = 0;             // sum over vertices of half their largest violation bound
+    double max_matched_slack = 0;    // largest |reduced cost| of a matched pair
+    double min_z = 0;
+    double dual_objective = 0;
+    double cost = 0;
+    double error_bound = 0;  // rounding error bound of cost and dual objective
+    double magnitude = 0;    // sum of |terms| of cost and dual objective (scale of float64 rounding)
+    bool complete = true;    // false: z < 0, not every pair could be screened
+};
+
+// y: nv = n + ghost vertex duals, parent: nv + nb nodes, z: nb blossom duals,
+// mate: nv entries (the ghost is vertex n).
+Certificate certificate(const Distances& D, bool ghost, const double* y, const std::vector<std::int32_t>& parent,
+                        const double* z, const std::int32_t* mate, int n_threads, Control& control);
+
+// Cross-match counts of many subsamples: fill(r, buffer) writes the m x m
+// distance matrix of draw r; each draw is solved (its own scale) and the
+// pairs whose labels z[0..m) differ are counted. Draws run on n_threads
+// threads; the control is checked between draws.
+std::vector<std::int64_t> crossmatch_counts(std::int64_t n_draws, std::int32_t m, const std::int8_t* z, int k,
+                                            int n_threads, Control& control,
+                                            const std::function<void(std::int64_t, double*)>& fill);
 
 }  // namespace pairmetrics::matching

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -15,15 +17,76 @@ namespace {
 
 // Below this many elements per thread, extra threads cost more than they save.
 constexpr std::size_t kMinPerThread = std::size_t{1} << 16;
+// Work split across threads is cut into this many tasks per thread.
+constexpr std::size_t kChunksPerThread = 8;
 // Runs this short are sorted by insertion before the merge passes.
 constexpr std::size_t kInsertionRun = 16;
+// Elements of work between two control checks (tens of microseconds).
+constexpr std::size_t kTickWork = std::size_t{1} << 15;
 
-// Maps a score to an unsigned key with the same order (and -0.0 == +0.0).
+// Counts work done by one thread and checks the control every kTickWork
+// elements (on the calling thread that may run the callback; elsewhere it
+// only looks at the cancel flag).
+class Ticker {
+  public:
+    explicit Ticker(Control& control) : control_(control) {}
+    void operator()(std::size_t work) {
+        pending_ += work;
+        if (pending_ >= kTickWork) {
+            pending_ = 0;
+            control_.check();
+        }
+    }
+
+  private:
+    Control& control_;
+    std::size_t pending_ = 0;
+};
+
+// An uninitialised array of trivially copyable T (no pass to zero it).
+template <class T>
+class Buffer {
+  public:
+    Buffer() = default;
+    explicit Buffer(std::size_t n) : data_(n ? new T[n] : nullptr), size_(n) {}
+    T* data() { return data_.get(); }
+    const T* data() const { return data_.get(); }
+    std::size_t size() const { return size_; }
+    T& operator[](std::size_t i) { return data_[i]; }
+    const T& operator[](std::size_t i) const { return data_[i]; }
+    T* begin() { return data(); }
+    T* end() { return data() + size_; }
+    void swap(Buffer& other) noexcept {
+        data_.swap(other.data_);
+        std::swap(size_, other.size_);
+    }
+    void release() { *this = Buffer(); }
+
+  private:
+    std::unique_ptr<T[]> data_;
+    std::size_t size_ = 0;
+};
+
+// How two labels are compared. far(hi, lo): is hi at least min_dist above lo?
+// Real labels: the difference in double precision (as pairedeval computes it).
+struct RealGap {
+    using Label = double;
+    double min_dist;
+    bool far(double hi, double lo) const { return hi - lo >= min_dist; }
+};
+// Integer labels, as order keys (below): a difference of two keys is the
+// difference of the two values, exactly, in [0, 2**64) when hi >= lo. An
+// integer difference is >= min_dist exactly when it is >= ceil(min_dist).
+struct IntegerGap {
+    using Label = std::uint64_t;
+    std::uint64_t min_dist;  // >= 1
+    bool far(std::uint64_t hi, std::uint64_t lo) const { return (hi >= lo) & (hi - lo >= min_dist); }
+};
+
+// Maps a value to an unsigned key with the same order (and -0.0 == +0.0).
 template <class T>
 std::uint64_t order_key(T value) {
-    if constexpr (std::is_same_v<T, bool>) {
-        return value ? 1u : 0u;
-    } else if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
         double d = static_cast<double>(value);
         if (d == 0.0) d = 0.0;
         std::uint64_t bits;
@@ -36,140 +99,550 @@ std::uint64_t order_key(T value) {
     }
 }
 
-template <bool Track>
+// Reads element i of a strided array; bool as its byte compared with 0 (a
+// bool holding another byte than 0 or 1 must not be loaded as bool).
+template <class T>
+auto read(const T* data, std::ptrdiff_t stride, std::size_t i) {
+    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(i) * stride;
+    if constexpr (std::is_same_v<T, bool>) {
+        return static_cast<std::uint8_t>(reinterpret_cast<const unsigned char*>(data)[at] != 0);
+    } else {
+        return data[at];
+    }
+}
+
+template <bool Track, class L>
 struct Record {
     std::uint64_t key;
-    double label;
+    L label;
 };
-template <>
-struct Record<true> {
+template <class L>
+struct Record<true, L> {
     std::uint64_t key;
-    double label;
+    L label;
     std::uint64_t index;
 };
 
-// LSD radix sort on the key, one byte at a time; a byte that is the same in
-// every key (common: exponents, high bytes of small integers) costs nothing
-// but its histogram.
 template <class R>
-void radix_sort_by_key(std::vector<R>& records) {
-    const std::size_t n = records.size();
-    if (n < 2) return;
-    std::array<std::array<std::size_t, 256>, 8> histogram{};
-    for (const R& r : records)
-        for (int b = 0; b < 8; ++b) ++histogram[b][(r.key >> (8 * b)) & 0xFF];
-    std::vector<R> buffer(n);
-    R* src = records.data();
-    R* dst = buffer.data();
-    for (int b = 0; b < 8; ++b) {
-        auto& count = histogram[b];
-        if (count[(src[0].key >> (8 * b)) & 0xFF] == n) continue;
-        std::size_t offset = 0;
-        for (auto& c : count) offset += std::exchange(c, offset);
-        for (std::size_t i = 0; i < n; ++i) dst[count[(src[i].key >> (8 * b)) & 0xFF]++] = src[i];
-        std::swap(src, dst);
+void insertion_sort_by_key(R* a, std::size_t n) {
+    for (std::size_t i = 1; i < n; ++i) {
+        const R x = a[i];
+        std::size_t j = i;
+        for (; j > 0 && a[j - 1].key > x.key; --j) a[j] = a[j - 1];
+        a[j] = x;
     }
-    if (src != records.data()) records.swap(buffer);
 }
 
-// Sorts records by key (not stably: runs of equal keys are re-ordered by
-// label afterwards anyway). One counting pass on the 11 highest bits that
-// vary spreads the records into 2048 buckets; each bucket is then sorted in
-// cache (a large one, from skewed keys, by the radix sort above), buckets
-// spread over the threads.
-template <class R>
-void sort_by_key(std::vector<R>& records, int n_threads) {
-    constexpr int kBits = 11;
-    constexpr std::size_t kBuckets = std::size_t{1} << kBits, kLargeBucket = std::size_t{1} << 14;
-    const std::size_t n = records.size();
-    std::uint64_t any = 0, all = ~std::uint64_t{0};
-    for (const R& r : records) {
-        any |= r.key;
-        all &= r.key;
+int bit_width(std::uint64_t v) {
+    int width = 0;
+    for (; v != 0; v >>= 1) ++width;
+    return width;
+}
+
+// MSD radix sort by key. Each level spreads the records by the highest bits
+// that still vary (so a byte that is the same in every key costs nothing);
+// short runs are finished by insertion. Work space: one array of bucket
+// starts per level.
+constexpr std::size_t kSmallSort = 32;
+constexpr int kMaxBits = 11;
+constexpr int kMaxDepth = 24;  // each level takes >= 3 of the 64 key bits
+
+struct RadixWorkspace {
+    std::vector<std::vector<std::size_t>> levels;
+    std::size_t* level(int depth) {
+        if (levels.size() <= static_cast<std::size_t>(depth)) levels.resize(depth + 1);
+        auto& v = levels[depth];
+        if (v.empty()) v.resize(2 * ((std::size_t{1} << kMaxBits) + 1));
+        return v.data();
     }
+};
+
+template <class R>
+void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws, Ticker& tick) {
+    if (n <= kSmallSort) {
+        insertion_sort_by_key(a, n);
+        tick(n);
+        return;
+    }
+    std::uint64_t any = 0, all = ~std::uint64_t{0};
+    for (std::size_t i = 0; i < n; ++i) {
+        any |= a[i].key;
+        all &= a[i].key;
+    }
+    tick(n);
     const std::uint64_t varying = any ^ all;
     if (varying == 0) return;
-    int width = 0;  // bits up to and including the highest varying one
-    for (std::uint64_t v = varying; v != 0; v >>= 1) ++width;
-    const int shift = std::max(0, width - kBits);
-    auto bucket_of = [shift](std::uint64_t key) { return (key >> shift) & (kBuckets - 1); };
-    std::vector<std::size_t> start(kBuckets + 1, 0);
-    for (const R& r : records) ++start[bucket_of(r.key) + 1];
-    for (std::size_t b = 0; b < kBuckets; ++b) start[b + 1] += start[b];
-    std::vector<R> sorted(n);
-    {
-        std::vector<std::size_t> next(start.begin(), start.end() - 1);
-        for (const R& r : records) sorted[next[bucket_of(r.key)]++] = r;
+    if (depth >= kMaxDepth) {  // not reached: every level consumes bits
+        std::sort(a, a + n, [](const R& x, const R& y) { return x.key < y.key; });
+        return;
     }
-    parallel_for(kBuckets, n > 2 * kMinPerThread ? n_threads : 1, [&](std::size_t b) {
-        const std::size_t size = start[b + 1] - start[b];
-        if (size < 2) return;
-        if (size >= kLargeBucket) {
-            std::vector<R> part(sorted.begin() + start[b], sorted.begin() + start[b + 1]);
-            radix_sort_by_key(part);
-            std::copy(part.begin(), part.end(), sorted.begin() + start[b]);
-        } else {
-            std::sort(sorted.begin() + start[b], sorted.begin() + start[b + 1],
-                      [](const R& x, const R& y) { return x.key < y.key; });
+    const int width = bit_width(varying);
+    const int bits = std::min(width, std::clamp(bit_width(n) - 2, 3, kMaxBits));
+    const int shift = width - bits;
+    const std::size_t buckets = std::size_t{1} << bits, mask = buckets - 1;
+    std::size_t* start = ws.level(depth);
+    std::fill_n(start, buckets + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) ++start[((a[i].key >> shift) & mask) + 1];
+    for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+    std::size_t* next = start + (std::size_t{1} << kMaxBits) + 1;
+    std::copy(start, start + buckets, next);
+    for (std::size_t i = 0; i < n; ++i) scratch[next[(a[i].key >> shift) & mask]++] = a[i];
+    std::memcpy(static_cast<void*>(a), scratch, n * sizeof(R));
+    tick(3 * n);
+    for (std::size_t b = 0; b < buckets; ++b) {
+        std::size_t* level = ws.level(depth);  // the workspace may have grown
+        const std::size_t begin = level[b], size = level[b + 1] - begin;
+        if (size > 1) sort_segment(a + begin, scratch + begin, size, depth + 1, ws, tick);
+    }
+}
+
+// Sorts records by key (the order within equal keys is arbitrary: runs of
+// equal keys are re-ordered by label afterwards). The first level runs on
+// all threads (histograms and scatter per chunk), then the buckets are
+// sorted in cache, spread over the threads.
+template <class R>
+void sort_by_key(Buffer<R>& records, int n_threads, Control& control) {
+    const std::size_t n = records.size();
+    if (n < 2) return;
+    Buffer<R> scratch(n);
+    if (n <= 4 * kSmallSort) {
+        RadixWorkspace ws;
+        Ticker tick(control);
+        sort_segment(records.data(), scratch.data(), n, 0, ws, tick);
+        return;
+    }
+    const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
+    // Several chunks per thread: a thread that the system pauses holds up
+    // the others for one small chunk at most (the rest are handed out).
+    const std::size_t chunks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
+    std::vector<std::size_t> bound(chunks + 1);
+    for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
+    std::vector<std::uint64_t> any(chunks, 0), all(chunks, ~std::uint64_t{0});
+    const R* src = records.data();
+    parallel_for(chunks, threads, [&](std::size_t c) {
+        Ticker tick(control);
+        std::uint64_t o = 0, a = ~std::uint64_t{0};
+        for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
+            o |= src[i].key;
+            a &= src[i].key;
+            if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
         }
-    });
-    records.swap(sorted);
+        any[c] = o;
+        all[c] = a;
+    }, &control);
+    std::uint64_t o = 0, a = ~std::uint64_t{0};
+    for (std::size_t c = 0; c < chunks; ++c) {
+        o |= any[c];
+        a &= all[c];
+    }
+    const std::uint64_t varying = o ^ a;
+    if (varying == 0) return;
+    const int width = bit_width(varying);
+    const int bits = std::min(width, std::clamp(bit_width(n) - 2, 3, kMaxBits));
+    const int shift = width - bits;
+    const std::size_t buckets = std::size_t{1} << bits, mask = buckets - 1;
+    std::vector<std::size_t> histogram(chunks * buckets, 0);
+    parallel_for(chunks, threads, [&](std::size_t c) {
+        Ticker tick(control);
+        std::size_t* h = histogram.data() + c * buckets;
+        for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
+            ++h[(src[i].key >> shift) & mask];
+            if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
+        }
+    }, &control);
+    std::vector<std::size_t> start(buckets + 1, 0);
+    for (std::size_t b = 0, total = 0; b < buckets; ++b) {
+        start[b] = total;
+        for (std::size_t c = 0; c < chunks; ++c) total += std::exchange(histogram[c * buckets + b], total);
+        start[b + 1] = total;
+    }
+    R* dst = scratch.data();
+    parallel_for(chunks, threads, [&](std::size_t c) {
+        Ticker tick(control);
+        std::size_t* next = histogram.data() + c * buckets;
+        for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
+            dst[next[(src[i].key >> shift) & mask]++] = src[i];
+            if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
+        }
+    }, &control);
+    // Buckets in groups (one workspace each); many groups balance skewed sizes.
+    const std::size_t groups = std::min<std::size_t>(buckets, 16 * chunks);
+    R* other = records.data();
+    parallel_for(groups, threads, [&](std::size_t g) {
+        RadixWorkspace ws;
+        Ticker tick(control);
+        for (std::size_t b = buckets * g / groups; b < buckets * (g + 1) / groups; ++b) {
+            const std::size_t size = start[b + 1] - start[b];
+            if (size > 1) sort_segment(dst + start[b], other + start[b], size, 0, ws, tick);
+        }
+    }, &control);
+    records.swap(scratch);
+}
+
+// Sorts records by label, descending, checking the control between pieces.
+template <class R>
+void sort_by_label_descending(R* data, std::size_t n, Ticker& tick) {
+    auto greater = [](const R& x, const R& y) { return x.label > y.label; };
+    constexpr std::size_t kPiece = std::size_t{1} << 14;
+    if (n <= kPiece) {
+        std::sort(data, data + n, greater);
+        tick(n * 4);
+        return;
+    }
+    for (std::size_t b = 0; b < n; b += kPiece) {
+        std::sort(data + b, data + std::min(b + kPiece, n), greater);
+        tick(kPiece * 4);
+    }
+    Buffer<R> buffer(n);
+    R* src = data;
+    R* dst = buffer.data();
+    for (std::size_t width = kPiece; width < n; width *= 2) {
+        for (std::size_t l = 0; l < n; l += 2 * width) {
+            const std::size_t m = std::min(l + width, n), r = std::min(l + 2 * width, n);
+            std::size_t i = l, j = m, k = l;
+            while (i < m && j < r) {
+                const std::size_t steps = std::min({m - i, r - j, kTickWork});
+                for (std::size_t s = 0; s < steps; ++s) dst[k++] = greater(src[j], src[i]) ? src[j++] : src[i++];
+                tick(steps);
+            }
+            k = std::copy(src + i, src + m, dst + k) - dst;
+            std::copy(src + j, src + r, dst + k);
+            tick(r - l);
+        }
+        std::swap(src, dst);
+    }
+    if (src != data) std::copy(src, src + n, data);
 }
 
 // Labels (and, when tracking, original indices) in score order, merge-sorted
-// while counting "inversions": pairs p before q with label_p - label_q >= min_dist.
-template <bool Track>
+// while counting "inversions": pairs p before q with label_p at least
+// min_dist above label_q.
+//
+// Runs of kInsertionRun are sorted by insertion, then merged level by level:
+// first inside cache-sized blocks (one block per task), then across the
+// whole array. Every merge of two runs, and the count that goes with it, is
+// cut into pieces at exact split points (a binary search for the count, the
+// merge-path co-rank for the merge), so that several pieces are stepped
+// together (their chains of dependent loads overlap) and the top levels are
+// spread over the threads like the lower ones. Pieces never change a count
+// or the merged order.
+constexpr std::size_t kBlock = std::size_t{1} << 14;  // elements sorted in cache
+constexpr std::size_t kPiece = std::size_t{1} << 13;  // target piece size above the blocks
+constexpr std::size_t kLanes = 4;                      // pieces stepped together
+
+// Counting and merging walk pairs of runs with chains of dependent loads
+// and compares; up to kLanes independent pieces stepped together let the
+// CPU overlap their chains. The steps are branch-free (random labels make
+// branches unpredictable). Each step moves one of two positions by one,
+// so a number of steps below both remaining lengths needs no bounds checks.
+template <class Gap>
+struct CountCursor {
+    using L = typename Gap::Label;
+    const L* src;
+    std::size_t p, m, j, r;
+    std::uint64_t count;
+    bool active() const { return p < m && j < r; }
+    std::size_t safe_steps() const { return std::min(m - p, r - j); }
+    void step(const Gap& gap) {
+        const std::size_t below = !gap.far(src[p], src[j]);
+        count += (m - p) & (below - 1);  // left labels [p, m) are far above src[j]
+        p += below;
+        j += 1 - below;
+    }
+};
+template <class L>
+struct MergeCursor {
+    const L* src;
+    L* dst;
+    std::size_t i, m, j, r, k;
+    bool active() const { return i < m && j < r; }
+    std::size_t safe_steps() const { return std::min(m - i, r - j); }
+    void step() {
+        const L x = src[i], y = src[j];
+        const std::size_t take_right = y < x;
+        dst[k++] = std::min(y, x);
+        i += 1 - take_right;
+        j += take_right;
+    }
+    void finish() {
+        k = std::copy(src + i, src + m, dst + k) - dst;
+        std::copy(src + j, src + r, dst + k);
+    }
+};
+
+template <std::size_t K, class Cursor, class Step>
+void step_together(Cursor* cursors, Step&& step, Ticker& tick) {
+    for (;;) {
+        std::size_t steps = kTickWork;
+        for (std::size_t t = 0; t < K; ++t) steps = std::min(steps, cursors[t].safe_steps());
+        if (steps == 0) break;
+        for (std::size_t s = 0; s < steps; ++s)
+            for (std::size_t t = 0; t < K; ++t) step(cursors[t]);
+        tick(steps * K);
+    }
+}
+
+template <class Cursor, class Step>
+void step_all(Cursor* cursors, std::size_t count, Step&& step, Ticker& tick) {
+    if (count == 4) step_together<4>(cursors, step, tick);
+    if (count >= 2) step_together<2>(cursors, step, tick);
+    if (count >= 3) step_together<2>(cursors + count - 2, step, tick);
+    for (std::size_t t = 0; t < count; ++t) {
+        while (cursors[t].active()) {
+            const std::size_t steps = std::min(kTickWork, cursors[t].safe_steps());
+            for (std::size_t s = 0; s < steps; ++s) step(cursors[t]);
+            tick(steps);
+        }
+    }
+}
+
+
+// Inversions inside one run of kInsertionRun labels, by comparing every
+// pair: branch-free, and the compiler vectorises it.
+template <class Gap>
+std::uint64_t count_short_run(const typename Gap::Label* x, Gap gap) {
+    std::uint64_t count = 0;
+    for (std::size_t i = 0; i < kInsertionRun; ++i) {
+        const auto xi = x[i];
+        std::uint64_t row = 0;
+        for (std::size_t j = 0; j < kInsertionRun; ++j) row += (j > i) & gap.far(xi, x[j]);
+        count += row;
+    }
+    return count;
+}
+
+// Sorts one run of kInsertionRun labels with Batcher's odd-even merge
+// network: compare-exchanges as min/max, no branch on the data.
+struct Network {
+    std::array<std::array<std::uint8_t, 2>, 63> pairs{};
+    constexpr Network() {
+        constexpr std::size_t n = 16;
+        std::size_t c = 0;
+        for (std::size_t p = 1; p < n; p <<= 1)
+            for (std::size_t k = p; k >= 1; k >>= 1)
+                for (std::size_t j = k % p; j + k < n; j += 2 * k)
+                    for (std::size_t i = 0; i < std::min(k, n - j - k); ++i)
+                        if ((i + j) / (2 * p) == (i + j + k) / (2 * p)) {
+                            pairs[c][0] = static_cast<std::uint8_t>(i + j);
+                            pairs[c][1] = static_cast<std::uint8_t>(i + j + k);
+                            ++c;
+                        }
+    }
+};
+constexpr Network kNetwork16{};
+static_assert(kInsertionRun == 16, "the network sorts runs of 16");
+
+template <class L>
+void sort_short_run(L* x) {
+    L v[16];
+    for (std::size_t i = 0; i < 16; ++i) v[i] = x[i];
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 63
+#endif
+    for (std::size_t c = 0; c < kNetwork16.pairs.size(); ++c) {
+        const std::size_t i = kNetwork16.pairs[c][0], j = kNetwork16.pairs[c][1];
+        const L a = v[i], b = v[j];
+        v[i] = std::min(a, b);
+        v[j] = std::max(a, b);
+    }
+    for (std::size_t i = 0; i < 16; ++i) x[i] = v[i];
+}
+
+template <bool Track, class Gap>
 class InversionCounter {
   public:
-    InversionCounter(std::vector<double>& labels, std::vector<std::uint64_t>& index,
-                     std::uint64_t* inverted, double min_dist)
-        : a_(labels), idx_(index), inverted_(inverted), min_dist_(min_dist),
+    using L = typename Gap::Label;
+
+    InversionCounter(Buffer<L>& labels, Buffer<std::uint64_t>& index, std::uint64_t* inverted, Gap gap,
+                     Control& control)
+        : a_(labels), idx_(index), inverted_(inverted), gap_(gap), control_(control), n_(labels.size()),
           a_buf_(labels.size()), idx_buf_(Track ? labels.size() : 0) {}
 
-    // Sorts [begin, end) in place and returns the inversions inside it.
-    std::uint64_t sort(std::size_t begin, std::size_t end) {
-        std::uint64_t count = 0;
-        for (std::size_t run = begin; run < end; run += kInsertionRun)
-            count += insertion_sort(run, std::min(run + kInsertionRun, end));
+    // Sorts the labels ascending and returns the number of inversions.
+    std::uint64_t run(int n_threads) {
+        const std::size_t n = n_;
+        if (n < 2) return 0;
+        const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
+        const std::size_t blocks = (n + kBlock - 1) / kBlock;
+        std::vector<std::uint64_t> partial(blocks, 0);
+        parallel_for(blocks, threads, [&](std::size_t b) {
+            Ticker tick(control_);
+            partial[b] = sort_block(b * kBlock, std::min(n, (b + 1) * kBlock), tick);
+        }, &control_);
+        std::uint64_t total = 0;
+        for (auto c : partial) total += c;
         bool in_buffer = false;
-        for (std::size_t width = kInsertionRun; width < end - begin; width *= 2) {
-            const double* src = in_buffer ? a_buf_.data() : a_.data();
-            double* dst = in_buffer ? a_.data() : a_buf_.data();
-            const std::uint64_t* src_idx = in_buffer ? idx_buf_.data() : idx_.data();
-            std::uint64_t* dst_idx = in_buffer ? idx_.data() : idx_buf_.data();
-            std::size_t l = begin;
-            if constexpr (!Track) {
-                l = merge_full_spans<4>(src, dst, l, end, width, count);
-                l = merge_full_spans<2>(src, dst, l, end, width, count);
+        for (std::size_t width = kBlock; width < n; width *= 2) {
+            const Level level = level_pointers(in_buffer);
+            std::vector<CountPiece> count_pieces;
+            std::vector<MergePiece> merge_pieces;
+            std::vector<LeftPiece> left_pieces;
+            for (std::size_t l = 0; l < n; l += 2 * width) {
+                const std::size_t m = std::min(l + width, n), r = std::min(l + 2 * width, n);
+                const std::size_t parts = std::max<std::size_t>(1, (r - l) / kPiece);
+                cut(level.src, l, m, r, parts, count_pieces, merge_pieces, left_pieces);
             }
-            for (; l < end; l += 2 * width) {
-                const std::size_t m = std::min(l + width, end), r = std::min(l + 2 * width, end);
-                count += merge(src, src_idx, dst, dst_idx, l, m, r);
-            }
+            const std::size_t count_tasks = (count_pieces.size() + kLanes - 1) / kLanes;
+            const std::size_t left_tasks = (left_pieces.size() + kLanes - 1) / kLanes;
+            const std::size_t merge_tasks = (merge_pieces.size() + kLanes - 1) / kLanes;
+            std::vector<std::uint64_t> counts(count_tasks, 0);
+            parallel_for(count_tasks + left_tasks + merge_tasks, threads, [&](std::size_t t) {
+                Ticker tick(control_);
+                if (t < count_tasks) {
+                    const std::size_t begin = t * kLanes, end = std::min(begin + kLanes, count_pieces.size());
+                    counts[t] = count(level, count_pieces.data() + begin, end - begin, tick);
+                } else if ((t -= count_tasks) < left_tasks) {
+                    const std::size_t begin = t * kLanes, end = std::min(begin + kLanes, left_pieces.size());
+                    count_left(level, left_pieces.data() + begin, end - begin, tick);
+                } else {
+                    t -= left_tasks;
+                    const std::size_t begin = t * kLanes, end = std::min(begin + kLanes, merge_pieces.size());
+                    merge(level, merge_pieces.data() + begin, end - begin, tick);
+                }
+            }, &control_);
+            for (auto c : counts) total += c;
             in_buffer = !in_buffer;
         }
-        if (in_buffer) copy_back(begin, end);
-        return count;
-    }
-
-    // Merges the sorted neighbours [l, m) and [m, r) in place.
-    std::uint64_t merge_adjacent(std::size_t l, std::size_t m, std::size_t r) {
-        const std::uint64_t count = merge(a_.data(), idx_.data(), a_buf_.data(), idx_buf_.data(), l, m, r);
-        copy_back(l, r);
-        return count;
+        if (in_buffer) {
+            std::copy(a_buf_.begin(), a_buf_.end(), a_.begin());
+            if constexpr (Track) std::copy(idx_buf_.begin(), idx_buf_.end(), idx_.begin());
+        }
+        return total;
     }
 
   private:
+    struct Level {
+        const L* src;
+        L* dst;
+        const std::uint64_t* src_idx;
+        std::uint64_t* dst_idx;
+    };
+    // Right positions [j, r) counted against the left run from p (where
+    // the first left label far above src[j] lies) to m.
+    struct CountPiece {
+        std::size_t p, m, j, r;
+    };
+    // Per-sample only: left positions [i, iend) counted against the right run
+    // [m, r) from q (one past the last right label far below src[i]).
+    struct LeftPiece {
+        std::size_t i, iend, q, m, r;
+    };
+    // Output from k: src[i, m) merged with src[j, r).
+    struct MergePiece {
+        std::size_t i, m, j, r, k;
+    };
+
+    Level level_pointers(bool in_buffer) {
+        if (in_buffer) return {a_buf_.data(), a_.data(), idx_buf_.data(), idx_.data()};
+        return {a_.data(), a_buf_.data(), idx_.data(), idx_buf_.data()};
+    }
+
+    // Cuts the merge of [l, m) and [m, r) into `parts` pieces.
+    void cut(const L* src, std::size_t l, std::size_t m, std::size_t r, std::size_t parts,
+             std::vector<CountPiece>& count_pieces, std::vector<MergePiece>& merge_pieces,
+             std::vector<LeftPiece>& left_pieces) const {
+        const Gap gap = gap_;
+        const std::size_t left = m - l, right = r - m;
+        if (parts == 1) {
+            merge_pieces.push_back({l, m, m, r, l});
+            if (right == 0) return;
+            count_pieces.push_back({l, m, m, r});
+            if constexpr (Track) left_pieces.push_back({l, m, m, m, r});
+            return;
+        }
+        for (std::size_t t = 0; t < parts; ++t) {
+            // Merge: outputs [k0, k1); the co-rank i0 is how many of them come from the left.
+            const std::size_t k0 = (r - l) * t / parts, k1 = (r - l) * (t + 1) / parts;
+            const std::size_t i0 = co_rank(src + l, left, src + m, right, k0);
+            const std::size_t i1 = co_rank(src + l, left, src + m, right, k1);
+            merge_pieces.push_back({l + i0, l + i1, m + (k0 - i0), m + (k1 - i1), l + k0});
+            if (right == 0) continue;
+            const std::size_t j0 = m + right * t / parts, j1 = m + right * (t + 1) / parts;
+            if (j0 < j1) {
+                const L b = src[j0];
+                const std::size_t p =
+                    std::partition_point(src + l, src + m, [&](const L& a) { return !gap.far(a, b); }) - src;
+                count_pieces.push_back({p, m, j0, j1});
+            }
+            if constexpr (Track) {
+                const std::size_t i0l = l + left * t / parts, i1l = l + left * (t + 1) / parts;
+                if (i0l < i1l) {
+                    const L a = src[i0l];
+                    const std::size_t q =
+                        std::partition_point(src + m, src + r, [&](const L& b) { return gap.far(a, b); }) - src;
+                    left_pieces.push_back({i0l, i1l, q, m, r});
+                }
+            }
+        }
+    }
+
+    // How many of the first k outputs of the merge of x[0, nx) and y[0, ny)
+    // come from x (ties taken from x first).
+    static std::size_t co_rank(const L* x, std::size_t nx, const L* y, std::size_t ny, std::size_t k) {
+        std::size_t lo = k > ny ? k - ny : 0, hi = std::min(k, nx);
+        while (lo < hi) {
+            const std::size_t i = lo + (hi - lo) / 2;
+            if (y[k - i - 1] >= x[i]) {
+                lo = i + 1;
+            } else {
+                hi = i;
+            }
+        }
+        return lo;
+    }
+
+    // Sorts [begin, end) (at most kBlock long) in place; returns its inversions.
+    std::uint64_t sort_block(std::size_t begin, std::size_t end, Ticker& tick) {
+        std::uint64_t total = 0;
+        for (std::size_t run = begin; run < end; run += kInsertionRun) {
+            if (!Track && run + kInsertionRun <= end) {
+                total += count_short_run(a_.data() + run, gap_);
+                sort_short_run(a_.data() + run);
+            } else {
+                total += insertion_sort(run, std::min(run + kInsertionRun, end));
+            }
+            tick(kInsertionRun * 4);
+        }
+        bool in_buffer = false;
+        std::vector<CountPiece> count_pieces;
+        std::vector<MergePiece> merge_pieces;
+        std::vector<LeftPiece> left_pieces;
+        for (std::size_t width = kInsertionRun; width < end - begin; width *= 2) {
+            const Level level = level_pointers(in_buffer);
+            count_pieces.clear();
+            merge_pieces.clear();
+            left_pieces.clear();
+            const std::size_t pairs = (end - begin + 2 * width - 1) / (2 * width);
+            const std::size_t parts = Track ? 1 : (kLanes + pairs - 1) / pairs;  // enough pieces to step together
+            for (std::size_t l = begin; l < end; l += 2 * width) {
+                const std::size_t m = std::min(l + width, end), r = std::min(l + 2 * width, end);
+                cut(level.src, l, m, r, std::min(parts, r - l), count_pieces, merge_pieces, left_pieces);
+            }
+            for (std::size_t t = 0; t < count_pieces.size(); t += kLanes)
+                total += count(level, count_pieces.data() + t, std::min(kLanes, count_pieces.size() - t), tick);
+            for (std::size_t t = 0; t < left_pieces.size(); t += kLanes)
+                count_left(level, left_pieces.data() + t, std::min(kLanes, left_pieces.size() - t), tick);
+            for (std::size_t t = 0; t < merge_pieces.size(); t += kLanes)
+                merge(level, merge_pieces.data() + t, std::min(kLanes, merge_pieces.size() - t), tick);
+            in_buffer = !in_buffer;
+        }
+        if (in_buffer) {
+            std::copy(a_buf_.begin() + begin, a_buf_.begin() + end, a_.begin() + begin);
+            if constexpr (Track) std::copy(idx_buf_.begin() + begin, idx_buf_.begin() + end, idx_.begin() + begin);
+        }
+        return total;
+    }
+
     std::uint64_t insertion_sort(std::size_t begin, std::size_t end) {
         std::uint64_t count = 0;
         for (std::size_t i = begin + 1; i < end; ++i) {
-            const double x = a_[i];
+            const L x = a_[i];
             std::uint64_t xi = Track ? idx_[i] : 0;
             std::size_t j = i;
             // Every earlier label at least min_dist above x is larger, so it
             // is among the ones shifted right here.
             for (; j > begin && a_[j - 1] > x; --j) {
-                if (a_[j - 1] - x >= min_dist_) {
+                if (gap_.far(a_[j - 1], x)) {
                     ++count;
                     if constexpr (Track) {
                         ++inverted_[idx_[j - 1]];
@@ -185,210 +658,157 @@ class InversionCounter {
         return count;
     }
 
-    std::uint64_t merge(const double* src, const std::uint64_t* src_idx, double* dst, std::uint64_t* dst_idx,
-                        std::size_t l, std::size_t m, std::size_t r) {
-        std::uint64_t count = 0;
-        // For each right label b, the left labels a with a - b >= min_dist
-        // form a suffix of the (ascending) left run, starting at p.
-        for (std::size_t j = m, p = l; j < r; ++j) {
-            while (p < m && src[p] - src[j] < min_dist_) ++p;
-            count += m - p;
-            if constexpr (Track) inverted_[src_idx[j]] += m - p;
-        }
-        if constexpr (Track) {
-            // Symmetrically, each left label is inverted with a prefix of the right run.
-            for (std::size_t i = l, q = m; i < m; ++i) {
-                while (q < r && src[i] - src[q] >= min_dist_) ++q;
-                inverted_[src_idx[i]] += q - m;
-            }
-        }
-        std::size_t i = l, j = m, k = l;
-        // Branch-free merge: both heads are loaded and the smaller selected
-        // (min/cmov), as random labels make the branch unpredictable.
-        while (i < m && j < r) {
-            const double x = src[i], y = src[j];
-            const bool take_right = y < x;
-            dst[k] = std::min(y, x);
-            if constexpr (Track) {
-                const std::uint64_t xi = src_idx[i], yi = src_idx[j];
-                dst_idx[k] = take_right ? yi : xi;
-            }
-            ++k;
-            i += !take_right;
-            j += take_right;
-        }
-        for (; i < m; ++i, ++k) {
-            dst[k] = src[i];
-            if constexpr (Track) dst_idx[k] = src_idx[i];
-        }
-        for (; j < r; ++j, ++k) {
-            dst[k] = src[j];
-            if constexpr (Track) dst_idx[k] = src_idx[j];
-        }
-        return count;
-    }
-
-    struct Span {
-        std::size_t l, m, r;  // sorted runs [l, m) and [m, r)
-    };
-
-    // Counting and merging walk each pair of runs with a chain of dependent
-    // loads and compares; independent pairs stepped together let the CPU
-    // overlap their chains. The steps are branch-free (random labels make
-    // branches unpredictable).
-    struct CountCursor {
-        const double* src;
-        std::size_t p, m, j, r;
-        std::uint64_t count = 0;
-        bool active() const { return p < m && j < r; }
-        void step(double min_dist) {
-            const std::size_t below = src[p] - src[j] < min_dist;
-            count += (m - p) & (below - 1);  // left labels [p, m) are >= min_dist above src[j]
-            p += below;
-            j += 1 - below;
-        }
-    };
-    struct MergeCursor {
-        const double* src;
-        double* dst;
-        std::size_t i, m, j, r, k;
-        bool active() const { return i < m && j < r; }
-        void step() {
-            const double x = src[i], y = src[j];
-            const std::size_t take_right = y < x;
-            dst[k++] = std::min(y, x);
-            i += 1 - take_right;
-            j += take_right;
-        }
-        void finish() {
-            k = std::copy(src + i, src + m, dst + k) - dst;
-            std::copy(src + j, src + r, dst + k);
-        }
-    };
-
-    template <std::size_t K>
-    std::uint64_t merge_many(const double* src, double* dst, const std::array<Span, K>& spans) const {
-        std::array<CountCursor, K> c;
-        std::array<MergeCursor, K> mc;
-        for (std::size_t t = 0; t < K; ++t) {
-            c[t] = CountCursor{src, spans[t].l, spans[t].m, spans[t].m, spans[t].r};
-            mc[t] = MergeCursor{src, dst, spans[t].l, spans[t].m, spans[t].m, spans[t].r, spans[t].l};
-        }
-        auto all_active = [](const auto& cursors) {
-            for (const auto& x : cursors)
-                if (!x.active()) return false;
-            return true;
-        };
-        while (all_active(c))
-            for (auto& x : c) x.step(min_dist_);
-        for (auto& x : c) while (x.active()) x.step(min_dist_);
-        while (all_active(mc))
-            for (auto& x : mc) x.step();
+    std::uint64_t count(const Level& level, const CountPiece* pieces, std::size_t n_pieces, Ticker& tick) const {
         std::uint64_t total = 0;
-        for (std::size_t t = 0; t < K; ++t) {
-            while (mc[t].active()) mc[t].step();
-            mc[t].finish();
-            total += c[t].count;
+        if constexpr (!Track) {
+            std::array<CountCursor<Gap>, kLanes> c;
+            for (std::size_t t = 0; t < n_pieces; ++t)
+                c[t] = CountCursor<Gap>{level.src, pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r, 0};
+            const Gap gap = gap_;
+            step_all(c.data(), n_pieces, [&gap](CountCursor<Gap>& x) { x.step(gap); }, tick);
+            for (std::size_t t = 0; t < n_pieces; ++t) total += c[t].count;
+        } else {
+            const L* src = level.src;
+            for (std::size_t t = 0; t < n_pieces; ++t) {
+                const std::size_t m = pieces[t].m;
+                // For each right label b, the left labels far above b form a
+                // suffix of the (ascending) left run, starting at p.
+                for (std::size_t j = pieces[t].j, p = pieces[t].p; j < pieces[t].r; ++j) {
+                    while (p < m && !gap_.far(src[p], src[j])) ++p;
+                    total += m - p;
+                    inverted_[level.src_idx[j]] += m - p;
+                    if (((j - pieces[t].j) & (kTickWork - 1)) == 0) tick(kTickWork);
+                }
+            }
         }
         return total;
     }
 
-    // Merges groups of K full-width pairs of runs from `l` on; returns where it stopped.
-    template <std::size_t K>
-    std::size_t merge_full_spans(const double* src, double* dst, std::size_t l, std::size_t end, std::size_t width,
-                                 std::uint64_t& count) const {
-        for (; l + 2 * K * width <= end; l += 2 * K * width) {
-            std::array<Span, K> spans;
-            for (std::size_t t = 0; t < K; ++t) spans[t] = {l + 2 * t * width, l + (2 * t + 1) * width, l + (2 * t + 2) * width};
-            count += merge_many(src, dst, spans);
+    // Each left label is inverted with a prefix of the right run (per sample only).
+    void count_left(const Level& level, const LeftPiece* pieces, std::size_t n_pieces, Ticker& tick) const {
+        const L* src = level.src;
+        for (std::size_t t = 0; t < n_pieces; ++t) {
+            const LeftPiece& piece = pieces[t];
+            for (std::size_t i = piece.i, q = piece.q; i < piece.iend; ++i) {
+                while (q < piece.r && gap_.far(src[i], src[q])) ++q;
+                inverted_[level.src_idx[i]] += q - piece.m;
+                if (((i - piece.i) & (kTickWork - 1)) == 0) tick(kTickWork);
+            }
         }
-        return l;
     }
 
-    void copy_back(std::size_t l, std::size_t r) {
-        std::copy(a_buf_.begin() + l, a_buf_.begin() + r, a_.begin() + l);
-        if constexpr (Track) std::copy(idx_buf_.begin() + l, idx_buf_.begin() + r, idx_.begin() + l);
+    void merge(const Level& level, const MergePiece* pieces, std::size_t n_pieces, Ticker& tick) const {
+        if constexpr (!Track) {
+            std::array<MergeCursor<L>, kLanes> c;
+            for (std::size_t t = 0; t < n_pieces; ++t)
+                c[t] = MergeCursor<L>{level.src, level.dst, pieces[t].i, pieces[t].m, pieces[t].j, pieces[t].r,
+                                   pieces[t].k};
+            step_all(c.data(), n_pieces, [](MergeCursor<L>& x) { x.step(); }, tick);
+            for (std::size_t t = 0; t < n_pieces; ++t) c[t].finish();
+        } else {
+            const L* src = level.src;
+            L* dst = level.dst;
+            for (std::size_t t = 0; t < n_pieces; ++t) {
+                std::size_t i = pieces[t].i, j = pieces[t].j, k = pieces[t].k;
+                const std::size_t m = pieces[t].m, r = pieces[t].r;
+                while (i < m && j < r) {
+                    const std::size_t steps = std::min({m - i, r - j, kTickWork});
+                    for (std::size_t s = 0; s < steps; ++s) {
+                        const L x = src[i], y = src[j];
+                        const bool take_right = y < x;
+                        dst[k] = std::min(y, x);
+                        const std::uint64_t xi = level.src_idx[i], yi = level.src_idx[j];
+                        level.dst_idx[k] = take_right ? yi : xi;
+                        ++k;
+                        i += !take_right;
+                        j += take_right;
+                    }
+                    tick(steps);
+                }
+                for (; i < m; ++i, ++k) {
+                    dst[k] = src[i];
+                    level.dst_idx[k] = level.src_idx[i];
+                }
+                for (; j < r; ++j, ++k) {
+                    dst[k] = src[j];
+                    level.dst_idx[k] = level.src_idx[j];
+                }
+                tick(pieces[t].r - pieces[t].j + pieces[t].m - pieces[t].i);
+            }
+        }
     }
 
-    std::vector<double>& a_;
-    std::vector<std::uint64_t>& idx_;
+    Buffer<L>& a_;
+    Buffer<std::uint64_t>& idx_;
     std::uint64_t* inverted_;
-    double min_dist_;
-    std::vector<double> a_buf_;
-    std::vector<std::uint64_t> idx_buf_;
+    Gap gap_;
+    Control& control_;
+    std::size_t n_;
+    Buffer<L> a_buf_;
+    Buffer<std::uint64_t> idx_buf_;
 };
-
-// Sorts the whole sequence with up to n_threads threads: independent chunks
-// first, then a tree of merges (disjoint ranges, so per-sample counters are
-// never updated by two threads at once).
-template <bool Track>
-std::uint64_t sort_counting_inversions(InversionCounter<Track>& counter, std::size_t n, int n_threads) {
-    std::size_t chunks = 1;
-    while (chunks < static_cast<std::size_t>(std::max(n_threads, 1)) && n / (2 * chunks) >= kMinPerThread) chunks *= 2;
-    std::vector<std::size_t> bounds(chunks + 1);
-    for (std::size_t c = 0; c <= chunks; ++c) bounds[c] = n * c / chunks;
-    std::vector<std::uint64_t> partial(chunks, 0);
-    parallel_for(chunks, n_threads, [&](std::size_t c) { partial[c] = counter.sort(bounds[c], bounds[c + 1]); });
-    for (std::size_t step = 1; step < chunks; step *= 2) {
-        const std::size_t merges = chunks / (2 * step);
-        parallel_for(merges, n_threads, [&](std::size_t k) {
-            const std::size_t c = 2 * step * k;
-            partial[c] += partial[c + step] +
-                          counter.merge_adjacent(bounds[c], bounds[c + step], bounds[c + 2 * step]);
-        });
-    }
-    return partial[0];
-}
 
 // Within each run of equal scores, orders labels descending (so every
 // rankable tied pair is counted as an inversion, whatever the input order)
 // and returns how many rankable pairs have tied scores.
-template <bool Track>
-std::uint64_t order_tied_scores(std::vector<Record<Track>>& records, double min_dist, std::uint64_t* tied) {
+template <bool Track, class Gap>
+std::uint64_t order_tied_scores(Buffer<Record<Track, typename Gap::Label>>& records, const Gap& gap,
+                                std::uint64_t* tied, Control& control) {
+    Ticker tick(control);
     std::uint64_t total = 0;
     const std::size_t n = records.size();
     for (std::size_t begin = 0, end; begin < n; begin = end) {
         for (end = begin + 1; end < n && records[end].key == records[begin].key; ++end) {}
+        tick(end - begin);
         if (end - begin < 2) continue;
-        Record<Track>* run = records.data() + begin;
+        auto* run = records.data() + begin;
         const std::size_t len = end - begin;
-        std::sort(run, run + len, [](const auto& x, const auto& y) { return x.label > y.label; });
+        sort_by_label_descending(run, len, tick);
         // Rankable partners of q before it: a prefix [0, p) of the run.
         for (std::size_t q = 0, p = 0; q < len; ++q) {
-            while (p < q && run[p].label - run[q].label >= min_dist) ++p;
+            while (p < q && gap.far(run[p].label, run[q].label)) ++p;
             total += p;
             if constexpr (Track) tied[run[q].index] += p;
         }
         if constexpr (Track) {
             // ... and after it: a suffix [s, len).
             for (std::size_t q = len, s = len; q-- > 0;) {
-                while (s > q + 1 && run[q].label - run[s - 1].label >= min_dist) --s;
+                while (s > q + 1 && gap.far(run[q].label, run[s - 1].label)) --s;
                 tied[run[q].index] += len - s;
             }
         }
+        tick(2 * len);
     }
     return total;
 }
 
 // Dense ranks of the labels if there are at most `limit` distinct values
 // (else an empty `values`), found with a small open-addressing table.
+template <class L>
 struct LabelRanks {
-    std::vector<double> values;      // distinct labels, ascending
-    std::vector<std::uint32_t> rank; // per position of the sequence
+    std::vector<L> values;            // distinct labels, ascending
+    Buffer<std::uint32_t> rank;       // per position of the sequence
 };
 
-LabelRanks rank_few_labels(const std::vector<double>& sequence, std::size_t limit) {
-    LabelRanks out;
+template <class L>
+LabelRanks<L> rank_few_labels(const Buffer<L>& sequence, std::size_t limit, Control& control) {
+    LabelRanks<L> out;
     if (limit == 0) return out;
+    Ticker tick(control);
     std::size_t kSlots = 4;
     while (kSlots < 4 * limit) kSlots *= 2;  // load factor <= 1/4
-    std::vector<double> slot_value(kSlots);
+    std::vector<L> slot_value(kSlots);
     std::vector<std::int32_t> slot_id(kSlots, -1);
-    std::vector<std::uint32_t> id(sequence.size());
+    Buffer<std::uint32_t> id(sequence.size());
     for (std::size_t i = 0; i < sequence.size(); ++i) {
-        double v = sequence[i] == 0.0 ? 0.0 : sequence[i];  // -0.0 and 0.0 are one label
+        L v = sequence[i];
         std::uint64_t h;
-        std::memcpy(&h, &v, sizeof h);
+        if constexpr (std::is_floating_point_v<L>) {
+            if (v == 0.0) v = 0.0;  // -0.0 and 0.0 are one label
+            std::memcpy(&h, &v, sizeof h);
+        } else {
+            h = v;
+        }
         h = (h ^ (h >> 29)) * 0x9E3779B97F4A7C15ull;
         std::size_t s = (h >> 40) & (kSlots - 1);
         while (slot_id[s] >= 0 && slot_value[s] != v) s = (s + 1) & (kSlots - 1);
@@ -399,17 +819,18 @@ LabelRanks rank_few_labels(const std::vector<double>& sequence, std::size_t limi
             out.values.push_back(v);
         }
         id[i] = static_cast<std::uint32_t>(slot_id[s]);
+        if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
     }
     std::vector<std::uint32_t> order(out.values.size()), rank_of_id(out.values.size());
     for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<std::uint32_t>(k);
     std::sort(order.begin(), order.end(), [&](auto a, auto b) { return out.values[a] < out.values[b]; });
-    std::vector<double> sorted(order.size());
+    std::vector<L> sorted(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) {
         rank_of_id[order[k]] = static_cast<std::uint32_t>(k);
         sorted[k] = out.values[order[k]];
     }
     out.values.swap(sorted);
-    for (auto& x : id) x = rank_of_id[x];
+    for (std::size_t i = 0; i < id.size(); ++i) id[i] = rank_of_id[id[i]];
     out.rank.swap(id);
     return out;
 }
@@ -431,31 +852,80 @@ class Fenwick {
     std::vector<std::uint64_t> tree_;
 };
 
+// Inversions of a rank sequence split into chunks, one per thread: pairs
+// inside a chunk from a Fenwick tree, pairs reaching back into earlier chunks
+// from the rank histograms of those chunks (one lookup per element).
+inline std::uint64_t few_label_inversions_parallel(const Buffer<std::uint32_t>& rank,
+                                                   const std::vector<std::size_t>& above, std::size_t k,
+                                                   int n_threads, Control& control) {
+    const std::size_t n = rank.size(), chunks = kChunksPerThread * static_cast<std::size_t>(n_threads);
+    std::vector<std::size_t> bound(chunks + 1);
+    for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
+    std::vector<std::uint64_t> histogram(chunks * k, 0);
+    parallel_for(chunks, n_threads, [&](std::size_t c) {
+        Ticker tick(control);
+        std::uint64_t* h = histogram.data() + c * k;
+        for (std::size_t q = bound[c]; q < bound[c + 1]; ++q) {
+            ++h[rank[q]];
+            if ((q & (kTickWork - 1)) == 0) tick(kTickWork);
+        }
+    }, &control);
+    // earlier[c * k + r]: labels in chunks before c with rank >= above[r].
+    std::vector<std::uint64_t> earlier(chunks * k, 0), at_least(k + 1, 0);
+    for (std::size_t c = 1; c < chunks; ++c) {
+        for (std::size_t r = k; r-- > 0;) at_least[r] = at_least[r + 1] + histogram[(c - 1) * k + r];
+        for (std::size_t r = 0; r < k; ++r) earlier[c * k + r] = earlier[(c - 1) * k + r] + at_least[above[r]];
+    }
+    std::vector<std::uint64_t> partial(chunks, 0);
+    parallel_for(chunks, n_threads, [&](std::size_t c) {
+        Ticker tick(control);
+        Fenwick seen(k);
+        const std::uint64_t* back = earlier.data() + c * k;
+        std::uint64_t total = 0;
+        for (std::size_t q = bound[c]; q < bound[c + 1]; ++q) {
+            const std::uint32_t r = rank[q];
+            total += (q - bound[c]) - seen.count_below(above[r]) + back[r];
+            seen.add(r);
+            if ((q & (kTickWork / 4 - 1)) == 0) tick(kTickWork);
+        }
+        partial[c] = total;
+    }, &control);
+    std::uint64_t total = 0;
+    for (auto x : partial) total += x;
+    return total;
+}
+
 // Inversions and rankable pairs of the sequence when its labels take few
-// values. above[r]: first rank whose value is >= min_dist above rank r's
-// (k if none); below[r]: one past the last rank >= min_dist below it.
-template <bool Track>
-std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks& ranks,
-                                                              const std::vector<std::uint64_t>& index,
-                                                              double min_dist, std::uint64_t* inverted,
-                                                              std::uint64_t* rankable) {
-    const std::vector<double>& v = ranks.values;
+// values. above[r]: first rank whose value is far above rank r's (k if
+// none); below[r]: one past the last rank far below it.
+template <bool Track, class Gap>
+std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks<typename Gap::Label>& ranks,
+                                                              const Buffer<std::uint64_t>& index, const Gap& gap,
+                                                              std::uint64_t* inverted, std::uint64_t* rankable,
+                                                              int n_threads, Control& control) {
+    Ticker tick(control);
+    const auto& v = ranks.values;
     const std::size_t k = v.size(), n = ranks.rank.size();
     std::vector<std::size_t> above(k), below(k);
     for (std::size_t r = 0, s = 0; r < k; ++r) {
-        while (s < k && v[s] - v[r] < min_dist) ++s;
+        while (s < k && !gap.far(v[s], v[r])) ++s;
         above[r] = s;
     }
     for (std::size_t r = 0, s = 0; r < k; ++r) {
-        while (s < r && v[r] - v[s] >= min_dist) ++s;
+        while (s < r && gap.far(v[r], v[s])) ++s;
         below[r] = s;
     }
     std::vector<std::uint64_t> histogram(k + 1, 0);
-    for (auto r : ranks.rank) ++histogram[r + 1];
+    for (std::size_t q = 0; q < n; ++q) ++histogram[ranks.rank[q] + 1];
     for (std::size_t r = 0; r < k; ++r) histogram[r + 1] += histogram[r];  // now: #labels with rank < r
+    tick(n);
     std::uint64_t total_rankable = 0;
     for (std::size_t r = 0; r < k; ++r)
         total_rankable += (histogram[r + 1] - histogram[r]) * (n - histogram[above[r]]);
+    if constexpr (!Track) {
+        if (n_threads > 1 && n >= 2 * kMinPerThread)
+            return {few_label_inversions_parallel(ranks.rank, above, k, n_threads, control), total_rankable};
+    }
     std::uint64_t inversions = 0;
     Fenwick seen(k);
     for (std::size_t q = 0; q < n; ++q) {
@@ -467,6 +937,7 @@ std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks& 
             rankable[index[q]] = (n - histogram[above[r]]) + histogram[below[r]];
         }
         seen.add(r);
+        if ((q & (kTickWork / 4 - 1)) == 0) tick(kTickWork);
     }
     if constexpr (Track) {
         Fenwick after(k);
@@ -474,64 +945,96 @@ std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks& 
             const std::uint32_t r = ranks.rank[p];
             inverted[index[p]] += after.count_below(below[r]);
             after.add(r);
+            if ((p & (kTickWork / 4 - 1)) == 0) tick(kTickWork);
         }
     }
     return {inversions, total_rankable};
 }
 
-// Rankable pairs from labels sorted ascending (optionally per sample).
-std::uint64_t count_rankable(const std::vector<double>& sorted, const std::vector<std::uint64_t>& index,
-                             double min_dist, std::uint64_t* per_sample) {
+// Rankable pairs from labels sorted ascending (optionally per sample): for
+// each r, the labels far below sorted[r] are a prefix [0, l(r)) of the array.
+// The totals walk (l, r) together without branches (l == r is never far) in
+// pieces that start at a binary search, spread over the threads.
+template <class Gap>
+std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Buffer<std::uint64_t>& index,
+                             const Gap& gap, std::uint64_t* per_sample, int n_threads, Control& control) {
+    using L = typename Gap::Label;
     const std::size_t n = sorted.size();
-    std::uint64_t total = 0;
-    for (std::size_t r = 0, l = 0, u = 0; r < n; ++r) {
-        while (l < r && sorted[r] - sorted[l] >= min_dist) ++l;
-        total += l;
-        if (per_sample) {
+    const L* s = sorted.data();
+    if (per_sample) {
+        Ticker tick(control);
+        std::uint64_t total = 0;
+        for (std::size_t r = 0, l = 0, u = 0; r < n; ++r) {
+            while (l < r && gap.far(s[r], s[l])) ++l;
+            total += l;
             u = std::max(u, r + 1);
-            while (u < n && sorted[u] - sorted[r] < min_dist) ++u;
+            while (u < n && !gap.far(s[u], s[r])) ++u;
             per_sample[index[r]] = l + (n - u);
+            if ((r & (kTickWork - 1)) == 0) tick(kTickWork);
         }
+        return total;
     }
+    // Every rankable pair once: for each label b, the labels far above it
+    // (a suffix), counted like the pairs of a merge with both runs the whole
+    // array, in pieces stepped together.
+    const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
+    const std::size_t tasks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
+    const std::size_t pieces = tasks * kLanes;
+    std::vector<std::uint64_t> partial(tasks, 0);
+    parallel_for(tasks, threads, [&](std::size_t task) {
+        Ticker tick(control);
+        std::array<CountCursor<Gap>, kLanes> c;
+        std::size_t used = 0;
+        for (std::size_t t = task * kLanes; t < (task + 1) * kLanes; ++t) {
+            const std::size_t j0 = n * t / pieces, j1 = n * (t + 1) / pieces;
+            if (j0 == j1) continue;
+            const L b = s[j0];
+            const std::size_t p = std::partition_point(s, s + n, [&](const L& a) { return !gap.far(a, b); }) - s;
+            c[used++] = CountCursor<Gap>{s, p, n, j0, j1, 0};
+        }
+        step_all(c.data(), used, [&gap](CountCursor<Gap>& x) { x.step(gap); }, tick);
+        for (std::size_t t = 0; t < used; ++t) partial[task] += c[t].count;
+    }, &control);
+    std::uint64_t total = 0;
+    for (auto c : partial) total += c;
     return total;
 }
 
-template <bool Track, class Score>
-PairedCounts run(const Score* scores, std::ptrdiff_t score_stride, const double* labels,
-                 std::ptrdiff_t label_stride, std::size_t n, double min_dist, PairedPerSample* per_sample,
-                 int n_threads, std::size_t few_labels) {
-    std::vector<Record<Track>> records(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        records[i].key = order_key(scores[static_cast<std::ptrdiff_t>(i) * score_stride]);
-        records[i].label = labels[static_cast<std::ptrdiff_t>(i) * label_stride];
-        if constexpr (Track) records[i].index = i;
-    }
-    sort_by_key(records, n_threads);
+// Everything after loading: the records hold score keys, labels (and input
+// positions when tracking).
+template <bool Track, class Gap>
+PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, const Gap& gap,
+                         PairedPerSample* per_sample, int n_threads, std::size_t few_labels, Control& control) {
+    using L = typename Gap::Label;
+    const std::size_t n = records.size();
+    sort_by_key(records, n_threads, control);
 
-    std::vector<std::uint64_t> inverted;
+    Buffer<std::uint64_t> inverted(Track ? n : 0);
     if constexpr (Track) {
         std::fill_n(per_sample->tied, n, 0);
-        inverted.assign(n, 0);
+        std::fill_n(inverted.data(), n, 0);
     }
     PairedCounts counts;
-    counts.tied = order_tied_scores(records, min_dist, Track ? per_sample->tied : nullptr);
+    counts.tied = order_tied_scores(records, gap, Track ? per_sample->tied : nullptr, control);
 
-    std::vector<double> sequence(n);
-    std::vector<std::uint64_t> index(Track ? n : 0);
+    Buffer<L> sequence(n);
+    Buffer<std::uint64_t> index(Track ? n : 0);
     for (std::size_t i = 0; i < n; ++i) {
         sequence[i] = records[i].label;
         if constexpr (Track) index[i] = records[i].index;
     }
-    std::vector<Record<Track>>().swap(records);
+    records.release();
+    control.check();
 
     std::uint64_t inversions;
-    if (const LabelRanks ranks = rank_few_labels(sequence, few_labels); !ranks.values.empty()) {
+    if (const LabelRanks<L> ranks = rank_few_labels(sequence, few_labels, control); !ranks.values.empty()) {
         std::tie(inversions, counts.rankable) = count_with_few_labels<Track>(
-            ranks, index, min_dist, Track ? inverted.data() : nullptr, Track ? per_sample->rankable : nullptr);
+            ranks, index, gap, Track ? inverted.data() : nullptr, Track ? per_sample->rankable : nullptr, n_threads,
+            control);
     } else {
-        InversionCounter<Track> counter(sequence, index, Track ? inverted.data() : nullptr, min_dist);
-        inversions = sort_counting_inversions(counter, n, n_threads);
-        counts.rankable = count_rankable(sequence, index, min_dist, Track ? per_sample->rankable : nullptr);
+        InversionCounter<Track, Gap> counter(sequence, index, Track ? inverted.data() : nullptr, gap, control);
+        inversions = counter.run(n_threads);
+        counts.rankable = count_rankable(sequence, index, gap, Track ? per_sample->rankable : nullptr, n_threads, control);
     }
     counts.incorrect = inversions - counts.tied;
     counts.correct = counts.rankable - inversions;
@@ -540,31 +1043,98 @@ PairedCounts run(const Score* scores, std::ptrdiff_t score_stride, const double*
     return counts;
 }
 
-}  // namespace
-
-template <class Score>
-PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const double* labels,
-                           std::ptrdiff_t label_stride, std::size_t n, double min_dist,
-                           PairedPerSample* per_sample, int n_threads, std::size_t few_labels) {
-    if (per_sample)
-        return run<true>(scores, score_stride, labels, label_stride, n, min_dist, per_sample, n_threads, few_labels);
-    return run<false>(scores, score_stride, labels, label_stride, n, min_dist, nullptr, n_threads, few_labels);
+// Reads scores as order keys and labels as Gap::Label (doubles, or order
+// keys of integers), in blocks spread over the threads.
+template <bool Track, class Gap, class Score, class Label>
+PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                            std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, Control& control,
+                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels) {
+    using L = typename Gap::Label;
+    Buffer<Record<Track, L>> records(n);
+    const std::size_t blocks = (n + kTickWork - 1) / kTickWork;
+    parallel_for(blocks, n >= 2 * kMinPerThread ? n_threads : 1, [&](std::size_t b) {
+        const std::size_t end = std::min(n, (b + 1) * kTickWork);
+        for (std::size_t i = b * kTickWork; i < end; ++i) {
+            records[i].key = order_key(read(scores, score_stride, i));
+            const auto label = read(labels, label_stride, i);
+            if constexpr (std::is_floating_point_v<L>) {
+                records[i].label = static_cast<double>(label);
+            } else {
+                records[i].label = order_key(label);
+            }
+            if constexpr (Track) records[i].index = i;
+        }
+        control.check();
+    }, &control);
+    return count_pairs<Track>(records, gap, per_sample, n_threads, few_labels, control);
 }
 
-#define PAIRMETRICS_INSTANTIATE(T)                                                                          \
-    template PairedCounts paired_counts<T>(const T*, std::ptrdiff_t, const double*, std::ptrdiff_t,        \
-                                           std::size_t, double, PairedPerSample*, int, std::size_t);
-PAIRMETRICS_INSTANTIATE(bool)
-PAIRMETRICS_INSTANTIATE(std::int8_t)
-PAIRMETRICS_INSTANTIATE(std::int16_t)
-PAIRMETRICS_INSTANTIATE(std::int32_t)
-PAIRMETRICS_INSTANTIATE(std::int64_t)
-PAIRMETRICS_INSTANTIATE(std::uint8_t)
-PAIRMETRICS_INSTANTIATE(std::uint16_t)
-PAIRMETRICS_INSTANTIATE(std::uint32_t)
-PAIRMETRICS_INSTANTIATE(std::uint64_t)
-PAIRMETRICS_INSTANTIATE(float)
-PAIRMETRICS_INSTANTIATE(double)
+template <bool Track, class Score, class Label>
+PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                             std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
+                             PairedPerSample* per_sample, int n_threads, std::size_t few_labels) {
+    if constexpr (std::is_floating_point_v<Label>) {
+        return load_and_count<Track>(scores, score_stride, labels, label_stride, n, RealGap{min_dist}, control,
+                                     per_sample, n_threads, few_labels);
+    } else {
+        // Integer differences are below 2**64: from there on nothing is rankable.
+        constexpr double kTwo64 = 18446744073709551616.0;
+        if (!(min_dist < kTwo64)) {
+            if constexpr (Track) {
+                std::fill_n(per_sample->rankable, n, 0);
+                std::fill_n(per_sample->tied, n, 0);
+                std::fill_n(per_sample->incorrect, n, 0);
+            }
+            return PairedCounts{};
+        }
+        const double threshold = std::max(1.0, std::ceil(min_dist));
+        return load_and_count<Track>(scores, score_stride, labels, label_stride, n,
+                                     IntegerGap{static_cast<std::uint64_t>(threshold)}, control, per_sample,
+                                     n_threads, few_labels);
+    }
+}
+
+}  // namespace
+
+template <class Score, class Label>
+PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                           std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
+                           PairedPerSample* per_sample, int n_threads, std::size_t few_labels) {
+    if (per_sample)
+        return dispatch_labels<true>(scores, score_stride, labels, label_stride, n, min_dist, control, per_sample,
+                                     n_threads, few_labels);
+    return dispatch_labels<false>(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr,
+                                  n_threads, few_labels);
+}
+
+#define PAIRMETRICS_INSTANTIATE(Score, Label)                                                               \
+    template PairedCounts paired_counts<Score, Label>(const Score*, std::ptrdiff_t, const Label*,           \
+                                                      std::ptrdiff_t, std::size_t, double, Control&,        \
+                                                      PairedPerSample*, int, std::size_t);
+#define PAIRMETRICS_INSTANTIATE_LABELS(Score)                                                               \
+    PAIRMETRICS_INSTANTIATE(Score, bool)                                                                    \
+    PAIRMETRICS_INSTANTIATE(Score, std::int8_t)                                                             \
+    PAIRMETRICS_INSTANTIATE(Score, std::int16_t)                                                            \
+    PAIRMETRICS_INSTANTIATE(Score, std::int32_t)                                                            \
+    PAIRMETRICS_INSTANTIATE(Score, std::int64_t)                                                            \
+    PAIRMETRICS_INSTANTIATE(Score, std::uint8_t)                                                            \
+    PAIRMETRICS_INSTANTIATE(Score, std::uint16_t)                                                           \
+    PAIRMETRICS_INSTANTIATE(Score, std::uint32_t)                                                           \
+    PAIRMETRICS_INSTANTIATE(Score, std::uint64_t)                                                           \
+    PAIRMETRICS_INSTANTIATE(Score, float)                                                                   \
+    PAIRMETRICS_INSTANTIATE(Score, double)
+PAIRMETRICS_INSTANTIATE_LABELS(bool)
+PAIRMETRICS_INSTANTIATE_LABELS(std::int8_t)
+PAIRMETRICS_INSTANTIATE_LABELS(std::int16_t)
+PAIRMETRICS_INSTANTIATE_LABELS(std::int32_t)
+PAIRMETRICS_INSTANTIATE_LABELS(std::int64_t)
+PAIRMETRICS_INSTANTIATE_LABELS(std::uint8_t)
+PAIRMETRICS_INSTANTIATE_LABELS(std::uint16_t)
+PAIRMETRICS_INSTANTIATE_LABELS(std::uint32_t)
+PAIRMETRICS_INSTANTIATE_LABELS(std::uint64_t)
+PAIRMETRICS_INSTANTIATE_LABELS(float)
+PAIRMETRICS_INSTANTIATE_LABELS(double)
+#undef PAIRMETRICS_INSTANTIATE_LABELS
 #undef PAIRMETRICS_INSTANTIATE
 
 }  // namespace pairmetrics

@@ -1,15 +1,20 @@
 // Paired evaluation: counts of rankable, correctly ranked, tied and
 // mis-ranked pairs in O(n log n).
 //
-// A pair (i, j) is rankable when |label_i - label_j| >= min_dist (the
-// difference is taken larger-minus-smaller in double precision, as the
-// original pairedeval code does). A rankable pair is correct when the scores
-// order it as the labels do, tied when the scores are equal, and incorrect
-// otherwise. Ties never depend on input order.
+// A pair (i, j) is rankable when its labels are at least min_dist apart.
+// Integer and bool labels are compared exactly, in their own type (int64 and
+// uint64 labels of any size, no conversion to double): |label_i - label_j| >=
+// min_dist. Floating-point labels are compared as the original pairedeval
+// code does: the larger minus the smaller, computed in double precision, is
+// at least min_dist. A rankable pair is correct when the scores order it as
+// the labels do, tied when the scores are equal, and incorrect otherwise.
+// Scores of every type are compared exactly. Ties never depend on input order.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "control.hpp"
 
 namespace pairmetrics {
 
@@ -34,13 +39,16 @@ struct PairedPerSample {
 // beyond it from merge passes over the labels.
 constexpr std::size_t kDefaultFewLabels = 4096;
 
-// Scores are any arithmetic type, read with an element stride (no copy);
-// labels are doubles with a stride. `per_sample` may be null. `n_threads`
-// above 1 splits the merge passes across threads for large n. Neither it nor
-// `few_labels` (which path is taken) changes the counts.
-template <class Score>
-PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const double* labels,
-                           std::ptrdiff_t label_stride, std::size_t n, double min_dist,
+// Scores and labels are any arithmetic type (bool read as a byte compared
+// with 0), read with an element stride (no copy). Preconditions: n >= 0,
+// float values finite, min_dist > 0 and finite. `per_sample` may be null.
+// `n_threads` above 1 splits the sorts and merge passes across threads for
+// large n. Neither it nor `few_labels` (which path is taken) changes the
+// counts. The calling thread checks `control` at least every few tens of
+// microseconds of work; a cancellation ends the call with Cancelled.
+template <class Score, class Label>
+PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                           std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                            PairedPerSample* per_sample = nullptr, int n_threads = 1,
                            std::size_t few_labels = kDefaultFewLabels);
 

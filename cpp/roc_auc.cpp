@@ -119,7 +119,11 @@ RocAuc run(const Score* scores, std::ptrdiff_t score_stride, const std::uint8_t*
     // One (single-threaded, radix) sort per class, the two side by side.
     parallel_for(
         2, n > (std::size_t{1} << 16) ? n_threads : 1,
-        [&](std::size_t c) { sort_by_key(c == 0 ? pos : neg, control); }, &control);
+        [&](std::size_t c) {
+            std::vector<R>& part = c == 0 ? pos : neg;
+            sort_by_key(part.data(), part.size(), control);
+        },
+        &control);
     out.area = max_fpr < 1 ? partial_area(pos, neg, out.positive, out.negative, max_fpr, control)
                            : full_area(pos, neg, out.positive, out.negative, control);
     return out;

@@ -95,7 +95,8 @@ def test_random_labels_vs_reference(N, seed):
     X = rng.integers(0, 4, size=(N, 2))  # ties included
     z = rng.integers(0, 2, size=N)
     z[:2] = [0, 1]
-    r = pm.crossmatchtest(z, cdist(X, X))
+    D = cdist(X, X)  # verify() below reads the caller's matrix
+    r = pm.crossmatchtest(z, D)
     expected = ref.crossmatch_statistics(z, r.matching.mate)
     for key in ("a1", "Ea1", "Va1", "pval"):
         assert getattr(r, key) == pytest.approx(expected[key], rel=1e-10, abs=1e-14), key
@@ -235,3 +236,89 @@ def test_pvalue_is_lower_tail_including_observed():
     d = pm.crossmatch_null_distribution(18, 9)
     assert d.cdf[0] == pytest.approx(d.pmf[0])
     assert math.isclose(d.cdf[0], 0.025915261, rel_tol=1e-8)
+
+
+def test_alternatives_vs_reference_pmf():
+    rng = np.random.default_rng(7)
+    x, y = rng.normal(size=(13, 2)), rng.normal(size=(11, 2)) + 0.5
+    less = pm.crossmatch_test(x, y)
+    pmf = ref.crossmatch_pmf(24, 11)
+    a1 = less.a1
+    assert less.pval == pytest.approx(float(sum(p for a, p in pmf.items() if a <= a1)), rel=1e-10)
+    greater = pm.crossmatch_test(x, y, alternative="greater")
+    assert greater.a1 == a1
+    assert greater.pval == pytest.approx(float(sum(p for a, p in pmf.items() if a >= a1)), rel=1e-10)
+    two = pm.crossmatch_test(x, y, alternative="two-sided")
+    assert two.pval == pytest.approx(float(sum(p for p in pmf.values() if p <= pmf[a1] * (1 + 1e-7))), rel=1e-10)
+    assert greater.approxpval == pytest.approx(1 - less.approxpval, abs=1e-12)
+    with pytest.raises(ValueError, match="alternative"):
+        pm.crossmatch_test(x, y, alternative="smaller")
+    res = pm.crossmatch_resample(x, y, sample_size=8, n_resamples=6, rng=3, alternative="greater")
+    for a, p in zip(res.a1, res.pval):
+        assert p == pytest.approx(float(sum(q for b, q in ref.crossmatch_pmf(16, 8).items() if b >= a)), rel=1e-10)
+
+
+def test_resample_names_statistic_and_scale_per_draw():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(30, 3))
+    y = rng.normal(size=(30, 3)) + 0.3
+    x[0] += 1e9  # an outlier sets the scale of the pool, not of the draws without it
+    a = pm.crossmatch_resample(x, y, sample_size=10, n_resamples=15, rng=4)
+    b = pm.crossmatch_resample(x, y, 10, n_repeats=15, rng=4)
+    assert (a.a1 == b.a1).all() and a.n_resamples == a.n_repeats == 15
+    assert a.statistic == a.mean_a1 and a.pvalue == a.mean_pval
+    assert {"statistic", "pvalue"} <= set(a.asdict())
+    # Each draw's a1 is the plain test's on the same points.
+    gen = np.random.default_rng(4)
+    for r in range(15):
+        ix = np.sort(gen.choice(30, 10, replace=False))
+        iy = np.sort(gen.choice(30, 10, replace=False))
+        assert a.a1[r] == pm.crossmatch_test(x[ix], y[iy]).a1
+    with pytest.raises(TypeError, match="n_repeats"):
+        pm.crossmatch_resample(x, y, 10, n_resamples=3, n_repeats=4)
+
+
+def test_unknown_keywords_and_options():
+    x, y = np.zeros((4, 2)), np.ones((4, 2))
+    for call in (
+        lambda: pm.crossmatch_test(x, y, kk=3),
+        lambda: pm.crossmatch_resample(x, y, sample_size=2, kk=3),
+        lambda: pm.crossmatchtest([0, 1, 0, 1], np.zeros((4, 4)), kk=3),
+    ):
+        with pytest.raises(TypeError, match="kk") as info:
+            call()
+        assert len(str(info.value)) < 150
+    with pytest.raises(TypeError, match="rng"):
+        pm.crossmatch_resample(x, y, sample_size=2, rng="x")
+    with pytest.raises(TypeError, match="progress"):
+        pm.crossmatch_test(x, y, progress="yes")
+
+
+def test_progress_error_reaches_the_caller_from_the_batch():
+    rng = np.random.default_rng(9)
+    x, y = rng.normal(size=(60, 3)), rng.normal(size=(60, 3))
+    draws = np.stack([np.arange(40)] * 200)
+    full = np.ascontiguousarray(cdist(np.concatenate([x, y]), np.concatenate([x, y])))
+    z = np.repeat(np.array([0, 1], dtype=np.int8), 20)
+
+    def stop(done, total):
+        raise KeyError("from the callback")
+
+    from pairmetrics import _core
+
+    for threads in (1, 2):
+        with pytest.raises(KeyError, match="from the callback"):
+            _core._crossmatch_batch(full, draws, z, 10, threads, stop)
+
+
+def test_matching_modules_import_scipy_lazily():
+    # Top-level imports only: scipy submodules are imported inside functions.
+    import ast
+    import importlib
+
+    for name in ("pairmetrics._matching", "pairmetrics._crossmatch"):
+        tree = ast.parse(open(importlib.import_module(name).__file__).read())
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                assert not any(n.startswith("scipy") for n in names), (name, names)

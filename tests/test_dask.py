@@ -328,8 +328,8 @@ def test_crossmatch_resample_equal_in_memory(client):
     rng = np.random.default_rng(10)
     x = rng.normal(size=(70, 2))
     y = rng.normal(size=(50, 2)) + 0.7
-    expected = pm.crossmatch_resample(x, y, sample_size=15, n_repeats=8, rng=2)
-    assert pm.crossmatch_resample(da.from_array(x, chunks=(9, 2)), y, sample_size=15, n_repeats=8, rng=2) == expected
+    expected = pm.crossmatch_resample(x, y, sample_size=15, n_resamples=8, rng=2)
+    assert pm.crossmatch_resample(da.from_array(x, chunks=(9, 2)), y, sample_size=15, n_resamples=8, rng=2) == expected
 
 
 def test_default_scheduler_without_client():

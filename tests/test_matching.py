@@ -112,7 +112,8 @@ def test_progress_option_runs():
     X = random_points(rng, 30)
     res = pm.min_weight_perfect_matching(points=X, progress=True)
     assert close(res.cost, pm.min_weight_perfect_matching(points=X).cost)
-    res = pm.min_weight_perfect_matching(cdist(X, X), progress=True)
+    D = cdist(X, X)
+    res = pm.min_weight_perfect_matching(D, progress=True)
     assert res.verify()
 
 
@@ -126,7 +127,7 @@ def test_kernel_stops_when_the_progress_callback_raises():
         raise KeyError("stop here")
 
     with pytest.raises(KeyError, match="stop here"):
-        _core._mwpm_dense(D, 1e6, False, 5, stop)
+        _core._mwpm_dense(D, float(D.max()), 5, 1, stop)
     assert len(calls) == 1
 
 
@@ -202,7 +203,8 @@ def test_extreme_magnitudes():
     base = pm.min_weight_perfect_matching(D)
     for f in (1e-200, 1e-125, 1e125, 1e200):
         a = pm.min_weight_perfect_matching(points=X * f)
-        b = pm.min_weight_perfect_matching(D * f)
+        Df = D * f  # verify() reads the caller's matrix (the result keeps no reference to it)
+        b = pm.min_weight_perfect_matching(Df)
         for res in (a, b):
             assert res.cost == pytest.approx(base.cost * f, rel=1e-12)
             assert (res.mate == base.mate).all() and res.verify()
@@ -395,3 +397,141 @@ def test_sparse_kernel_vs_networkx_and_infeasible():
         assert cost == sum(G[a][b]["weight"] for a, b in M)
         rc = _core._mwpm_reduced_costs(r["y"], r["parent"], r["z"], eu.astype(np.int32), ev.astype(np.int32), w)
         assert (rc >= 0).all() and (r["z"] >= 0).all()
+
+
+def _swap_two_pairs(res, D):
+    """The optimal mate with two pairs re-paired (a worse matching) and its cost."""
+    mate = res.mate.copy()
+    (i, j), (k, l) = res.pairs[0], res.pairs[1]
+    mate[[i, j, k, l]] = [k, l, i, j]
+    return mate, res.cost + D[i, k] + D[j, l] - D[i, j] - D[k, l]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(4, 11), st.integers(0, 2**32 - 1), st.sampled_from([5.0, 15.0, 30.0]))
+def test_distances_over_many_orders_of_magnitude_are_exact(n, seed, spread):
+    # Weights spanning up to ~1e26: the optimum is decided by the small ones,
+    # far below max(D) / 2**50.
+    rng = np.random.default_rng(seed)
+    A = np.exp(rng.normal(0.0, spread, size=(n, n)))
+    D = np.triu(A, 1) + np.triu(A, 1).T
+    res = pm.min_weight_perfect_matching(D)
+    best = ref.min_weight_perfect_matching(D)[0]
+    assert res.cost <= best * (1 + 1e-9)
+    assert res.verify(D)
+    if n >= 4:
+        mate, cost = _swap_two_pairs(res, D)
+        if cost > best * (1 + 1e-6):  # a clearly worse matching is never certified
+            assert not dataclasses.replace(res, mate=mate, cost=cost).verify(D)
+
+
+def test_points_at_very_different_scales_are_exact():
+    rng = np.random.default_rng(21)
+    for trial in range(20):
+        parts = [rng.normal(size=(3, 2)) * s + rng.normal(size=2) * 1e3 for s in (1e-9, 1e-5, 1.0)]
+        X = np.concatenate(parts)[: int(rng.integers(5, 10))]
+        D = cdist(X, X)
+        res = pm.min_weight_perfect_matching(points=X)
+        best = ref.min_weight_perfect_matching(D)[0]
+        assert res.cost <= best * (1 + 1e-9) + 1e-300
+        assert res.verify()
+        dense = pm.min_weight_perfect_matching(D)
+        assert dense.cost <= best * (1 + 1e-9) + 1e-300
+
+
+def test_verify_needs_the_matrix_when_the_caller_dropped_it():
+    X = random_points(np.random.default_rng(22), 12)
+    res = pm.min_weight_perfect_matching(cdist(X, X))  # the matrix is a temporary
+    with pytest.raises(ValueError, match="verify"):
+        res.verify()
+    assert res.verify(cdist(X, X)) and res.verify(points=X)
+    with pytest.raises(ValueError, match="D must be 12 x 12"):
+        res.verify(cdist(X[:4], X[:4]))
+    assert "_source" not in res.asdict() and res == res and bool(res)
+
+
+def test_unknown_keyword_is_a_short_type_error():
+    X = random_points(np.random.default_rng(23), 10)
+    for call in (
+        lambda: pm.min_weight_perfect_matching(points=X, kk=3),
+        lambda: pm.min_weight_perfect_matching(cdist(X, X), kk=3),
+        lambda: pm.min_weight_perfect_matching(points=X, metric="cityblock", p=3),
+        lambda: pm.min_weight_perfect_matching(points=X, metric=lambda a, b: 1.0, kk=3),
+    ):
+        with pytest.raises(TypeError, match="'(kk|p)'") as info:
+            call()
+        assert len(str(info.value)) < 150
+
+
+def test_zero_and_one_point_get_one_message():
+    messages = set()
+    for rows in (0, 1):
+        with pytest.raises(ValueError, match="points needs at least 2 rows") as info:
+            pm.min_weight_perfect_matching(points=np.zeros((rows, 3)))
+        messages.add(str(info.value).rsplit(",", 1)[0])
+    assert len(messages) == 1
+
+
+def test_record_fields_and_strided_matrices_are_read_correctly():
+    rng = np.random.default_rng(24)
+    X = random_points(rng, 21)
+    D = cdist(X, X)
+    expected = pm.min_weight_perfect_matching(D)
+    rec = np.zeros((21, 21), dtype=[("tag", "i2"), ("d", "f8"), ("e", "f4")])
+    rec["d"] = D
+    rec["e"] = D
+    for view in (rec["d"], D[::-1, ::-1], np.asfortranarray(D).T):
+        res = pm.min_weight_perfect_matching(view)
+        assert res.cost == pytest.approx(expected.cost, rel=1e-12) and res.verify(view)
+    assert pm.min_weight_perfect_matching(rec["e"]).cost == pytest.approx(expected.cost, rel=1e-6)
+    pts = np.zeros(21, dtype=[("tag", "i1"), ("x", "f8"), ("y", "f8")])
+    pts["x"], pts["y"] = X[:, 0], X[:, 1]
+    P = np.column_stack([pts["x"], pts["y"]])
+    assert pm.min_weight_perfect_matching(points=P).cost == pytest.approx(
+        pm.min_weight_perfect_matching(points=X[:, :2]).cost, rel=1e-12
+    )
+
+
+def test_n_jobs_does_not_change_the_result():
+    rng = np.random.default_rng(25)
+    X = rng.normal(size=(2101, 20))
+    a = pm.min_weight_perfect_matching(points=X, n_jobs=1)
+    b = pm.min_weight_perfect_matching(points=X, n_jobs=2)
+    assert (a.mate == b.mate).all() and a.cost == b.cost
+    assert a.verify(n_jobs=2) and b.verify(n_jobs=1)
+    with pytest.raises(ValueError, match="n_jobs"):
+        pm.min_weight_perfect_matching(points=X, n_jobs=0)
+    with pytest.raises(TypeError, match="n_jobs"):
+        pm.min_weight_perfect_matching(points=X, n_jobs=1.5)
+
+
+def test_result_pickles_and_copies_without_its_data():
+    import copy
+    import pickle
+
+    X = random_points(np.random.default_rng(26), 14)
+    res = pm.min_weight_perfect_matching(points=X)
+    for other in (pickle.loads(pickle.dumps(res)), copy.deepcopy(res)):
+        assert other == res
+        with pytest.raises(ValueError, match="verify"):
+            other.verify()
+        assert other.verify(points=X)
+
+
+def test_sparse_entry_point_wrapper():
+    from pairmetrics._matching import solve_sparse_matching
+
+    eu = np.array([0, 1, 2, 0], dtype=np.int32)
+    ev = np.array([1, 2, 3, 3], dtype=np.int32)
+    r = solve_sparse_matching(4, eu, ev, np.array([1, 5, 1, 5], dtype=np.int64))
+    assert r["perfect"] and list(r["mate"]) == [1, 0, 3, 2]
+    again = solve_sparse_matching(4, eu, ev, np.array([1, 5, 1, 5], dtype=np.int64), y0=r["y"], mate0=r["mate"])
+    assert list(again["mate"]) == [1, 0, 3, 2]
+
+
+def test_verify_at_zero_cost_with_nonzero_duals():
+    # Duplicated points: the optimum costs 0 while some duals are +-0.5; the
+    # certificate is exact, only float64 rounding of the duals is allowed for.
+    X = np.array([[1], [1], [2], [0], [1], [2], [1]])
+    res = pm.min_weight_perfect_matching(points=X, k=1)
+    assert res.cost == 0.0 and res.verify()

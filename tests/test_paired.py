@@ -38,7 +38,7 @@ def problems(draw, max_n=40):
     label_dtype = draw(st.sampled_from(LABEL_DTYPES))
     scores = draw(hnp.arrays(score_dtype, n, elements=_values(score_dtype, draw(st.sampled_from([0, 1, 3, 6])))))
     labels = draw(hnp.arrays(label_dtype, n, elements=_values(label_dtype, draw(st.sampled_from([0, 1, 2, 4, 6])))))
-    min_dist = draw(st.sampled_from([0.5, 1.0, 1.5, 0.25, 1e-9, 2.0, 0.75, 3.0]))
+    min_dist = draw(st.sampled_from([0.5, 1.0, 1.5, 0.25, 1e-9, 2.0, 0.75, 3.0, 2.0**53 + 2, 2.0**63, 1e19, 2.0**64]))
     return scores, labels, min_dist
 
 
@@ -56,7 +56,7 @@ def test_counts_match_quadratic_reference(problem, n_jobs):
     assert (result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect) == expected
     assert pe.paired_eval(scores, labels, min_dist) == expected[:2]
     for limit in PATHS.values():
-        assert _core.paired_counts(scores, labels.astype(np.float64), min_dist, False, n_jobs, limit) == expected
+        assert _core.paired_counts(scores, labels, min_dist, False, n_jobs, limit) == expected
 
 
 def _all_pairs_counts(scores, labels, min_dist):
@@ -90,9 +90,7 @@ def test_merge_path_at_sizes_that_interleave_several_merges(n, seed, min_dist, t
 @given(problems(max_n=25), st.sampled_from(sorted(PATHS)))
 def test_per_sample_counts_match_reference(problem, path):
     scores, labels, min_dist = problem
-    _, rankable, tied, incorrect = _core.paired_counts(
-        scores, labels.astype(np.float64), min_dist, True, 1, PATHS[path]
-    )
+    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 1, PATHS[path])
     expected = ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist)
     assert rankable.tolist() == expected[0]
     assert tied.tolist() == expected[1]
@@ -335,3 +333,150 @@ def test_comparison_bad_input_names_the_argument():
         pe.compare_paired([1, 2, 3], [1, 2], [0, 1, 1])
     with pytest.raises(ValueError, match="scores_a contains NaN"):
         pe.compare_paired([1, np.nan], [1, 2], [0, 1])
+
+
+# --- exactness, unusual dtypes and memory layouts --------------------------------
+
+
+def test_int64_and_uint64_labels_beyond_2_53_are_compared_exactly():
+    labels = np.array([2**62, 2**62 + 1, 0])
+    assert pe.paired_eval([1.0, 2.0, 3.0], labels) == (3, 1)
+    assert pe.paired_eval([1.0, 2.0, 3.0], labels.astype(np.uint64)) == (3, 1)
+    top = np.array([2**64 - 1, 2**64 - 2, 0, 2**63], dtype=np.uint64)
+    scores = np.array([4.0, 3.0, 1.0, 2.0])
+    assert pe.paired_evaluation(scores, top, 1).n_rankable == 6
+    # One apart only for the two largest: min_dist just above 1 drops that pair.
+    assert pe.paired_evaluation(scores, top, 1.0000001).n_rankable == 5
+    extremes = np.array([-(2**63), 2**63 - 1, 2**63 - 2, -(2**63) + 1])
+    for min_dist in (1, 1.5, 2.0**63, 2.0**64 - 2048, 2.0**64, 1e30):
+        for path in PATHS.values():
+            got = _core.paired_counts(scores, extremes, min_dist, False, 1, path)
+            assert got == ref.pair_counts(scores.tolist(), extremes.tolist(), min_dist)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 30), st.sampled_from([np.int64, np.uint64]), st.integers(0, 2**32),
+       st.sampled_from([1, 2.5, 2.0**40, 2.0**62 + 2**11, 2.0**63, 2.0**64 - 4096]), st.sampled_from(sorted(PATHS)))
+def test_wide_integer_labels_match_exact_reference(n, dtype, seed, min_dist, path):
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    centres = [int(info.min), int(info.max), 0, 2**62]
+    centre = centres[int(rng.integers(len(centres)))]
+    offsets = [int(o) * [1, 2**40, 2**61][int(rng.integers(3))] for o in rng.integers(-4, 5, n)]
+    labels = np.array([min(max(centre + int(o), int(info.min)), int(info.max)) for o in offsets], dtype=dtype)
+    scores = rng.integers(0, 5, n).astype(np.int64) * (2**60) + 2**62  # int64 scores beyond 2**53, with ties
+    expected = ref.pair_counts(scores.tolist(), labels.tolist(), min_dist)
+    assert _core.paired_counts(scores, labels, min_dist, False, 1, PATHS[path]) == expected
+    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 2, PATHS[path])
+    assert [rankable.tolist(), tied.tolist(), incorrect.tolist()] == list(
+        map(list, ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist))
+    )
+
+
+def test_non_canonical_bools_are_read_as_true():
+    odd = np.array([2, 1], np.uint8).view(bool)  # numpy prints [True, True]
+    r = pe.paired_evaluation(odd, [1, 0])
+    assert (r.n_rankable, r.n_correct, r.n_tied) == (1, 0, 1)
+    scores = np.array([0.2, 0.1, 0.3, 0.4])
+    odd_labels = np.array([0, 7, 1, 255], np.uint8).view(bool)
+    assert pe.paired_evaluation(scores, odd_labels) == pe.paired_evaluation(scores, odd_labels.view(np.uint8) != 0)
+    odd_scores = np.array([0, 3, 1, 0], np.uint8).view(bool)
+    assert pe.paired_evaluation(odd_scores, [0, 1, 1, 0]) == pe.paired_evaluation([0, 1, 1, 0], [0, 1, 1, 0])
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+@pytest.mark.parametrize("dtype", ["i2", "i4", "i8", "u4", "u8", "f4", "f8"])
+def test_any_byte_order_and_type_object(dtype, order):
+    rng = np.random.default_rng(4)
+    scores, labels = rng.integers(0, 50, 300), rng.integers(0, 6, 300)
+    expected = pe.paired_evaluation(scores.astype(np.float64), labels.astype(np.float64))
+    assert pe.paired_evaluation(scores.astype(order + dtype), labels.astype(order + dtype)) == expected
+    assert pe.paired_eval(np.array([0.1, 0.3, 0.2, 0.9], ">f8"), np.array([0, 1, 2, 3], ">i8")) == (6, 5)
+    assert pe.paired_evaluation(scores.astype(np.longlong), labels.astype(np.longlong)) == expected
+    assert pe.paired_evaluation(scores.astype(np.intc), labels.astype(np.ulonglong)) == expected
+
+
+def test_record_array_columns_are_read_with_their_stride():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(8)
+    n = 5000
+    frame = pd.DataFrame({"flag": rng.integers(0, 2, n).astype(np.int8), "score": rng.random(n),
+                          "label": rng.integers(0, 5, n).astype(np.int32), "small": rng.random(n).astype(np.float32)})
+    records = frame.to_records()
+    assert records.dtype.itemsize % 8 != 0  # fields not 8 bytes wide: a stride that is no multiple of 8
+    expected = pe.paired_evaluation(frame["score"].to_numpy(), frame["label"].to_numpy())
+    assert pe.paired_evaluation(records["score"], records["label"]) == expected
+    assert pe.paired_evaluation(records["small"], records["flag"]) == pe.paired_evaluation(
+        frame["small"].to_numpy(), frame["flag"].to_numpy()
+    )
+    compared = pe.compare_paired(records["score"], records["small"], records["label"])
+    assert compared == pe.compare_paired(frame["score"].to_numpy(), frame["small"].to_numpy(), frame["label"].to_numpy())
+
+
+@pytest.mark.parametrize("kind", ["uniform", "binary", "ordinal_int", "tied_scores"])
+def test_every_path_and_thread_count_gives_identical_counts(kind):
+    rng = np.random.default_rng(21)
+    n = 400_000  # large enough for every thread split, in the sorts and in the merge passes
+    scores = rng.random(n) if kind != "tied_scores" else rng.integers(0, 1000, n).astype(np.float32)
+    labels = {"uniform": rng.random(n), "binary": (rng.random(n) < 0.3).astype(np.float64),
+              "ordinal_int": rng.integers(-3, 4, n), "tied_scores": rng.normal(size=n)}[kind]
+    reference = _core.paired_counts(scores, labels, 0.1, False, 1, 0)
+    for threads in (1, 2, 3, 4):
+        for path in PATHS.values():
+            assert _core.paired_counts(scores, labels, 0.1, False, threads, path) == reference
+    assert _core.paired_counts(scores, labels, 0.1, True, 3, 0)[0] == reference
+
+
+def test_import_does_not_load_scipy_stats():
+    import subprocess
+    import sys
+
+    code = "import sys, pairmetrics; print('scipy.stats' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_ctrl_c_stops_the_kernel_within_a_second(per_sample):
+    import _thread
+    import threading
+    import time
+
+    rng = np.random.default_rng(2)
+    n = 3_000_000
+    scores, labels = rng.random(n), rng.random(n)
+    sent = []
+
+    def interrupt():
+        sent.append(time.perf_counter())
+        _thread.interrupt_main()
+
+    timer = threading.Timer(0.2, interrupt)
+    timer.start()
+    deadline = time.perf_counter() + 60
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            while time.perf_counter() < deadline:  # until the interrupt lands, inside the kernel or between calls
+                _core.paired_counts(scores, labels, 0.1, per_sample, 1, 0)
+    finally:
+        timer.cancel()
+    assert sent and time.perf_counter() - sent[0] < 1.0
+    assert pe.paired_eval([0.1, 0.2], [0, 1]) == (1, 1)  # still usable
+
+
+def test_per_sample_counts_agree_between_merge_and_fenwick_paths_at_scale():
+    # Beyond the in-cache blocks the merge passes are cut into pieces spread
+    # over threads; the Fenwick path shares none of that code.
+    rng = np.random.default_rng(33)
+    n = 120_000
+    labels = rng.integers(0, 40, n) * 0.25
+    scores = rng.integers(0, 5000, n).astype(np.float64)  # ties too
+    fenwick = _core.paired_counts(scores, labels, 0.6, True, 1, 4096)
+    for threads in (1, 3):
+        merged = _core.paired_counts(scores, labels, 0.6, True, threads, 0)
+        assert merged[0] == fenwick[0]
+        for got, expected in zip(merged[1:], fenwick[1:]):
+            np.testing.assert_array_equal(got, expected)
+    rankable, tied, incorrect = fenwick[1:]
+    assert rankable.sum() == 2 * fenwick[0][0] and tied.sum() == 2 * fenwick[0][2]
+    assert incorrect.sum() == 2 * fenwick[0][3]

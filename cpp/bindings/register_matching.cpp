@@ -1,9 +1,15 @@
+// Bindings of the matching kernels. The Python layer validates every
+// argument; these functions check only what the kernels need to stay in
+// bounds, release the GIL and hand results back as dicts of arrays.
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "../matching.hpp"
 #include "common.hpp"
+#include "scipy_blas.hpp"
 
 #include <pybind11/stl.h>
 
@@ -44,6 +50,7 @@ py::dict result_dict(const mt::BlossomResult& r) {
 
 using i32arr = py::array_t<std::int32_t, py::array::c_style | py::array::forcecast>;
 using i64arr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+using f64arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
 py::dict sparse(std::int32_t n, const i32arr& eu, const i32arr& ev, const i64arr& w, py::object progress,
                 const std::optional<i64arr>& y0, const std::optional<i32arr>& mate0) {
@@ -67,27 +74,176 @@ py::dict sparse(std::int32_t n, const i32arr& eu, const i32arr& ev, const i64arr
     const auto control = make_control(std::move(progress));
     // Safe without the GIL: the arrays are owned by this frame and only read.
     mt::BlossomResult r =
-        run_without_gil(*control, [&] { return mt::min_weight_perfect_matching(n, m, pu, pv, pw, control.get(), pwarm); });
+        run_without_gil(*control, [&] { return mt::min_weight_perfect_matching(n, m, pu, pv, pw, *control, pwarm); });
     return result_dict(r);
 }
 
-template <class T>
-py::dict dense(const py::array_t<T>& D, double scale, bool ghost, int k, py::object progress) {
-    if (D.ndim() != 2 || D.shape(0) != D.shape(1)) throw std::invalid_argument("D must be square");
-    const auto n = static_cast<std::int32_t>(D.shape(0));
-    const T* data = D.data();
-    const std::ptrdiff_t rs = element_stride<T>(D, 0), cs = element_stride<T>(D, 1);
-    const auto control = make_control(std::move(progress));
-    mt::DenseStats stats;
-    // Safe without the GIL: D is kept alive by the caller and only read.
-    mt::BlossomResult r = run_without_gil(*control, [&] {
-        return mt::dense_min_weight_perfect_matching<T>(data, n, rs, cs, scale, ghost, k, control.get(), &stats);
-    });
-    py::dict d = result_dict(r);
-    d["rounds"] = stats.rounds;
-    d["edges"] = stats.edges;
-    d["extra_pairs"] = stats.extra_pairs;
+mt::Gemm gemm_pointers() {
+    const ScipyBlas b = scipy_blas();
+    mt::Gemm g;
+    g.sgemm = reinterpret_cast<mt::GemmFn<float>>(b.sgemm);
+    g.dgemm = reinterpret_cast<mt::GemmFn<double>>(b.dgemm);
+    g.set_threads_local = b.set_threads_local;
+    return g;
+}
+
+// The complete-graph solve on a provider, packaged for Python (real duals).
+py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Control& control) {
+    mt::CompleteOptions opt;
+    opt.k = k;
+    opt.ghost = ghost;
+    opt.n_threads = n_threads;
+    mt::CompleteStats stats;
+    mt::CompleteResult res =
+        run_without_gil(control, [&] { return mt::complete_min_weight_perfect_matching(D, opt, control, &stats); });
+    const mt::BlossomResult& r = res.blossom;
+    py::dict d;
+    d["mate"] = to_array(r.mate);
+    py::array_t<double> y(static_cast<py::ssize_t>(r.y.size())), z(static_cast<py::ssize_t>(r.z.size()));
+    for (std::size_t i = 0; i < r.y.size(); ++i) y.mutable_data()[i] = static_cast<double>(r.y[i]) * res.unit;
+    for (std::size_t i = 0; i < r.z.size(); ++i) z.mutable_data()[i] = static_cast<double>(r.z[i]) * res.unit;
+    d["y"] = y;
+    d["z"] = z;
+    d["parent"] = to_array(r.parent);
+    d["cost"] = res.cost;
+    d["resolution"] = res.resolution;
+    d["max_distance"] = res.max_distance;
+    py::dict s = stats_dict(stats.last);
+    s["rounds"] = stats.rounds;
+    s["passes"] = stats.passes;
+    s["edges"] = stats.edges;
+    s["extra_pairs"] = stats.extra_pairs;
+    s["seconds_neighbours"] = stats.seconds_neighbours;
+    s["seconds_solve"] = stats.seconds_solve;
+    s["seconds_pricing"] = stats.seconds_pricing;
+    d["stats"] = s;
     return d;
+}
+
+template <class T>
+py::dict dense(const py::array_t<T>& D, double max_distance, int k, int n_threads, py::object progress) {
+    if (D.ndim() != 2 || D.shape(0) != D.shape(1) || D.shape(0) < 2) throw std::invalid_argument("D must be square, N >= 2");
+    if (!(max_distance >= 0)) throw std::invalid_argument("max_distance must be >= 0");
+    const auto n = static_cast<std::int32_t>(D.shape(0));
+    const mt::DenseDistances<T> provider(D.data(), n, element_stride<T>(D, 0), element_stride<T>(D, 1), max_distance);
+    const auto control = make_control(std::move(progress));
+    // Safe without the GIL: D is kept alive by the caller and only read.
+    return complete(provider, n % 2 == 1, k, n_threads, *control);
+}
+
+py::dict points(const f64arr& X, bool squared, int k, int n_threads, py::object progress) {
+    if (X.ndim() != 2 || X.shape(0) < 2) throw std::invalid_argument("X must be 2-D with N >= 2 rows");
+    const auto n = static_cast<std::int32_t>(X.shape(0));
+    const mt::EuclideanDistances provider(X.data(), n, X.shape(1), squared, gemm_pointers());
+    const auto control = make_control(std::move(progress));
+    return complete(provider, n % 2 == 1, k, n_threads, *control);
+}
+
+py::dict certify(const mt::Distances& D, const f64arr& y, const i32arr& parent, const f64arr& z, const i32arr& mate,
+                 int n_threads, Control& control) {
+    const std::int32_t n = D.size();
+    const auto nv = static_cast<std::int32_t>(y.size());
+    if (nv != n && nv != n + 1) throw std::invalid_argument("y needs N or N + 1 entries");
+    if (mate.size() != nv || parent.size() != y.size() + z.size())
+        throw std::invalid_argument("mate needs len(y) entries and parent len(y) + len(z)");
+    std::vector<std::int32_t> par(parent.data(), parent.data() + parent.size());
+    for (std::int32_t p : par)
+        if (p < -1 || p >= static_cast<std::int32_t>(par.size())) throw std::invalid_argument("bad blossom parent");
+    for (py::ssize_t i = 0; i < mate.size(); ++i)
+        if (mate.data()[i] < 0 || mate.data()[i] >= nv) throw std::invalid_argument("mate out of range");
+    const double *py_ = y.data(), *pz = z.data();
+    const std::int32_t* pm = mate.data();
+    mt::Certificate c = run_without_gil(control, [&] {
+        return mt::certificate(D, nv == n + 1, py_, par, pz, pm, n_threads, control);
+    });
+    py::dict d;
+    d["max_violation"] = c.max_violation;
+    d["max_violation_bound"] = c.max_violation_bound;
+    d["lowering"] = c.lowering;
+    d["max_matched_slack"] = c.max_matched_slack;
+    d["min_z"] = c.min_z;
+    d["dual_objective"] = c.dual_objective;
+    d["cost"] = c.cost;
+    d["error_bound"] = c.error_bound;
+    d["magnitude"] = c.magnitude;
+    d["complete"] = c.complete;
+    return d;
+}
+
+template <class T>
+py::dict certificate_dense(const py::array_t<T>& D, const f64arr& y, const i32arr& parent, const f64arr& z,
+                           const i32arr& mate, int n_threads, py::object progress) {
+    if (D.ndim() != 2 || D.shape(0) != D.shape(1)) throw std::invalid_argument("D must be square");
+    const mt::DenseDistances<T> provider(D.data(), static_cast<std::int32_t>(D.shape(0)), element_stride<T>(D, 0),
+                                         element_stride<T>(D, 1), 0.0);  // the certificate needs no bound
+    const auto control = make_control(std::move(progress));
+    return certify(provider, y, parent, z, mate, n_threads, *control);
+}
+
+py::dict certificate_points(const f64arr& X, bool squared, const f64arr& y, const i32arr& parent, const f64arr& z,
+                            const i32arr& mate, int n_threads, py::object progress) {
+    if (X.ndim() != 2) throw std::invalid_argument("X must be 2-D");
+    const mt::EuclideanDistances provider(X.data(), static_cast<std::int32_t>(X.shape(0)), X.shape(1), squared,
+                                          gemm_pointers());
+    const auto control = make_control(std::move(progress));
+    return certify(provider, y, parent, z, mate, n_threads, *control);
+}
+
+py::array_t<std::int64_t> crossmatch_batch(const py::array_t<double, py::array::c_style>& full,
+                                           const py::array_t<std::int64_t, py::array::c_style>& draws,
+                                           const py::array_t<std::int8_t, py::array::c_style>& z, int k,
+                                           int n_threads, py::object progress) {
+    if (full.ndim() != 2 || full.shape(0) != full.shape(1)) throw std::invalid_argument("full must be square");
+    if (draws.ndim() != 2 || z.ndim() != 1 || draws.shape(1) != z.shape(0))
+        throw std::invalid_argument("draws must be (n_draws, m) with m = len(z)");
+    const std::int64_t p = full.shape(0), n_draws = draws.shape(0);
+    const auto m = static_cast<std::int32_t>(draws.shape(1));
+    if (m < 2) throw std::invalid_argument("draws need at least 2 points");
+    const std::int64_t* pd = draws.data();
+    for (py::ssize_t i = 0; i < draws.size(); ++i)
+        if (pd[i] < 0 || pd[i] >= p) throw std::invalid_argument("draw index out of range");
+    const double* pf = full.data();
+    const std::int8_t* pz = z.data();
+    auto fill = [&](std::int64_t r, double* D) {
+        const std::int64_t* idx = pd + r * m;
+        for (std::int32_t i = 0; i < m; ++i) {
+            const double* row = pf + idx[i] * p;
+            for (std::int32_t j = 0; j < m; ++j) D[static_cast<std::size_t>(i) * m + j] = row[idx[j]];
+        }
+    };
+    const auto control = make_control(std::move(progress));
+    // Safe without the GIL: the arrays are held by the caller and only read.
+    std::vector<std::int64_t> a1 =
+        run_without_gil(*control, [&] { return mt::crossmatch_counts(n_draws, m, pz, k, n_threads, *control, fill); });
+    return to_array(a1);
+}
+
+py::array_t<std::int64_t> crossmatch_stack(const py::array_t<double, py::array::c_style>& Ds,
+                                           const py::array_t<std::int8_t, py::array::c_style>& z, int k,
+                                           int n_threads, py::object progress) {
+    if (Ds.ndim() != 3 || Ds.shape(1) != Ds.shape(2) || Ds.shape(1) != z.shape(0) || Ds.shape(1) < 2)
+        throw std::invalid_argument("Ds must be (n_draws, m, m) with m = len(z) >= 2");
+    const std::int64_t n_draws = Ds.shape(0);
+    const auto m = static_cast<std::int32_t>(Ds.shape(1));
+    const double* pf = Ds.data();
+    const std::int8_t* pz = z.data();
+    const std::size_t mm = static_cast<std::size_t>(m) * m;
+    auto fill = [&](std::int64_t r, double* D) { std::copy(pf + r * mm, pf + (r + 1) * mm, D); };
+    const auto control = make_control(std::move(progress));
+    std::vector<std::int64_t> a1 =
+        run_without_gil(*control, [&] { return mt::crossmatch_counts(n_draws, m, pz, k, n_threads, *control, fill); });
+    return to_array(a1);
+}
+
+py::array_t<double> euclidean_matrix(const f64arr& X, bool squared, int n_threads) {
+    if (X.ndim() != 2) throw std::invalid_argument("X must be 2-D");
+    const auto n = static_cast<std::int32_t>(X.shape(0));
+    const mt::EuclideanDistances provider(X.data(), n, X.shape(1), squared, gemm_pointers(), false);
+    py::array_t<double> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n)});
+    double* po = out.mutable_data();
+    const auto control = make_control();
+    run_without_gil(*control, [&] { provider.matrix(po, n_threads, *control); });
+    return out;
 }
 
 i64arr reduced_costs(const i64arr& y, const i32arr& parent, const i64arr& z, const i32arr& u, const i32arr& v,
@@ -112,48 +268,6 @@ i64arr reduced_costs(const i64arr& y, const i32arr& parent, const i64arr& z, con
     return out;
 }
 
-py::array_t<double> pair_sqdist(const py::array_t<double, py::array::c_style | py::array::forcecast>& X,
-                                const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& u,
-                                const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& v) {
-    if (X.ndim() != 2) throw std::invalid_argument("X must be 2-D");
-    if (u.size() != v.size()) throw std::invalid_argument("u and v differ in length");
-    const std::int64_t n = X.shape(0), d = X.shape(1);
-    for (py::ssize_t i = 0; i < u.size(); ++i)
-        if (u.data()[i] < 0 || u.data()[i] >= n || v.data()[i] < 0 || v.data()[i] >= n)
-            throw std::invalid_argument("row index out of range");
-    py::array_t<double> out(u.size());
-    const double* px = X.data();
-    const std::int64_t *pu = u.data(), *pv = v.data();
-    double* po = out.mutable_data();
-    const auto m = static_cast<std::size_t>(u.size());
-    const auto control = make_control();
-    // Safe without the GIL: all arrays are owned by this frame.
-    run_without_gil(*control, [&] { mt::pair_squared_distances(px, d, m, pu, pv, po); });
-    return out;
-}
-
-py::array_t<std::int64_t> crossmatch_batch(const py::array_t<double, py::array::c_style>& full,
-                                           const py::array_t<std::int64_t, py::array::c_style>& draws,
-                                           const py::array_t<std::int8_t, py::array::c_style>& z, double scale, int k,
-                                           int n_threads, py::object progress) {
-    if (full.ndim() != 2 || full.shape(0) != full.shape(1)) throw std::invalid_argument("full must be square");
-    if (draws.ndim() != 2 || z.ndim() != 1 || draws.shape(1) != z.shape(0))
-        throw std::invalid_argument("draws must be (n_draws, m) with m = len(z)");
-    const std::int64_t p = full.shape(0), n_draws = draws.shape(0);
-    const auto m = static_cast<std::int32_t>(draws.shape(1));
-    if (m % 2) throw std::invalid_argument("the number of drawn points must be even");
-    const std::int64_t* pd = draws.data();
-    for (py::ssize_t i = 0; i < draws.size(); ++i)
-        if (pd[i] < 0 || pd[i] >= p) throw std::invalid_argument("draw index out of range");
-    const double* pf = full.data();
-    const std::int8_t* pz = z.data();
-    const auto control = make_control(std::move(progress));
-    // Safe without the GIL: the arrays are held by the caller and only read.
-    std::vector<std::int64_t> a1 = run_without_gil(*control,
-        [&] { return mt::crossmatch_counts(pf, p, pd, n_draws, m, pz, scale, k, n_threads, control.get()); });
-    return to_array(a1);
-}
-
 }  // namespace
 
 void register_matching(py::module_& m) {
@@ -163,16 +277,30 @@ void register_matching(py::module_& m) {
           py::arg("progress") = py::none(), py::arg("y0") = py::none(), py::arg("mate0") = py::none(),
           "Exact minimum-weight perfect matching on a sparse graph with integer weights\n"
           "(optionally warm-started from duals y0 and a matching mate0 of an earlier solve).");
-    m.def("_mwpm_dense", &dense<double>, py::arg("D"), py::arg("scale"), py::arg("ghost"), py::arg("k"),
+    m.def("_mwpm_dense", &dense<double>, py::arg("D"), py::arg("max_distance"), py::arg("k"), py::arg("n_threads"),
           py::arg("progress") = py::none());
-    m.def("_mwpm_dense", &dense<float>, py::arg("D"), py::arg("scale"), py::arg("ghost"), py::arg("k"),
+    m.def("_mwpm_dense", &dense<float>, py::arg("D"), py::arg("max_distance"), py::arg("k"), py::arg("n_threads"),
           py::arg("progress") = py::none(),
-          "Exact minimum-weight perfect matching on the complete graph of a distance matrix.");
-    m.def("_crossmatch_batch", &crossmatch_batch, py::arg("full"), py::arg("draws"), py::arg("z"), py::arg("scale"),
-          py::arg("k"), py::arg("n_threads"), py::arg("progress") = py::none(),
+          "Exact minimum-weight perfect matching on the complete graph of a distance matrix\n"
+          "(max_distance: the largest entry of D).");
+    m.def("_mwpm_points", &points, py::arg("X"), py::arg("squared"), py::arg("k"), py::arg("n_threads"),
+          py::arg("progress") = py::none(),
+          "Exact minimum-weight perfect matching on the complete Euclidean graph of the rows of X.");
+    m.def("_mwpm_certificate_dense", &certificate_dense<double>, py::arg("D"), py::arg("y"), py::arg("parent"),
+          py::arg("z"), py::arg("mate"), py::arg("n_threads"), py::arg("progress") = py::none());
+    m.def("_mwpm_certificate_dense", &certificate_dense<float>, py::arg("D"), py::arg("y"), py::arg("parent"),
+          py::arg("z"), py::arg("mate"), py::arg("n_threads"), py::arg("progress") = py::none(),
+          "LP dual certificate of a matching against every pair of a distance matrix.");
+    m.def("_mwpm_certificate_points", &certificate_points, py::arg("X"), py::arg("squared"), py::arg("y"),
+          py::arg("parent"), py::arg("z"), py::arg("mate"), py::arg("n_threads"), py::arg("progress") = py::none(),
+          "LP dual certificate of a matching against every pair of Euclidean points.");
+    m.def("_crossmatch_batch", &crossmatch_batch, py::arg("full"), py::arg("draws"), py::arg("z"), py::arg("k"),
+          py::arg("n_threads"), py::arg("progress") = py::none(),
           "Cross-match counts of many subsamples of one pooled distance matrix, in parallel.");
-    m.def("_pair_sqdist", &pair_sqdist, py::arg("X"), py::arg("u"), py::arg("v"),
-          "Squared Euclidean distances of row pairs, in a fixed summation order.");
+    m.def("_crossmatch_stack", &crossmatch_stack, py::arg("Ds"), py::arg("z"), py::arg("k"), py::arg("n_threads"),
+          py::arg("progress") = py::none(), "Cross-match counts of a stack of distance matrices, in parallel.");
+    m.def("_euclidean_matrix", &euclidean_matrix, py::arg("X"), py::arg("squared"), py::arg("n_threads"),
+          "Euclidean distance matrix of the rows of X (BLAS tiles, cancellation-guarded).");
     m.def("_mwpm_reduced_costs", &reduced_costs, py::arg("y"), py::arg("parent"), py::arg("z"), py::arg("u"),
           py::arg("v"), py::arg("w"), "Exact reduced costs of pairs against a blossom dual solution.");
 }

@@ -1,5 +1,7 @@
 #include <pybind11/stl.h>
 
+#include <cmath>
+
 #include "common.hpp"
 #include "dtype_dispatch.hpp"
 #include "paired.hpp"
@@ -8,16 +10,15 @@ namespace pairmetrics::bindings {
 
 namespace {
 
-// Inputs were validated in Python (1-D, same length, finite, min_dist > 0);
-// labels arrive as float64, scores in any real dtype, both possibly strided.
-py::object paired_counts_py(const py::array& scores, const py::array_t<double>& labels, double min_dist,
-                            bool per_sample, int n_threads,
-                            std::size_t few_labels) {
-    const std::size_t n = static_cast<std::size_t>(scores.shape(0));
-    if (scores.ndim() != 1 || labels.ndim() != 1 || static_cast<std::size_t>(labels.shape(0)) != n)
+// Inputs were validated in Python (1-D, same length, finite, min_dist > 0,
+// native byte order, canonical bools); scores and labels arrive in any real
+// dtype, possibly strided, and are read in place.
+py::object paired_counts_py(const py::array& scores, const py::array& labels, double min_dist, bool per_sample,
+                            int n_threads, std::size_t few_labels) {
+    if (scores.ndim() != 1 || labels.ndim() != 1 || scores.shape(0) != labels.shape(0))
         throw py::value_error("scores and labels must be 1-D arrays of the same length");
-    const double* label_data = labels.data();
-    const std::ptrdiff_t label_stride = element_stride<double>(labels);
+    if (!(min_dist > 0) || !std::isfinite(min_dist)) throw py::value_error("min_dist must be finite and > 0");
+    const std::size_t n = static_cast<std::size_t>(scores.shape(0));
 
     py::array_t<std::uint64_t> rankable, tied, incorrect;
     PairedPerSample arrays;
@@ -28,15 +29,20 @@ py::object paired_counts_py(const py::array& scores, const py::array_t<double>& 
         arrays = {rankable.mutable_data(), tied.mutable_data(), incorrect.mutable_data()};
     }
     const auto control = make_control();
-    const PairedCounts counts = dispatch_real_dtype(scores, [&](auto tag) {
-        using Score = typename decltype(tag)::type;
-        const Score* data = static_cast<const Score*>(scores.data());
-        const std::ptrdiff_t stride = element_stride<Score>(scores);
-        // Safe without the GIL: only raw pointers into arrays that the caller
-        // keeps alive are used from here on.
-        return run_without_gil(*control, [&] {
-            return paired_counts(data, stride, label_data, label_stride, n, min_dist,
-                                 per_sample ? &arrays : nullptr, n_threads, few_labels);
+    const PairedCounts counts = dispatch_real_dtype(scores, [&](auto score_tag) {
+        using Score = typename decltype(score_tag)::type;
+        const Score* score_data = static_cast<const Score*>(scores.data());
+        const std::ptrdiff_t score_stride = element_stride<Score>(scores);
+        return dispatch_real_dtype(labels, [&](auto label_tag) {
+            using Label = typename decltype(label_tag)::type;
+            const Label* label_data = static_cast<const Label*>(labels.data());
+            const std::ptrdiff_t label_stride = element_stride<Label>(labels);
+            // Safe without the GIL: only raw pointers into arrays that the
+            // caller keeps alive are used from here on.
+            return run_without_gil(*control, [&] {
+                return paired_counts(score_data, score_stride, label_data, label_stride, n, min_dist, *control,
+                                     per_sample ? &arrays : nullptr, n_threads, few_labels);
+            });
         });
     });
     py::tuple totals = py::make_tuple(counts.rankable, counts.correct, counts.tied, counts.incorrect);
@@ -47,11 +53,11 @@ py::object paired_counts_py(const py::array& scores, const py::array_t<double>& 
 }  // namespace
 
 void register_paired(py::module_& m) {
-    m.def("paired_counts", &paired_counts_py, py::arg("scores"), py::arg("labels").noconvert(),
-          py::arg("min_dist"), py::arg("per_sample") = false, py::arg("n_threads") = 1,
-          py::arg("few_labels") = kDefaultFewLabels,
+    m.def("paired_counts", &paired_counts_py, py::arg("scores"), py::arg("labels"), py::arg("min_dist"),
+          py::arg("per_sample") = false, py::arg("n_threads") = 1, py::arg("few_labels") = kDefaultFewLabels,
           "(rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample "
-          "rankable, tied and incorrect counts. few_labels: most distinct labels for the "
+          "rankable, tied and incorrect counts. Scores and labels of any real dtype, compared "
+          "exactly (integer labels in their own type). few_labels: most distinct labels for the "
           "Fenwick path (0 forces the merge path; for tests).");
 }
 

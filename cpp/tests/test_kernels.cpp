@@ -199,8 +199,9 @@ void paired_case(std::mt19937_64& gen, std::size_t n, int score_levels, int labe
         for (int threads : {1, 3}) {
             std::vector<std::uint64_t> r(n), t(n), w(n);
             PairedPerSample per{r.data(), t.data(), w.data()};
-            const PairedCounts got =
-                paired_counts<Score>(first, -2, label_storage.data(), 3, n, min_dist, &per, threads, few);
+            Control control;
+            const PairedCounts got = paired_counts<Score, double>(first, -2, label_storage.data(), 3, n, min_dist,
+                                                                  control, &per, threads, few);
             CHECK_EQ(got.rankable, want.rankable);
             CHECK_EQ(got.correct, want.correct);
             CHECK_EQ(got.tied, want.tied);
@@ -228,20 +229,41 @@ void test_paired() {
     const std::int64_t big = std::int64_t{1} << 62;
     const std::int64_t scores[] = {big, big + 1, 0};
     const double labels[] = {2.0, 3.0, 1.0};  // correct order: big < big + 1 and 0 lowest
-    PairedCounts c = paired_counts<std::int64_t>(scores, 1, labels, 1, 3, 0.5);
+    Control control;
+    PairedCounts c = paired_counts<std::int64_t, double>(scores, 1, labels, 1, 3, 0.5, control);
     CHECK_EQ(c.rankable, 3u);
     CHECK_EQ(c.correct, 3u);
     CHECK_EQ(c.tied, 0u);
     const std::uint64_t ubig[] = {~std::uint64_t{0}, ~std::uint64_t{0} - 1, 5};
-    c = paired_counts<std::uint64_t>(ubig, 1, labels, 1, 3, 0.5);
+    c = paired_counts<std::uint64_t, double>(ubig, 1, labels, 1, 3, 0.5, control);
     CHECK_EQ(c.correct, 2u);  // (0, 2) and (1, 2); (0, 1) is ordered against its labels
     CHECK_EQ(c.tied, 0u);
     CHECK_EQ(c.incorrect, 1u);
     // min_dist is compared with the label difference taken larger minus smaller.
     const double close[] = {0.1, 0.6};
     const double sc[] = {1.0, 0.0};
-    c = paired_counts<double>(sc, 1, close, 1, 2, 0.5);
+    c = paired_counts<double, double>(sc, 1, close, 1, 2, 0.5, control);
     CHECK_EQ(c.rankable, brute_paired({1.0, 0.0}, {0.1, 0.6}, 0.5).rankable);
+    // Integer labels beyond 2**53 are compared exactly, in their own type.
+    const double s3[] = {1.0, 2.0, 3.0};
+    const std::int64_t wide[] = {big, big + 1, 0};
+    c = paired_counts<double, std::int64_t>(s3, 1, wide, 1, 3, 0.5, control);
+    CHECK_EQ(c.rankable, 3u);
+    CHECK_EQ(c.correct, 1u);
+    const std::uint64_t top[] = {~std::uint64_t{0}, 0, ~std::uint64_t{0} - 1};
+    c = paired_counts<double, std::uint64_t>(s3, 1, top, 1, 3, 18446744073709549568.0, control);  // 2**64 - 2048
+    CHECK_EQ(c.rankable, 2u);  // the differences 2**64 - 1 and 2**64 - 2; not 1
+    c = paired_counts<double, std::uint64_t>(s3, 1, top, 1, 3, 18446744073709551616.0, control);  // 2**64
+    CHECK_EQ(c.rankable, 0u);
+    // A cancelled control stops the kernel.
+    control.cancel();
+    bool stopped = false;
+    try {
+        paired_counts<double, double>(s3, 1, s3, 1, 3, 0.5, control);
+    } catch (const Cancelled&) {
+        stopped = true;
+    }
+    CHECK(stopped);
 }
 
 // --------------------------------------------------------------------------- measures
@@ -541,7 +563,7 @@ void test_matching() {
         std::vector<int> bmate(n, -1);
         const std::int64_t best = brute_matching(w, n, bmate);
         Control control;
-        const auto r = matching::min_weight_perfect_matching(n, ew.size(), eu.data(), ev.data(), ew.data(), &control);
+        const auto r = matching::min_weight_perfect_matching(n, ew.size(), eu.data(), ev.data(), ew.data(), control);
         if (best == std::numeric_limits<std::int64_t>::max()) {
             CHECK(!r.perfect);
             continue;
@@ -558,14 +580,15 @@ void test_matching() {
         matching::WarmStart warm{r.y.data(), r.mate.data()};
         if (r.z.empty()) {
             const auto again =
-                matching::min_weight_perfect_matching(n, ew.size(), eu.data(), ev.data(), ew.data(), nullptr, &warm);
+                matching::min_weight_perfect_matching(n, ew.size(), eu.data(), ev.data(), ew.data(), control, &warm);
             CHECK(again.perfect && matched_weight(w, n, again.mate) == best);
         }
     }
     // Odd vertex count: no perfect matching exists.
     const std::int32_t u3[] = {0, 1, 0}, v3[] = {1, 2, 2};
     const std::int64_t w3[] = {1, 1, 1};
-    CHECK(!matching::min_weight_perfect_matching(3, 3, u3, v3, w3, nullptr).perfect);
+    Control quiet;
+    CHECK(!matching::min_weight_perfect_matching(3, 3, u3, v3, w3, quiet).perfect);
     // max_weight keeps n * 2 * max_weight inside int64.
     for (std::int32_t n : {2, 1000, 1 << 20, std::numeric_limits<std::int32_t>::max() - 1}) {
         const std::int64_t m = matching::max_weight(n);
@@ -595,25 +618,34 @@ void test_matching() {
             for (int j = 0; j < n; ++j) w[i * nv + j] = static_cast<std::int64_t>(std::floor(D[i * n + j] * scale + 0.5));
         std::vector<int> bmate(nv, -1);
         const std::int64_t best = brute_matching(w, nv, bmate);
+        // The complete-graph solve is exact on the real distances: its cost
+        // is the enumerated optimum (at a resolution far below the data's).
+        double best_real = 0;
+        for (int i = 0; i < n; ++i)
+            if (bmate[i] > i && bmate[i] < n) best_real += D[i * n + bmate[i]];
         for (int k : {1, 3, 50}) {
-            matching::DenseStats stats;
+            matching::CompleteOptions opt;
+            opt.k = k;
+            opt.ghost = ghost;
+            opt.n_threads = 1 + k % 2;
             Control control;
-            const auto r = matching::dense_min_weight_perfect_matching<double>(D.data(), n, n, 1, scale, ghost, k,
-                                                                               &control, &stats);
-            CHECK(r.perfect);
-            if (r.perfect) CHECK_EQ(matched_weight(w, nv, r.mate), best);
+            const matching::DenseDistances<double> dd(D.data(), n, n, 1);
+            const auto r = matching::complete_min_weight_perfect_matching(dd, opt, control, nullptr);
+            CHECK(r.blossom.perfect);
+            CHECK(r.cost <= best_real * (1 + 1e-9) + 1e-12);
             std::vector<float> Df(D.begin(), D.end());
-            // float input: weights from the float distances.
-            std::vector<std::int64_t> wf(nv * nv, 0);
-            for (int i = 0; i < n; ++i)
-                for (int j = 0; j < n; ++j)
-                    wf[i * nv + j] = static_cast<std::int64_t>(std::floor(static_cast<double>(Df[i * n + j]) * scale + 0.5));
-            std::vector<int> fm(nv, -1);
-            const std::int64_t fbest = brute_matching(wf, nv, fm);
-            const auto rf = matching::dense_min_weight_perfect_matching<float>(Df.data(), n, n, 1, scale, ghost, k,
-                                                                              nullptr, nullptr);
-            CHECK(rf.perfect);
-            if (rf.perfect) CHECK_EQ(matched_weight(wf, nv, rf.mate), fbest);
+            const matching::DenseDistances<float> df(Df.data(), n, n, 1);
+            const auto rf = matching::complete_min_weight_perfect_matching(df, opt, control, nullptr);
+            CHECK(rf.blossom.perfect);
+            CHECK(rf.cost <= best_real * (1 + 1e-5) + 1e-6);
+            // Its certificate holds on every pair.
+            std::vector<double> y(r.blossom.y.size()), zz(r.blossom.z.size());
+            for (std::size_t t = 0; t < y.size(); ++t) y[t] = static_cast<double>(r.blossom.y[t]) * r.unit;
+            for (std::size_t t = 0; t < zz.size(); ++t) zz[t] = static_cast<double>(r.blossom.z[t]) * r.unit;
+            const auto c = matching::certificate(dd, ghost, y.data(), r.blossom.parent, zz.data(), r.blossom.mate.data(),
+                                                 2, control);
+            CHECK(c.complete && c.min_z >= 0);
+            CHECK(c.cost - c.dual_objective + c.lowering + c.error_bound <= 1e-9 * c.cost + 16 * 2.3e-16 * c.magnitude);
         }
     }
 
@@ -636,49 +668,47 @@ void test_matching() {
     }
     std::vector<std::int8_t> z(m);
     for (int i = 0; i < m; ++i) z[i] = i >= m / 2;
+    auto gather = [&](const std::vector<std::int64_t>& idx) {
+        return [&, &idx = idx](std::int64_t r, double* out) {
+            for (int i = 0; i < m; ++i)
+                for (int j = 0; j < m; ++j) out[i * m + j] = full[idx[r * m + i] * p + idx[r * m + j]];
+        };
+    };
     const double scale = static_cast<double>(matching::max_weight(m) - 16);
     for (int threads : {1, 3}) {
         Control control;
-        const auto counts = matching::crossmatch_counts(full.data(), p, draws.data(), n_draws, m, z.data(), scale, 10,
-                                                        threads, &control);
+        const auto counts = matching::crossmatch_counts(n_draws, m, z.data(), 10, threads, control, gather(draws));
         CHECK_EQ(counts.size(), static_cast<std::size_t>(n_draws));
         for (std::int64_t r = 0; r < n_draws && r < static_cast<std::int64_t>(counts.size()); ++r) {
             std::vector<double> sub(m * m);
             for (int i = 0; i < m; ++i)
                 for (int j = 0; j < m; ++j) sub[i * m + j] = full[draws[r * m + i] * p + draws[r * m + j]];
-            const auto one = matching::dense_min_weight_perfect_matching<double>(sub.data(), m, m, 1, scale, false, 10,
-                                                                                 nullptr, nullptr);
             std::vector<std::int64_t> w(m * m);
             for (int i = 0; i < m * m; ++i) w[i] = static_cast<std::int64_t>(std::floor(sub[i] * scale + 0.5));
             std::vector<int> bm(m, -1);
-            const std::int64_t best = brute_matching(w, m, bm);
-            CHECK_EQ(matched_weight(w, m, one.mate), best);
+            brute_matching(w, m, bm);
             std::int64_t across = 0;
-            for (int i = 0; i < m; ++i) across += one.mate[i] > i && z[i] != z[one.mate[i]];
+            for (int i = 0; i < m; ++i) across += bm[i] > i && z[i] != z[bm[i]];
             // Optimal matchings can differ under ties; with continuous data they do not.
             CHECK_EQ(counts[r], across);
         }
     }
-    // A cancelled control stops a batch with Cancelled (it is checked at
-    // least every 16 subsamples).
+    // A cancelled control stops a batch with Cancelled (checked between draws).
     std::vector<std::int64_t> many(64 * m);
     for (std::size_t i = 0; i < many.size(); ++i) many[i] = draws[i % draws.size()];
     for (int threads : {1, 2}) {
         Control stopped;
         stopped.cancel();
-        CHECK(throws<Cancelled>([&] {
-            matching::crossmatch_counts(full.data(), p, many.data(), 64, m, z.data(), scale, 10, threads, &stopped);
-        }));
+        CHECK(throws<Cancelled>([&] { matching::crossmatch_counts(64, m, z.data(), 10, threads, stopped, gather(many)); }));
     }
 
-    // pair_squared_distances is the same value whatever the batch.
+    // Exact Euclidean distances come from the coordinate differences.
     const double X[] = {0.0, 0.0, 3.0, 4.0, 1.0, 1.0};
-    const std::int64_t u[] = {0, 1, 2}, v[] = {1, 2, 0};
-    double out[3];
-    matching::pair_squared_distances(X, 2, 3, u, v, out);
-    CHECK_EQ(out[0], 25.0);
-    CHECK_EQ(out[1], 13.0);
-    CHECK_EQ(out[2], 2.0);
+    const matching::EuclideanDistances e(X, 3, 2, false, matching::Gemm{});
+    const matching::EuclideanDistances e2(X, 3, 2, true, matching::Gemm{});
+    CHECK_EQ(e(0, 1), 5.0);
+    CHECK_EQ(e2(1, 2), 13.0);
+    CHECK_EQ(e2(2, 0), 2.0);
 }
 
 struct Test {

@@ -2,34 +2,42 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import math
-import numbers
 
 import numpy as np
-from scipy.special import gammaln, logsumexp, ndtr
 
 from . import _core
 from ._dask import dispatch
 from ._matching import (
     _DEFAULT_K,
-    _SAFE_MAX,
-    _SAFE_MIN,
     MatchingResult,
     _check_distance_matrix,
-    _check_k,
     _check_metric,
-    _int_scale,
-    _solve_dense,
-    min_weight_perfect_matching,
+    _check_metric_kwargs,
     _pairwise_distances,
+    _Source,
+    _solve_dense,
+    _solve_points_metric,
 )
+from ._progress import progress_callback
 from ._result import Result
-from ._validation import as_matrix, as_vector, check_finite, check_rng, resolve_n_jobs
+from ._validation import (
+    as_matrix,
+    as_vector,
+    check_choice,
+    check_finite,
+    check_int,
+    check_progress,
+    check_rng,
+    resolve_n_jobs,
+)
 
 # Largest pooled distance matrix crossmatch_resample precomputes (bytes).
 _FULL_MATRIX_BYTES = 512 << 20
+# Distance matrices of subsamples handed to the kernel at once (bytes).
+_STACK_BYTES = 128 << 20
+_ALTERNATIVES = ("less", "greater", "two-sided")
 
 __all__ = [
     "CrossMatchResult",
@@ -40,14 +48,6 @@ __all__ = [
     "crossmatch_null_distribution",
     "crossmatch_resample",
 ]
-
-
-def _check_count(value, name: str, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def _null_support(N: int, n: int):
@@ -62,6 +62,8 @@ def _null_support(N: int, n: int):
 
 def _log_pmf(N: int, n: int, a0, a1, a2):
     """log P(A1 = a1) = log(2^a1 I! / (C(N, n) a0! a1! a2!)), exact at any N."""
+    from scipy.special import gammaln
+
     I = N // 2
     log_choose = gammaln(N + 1) - gammaln(n + 1) - gammaln(N - n + 1)
     return a1 * math.log(2.0) + gammaln(I + 1) - log_choose - gammaln(a0 + 1) - gammaln(a1 + 1) - gammaln(a2 + 1)
@@ -76,15 +78,42 @@ def _moments(N: int, n: int):
     return ea1, va1
 
 
-def _pvalue(N: int, n: int, a1: int) -> float:
-    """P(A1 <= a1) under the null, summed in log space."""
+def _pvalue(N: int, n: int, a1: int, alternative: str = "less") -> float:
+    """Exact null p-value of a1, summed in log space.
+
+    ``less``: P(A1 <= a1) (few cross-matches: the samples differ);
+    ``greater``: P(A1 >= a1); ``two-sided``: the total probability of the
+    values no more likely than a1 (as scipy's ``binomtest``).
+    """
+    from scipy.special import logsumexp
+
     a0, s1, a2 = _null_support(N, n)
     logp = _log_pmf(N, n, a0, s1, a2)
-    below = s1 <= a1
-    if not below.any():
+    if alternative == "less":
+        keep = s1 <= a1
+    elif alternative == "greater":
+        keep = s1 >= a1
+    else:
+        here = logp[s1 == a1]
+        keep = logp <= (here[0] if here.size else -np.inf) + 1e-7
+    if not keep.any():
         return 0.0
     # Normalise by the total (= 1 mathematically) to cancel rounding.
-    return float(min(1.0, math.exp(logsumexp(logp[below]) - logsumexp(logp))))
+    return float(min(1.0, math.exp(logsumexp(logp[keep]) - logsumexp(logp))))
+
+
+def _approx_pvalue(dev, alternative: str):
+    """Normal approximation of the p-value from the standardised a1."""
+    from scipy.special import ndtr
+
+    dev = np.asarray(dev, dtype=np.float64)
+    if alternative == "less":
+        out = ndtr(dev)
+    elif alternative == "greater":
+        out = ndtr(-dev)
+    else:
+        out = np.minimum(1.0, 2 * ndtr(-np.abs(dev)))
+    return out
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -129,9 +158,16 @@ def crossmatch_null_distribution(N: int, n: int) -> CrossMatchNullDistribution:
         Total number of points, even and >= 2.
     n : int
         Size of group 1, ``0 <= n <= N``.
+
+    Returns
+    -------
+    CrossMatchNullDistribution
+        ``a0, a1, a2, pmf, cdf`` over the support, with ``mean`` and ``var``.
     """
-    N = _check_count(N, "N", 2)
-    n = _check_count(n, "n", 0)
+    from scipy.special import logsumexp
+
+    N = check_int(N, "N", low=2)
+    n = check_int(n, "n", low=0)
     if N % 2:
         raise ValueError(f"N must be even (the matched points), got {N}")
     if n > N:
@@ -155,9 +191,10 @@ class CrossMatchResult(Result):
     dev : float
         ``(a1 - Ea1) / sqrt(Va1)``.
     pval : float
-        Exact ``P(A1 <= a1)`` (small a1 means the samples differ).
+        Exact p-value: ``P(A1 <= a1)`` (small a1 means the samples differ),
+        or the other side with ``alternative=`` in :func:`crossmatch_test`.
     approxpval : float
-        Normal approximation ``Phi(dev)``.
+        Normal approximation (``Phi(dev)`` for the default side).
     a0, a2 : int
         Pairs within sample 0 / sample 1.
     N, n : int
@@ -199,18 +236,19 @@ def _stats_from_mate(z: np.ndarray, mate: np.ndarray):
     return a0, a1, a2
 
 
-def _statistics(a0: int, a1: int, a2: int):
+def _statistics(a0: int, a1: int, a2: int, alternative: str = "less"):
     N = 2 * (a0 + a1 + a2)
     n = a1 + 2 * a2
     ea1, va1 = _moments(N, n)
     with np.errstate(divide="ignore", invalid="ignore"):
         dev = float(np.float64(a1 - ea1) / np.sqrt(np.float64(va1)))
-    return dict(a1=a1, Ea1=ea1, Va1=va1, dev=dev, pval=_pvalue(N, n, a1), approxpval=float(ndtr(dev)), a0=a0, a2=a2, N=N, n=n)
+    return dict(a1=a1, Ea1=ea1, Va1=va1, dev=dev, pval=_pvalue(N, n, a1, alternative),
+                approxpval=float(_approx_pvalue(dev, alternative)), a0=a0, a2=a2, N=N, n=n)  # fmt: skip
 
 
-def _result(z: np.ndarray, matching: MatchingResult) -> CrossMatchResult:
+def _result(z: np.ndarray, matching: MatchingResult, alternative: str = "less") -> CrossMatchResult:
     a0, a1, a2 = _stats_from_mate(z, matching.mate)
-    return CrossMatchResult(**_statistics(a0, a1, a2), matching=matching)
+    return CrossMatchResult(**_statistics(a0, a1, a2, alternative), matching=matching)
 
 
 def _check_labels(z, name: str = "z") -> np.ndarray:
@@ -225,7 +263,7 @@ def _check_labels(z, name: str = "z") -> np.ndarray:
     return z
 
 
-def crossmatchtest(z, D, *, k: int = _DEFAULT_K, progress: bool = False) -> CrossMatchResult:
+def crossmatchtest(z, D, *, k: int = _DEFAULT_K, n_jobs=None, progress: bool = False) -> CrossMatchResult:
     """Cross-match test from group labels and a distance matrix (R-compatible form).
 
     Parameters
@@ -234,6 +272,13 @@ def crossmatchtest(z, D, *, k: int = _DEFAULT_K, progress: bool = False) -> Cros
         Group of each point.
     D : array_like, shape (N, N)
         Symmetric distances with a zero diagonal.
+    k : int
+        Start graph size of the matching (speed only, see
+        :func:`min_weight_perfect_matching`).
+    n_jobs : int or None
+        Threads for the matching; None means every usable core.
+    progress : bool
+        Show a progress bar (needs tqdm).
 
     Returns
     -------
@@ -250,11 +295,14 @@ def crossmatchtest(z, D, *, k: int = _DEFAULT_K, progress: bool = False) -> Cros
     R and this exact matching may pick different optimal pairs.
     """
     z = _check_labels(z, "z")
+    source = _Source("D", D)
     D = _check_distance_matrix(D, "D")
     if D.shape[0] != z.shape[0]:
         raise ValueError(f"z and D must describe the same points: len(z) = {z.shape[0]} but D is {D.shape[0]} x {D.shape[1]}")
-    k = _check_k(k)
-    return _result(z, _solve_dense(D, k=k, progress=progress))
+    k = check_int(k, "k", low=1, high=2**31 - 1)
+    resolve_n_jobs(n_jobs)
+    check_progress(progress)
+    return _result(z, _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source))
 
 
 def _as_sample(x, name: str) -> np.ndarray:
@@ -275,8 +323,8 @@ def _pool(x, y):
     return np.concatenate([x.astype(dtype, copy=False), y.astype(dtype, copy=False)]), x.shape[0], y.shape[0]
 
 
-def crossmatch_test(x, y, *, metric="euclidean", k: int = _DEFAULT_K, progress: bool = False,
-                    **metric_kwargs) -> CrossMatchResult:  # fmt: skip
+def crossmatch_test(x, y, *, metric="euclidean", alternative: str = "less", k: int = _DEFAULT_K, n_jobs=None,
+                    progress: bool = False, **metric_kwargs) -> CrossMatchResult:  # fmt: skip
     """Rosenbaum's cross-match test of whether x and y come from one distribution.
 
     The pooled points are paired by an exact minimum-distance perfect
@@ -291,29 +339,58 @@ def crossmatch_test(x, y, *, metric="euclidean", k: int = _DEFAULT_K, progress: 
         Any ``scipy.spatial.distance.cdist`` metric, or ``"rank_mahalanobis"``
         for Rosenbaum's rank-based Mahalanobis distance (see
         :func:`pairmetrics.rank_mahalanobis`).
+    alternative : {'less', 'greater', 'two-sided'}
+        ``'less'`` (default, Rosenbaum's test): the samples differ, so fewer
+        cross-matches than by chance, ``P(A1 <= a1)``. ``'greater'``: more
+        cross-matches than by chance (e.g. paired or over-dispersed designs),
+        ``P(A1 >= a1)``. ``'two-sided'``: the probability of every value no
+        more likely than a1.
+    k : int
+        Start graph size of the matching (speed only).
+    n_jobs : int or None
+        Threads for the matching; None means every usable core.
+    progress : bool
+        Show a progress bar (needs tqdm).
+    **metric_kwargs
+        ``p``, ``w``, ``V`` or ``VI`` for the cdist metrics that take them;
+        any other keyword raises TypeError.
 
     Returns
     -------
     CrossMatchResult
-        See :func:`crossmatchtest`; group 0 is x and group 1 is y.
+        See :func:`crossmatchtest`; group 0 is x and group 1 is y. ``pval``
+        and ``approxpval`` are for ``alternative``.
     """
     _check_metric(metric)
+    _check_metric_kwargs(metric, metric_kwargs, "crossmatch_test")
+    alternative = check_choice(alternative, "alternative", _ALTERNATIVES)
+    k = check_int(k, "k", low=1, high=2**31 - 1)
+    resolve_n_jobs(n_jobs)
+    check_progress(progress)
     X, n, m = _pool(x, y)
     if n + m < 2:
         raise ValueError("x and y together need at least 2 points (N >= 2)")
-    k = _check_k(k)
     z = np.repeat(np.array([0, 1], dtype=np.int8), [n, m])
-    matching = min_weight_perfect_matching(points=X, metric=metric, k=k, progress=progress, **metric_kwargs)
-    return _result(z, matching)
+    matching = _solve_points_metric(X, metric, metric_kwargs, k=k, n_jobs=n_jobs, progress=progress)
+    return _result(z, matching, alternative)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class CrossMatchResampleResult(Result):
     """Repeated cross-match tests on subsamples (mean a1 and mean p-value).
 
-    ``a1``, ``pval``, ``approxpval`` hold one value per repeat; ``mean_a1``
-    and ``mean_pval`` are their means; ``Ea1``/``Va1`` the null moments for
-    the subsample sizes.
+    Attributes
+    ----------
+    mean_a1, mean_pval : float
+        Means of ``a1`` and ``pval`` over the resamples (also ``.statistic``
+        and ``.pvalue``).
+    Ea1, Va1 : float
+        Null mean and variance of a1 for the subsample sizes.
+    sample_size, n_repeats : int
+        Points drawn from each sample, and the number of resamples (also
+        ``.n_resamples``).
+    a1, pval, approxpval : ndarray
+        One value per resample (p-values for the chosen ``alternative``).
     """
 
     mean_a1: float
@@ -328,88 +405,138 @@ class CrossMatchResampleResult(Result):
 
     _unpack = ("mean_a1", "mean_pval")
 
+    @property
+    def statistic(self) -> float:
+        return self.mean_a1
+
+    @property
+    def pvalue(self) -> float:
+        return self.mean_pval
+
+    @property
+    def n_resamples(self) -> int:
+        return self.n_repeats
+
+
+def _pvalue_table(N: int, n: int, alternative: str):
+    """Support of A1 and the p-value of each of its values, for one side."""
+    null = crossmatch_null_distribution(N, n)
+    pmf = null.pmf
+    if alternative == "less":
+        p = null.cdf
+    elif alternative == "greater":
+        p = np.minimum(np.cumsum(pmf[::-1])[::-1], 1.0)
+    else:
+        order = np.argsort(pmf, kind="stable")
+        total = np.cumsum(pmf[order])
+        upto = np.searchsorted(pmf[order], pmf * (1 + 1e-7), side="right")
+        p = np.minimum(total[upto - 1], 1.0)
+    return null.a1, p
+
 
 @dispatch
-def crossmatch_resample(x, y, sample_size: int = 200, n_repeats: int = 500, rng=None, n_jobs=None, *,
-                        metric="euclidean", k: int = _DEFAULT_K, **metric_kwargs) -> CrossMatchResampleResult:  # fmt: skip
+def crossmatch_resample(x, y, sample_size: int = 200, n_resamples: int = 500, rng=None, n_jobs=None, *,
+                        alternative: str = "less", metric="euclidean", k: int = _DEFAULT_K, progress: bool = False,
+                        n_repeats=None, **metric_kwargs) -> CrossMatchResampleResult:  # fmt: skip
     """Cross-match test on repeated random subsamples of x and y.
 
-    Each repeat draws ``sample_size`` points from x and ``sample_size``
+    Each resample draws ``sample_size`` points from x and ``sample_size``
     from y without replacement, runs the exact cross-match test and records
-    a1 and its p-value; the result reports their means. Repeats run on
-    ``n_jobs`` threads (the matching releases the GIL); the draws come from
-    one generator in order, so results do not depend on ``n_jobs``.
+    a1 and its p-value; the result reports their means. Resamples are solved
+    in C++ on ``n_jobs`` threads, each at its own integer scale; the draws
+    come from one generator in order, so results do not depend on
+    ``n_jobs``.
 
     Parameters
     ----------
+    x, y : array_like, shape (n, d) and (m, d)
+        The two samples (1-D input is one feature).
     sample_size : int
         Points drawn from each sample (at most ``min(len(x), len(y))``).
-    n_repeats : int
-        Number of subsamples.
-    rng : None, int or numpy.random.Generator
-        Passed to ``numpy.random.default_rng``.
+    n_resamples : int
+        Number of subsamples (``n_repeats`` is accepted as another name).
+    rng : None, int, numpy.random.Generator, BitGenerator or SeedSequence
+        Source of the draws.
     n_jobs : int or None
-        Threads (scikit-learn convention: None = 1, -1 = all cores).
+        Threads; None means every usable core, -1 all cores.
+    alternative : {'less', 'greater', 'two-sided'}
+        Side of each p-value (see :func:`crossmatch_test`).
+    metric : str or callable
+        As in :func:`crossmatch_test`. Metrics that estimate a scale from
+        their data (``rank_mahalanobis``, ``mahalanobis``, ``seuclidean``)
+        are computed on each subsample; others once on the pool when it fits
+        in memory.
+    k : int
+        Start graph size of the matching (speed only).
+    progress : bool
+        Show a progress bar (needs tqdm).
+    **metric_kwargs
+        ``p``, ``w``, ``V`` or ``VI`` for the cdist metrics that take them.
+
+    Returns
+    -------
+    CrossMatchResampleResult
+        ``mean_a1`` and ``mean_pval`` (also ``.statistic``, ``.pvalue``) and
+        the per-resample ``a1``, ``pval``, ``approxpval``.
     """
     _check_metric(metric)
+    _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
+    alternative = check_choice(alternative, "alternative", _ALTERNATIVES)
+    if n_repeats is not None:
+        if n_resamples != 500:
+            raise TypeError("give n_resamples or n_repeats (another name of it), not both")
+        n_resamples = check_int(n_repeats, "n_repeats", low=1)
+    n_resamples = check_int(n_resamples, "n_resamples", low=1)
+    sample_size = check_int(sample_size, "sample_size", low=1)
+    k = check_int(k, "k", low=1, high=2**31 - 1)
+    threads = resolve_n_jobs(n_jobs)
+    check_progress(progress)
+    gen = check_rng(rng)
     X, n, m = _pool(x, y)
-    sample_size = _check_count(sample_size, "sample_size", 1)
-    n_repeats = _check_count(n_repeats, "n_repeats", 1)
     if sample_size > min(n, m):
         raise ValueError(f"sample_size must be <= min(len(x), len(y)) = {min(n, m)}, got {sample_size}")
-    k = _check_k(k)
-    threads = resolve_n_jobs(n_jobs)
-    gen = check_rng(rng)
     # Sorted draws: the order of points does not matter to the test, and
     # sorted indices gather from the pooled matrix with far fewer cache misses.
-    draws = [
+    draws = np.stack([
         np.concatenate([np.sort(gen.choice(n, sample_size, replace=False)),
                         n + np.sort(gen.choice(m, sample_size, replace=False))])
-        for _ in range(n_repeats)
-    ]  # fmt: skip
+        for _ in range(n_resamples)
+    ])  # fmt: skip
     N = 2 * sample_size
     z = np.repeat(np.array([0, 1], dtype=np.int8), [sample_size, sample_size])
     # Metrics that estimate a scale from the data they are given depend on
     # the subsample; every other metric can be computed once on the pool.
     per_subsample = metric in ("rank_mahalanobis", "mahalanobis", "seuclidean")
     pool_bytes = (n + m) ** 2 * 8
-    if not per_subsample and pool_bytes <= _FULL_MATRIX_BYTES and n_repeats * N * N >= (n + m) ** 2:
-        # One pooled matrix (one BLAS pass for Euclidean), then every
-        # subsample is gathered and solved in C++ on `threads` threads.
-        full = np.ascontiguousarray(_pairwise_distances(X, metric, **metric_kwargs), dtype=np.float64)
-        top = float(full.max())
-        if top > 0 and not (_SAFE_MIN <= top <= _SAFE_MAX):
-            full /= top  # a1 does not depend on the unit
-        scale = _int_scale(float(full.max()), N)
-        a1 = _core._crossmatch_batch(full, np.stack(draws), z, scale, k, threads)
-    else:
-        a1 = np.empty(n_repeats, dtype=np.int64)
-
-        def one(r):
-            P = X[draws[r]]
-            D = _pairwise_distances(P, metric, **metric_kwargs)
-            a1[r] = _stats_from_mate(z, _solve_dense(D, k=k, progress=False).mate)[1]
-
-        if threads == 1:
-            for r in range(n_repeats):
-                one(r)
+    with progress_callback(progress, "cross-match resamples") as cb:
+        if not per_subsample and pool_bytes <= _FULL_MATRIX_BYTES and n_resamples * N * N >= (n + m) ** 2:
+            # One pooled matrix, then every subsample is gathered and solved
+            # in C++ (each at its own scale).
+            full = np.ascontiguousarray(_pairwise_distances(X, metric, **metric_kwargs), dtype=np.float64)
+            a1 = _core._crossmatch_batch(full, draws, z, k, threads, cb)
         else:
-            with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-                list(pool.map(one, range(n_repeats)))
+            # Distance matrices of a chunk of subsamples, solved in C++.
+            chunk = max(1, _STACK_BYTES // (N * N * 8))
+            parts = []
+            for lo in range(0, n_resamples, chunk):
+                Ds = np.stack([_pairwise_distances(X[d], metric, **metric_kwargs) for d in draws[lo : lo + chunk]])
+                parts.append(_core._crossmatch_stack(np.ascontiguousarray(Ds, dtype=np.float64), z, k, threads, None))
+                if cb is not None:
+                    cb(min(n_resamples, lo + chunk), n_resamples)
+            a1 = np.concatenate(parts)
     # The null law depends only on the sizes: p-values by table lookup.
-    null = crossmatch_null_distribution(N, sample_size)
-    where = np.searchsorted(null.a1, a1)
-    pval = null.cdf[where]
+    support, table = _pvalue_table(N, sample_size, alternative)
+    pval = table[np.searchsorted(support, a1)]
     ea1, va1 = _moments(N, sample_size)
     with np.errstate(divide="ignore", invalid="ignore"):
-        approx = ndtr((a1 - ea1) / np.sqrt(va1))
+        approx = _approx_pvalue((a1 - ea1) / np.sqrt(va1), alternative)
     return CrossMatchResampleResult(
         mean_a1=float(a1.mean()),
         mean_pval=float(pval.mean()),
         Ea1=ea1,
         Va1=va1,
         sample_size=sample_size,
-        n_repeats=n_repeats,
+        n_repeats=n_resamples,
         a1=a1,
         pval=pval,
         approxpval=approx,

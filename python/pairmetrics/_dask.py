@@ -1231,26 +1231,46 @@ def _cm_report(block):
 
 
 def _cm_repeat(xs, ys, dtype, metric, k, metric_kwargs):
-    """a1 of the cross-match test on one subsample (rows of x, then rows of y)."""
-    from ._crossmatch import _stats_from_mate
-    from ._matching import _pairwise_distances, _solve_dense
+    """a1 of the cross-match test on one subsample (rows of x, then rows of y), by the in-memory solver."""
+    from . import _core
+    from ._matching import _pairwise_distances
 
     points = np.concatenate([np.asarray(xs, dtype=dtype), np.asarray(ys, dtype=dtype)])
     z = np.repeat(np.array([0, 1], dtype=np.int8), [xs.shape[0], ys.shape[0]])
     D = _pairwise_distances(points, metric, **metric_kwargs)
-    return _stats_from_mate(z, _solve_dense(D, k=k, progress=False).mate)[1]
+    return int(_core._crossmatch_stack(np.ascontiguousarray(D[None], dtype=np.float64), z, k, 1, None)[0])
 
 
-def _dask_crossmatch_resample(x, y, sample_size=200, n_repeats=500, rng=None, n_jobs=None, metric="euclidean",
-                              k=None, metric_kwargs=None):
+def _dask_crossmatch_resample(x, y, sample_size=200, n_resamples=500, rng=None, n_jobs=None, alternative="less",
+                              metric="euclidean", k=None, progress=False, n_repeats=None, metric_kwargs=None):
     from dask import delayed
-    from scipy.special import ndtr
 
-    from ._crossmatch import CrossMatchResampleResult, _check_count, _moments, crossmatch_null_distribution
-    from ._matching import _check_k, _check_metric
+    from ._crossmatch import (
+        _ALTERNATIVES,
+        CrossMatchResampleResult,
+        _approx_pvalue,
+        _check_metric_kwargs,
+        _moments,
+        _pvalue_table,
+    )
+    from ._matching import _check_metric
+    from ._validation import check_choice, check_int, check_progress, check_rng
 
     metric_kwargs = metric_kwargs or {}
     _check_metric(metric)
+    _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
+    alternative = check_choice(alternative, "alternative", _ALTERNATIVES)
+    if n_repeats is not None:
+        if n_resamples != 500:
+            raise TypeError("give n_resamples or n_repeats (another name of it), not both")
+        n_resamples = check_int(n_repeats, "n_repeats", low=1)
+    n_resamples = check_int(n_resamples, "n_resamples", low=1)
+    sample_size = check_int(sample_size, "sample_size", low=1)
+    k = check_int(k, "k", low=1, high=2**31 - 1)
+    if n_jobs is not None:
+        _resolve_threads(n_jobs)
+    progress = check_progress(progress)
+    gen = check_rng(rng)
     X = _cm_sample(x, "x")
     Y = _cm_sample(y, "y")
     for arr, name in ((X, "x"), (Y, "y")):
@@ -1260,29 +1280,23 @@ def _dask_crossmatch_resample(x, y, sample_size=200, n_repeats=500, rng=None, n_
         raise ValueError(f"x and y must have the same dimensionality, got {X.shape[1]} and {Y.shape[1]} columns")
     n, m = X.shape[0], Y.shape[0]
     dtype = np.result_type(X.dtype, Y.dtype, np.float32) if X.dtype.kind == Y.dtype.kind == "f" else np.float64
-    sample_size = _check_count(sample_size, "sample_size", 1)
-    n_repeats = _check_count(n_repeats, "n_repeats", 1)
     if sample_size > min(n, m):
         raise ValueError(f"sample_size must be <= min(len(x), len(y)) = {min(n, m)}, got {sample_size}")
-    k = _check_k(k)
-    if n_jobs is not None:
-        _resolve_threads(n_jobs)
-    gen = np.random.default_rng(rng)
     tasks = []
-    for _ in range(n_repeats):  # the draws of the in-memory call, in its order
+    for _ in range(n_resamples):  # the draws of the in-memory call, in its order
         ix = np.sort(gen.choice(n, sample_size, replace=False))
         iy = np.sort(gen.choice(m, sample_size, replace=False))
         xs = X[ix].rechunk({0: -1}).to_delayed().ravel()[0]
         ys = Y[iy].rechunk({0: -1}).to_delayed().ravel()[0]
         tasks.append(delayed(_cm_repeat, pure=True)(xs, ys, dtype, metric, k, metric_kwargs))
-    a1 = np.array(_compute(*tasks), dtype=np.int64)
+    a1 = np.array(_compute(*tasks, progress=progress), dtype=np.int64)
     N = 2 * sample_size
-    null = crossmatch_null_distribution(N, sample_size)
-    pval = null.cdf[np.searchsorted(null.a1, a1)]
+    support, table = _pvalue_table(N, sample_size, alternative)
+    pval = table[np.searchsorted(support, a1)]
     ea1, va1 = _moments(N, sample_size)
     with np.errstate(divide="ignore", invalid="ignore"):
-        approx = ndtr((a1 - ea1) / np.sqrt(va1))
+        approx = _approx_pvalue((a1 - ea1) / np.sqrt(va1), alternative)
     return CrossMatchResampleResult(
         mean_a1=float(a1.mean()), mean_pval=float(pval.mean()), Ea1=ea1, Va1=va1, sample_size=sample_size,
-        n_repeats=n_repeats, a1=a1, pval=pval, approxpval=approx,
+        n_repeats=n_resamples, a1=a1, pval=pval, approxpval=approx,
     )

@@ -8,7 +8,6 @@ import warnings
 from typing import Optional
 
 import numpy as np
-from scipy import stats
 
 from . import _core
 from ._dask import dispatch
@@ -19,9 +18,11 @@ __all__ = ["paired_eval", "paired_evaluation", "compare_paired", "PairedEvaluati
 
 _SEMANTICS = """
     A pair of samples (i, j) is *rankable* when its labels differ by at least
-    ``min_dist``: ``max(label_i, label_j) - min(label_i, label_j) >= min_dist``,
-    computed in double precision (exact for integer labels below 2**53 and for
-    float32 labels). A rankable pair is *correct* when the sample with the
+    ``min_dist``: ``max(label_i, label_j) - min(label_i, label_j) >= min_dist``.
+    Integer and bool labels are compared exactly in their own type (int64 and
+    uint64 of any magnitude, no conversion to float); float labels as
+    pairedeval does, the difference computed in double precision. Scores of
+    every dtype are compared exactly. A rankable pair is *correct* when the sample with the
     larger label has the strictly larger score, *tied* when the two scores are
     equal, and *incorrect* otherwise. Tied pairs are never counted as correct,
     and no count depends on the order of the input."""
@@ -34,8 +35,9 @@ def _prepare(scores, labels, min_dist, scores_name="scores"):
     check_finite(scores, scores_name)
     check_finite(labels, "labels")
     min_dist = check_positive_finite(min_dist, "min_dist")
-    # Differences are taken in float64: bool/uint8 labels cannot wrap around.
-    return scores, labels.astype(np.float64, copy=False), min_dist
+    # Both arrays go to the kernel in their own dtype (no copy): integer labels
+    # are compared exactly there, whatever their size and signedness.
+    return scores, labels, min_dist
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -58,6 +60,8 @@ class ConfidenceInterval(Result):
 
 def _normal_interval(estimate, variance, confidence_level, low, high):
     """``estimate -+ z * sqrt(variance)`` clipped to [low, high]."""
+    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
+
     level = check_real(confidence_level, "confidence_level", low=0, high=1, low_open=True, high_open=True)
     if not (math.isfinite(estimate) and math.isfinite(variance)):
         return ConfidenceInterval(math.nan, math.nan, level)
@@ -182,8 +186,11 @@ def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
         0.5 suits integer labels (binary, ordinal); for real-valued labels use
         the expected measurement noise.
     n_jobs : int, optional
-        Threads for the merge passes (scikit-learn semantics; None is one).
-        Counts never depend on it.
+        Threads for the sorts and merge passes: None uses every core this
+        process may use (CPU affinity, cgroup quota, lowered by the
+        environment variable ``PAIRMETRICS_NUM_THREADS``), ``-1`` too, ``k``
+        at most ``k`` (scikit-learn semantics). Inputs below about 10**5 samples run
+        on one thread. Counts never depend on it.
 
     Returns
     -------
@@ -206,7 +213,8 @@ def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
     >>> pe.paired_eval([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
     (4, 3)
     """
-    result = paired_evaluation(scores, labels, min_dist, n_jobs=n_jobs, warn=False)
+    # Counts only: no per-sample pass for a variance nobody reads.
+    result = paired_evaluation(scores, labels, min_dist, n_jobs=n_jobs, warn=False, variance=False)
     return result.n_rankable, result.n_correct
 
 
@@ -253,7 +261,8 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, v
     min_dist : float, default 0.5
         Labels must differ by at least this much for a pair to be rankable.
     n_jobs : int, optional
-        Threads (scikit-learn semantics); results never depend on it.
+        Threads, as in :func:`paired_eval` (None: every usable core); results
+        never depend on it.
     warn : bool, default True
         Warn when nothing is rankable (``auc`` is then NaN).
     variance : bool, optional
@@ -380,7 +389,8 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None):
     min_dist : float, default 0.5
         Labels must differ by at least this much for a pair to be rankable.
     n_jobs : int, optional
-        Threads (scikit-learn semantics); results never depend on it.
+        Threads, as in :func:`paired_eval` (None: every usable core); results
+        never depend on it.
 
     Returns
     -------
@@ -403,6 +413,8 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None):
     ``result.confidence_interval()`` gives an interval for ``auc_difference``
     that is exactly DeLong's for binary labels (per-class ddof 1).
     """
+    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
+
     scores_a, labels_f, min_dist = _prepare(scores_a, labels, min_dist, "scores_a")
     scores_b, _, _ = _prepare(scores_b, labels, min_dist, "scores_b")
     threads = resolve_n_jobs(n_jobs)

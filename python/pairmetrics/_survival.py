@@ -76,10 +76,15 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
         observed = np.ones(times.shape[0], dtype=np.uint8)
         events_float = None
     else:
-        events_float = _float_vector(event_observed, "event_observed").ravel()
-        if events_float.shape != times.shape:
+        flags = np.asarray(event_observed)
+        if flags.dtype.kind in "biu":  # no NaN possible: skip lifelines' float copy
+            events_float = None
+            flags = flags.ravel()
+        else:
+            events_float = flags = _float_vector(event_observed, "event_observed").ravel()
+        if flags.shape != times.shape:
             raise ValueError("Observed events must be 1-dimensional of same length as event times")
-        observed = (events_float != 0).view(np.uint8)
+        observed = (flags != 0).view(np.uint8)
     for arr in (times, scores, events_float):
         if arr is not None and np.isnan(arr).any():
             raise ValueError("NaNs detected in inputs, please correct or drop.")

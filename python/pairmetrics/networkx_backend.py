@@ -454,11 +454,12 @@ def _exact_min_perfect(k, lu, lv, costs):
         if not r["perfect"]:
             raise RuntimeError("exact re-solve lost the perfect matching (internal error)")
         return r["mate"].astype(np.int64)
-    # Too wide for int64: networkx's blossom algorithm in exact rational arithmetic.
-    top = max(shifted) + 1
+    # Too wide for int64: networkx's blossom algorithm on Python integers (exact;
+    # it would turn Fractions into floats when halving slacks).
+    top = max(nums) + 1
     H = nx.Graph()
     H.add_nodes_from(range(k))
-    for a, b, c in zip(lu.tolist(), lv.tolist(), shifted):
+    for a, b, c in zip(lu.tolist(), lv.tolist(), nums):
         H.add_edge(a, b, weight=top - c)
     mate = np.full(k, -1, dtype=np.int64)
     for a, b in nx.max_weight_matching(H, maxcardinality=True, weight="weight", backend="networkx"):

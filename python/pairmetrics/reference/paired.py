@@ -3,7 +3,8 @@ of the O(n log n) procedure described by the ``pairedeval`` package.
 
 A pair (i, j) is rankable when the larger label minus the smaller is at least
 ``min_dist``; it is correct when the scores order it the same way (strictly),
-tied when the scores are equal, incorrect otherwise.
+tied when the scores are equal, incorrect otherwise. Integer (and bool) labels
+are subtracted exactly, as Python integers; float labels in double precision.
 """
 
 from __future__ import annotations
@@ -15,14 +16,25 @@ import numpy as np
 __all__ = ["pair_counts", "per_sample_counts", "pairedeval_procedure", "concordance_variance"]
 
 
-def _gap(a: float, b: float) -> float:
-    """Larger minus smaller, in double precision."""
+def _label(value):
+    """A label as Python sees it exactly: int for integers and bools, float otherwise."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return float(value)
+
+
+def _gap(a, b):
+    """Larger minus smaller: exact for integers, in double precision for floats."""
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b) - min(a, b)
     return float(max(a, b)) - float(min(a, b))
 
 
 def pair_counts(scores, labels, min_dist=0.5):
     """(rankable, correct, tied, incorrect) by looking at every pair."""
-    scores, labels = list(scores), [float(v) for v in labels]
+    scores, labels = list(scores), [_label(v) for v in labels]
     rankable = correct = tied = 0
     for i in range(len(scores)):
         for j in range(i + 1, len(scores)):
@@ -42,7 +54,7 @@ def per_sample_counts(scores, labels, min_dist=0.5):
     are tied and how many incorrect."""
     n = len(scores)
     rankable, tied, incorrect = [0] * n, [0] * n, [0] * n
-    labels = [float(v) for v in labels]
+    labels = [_label(v) for v in labels]
     for i in range(n):
         for j in range(n):
             if i == j or _gap(labels[i], labels[j]) < min_dist:
@@ -113,7 +125,7 @@ def concordance_variance(scores_a, scores_b, labels, min_dist=0.5):
     Var(C) = n / (n - 1) * sum_i g_i**2 / R**2, and likewise the covariance
     of two models. Returns (C_a, C_b, var_a, var_b, cov).
     """
-    labels = [float(v) for v in labels]
+    labels = [_label(v) for v in labels]
     n = len(labels)
     credit = {"a": [[0.0] * n for _ in range(n)], "b": [[0.0] * n for _ in range(n)]}
     rankable = [[False] * n for _ in range(n)]

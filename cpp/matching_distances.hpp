@@ -1,0 +1,132 @@
+// Distances of a complete graph for the matching solver: a dense matrix read
+// in place, or Euclidean points whose N x N matrix is never formed.
+//
+// A provider answers three questions: the exact (float64, deterministic)
+// distance of one pair; for every point its `store` nearest others with a
+// certified lower bound on its distance to every point outside that list;
+// and, for the certificate, every pair whose distance may lie below a given
+// per-point threshold sum. The pricing loop and the certificate in
+// matching.cpp are written once against this interface.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "control.hpp"
+
+namespace pairmetrics::matching {
+
+// BLAS matrix products (Fortran ABI, 32-bit integers), when the caller found
+// one; null pointers select the plain C++ product.
+template <class T>
+using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* alpha, T* a, int* lda, T* b,
+                        int* ldb, T* beta, T* c, int* ldc);
+struct Gemm {
+    GemmFn<float> sgemm = nullptr;
+    GemmFn<double> dgemm = nullptr;
+    int (*set_threads_local)(int) = nullptr;  // per-thread BLAS thread count (OpenBLAS), if known
+};
+
+class Distances {
+  public:
+    virtual ~Distances() = default;
+    virtual std::int32_t size() const = 0;
+    // Exact distance of points i and j (0 for i == j); symmetric.
+    virtual double operator()(std::int32_t i, std::int32_t j) const = 0;
+    // An upper bound of every distance.
+    virtual double max_distance() const = 0;
+    // Relative error bound of operator() against the distance of the input.
+    virtual double relative_error() const = 0;
+    // For every point i: cand[i * store .. +store) its `store` nearest other
+    // points (any order; ties broken arbitrarily) and bound[i] <= its distance
+    // to every point outside that list (+inf when the list holds them all).
+    virtual void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
+                         Control& control) const = 0;
+    // How many neighbours per point the solver should keep for pricing:
+    // more where they are cheap and the duals reach far (few dimensions).
+    virtual std::int32_t store_hint() const { return 96; }
+    // Calls visit(i, j) for every pair i < j whose distance may be
+    // < a[i] + a[j] (a superset: the caller checks each pair exactly), from
+    // several threads at once (visit must be thread safe).
+    using PairVisitor = std::function<void(std::int32_t, std::int32_t)>;
+    virtual void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const = 0;
+};
+
+// An n x n matrix read in place through strides (exactly symmetric, zero diagonal).
+template <class T>
+class DenseDistances final : public Distances {
+  public:
+    // max_distance < 0: found here (O(n^2)); callers that know it pass it.
+    DenseDistances(const T* D, std::int32_t n, std::ptrdiff_t row_stride, std::ptrdiff_t col_stride,
+                   double max_distance = -1);
+    std::int32_t size() const override { return n_; }
+    double operator()(std::int32_t i, std::int32_t j) const override {
+        return static_cast<double>(D_[i * rs_ + j * cs_]);
+    }
+    double max_distance() const override { return max_; }
+    double relative_error() const override { return 0.0; }
+    void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
+                 Control& control) const override;
+    void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
+
+  private:
+    const T* D_;
+    std::int32_t n_;
+    std::ptrdiff_t rs_, cs_;
+    double max_ = 0;
+};
+
+// Euclidean (or squared Euclidean) distances of the rows of a row-major
+// n x d float64 matrix. Exact distances come from the coordinate
+// differences; neighbour search and screening use tiles of a matrix product
+// of centred coordinates (float32 when d is large enough for it to pay) with
+// a bound on their rounding error, so nothing they skip can be wrong.
+class EuclideanDistances final : public Distances {
+  public:
+    // single_ok: float32 tiles allowed (neighbour search and screening only
+    // need bounds; the matrix below always uses float64 tiles).
+    EuclideanDistances(const double* X, std::int32_t n, std::int64_t d, bool squared, const Gemm& gemm,
+                       bool single_ok = true);
+    std::int32_t size() const override { return n_; }
+    double operator()(std::int32_t i, std::int32_t j) const override;
+    double max_distance() const override { return max_; }
+    double relative_error() const override { return (static_cast<double>(d_) + 4) * 1.1102230246251565e-16; }
+    void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
+                 Control& control) const override;
+    void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
+
+    // The full n x n matrix (row-major): float64 tiles, and every entry whose
+    // tile value could have lost more than ~1e-12 relative accuracy to
+    // cancellation (near or duplicated points) recomputed from the
+    // coordinate differences, so each entry is within ~1e-12 of operator().
+    void matrix(double* out, int n_threads, Control& control) const;
+
+    std::int32_t store_hint() const override { return d_ <= 4 ? 256 : 96; }
+
+  private:
+    template <class T>
+    double list_and_bound(std::vector<std::pair<T, std::int32_t>>& buf, std::int32_t store, std::int32_t i,
+                          std::int32_t* cand) const;
+    template <class T>
+    void nearest_impl(const T* xc, GemmFn<T> gemm, std::int32_t store, std::int32_t* cand, double* bound,
+                      int n_threads, Control& control) const;
+    template <class First, class F>
+    void for_tiles(int n_threads, Control& control, First&& first_col, F&& visit) const;
+
+    const double* X_;
+    std::int32_t n_;
+    std::int64_t d_;
+    bool squared_;
+    Gemm gemm_;
+    bool single_ = false;          // tiles in float32
+    std::vector<double> xc64_;     // centred coordinates (float64 tiles)
+    std::vector<float> xc32_;      // centred coordinates (float32 tiles)
+    std::vector<double> sq_;       // squared norms of the centred rows (as stored)
+    double sq_max_ = 0, unit_err_ = 0, max_ = 0;
+    double tile_scale_ = 1;        // tiles see coordinates times this power of two
+};
+
+}  // namespace pairmetrics::matching
