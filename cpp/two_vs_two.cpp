@@ -373,6 +373,15 @@ std::vector<TilePair> upper_tiles(std::ptrdiff_t n, std::ptrdiff_t rows, std::pt
     return out;
 }
 
+// Tiles covering the pairs i < split <= j only.
+std::vector<TilePair> block_tiles(std::ptrdiff_t split, std::ptrdiff_t n, std::ptrdiff_t rows, std::ptrdiff_t cols) {
+    std::vector<TilePair> out;
+    for (std::ptrdiff_t i0 = 0; i0 < split; i0 += rows)
+        for (std::ptrdiff_t j0 = split; j0 < n; j0 += cols)
+            out.push_back({i0, std::min(rows, split - i0), j0, std::min(cols, n - j0)});
+    return out;
+}
+
 template <class T>
 std::ptrdiff_t rows_of(const Options& options, std::ptrdiff_t n) {
     if (options.tile_rows > 0) return options.tile_rows;
@@ -530,7 +539,7 @@ std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads, Cont
 
 template <class T>
 Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric, const std::int64_t* perm,
-                    int n_threads, Control* control) {
+                    int n_threads, Control* control, const Reference& reference) {
     if (y.rows != p.rows || y.cols != p.cols) throw std::invalid_argument("y and p must have the same shape");
     const std::ptrdiff_t n = y.rows, d = y.cols;
     auto p_row = [&](std::ptrdiff_t i) { return perm ? static_cast<std::ptrdiff_t>(perm[i]) : i; };
@@ -551,16 +560,23 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
     std::vector<double> centre;
     int shift = 0;
     if (metric == Metric::euclidean || metric == Metric::sqeuclidean) {
-        double big = 0.0;
-        for (std::ptrdiff_t i = 0; i < n; ++i)
-            for (std::ptrdiff_t k = 0; k < d; ++k)
-                big = std::max({big, std::abs(static_cast<double>(y(i, k))), std::abs(static_cast<double>(p(i, k)))});
+        double big = reference.max_abs;
+        if (big < 0.0) {
+            big = 0.0;
+            for (std::ptrdiff_t i = 0; i < n; ++i)
+                for (std::ptrdiff_t k = 0; k < d; ++k)
+                    big = std::max({big, std::abs(static_cast<double>(y(i, k))), std::abs(static_cast<double>(p(i, k)))});
+        }
         shift = euclidean::power_of_two_shift(big);
-        centre.assign(static_cast<std::size_t>(d), 0.0);
-        for (std::ptrdiff_t i = 0; i < n; ++i)
-            for (std::ptrdiff_t k = 0; k < d; ++k)
-                centre[static_cast<std::size_t>(k)] += std::ldexp(static_cast<double>(y(i, k)), shift);
-        for (double& c : centre) c /= static_cast<double>(n);
+        if (reference.centre != nullptr) {
+            centre.assign(reference.centre, reference.centre + d);
+        } else {
+            centre.assign(static_cast<std::size_t>(d), 0.0);
+            for (std::ptrdiff_t i = 0; i < n; ++i)
+                for (std::ptrdiff_t k = 0; k < d; ++k)
+                    centre[static_cast<std::size_t>(k)] += std::ldexp(static_cast<double>(y(i, k)), shift);
+            for (double& c : centre) c /= static_cast<double>(n);
+        }
     }
     // One factor when it is a normal double, ldexp otherwise (both exact).
     const bool one_factor = shift > -1000 && shift < 1000;
@@ -601,7 +617,9 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
                        Control& control) {
     const Terms<T> terms = make_terms(prep, groups, options);
     const std::ptrdiff_t n = prep.n, d = prep.d;
-    const std::vector<TilePair> tiles = upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
+    const std::vector<TilePair> tiles = options.split > 0
+                                            ? block_tiles(options.split, n, rows_of<T>(options, n), cols_of<T>(options, n))
+                                            : upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
     Accumulator acc(n);
     control.set_total(tiles.size());
     const std::ptrdiff_t largest = tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj;
@@ -780,7 +798,7 @@ void count_permuted(const T* terms_matrix, const T* terms_transposed, const Prep
 #define PAIRMETRICS_INSTANTIATE(T)                                                                               \
     template std::vector<std::int32_t> group_rows<T>(const MatrixView<T>&, int, Control*);                       \
     template Prepared<T> prepare<T>(const MatrixView<T>&, const MatrixView<T>&, Metric, const std::int64_t*, int,  \
-                                    Control*);                                                                    \
+                                    Control*, const Reference&);                                                  \
     template Counts count_all_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const Blas&, Control&); \
     template Counts count_listed_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const std::int64_t*, \
                                           const std::int64_t*, std::size_t, Control&);                           \

@@ -63,6 +63,9 @@ struct Options {
     bool skip_same_target = false;  // pairs="distinct_targets"
     int n_threads = 1;
     std::ptrdiff_t tile_rows = 0, tile_cols = 0;  // 0: default
+    // > 0: count only the pairs i < split <= j (one off-diagonal block of a
+    // larger problem whose rows were split into blocks).
+    std::ptrdiff_t split = 0;
 };
 
 // Group ids of identical rows: group_y[i] == group_y[j] iff y_i == y_j.
@@ -93,9 +96,19 @@ struct Prepared {
     std::vector<T> own;
 };
 
+// The Euclidean metrics scale by a power of two from the largest |coordinate|
+// and shift by the mean scaled target row. Row blocks of a larger problem are
+// prepared exactly as the whole when given both: max_abs (of y and p
+// together) and centre (d values, the mean of the scaled target rows).
+struct Reference {
+    const double* centre = nullptr;
+    double max_abs = -1.0;  // < 0: computed from y and p
+};
+
 template <class T>
 Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric,
-                    const std::int64_t* perm = nullptr, int n_threads = 1, Control* control = nullptr);
+                    const std::int64_t* perm = nullptr, int n_threads = 1, Control* control = nullptr,
+                    const Reference& reference = Reference{});
 
 // All pairs, tile by tile. perm (optional) pairs y_i with p_perm[i].
 template <class T>

@@ -125,7 +125,8 @@ int tile_threads(const tvt::Blas& blas, int n_threads) {
 
 template <class T>
 py::dict all_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups, tvt::Options options,
-                   const std::int64_t* perm, const py::object& progress) {
+                   const std::int64_t* perm, const py::object& progress,
+                   const tvt::Reference& reference = tvt::Reference{}) {
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
     const tvt::Blas blas = scipy_gemm();
     options.n_threads = tile_threads(blas, options.n_threads);
@@ -133,7 +134,7 @@ py::dict all_pairs(const py::array& y, const py::array& p, const tvt::Groups& gr
     // Safe without the GIL: the views, group ids and perm point into arrays
     // that the caller keeps alive, and nothing below touches a Python object.
     tvt::Counts counts = run_without_gil(*control, [&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads, control.get());
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads, control.get(), reference);
         return tvt::count_all_pairs<T>(prep, groups, options, blas, *control);
     });
     return counts_to_python(std::move(counts));
@@ -207,20 +208,35 @@ void register_two_vs_two(py::module_& m) {
         "_two_vs_two_all",
         [](const py::array& y, const py::array& p, const IntArray& gy, const IntArray& gp, const std::string& metric,
            double rtol, bool skip_same_target, int n_threads, const py::object& tile,
-           const py::object& perm, const py::object& progress) {
+           const py::object& perm, const py::object& progress, py::ssize_t split, const py::object& centre,
+           double max_abs) {
             check_matrices(y, p);
             const auto groups = groups_of(gy, gp, y.shape(0));
-            const auto options = options_of(metric, rtol, skip_same_target, n_threads, tile);
+            auto options = options_of(metric, rtol, skip_same_target, n_threads, tile);
+            if (split < 0 || split >= y.shape(0)) throw py::value_error("split must lie in [0, n)");
+            options.split = split;
+            py::array_t<double, py::array::c_style | py::array::forcecast> centre_array;
+            tvt::Reference reference;
+            reference.max_abs = max_abs;
+            if (!centre.is_none()) {
+                centre_array = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(centre);
+                if (!centre_array || centre_array.ndim() != 1 || centre_array.shape(0) != y.shape(1))
+                    throw py::value_error("centre must have one value per column");
+                reference.centre = centre_array.data();
+            }
             IndexArray holder;
             const std::int64_t* pi = perm_of(perm, holder, y.shape(0));
             return dispatch_pair(y, p, [&](auto tag) {
-                return all_pairs<typename decltype(tag)::type>(y, p, groups, options, pi, progress);
+                return all_pairs<typename decltype(tag)::type>(y, p, groups, options, pi, progress, reference);
             });
         },
         py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"), py::arg("metric"), py::arg("rtol"),
         py::arg("skip_same_target"), py::arg("n_threads"), py::arg("tile") = py::none(),
-        py::arg("perm") = py::none(), py::arg("progress") = py::none(),
-        "2 vs 2 counts over all pairs: dict of passed, tied, skipped, sample_passed, sample_tied.");
+        py::arg("perm") = py::none(), py::arg("progress") = py::none(), py::arg("split") = 0,
+        py::arg("centre") = py::none(), py::arg("max_abs") = -1.0,
+        "2 vs 2 counts over all pairs: dict of passed, tied, skipped, sample_passed, sample_tied. split > 0 counts "
+        "only the pairs i < split <= j; centre (the mean scaled target row) and max_abs (largest |coordinate| of "
+        "y and p) prepare a row block of a larger problem as the whole.");
 
     m.def(
         "_two_vs_two_pairs",

@@ -10,6 +10,7 @@ from typing import Optional
 import numpy as np
 
 from . import _core
+from ._dask import dispatch
 from ._result import Result
 from ._validation import as_vector, check_bool, check_finite, check_positive_finite, check_real, check_same_length, resolve_n_jobs
 
@@ -169,6 +170,7 @@ class PairedEvaluation(Result):
         )
 
 
+@dispatch
 def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
     """Count rankable pairs and correctly ranked pairs (drop-in for ``pairedeval``).
 
@@ -248,6 +250,7 @@ def _auc_components(counts, per_sample):
     return credit - evaluation_auc * rankable
 
 
+@dispatch
 def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, variance=None):
     """Pair counts and the concordance (AUC) of one model's scores.
 
@@ -373,6 +376,7 @@ class PairedComparison(Result):
         return _normal_interval(self.auc_difference, self._difference_variance, confidence_level, -1.0, 1.0)
 
 
+@dispatch
 def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None):
     """Compare two models' paired evaluations on one test set.
 

@@ -9,6 +9,7 @@ from typing import Optional, Union
 import numpy as np
 
 from . import _core
+from ._dask import dispatch
 from ._progress import progress_callback
 from ._result import Result
 from ._validation import (
@@ -346,6 +347,7 @@ def _result(setup: _Setup, counts: dict) -> TwoVsTwoResult:
 # public API
 
 
+@dispatch
 def two_vs_two(
     y_true,
     y_pred,
@@ -459,6 +461,7 @@ def two_vs_two(
     return _result(setup, counts)
 
 
+@dispatch
 def two_vs_two_permutation_test(
     y_true,
     y_pred,

@@ -1,0 +1,209 @@
+"""Dask: paired evaluation and the 2 vs 2 test on a local cluster against the in-memory call.
+
+Every case runs on a ``distributed.LocalCluster`` of 2 worker processes with
+one thread each; the data are created on the workers (``dask.array.random``)
+and never pass through the client. The anchor is the in-memory call on the
+same machine (all cores), on the same numbers, in the same run. The client's
+memory growth is its peak resident set during the dask call, sampled every
+10 ms, minus its resident set before.
+
+    python bench/bench_dask.py [--quick] [--paired-n N] [--two-vs-two-n N] [--out-of-core N]
+
+``--out-of-core N`` also writes N float32 predictions and labels to a Parquet
+store under ``bench/.data`` and evaluates them from disk with workers limited
+to 4 GiB each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import threading
+import time
+
+import numpy as np
+
+import pairmetrics as pm
+
+try:  # as part of the installed package (pairmetrics.bench)
+    from ._common import markdown_table, write_results
+except ImportError:  # as a script: python bench/bench_dask.py
+    from _common import markdown_table, write_results
+
+GIB = float(1 << 30)
+
+
+class PeakRSS:
+    """Peak resident set of this process while the block runs (sampled)."""
+
+    def __init__(self, interval=0.01):
+        import psutil
+
+        self.process = psutil.Process()
+        self.interval = interval
+
+    def __enter__(self):
+        self.start = self.peak = self.process.memory_info().rss
+        self.running = True
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+        return self
+
+    def _sample(self):
+        while self.running:
+            self.peak = max(self.peak, self.process.memory_info().rss)
+            time.sleep(self.interval)
+
+    def __exit__(self, *exc):
+        self.running = False
+        self.thread.join()
+        self.peak = max(self.peak, self.process.memory_info().rss)
+
+    @property
+    def growth(self):
+        return self.peak - self.start
+
+
+def _cluster(memory_limit="8GiB"):
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                           memory_limit=memory_limit)  # fmt: skip
+    return cluster, Client(cluster)
+
+
+def paired_case(n: int, chunk: int) -> dict:
+    import dask.array as da
+
+    cluster, client = _cluster()
+    try:
+        rng = da.random.default_rng(0)
+        scores = rng.random(n, chunks=chunk, dtype=np.float32)
+        labels = rng.random(n, chunks=chunk, dtype=np.float32)
+        scores, labels = client.persist([scores, labels])  # created on the workers, kept there
+        distributed_wait(scores, labels)
+        with PeakRSS() as rss:
+            start = time.perf_counter()
+            on_dask = pm.paired_evaluation(scores, labels, 0.1)
+            t_dask = time.perf_counter() - start
+        s, y = scores.compute(), labels.compute()
+    finally:
+        client.close()
+        cluster.close()
+    start = time.perf_counter()
+    in_memory = pm.paired_evaluation(s, y, 0.1)
+    t_memory = time.perf_counter() - start
+    return {
+        "n": n, "chunk": chunk, "dtype": "float32", "labels": "uniform", "min_dist": 0.1,
+        "dask_s": t_dask, "in_memory_s": t_memory, "ratio": t_dask / t_memory,
+        "client_growth_gib": rss.growth / GIB, "equal": on_dask == in_memory, "answer": list(on_dask.asdict().values())[:4],
+    }  # fmt: skip
+
+
+def distributed_wait(*collections):
+    from distributed import wait
+
+    wait(list(collections))
+
+
+def two_vs_two_case(n: int, d: int, chunk: int) -> dict:
+    import dask.array as da
+
+    cluster, client = _cluster()
+    try:
+        rng = da.random.default_rng(1)
+        y = rng.standard_normal((n, d), chunks=(chunk, d), dtype=np.float32)
+        p = (y + rng.standard_normal((n, d), chunks=(chunk, d), dtype=np.float32)).astype(np.float32)
+        y, p = client.persist([y, p])
+        distributed_wait(y, p)
+        with PeakRSS() as rss:
+            start = time.perf_counter()
+            on_dask = pm.two_vs_two(y, p)
+            t_dask = time.perf_counter() - start
+        yy, pp = y.compute(), p.compute()
+    finally:
+        client.close()
+        cluster.close()
+    start = time.perf_counter()
+    in_memory = pm.two_vs_two(yy, pp)
+    t_memory = time.perf_counter() - start
+    return {
+        "n": n, "d": d, "chunk": chunk, "dtype": "float32", "metric": "cosine",
+        "dask_s": t_dask, "in_memory_s": t_memory, "ratio": t_dask / t_memory,
+        "client_growth_gib": rss.growth / GIB, "equal": on_dask == in_memory,
+        "answer": [on_dask.n_passed, on_dask.n_total, on_dask.n_tied],
+    }  # fmt: skip
+
+
+def out_of_core_case(n: int, chunk: int) -> dict:
+    import dask.array as da
+    import dask.dataframe as dd
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".data", f"paired_{n}.parquet")
+    cluster, client = _cluster(memory_limit="4GiB")
+    try:
+        if not os.path.exists(path):
+            rng = da.random.default_rng(2)
+            frame = dd.concat([dd.from_dask_array(rng.random(n, chunks=chunk, dtype=np.float32), columns="score"),
+                               dd.from_dask_array(rng.random(n, chunks=chunk, dtype=np.float32), columns="label")],
+                              axis=1)  # fmt: skip
+            start = time.perf_counter()
+            frame.to_parquet(path)
+            t_write = time.perf_counter() - start
+        else:
+            t_write = None
+        frame = dd.read_parquet(path)
+        with PeakRSS() as rss:
+            start = time.perf_counter()
+            result = pm.paired_evaluation(frame.score, frame.label, 0.1)
+            t_dask = time.perf_counter() - start
+    finally:
+        client.close()
+        cluster.close()
+    return {"n": n, "chunk": chunk, "write_s": t_write, "dask_s": t_dask, "client_growth_gib": rss.growth / GIB,
+            "answer": [result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect]}  # fmt: skip
+
+
+def table(result: dict) -> str:
+    header = ["case", "size", "dask (2 workers)", "in memory (all cores)", "ratio", "client memory growth"]
+    body = []
+    for r in result.get("paired", []):
+        body.append(["paired_evaluation", f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s", f"{r['in_memory_s']:.1f} s",
+                     f"{r['ratio']:.2f}x", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
+    for r in result.get("two_vs_two", []):
+        body.append(["two_vs_two", f"n = {r['n']:.0e}, d = {r['d']}", f"{r['dask_s']:.1f} s",
+                     f"{r['in_memory_s']:.1f} s", f"{r['ratio']:.2f}x", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
+    for r in result.get("out_of_core", []):
+        body.append(["paired_evaluation from Parquet, 4 GiB workers", f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s",
+                     "-", "-", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
+    return markdown_table(header, body)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes only (seconds)")
+    parser.add_argument("--paired-n", type=float, default=1e8)
+    parser.add_argument("--two-vs-two-n", type=float, default=1e5)
+    parser.add_argument("--out-of-core", type=float, default=0)
+    parser.add_argument("--skip", choices=["paired", "two_vs_two"], action="append", default=[])
+    args = parser.parse_args(argv)
+    paired_n = int(1e6 if args.quick else args.paired_n)
+    tvt_n = int(5e3 if args.quick else args.two_vs_two_n)
+    result = {"benchmark": "dask", "quick": args.quick, "workers": 2, "threads_per_worker": 1}
+    if "paired" not in args.skip:
+        result["paired"] = [paired_case(paired_n, min(paired_n, 5_000_000))]
+        print(result["paired"][-1], flush=True)
+    if "two_vs_two" not in args.skip:
+        result["two_vs_two"] = [two_vs_two_case(tvt_n, 300, min(tvt_n, 10_000))]
+        print(result["two_vs_two"][-1], flush=True)
+    if args.out_of_core:
+        result["out_of_core"] = [out_of_core_case(int(args.out_of_core), 10_000_000)]
+        print(result["out_of_core"][-1], flush=True)
+    print(table(result))
+    if not args.quick:
+        print("wrote", write_results("dask", result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1302 @@
+"""Dask collections: the public functions computed on a cluster, with the same numbers.
+
+Every public function that takes arrays is wrapped by :func:`dispatch`: when
+one of its array arguments is a Dask collection (a dask array, a dask
+DataFrame or Series), the call is handed to the function of the same name in
+this module, which builds a task graph that runs the same C++ kernels on
+blocks of the data and reduces small per-block results. Nothing here imports
+dask unless dask is already imported by the caller, so ``import pairmetrics``
+never loads it.
+
+The graphs run on the active ``distributed.Client`` when there is one, or on
+dask's default scheduler otherwise. No step brings the data to the client or
+to a single task: what reaches the client are counts, quantile samples and
+per-sample results the in-memory function also returns. Inside a task the
+kernels use one thread (the workers' threads are the parallelism) unless
+``n_jobs`` is given.
+
+Costs (n samples in B input blocks, P score partitions, d features)
+--------------------------------------------------------------------
+Paired evaluation (exact, for any chunking):
+
+1. One pass reads every block to validate it and sample its scores; the
+   client gets ``2000 P`` sampled scores and picks P - 1 boundaries between
+   distinct score values, so equal scores always share a partition.
+   ``P = max(2 * threads of the cluster, ceil(n / PARTITION_SAMPLES))``.
+2. One shuffle: every block is cut by score range into P pieces (score,
+   label; and the input position for :func:`compare_paired`), B * P pieces
+   in all, each moved once.
+3. The C++ kernel counts the pairs inside each partition: O(n/P log(n/P))
+   work and O(n/P) memory per task.
+4. Pairs between partitions p < q: all scores of p are below those of q, so
+   a rankable pair is correct or incorrect by its labels alone and never
+   tied. A task per pair of partitions counts them from the two sorted
+   label arrays and one exact label threshold per sample
+   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``): P (P - 1) / 2 tasks,
+   (P - 1) / 2 binary-search passes over the labels in all.
+5. :func:`compare_paired` also sends the per-sample (rankable, tied,
+   incorrect) counts back to the input blocks (a second shuffle of n
+   records), keeps them on the workers while the totals give the AUCs, and
+   sums the variance terms block by block.
+
+A score value shared by more than n / P samples makes its partition larger
+than n / P (all its samples must meet in one kernel call).
+
+2 vs 2: the row blocks of ``y_true`` (``y_pred`` is rechunked to match)
+define B (B + 1) / 2 tiles of the upper triangle; a task reads two blocks,
+O((|I| + |J|) d) memory, and runs the C++ tile kernel on the pairs between
+them (|I| |J| d multiply-adds). Counts and per-sample pass rates are reduced
+per block. The Euclidean metrics shift rows by the mean target row summed
+block by block: it can differ from the in-memory mean in the last bit, which
+the tie tolerance absorbs. Each permutation of the permutation test costs
+one such pass (the predictions are permuted on the cluster).
+
+Classic measures and multi-label counts: one pass, per-block sums reduced
+along a tree (float sums equal the in-memory ones up to rounding; counts and
+maxima exactly). Cross-match resampling: one task per repeat, which gathers
+only its ``2 * sample_size`` rows.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import sys
+import warnings
+
+import numpy as np
+
+__all__ = ["dispatch", "any_dask"]
+
+# Paired evaluation: the largest score partition (samples) when the data are
+# split by score; the number of partitions is at least twice the threads of the
+# cluster. Between-partition work grows as (partitions - 1) / 2 passes over the
+# labels, so partitions are kept few and large.
+PARTITION_SAMPLES = 25_000_000
+# Scores sampled per partition to place the partition boundaries.
+SAMPLES_PER_PARTITION = 2000
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def any_dask(*values) -> bool:
+    """True when some value is a Dask collection (without importing dask)."""
+    if "dask" not in sys.modules:
+        return False
+    from dask import is_dask_collection
+
+    return any(is_dask_collection(v) for v in values)
+
+
+def dispatch(func):
+    """Route calls with a Dask collection among the arguments to ``_dask.<name>``.
+
+    The arguments are bound to ``func``'s own signature first, so an unknown
+    keyword raises the same ``TypeError`` for dask input as for numpy input.
+    Without dask imported the wrapper costs one dictionary lookup.
+    """
+    signature = inspect.signature(func)
+    name = func.__name__
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if "dask" in sys.modules and any_dask(*args, *kwargs.values()):
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TypeError(f"{name}() {exc}") from None
+            bound.apply_defaults()
+            return globals()["_dask_" + name](**bound.arguments)
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _da():
+    import dask.array as da
+
+    return da
+
+
+def _compute(*values, progress: bool = False):
+    """``dask.compute`` on the active client (or the default scheduler), with an optional bar."""
+    import dask
+
+    if not progress:
+        return dask.compute(*values)
+    client = _client()
+    if client is not None:
+        from distributed import progress as show
+
+        futures = client.compute(list(values))
+        show(futures)
+        return tuple(client.gather(futures))
+    from dask.diagnostics import ProgressBar
+
+    with ProgressBar():
+        return dask.compute(*values)
+
+
+def _client():
+    try:
+        from distributed import get_client
+
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _cluster_threads() -> int:
+    client = _client()
+    if client is not None:
+        try:
+            return max(1, sum(client.nthreads().values()))
+        except Exception:  # a client without workers yet
+            return 1
+    from ._validation import usable_cores
+
+    return usable_cores()
+
+
+def _to_dask_array(x, name: str):
+    """A dask array from a dask array, DataFrame/Series (lengths computed) or anything numpy accepts."""
+    import dask
+    from dask.array import Array
+
+    da = _da()
+    if isinstance(x, Array):
+        arr = x
+    elif dask.is_dask_collection(x) and hasattr(x, "to_dask_array"):
+        arr = x.to_dask_array(lengths=True)
+    elif dask.is_dask_collection(x):
+        raise TypeError(f"{name} must be a dask array, DataFrame or Series, got {type(x).__name__}")
+    else:
+        from ._validation import as_numeric_array
+
+        arr = da.from_array(as_numeric_array(x, name), chunks=-1)
+    if any(math.isnan(c) for dim in arr.chunks for c in dim):
+        arr = arr.compute_chunk_sizes()
+    return _checked_dtype(arr, name)
+
+
+def _checked_dtype(arr, name: str):
+    """Apply ``as_numeric_array``'s dtype rules: reject non-numbers, widen float16, canonical bools."""
+    from ._validation import as_numeric_array
+
+    kind = arr.dtype.kind
+    if kind == "O":
+        raise TypeError(f"{name} must contain numbers only; a dask array of dtype object is not accepted")
+    if kind not in "biuf":
+        raise TypeError(f"{name} must have a real numeric dtype, got dtype {arr.dtype}")
+    out_dtype = as_numeric_array(np.zeros(1, dtype=arr.dtype), name).dtype
+    return arr.map_blocks(lambda b: as_numeric_array(b, name), dtype=out_dtype)
+
+
+def _vector(x, name: str, min_length: int = 1):
+    arr = _to_dask_array(x, name)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    elif arr.ndim == 0:
+        raise ValueError(f"{name} must be 1-D, got a scalar")
+    elif arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D or of shape (n, 1), got shape {arr.shape}")
+    if arr.shape[0] < min_length:
+        raise ValueError(f"{name} needs at least {min_length} elements, got {arr.shape[0]}")
+    return arr
+
+
+def _align_rows(arrays, names):
+    """Rechunk along rows to the chunks of the first dask-chunked array (one chunk across columns)."""
+    lengths = {a.shape[0] for a in arrays}
+    if len(lengths) > 1:
+        shapes = " and ".join(str(a.shape[0]) for a in arrays)
+        raise ValueError(f"{' and '.join(names)} must have the same length, got {shapes}")
+    reference = max(arrays, key=lambda a: len(a.chunks[0]))
+    rows = reference.chunks[0]
+    out = []
+    for a in arrays:
+        spec = {0: rows}
+        if a.ndim == 2:
+            spec[1] = -1
+        out.append(a.rechunk(spec) if a.chunks[0] != rows or (a.ndim == 2 and len(a.chunks[1]) > 1) else a)
+    return out
+
+
+def _offsets(chunks):
+    return np.concatenate([[0], np.cumsum(chunks)]).astype(np.int64)
+
+
+def _first_nonfinite(block):
+    """(count, first local index, 'NaN' or 'infinite values') of the non-finite entries of a float block."""
+    if block.dtype.kind != "f":
+        return 0, -1, ""
+    bad = ~np.isfinite(block.ravel())
+    count = int(np.count_nonzero(bad))
+    if not count:
+        return 0, -1, ""
+    first = int(np.argmax(bad))
+    return count, first, "NaN" if np.isnan(block.ravel()[first]) else "infinite values"
+
+
+def _raise_nonfinite(reports, name, offsets, row_width=1):
+    """Raise the in-memory message from per-block reports of _first_nonfinite."""
+    total = sum(r[0] for r in reports)
+    if not total:
+        return
+    k = next(i for i, r in enumerate(reports) if r[0])
+    first = offsets[k] * row_width + reports[k][1]
+    raise ValueError(f"{name} contains {reports[k][2]} (first at flat index {first}, {total} non-finite in all)")
+
+
+# --------------------------------------------------------------------------- paired evaluation
+
+
+def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
+    """The smallest double t with fl(t - y) >= min_dist, per entry (inf if none).
+
+    Rounded subtraction is monotone, so {x : fl(x - y) >= min_dist} = {x >= t}
+    exactly: counting labels >= t gives the kernel's rankable test bit for bit.
+    Usually t = fl(y + min_dist); otherwise (near zero, or where the sum
+    rounds the wrong way) a bisection over the ordered doubles finds it.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = y + min_dist
+        for _ in range(3):  # usually one ulp off, if at all
+            low = (t - y) < min_dist
+            if not low.any():
+                break
+            t[low] = np.nextafter(t[low], np.inf)
+        for _ in range(3):
+            below = np.nextafter(t, -np.inf)
+            fits = (below - y) >= min_dist
+            if not fits.any():
+                break
+            t[fits] = below[fits]
+        done = ((t - y) >= min_dist) & ((np.nextafter(t, -np.inf) - y) < min_dist)
+        if not done.all():
+            bad = ~done
+            t[bad] = _bisect_up(y[bad], min_dist)
+    return t
+
+
+def _ordered(x):
+    """Doubles as int64 keys in the same order (-0.0 and 0.0 share a key)."""
+    bits = x.view(np.int64)
+    return np.where(bits < 0, -(bits & np.int64(0x7FFFFFFFFFFFFFFF)), bits)
+
+
+def _unordered(key):
+    sign = np.int64(-0x8000000000000000)
+    return np.where(key < 0, (-key) | sign, key).view(np.float64)
+
+
+def _bisect_up(y, min_dist):
+    """Smallest t with fl(t - y) >= min_dist by bisection on the ordered keys (64 steps at most)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        high_value = np.maximum(y + 2 * min_dist, np.nextafter(y, np.inf))
+        lo, hi = _ordered(y.copy()), _ordered(high_value)  # fl(y - y) = 0 < min_dist; hi satisfies
+        while True:
+            open_ = hi - 1 > lo  # hi - lo can exceed the int64 range
+            if not open_.any():
+                return _unordered(hi)
+            mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
+            fits = (_unordered(mid) - y) >= min_dist
+            hi = np.where(open_ & fits, mid, hi)
+            lo = np.where(open_ & ~fits, mid, lo)
+
+
+def _paired_sample(scores, labels, size, seed):
+    """Validation reports and a random sample of the scores of one block."""
+    report = (_first_nonfinite(scores), _first_nonfinite(labels))
+    if labels.size and not report[1][0]:  # smallest and largest label and their counts (variance factors)
+        low, high = labels.min(), labels.max()
+        report += ((float(low), int(np.count_nonzero(labels == low)), float(high), int(np.count_nonzero(labels == high))),)
+    rng = np.random.default_rng(seed)
+    take = rng.choice(scores.shape[0], size=min(size, scores.shape[0]), replace=False)
+    return report, np.asarray(scores[take], dtype=np.float64)
+
+
+def _paired_split(scores, labels, offset, bounds, per_sample):
+    """Split one block by score range: the pieces of every partition, in block order."""
+    labels = np.asarray(labels, dtype=np.float64)
+    if not bounds.size:
+        pieces = [(scores, labels, np.arange(scores.shape[0], dtype=np.int64) + offset)]
+    elif bounds.size < 16:  # few partitions: one masked copy each beats a sort
+        part = np.searchsorted(bounds, scores, side="right").astype(np.uint8)
+        pieces = []
+        for k in range(bounds.size + 1):
+            mask = part == k
+            index = np.flatnonzero(mask) + offset if per_sample else None
+            pieces.append((scores[mask], labels[mask], index))
+    else:
+        part = np.searchsorted(bounds, scores, side="right")
+        order = np.argsort(part, kind="stable")
+        cuts = np.cumsum(np.bincount(part, minlength=bounds.size + 1))[:-1]
+        index = np.split(order.astype(np.int64) + offset, cuts) if per_sample else [None] * (bounds.size + 1)
+        pieces = list(zip(np.split(scores[order], cuts), np.split(labels[order], cuts), index))
+    if per_sample:
+        return tuple(pieces)
+    return tuple((s, y) for s, y, _ in pieces)
+
+
+def _paired_partition(min_dist, per_sample, n_threads, *pieces):
+    """Within-partition counts by the C++ kernel, per-sample arrays, and the partition's sorted labels.
+
+    Three outputs, so that a task needing the counts does not receive the arrays.
+    """
+    from . import _core
+
+    kept = [p for p in pieces if p[0].size] or list(pieces[:1])
+    order = None
+    scores = np.concatenate([p[0] for p in kept])
+    labels = np.concatenate([p[1] for p in kept])
+    if scores.size >= 2:
+        counts = _core.paired_counts(scores, labels, min_dist, per_sample, n_threads)
+    else:
+        zero = np.zeros(scores.size, np.uint64)
+        counts = ((0, 0, 0, 0), zero, zero, zero) if per_sample else (0, 0, 0, 0)
+    if per_sample:
+        index = np.concatenate([p[2] for p in kept])
+        order = np.argsort(labels, kind="stable")
+        sorted_labels = labels[order]
+        totals, rankable, tied, incorrect = counts
+        counts = tuple(int(c) for c in totals)
+        arrays = (index, rankable.astype(np.int64), tied.astype(np.int64), incorrect.astype(np.int64), order)
+    else:
+        sorted_labels = np.sort(labels)
+        order = None
+        counts, arrays = tuple(int(c) for c in counts), None
+    # fl(y_i - y_j) >= min_dist  <=>  y_i >= up(y_j), and up() is nondecreasing: the
+    # thresholds of sorted labels are sorted too.
+    return counts, arrays, (sorted_labels, _threshold_up(sorted_labels, min_dist))
+
+
+def _paired_between(low, high, per_sample):
+    """Pairs (i in the lower-score partition, j in the higher one): (correct, incorrect) and per-sample counts.
+
+    All scores of ``low`` are below those of ``high``: a rankable pair is
+    incorrect when the label of i is the larger, correct otherwise, never tied.
+    """
+    y_low, up_low = low
+    y_high, up_high = high
+    if not y_low.size or not y_high.size:
+        if per_sample:
+            z_low, z_high = np.zeros(y_low.size, np.int64), np.zeros(y_high.size, np.int64)
+            return (0, 0), (z_low, z_low, z_high, z_high)
+        return (0, 0), None
+    # incorrect: y_i >= up(y_j), i in low, j in high; correct: y_j >= up(y_i)
+    incorrect_j = y_low.size - np.searchsorted(y_low, up_high, side="left")
+    correct_i = y_high.size - np.searchsorted(y_high, up_low, side="left")
+    totals = (int(correct_i.sum()), int(incorrect_j.sum()))
+    if not per_sample:
+        return totals, None
+    incorrect_i = np.searchsorted(up_high, y_low, side="right")  # j with up(y_j) <= y_i
+    correct_j = np.searchsorted(up_low, y_high, side="right")  # i with up(y_i) <= y_j
+    return totals, (incorrect_i + correct_i, incorrect_i, incorrect_j + correct_j, incorrect_j)
+
+
+def _sum_arrays(*arrays):
+    total = arrays[0].copy()
+    for a in arrays[1:]:
+        total += a
+    return total
+
+
+def _paired_finish(within, between_rankable, between_incorrect, n_chunks_offsets):
+    """Per-sample (rankable, tied, incorrect) of one partition, split by the original block they came from."""
+    index, rankable, tied, incorrect, order = within
+    rankable = rankable.copy()
+    incorrect = incorrect.copy()
+    # between-partition counts are in sorted-label order
+    rankable[order] += between_rankable
+    incorrect[order] += between_incorrect
+    block = np.searchsorted(n_chunks_offsets, index, side="right") - 1
+    sort = np.argsort(block, kind="stable")
+    cuts = np.cumsum(np.bincount(block, minlength=n_chunks_offsets.size - 1))[:-1]
+    return tuple(zip(*(np.split(a[sort], cuts) for a in (index, rankable, tied, incorrect))))
+
+
+def _paired_assemble(offset, size, *pieces):
+    """The per-sample arrays of one original block, in input order."""
+    out = np.zeros((3, size), dtype=np.int64)
+    for index, rankable, tied, incorrect in pieces:
+        local = index - offset
+        out[0, local] = rankable
+        out[1, local] = tied
+        out[2, local] = incorrect
+    return out
+
+
+def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="scores"):
+    """Delayed totals (rankable, correct, tied, incorrect) and, with per_sample, one delayed
+    (3, block) array of per-sample (rankable, tied, incorrect) per block of the input."""
+    from dask import delayed
+
+    n = scores.shape[0]
+    n_threads = 1 if n_jobs is None else _resolve_threads(n_jobs)
+    blocks_s = scores.to_delayed().ravel()
+    blocks_y = labels.to_delayed().ravel()
+    offsets = _offsets(scores.chunks[0])
+
+    # 1. validation reports and a sample of the scores -> partition boundaries
+    n_parts = max(2 * _cluster_threads(), math.ceil(n / PARTITION_SAMPLES))
+    n_parts = max(1, min(n_parts, n // 2 or 1))
+    per_block = math.ceil(SAMPLES_PER_PARTITION * n_parts / len(blocks_s))
+    sampled = [delayed(_paired_sample, pure=True)(s, y, per_block, k) for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]
+    results = _compute(*sampled)
+    _raise_nonfinite([r[0][0] for r in results], scores_name, offsets)
+    _raise_nonfinite([r[0][1] for r in results], "labels", offsets)
+    ranges = [r[0][2] for r in results if len(r[0]) > 2]  # empty blocks have none
+    low = min(r[0] for r in ranges)
+    high = max(r[2] for r in ranges)
+    n_low = sum(r[1] for r in ranges if r[0] == low)
+    n_high = sum(r[3] for r in ranges if r[2] == high)
+    label_range = (low, n_low, high, n_high)
+    sample = np.sort(np.concatenate([r[1] for r in results]))
+    picks = sample[(np.arange(1, n_parts) * sample.size) // n_parts] if sample.size else sample
+    bounds = np.unique(picks)
+    n_parts = bounds.size + 1
+
+    # 2. split every block by score range; partition k gathers its pieces
+    split = [delayed(_paired_split, nout=n_parts, pure=True)(s, y, offsets[k], bounds, per_sample)
+             for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]  # fmt: skip
+    parts = []
+    for k in range(n_parts):
+        counts, arrays, labels_k = delayed(_paired_partition, nout=3, pure=True)(
+            min_dist, per_sample, n_threads, *[pieces[k] for pieces in split])
+        parts.append((counts, labels_k, arrays))
+
+    # 3. pairs of partitions p < q from their sorted labels
+    between = {}
+    for p in range(n_parts):
+        for q in range(p + 1, n_parts):
+            between[p, q] = delayed(_paired_between, nout=2, pure=True)(parts[p][1], parts[q][1], per_sample)
+    totals = delayed(_paired_totals, pure=True)([c for c, _, _ in parts], [b[0] for b in between.values()])
+    if not per_sample:
+        return totals, None, label_range
+
+    # 4. per-sample counts: sum over partition pairs, then back to the input blocks
+    back = []
+    for p in range(n_parts):
+        rank_terms, inc_terms = [], []
+        for (a, b), (_, arrays) in between.items():
+            if a == p:
+                rank_terms.append(arrays[0])
+                inc_terms.append(arrays[1])
+            elif b == p:
+                rank_terms.append(arrays[2])
+                inc_terms.append(arrays[3])
+        if rank_terms:
+            rank = _tree(_sum_arrays, rank_terms)
+            inc = _tree(_sum_arrays, inc_terms)
+        else:  # a single partition: nothing between partitions
+            rank = inc = delayed(_zeros_like_partition, pure=True)(parts[p][1])
+        back.append(delayed(_paired_finish, nout=len(blocks_s), pure=True)(parts[p][2], rank, inc, offsets))
+    per_block = [
+        delayed(_paired_assemble, pure=True)(offsets[k], offsets[k + 1] - offsets[k], *[b[k] for b in back])
+        for k in range(len(blocks_s))
+    ]
+    return totals, per_block, label_range
+
+
+def _zeros_like_partition(labels_k):
+    return np.zeros(labels_k[0].size, np.int64)
+
+
+def _tree(func, items, width: int = 8):
+    """Reduce delayed items with ``func(*group)`` along a tree of the given width."""
+    from dask import delayed
+
+    items = list(items)
+    while len(items) > 1:
+        items = [delayed(func, pure=True)(*items[i : i + width]) if len(items[i : i + width]) > 1 else items[i]
+                 for i in range(0, len(items), width)]  # fmt: skip
+    return items[0]
+
+
+def _paired_totals(within, between):
+    rankable, correct, tied, incorrect = (sum(w[i] for w in within) for i in range(4))
+    correct += sum(b[0] for b in between)
+    incorrect += sum(b[1] for b in between)
+    rankable += sum(b[0] + b[1] for b in between)
+    return rankable, correct, tied, incorrect
+
+
+def _resolve_threads(n_jobs):
+    from ._validation import resolve_n_jobs
+
+    return resolve_n_jobs(n_jobs)
+
+
+def _paired_inputs(scores, labels, min_dist, scores_name="scores"):
+    from ._validation import check_positive_finite
+
+    scores = _vector(scores, scores_name, min_length=2)
+    labels = _vector(labels, "labels", min_length=2)
+    if scores.shape[0] != labels.shape[0]:
+        raise ValueError(f"{scores_name} and labels must have the same length, got {scores.shape[0]} and {labels.shape[0]}")
+    min_dist = check_positive_finite(min_dist, "min_dist")
+    scores, labels = _align_rows([scores, labels], [scores_name, "labels"])
+    return scores, labels, min_dist
+
+
+def _dask_paired_eval(scores, labels, min_dist=0.5, n_jobs=None):
+    result = _dask_paired_evaluation(scores, labels, min_dist, n_jobs=n_jobs, warn=False, variance=False)
+    return result.n_rankable, result.n_correct
+
+
+def _factors(labels, label_range, n):
+    """Per-sample variance factors of ``_paired._component_factors`` from the global label range."""
+    low, n_low, high, n_high = label_range
+    if low != high and n_low + n_high == n:
+        def factor(m):
+            return m / (m - 1) if m > 1 else 1.0
+        return np.where(labels == low, factor(n_low), factor(n_high))
+    return np.full(labels.shape[0], n / (n - 1))
+
+
+def _g_sums(labels, label_range, n, aucs, *blocks):
+    """Per block: sums of g_a g_b over the model pairs (a, a), (b, b), (a, b), plain and
+    weighted by the variance factors (g = credit - auc * rankable as in compare_paired)."""
+    g = []
+    for block, auc in zip(blocks, aucs):
+        rankable, tied, incorrect = block
+        credit = (rankable - tied - incorrect).astype(np.float64) + 0.5 * tied
+        g.append(credit - auc * rankable)
+    f = _factors(np.asarray(labels, dtype=np.float64), label_range, n)
+    products = [(0, 0), (1, 1), (0, 1)] if len(g) == 2 else [(0, 0)]
+    return np.array([g[i] @ g[j] for i, j in products] + [f @ (g[i] * g[j]) for i, j in products])
+
+
+def _variance_sums(labels, label_range, aucs, *per_block):
+    """Reduced _g_sums over the blocks (per-sample counts stay on the workers)."""
+    from dask import delayed
+
+    n = labels.shape[0]
+    parts = [delayed(_g_sums, pure=True)(lab, label_range, n, aucs, *blocks)
+             for lab, *blocks in zip(labels.to_delayed().ravel(), *per_block)]  # fmt: skip
+    (sums,) = _compute(_tree(_sum_arrays, parts))
+    return sums
+
+
+def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, variance=None):
+    import dask
+
+    from ._paired import _CHEAP_VARIANCE_SAMPLES, PairedEvaluation
+    from ._validation import check_bool
+
+    scores, labels, min_dist = _paired_inputs(scores, labels, min_dist)
+    n = labels.shape[0]
+    with_variance = n <= _CHEAP_VARIANCE_SAMPLES if variance is None else check_bool(variance, "variance")
+    warn = check_bool(warn, "warn")
+    totals, per_block, label_range = _paired_graph(scores, labels, min_dist, with_variance, n_jobs)
+    if with_variance:
+        totals, per_block = dask.persist(totals, per_block)
+    (rankable, correct, tied, incorrect), = _compute(totals)
+    if rankable == 0 and warn:
+        warnings.warn("no pair of labels is min_dist apart: nothing is rankable, auc is nan", RuntimeWarning, stacklevel=3)
+    var = None
+    if with_variance:
+        var = math.nan
+        if rankable:
+            auc = (correct + 0.5 * tied) / rankable
+            var = float(_variance_sums(labels, label_range, (auc,), per_block)[1]) / float(rankable) ** 2
+    return PairedEvaluation(rankable, correct, tied, incorrect, min_dist, var)
+
+
+def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None):
+    import dask
+    from scipy import stats
+
+    from ._paired import PairedComparison, PairedEvaluation
+
+    a_scores, labels_a, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")
+    b_scores, labels_b, _ = _paired_inputs(scores_b, labels, min_dist, "scores_b")
+    b_scores, labels_b = _align_rows([a_scores, b_scores, labels_b], ["scores_a", "scores_b", "labels"])[1:]
+    totals_a, blocks_a, label_range = _paired_graph(a_scores, labels_a, min_dist, True, n_jobs, "scores_a")
+    totals_b, blocks_b, _ = _paired_graph(b_scores, labels_b, min_dist, True, n_jobs, "scores_b")
+    # Keep the per-sample counts on the workers while the totals give the AUCs.
+    totals_a, totals_b, blocks_a, blocks_b = dask.persist(totals_a, totals_b, blocks_a, blocks_b)
+    counts = _compute(totals_a, totals_b)
+    n_rankable = counts[0][0]
+    n = a_scores.shape[0]
+    if n_rankable:
+        aucs = tuple((c[1] + 0.5 * c[2]) / n_rankable for c in counts)
+        sums = _variance_sums(labels_a, label_range, aucs, blocks_a, blocks_b)
+        scale = 1.0 / float(n_rankable) ** 2
+        ci_var_a, ci_var_b = scale * float(sums[3]), scale * float(sums[4])
+        ci_spread = ci_var_a + ci_var_b - 2 * scale * float(sums[5])
+    else:
+        ci_var_a = ci_var_b = ci_spread = math.nan
+    a, b = PairedEvaluation(*counts[0], min_dist, ci_var_a), PairedEvaluation(*counts[1], min_dist, ci_var_b)
+    table = np.array([[a.n_correct, b.n_correct], [n_rankable - a.n_correct, n_rankable - b.n_correct]], dtype=np.int64)
+    if n_rankable == 0:
+        warnings.warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning, stacklevel=3)
+        nan = math.nan
+        return PairedComparison(a, b, table, nan, nan, nan, nan, nan, nan, nan, nan, nan)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fisher = stats.fisher_exact(table)
+    scale = n / (n - 1) / float(n_rankable) ** 2
+    var_a, var_b, cov = scale * float(sums[0]), scale * float(sums[1]), scale * float(sums[2])
+    difference = a.auc - b.auc
+    spread = max(var_a + var_b - 2 * cov, 0.0)
+    if spread > 0:
+        z = difference / math.sqrt(spread)
+        p = float(2 * stats.norm.sf(abs(z)))
+    else:
+        z, p = (0.0, 1.0) if difference == 0 else (math.copysign(math.inf, difference), 0.0)
+    return PairedComparison(a, b, table, float(fisher.statistic), float(fisher.pvalue), difference, var_a, var_b, cov,
+                            z, p, ci_spread)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- 2 vs 2
+
+
+def _tvt_check_block(y, p, metric, dtype):
+    """Per row block: non-finite reports, rows the metric rejects, largest magnitudes, column sums."""
+    report = {"finite": (_first_nonfinite(y), _first_nonfinite(p))}
+    if report["finite"][0][0] or report["finite"][1][0]:
+        return report
+    y = np.asarray(y, dtype=dtype)
+    p = np.asarray(p, dtype=dtype)
+    bad = []
+    for x in (y, p):
+        if metric == "cosine":
+            rows = np.flatnonzero(~np.any(x != 0, axis=1))
+        elif metric == "correlation":
+            rows = np.flatnonzero(np.all(x == x[:, :1], axis=1))
+        else:
+            rows = np.empty(0, np.intp)
+        bad.append(rows)
+    report["bad"] = bad
+    report["big"] = (float(np.max(np.abs(y))) if y.size else 0.0, float(np.max(np.abs(p))) if p.size else 0.0)
+    return report
+
+
+def _tvt_scaled_sum(y, shift):
+    """Column sums of the target rows scaled by 2**shift (exact scaling), for the Euclidean centre."""
+    return np.ldexp(np.asarray(y, dtype=np.float64), shift).sum(axis=0)
+
+
+def _tvt_validate(reports, offsets, d, metric, dtype):
+    """Raise the errors of the in-memory call, in its order, from the per-block reports."""
+    from ._two_vs_two import _row_list
+
+    for which, name in enumerate(("y_true", "y_pred")):
+        _raise_nonfinite([r["finite"][which] for r in reports], name, offsets, row_width=d)
+    finfo = np.finfo(dtype)
+    for which, name in enumerate(("y_true", "y_pred")):
+        rows = np.concatenate([r["bad"][which] + offsets[k] for k, r in enumerate(reports)])
+        if metric == "cosine":
+            if rows.size:
+                raise ValueError(
+                    f"{name} has all-zero rows {_row_list(rows)}: the cosine distance to a zero vector is undefined")
+            continue
+        if metric == "correlation":
+            if rows.size:
+                raise ValueError(
+                    f"{name} has constant rows {_row_list(rows)}: the correlation distance to a constant vector is undefined")
+            limit = float(finfo.max) / (4.0 * d)
+        else:
+            limit = math.sqrt(float(finfo.max) / (64.0 * d))
+        big = max(r["big"][which] for r in reports)
+        if big > limit:
+            raise ValueError(
+                f"{name} has values up to {big:.3g}, too large for the {metric} metric in {np.dtype(dtype)} "
+                f"(limit {limit:.3g}); rescale the data or pass float64")
+
+
+def _tvt_tile(yi, pi, yj, pj, dtype, metric, rtol, skip_same, n_threads, reference):
+    """Counts of one tile: the pairs inside a row block (yj is None) or between two blocks.
+
+    Returns ((passed, tied, skipped), (sample_passed, sample_tied, same_target) of block I,
+    the same of block J or None).
+    """
+    from . import _core
+
+    diagonal = yj is None
+    y = np.asarray(yi if diagonal else np.concatenate([yi, yj]), dtype=dtype)
+    p = np.asarray(pi if diagonal else np.concatenate([pi, pj]), dtype=dtype)
+    ni = yi.shape[0]
+    n = y.shape[0]
+    if n < 2:
+        zero = np.zeros(n, np.int64)
+        return (0, 0, 0), (zero, zero, zero), None
+    gy = _core._row_groups(y, n_threads)
+    gp = _core._row_groups(p, n_threads)
+    centre, max_abs = reference
+    counts = _core._two_vs_two_all(y, p, gy, gp, metric, rtol, skip_same, n_threads, None, None, None,
+                                   split=0 if diagonal else ni, centre=centre, max_abs=max_abs)
+    passed, tied, skipped = counts["passed"], counts["tied"], counts["skipped"]
+    sp, st = counts["sample_passed"], counts["sample_tied"]
+    same = np.zeros(n, np.int64)
+    if skip_same:
+        if diagonal:
+            same = np.bincount(gy, minlength=n)[gy] - 1
+        else:
+            same[:ni] = np.bincount(gy[ni:], minlength=n)[gy[:ni]]
+            same[ni:] = np.bincount(gy[:ni], minlength=n)[gy[ni:]]
+    totals = (int(passed), int(tied), int(skipped))
+    if diagonal:
+        return totals, (sp, st, same), None
+    return totals, (sp[:ni], st[:ni], same[:ni]), (sp[ni:], st[ni:], same[ni:])
+
+
+def _tvt_totals(*totals):
+    return tuple(sum(t[i] for t in totals) for i in range(3))
+
+
+def _tvt_sum_triples(*triples):
+    return tuple(_sum_arrays(*[t[i] for t in triples]) for i in range(3))
+
+
+def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
+    """Validated, row-aligned dask arrays and the resolved options (one pass over the data)."""
+    from ._two_vs_two import METRICS, TIES, _resolve_rtol
+    from ._validation import check_choice
+
+    metric = check_choice(metric, "metric", METRICS)
+    y = _to_dask_array(y_true, "y_true")
+    p = _to_dask_array(y_pred, "y_pred")
+    for x, name in ((y, "y_true"), (p, "y_pred")):
+        if x.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {x.shape}")
+        if x.shape[0] < 2:
+            raise ValueError(f"{name} needs at least 2 rows, got {x.shape[0]}")
+        if x.shape[1] < 1:
+            raise ValueError(f"{name} needs at least 1 columns, got {x.shape[1]}")
+    if y.shape != p.shape:
+        raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
+    y, p = _align_rows([y, p], ["y_true", "y_pred"])
+    dtype = np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
+    ties = check_choice(ties, "ties", TIES)
+    n_threads = 1 if n_jobs is None else _resolve_threads(n_jobs)
+    return y, p, metric, ties, dtype, n_threads
+
+
+def _tvt_setup(y, p, metric, dtype, rtol):
+    """Validate on the cluster; returns (rtol, reference, row offsets, blocks).
+
+    The reference (mean scaled target row, largest |coordinate|) makes every
+    tile prepare its rows as the in-memory call prepares the whole.
+    """
+    from dask import delayed
+
+    from ._two_vs_two import _resolve_rtol
+
+    n, d = y.shape
+    blocks_y, blocks_p = y.to_delayed().ravel(), p.to_delayed().ravel()
+    offsets = _offsets(y.chunks[0])
+    reports = _compute(*[delayed(_tvt_check_block, pure=True)(a, b, metric, dtype) for a, b in zip(blocks_y, blocks_p)])
+    _tvt_validate(reports, offsets, d, metric, dtype)
+    rtol = _resolve_rtol(rtol, dtype, d)
+    reference = (None, -1.0)
+    if metric in ("euclidean", "sqeuclidean"):
+        # the shift of euclidean::power_of_two_shift: the largest coordinate in [1, 2)
+        max_abs = max(max(r["big"]) for r in reports)
+        shift = -(math.frexp(max_abs)[1] - 1) if max_abs > 0 and math.isfinite(max_abs) else 0
+        sums = _compute(*[delayed(_tvt_scaled_sum, pure=True)(b, shift) for b in blocks_y])
+        reference = (np.sum(sums, axis=0) / n, max_abs)
+    return rtol, reference, offsets, blocks_y, blocks_p
+
+
+def _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, reference, per_sample=True):
+    """Delayed totals and per-block (sample_passed, sample_tied, same_target) over the upper triangle of tiles."""
+    from dask import delayed
+
+    n_blocks = len(blocks_y)
+    tiles = {}
+    for i in range(n_blocks):
+        for j in range(i, n_blocks):
+            if i == j:
+                args = (blocks_y[i], blocks_p[i], None, None)
+            else:
+                args = (blocks_y[i], blocks_p[i], blocks_y[j], blocks_p[j])
+            tiles[i, j] = delayed(_tvt_tile, nout=3, pure=True)(*args, dtype, metric, rtol, skip_same, n_threads,
+                                                                 reference)
+    totals = _tree(_tvt_totals, [t[0] for t in tiles.values()])
+    if not per_sample:
+        return totals, None
+    per_block = []
+    for b in range(n_blocks):
+        parts = [t[1] if i == b else t[2] for (i, j), t in tiles.items() if b in (i, j)]
+        per_block.append(_tree(_tvt_sum_triples, parts))
+    return totals, per_block
+
+
+def _tvt_result(n, totals, sample_passed, sample_tied, same, ties, metric, pairs, rtol, first=None, second=None):
+    """A TwoVsTwoResult from reduced counts, as the in-memory call builds it."""
+    from ._two_vs_two import TwoVsTwoResult, _score, _tie_credit
+
+    passed, tied, skipped = (int(v) for v in totals)
+    if first is None:
+        n_pairs = n * (n - 1) // 2 - skipped
+        sample_pairs = np.full(n, n - 1, dtype=np.int64) - same
+    else:
+        n_pairs = first.size - skipped
+        sample_pairs = np.bincount(first, minlength=n) + np.bincount(second, minlength=n)
+    n_passed, n_total = _score(passed, tied, n_pairs, ties)
+    accuracy = n_passed / n_total if n_total else math.nan
+    credit = _tie_credit(ties)
+    s_total = sample_pairs - (sample_tied if ties == "exclude" else 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sample_accuracy = np.where(s_total > 0, (sample_passed + credit * sample_tied) / np.maximum(s_total, 1), np.nan)
+    standard_error = None
+    if first is not None:
+        standard_error = math.nan
+        if n_total > 1:
+            counted_ties = 0 if ties == "exclude" else tied
+            mean_sq = (passed + credit**2 * counted_ties) / n_total
+            var = max(mean_sq - accuracy**2, 0.0) * n_total / (n_total - 1)
+            fpc = 1.0 - first.size / (n * (n - 1) // 2)
+            standard_error = math.sqrt(var / n_total * fpc)
+    if ties != "half":
+        n_passed = int(n_passed)
+    return TwoVsTwoResult(
+        n_passed=n_passed, n_total=int(n_total), accuracy=float(accuracy), n_strict_passed=passed, n_tied=tied,
+        n_pairs=int(n_pairs), standard_error=standard_error, sample_accuracy=sample_accuracy, metric=metric,
+        ties=ties, pairs=pairs, rtol=rtol,
+    )
+
+
+def _tvt_listed(yi, pi, yj, pj, first, second, dtype, metric, rtol, skip_same, n_threads):
+    """Counts of listed pairs (local indices into the rows of I followed by those of J)."""
+    from . import _core
+
+    y = np.asarray(yi if yj is None else np.concatenate([yi, yj]), dtype=dtype)
+    p = np.asarray(pi if pj is None else np.concatenate([pi, pj]), dtype=dtype)
+    gy = _core._row_groups(y, n_threads)
+    gp = _core._row_groups(p, n_threads)
+    counts = _core._two_vs_two_pairs(y, p, gy, gp, first, second, metric, rtol, skip_same, n_threads, None, None)
+    totals = (int(counts["passed"]), int(counts["tied"]), int(counts["skipped"]))
+    return totals, counts["sample_passed"], counts["sample_tied"]
+
+
+def _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, skip_same, n_threads):
+    """Sampled pairs grouped by tile; returns delayed totals and a list of (global rows, delayed counts)."""
+    from dask import delayed
+
+    n = offsets[-1]
+    bi = np.searchsorted(offsets, first, side="right") - 1
+    bj = np.searchsorted(offsets, second, side="right") - 1
+    key = bi * len(blocks_y) + bj
+    order = np.argsort(key, kind="stable")
+    tasks, rows = [], []
+    for k in np.unique(key):
+        sel = order[key[order] == k]
+        i, j = divmod(int(k), len(blocks_y))
+        li = first[sel] - offsets[i]
+        if i == j:
+            lj = second[sel] - offsets[i]
+            local_rows = np.arange(offsets[i], offsets[i + 1])
+            args = (blocks_y[i], blocks_p[i], None, None)
+        else:
+            lj = second[sel] - offsets[j] + (offsets[i + 1] - offsets[i])
+            local_rows = np.r_[np.arange(offsets[i], offsets[i + 1]), np.arange(offsets[j], offsets[j + 1])]
+            args = (blocks_y[i], blocks_p[i], blocks_y[j], blocks_p[j])
+        tasks.append(delayed(_tvt_listed, pure=True)(*args, li, lj, dtype, metric, rtol, skip_same, n_threads))
+        rows.append(local_rows)
+    del n
+    return tasks, rows
+
+
+def _dask_two_vs_two(y_true, y_pred, metric="cosine", ties="fail", pairs="all", rng=None, n_jobs=None,
+                     progress=False, rtol=None):
+    from ._two_vs_two import _resolve_pairs, _sample_pairs
+    from ._validation import check_progress, check_rng
+
+    generator = check_rng(rng)
+    progress = check_progress(progress)
+    y, p, metric, ties, dtype, n_threads = _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs)
+    n = y.shape[0]
+    pairs = _resolve_pairs(pairs, n)
+    rtol, reference, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
+    skip_same = pairs == "distinct_targets"
+    if isinstance(pairs, int):
+        first, second = _sample_pairs(n, pairs, generator)
+        return _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads,
+                                   ties, pairs, progress)
+    totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, reference)
+    totals, *per_block = _compute(totals, *per_block, progress=progress)
+    sample_passed, sample_tied, same = (np.concatenate([b[i] for b in per_block]) for i in range(3))
+    return _tvt_result(n, totals, sample_passed, sample_tied, same, ties, metric, pairs, rtol)
+
+
+def _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads, ties, pairs,
+                        progress, counts_only=False):
+    n = int(offsets[-1])
+    tasks, rows = _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, False, n_threads)
+    results = _compute(*tasks, progress=progress)
+    totals = _tvt_totals(*[r[0] for r in results])
+    if counts_only:
+        return totals
+    sample_passed = np.zeros(n, np.int64)
+    sample_tied = np.zeros(n, np.int64)
+    for (_, sp, st), local_rows in zip(results, rows):
+        np.add.at(sample_passed, local_rows, sp)
+        np.add.at(sample_tied, local_rows, st)
+    return _tvt_result(n, totals, sample_passed, sample_tied, 0, ties, metric, pairs, rtol, first, second)
+
+
+def _dask_two_vs_two_permutation_test(y_true, y_pred, n_permutations=None, n_resamples=None, alternative="greater",
+                                      rng=None, metric="cosine", ties="fail", pairs="all", n_jobs=None,
+                                      progress=False, rtol=None):
+    from ._two_vs_two import (
+        ALTERNATIVES,
+        TwoVsTwoPermutationResult,
+        _exact_score,
+        _resolve_pairs,
+        _resolve_resamples,
+        _sample_pairs,
+    )
+    from ._validation import check_choice, check_progress, check_rng
+
+    n_permutations = _resolve_resamples(n_permutations, n_resamples)
+    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
+    progress = check_progress(progress)
+    generator = check_rng(rng)
+    y, p, metric, ties, dtype, n_threads = _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs)
+    n = y.shape[0]
+    pairs = _resolve_pairs(pairs, n)
+    rtol, reference, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
+    skip_same = pairs == "distinct_targets"
+    first = second = None
+    if isinstance(pairs, int):
+        first, second = _sample_pairs(n, pairs, generator)
+        observed = _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads,
+                                       ties, pairs, False)
+    else:
+        totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, reference)
+        totals, *per_block = _compute(totals, *per_block)
+        sample_passed, sample_tied, same = (np.concatenate([b[i] for b in per_block]) for i in range(3))
+        observed = _tvt_result(n, totals, sample_passed, sample_tied, same, ties, metric, pairs, rtol)
+    # The permutations of the in-memory call, drawn in the same order from the same generator.
+    perms = [generator.permutation(n) for _ in range(n_permutations)]
+    rows = y.chunks[0]
+    null_totals = []
+    for perm in perms:
+        # y_i is paired with p_perm[i]: the prediction rows are permuted on the cluster.
+        permuted = p[perm].rechunk({0: rows, 1: -1})
+        blocks_q = permuted.to_delayed().ravel()
+        if first is None:
+            totals, _ = _tvt_graph(blocks_y, blocks_q, dtype, metric, rtol, skip_same, n_threads, reference,
+                                   per_sample=False)
+            null_totals.append(totals)
+        else:
+            tasks, _ = _tvt_sampled(blocks_y, blocks_q, offsets, first, second, dtype, metric, rtol, False, n_threads)
+            null_totals.append(_tree(_tvt_totals, [t[0] for t in tasks]))
+    null_totals = _compute(*null_totals, progress=progress)
+    n_pairs = observed.n_pairs
+    null = np.empty(n_permutations)
+    at_least = at_most = 0
+    obs_num2, obs_den = _exact_score(observed.n_strict_passed, observed.n_tied, n_pairs, ties)
+    for r, (passed, tied, _) in enumerate(null_totals):
+        num2, den = _exact_score(int(passed), int(tied), n_pairs, ties)
+        null[r] = num2 / (2 * den) if den else math.nan
+        if den and obs_den:
+            at_least += num2 * obs_den >= obs_num2 * den
+            at_most += num2 * obs_den <= obs_num2 * den
+    p_greater = (1 + at_least) / (1 + n_permutations)
+    p_less = (1 + at_most) / (1 + n_permutations)
+    pvalue = {"greater": p_greater, "less": p_less, "two-sided": min(1.0, 2 * min(p_greater, p_less))}[alternative]
+    return TwoVsTwoPermutationResult(statistic=observed.accuracy, pvalue=pvalue, null_distribution=null,
+                                     n_permutations=n_permutations, observed=observed, alternative=alternative)
+
+
+# --------------------------------------------------------------------------- classic measures
+
+
+def _measure_pair(y_true, y_pred):
+    """Row-aligned dask arrays of one shape, with the in-memory rules ((n,) against (n, 1) allowed)."""
+    yt = _to_dask_array(y_true, "y_true")
+    yp = _to_dask_array(y_pred, "y_pred")
+    for x, name in ((yt, "y_true"), (yp, "y_pred")):
+        if x.ndim not in (1, 2):
+            raise ValueError(f"{name} must be 1-D (n,) or 2-D (n, t), got shape {x.shape}")
+        if x.size == 0:
+            raise ValueError(f"{name} is empty (shape {x.shape}); the measures need at least one example and target")
+    if yt.shape != yp.shape:
+        if yt.ndim != yp.ndim and yt.shape[0] == yp.shape[0] and yt.size == yp.size == yt.shape[0]:
+            yt, yp = yt.reshape(-1), yp.reshape(-1)
+        else:
+            raise ValueError(f"y_true and y_pred must have the same shape, got {yt.shape} and {yp.shape}")
+    return _align_rows([yt, yp], ["y_true", "y_pred"])
+
+
+_MEASURES = {"zero_one": "zero_one_error", "absolute": "absolute_error", "squares": "sum_squares_error",
+             "worst_case": "worst_case_error"}
+
+
+def _measure_block(measure, yt, yp):
+    """The in-memory measure of one row block, per target column (sums, or maxima for the worst case)."""
+    from . import _measures
+
+    return getattr(_measures, _MEASURES[measure])(yt, yp, per_target=True)
+
+
+def _measure_combine(measure, *values):
+    return np.maximum.reduce(values) if measure == "worst_case" else _sum_arrays(*values)
+
+
+def _measure_dask(y_true, y_pred, per_target, measure):
+    """(n, per-target values or their total as a length-1 array) of one measure, block by block."""
+    from dask import delayed
+
+    from ._validation import check_bool
+
+    yt, yp = _measure_pair(y_true, y_pred)
+    per_target = check_bool(per_target, "per_target")
+    parts = [delayed(_measure_block, pure=True)(measure, a, b)
+             for a, b in zip(yt.to_delayed().ravel(), yp.to_delayed().ravel())]  # fmt: skip
+    (values,) = _compute(_tree(functools.partial(_measure_combine, measure), parts))
+    values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    if not per_target:
+        values = np.array([values.max() if measure == "worst_case" else values.sum()])
+    return yt.shape[0], values
+
+
+def _dask_zero_one_error(y_true, y_pred, average=False, per_target=False):
+    from ._measures import _divide, _output
+
+    n, wrong = _measure_dask(y_true, y_pred, per_target, "zero_one")
+    return _output(_divide(wrong, n, average), per_target)
+
+
+def _dask_absolute_error(y_true, y_pred, average=False, per_target=False):
+    from ._measures import _divide, _output
+
+    n, values = _measure_dask(y_true, y_pred, per_target, "absolute")
+    return _output(_divide(values, n, average), per_target)
+
+
+def _dask_sum_squares_error(y_true, y_pred, average=False, per_target=False):
+    from ._measures import _divide, _output
+
+    n, values = _measure_dask(y_true, y_pred, per_target, "squares")
+    return _output(_divide(values, n, average), per_target)
+
+
+def _dask_rms_error(y_true, y_pred, per_target=False):
+    from ._measures import _output
+
+    n, values = _measure_dask(y_true, y_pred, per_target, "squares")
+    return _output(np.sqrt(values / n), per_target)
+
+
+def _dask_worst_case_error(y_true, y_pred, per_target=False):
+    from ._measures import _output
+
+    _, values = _measure_dask(y_true, y_pred, per_target, "worst_case")
+    return _output(values, per_target)
+
+
+def _log_likelihood_block(yt, yp, eps):
+    from ._measures import _log_likelihood
+
+    return _log_likelihood(yt, yp, True, eps)[1]
+
+
+def _log_likelihood_dask(y_true, y_pred, per_target, eps):
+    from dask import delayed
+
+    from ._measures import _check_eps
+    from ._validation import check_bool
+
+    yt, yp = _measure_pair(y_true, y_pred)
+    per_target = check_bool(per_target, "per_target")
+    _check_eps(eps)
+    parts = [delayed(_log_likelihood_block, pure=True)(a, b, eps)
+             for a, b in zip(yt.to_delayed().ravel(), yp.to_delayed().ravel())]  # fmt: skip
+    (ll,) = _compute(_tree(_sum_arrays, parts))
+    if not per_target:
+        ll = np.array([ll.sum()])
+    return yt.shape[0], ll
+
+
+def _dask_likelihood(y_true, y_pred, per_target=False, eps=None):
+    from ._measures import Likelihood, _output
+
+    _, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
+    ll = _output(ll, per_target)
+    return Likelihood(value=np.exp(ll), log=ll)
+
+
+def _dask_log_likelihood(y_true, y_pred, average=False, per_target=False, eps=None, base=None):
+    from ._measures import _divide, _log_base, _output
+
+    scale = _log_base(base)
+    n, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
+    return _output(_divide(ll / scale, n, average), per_target)
+
+
+def _dask_log_loss(y_true, y_pred, per_target=False, eps=None, base=None):
+    from ._measures import _log_base, _output
+
+    scale = _log_base(base)
+    n, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
+    return _output(-ll / (scale * n) + 0.0, per_target)
+
+
+# --------------------------------------------------------------------------- multi-label counts
+
+
+def _multilabel_block(t, p):
+    from ._multilabel import _counts_dense, _dense_binary
+
+    t = _dense_binary(t, "y_true")
+    p = _dense_binary(p, "y_pred")
+    return _counts_dense(t, p)
+
+
+def _multilabel_combine(*blocks):
+    labels = tuple(_sum_arrays(*[b[0][i] for b in blocks]) for i in range(3))
+    samples = tuple(np.concatenate([b[1][i] for b in blocks]) for i in range(3))
+    return labels, samples
+
+
+def _dask_multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
+    from dask import delayed
+
+    from ._multilabel import MultilabelCounts
+    from ._validation import check_nonnegative_finite
+
+    fp_penalty = check_nonnegative_finite(false_pos, "false_pos")
+    fn_penalty = check_nonnegative_finite(false_neg, "false_neg")
+    t = _to_dask_array(y_true, "y_true")
+    p = _to_dask_array(y_pred, "y_pred")
+    for x, name in ((t, "y_true"), (p, "y_pred")):
+        if x.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {x.shape}")
+    if t.shape != p.shape:
+        raise ValueError(f"y_true and y_pred must have the same shape, got {t.shape} and {p.shape}")
+    n_samples, n_labels = t.shape
+    if n_samples == 0 or n_labels == 0:
+        raise ValueError(f"y_true is empty (shape {t.shape}); need at least one sample and one label")
+    t, p = _align_rows([t, p], ["y_true", "y_pred"])
+    parts = [delayed(_multilabel_block, pure=True)(a, b) for a, b in zip(t.to_delayed().ravel(), p.to_delayed().ravel())]
+    # Per-sample counts are part of the result (n values each); blocks keep their order.
+    (counts,) = _compute(_tree(_multilabel_combine, parts))
+    labels, samples = counts
+
+    def split(counts, size):
+        tp, true, pred = counts
+        fp, fn = pred - tp, true - tp
+        return tp, size - tp - fp - fn, fp, fn
+
+    tp_l, tn_l, fp_l, fn_l = split(labels, n_samples)
+    tp_s, tn_s, fp_s, fn_s = split(samples, n_labels)
+    tp, tn, fp, fn = (np.int64(c.sum()) for c in (tp_l, tn_l, fp_l, fn_l))
+    correct_s = tp_s + tn_s
+    score_s = correct_s - fp_penalty * fp_s - fn_penalty * fn_s
+    n_entries = n_samples * n_labels
+    return MultilabelCounts(
+        tp=tp, tn=tn, fp=fp, fn=fn,
+        tp_per_label=tp_l, tn_per_label=tn_l, fp_per_label=fp_l, fn_per_label=fn_l,
+        tp_per_sample=tp_s, tn_per_sample=tn_s, fp_per_sample=fp_s, fn_per_sample=fn_s,
+        sample_accuracy=correct_s / n_labels,
+        mean_sample_accuracy=np.float64((tp + tn) / n_entries),
+        label_accuracy=(tp_l + tn_l) / n_samples,
+        weighted_score_per_sample=score_s / n_labels,
+        weighted_score=np.float64((tp + tn - fp_penalty * fp - fn_penalty * fn) / n_entries),
+        false_pos=fp_penalty,
+        false_neg=fn_penalty,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- cross-match resampling
+
+
+def _cm_sample(x, name):
+    x = _to_dask_array(x, name)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {x.shape}")
+    if x.shape[0] < 1:
+        raise ValueError(f"{name} needs at least 1 rows, got {x.shape[0]}")
+    if x.shape[1] < 1:
+        raise ValueError(f"{name} needs at least 1 columns, got {x.shape[1]}")
+    return x.rechunk({1: -1})
+
+
+def _cm_report(block):
+    return _first_nonfinite(block)
+
+
+def _cm_repeat(xs, ys, dtype, metric, k, metric_kwargs):
+    """a1 of the cross-match test on one subsample (rows of x, then rows of y), by the in-memory solver."""
+    from . import _core
+    from ._matching import _pairwise_distances
+
+    points = np.concatenate([np.asarray(xs, dtype=dtype), np.asarray(ys, dtype=dtype)])
+    z = np.repeat(np.array([0, 1], dtype=np.int8), [xs.shape[0], ys.shape[0]])
+    D = _pairwise_distances(points, metric, **metric_kwargs)
+    return int(_core._crossmatch_stack(np.ascontiguousarray(D[None], dtype=np.float64), z, k, 1, None)[0])
+
+
+def _dask_crossmatch_resample(x, y, sample_size=200, n_resamples=500, rng=None, n_jobs=None, alternative="less",
+                              metric="euclidean", k=None, progress=False, n_repeats=None, metric_kwargs=None):
+    from dask import delayed
+
+    from ._crossmatch import (
+        _ALTERNATIVES,
+        CrossMatchResampleResult,
+        _approx_pvalue,
+        _check_metric_kwargs,
+        _moments,
+        _pvalue_table,
+    )
+    from ._matching import _check_metric
+    from ._validation import check_choice, check_int, check_progress, check_rng
+
+    metric_kwargs = metric_kwargs or {}
+    _check_metric(metric)
+    _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
+    alternative = check_choice(alternative, "alternative", _ALTERNATIVES)
+    if n_repeats is not None:
+        if n_resamples != 500:
+            raise TypeError("give n_resamples or n_repeats (another name of it), not both")
+        n_resamples = check_int(n_repeats, "n_repeats", low=1)
+    n_resamples = check_int(n_resamples, "n_resamples", low=1)
+    sample_size = check_int(sample_size, "sample_size", low=1)
+    k = check_int(k, "k", low=1, high=2**31 - 1)
+    if n_jobs is not None:
+        _resolve_threads(n_jobs)
+    progress = check_progress(progress)
+    gen = check_rng(rng)
+    X = _cm_sample(x, "x")
+    Y = _cm_sample(y, "y")
+    for arr, name in ((X, "x"), (Y, "y")):
+        reports = _compute(*[delayed(_cm_report, pure=True)(b) for b in arr.to_delayed().ravel()])
+        _raise_nonfinite(list(reports), name, _offsets(arr.chunks[0]), row_width=arr.shape[1])
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"x and y must have the same dimensionality, got {X.shape[1]} and {Y.shape[1]} columns")
+    n, m = X.shape[0], Y.shape[0]
+    dtype = np.result_type(X.dtype, Y.dtype, np.float32) if X.dtype.kind == Y.dtype.kind == "f" else np.float64
+    if sample_size > min(n, m):
+        raise ValueError(f"sample_size must be <= min(len(x), len(y)) = {min(n, m)}, got {sample_size}")
+    tasks = []
+    for _ in range(n_resamples):  # the draws of the in-memory call, in its order
+        ix = np.sort(gen.choice(n, sample_size, replace=False))
+        iy = np.sort(gen.choice(m, sample_size, replace=False))
+        xs = X[ix].rechunk({0: -1}).to_delayed().ravel()[0]
+        ys = Y[iy].rechunk({0: -1}).to_delayed().ravel()[0]
+        tasks.append(delayed(_cm_repeat, pure=True)(xs, ys, dtype, metric, k, metric_kwargs))
+    a1 = np.array(_compute(*tasks, progress=progress), dtype=np.int64)
+    N = 2 * sample_size
+    support, table = _pvalue_table(N, sample_size, alternative)
+    pval = table[np.searchsorted(support, a1)]
+    ea1, va1 = _moments(N, sample_size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        approx = _approx_pvalue((a1 - ea1) / np.sqrt(va1), alternative)
+    return CrossMatchResampleResult(
+        mean_a1=float(a1.mean()), mean_pval=float(pval.mean()), Ea1=ea1, Va1=va1, sample_size=sample_size,
+        n_repeats=n_resamples, a1=a1, pval=pval, approxpval=approx,
+    )

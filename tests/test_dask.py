@@ -1,0 +1,377 @@
+"""The public functions on Dask collections give the in-memory answers, computed on a cluster."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+
+import dask.array as da  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import pairmetrics as pm  # noqa: E402
+from pairmetrics import _dask  # noqa: E402
+
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="session")
+def client():
+    cluster = distributed.LocalCluster(
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None, memory_limit="2GiB"
+    )
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+# --------------------------------------------------------------------------- strategies
+
+
+@st.composite
+def chunkings(draw, n):
+    """Row chunks summing to n: single elements, one chunk, or uneven cuts."""
+    kind = draw(st.sampled_from(["single", "whole", "uneven"]))
+    if kind == "single" and n <= 24:
+        return (1,) * n
+    if kind == "whole":
+        return (n,)
+    cuts = sorted(set(draw(st.lists(st.integers(1, n - 1), max_size=6)))) if n > 1 else []
+    edges = [0, *cuts, n]
+    return tuple(b - a for a, b in zip(edges, edges[1:]))
+
+
+@st.composite
+def paired_data(draw, max_n=40):
+    n = draw(st.integers(2, max_n))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    labels_kind = draw(st.sampled_from(["binary", "ordinal", "real", "constant"]))
+    if labels_kind == "binary":
+        labels, min_dist = (rng.random(n) < 0.4).astype(np.float64), 0.5
+    elif labels_kind == "ordinal":
+        labels, min_dist = rng.integers(0, 5, n).astype(np.int64), draw(st.sampled_from([0.5, 1.0, 2.0]))
+    elif labels_kind == "real":
+        labels, min_dist = np.round(rng.random(n), 2), draw(st.sampled_from([0.01, 0.1, 0.3]))
+    else:
+        labels, min_dist = np.full(n, 3.0), 0.5
+    # few distinct scores: ties fall across chunk borders
+    levels = draw(st.sampled_from([2, 5, 1000]))
+    scores = (rng.integers(0, levels, n) / levels).astype(draw(st.sampled_from([np.float32, np.float64])))
+    chunks = draw(chunkings(n))
+    return scores, labels, min_dist, chunks
+
+
+# --------------------------------------------------------------------------- paired evaluation
+
+
+@settings(max_examples=8, **SETTINGS)
+@given(data=paired_data(), many_partitions=st.booleans())
+def test_paired_evaluation_equals_in_memory(client, monkeypatch, data, many_partitions):
+    scores, labels, min_dist, chunks = data
+    if many_partitions:  # partitions of a few samples each, many pairs of partitions
+        monkeypatch.setattr(_dask, "PARTITION_SAMPLES", 5)
+    expected = pm.paired_evaluation(scores, labels, min_dist, warn=False)
+    got = pm.paired_evaluation(da.from_array(scores, chunks=chunks), da.from_array(labels, chunks=chunks), min_dist,
+                               warn=False)  # fmt: skip
+    assert got == expected
+    # the variance behind confidence_interval(), from per-sample counts reduced block by block
+    np.testing.assert_allclose(got._variance, expected._variance, rtol=1e-9, atol=1e-300)
+    assert pm.paired_eval(da.from_array(scores, chunks=chunks), labels, min_dist) == tuple(expected)
+
+
+@settings(max_examples=5, **SETTINGS)
+@given(data=paired_data(max_n=40), seed=st.integers(0, 1000))
+def test_compare_paired_equals_in_memory(client, data, seed):
+    scores_a, labels, min_dist, chunks = data
+    scores_b = np.random.default_rng(seed).random(scores_a.size)
+    with _quiet():
+        expected = pm.compare_paired(scores_a, scores_b, labels, min_dist)
+        got = pm.compare_paired(da.from_array(scores_a, chunks=chunks), scores_b, da.from_array(labels, chunks=chunks),
+                                min_dist)  # fmt: skip
+    assert got.a == expected.a and got.b == expected.b
+    np.testing.assert_array_equal(got.table, expected.table)
+    for name in ("variance_a", "variance_b", "covariance", "statistic", "pvalue", "fisher_pvalue"):
+        np.testing.assert_allclose(getattr(got, name), getattr(expected, name), rtol=1e-9, atol=1e-15, err_msg=name)
+    for name in ("_difference_variance",):
+        np.testing.assert_allclose(getattr(got, name), getattr(expected, name), rtol=1e-9, atol=1e-15, err_msg=name)
+    np.testing.assert_allclose(got.a._variance, expected.a._variance, rtol=1e-9, atol=1e-15)
+
+
+def _quiet():
+    import warnings
+
+    manager = warnings.catch_warnings()
+    manager.__enter__()
+    warnings.simplefilter("ignore", RuntimeWarning)
+
+    class _Exit:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            manager.__exit__(*exc)
+
+    return _Exit()
+
+
+def test_paired_on_dataframe_columns_and_mixed_inputs(client):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(4)
+    n = 3000
+    frame = pd.DataFrame({"a": rng.random(n).astype(np.float32), "b": rng.random(n), "y": rng.integers(0, 4, n)})
+    ddf = dd.from_pandas(frame, npartitions=5)
+    expected = pm.paired_evaluation(frame.a.to_numpy(), frame.y.to_numpy(), 1.0)
+    assert pm.paired_evaluation(ddf.a, ddf.y, 1.0) == expected
+    assert pm.paired_evaluation(frame.a.to_numpy(), ddf.y, 1.0) == expected  # numpy scores, dask labels
+    assert pm.paired_evaluation(ddf[["a"]].to_dask_array(lengths=True), list(frame.y), 1.0) == expected  # (n, 1)
+    result = pm.compare_paired(ddf.a, ddf.b, ddf.y, 1.0)
+    reference = pm.compare_paired(frame.a.to_numpy(), frame.b.to_numpy(), frame.y.to_numpy(), 1.0)
+    assert result.a == reference.a and result.b == reference.b
+    np.testing.assert_allclose(result.pvalue, reference.pvalue, rtol=1e-9)
+
+
+def test_paired_large_real_labels_many_partitions(client, monkeypatch):
+    monkeypatch.setattr(_dask, "PARTITION_SAMPLES", 2000)
+    rng = np.random.default_rng(5)
+    n = 12000
+    scores = rng.random(n).astype(np.float32)
+    labels = np.round(rng.random(n), 3)  # labels exactly min_dist apart exercise the threshold rounding
+    for min_dist in (0.1, 0.001):
+        expected = pm.paired_evaluation(scores, labels, min_dist)
+        got = pm.paired_evaluation(da.from_array(scores, chunks=1500), da.from_array(labels, chunks=1500), min_dist,
+                                   variance=False)  # fmt: skip
+        assert got == expected
+
+
+def test_paired_errors_name_the_argument(client):
+    scores = np.linspace(0, 1, 20)
+    labels = np.arange(20.0)
+    bad = scores.copy()
+    bad[13] = np.nan
+    with pytest.raises(ValueError) as memory:
+        pm.paired_evaluation(bad, labels)
+    with pytest.raises(ValueError) as distributed_error:
+        pm.paired_evaluation(da.from_array(bad, chunks=6), labels)
+    assert str(distributed_error.value) == str(memory.value)
+    with pytest.raises(ValueError, match="same length"):
+        pm.paired_evaluation(da.from_array(scores, chunks=6), labels[:-1])
+    with pytest.raises(ValueError, match="min_dist"):
+        pm.paired_evaluation(da.from_array(scores, chunks=6), labels, -1.0)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        pm.paired_evaluation(da.from_array(scores, chunks=6), labels, min_dist=0.5, n_job=1)
+    with pytest.raises(ValueError, match="1-D"):
+        pm.paired_evaluation(da.zeros((20, 2), chunks=5), labels)
+    with pytest.warns(RuntimeWarning, match="nothing is rankable"):
+        pm.paired_evaluation(da.from_array(scores, chunks=6), np.ones(20))
+
+
+class _TaskBytes(distributed.diagnostics.plugin.SchedulerPlugin):
+    """Records the largest task output and the largest total input of any task."""
+
+    name = "pairmetrics-task-bytes"
+
+    def __init__(self):
+        self.largest_output = 0
+        self.largest_inputs = 0
+        self.largest_key = None
+
+    async def start(self, scheduler):
+        self.scheduler = scheduler
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if finish != "memory":
+            return
+        ts = self.scheduler.tasks.get(key)
+        if ts is None:
+            return
+        self.largest_output = max(self.largest_output, ts.nbytes or 0)
+        inputs = sum(dep.nbytes or 0 for dep in ts.dependencies)
+        if inputs > self.largest_inputs:
+            self.largest_inputs, self.largest_key = inputs, key
+
+
+def _task_bytes(dask_scheduler):
+    plugin = dask_scheduler.plugins[_TaskBytes.name]
+    return plugin.largest_inputs, plugin.largest_output
+
+
+def test_paired_never_gathers_the_data(client, monkeypatch):
+    """No task receives or produces more than a partition's worth of the data."""
+    monkeypatch.setattr(_dask, "PARTITION_SAMPLES", 50_000)  # 8 partitions of about n / 8 samples
+    plugin = _TaskBytes()
+    client.register_plugin(plugin)
+    try:
+        n = 400_000
+        scores = da.random.default_rng(0).random(n, chunks=25_000)
+        labels = da.random.default_rng(1).random(n, chunks=25_000)
+        result = pm.compare_paired(scores, scores * 0.5 + labels * 0.5, labels, 0.1)
+        assert result.a.n_rankable > 0
+        # A partition holds at most 72 bytes per sample (score, label, index, per-sample
+        # counts, sorted labels and their thresholds): with 8 partitions no task may see
+        # more than a partition's share of that, with slack for the sampled boundaries.
+        largest_inputs, largest_output = client.run_on_scheduler(_task_bytes)
+        assert 0 < largest_inputs < 0.3 * 72 * n
+        assert 0 < largest_output < 0.3 * 72 * n
+    finally:
+        client.unregister_scheduler_plugin(plugin.name)
+
+
+# --------------------------------------------------------------------------- 2 vs 2
+
+
+@st.composite
+def two_vs_two_data(draw):
+    n = draw(st.integers(2, 30))
+    d = draw(st.integers(2, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    y = rng.integers(-3, 4, (n, d)).astype(dtype)
+    y[np.all(y == 0, axis=1), 0] = 1
+    y[np.all(y == y[:, :1], axis=1), 0] += 7  # no constant rows (correlation)
+    p = (y + rng.normal(size=(n, d))).astype(dtype)
+    if n > 3:  # identical targets and predictions across blocks
+        y[-1] = y[0]
+        p[1] = p[-2]
+    return y, p, draw(chunkings(n))
+
+
+@settings(max_examples=8, **SETTINGS)
+@given(
+    data=two_vs_two_data(),
+    metric=st.sampled_from(["cosine", "correlation", "euclidean", "sqeuclidean"]),
+    ties=st.sampled_from(["fail", "pass", "half", "exclude"]),
+    pairs=st.sampled_from(["all", "distinct_targets", 3]),
+)
+def test_two_vs_two_equals_in_memory(client, data, metric, ties, pairs):
+    y, p, chunks = data
+    if isinstance(pairs, int) and y.shape[0] < 3:
+        pairs = 1
+    expected = pm.two_vs_two(y, p, metric=metric, ties=ties, pairs=pairs, rng=3)
+    got = pm.two_vs_two(da.from_array(y, chunks=(chunks, -1)), p, metric=metric, ties=ties, pairs=pairs, rng=3)
+    assert got == expected
+
+
+def test_two_vs_two_permutation_test_and_progress(client, capsys):
+    rng = np.random.default_rng(6)
+    y = rng.normal(size=(60, 5)).astype(np.float32)
+    p = (y + rng.normal(size=y.shape)).astype(np.float32)
+    dy, dp = da.from_array(y, chunks=(25, 5)), da.from_array(p, chunks=(17, 5))
+    expected = pm.two_vs_two_permutation_test(y, p, n_permutations=6, rng=1, metric="euclidean")
+    got = pm.two_vs_two_permutation_test(dy, dp, n_permutations=6, rng=1, metric="euclidean", progress=True)
+    assert got == expected
+    assert pm.two_vs_two(dy, dp, progress=True) == pm.two_vs_two(y, p)
+
+
+def test_two_vs_two_errors_match_in_memory(client):
+    y = np.ones((10, 3))
+    p = np.ones((10, 3))
+    y[7] = 0
+    for metric in ("cosine", "correlation"):
+        with pytest.raises(ValueError) as memory:
+            pm.two_vs_two(y, p, metric=metric)
+        with pytest.raises(ValueError) as on_dask:
+            pm.two_vs_two(da.from_array(y, chunks=(4, 3)), p, metric=metric)
+        assert str(on_dask.value) == str(memory.value)
+    with pytest.raises(ValueError, match="same shape"):
+        pm.two_vs_two(da.from_array(y, chunks=(4, 3)), p[:, :2])
+
+
+# --------------------------------------------------------------------------- measures, multi-label, cross-match
+
+
+@pytest.mark.parametrize(
+    "name", ["zero_one_error", "absolute_error", "sum_squares_error", "rms_error", "worst_case_error"]
+)
+def test_error_measures_equal_in_memory(client, name):
+    rng = np.random.default_rng(7)
+    func = getattr(pm, name)
+    y = rng.integers(0, 3, (101, 3))
+    p = rng.normal(size=(101, 3)).astype(np.float32)
+    for a, b in ((y, p), (y, rng.integers(0, 3, (101, 3))), (y[:, 0], p[:, :1])):
+        for per_target in (False, True):
+            expected = func(a, b, per_target=per_target)
+            got = func(da.from_array(a, chunks=((40, 1, 60),) + a.shape[1:]), b, per_target=per_target)
+            assert type(got) is type(expected)
+            np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_likelihood_family_equal_in_memory(client):
+    rng = np.random.default_rng(8)
+    y = (rng.random((90, 2)) < 0.4).astype(np.int8)
+    p = rng.random((90, 2))
+    dy = da.from_array(y, chunks=(31, 2))
+    np.testing.assert_allclose(pm.log_loss(dy, p, base=2), pm.log_loss(y, p, base=2), rtol=1e-12)
+    np.testing.assert_allclose(pm.log_likelihood(dy, p, average=True, per_target=True),
+                               pm.log_likelihood(y, p, average=True, per_target=True), rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(pm.likelihood(dy, p, eps=0.01).log, pm.likelihood(y, p, eps=0.01).log, rtol=1e-12)
+    bad = y.copy()
+    bad[50, 1] = 2
+    with pytest.raises(ValueError, match="y_true"):
+        pm.log_loss(da.from_array(bad, chunks=(31, 2)), p)
+
+
+def test_multilabel_counts_equal_in_memory(client):
+    rng = np.random.default_rng(9)
+    t = rng.random((77, 6)) < 0.3
+    p = (rng.random((77, 6)) < 0.3).astype(np.float64)
+    assert pm.multilabel_counts(da.from_array(t, chunks=(10, 3)), p, false_neg=5) == pm.multilabel_counts(
+        t, p, false_neg=5)
+
+
+def test_crossmatch_resample_equal_in_memory(client):
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(70, 2))
+    y = rng.normal(size=(50, 2)) + 0.7
+    expected = pm.crossmatch_resample(x, y, sample_size=15, n_resamples=8, rng=2)
+    assert pm.crossmatch_resample(da.from_array(x, chunks=(9, 2)), y, sample_size=15, n_resamples=8, rng=2) == expected
+
+
+def test_default_scheduler_without_client():
+    """Without a distributed client the same graphs run on dask's local scheduler."""
+    code = (
+        "import numpy as np, dask.array as da, pairmetrics as pm\n"
+        "s = np.random.default_rng(0).random(500); y = np.arange(500) % 3\n"
+        "assert pm.paired_evaluation(da.from_array(s, chunks=70), y) == pm.paired_evaluation(s, y)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_import_does_not_load_dask():
+    code = "import sys, pairmetrics; assert 'dask' not in sys.modules and 'distributed' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    y=st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1, max_size=20),
+    min_dist=st.floats(min_value=1e-300, max_value=1e300, allow_nan=False, allow_infinity=False),
+)
+def test_label_thresholds_reproduce_the_rounded_difference(y, min_dist):
+    """Counting labels >= t is the same test as fl(label - y) >= min_dist."""
+    y = np.array(y)
+    with np.errstate(all="ignore"):
+        t = _dask._threshold_up(y, min_dist)
+        finite = np.isfinite(t)
+        assert ((t - y)[finite] >= min_dist).all()
+        assert ((np.nextafter(t, -np.inf) - y)[finite] < min_dist).all()
+        ordered = t[np.argsort(y)]
+        assert (ordered[1:] >= ordered[:-1]).all()  # nondecreasing: thresholds of sorted labels are sorted
+
+
+def test_kernels_accept_unpickled_arrays():
+    """Blocks reach dask workers pickled; their dtype objects are equal to, not identical with, numpy's."""
+    import pickle
+
+    rng = np.random.default_rng(11)
+    y = rng.random((20, 3))
+    p = pickle.loads(pickle.dumps(rng.random((20, 3))))
+    assert pm.absolute_error(y, p) == pm.absolute_error(y, p.copy())
+    assert pm.log_loss((y > 0.5).astype(np.float64), p) == pm.log_loss((y > 0.5).astype(np.float64), p.copy())
+    p32 = pickle.loads(pickle.dumps(p.astype(np.float32)))
+    assert pm.two_vs_two(p32, p32 + 1) == pm.two_vs_two(p32.copy(), p32 + 1)
