@@ -53,3 +53,17 @@ def test_import_loads_no_optional_dependency():
     proc = _run_python(code=code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
+
+
+def test_type_stub_lists_every_compiled_function():
+    import ast
+    from pathlib import Path
+
+    import pairmetrics
+    from pairmetrics import _core
+
+    stub = Path(pairmetrics.__file__).with_name("_core.pyi")
+    assert stub.exists(), "python/pairmetrics/_core.pyi is missing (see README, Development)"
+    declared = {node.name for node in ast.parse(stub.read_text()).body if isinstance(node, ast.FunctionDef)}
+    compiled = {name for name in dir(_core) if not name.startswith("__") and callable(getattr(_core, name))}
+    assert compiled == declared, f"regenerate the stub: missing {compiled - declared}, stale {declared - compiled}"
