@@ -1,5 +1,6 @@
 // Order-preserving integer keys for real scores, and a cancellable radix
-// sort of records by such keys, shared by the ROC AUC and concordance kernels.
+// sort of records by such keys, shared by the paired, ROC AUC and concordance
+// kernels.
 #pragma once
 
 #include <algorithm>

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "key_sort.hpp"
 #include "parallel.hpp"
 
 namespace pairmetrics {
@@ -82,22 +83,6 @@ struct IntegerGap {
     std::uint64_t min_dist;  // >= 1
     bool far(std::uint64_t hi, std::uint64_t lo) const { return (hi >= lo) & (hi - lo >= min_dist); }
 };
-
-// Maps a value to an unsigned key with the same order (and -0.0 == +0.0).
-template <class T>
-std::uint64_t order_key(T value) {
-    if constexpr (std::is_floating_point_v<T>) {
-        double d = static_cast<double>(value);
-        if (d == 0.0) d = 0.0;
-        std::uint64_t bits;
-        std::memcpy(&bits, &d, sizeof bits);
-        return (bits >> 63) ? ~bits : (bits | (std::uint64_t{1} << 63));
-    } else if constexpr (std::is_signed_v<T>) {
-        return static_cast<std::uint64_t>(static_cast<std::int64_t>(value)) ^ (std::uint64_t{1} << 63);
-    } else {
-        return static_cast<std::uint64_t>(value);
-    }
-}
 
 // Reads element i of a strided array; bool as its byte compared with 0 (a
 // bool holding another byte than 0 or 1 must not be loaded as bool).
