@@ -178,8 +178,8 @@ py::dict permuted(const py::array& terms, const py::array& terms_t, const py::ar
                    const py::object& progress) {
     const py::ssize_t n = y.shape(0);
     for (const py::array* a : {&terms, &terms_t})
-        if (!a->dtype().is(py::dtype::of<T>()) || a->ndim() != 2 || a->shape(0) != n || a->shape(1) != n ||
-            !(a->flags() & py::array::c_style))
+        if (a->dtype().kind() != 'f' || a->dtype().itemsize() != static_cast<py::ssize_t>(sizeof(T)) ||
+            a->ndim() != 2 || a->shape(0) != n || a->shape(1) != n || !(a->flags() & py::array::c_style))
             throw py::value_error("terms and terms_t must be C-contiguous n x n matrices of the input dtype");
     if (perms.ndim() != 2 || perms.shape(1) != n) throw py::value_error("perms must have shape (k, n)");
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
