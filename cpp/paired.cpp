@@ -25,7 +25,7 @@ constexpr std::size_t kInsertionRun = 16;
 // Elements of work between two control checks (tens of microseconds).
 constexpr std::size_t kTickWork = std::size_t{1} << 15;
 
-// Counts work done by one thread and checks the control every kTickWork
+// Counts work done by one thread and reports it to the control every kTickWork
 // elements (on the calling thread that may run the callback; elsewhere it
 // only looks at the cancel flag).
 class Ticker {
@@ -33,10 +33,7 @@ class Ticker {
     explicit Ticker(Control& control) : control_(control) {}
     void operator()(std::size_t work) {
         pending_ += work;
-        if (pending_ >= kTickWork) {
-            pending_ = 0;
-            control_.check();
-        }
+        if (pending_ >= kTickWork) control_.advance(std::exchange(pending_, 0));
     }
 
   private:
@@ -1085,6 +1082,11 @@ template <class Score, class Label>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels) {
+    // Progress counts elements touched: a sort pass or two plus about log2(n)
+    // merge passes, so the total is an estimate that finish() completes.
+    std::size_t levels = 4;
+    for (std::size_t m = n; m > 1; m >>= 1) ++levels;
+    control.set_total(static_cast<std::uint64_t>(n) * levels);
     if (per_sample)
         return dispatch_labels<true>(scores, score_stride, labels, label_stride, n, min_dist, control, per_sample,
                                      n_threads, few_labels);

@@ -480,3 +480,16 @@ def test_per_sample_counts_agree_between_merge_and_fenwick_paths_at_scale():
     rankable, tied, incorrect = fenwick[1:]
     assert rankable.sum() == 2 * fenwick[0][0] and tied.sum() == 2 * fenwick[0][2]
     assert incorrect.sum() == 2 * fenwick[0][3]
+
+
+def test_progress_reaches_the_end_and_is_validated():
+    rng = np.random.default_rng(5)
+    scores, labels = rng.random(300_000), rng.random(300_000)
+    seen = []
+    _core.paired_counts(scores, labels, 0.1, True, 2, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1][0] == seen[-1][1] > 0
+    assert pe.paired_evaluation(scores, labels, 0.1, progress=False) == pe.paired_evaluation(scores, labels, 0.1)
+    with pytest.raises(TypeError, match="progress"):
+        pe.paired_evaluation(scores, labels, 0.1, progress="yes")
+    with pytest.raises(TypeError, match="progress"):
+        pe.compare_paired(scores, scores, labels, 0.1, progress=1)

@@ -14,7 +14,7 @@ namespace {
 // native byte order, canonical bools); scores and labels arrive in any real
 // dtype, possibly strided, and are read in place.
 py::object paired_counts_py(const py::array& scores, const py::array& labels, double min_dist, bool per_sample,
-                            int n_threads, std::size_t few_labels) {
+                            int n_threads, std::size_t few_labels, py::object progress) {
     if (scores.ndim() != 1 || labels.ndim() != 1 || scores.shape(0) != labels.shape(0))
         throw py::value_error("scores and labels must be 1-D arrays of the same length");
     if (!(min_dist > 0) || !std::isfinite(min_dist)) throw py::value_error("min_dist must be finite and > 0");
@@ -28,7 +28,7 @@ py::object paired_counts_py(const py::array& scores, const py::array& labels, do
         incorrect = py::array_t<std::uint64_t>(n);
         arrays = {rankable.mutable_data(), tied.mutable_data(), incorrect.mutable_data()};
     }
-    const auto control = make_control();
+    const auto control = make_control(std::move(progress));
     const PairedCounts counts = dispatch_real_dtype(scores, [&](auto score_tag) {
         using Score = typename decltype(score_tag)::type;
         const Score* score_data = static_cast<const Score*>(scores.data());
@@ -55,6 +55,7 @@ py::object paired_counts_py(const py::array& scores, const py::array& labels, do
 void register_paired(py::module_& m) {
     m.def("paired_counts", &paired_counts_py, py::arg("scores"), py::arg("labels"), py::arg("min_dist"),
           py::arg("per_sample") = false, py::arg("n_threads") = 1, py::arg("few_labels") = kDefaultFewLabels,
+          py::arg("progress") = py::none(),
           "(rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample "
           "rankable, tied and incorrect counts. Scores and labels of any real dtype, compared "
           "exactly (integer labels in their own type). few_labels: most distinct labels for the "

@@ -585,7 +585,7 @@ def _variance_sums(labels, label_range, aucs, *per_block):
     return sums
 
 
-def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, variance=None):
+def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, variance=None, progress=False):
     import dask
 
     from ._paired import _CHEAP_VARIANCE_SAMPLES, PairedEvaluation
@@ -595,10 +595,11 @@ def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True
     n = labels.shape[0]
     with_variance = n <= _CHEAP_VARIANCE_SAMPLES if variance is None else check_bool(variance, "variance")
     warn = check_bool(warn, "warn")
+    progress = check_bool(progress, "progress")
     totals, per_block, label_range = _paired_graph(scores, labels, min_dist, with_variance, n_jobs)
     if with_variance:
         totals, per_block = dask.persist(totals, per_block)
-    (rankable, correct, tied, incorrect), = _compute(totals)
+    (rankable, correct, tied, incorrect), = _compute(totals, progress=progress)
     if rankable == 0 and warn:
         warnings.warn("no pair of labels is min_dist apart: nothing is rankable, auc is nan", RuntimeWarning, stacklevel=3)
     var = None
@@ -610,12 +611,14 @@ def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True
     return PairedEvaluation(rankable, correct, tied, incorrect, min_dist, var)
 
 
-def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None):
+def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None, progress=False):
     import dask
     from scipy import stats
 
     from ._paired import PairedComparison, PairedEvaluation
+    from ._validation import check_bool
 
+    progress = check_bool(progress, "progress")
     a_scores, labels_a, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")
     b_scores, labels_b, _ = _paired_inputs(scores_b, labels, min_dist, "scores_b")
     b_scores, labels_b = _align_rows([a_scores, b_scores, labels_b], ["scores_a", "scores_b", "labels"])[1:]
@@ -623,7 +626,7 @@ def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None):
     totals_b, blocks_b, _ = _paired_graph(b_scores, labels_b, min_dist, True, n_jobs, "scores_b")
     # Keep the per-sample counts on the workers while the totals give the AUCs.
     totals_a, totals_b, blocks_a, blocks_b = dask.persist(totals_a, totals_b, blocks_a, blocks_b)
-    counts = _compute(totals_a, totals_b)
+    counts = _compute(totals_a, totals_b, progress=progress)
     n_rankable = counts[0][0]
     n = a_scores.shape[0]
     if n_rankable:

@@ -11,8 +11,18 @@ import numpy as np
 
 from . import _core
 from ._dask import dispatch
+from ._progress import progress_callback
 from ._result import Result
-from ._validation import as_vector, check_bool, check_finite, check_positive_finite, check_real, check_same_length, resolve_n_jobs
+from ._validation import (
+    as_vector,
+    check_bool,
+    check_finite,
+    check_positive_finite,
+    check_progress,
+    check_real,
+    check_same_length,
+    resolve_n_jobs,
+)
 
 __all__ = ["paired_eval", "paired_evaluation", "compare_paired", "PairedEvaluation", "PairedComparison"]
 
@@ -251,7 +261,7 @@ def _auc_components(counts, per_sample):
 
 
 @dispatch
-def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, variance=None):
+def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, variance=None, progress=False):
     """Pair counts and the concordance (AUC) of one model's scores.
 
     Parameters
@@ -270,6 +280,9 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, v
         :meth:`PairedEvaluation.confidence_interval` (per-sample counts: 2-4
         times the time of the plain counts). None (the default) computes it
         up to 100,000 samples only.
+    progress : bool, default False
+        Show a progress bar (tqdm, when installed; a Dask progress bar for
+        Dask input).
 
     Returns
     -------
@@ -284,7 +297,9 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, v
     """
     scores, labels, min_dist = _prepare(scores, labels, min_dist)
     with_variance = labels.shape[0] <= _CHEAP_VARIANCE_SAMPLES if variance is None else check_bool(variance, "variance")
-    output = _core.paired_counts(scores, labels, min_dist, with_variance, resolve_n_jobs(n_jobs))
+    threads = resolve_n_jobs(n_jobs)
+    with progress_callback(check_progress(progress), "paired evaluation") as callback:
+        output = _core.paired_counts(scores, labels, min_dist, with_variance, threads, progress=callback)
     counts = output[0] if with_variance else output
     rankable, correct, tied, incorrect = counts
     if rankable == 0 and warn:
@@ -377,7 +392,7 @@ class PairedComparison(Result):
 
 
 @dispatch
-def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None):
+def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, progress=False):
     """Compare two models' paired evaluations on one test set.
 
     Parameters
@@ -391,6 +406,9 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None):
     n_jobs : int, optional
         Threads, as in :func:`paired_eval` (None: every usable core); results
         never depend on it.
+    progress : bool, default False
+        Show a progress bar (tqdm, when installed; a Dask progress bar for
+        Dask input).
 
     Returns
     -------
@@ -419,8 +437,9 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None):
     scores_b, _, _ = _prepare(scores_b, labels, min_dist, "scores_b")
     threads = resolve_n_jobs(n_jobs)
     counts, components = [], []
-    for scores in (scores_a, scores_b):
-        totals, rankable, tied, incorrect = _core.paired_counts(scores, labels_f, min_dist, True, threads)
+    with progress_callback(check_progress(progress), "paired comparison") as callback:
+        outputs = [_core.paired_counts(s, labels_f, min_dist, True, threads, progress=callback) for s in (scores_a, scores_b)]
+    for totals, rankable, tied, incorrect in outputs:
         counts.append(totals)
         components.append(_auc_components(totals, (rankable, tied, incorrect)))
     n_rankable = counts[0][0]
