@@ -198,16 +198,9 @@ def _checked_dtype(arr, name: str):
 
 
 def _vector(x, name: str, min_length: int = 1):
-    arr = _to_dask_array(x, name)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    elif arr.ndim == 0:
-        raise ValueError(f"{name} must be 1-D, got a scalar")
-    elif arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D or of shape (n, 1), got shape {arr.shape}")
-    if arr.shape[0] < min_length:
-        raise ValueError(f"{name} needs at least {min_length} elements, got {arr.shape[0]}")
-    return arr
+    from ._validation import vector_shape
+
+    return vector_shape(_to_dask_array(x, name), name, min_length=min_length)
 
 
 def _align_rows(arrays, names):
@@ -1167,7 +1160,7 @@ def _multilabel_combine(*blocks):
 def _dask_multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
     from dask import delayed
 
-    from ._multilabel import MultilabelCounts
+    from ._multilabel import _result_from_counts
     from ._validation import check_nonnegative_finite
 
     fp_penalty = check_nonnegative_finite(false_pos, "false_pos")
@@ -1187,30 +1180,7 @@ def _dask_multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
     # Per-sample counts are part of the result (n values each); blocks keep their order.
     (counts,) = _compute(_tree(_multilabel_combine, parts))
     labels, samples = counts
-
-    def split(counts, size):
-        tp, true, pred = counts
-        fp, fn = pred - tp, true - tp
-        return tp, size - tp - fp - fn, fp, fn
-
-    tp_l, tn_l, fp_l, fn_l = split(labels, n_samples)
-    tp_s, tn_s, fp_s, fn_s = split(samples, n_labels)
-    tp, tn, fp, fn = (np.int64(c.sum()) for c in (tp_l, tn_l, fp_l, fn_l))
-    correct_s = tp_s + tn_s
-    score_s = correct_s - fp_penalty * fp_s - fn_penalty * fn_s
-    n_entries = n_samples * n_labels
-    return MultilabelCounts(
-        tp=tp, tn=tn, fp=fp, fn=fn,
-        tp_per_label=tp_l, tn_per_label=tn_l, fp_per_label=fp_l, fn_per_label=fn_l,
-        tp_per_sample=tp_s, tn_per_sample=tn_s, fp_per_sample=fp_s, fn_per_sample=fn_s,
-        sample_accuracy=correct_s / n_labels,
-        mean_sample_accuracy=np.float64((tp + tn) / n_entries),
-        label_accuracy=(tp_l + tn_l) / n_samples,
-        weighted_score_per_sample=score_s / n_labels,
-        weighted_score=np.float64((tp + tn - fp_penalty * fp - fn_penalty * fn) / n_entries),
-        false_pos=fp_penalty,
-        false_neg=fn_penalty,
-    )  # fmt: skip
+    return _result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty)
 
 
 # --------------------------------------------------------------------------- cross-match resampling

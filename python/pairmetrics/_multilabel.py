@@ -205,6 +205,11 @@ def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: floa
         labels, samples = _counts_sparse(t, p)
     else:
         labels, samples = _counts_dense(t, p)
+    return _result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty)
+
+
+def _result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty) -> MultilabelCounts:
+    """The result from per-label and per-sample (both, true, predicted) counts of 1s."""
 
     def split(counts, size):
         tp, true, pred = counts

@@ -78,7 +78,11 @@ def as_numeric_array(x, name: str, *, allow_bool: bool = True) -> np.ndarray:
 
 def as_vector(x, name: str, *, min_length: int = 1) -> np.ndarray:
     """A 1-D numeric array; shape (n, 1) is accepted and flattened (as a view)."""
-    arr = as_numeric_array(x, name)
+    return vector_shape(as_numeric_array(x, name), name, min_length=min_length)
+
+
+def vector_shape(arr, name: str, *, min_length: int = 1):
+    """``arr`` (numpy or Dask) as 1-D: shape (n, 1) flattened, anything else but (n,) refused."""
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     elif arr.ndim == 0:
