@@ -479,16 +479,9 @@ def crossmatch_resample(x, y, sample_size: int = 200, n_resamples: int = 500, rn
         ``mean_a1`` and ``mean_pval`` (also ``.statistic``, ``.pvalue``) and
         the per-resample ``a1``, ``pval``, ``approxpval``.
     """
-    _check_metric(metric)
-    _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
-    alternative = check_choice(alternative, "alternative", _ALTERNATIVES)
-    if n_repeats is not None:
-        if n_resamples != 500:
-            raise TypeError("give n_resamples or n_repeats (another name of it), not both")
-        n_resamples = check_int(n_repeats, "n_repeats", low=1)
-    n_resamples = check_int(n_resamples, "n_resamples", low=1)
-    sample_size = check_int(sample_size, "sample_size", low=1)
-    k = check_int(k, "k", low=1, high=2**31 - 1)
+    alternative, n_resamples, sample_size, k = _resample_options(
+        metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k
+    )
     threads = resolve_n_jobs(n_jobs)
     check_progress(progress)
     gen = check_rng(rng)
@@ -541,3 +534,18 @@ def crossmatch_resample(x, y, sample_size: int = 200, n_resamples: int = 500, rn
         pval=pval,
         approxpval=approx,
     )
+
+
+def _resample_options(metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k):
+    """Checked options of :func:`crossmatch_resample` (in memory and on Dask)."""
+    _check_metric(metric)
+    _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
+    alternative = check_choice(alternative, "alternative", _ALTERNATIVES)
+    if n_repeats is not None:
+        if n_resamples != 500:
+            raise TypeError("give n_resamples or n_repeats (another name of it), not both")
+        n_resamples = check_int(n_repeats, "n_repeats", low=1)
+    n_resamples = check_int(n_resamples, "n_resamples", low=1)
+    sample_size = check_int(sample_size, "sample_size", low=1)
+    k = check_int(k, "k", low=1, high=2**31 - 1)
+    return alternative, n_resamples, sample_size, k

@@ -1218,28 +1218,13 @@ def _dask_crossmatch_resample(x, y, sample_size=200, n_resamples=500, rng=None, 
                               metric="euclidean", k=None, progress=False, n_repeats=None, metric_kwargs=None):
     from dask import delayed
 
-    from ._crossmatch import (
-        _ALTERNATIVES,
-        CrossMatchResampleResult,
-        _approx_pvalue,
-        _check_metric_kwargs,
-        _moments,
-        _pvalue_table,
-    )
-    from ._matching import _check_metric
-    from ._validation import check_choice, check_int, check_progress, check_rng
+    from ._crossmatch import CrossMatchResampleResult, _approx_pvalue, _moments, _pvalue_table, _resample_options
+    from ._validation import check_progress, check_rng
 
     metric_kwargs = metric_kwargs or {}
-    _check_metric(metric)
-    _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
-    alternative = check_choice(alternative, "alternative", _ALTERNATIVES)
-    if n_repeats is not None:
-        if n_resamples != 500:
-            raise TypeError("give n_resamples or n_repeats (another name of it), not both")
-        n_resamples = check_int(n_repeats, "n_repeats", low=1)
-    n_resamples = check_int(n_resamples, "n_resamples", low=1)
-    sample_size = check_int(sample_size, "sample_size", low=1)
-    k = check_int(k, "k", low=1, high=2**31 - 1)
+    alternative, n_resamples, sample_size, k = _resample_options(
+        metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k
+    )
     if n_jobs is not None:
         _resolve_threads(n_jobs)
     progress = check_progress(progress)
