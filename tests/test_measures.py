@@ -523,3 +523,15 @@ def test_feature_dtype_is_validated():
     with pytest.raises(TypeError, match="dtype"):
         pm.to_cuts([1, 2], [1, 2], dtype=object)
     assert pm.to_indicators([1, 2], [1, 2], dtype=np.int8).dtype == np.int8
+
+
+def test_rms_error_of_tiny_differences_between_large_values_and_of_overflowing_differences():
+    tiny = 2.2250738585072014e-308
+    a = np.array([[0.0, 4.0, 0.0], [0.0, 0.0, 0.0]])
+    b = np.array([[tiny, 4.0, 0.0], [0.0, 0.0, 0.0]])
+    close(pm.rms_error(a, b), tiny / math.sqrt(2), rel=1e-12)
+    close(pm.rms_error(a, b, per_target=True), [tiny / math.sqrt(2), 0.0, 0.0], rel=1e-12, abs_=0)
+    # |a - b| = 2e308 overflows float64, its RMS over two rows does not
+    close(pm.rms_error([1e308, 1e-300], [-1e308, 0.0]), math.sqrt(2) * 1e308, rel=1e-12)
+    A, B = np.array([[1e308, 1.0], [1e-300, 2.0]]), np.array([[-1e308, 1.0], [0.0, 1.0]])
+    close(pm.rms_error(A, B, per_target=True), [math.sqrt(2) * 1e308, math.sqrt(0.5)], rel=1e-12)

@@ -282,15 +282,26 @@ def rms_error(y_true, y_pred, *, per_target: bool = False):
 
 def _scaled_rms(yt, yp, per_target, max_abs, rms, rescale):
     """The RMS error recomputed on inputs scaled by a power of two that brings max |difference| to [1, 2)."""
-    exponent = np.where(rescale, np.frexp(max_abs)[1] - 1, 0)  # max_abs in [2**e, 2**(e + 1))
-    # Scaling both inputs by 2**-e is exact (ldexp, also where 2**-e itself
-    # is beyond float64), and no nonzero difference of such inputs underflows.
-    if not (yt.ndim == 2 and per_target):
-        exponent = exponent[:1]
-    shift = -exponent.reshape((1, -1) if yt.ndim == 2 and per_target else (1,) * yt.ndim)
-    a = np.ldexp(yt.astype(np.float64), shift)
-    b = np.ldexp(yp.astype(np.float64), shift)
-    sq_sum = _core._error_stats(a, b, per_target)["sq_sum"]
+    a, b = yt.astype(np.float64), yp.astype(np.float64)
+    columns = yt.ndim == 2 and per_target
+    exponent = np.frexp(max_abs)[1] - 1  # max_abs in [2**e, 2**(e + 1))
+    overflowed = ~np.isfinite(max_abs)
+    if overflowed.any():  # |a - b| < 2 max(|a|, |b|) < 2**(e + 1), e the inputs' exponent
+        axis = 0 if columns else None
+        inputs = np.maximum(np.abs(a).max(axis=axis), np.abs(b).max(axis=axis))
+        exponent = np.where(overflowed, np.frexp(inputs)[1], exponent)
+    exponent = np.where(rescale, exponent, 0)
+    # Scaling by 2**-e is exact (ldexp, also where 2**-e itself is beyond
+    # float64), and no nonzero scaled difference underflows.
+    if not columns:
+        exponent = np.atleast_1d(exponent)[:1]
+    shift = -exponent.reshape((1, -1) if columns else (1,) * yt.ndim)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # Scaling down, the inputs are scaled (their difference may overflow).
+        # Scaling up, the differences are (the inputs may be far larger than
+        # they are, and |a - b| < 2**-480 is computed exactly).
+        scaled = np.where(shift > 0, np.ldexp(a - b, shift), np.ldexp(a, shift) - np.ldexp(b, shift))
+    sq_sum = _core._error_stats(scaled, np.zeros_like(scaled), per_target)["sq_sum"]
     scaled = np.ldexp(np.sqrt(sq_sum / yt.shape[0]), exponent)
     return np.where(rescale, scaled, rms)
 
