@@ -606,50 +606,26 @@ def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True
 
 def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None, progress=False):
     import dask
-    from scipy import stats
 
-    from ._paired import PairedComparison, PairedEvaluation
+    from ._paired import _comparison
     from ._validation import check_bool
 
     progress = check_bool(progress, "progress")
     a_scores, labels_a, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")
     b_scores, labels_b, _ = _paired_inputs(scores_b, labels, min_dist, "scores_b")
-    b_scores, labels_b = _align_rows([a_scores, b_scores, labels_b], ["scores_a", "scores_b", "labels"])[1:]
-    totals_a, blocks_a, label_range = _paired_graph(a_scores, labels_a, min_dist, True, n_jobs, "scores_a")
-    totals_b, blocks_b, _ = _paired_graph(b_scores, labels_b, min_dist, True, n_jobs, "scores_b")
+    # one row chunking for all three, so that per-block counts of both models line up
+    a_scores, b_scores, labels = _align_rows([a_scores, b_scores, labels_b], ["scores_a", "scores_b", "labels"])
+    totals_a, blocks_a, label_range = _paired_graph(a_scores, labels, min_dist, True, n_jobs, "scores_a")
+    totals_b, blocks_b, _ = _paired_graph(b_scores, labels, min_dist, True, n_jobs, "scores_b")
     # Keep the per-sample counts on the workers while the totals give the AUCs.
     totals_a, totals_b, blocks_a, blocks_b = dask.persist(totals_a, totals_b, blocks_a, blocks_b)
     counts = _compute(totals_a, totals_b, progress=progress)
     n_rankable = counts[0][0]
-    n = a_scores.shape[0]
+    sums = None
     if n_rankable:
         aucs = tuple((c[1] + 0.5 * c[2]) / n_rankable for c in counts)
-        sums = _variance_sums(labels_a, label_range, aucs, blocks_a, blocks_b)
-        scale = 1.0 / float(n_rankable) ** 2
-        ci_var_a, ci_var_b = scale * float(sums[3]), scale * float(sums[4])
-        ci_spread = ci_var_a + ci_var_b - 2 * scale * float(sums[5])
-    else:
-        ci_var_a = ci_var_b = ci_spread = math.nan
-    a, b = PairedEvaluation(*counts[0], min_dist, ci_var_a), PairedEvaluation(*counts[1], min_dist, ci_var_b)
-    table = np.array([[a.n_correct, b.n_correct], [n_rankable - a.n_correct, n_rankable - b.n_correct]], dtype=np.int64)
-    if n_rankable == 0:
-        warnings.warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning, stacklevel=3)
-        nan = math.nan
-        return PairedComparison(a, b, table, nan, nan, nan, nan, nan, nan, nan, nan, nan)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        fisher = stats.fisher_exact(table)
-    scale = n / (n - 1) / float(n_rankable) ** 2
-    var_a, var_b, cov = scale * float(sums[0]), scale * float(sums[1]), scale * float(sums[2])
-    difference = a.auc - b.auc
-    spread = max(var_a + var_b - 2 * cov, 0.0)
-    if spread > 0:
-        z = difference / math.sqrt(spread)
-        p = float(2 * stats.norm.sf(abs(z)))
-    else:
-        z, p = (0.0, 1.0) if difference == 0 else (math.copysign(math.inf, difference), 0.0)
-    return PairedComparison(a, b, table, float(fisher.statistic), float(fisher.pvalue), difference, var_a, var_b, cov,
-                            z, p, ci_spread)  # fmt: skip
+        sums = _variance_sums(labels, label_range, aucs, blocks_a, blocks_b)
+    return _comparison(counts[0], counts[1], min_dist, a_scores.shape[0], sums, stacklevel=4)
 
 
 # --------------------------------------------------------------------------- 2 vs 2
@@ -755,7 +731,7 @@ def _tvt_sum_triples(*triples):
 
 def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
     """Validated, row-aligned dask arrays and the resolved options (one pass over the data)."""
-    from ._two_vs_two import METRICS, TIES, _resolve_rtol
+    from ._two_vs_two import METRICS, TIES
     from ._validation import check_choice
 
     metric = check_choice(metric, "metric", METRICS)
