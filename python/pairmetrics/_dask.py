@@ -70,10 +70,12 @@ import numpy as np
 __all__ = ["dispatch", "any_dask"]
 
 # Paired evaluation: the largest score partition (samples) when the data are
-# split by score; the number of partitions is at least twice the threads of the
-# cluster. Between-partition work grows as (partitions - 1) / 2 passes over the
-# labels, so partitions are kept few and large.
-PARTITION_SAMPLES = 25_000_000
+# split by score; the number of partitions is at least the threads of the
+# cluster. Between-partition work grows as (partitions - 1) passes over the
+# labels, so partitions are kept few and as large as the workers' memory allows
+# (PARTITION_BYTES per sample at the peak of a partition task).
+PARTITION_SAMPLES = 200_000_000
+PARTITION_BYTES = 64
 # Scores sampled per partition to place the partition boundaries.
 SAMPLES_PER_PARTITION = 2000
 
@@ -161,6 +163,21 @@ def _cluster_threads() -> int:
     from ._validation import usable_cores
 
     return usable_cores()
+
+
+def _partition_samples() -> int:
+    """PARTITION_SAMPLES, or fewer when a worker's memory per thread holds fewer."""
+    cap = PARTITION_SAMPLES
+    client = _client()
+    if client is not None:
+        try:
+            workers = client.scheduler_info()["workers"].values()
+            limits = [w["memory_limit"] / max(1, w["nthreads"]) for w in workers if w.get("memory_limit")]
+        except Exception:  # an older or remote scheduler without this information
+            limits = []
+        if limits:
+            cap = min(cap, int(min(limits) // PARTITION_BYTES))
+    return max(1, cap)
 
 
 def _to_dask_array(x, name: str):
@@ -258,24 +275,62 @@ def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
     rounds the wrong way) a bisection over the ordered doubles finds it.
     """
     y = np.asarray(y, dtype=np.float64)
+    t = np.empty_like(y)
+    step = max(1, min(y.size, _STEP))
+    work = np.empty(step)  # small scratch arrays, reused: stays in cache, no page faults
+    flags = np.empty(step, dtype=bool)
     with np.errstate(over="ignore", invalid="ignore"):
-        t = y + min_dist
-        for _ in range(3):  # usually one ulp off, if at all
-            low = (t - y) < min_dist
-            if not low.any():
-                break
-            t[low] = np.nextafter(t[low], np.inf)
-        for _ in range(3):
-            below = np.nextafter(t, -np.inf)
-            fits = (below - y) >= min_dist
-            if not fits.any():
-                break
-            t[fits] = below[fits]
-        done = ((t - y) >= min_dist) & ((np.nextafter(t, -np.inf) - y) < min_dist)
-        if not done.all():
-            bad = ~done
-            t[bad] = _bisect_up(y[bad], min_dist)
+        for start in range(0, y.size, step):
+            yy, tt = y[start : start + step], t[start : start + step]
+            w, f = work[: yy.size], flags[: yy.size]
+            np.add(yy, min_dist, out=tt)
+            # t = fl(y + min_dist) is the threshold when fl(t - y) >= min_dist > fl(t- - y)
+            np.less(np.subtract(tt, yy, out=w), min_dist, out=f)
+            if not f.any():
+                np.subtract(np.nextafter(tt, -np.inf, out=w), yy, out=w)
+                np.greater_equal(w, min_dist, out=f)
+                if not f.any():
+                    continue
+            tt[:] = _threshold_search(yy, tt.copy(), min_dist)
     return t
+
+
+# Elements per step of the chunked loops (thresholds, searches): small enough for the cache.
+_STEP = 1 << 16
+
+
+def _threshold_search(y, t, min_dist):
+    """_threshold_up where fl(y + min_dist) is not the threshold: a few ulp steps, then bisection."""
+    for _ in range(3):  # usually one ulp off, if at all
+        low = (t - y) < min_dist
+        if not low.any():
+            break
+        t[low] = np.nextafter(t[low], np.inf)
+    for _ in range(3):
+        below = np.nextafter(t, -np.inf)
+        fits = (below - y) >= min_dist
+        if not fits.any():
+            break
+        t[fits] = below[fits]
+    done = ((t - y) >= min_dist) & ((np.nextafter(t, -np.inf) - y) < min_dist)
+    if not done.all():
+        bad = ~done
+        t[bad] = _bisect_up(y[bad], min_dist)
+    return t
+
+
+def _count_below(haystack, needles, side):
+    """``np.searchsorted(haystack, needles, side)`` for sorted needles, in cache-sized steps
+    (each step searches only the stretch of the haystack its needles fall in)."""
+    out = np.empty(needles.size, dtype=np.int64)
+    low = 0
+    for start in range(0, needles.size, _STEP):
+        part = needles[start : start + _STEP]
+        high = int(np.searchsorted(haystack, part[-1], side=side))
+        low = low + int(np.searchsorted(haystack[low:high], part[0], side=side))
+        out[start : start + part.size] = np.searchsorted(haystack[low:high], part, side=side)
+        out[start : start + part.size] += low
+    return out
 
 
 def _ordered(x):
@@ -317,18 +372,16 @@ def _paired_sample(scores, labels, size, seed):
 
 def _paired_split(scores, labels, offset, bounds, per_sample):
     """Split one block by score range: the pieces of every partition, in block order."""
-    labels = np.asarray(labels, dtype=np.float64)
+    if labels.dtype.kind != "f":  # float labels keep their width (half the bytes moved for float32)
+        labels = np.asarray(labels, dtype=np.float64)
     if not bounds.size:
         pieces = [(scores, labels, np.arange(scores.shape[0], dtype=np.int64) + offset)]
-    elif bounds.size < 16:  # few partitions: one masked copy each beats a sort
-        part = np.searchsorted(bounds, scores, side="right").astype(np.uint8)
-        pieces = []
-        for k in range(bounds.size + 1):
-            mask = part == k
-            index = np.flatnonzero(mask) + offset if per_sample else None
-            pieces.append((scores[mask], labels[mask], index))
     else:
-        part = np.searchsorted(bounds, scores, side="right")
+        typed = bounds.astype(scores.dtype)  # compare in the scores' dtype when that is exact
+        if not np.array_equal(typed, bounds):
+            typed = bounds
+        part = np.searchsorted(typed, scores, side="right")
+        part = part.astype(np.uint8 if bounds.size < 255 else np.uint16)  # a radix sort below
         order = np.argsort(part, kind="stable")
         cuts = np.cumsum(np.bincount(part, minlength=bounds.size + 1))[:-1]
         index = np.split(order.astype(np.int64) + offset, cuts) if per_sample else [None] * (bounds.size + 1)
@@ -339,9 +392,10 @@ def _paired_split(scores, labels, offset, bounds, per_sample):
 
 
 def _paired_partition(min_dist, per_sample, n_threads, *pieces):
-    """Within-partition counts by the C++ kernel, per-sample arrays, and the partition's sorted labels.
+    """Within-partition counts by the C++ kernel, per-sample arrays, the partition's sorted
+    labels (float64) and their thresholds.
 
-    Three outputs, so that a task needing the counts does not receive the arrays.
+    Four outputs, so that a task needing the counts does not receive the arrays.
     """
     from . import _core
 
@@ -357,41 +411,39 @@ def _paired_partition(min_dist, per_sample, n_threads, *pieces):
     if per_sample:
         index = np.concatenate([p[2] for p in kept])
         order = np.argsort(labels, kind="stable")
-        sorted_labels = labels[order]
+        sorted_labels = labels[order].astype(np.float64)
         totals, rankable, tied, incorrect = counts
         counts = tuple(int(c) for c in totals)
         arrays = (index, rankable.astype(np.int64), tied.astype(np.int64), incorrect.astype(np.int64), order)
     else:
-        sorted_labels = np.sort(labels)
-        order = None
+        del scores
+        sorted_labels = np.sort(labels).astype(np.float64)  # sorting the narrower dtype is faster
         counts, arrays = tuple(int(c) for c in counts), None
+    del labels, kept, pieces
     # fl(y_i - y_j) >= min_dist  <=>  y_i >= up(y_j), and up() is nondecreasing: the
     # thresholds of sorted labels are sorted too.
-    return counts, arrays, (sorted_labels, _threshold_up(sorted_labels, min_dist))
+    return counts, arrays, sorted_labels, _threshold_up(sorted_labels, min_dist)
 
 
-def _paired_between(low, high, per_sample):
-    """Pairs (i in the lower-score partition, j in the higher one): (correct, incorrect) and per-sample counts.
+def _paired_above(needles_up, ref_y):
+    """Pairs (i among the needles, j in the reference) with y_j >= up(y_i): y_j - y_i >= min_dist."""
+    if not needles_up.size or not ref_y.size:
+        return 0
+    return needles_up.size * ref_y.size - int(_count_below(ref_y, needles_up, "left").sum())
 
-    All scores of ``low`` are below those of ``high``: a rankable pair is
-    incorrect when the label of i is the larger, correct otherwise, never tied.
+
+def _paired_side(needles_y, needles_up, ref_y, ref_up):
+    """Per needle i: partners j of the reference with y_j - y_i >= min_dist (above) and
+    with y_i - y_j >= min_dist (below); neither is ever a tie.
+
+    Between a lower-score partition and a higher one, a pair is correct when the
+    sample of the higher-score partition has the larger label: for needles of
+    the lower partition, ``above`` counts correct and ``below`` incorrect
+    partners; for needles of the higher partition the other way round.
     """
-    y_low, up_low = low
-    y_high, up_high = high
-    if not y_low.size or not y_high.size:
-        if per_sample:
-            z_low, z_high = np.zeros(y_low.size, np.int64), np.zeros(y_high.size, np.int64)
-            return (0, 0), (z_low, z_low, z_high, z_high)
-        return (0, 0), None
-    # incorrect: y_i >= up(y_j), i in low, j in high; correct: y_j >= up(y_i)
-    incorrect_j = y_low.size - np.searchsorted(y_low, up_high, side="left")
-    correct_i = y_high.size - np.searchsorted(y_high, up_low, side="left")
-    totals = (int(correct_i.sum()), int(incorrect_j.sum()))
-    if not per_sample:
-        return totals, None
-    incorrect_i = np.searchsorted(up_high, y_low, side="right")  # j with up(y_j) <= y_i
-    correct_j = np.searchsorted(up_low, y_high, side="right")  # i with up(y_i) <= y_j
-    return totals, (incorrect_i + correct_i, incorrect_i, incorrect_j + correct_j, incorrect_j)
+    above = ref_y.size - _count_below(ref_y, needles_up, "left")
+    below = _count_below(ref_up, needles_y, "right")
+    return above, below
 
 
 def _sum_arrays(*arrays):
@@ -438,7 +490,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     offsets = _offsets(scores.chunks[0])
 
     # 1. validation reports and a sample of the scores -> partition boundaries
-    n_parts = max(2 * _cluster_threads(), math.ceil(n / PARTITION_SAMPLES))
+    n_parts = max(_cluster_threads(), math.ceil(n / _partition_samples()))
     n_parts = max(1, min(n_parts, n // 2 or 1))
     per_block = math.ceil(SAMPLES_PER_PARTITION * n_parts / len(blocks_s))
     sampled = [delayed(_paired_sample, pure=True)(s, y, per_block, k) for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]
@@ -459,38 +511,41 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     # 2. split every block by score range; partition k gathers its pieces
     split = [delayed(_paired_split, nout=n_parts, pure=True)(s, y, offsets[k], bounds, per_sample)
              for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]  # fmt: skip
-    parts = []
-    for k in range(n_parts):
-        counts, arrays, labels_k = delayed(_paired_partition, nout=3, pure=True)(
-            min_dist, per_sample, n_threads, *[pieces[k] for pieces in split])
-        parts.append((counts, labels_k, arrays))
+    parts = [delayed(_paired_partition, nout=4, pure=True)(min_dist, per_sample, n_threads,
+                                                           *[pieces[k] for pieces in split])
+             for k in range(n_parts)]  # fmt: skip (counts, per-sample arrays, sorted labels, thresholds)
 
-    # 3. pairs of partitions p < q from their sorted labels
-    between = {}
-    for p in range(n_parts):
-        for q in range(p + 1, n_parts):
-            between[p, q] = delayed(_paired_between, nout=2, pure=True)(parts[p][1], parts[q][1], per_sample)
-    totals = delayed(_paired_totals, pure=True)([c for c, _, _ in parts], [b[0] for b in between.values()])
+    # 3. pairs of partitions p < q from their sorted labels, one task per side, so that
+    #    both sides of a pair run at once and each moves one partition's labels.
     if not per_sample:
+        correct = [delayed(_paired_above, pure=True)(parts[p][3], parts[q][2])
+                   for p in range(n_parts) for q in range(p + 1, n_parts)]  # fmt: skip
+        incorrect = [delayed(_paired_above, pure=True)(parts[q][3], parts[p][2])
+                     for p in range(n_parts) for q in range(p + 1, n_parts)]  # fmt: skip
+        totals = delayed(_paired_totals, pure=True)([c[0] for c in parts], correct, incorrect)
         return totals, None, label_range
+    sides = {}  # (needles, reference) -> (above, below) per needle
+    for p in range(n_parts):
+        for q in range(n_parts):
+            if p != q:
+                sides[p, q] = delayed(_paired_side, nout=2, pure=True)(parts[p][2], parts[p][3], parts[q][2],
+                                                                       parts[q][3])
+    # the lower partition's side gives the totals: above = correct, below = incorrect
+    low_sides = [sides[p, q] for p in range(n_parts) for q in range(p + 1, n_parts)]
+    totals = delayed(_paired_totals, pure=True)([c[0] for c in parts], [delayed(_sum_int)(s[0]) for s in low_sides],
+                                                [delayed(_sum_int)(s[1]) for s in low_sides])  # fmt: skip
 
-    # 4. per-sample counts: sum over partition pairs, then back to the input blocks
+    # 4. per-sample counts: sum over the partner partitions, then back to the input blocks
     back = []
     for p in range(n_parts):
-        rank_terms, inc_terms = [], []
-        for (a, b), (_, arrays) in between.items():
-            if a == p:
-                rank_terms.append(arrays[0])
-                inc_terms.append(arrays[1])
-            elif b == p:
-                rank_terms.append(arrays[2])
-                inc_terms.append(arrays[3])
+        rank_terms = [delayed(np.add, pure=True)(*sides[p, q]) for q in range(n_parts) if q != p]
+        inc_terms = [sides[p, q][1] if q > p else sides[p, q][0] for q in range(n_parts) if q != p]
         if rank_terms:
             rank = _tree(_sum_arrays, rank_terms)
             inc = _tree(_sum_arrays, inc_terms)
         else:  # a single partition: nothing between partitions
-            rank = inc = delayed(_zeros_like_partition, pure=True)(parts[p][1])
-        back.append(delayed(_paired_finish, nout=len(blocks_s), pure=True)(parts[p][2], rank, inc, offsets))
+            rank = inc = delayed(_zeros_like_partition, pure=True)(parts[p][2])
+        back.append(delayed(_paired_finish, nout=len(blocks_s), pure=True)(parts[p][1], rank, inc, offsets))
     per_block = [
         delayed(_paired_assemble, pure=True)(offsets[k], offsets[k + 1] - offsets[k], *[b[k] for b in back])
         for k in range(len(blocks_s))
@@ -498,8 +553,12 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     return totals, per_block, label_range
 
 
+def _sum_int(a):
+    return int(a.sum())
+
+
 def _zeros_like_partition(labels_k):
-    return np.zeros(labels_k[0].size, np.int64)
+    return np.zeros(labels_k.size, np.int64)
 
 
 def _tree(func, items, width: int = 8):
@@ -513,12 +572,11 @@ def _tree(func, items, width: int = 8):
     return items[0]
 
 
-def _paired_totals(within, between):
+def _paired_totals(within, correct_between, incorrect_between):
     rankable, correct, tied, incorrect = (sum(w[i] for w in within) for i in range(4))
-    correct += sum(b[0] for b in between)
-    incorrect += sum(b[1] for b in between)
-    rankable += sum(b[0] + b[1] for b in between)
-    return rankable, correct, tied, incorrect
+    correct += sum(correct_between)
+    incorrect += sum(incorrect_between)
+    return rankable + sum(correct_between) + sum(incorrect_between), correct, tied, incorrect
 
 
 def _resolve_threads(n_jobs):
