@@ -72,10 +72,11 @@ __all__ = ["dispatch", "any_dask"]
 # Paired evaluation: the largest score partition (samples) when the data are
 # split by score; the number of partitions is at least the threads of the
 # cluster. Between-partition work grows as (partitions - 1) passes over the
-# labels, so partitions are kept few and as large as the workers' memory allows
-# (PARTITION_BYTES per sample at the peak of a partition task).
+# labels, so partitions are kept few and as large as the workers' memory allows:
+# a partition task peaks near 48 bytes per sample (96 with per-sample counts),
+# and may take half of its worker's memory per thread.
 PARTITION_SAMPLES = 200_000_000
-PARTITION_BYTES = 64
+PARTITION_BYTES = {False: 96, True: 200}
 # Scores sampled per partition to place the partition boundaries.
 SAMPLES_PER_PARTITION = 2000
 
@@ -165,7 +166,7 @@ def _cluster_threads() -> int:
     return usable_cores()
 
 
-def _partition_samples() -> int:
+def _partition_samples(per_sample: bool) -> int:
     """PARTITION_SAMPLES, or fewer when a worker's memory per thread holds fewer."""
     cap = PARTITION_SAMPLES
     client = _client()
@@ -176,7 +177,7 @@ def _partition_samples() -> int:
         except Exception:  # an older or remote scheduler without this information
             limits = []
         if limits:
-            cap = min(cap, int(min(limits) // PARTITION_BYTES))
+            cap = min(cap, int(min(limits) // PARTITION_BYTES[per_sample]))
     return max(1, cap)
 
 
@@ -490,7 +491,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     offsets = _offsets(scores.chunks[0])
 
     # 1. validation reports and a sample of the scores -> partition boundaries
-    n_parts = max(_cluster_threads(), math.ceil(n / _partition_samples()))
+    n_parts = max(_cluster_threads(), math.ceil(n / _partition_samples(per_sample)))
     n_parts = max(1, min(n_parts, n // 2 or 1))
     per_block = math.ceil(SAMPLES_PER_PARTITION * n_parts / len(blocks_s))
     sampled = [delayed(_paired_sample, pure=True)(s, y, per_block, k) for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]
