@@ -22,18 +22,23 @@ Paired evaluation (exact, for any chunking):
 1. One pass reads every block to validate it and sample its scores; the
    client gets ``2000 P`` sampled scores and picks P - 1 boundaries between
    distinct score values, so equal scores always share a partition.
-   ``P = max(2 * threads of the cluster, ceil(n / PARTITION_SAMPLES))``.
+   ``P = max(threads of the cluster, ceil(n / S))``, where S is the largest
+   partition that takes at most half of a worker's memory per thread (a
+   partition task peaks near 48 bytes per sample, 96 with per-sample counts).
 2. One shuffle: every block is cut by score range into P pieces (score,
    label; and the input position for :func:`compare_paired`), B * P pieces
-   in all, each moved once.
+   in all, each moved once. Float labels keep their width.
 3. The C++ kernel counts the pairs inside each partition: O(n/P log(n/P))
-   work and O(n/P) memory per task.
+   work and O(n/P) memory per task; the task also sorts the partition's
+   labels and computes their thresholds (below).
 4. Pairs between partitions p < q: all scores of p are below those of q, so
    a rankable pair is correct or incorrect by its labels alone and never
-   tied. A task per pair of partitions counts them from the two sorted
-   label arrays and one exact label threshold per sample
-   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``): P (P - 1) / 2 tasks,
-   (P - 1) / 2 binary-search passes over the labels in all.
+   tied. With one exact label threshold per sample
+   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``), the pairs are counted
+   by searching one partition's sorted thresholds in the other's sorted
+   labels, in cache-sized steps. Each pair of partitions is two tasks, one
+   per side, that run at once and each move one partition's labels:
+   P (P - 1) tasks, P - 1 searches per sample in all.
 5. :func:`compare_paired` also sends the per-sample (rankable, tied,
    incorrect) counts back to the input blocks (a second shuffle of n
    records), keeps them on the workers while the totals give the AUCs, and
@@ -190,7 +195,9 @@ def _to_dask_array(x, name: str):
     if isinstance(x, Array):
         arr = x
     elif dask.is_dask_collection(x) and hasattr(x, "to_dask_array"):
-        arr = x.to_dask_array(lengths=True)
+        # lengths are computed below: to_dask_array(lengths=True) fails on a Parquet
+        # column whose files dask merges into fewer partitions when reading one column
+        arr = x.to_dask_array()
     elif dask.is_dask_collection(x):
         raise TypeError(f"{name} must be a dask array, DataFrame or Series, got {type(x).__name__}")
     else:
@@ -788,6 +795,18 @@ def _tvt_sum_triples(*triples):
     return tuple(_sum_arrays(*[t[i] for t in triples]) for i in range(3))
 
 
+# 2 vs 2: the largest row block (bytes of one of y_true, y_pred); a tile holds two blocks of each.
+TILE_BLOCK_BYTES = 64 << 20
+
+
+def _tvt_block_rows(n, d, itemsize):
+    """Rows per block: B = sqrt(32 threads) blocks make about 16 tiles per thread of the
+    cluster (B (B + 1) / 2 tiles: every thread busy to the end, each tile a large product,
+    few tasks), at most TILE_BLOCK_BYTES."""
+    rows = math.ceil(n / math.ceil(math.sqrt(32 * _cluster_threads())))
+    return max(1, min(rows, TILE_BLOCK_BYTES // (d * itemsize)))
+
+
 def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
     """Validated, row-aligned dask arrays and the resolved options (one pass over the data)."""
     from ._two_vs_two import METRICS, TIES
@@ -807,6 +826,9 @@ def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
         raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
     y, p = _align_rows([y, p], ["y_true", "y_pred"])
     dtype = np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
+    rows = _tvt_block_rows(y.shape[0], y.shape[1], np.dtype(dtype).itemsize)
+    if len(y.chunks[0]) != math.ceil(y.shape[0] / rows) or max(y.chunks[0]) > rows:
+        y, p = y.rechunk({0: rows, 1: -1}), p.rechunk({0: rows, 1: -1})
     ties = check_choice(ties, "ties", TIES)
     n_threads = 1 if n_jobs is None else _resolve_threads(n_jobs)
     return y, p, metric, ties, dtype, n_threads
