@@ -23,7 +23,7 @@ Paired evaluation (exact, for any chunking):
    client gets ``2000 P`` sampled scores and picks P - 1 boundaries between
    distinct score values, so equal scores always share a partition.
    ``P = max(threads of the cluster, ceil(n / S))``, where S is the largest
-   partition that takes at most half of a worker's memory per thread (a
+   partition that takes at most a third of a worker's memory per thread (a
    partition task peaks near 48 bytes per sample, 96 with per-sample counts).
 2. One shuffle: every block is cut by score range into P pieces (score,
    label; and the input position for :func:`compare_paired`), B * P pieces
@@ -78,10 +78,11 @@ __all__ = ["dispatch", "any_dask"]
 # split by score; the number of partitions is at least the threads of the
 # cluster. Between-partition work grows as (partitions - 1) passes over the
 # labels, so partitions are kept few and as large as the workers' memory allows:
-# a partition task peaks near 48 bytes per sample (96 with per-sample counts),
-# and may take half of its worker's memory per thread.
+# a partition task peaks near 48 bytes per sample (96 with per-sample counts)
+# and may take a third of its worker's memory per thread (the worker keeps
+# other results in memory up to its spill threshold, 60% by default).
 PARTITION_SAMPLES = 200_000_000
-PARTITION_BYTES = {False: 96, True: 200}
+PARTITION_BYTES = {False: 144, True: 288}
 # Scores sampled per partition to place the partition boundaries.
 SAMPLES_PER_PARTITION = 2000
 
