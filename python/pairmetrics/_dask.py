@@ -386,11 +386,13 @@ def _paired_split(scores, labels, offset, bounds, per_sample):
     if not bounds.size:
         pieces = [(scores, labels, np.arange(scores.shape[0], dtype=np.int64) + offset)]
     else:
-        typed = bounds.astype(scores.dtype)  # compare in the scores' dtype when that is exact
+        with np.errstate(invalid="ignore", over="ignore"):  # compare in the scores' dtype when exact
+            typed = bounds.astype(scores.dtype)
         if not np.array_equal(typed, bounds):
             typed = bounds
         part = np.searchsorted(typed, scores, side="right")
-        part = part.astype(np.uint8 if bounds.size < 255 else np.uint16)  # a radix sort below
+        if bounds.size < 65535:  # narrow ids: a radix sort below
+            part = part.astype(np.uint8 if bounds.size < 255 else np.uint16)
         order = np.argsort(part, kind="stable")
         cuts = np.cumsum(np.bincount(part, minlength=bounds.size + 1))[:-1]
         index = np.split(order.astype(np.int64) + offset, cuts) if per_sample else [None] * (bounds.size + 1)
