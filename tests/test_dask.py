@@ -136,6 +136,19 @@ def test_paired_on_dataframe_columns_and_mixed_inputs(client):
     np.testing.assert_allclose(result.pvalue, reference.pvalue, rtol=1e-9)
 
 
+def test_paired_on_parquet_columns(client, tmp_path):
+    """Reading one column, dask may merge Parquet files into fewer partitions than the frame has."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame({"score": rng.random(4000).astype(np.float32), "label": rng.integers(0, 3, 4000)})
+    dd.from_pandas(frame, npartitions=40).to_parquet(tmp_path / "data.parquet")
+    stored = dd.read_parquet(tmp_path / "data.parquet")
+    expected = pm.paired_evaluation(frame.score.to_numpy(), frame.label.to_numpy(), 1.0)
+    assert pm.paired_evaluation(stored.score, stored.label, 1.0) == expected
+
+
 def test_paired_large_real_labels_many_partitions(client, monkeypatch):
     monkeypatch.setattr(_dask, "PARTITION_SAMPLES", 2000)
     rng = np.random.default_rng(5)

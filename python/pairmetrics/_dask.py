@@ -22,18 +22,23 @@ Paired evaluation (exact, for any chunking):
 1. One pass reads every block to validate it and sample its scores; the
    client gets ``2000 P`` sampled scores and picks P - 1 boundaries between
    distinct score values, so equal scores always share a partition.
-   ``P = max(2 * threads of the cluster, ceil(n / PARTITION_SAMPLES))``.
+   ``P = max(threads of the cluster, ceil(n / S))``, where S is the largest
+   partition that takes at most a third of a worker's memory per thread (a
+   partition task peaks near 48 bytes per sample, 96 with per-sample counts).
 2. One shuffle: every block is cut by score range into P pieces (score,
    label; and the input position for :func:`compare_paired`), B * P pieces
-   in all, each moved once.
+   in all, each moved once. Float labels keep their width.
 3. The C++ kernel counts the pairs inside each partition: O(n/P log(n/P))
-   work and O(n/P) memory per task.
+   work and O(n/P) memory per task; the task also sorts the partition's
+   labels and computes their thresholds (below).
 4. Pairs between partitions p < q: all scores of p are below those of q, so
    a rankable pair is correct or incorrect by its labels alone and never
-   tied. A task per pair of partitions counts them from the two sorted
-   label arrays and one exact label threshold per sample
-   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``): P (P - 1) / 2 tasks,
-   (P - 1) / 2 binary-search passes over the labels in all.
+   tied. With one exact label threshold per sample
+   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``), the pairs are counted
+   by searching one partition's sorted thresholds in the other's sorted
+   labels, in cache-sized steps. Each pair of partitions is two tasks, one
+   per side, that run at once and each move one partition's labels:
+   P (P - 1) tasks, P - 1 searches per sample in all.
 5. :func:`compare_paired` also sends the per-sample (rankable, tied,
    incorrect) counts back to the input blocks (a second shuffle of n
    records), keeps them on the workers while the totals give the AUCs, and
@@ -70,10 +75,14 @@ import numpy as np
 __all__ = ["dispatch", "any_dask"]
 
 # Paired evaluation: the largest score partition (samples) when the data are
-# split by score; the number of partitions is at least twice the threads of the
-# cluster. Between-partition work grows as (partitions - 1) / 2 passes over the
-# labels, so partitions are kept few and large.
-PARTITION_SAMPLES = 25_000_000
+# split by score; the number of partitions is at least the threads of the
+# cluster. Between-partition work grows as (partitions - 1) passes over the
+# labels, so partitions are kept few and as large as the workers' memory allows:
+# a partition task peaks near 48 bytes per sample (96 with per-sample counts)
+# and may take a third of its worker's memory per thread (the worker keeps
+# other results in memory up to its spill threshold, 60% by default).
+PARTITION_SAMPLES = 200_000_000
+PARTITION_BYTES = {False: 144, True: 288}
 # Scores sampled per partition to place the partition boundaries.
 SAMPLES_PER_PARTITION = 2000
 
@@ -163,6 +172,21 @@ def _cluster_threads() -> int:
     return usable_cores()
 
 
+def _partition_samples(per_sample: bool) -> int:
+    """PARTITION_SAMPLES, or fewer when a worker's memory per thread holds fewer."""
+    cap = PARTITION_SAMPLES
+    client = _client()
+    if client is not None:
+        try:
+            workers = client.scheduler_info()["workers"].values()
+            limits = [w["memory_limit"] / max(1, w["nthreads"]) for w in workers if w.get("memory_limit")]
+        except Exception:  # an older or remote scheduler without this information
+            limits = []
+        if limits:
+            cap = min(cap, int(min(limits) // PARTITION_BYTES[per_sample]))
+    return max(1, cap)
+
+
 def _to_dask_array(x, name: str):
     """A dask array from a dask array, DataFrame/Series (lengths computed) or anything numpy accepts."""
     import dask
@@ -172,7 +196,9 @@ def _to_dask_array(x, name: str):
     if isinstance(x, Array):
         arr = x
     elif dask.is_dask_collection(x) and hasattr(x, "to_dask_array"):
-        arr = x.to_dask_array(lengths=True)
+        # lengths are computed below: to_dask_array(lengths=True) fails on a Parquet
+        # column whose files dask merges into fewer partitions when reading one column
+        arr = x.to_dask_array()
     elif dask.is_dask_collection(x):
         raise TypeError(f"{name} must be a dask array, DataFrame or Series, got {type(x).__name__}")
     else:
@@ -258,24 +284,62 @@ def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
     rounds the wrong way) a bisection over the ordered doubles finds it.
     """
     y = np.asarray(y, dtype=np.float64)
+    t = np.empty_like(y)
+    step = max(1, min(y.size, _STEP))
+    work = np.empty(step)  # small scratch arrays, reused: stays in cache, no page faults
+    flags = np.empty(step, dtype=bool)
     with np.errstate(over="ignore", invalid="ignore"):
-        t = y + min_dist
-        for _ in range(3):  # usually one ulp off, if at all
-            low = (t - y) < min_dist
-            if not low.any():
-                break
-            t[low] = np.nextafter(t[low], np.inf)
-        for _ in range(3):
-            below = np.nextafter(t, -np.inf)
-            fits = (below - y) >= min_dist
-            if not fits.any():
-                break
-            t[fits] = below[fits]
-        done = ((t - y) >= min_dist) & ((np.nextafter(t, -np.inf) - y) < min_dist)
-        if not done.all():
-            bad = ~done
-            t[bad] = _bisect_up(y[bad], min_dist)
+        for start in range(0, y.size, step):
+            yy, tt = y[start : start + step], t[start : start + step]
+            w, f = work[: yy.size], flags[: yy.size]
+            np.add(yy, min_dist, out=tt)
+            # t = fl(y + min_dist) is the threshold when fl(t - y) >= min_dist > fl(t- - y)
+            np.less(np.subtract(tt, yy, out=w), min_dist, out=f)
+            if not f.any():
+                np.subtract(np.nextafter(tt, -np.inf, out=w), yy, out=w)
+                np.greater_equal(w, min_dist, out=f)
+                if not f.any():
+                    continue
+            tt[:] = _threshold_search(yy, tt.copy(), min_dist)
     return t
+
+
+# Elements per step of the chunked loops (thresholds, searches): small enough for the cache.
+_STEP = 1 << 16
+
+
+def _threshold_search(y, t, min_dist):
+    """_threshold_up where fl(y + min_dist) is not the threshold: a few ulp steps, then bisection."""
+    for _ in range(3):  # usually one ulp off, if at all
+        low = (t - y) < min_dist
+        if not low.any():
+            break
+        t[low] = np.nextafter(t[low], np.inf)
+    for _ in range(3):
+        below = np.nextafter(t, -np.inf)
+        fits = (below - y) >= min_dist
+        if not fits.any():
+            break
+        t[fits] = below[fits]
+    done = ((t - y) >= min_dist) & ((np.nextafter(t, -np.inf) - y) < min_dist)
+    if not done.all():
+        bad = ~done
+        t[bad] = _bisect_up(y[bad], min_dist)
+    return t
+
+
+def _count_below(haystack, needles, side):
+    """``np.searchsorted(haystack, needles, side)`` for sorted needles, in cache-sized steps
+    (each step searches only the stretch of the haystack its needles fall in)."""
+    out = np.empty(needles.size, dtype=np.int64)
+    low = 0
+    for start in range(0, needles.size, _STEP):
+        part = needles[start : start + _STEP]
+        high = int(np.searchsorted(haystack, part[-1], side=side))
+        low = low + int(np.searchsorted(haystack[low:high], part[0], side=side))
+        out[start : start + part.size] = np.searchsorted(haystack[low:high], part, side=side)
+        out[start : start + part.size] += low
+    return out
 
 
 def _ordered(x):
@@ -317,18 +381,18 @@ def _paired_sample(scores, labels, size, seed):
 
 def _paired_split(scores, labels, offset, bounds, per_sample):
     """Split one block by score range: the pieces of every partition, in block order."""
-    labels = np.asarray(labels, dtype=np.float64)
+    if labels.dtype.kind != "f":  # float labels keep their width (half the bytes moved for float32)
+        labels = np.asarray(labels, dtype=np.float64)
     if not bounds.size:
         pieces = [(scores, labels, np.arange(scores.shape[0], dtype=np.int64) + offset)]
-    elif bounds.size < 16:  # few partitions: one masked copy each beats a sort
-        part = np.searchsorted(bounds, scores, side="right").astype(np.uint8)
-        pieces = []
-        for k in range(bounds.size + 1):
-            mask = part == k
-            index = np.flatnonzero(mask) + offset if per_sample else None
-            pieces.append((scores[mask], labels[mask], index))
     else:
-        part = np.searchsorted(bounds, scores, side="right")
+        with np.errstate(invalid="ignore", over="ignore"):  # compare in the scores' dtype when exact
+            typed = bounds.astype(scores.dtype)
+        if not np.array_equal(typed, bounds):
+            typed = bounds
+        part = np.searchsorted(typed, scores, side="right")
+        if bounds.size < 65535:  # narrow ids: a radix sort below
+            part = part.astype(np.uint8 if bounds.size < 255 else np.uint16)
         order = np.argsort(part, kind="stable")
         cuts = np.cumsum(np.bincount(part, minlength=bounds.size + 1))[:-1]
         index = np.split(order.astype(np.int64) + offset, cuts) if per_sample else [None] * (bounds.size + 1)
@@ -339,9 +403,10 @@ def _paired_split(scores, labels, offset, bounds, per_sample):
 
 
 def _paired_partition(min_dist, per_sample, n_threads, *pieces):
-    """Within-partition counts by the C++ kernel, per-sample arrays, and the partition's sorted labels.
+    """Within-partition counts by the C++ kernel, per-sample arrays, the partition's sorted
+    labels (float64) and their thresholds.
 
-    Three outputs, so that a task needing the counts does not receive the arrays.
+    Four outputs, so that a task needing the counts does not receive the arrays.
     """
     from . import _core
 
@@ -357,41 +422,39 @@ def _paired_partition(min_dist, per_sample, n_threads, *pieces):
     if per_sample:
         index = np.concatenate([p[2] for p in kept])
         order = np.argsort(labels, kind="stable")
-        sorted_labels = labels[order]
+        sorted_labels = labels[order].astype(np.float64)
         totals, rankable, tied, incorrect = counts
         counts = tuple(int(c) for c in totals)
         arrays = (index, rankable.astype(np.int64), tied.astype(np.int64), incorrect.astype(np.int64), order)
     else:
-        sorted_labels = np.sort(labels)
-        order = None
+        del scores
+        sorted_labels = np.sort(labels).astype(np.float64)  # sorting the narrower dtype is faster
         counts, arrays = tuple(int(c) for c in counts), None
+    del labels, kept, pieces
     # fl(y_i - y_j) >= min_dist  <=>  y_i >= up(y_j), and up() is nondecreasing: the
     # thresholds of sorted labels are sorted too.
-    return counts, arrays, (sorted_labels, _threshold_up(sorted_labels, min_dist))
+    return counts, arrays, sorted_labels, _threshold_up(sorted_labels, min_dist)
 
 
-def _paired_between(low, high, per_sample):
-    """Pairs (i in the lower-score partition, j in the higher one): (correct, incorrect) and per-sample counts.
+def _paired_above(needles_up, ref_y):
+    """Pairs (i among the needles, j in the reference) with y_j >= up(y_i): y_j - y_i >= min_dist."""
+    if not needles_up.size or not ref_y.size:
+        return 0
+    return needles_up.size * ref_y.size - int(_count_below(ref_y, needles_up, "left").sum())
 
-    All scores of ``low`` are below those of ``high``: a rankable pair is
-    incorrect when the label of i is the larger, correct otherwise, never tied.
+
+def _paired_side(needles_y, needles_up, ref_y, ref_up):
+    """Per needle i: partners j of the reference with y_j - y_i >= min_dist (above) and
+    with y_i - y_j >= min_dist (below); neither is ever a tie.
+
+    Between a lower-score partition and a higher one, a pair is correct when the
+    sample of the higher-score partition has the larger label: for needles of
+    the lower partition, ``above`` counts correct and ``below`` incorrect
+    partners; for needles of the higher partition the other way round.
     """
-    y_low, up_low = low
-    y_high, up_high = high
-    if not y_low.size or not y_high.size:
-        if per_sample:
-            z_low, z_high = np.zeros(y_low.size, np.int64), np.zeros(y_high.size, np.int64)
-            return (0, 0), (z_low, z_low, z_high, z_high)
-        return (0, 0), None
-    # incorrect: y_i >= up(y_j), i in low, j in high; correct: y_j >= up(y_i)
-    incorrect_j = y_low.size - np.searchsorted(y_low, up_high, side="left")
-    correct_i = y_high.size - np.searchsorted(y_high, up_low, side="left")
-    totals = (int(correct_i.sum()), int(incorrect_j.sum()))
-    if not per_sample:
-        return totals, None
-    incorrect_i = np.searchsorted(up_high, y_low, side="right")  # j with up(y_j) <= y_i
-    correct_j = np.searchsorted(up_low, y_high, side="right")  # i with up(y_i) <= y_j
-    return totals, (incorrect_i + correct_i, incorrect_i, incorrect_j + correct_j, incorrect_j)
+    above = ref_y.size - _count_below(ref_y, needles_up, "left")
+    below = _count_below(ref_up, needles_y, "right")
+    return above, below
 
 
 def _sum_arrays(*arrays):
@@ -438,7 +501,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     offsets = _offsets(scores.chunks[0])
 
     # 1. validation reports and a sample of the scores -> partition boundaries
-    n_parts = max(2 * _cluster_threads(), math.ceil(n / PARTITION_SAMPLES))
+    n_parts = max(_cluster_threads(), math.ceil(n / _partition_samples(per_sample)))
     n_parts = max(1, min(n_parts, n // 2 or 1))
     per_block = math.ceil(SAMPLES_PER_PARTITION * n_parts / len(blocks_s))
     sampled = [delayed(_paired_sample, pure=True)(s, y, per_block, k) for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]
@@ -459,38 +522,41 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     # 2. split every block by score range; partition k gathers its pieces
     split = [delayed(_paired_split, nout=n_parts, pure=True)(s, y, offsets[k], bounds, per_sample)
              for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]  # fmt: skip
-    parts = []
-    for k in range(n_parts):
-        counts, arrays, labels_k = delayed(_paired_partition, nout=3, pure=True)(
-            min_dist, per_sample, n_threads, *[pieces[k] for pieces in split])
-        parts.append((counts, labels_k, arrays))
+    parts = [delayed(_paired_partition, nout=4, pure=True)(min_dist, per_sample, n_threads,
+                                                           *[pieces[k] for pieces in split])
+             for k in range(n_parts)]  # fmt: skip (counts, per-sample arrays, sorted labels, thresholds)
 
-    # 3. pairs of partitions p < q from their sorted labels
-    between = {}
-    for p in range(n_parts):
-        for q in range(p + 1, n_parts):
-            between[p, q] = delayed(_paired_between, nout=2, pure=True)(parts[p][1], parts[q][1], per_sample)
-    totals = delayed(_paired_totals, pure=True)([c for c, _, _ in parts], [b[0] for b in between.values()])
+    # 3. pairs of partitions p < q from their sorted labels, one task per side, so that
+    #    both sides of a pair run at once and each moves one partition's labels.
     if not per_sample:
+        correct = [delayed(_paired_above, pure=True)(parts[p][3], parts[q][2])
+                   for p in range(n_parts) for q in range(p + 1, n_parts)]  # fmt: skip
+        incorrect = [delayed(_paired_above, pure=True)(parts[q][3], parts[p][2])
+                     for p in range(n_parts) for q in range(p + 1, n_parts)]  # fmt: skip
+        totals = delayed(_paired_totals, pure=True)([c[0] for c in parts], correct, incorrect)
         return totals, None, label_range
+    sides = {}  # (needles, reference) -> (above, below) per needle
+    for p in range(n_parts):
+        for q in range(n_parts):
+            if p != q:
+                sides[p, q] = delayed(_paired_side, nout=2, pure=True)(parts[p][2], parts[p][3], parts[q][2],
+                                                                       parts[q][3])
+    # the lower partition's side gives the totals: above = correct, below = incorrect
+    low_sides = [sides[p, q] for p in range(n_parts) for q in range(p + 1, n_parts)]
+    totals = delayed(_paired_totals, pure=True)([c[0] for c in parts], [delayed(_sum_int)(s[0]) for s in low_sides],
+                                                [delayed(_sum_int)(s[1]) for s in low_sides])  # fmt: skip
 
-    # 4. per-sample counts: sum over partition pairs, then back to the input blocks
+    # 4. per-sample counts: sum over the partner partitions, then back to the input blocks
     back = []
     for p in range(n_parts):
-        rank_terms, inc_terms = [], []
-        for (a, b), (_, arrays) in between.items():
-            if a == p:
-                rank_terms.append(arrays[0])
-                inc_terms.append(arrays[1])
-            elif b == p:
-                rank_terms.append(arrays[2])
-                inc_terms.append(arrays[3])
+        rank_terms = [delayed(np.add, pure=True)(*sides[p, q]) for q in range(n_parts) if q != p]
+        inc_terms = [sides[p, q][1] if q > p else sides[p, q][0] for q in range(n_parts) if q != p]
         if rank_terms:
             rank = _tree(_sum_arrays, rank_terms)
             inc = _tree(_sum_arrays, inc_terms)
         else:  # a single partition: nothing between partitions
-            rank = inc = delayed(_zeros_like_partition, pure=True)(parts[p][1])
-        back.append(delayed(_paired_finish, nout=len(blocks_s), pure=True)(parts[p][2], rank, inc, offsets))
+            rank = inc = delayed(_zeros_like_partition, pure=True)(parts[p][2])
+        back.append(delayed(_paired_finish, nout=len(blocks_s), pure=True)(parts[p][1], rank, inc, offsets))
     per_block = [
         delayed(_paired_assemble, pure=True)(offsets[k], offsets[k + 1] - offsets[k], *[b[k] for b in back])
         for k in range(len(blocks_s))
@@ -498,8 +564,12 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     return totals, per_block, label_range
 
 
+def _sum_int(a):
+    return int(a.sum())
+
+
 def _zeros_like_partition(labels_k):
-    return np.zeros(labels_k[0].size, np.int64)
+    return np.zeros(labels_k.size, np.int64)
 
 
 def _tree(func, items, width: int = 8):
@@ -513,12 +583,11 @@ def _tree(func, items, width: int = 8):
     return items[0]
 
 
-def _paired_totals(within, between):
+def _paired_totals(within, correct_between, incorrect_between):
     rankable, correct, tied, incorrect = (sum(w[i] for w in within) for i in range(4))
-    correct += sum(b[0] for b in between)
-    incorrect += sum(b[1] for b in between)
-    rankable += sum(b[0] + b[1] for b in between)
-    return rankable, correct, tied, incorrect
+    correct += sum(correct_between)
+    incorrect += sum(incorrect_between)
+    return rankable + sum(correct_between) + sum(incorrect_between), correct, tied, incorrect
 
 
 def _resolve_threads(n_jobs):
@@ -606,50 +675,26 @@ def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True
 
 def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None, progress=False):
     import dask
-    from scipy import stats
 
-    from ._paired import PairedComparison, PairedEvaluation
+    from ._paired import _comparison
     from ._validation import check_bool
 
     progress = check_bool(progress, "progress")
     a_scores, labels_a, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")
     b_scores, labels_b, _ = _paired_inputs(scores_b, labels, min_dist, "scores_b")
-    b_scores, labels_b = _align_rows([a_scores, b_scores, labels_b], ["scores_a", "scores_b", "labels"])[1:]
-    totals_a, blocks_a, label_range = _paired_graph(a_scores, labels_a, min_dist, True, n_jobs, "scores_a")
-    totals_b, blocks_b, _ = _paired_graph(b_scores, labels_b, min_dist, True, n_jobs, "scores_b")
+    # one row chunking for all three, so that per-block counts of both models line up
+    a_scores, b_scores, labels = _align_rows([a_scores, b_scores, labels_b], ["scores_a", "scores_b", "labels"])
+    totals_a, blocks_a, label_range = _paired_graph(a_scores, labels, min_dist, True, n_jobs, "scores_a")
+    totals_b, blocks_b, _ = _paired_graph(b_scores, labels, min_dist, True, n_jobs, "scores_b")
     # Keep the per-sample counts on the workers while the totals give the AUCs.
     totals_a, totals_b, blocks_a, blocks_b = dask.persist(totals_a, totals_b, blocks_a, blocks_b)
     counts = _compute(totals_a, totals_b, progress=progress)
     n_rankable = counts[0][0]
-    n = a_scores.shape[0]
+    sums = None
     if n_rankable:
         aucs = tuple((c[1] + 0.5 * c[2]) / n_rankable for c in counts)
-        sums = _variance_sums(labels_a, label_range, aucs, blocks_a, blocks_b)
-        scale = 1.0 / float(n_rankable) ** 2
-        ci_var_a, ci_var_b = scale * float(sums[3]), scale * float(sums[4])
-        ci_spread = ci_var_a + ci_var_b - 2 * scale * float(sums[5])
-    else:
-        ci_var_a = ci_var_b = ci_spread = math.nan
-    a, b = PairedEvaluation(*counts[0], min_dist, ci_var_a), PairedEvaluation(*counts[1], min_dist, ci_var_b)
-    table = np.array([[a.n_correct, b.n_correct], [n_rankable - a.n_correct, n_rankable - b.n_correct]], dtype=np.int64)
-    if n_rankable == 0:
-        warnings.warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning, stacklevel=3)
-        nan = math.nan
-        return PairedComparison(a, b, table, nan, nan, nan, nan, nan, nan, nan, nan, nan)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        fisher = stats.fisher_exact(table)
-    scale = n / (n - 1) / float(n_rankable) ** 2
-    var_a, var_b, cov = scale * float(sums[0]), scale * float(sums[1]), scale * float(sums[2])
-    difference = a.auc - b.auc
-    spread = max(var_a + var_b - 2 * cov, 0.0)
-    if spread > 0:
-        z = difference / math.sqrt(spread)
-        p = float(2 * stats.norm.sf(abs(z)))
-    else:
-        z, p = (0.0, 1.0) if difference == 0 else (math.copysign(math.inf, difference), 0.0)
-    return PairedComparison(a, b, table, float(fisher.statistic), float(fisher.pvalue), difference, var_a, var_b, cov,
-                            z, p, ci_spread)  # fmt: skip
+        sums = _variance_sums(labels, label_range, aucs, blocks_a, blocks_b)
+    return _comparison(counts[0], counts[1], min_dist, a_scores.shape[0], sums, stacklevel=4)
 
 
 # --------------------------------------------------------------------------- 2 vs 2
@@ -753,9 +798,21 @@ def _tvt_sum_triples(*triples):
     return tuple(_sum_arrays(*[t[i] for t in triples]) for i in range(3))
 
 
+# 2 vs 2: the largest row block (bytes of one of y_true, y_pred); a tile holds two blocks of each.
+TILE_BLOCK_BYTES = 64 << 20
+
+
+def _tvt_block_rows(n, d, itemsize):
+    """Rows per block: B = sqrt(32 threads) blocks make about 16 tiles per thread of the
+    cluster (B (B + 1) / 2 tiles: every thread busy to the end, each tile a large product,
+    few tasks), at most TILE_BLOCK_BYTES."""
+    rows = math.ceil(n / math.ceil(math.sqrt(32 * _cluster_threads())))
+    return max(1, min(rows, TILE_BLOCK_BYTES // (d * itemsize)))
+
+
 def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
     """Validated, row-aligned dask arrays and the resolved options (one pass over the data)."""
-    from ._two_vs_two import METRICS, TIES, _resolve_rtol
+    from ._two_vs_two import METRICS, TIES
     from ._validation import check_choice
 
     metric = check_choice(metric, "metric", METRICS)
@@ -772,6 +829,9 @@ def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
         raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
     y, p = _align_rows([y, p], ["y_true", "y_pred"])
     dtype = np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
+    rows = _tvt_block_rows(y.shape[0], y.shape[1], np.dtype(dtype).itemsize)
+    if len(y.chunks[0]) != math.ceil(y.shape[0] / rows) or max(y.chunks[0]) > rows:
+        y, p = y.rechunk({0: rows, 1: -1}), p.rechunk({0: rows, 1: -1})
     ties = check_choice(ties, "ties", TIES)
     n_threads = 1 if n_jobs is None else _resolve_threads(n_jobs)
     return y, p, metric, ties, dtype, n_threads

@@ -431,8 +431,6 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, pro
     ``result.confidence_interval()`` gives an interval for ``auc_difference``
     that is exactly DeLong's for binary labels (per-class ddof 1).
     """
-    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
-
     scores_a, labels_f, min_dist = _prepare(scores_a, labels, min_dist, "scores_a")
     scores_b, _, _ = _prepare(scores_b, labels, min_dist, "scores_b")
     threads = resolve_n_jobs(n_jobs)
@@ -442,21 +440,31 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, pro
     for totals, rankable, tied, incorrect in outputs:
         counts.append(totals)
         components.append(_auc_components(totals, (rankable, tied, incorrect)))
-    n_rankable = counts[0][0]
     ga, gb = components
     # The intervals use per-class ddof for binary labels (DeLong); the test
     # keeps the one-sample factor n / (n - 1) (documented above).
     factors = _component_factors(labels_f)
+    sums = [ga @ ga, gb @ gb, ga @ gb, factors @ (ga * ga), factors @ (gb * gb), factors @ (ga * gb)]
+    return _comparison(counts[0], counts[1], min_dist, labels_f.shape[0], sums, stacklevel=4)  # user, dispatch, here
+
+
+def _comparison(counts_a, counts_b, min_dist, n, sums, stacklevel):
+    """The PairedComparison from both models' totals and the sums of the
+    per-sample components ``g``: ``(ga.ga, gb.gb, ga.gb)`` plain and weighted
+    by the interval factors (in that order; ignored when nothing is rankable)."""
+    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
+
+    n_rankable = counts_a[0]
     if n_rankable:
         scale = 1.0 / float(n_rankable) ** 2
-        ci_var_a, ci_var_b = scale * float(factors @ (ga * ga)), scale * float(factors @ (gb * gb))
-        ci_spread = ci_var_a + ci_var_b - 2 * scale * float(factors @ (ga * gb))
+        ci_var_a, ci_var_b = scale * float(sums[3]), scale * float(sums[4])
+        ci_spread = ci_var_a + ci_var_b - 2 * scale * float(sums[5])
     else:
         ci_var_a = ci_var_b = ci_spread = math.nan
-    a, b = PairedEvaluation(*counts[0], min_dist, ci_var_a), PairedEvaluation(*counts[1], min_dist, ci_var_b)
+    a, b = PairedEvaluation(*counts_a, min_dist, ci_var_a), PairedEvaluation(*counts_b, min_dist, ci_var_b)
     table = np.array([[a.n_correct, b.n_correct], [n_rankable - a.n_correct, n_rankable - b.n_correct]], dtype=np.int64)
     if n_rankable == 0:
-        warnings.warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning, stacklevel=2)
+        warnings.warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning, stacklevel=stacklevel)
         nan = math.nan
         return PairedComparison(a, b, table, nan, nan, nan, nan, nan, nan, nan, nan, nan)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -464,9 +472,8 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, pro
         # and warns; its answer is reported as is (documented above).
         warnings.simplefilter("ignore", RuntimeWarning)
         fisher = stats.fisher_exact(table)
-    n = labels_f.shape[0]
     scale = n / (n - 1) / float(n_rankable) ** 2
-    var_a, var_b, cov = scale * float(ga @ ga), scale * float(gb @ gb), scale * float(ga @ gb)
+    var_a, var_b, cov = scale * float(sums[0]), scale * float(sums[1]), scale * float(sums[2])
     difference = a.auc - b.auc
     spread = max(var_a + var_b - 2 * cov, 0.0)
     if spread > 0:
