@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <queue>
 #include <cmath>
 #include <stdexcept>
@@ -799,6 +800,62 @@ Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& con
     return L;
 }
 
+// The blossom forest of a solution laid out for pricing: vertices in
+// preorder (every blossom holds a contiguous range of them), the top-level
+// node of each vertex and the sum of z over each node and its ancestors.
+struct Laminar {
+    std::vector<i32> order;  // vertices, each blossom's as one range
+    std::vector<i32> lo, hi;  // node x holds order[lo[x] .. hi[x])
+    std::vector<i32> top;    // top-level node holding vertex v (v itself when in no blossom)
+    std::vector<i64> zc;     // z of node x and of every blossom above it
+
+    explicit Laminar(const BlossomResult& r) {
+        const auto N = static_cast<i32>(r.y.size());
+        const auto nodes = static_cast<i32>(r.parent.size());
+        std::vector<i32> start(nodes + 1, 0), kids(nodes);
+        for (i32 x = 0; x < nodes; ++x)
+            if (r.parent[x] != -1) ++start[r.parent[x] + 1];
+        for (i32 x = 0; x < nodes; ++x) start[x + 1] += start[x];
+        {
+            std::vector<i32> fill(start.begin(), start.end() - 1);
+            for (i32 x = 0; x < nodes; ++x)
+                if (r.parent[x] != -1) kids[fill[r.parent[x]]++] = x;
+        }
+        lo.assign(nodes, 0);
+        hi.assign(nodes, 0);
+        zc.assign(nodes, 0);
+        top.assign(N, -1);
+        order.reserve(N);
+        std::vector<std::pair<i32, i32>> stack;  // (node, next child slot)
+        for (i32 root = 0; root < nodes; ++root) {
+            if (r.parent[root] != -1) continue;
+            stack.emplace_back(root, start[root]);
+            zc[root] = root >= N ? r.z[root - N] : 0;
+            lo[root] = static_cast<i32>(order.size());
+            if (root < N) order.push_back(root);
+            while (!stack.empty()) {
+                auto& [x, slot] = stack.back();
+                if (slot == start[x + 1]) {
+                    hi[x] = static_cast<i32>(order.size());
+                    stack.pop_back();
+                    continue;
+                }
+                const i32 c = kids[slot++];
+                zc[c] = zc[x] + (c >= N ? r.z[c - N] : 0);
+                lo[c] = static_cast<i32>(order.size());
+                if (c < N) {
+                    order.push_back(c);
+                    top[c] = root;
+                    hi[c] = lo[c] + 1;
+                } else {
+                    stack.emplace_back(c, start[c]);
+                }
+            }
+            if (root < N) top[root] = root;
+        }
+    }
+};
+
 // One exact solve with weights round(min(d, cap) * scale), scale = max_weight / cap:
 // start on the k nearest, price every pair against the duals, add the
 // violated ones and re-solve (warm) until none is left.
@@ -874,7 +931,6 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
         previous.mate = from->mate;
     }
     const std::size_t blocks = (static_cast<std::size_t>(n) + 255) / 256;
-    std::vector<std::vector<std::uint64_t>> block_keys(blocks);
     std::vector<i64> block_extra(blocks);
     while (true) {
         // Each round adds new pairs of a finite set and typically a handful of
@@ -888,17 +944,24 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
         t0 = std::chrono::steady_clock::now();
         if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
         if (opt.report) control.report(static_cast<std::uint64_t>(2 * n - n / (rounds + 1)), static_cast<std::uint64_t>(2 * n));
-        // A pair can only violate the duals if 2 w < y_i + y_j, since blossom
-        // duals only add to its reduced cost. A pair in neither list weighs at
-        // least max(radius_i, radius_j), so it needs y_j > c_i and y_i > c_j
-        // with c = 2 radius - y: only a prefix of the points by decreasing y
-        // is looked at, and a distance is computed only when both hold.
+        // Pricing. A pair violates the duals iff 2 w < y_i + y_j - Z, Z the
+        // z-sum of the blossoms holding both. Pairs in the neighbour lists
+        // are priced directly; a pair in neither list weighs at least
+        // max(radius_i, radius_j), which rules out most others before their
+        // distance is computed:
+        //  - pairs in different top-level nodes (Z = 0) need y_j > c_i and
+        //    y_i > c_j with c = 2 radius - y: only a prefix of the points by
+        //    decreasing y is looked at; when that prefix is long (duals
+        //    inflated by large blossoms around well separated groups) the
+        //    provider's screen of every pair (d < a_i + a_j, from a matrix
+        //    product for points) is used instead;
+        //  - pairs inside one top-level blossom have y inflated by the z of
+        //    the blossoms around them, so they are walked in the blossom
+        //    forest's preorder, where the smallest blossom holding i and j
+        //    only grows as j moves away from i: Z is known exactly without a
+        //    lowest-common-ancestor query.
         const DualForest forest(r);
-        auto violation = [&](i32 i, i32 j, i64 wij) -> i64 {
-            const i64 rc = 2 * wij - r.y[i] - r.y[j];
-            if (rc >= 0) return 0;
-            return std::min<i64>(rc + forest.common_z(i, j), 0);
-        };
+        const Laminar lam(r);
         std::vector<i32> by_y(n);
         std::vector<i64> c(n);
         for (i32 i = 0; i < n; ++i) {
@@ -906,59 +969,165 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             c[i] = radius[i] == kNoRadius ? kNoRadius : 2 * radius[i] - r.y[i];
         }
         std::sort(by_y.begin(), by_y.end(), [&](i32 a, i32 b) { return r.y[a] > r.y[b] || (r.y[a] == r.y[b] && a < b); });
+        auto same_top = [&](i32 i, i32 j) { return lam.top[i] == lam.top[j]; };
         // Each point adds at most kk of its violated pairs per round, the
         // most violated first: with many equal distances (duplicated points)
         // thousands of pairs can be violated at once, and a few per point
         // are enough to make progress.
-        auto price = [&](bool lists_only) {
-        parallel_for(blocks, opt.n_threads, [&](std::size_t b) {
-            std::vector<std::pair<i64, i32>> found;
-            auto& out = block_keys[b];
-            out.clear();
-            i64 extra = 0;
-            const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
-            for (i32 i = lo; i < hi; ++i) {
-                const i64 yi = r.y[i];
-                const std::size_t o = static_cast<std::size_t>(i) * store;
-                found.clear();
-                for (i32 t = 0; t < store; ++t) {
-                    const i64 rc = violation(i, L.j[o + t], cand_w[o + t]);
-                    if (rc < 0) found.emplace_back(rc, L.j[o + t]);
+        const std::size_t enough = 4 * static_cast<std::size_t>(kk);
+        std::vector<std::vector<std::pair<i64, i32>>> found(n);
+        // Violated pairs (i, j, reduced cost) found away from i's own block.
+        struct Hit {
+            i32 i, j;
+            i64 rc;
+        };
+        auto price_lists_and_prefix = [&](bool lists_only, bool prefix) {
+            parallel_for(blocks, opt.n_threads, [&](std::size_t b) {
+                i64 extra = 0;
+                const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
+                for (i32 i = lo; i < hi; ++i) {
+                    const i64 yi = r.y[i];
+                    const std::size_t o = static_cast<std::size_t>(i) * store;
+                    auto& f = found[i];
+                    f.clear();
+                    for (i32 t = 0; t < store; ++t) {
+                        const i32 j = L.j[o + t];
+                        const i64 rc0 = 2 * cand_w[o + t] - yi - r.y[j];
+                        if (rc0 >= 0) continue;
+                        const i64 rc = rc0 + forest.common_z(i, j);
+                        if (rc < 0) f.emplace_back(rc, j);
+                    }
+                    if (lists_only || !prefix) continue;
+                    // Enough violated pairs for this round: stop looking (with
+                    // many of them, as after a start on a poor graph, the scan
+                    // would be quadratic; the pairs left are priced again).
+                    const i64 ci = c[i];
+                    for (i32 t = 0; t < n && r.y[by_y[t]] > ci && f.size() < enough; ++t) {
+                        const i32 j = by_y[t];
+                        if (j == i || yi <= c[j] || same_top(i, j)) continue;
+                        const i64 rc = 2 * weight(i, j) - yi - r.y[j];
+                        if (rc < 0) f.emplace_back(rc, j);
+                        ++extra;
+                        if ((extra & 65535) == 0) control.check();
+                    }
                 }
-                // Enough violated pairs for this round: stop looking (with many
-                // of them, as after a start on a poor graph, the scan would be
-                // quadratic; the pairs left are priced again next round).
-                const std::size_t enough = lists_only ? 0 : 4 * static_cast<std::size_t>(kk);
-                const i64 ci = c[i];
-                for (i32 t = 0; t < n && r.y[by_y[t]] > ci && found.size() < enough; ++t) {
-                    const i32 j = by_y[t];
-                    if (j == i || yi <= c[j]) continue;
-                    const i64 rc = violation(i, j, weight(i, j));
-                    if (rc < 0) found.emplace_back(rc, j);
-                    ++extra;
-                    if ((extra & 65535) == 0) control.check();
+                block_extra[b] = extra;
+                control.check();
+            }, &control);
+        };
+        std::vector<Hit> hits;
+        std::mutex hits_lock;
+        auto add_hits = [&](std::vector<Hit>& local) {
+            if (local.empty()) return;
+            std::lock_guard<std::mutex> g(hits_lock);
+            hits.insert(hits.end(), local.begin(), local.end());
+            local.clear();
+        };
+        // Pairs inside one top-level blossom, by the preorder walk.
+        auto price_inside = [&]() {
+            const i32 len = static_cast<i32>(lam.order.size());
+            const std::size_t tasks = (static_cast<std::size_t>(len) + 63) / 64;
+            std::atomic<i64> visited{0};
+            parallel_for(tasks, opt.n_threads, [&](std::size_t task) {
+                std::vector<Hit> local;
+                i64 extra = 0;
+                const i32 p0 = static_cast<i32>(task) * 64, p1 = std::min(len, p0 + 64);
+                for (i32 p = p0; p < p1; ++p) {
+                    const i32 i = lam.order[p];
+                    if (i >= n) continue;  // the ghost's pairs are all in the graph
+                    const i32 t = lam.top[i];
+                    if (t < N) continue;  // in no blossom
+                    const i32 end = lam.hi[t];
+                    const i64 yi = r.y[i], ri = radius[i];
+                    i32 B = r.parent[i];
+                    std::size_t count = 0;
+                    for (i32 q = p + 1; q < end && count < enough; ++q) {
+                        while (q >= lam.hi[B]) B = r.parent[B];
+                        const i32 j = lam.order[q];
+                        if (j >= n) continue;
+                        const i64 rlim = std::max(ri, radius[j]);
+                        if (rlim == kNoRadius) continue;  // in a list, priced there
+                        const i64 T = yi + r.y[j] - lam.zc[B];
+                        if (T <= 2 * rlim) continue;
+                        ++extra;
+                        const i64 rc = 2 * weight(i, j) - T;
+                        if (rc < 0) {
+                            local.push_back(Hit{i, j, rc});
+                            ++count;
+                        }
+                    }
+                    if ((p & 15) == 15) control.check();
                 }
-                if (static_cast<i32>(found.size()) > kk)
-                    std::nth_element(found.begin(), found.begin() + kk, found.end());
-                for (std::size_t t = 0; t < found.size() && t < static_cast<std::size_t>(kk); ++t)
-                    out.push_back(pair_key(i, found[t].second));
-            }
-            block_extra[b] = extra;
-            control.check();
-        }, &control);
+                add_hits(local);
+                visited += extra;
+            }, &control);
+            stats.extra_pairs += visited.load();
+        };
+        // Pairs in different top-level nodes by the provider's screen.
+        auto price_screen = [&]() {
+            std::vector<double> a(n);
+            i64 ymax = 0;
+            for (i32 i = 0; i < n; ++i) ymax = std::max(ymax, r.y[i]);
+            // 2 w >= 2 d scale - 1 below the cap, so a violated pair has
+            // d < (y_i + y_j + 1) / (2 scale); a capped pair can only be
+            // violated when y_i + y_j > 2 wmax: such points see every pair.
+            for (i32 i = 0; i < n; ++i)
+                a[i] = r.y[i] + ymax > 2 * wmax ? std::numeric_limits<double>::infinity()
+                                                 : (static_cast<double>(r.y[i]) + 0.5) / (2 * scale);
+            std::atomic<i64> visited{0};
+            D.pairs_below(a.data(), opt.n_threads, control, [&](i32 i, i32 j) {
+                if (same_top(i, j)) return;
+                visited.fetch_add(1, std::memory_order_relaxed);
+                const i64 rc = 2 * weight(i, j) - r.y[i] - r.y[j];
+                if (rc < 0) {
+                    std::lock_guard<std::mutex> g(hits_lock);
+                    hits.push_back(Hit{i, j, rc});
+                }
+            });
+            stats.extra_pairs += visited.load();
         };
         // Partial pricing: the neighbour lists first (cheap); the pairs
         // outside them only once the lists hold no violated pair, i.e. with
         // duals close to optimal, which rule out far more of them.
-        price(true);
+        hits.clear();
+        price_lists_and_prefix(true, false);
         bool any = false;
-        for (std::size_t b = 0; b < blocks && !any; ++b) any = !block_keys[b].empty();
-        if (!any) price(false);
-        keys.clear();
-        for (std::size_t b = 0; b < blocks; ++b) {
-            keys.insert(keys.end(), block_keys[b].begin(), block_keys[b].end());
-            stats.extra_pairs += block_extra[b];
+        for (i32 i = 0; i < n && !any; ++i) any = !found[i].empty();
+        if (!any) {
+            // Length of the prefix scan: pairs with y_j > c_i (an upper bound).
+            double scanned = 0;
+            for (i32 i = 0; i < n; ++i) {
+                const i64 ci = c[i];
+                const i32 len = static_cast<i32>(std::partition_point(by_y.begin(), by_y.end(),
+                                                                      [&](i32 j) { return r.y[j] > ci; }) - by_y.begin());
+                scanned += len;
+            }
+            const bool screen = scanned * D.exact_cost() > 0.5 * static_cast<double>(n) * n * D.screen_cost();
+            price_lists_and_prefix(false, !screen);
+            if (screen) price_screen();
+            price_inside();
         }
+        // Hits into the lists of both points, then each point's kk most
+        // violated pairs (ties by the other point: the same set whatever the
+        // thread count).
+        std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
+            return a.i < b.i || (a.i == b.i && a.j < b.j);
+        });
+        for (const Hit& h : hits) {
+            if (h.i < n) found[h.i].emplace_back(h.rc, h.j);
+            if (h.j < n) found[h.j].emplace_back(h.rc, h.i);
+        }
+        keys.clear();
+        for (i32 i = 0; i < n; ++i) {
+            auto& f = found[i];
+            if (f.empty()) continue;
+            std::sort(f.begin(), f.end());
+            f.erase(std::unique(f.begin(), f.end()), f.end());
+            for (std::size_t t = 0; t < f.size() && t < static_cast<std::size_t>(kk); ++t)
+                keys.push_back(pair_key(i, f[t].second));
+        }
+        for (std::size_t b = 0; b < blocks; ++b) stats.extra_pairs += block_extra[b];
+        std::fill(block_extra.begin(), block_extra.end(), 0);
         stats.seconds_pricing += seconds_since(t0);
         if (keys.empty()) {
             stats.rounds += rounds;
