@@ -67,11 +67,19 @@ class Solver {
         cedges_.resize(n);
         for (i32 b = 2 * n - 1; b >= n; --b) free_ids_.push_back(b);
         top_.resize(n);
+        rep_of_.assign(nodes, -1);
+        node_of_rep_.assign(nodes, -1);
+        size_.assign(nodes, 0);
+        pending_.assign(m, std::numeric_limits<i64>::max());
+        for (i32 r = 2 * n - 1; r >= n; --r) free_reps_.push_back(r);
         mate_.assign(n, -1);
         ystore_.assign(n, 0);
         tree_nodes_.resize(n);
         for (i32 v = 0; v < n; ++v) {
             top_[v] = v;
+            rep_of_[v] = v;
+            node_of_rep_[v] = v;
+            size_[v] = 1;
             base_[v] = v;
             alive_[v] = 1;
         }
@@ -104,6 +112,7 @@ class Solver {
             const Event ev = heap_.top();
             heap_.pop();
             ++stats_.events;
+            if (ev.id >= 0 && pending_[ev.id] == ev.key) pending_[ev.id] = std::numeric_limits<i64>::max();
             if (ev.key > delta_) delta_ = ev.key;
             // Safety net: the weight cap keeps duals far below this.
             if (delta_ > (i64{1} << 61)) throw std::overflow_error("matching: dual values overflow");
@@ -135,7 +144,13 @@ class Solver {
     Control& control_;
     std::vector<i64> W_;
     std::vector<i32> start_, adj_;
-    std::vector<i32> parent_, tree_, tself_, tother_, base_, top_, mate_;
+    std::vector<i32> parent_, tree_, tself_, tother_, base_, mate_;
+    // The top-level node of vertex v is node_of_rep_[top_[v]]: a shrink hands
+    // the representative of its largest child to the new blossom and an
+    // expansion hands it back, so only the vertices of the smaller children
+    // are relabelled (nested blossoms can be thousands deep).
+    std::vector<i32> top_, rep_of_, node_of_rep_, size_, free_reps_;
+    std::vector<i64> pending_;  // smallest key of an edge's events in the heap
     std::vector<signed char> label_, alive_;
     std::vector<i64> stamp_, off_, zstore_, ystore_;
     std::vector<unsigned> mark_;
@@ -149,8 +164,9 @@ class Solver {
     BlossomStats stats_;
     std::vector<i32> leaves_buf_, stack_buf_;
 
+    i32 topof(i32 v) const { return node_of_rep_[top_[v]]; }
     i64 y(i32 v) const {
-        const i32 b = top_[v];
+        const i32 b = topof(v);
         return ystore_[v] + off_[b] + label_[b] * (delta_ - stamp_[b]);
     }
     i64 slack(i32 e) const { return W_[e] - y(eu_[e]) - y(ev_[e]); }
@@ -194,16 +210,24 @@ class Solver {
         off_[b] = 0;
     }
 
-    void push_event(i64 key, i32 id) { heap_.push(Event{key, id}); }
+    // An edge whose earlier event comes no later is left alone: when that
+    // event is processed the edge is looked at again with the duals of then.
+    void push_event(i64 key, i32 id) {
+        if (id >= 0) {
+            if (key >= pending_[id]) return;
+            pending_[id] = key;
+        }
+        heap_.push(Event{key, id});
+    }
 
     // Queue the events of the edges at v, whose node has just become even.
     void scan_vertex(i32 v) {
-        const i32 bv = top_[v];
+        const i32 bv = topof(v);
         const i64 yv = y(v);
         for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
             const i32 e = adj_[k];
             const i32 o = other(e, v);
-            const i32 bo = top_[o];
+            const i32 bo = topof(o);
             if (bo == bv) continue;
             const signed char lo = label_[bo];
             if (lo < 0) continue;
@@ -214,12 +238,12 @@ class Solver {
 
     // Queue (+, free) events for edges at v, whose node has just left every tree.
     void scan_free_vertex(i32 v) {
-        const i32 bv = top_[v];
+        const i32 bv = topof(v);
         const i64 yv = y(v);
         for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
             const i32 e = adj_[k];
             const i32 o = other(e, v);
-            const i32 bo = top_[o];
+            const i32 bo = topof(o);
             if (bo == bv || label_[bo] <= 0) continue;
             push_event(delta_ + (W_[e] - yv - y(o)), e);
         }
@@ -314,7 +338,7 @@ class Solver {
     // Returns the number of vertices newly matched (0 or 2).
     i32 process_edge(i32 e) {
         i32 u = eu_[e], v = ev_[e];
-        i32 bu = top_[u], bv = top_[v];
+        i32 bu = topof(u), bv = topof(v);
         if (bu == bv) return 0;
         if (label_[bu] != 1) {
             std::swap(u, v);
@@ -357,7 +381,7 @@ class Solver {
 
     void grow(i32 u, i32 v) {
         ++stats_.grows;
-        const i32 bu = top_[u], bv = top_[v];
+        const i32 bu = topof(u), bv = topof(v);
         const i32 t = tree_[bu];
         settle(bv);
         label_[bv] = -1;
@@ -368,7 +392,7 @@ class Solver {
         push_expand(bv);
         const i32 bb = base_of(bv);
         const i32 w = mate_[bb];
-        const i32 bw = top_[w];
+        const i32 bw = topof(w);
         settle(bw);
         label_[bw] = 1;
         tree_[bw] = t;
@@ -381,13 +405,13 @@ class Solver {
     // The even node above even node p in its tree (-1 at the root).
     i32 even_parent(i32 p) const {
         if (tother_[p] == -1) return -1;
-        const i32 odd = top_[tother_[p]];
-        return top_[tother_[odd]];
+        const i32 odd = topof(tother_[p]);
+        return topof(tother_[odd]);
     }
 
     void shrink(i32 u, i32 v) {
         ++stats_.shrinks;
-        const i32 bu = top_[u], bv = top_[v];
+        const i32 bu = topof(u), bv = topof(v);
         const i32 t = tree_[bu];
         // Lowest common even ancestor: walk both paths up, alternating.
         if (++mark_stamp_ == 0) {
@@ -428,7 +452,7 @@ class Solver {
             out.reserve(2 * evens.size());
             for (i32 p : evens) {
                 out.push_back(p);
-                out.push_back(top_[tother_[p]]);
+                out.push_back(topof(tother_[p]));
             }
             return out;
         };
@@ -452,10 +476,34 @@ class Solver {
         }
         // If bv == lca, fv is empty and (u, v) closes the cycle onto lca;
         // otherwise fv's topmost odd node closes it with its tree edge.
+        // The largest child keeps its offset and representative; the others
+        // move their offsets into their vertices, relative to it.
+        i32 big = ch[0];
         for (i32 c : ch) {
-            push_offset(c);
-            parent_[c] = b;
+            settle(c);
+            if (size_[c] > size_[big]) big = c;
         }
+        const i32 rep = rep_of_[big];
+        i32 total = 0;
+        for (i32 c : ch) {
+            parent_[c] = b;
+            total += size_[c];
+            if (c == big) continue;
+            const i64 shift = off_[c] - off_[big];
+            for (i32 vtx : leaves(c)) {
+                ystore_[vtx] += shift;
+                top_[vtx] = rep;
+            }
+            free_reps_.push_back(rep_of_[c]);
+            rep_of_[c] = -1;
+            off_[c] = 0;
+        }
+        const i64 offset = off_[big];
+        off_[big] = 0;
+        rep_of_[big] = -1;
+        rep_of_[b] = rep;
+        node_of_rep_[rep] = b;
+        size_[b] = total;
         alive_[b] = 1;
         parent_[b] = -1;
         base_[b] = base_of(lca);
@@ -464,10 +512,9 @@ class Solver {
         tself_[b] = tself_[lca];
         tother_[b] = tother_[lca];
         stamp_[b] = delta_;
-        off_[b] = 0;
+        off_[b] = offset;
         zstore_[b] = 0;
         tree_nodes_[t].push_back(b);
-        for (i32 vtx : leaves(b)) top_[vtx] = b;
         std::vector<i32> odd;
         for (i32 c : ch)
             if (label_[c] == -1) odd.push_back(c);
@@ -520,12 +567,12 @@ class Solver {
     // Flip the path from vertex s (in an even node) to its root; s gets mate j.
     void augment_path(i32 s, i32 j) {
         while (true) {
-            const i32 bs = top_[s];
+            const i32 bs = topof(s);
             const i32 up = tother_[bs];  // vertex in the odd parent, or -1 at the root
             if (bs >= n_) augment_blossom(bs, s);
             mate_[s] = j;
             if (up == -1) return;
-            const i32 bt = top_[up];
+            const i32 bt = topof(up);
             const i32 x = tself_[bt], yv = tother_[bt];
             if (bt >= n_) augment_blossom(bt, x);
             mate_[x] = yv;
@@ -536,7 +583,7 @@ class Solver {
 
     void augment(i32 u, i32 v) {
         ++stats_.augments;
-        const i32 t1 = tree_[top_[u]], t2 = tree_[top_[v]];
+        const i32 t1 = tree_[topof(u)], t2 = tree_[topof(v)];
         augment_path(u, v);
         augment_path(v, u);
         dissolve(t1);
@@ -562,19 +609,38 @@ class Solver {
     void expand(i32 b) {
         ++stats_.expands;
         const i32 t = tree_[b];
-        push_offset(b);
+        settle(b);
         std::vector<i32> ch = childs_[b - n_];
         const std::vector<std::pair<i32, i32>> ce = cedges_[b - n_];
         const i32 k = static_cast<i32>(ch.size());
+        // The largest child takes b's representative and offset back; the
+        // others get their own, and b's offset moves into their vertices.
+        i32 big = ch[0];
+        for (i32 c : ch)
+            if (size_[c] > size_[big]) big = c;
+        const i64 offset = off_[b];
         for (i32 c : ch) {
             parent_[c] = -1;
-            for (i32 vtx : leaves(c)) top_[vtx] = c;
-            off_[c] = 0;
+            if (c == big) {
+                rep_of_[c] = rep_of_[b];
+                node_of_rep_[rep_of_[c]] = c;
+                off_[c] = offset;
+            } else {
+                const i32 rep = free_reps_.back();
+                free_reps_.pop_back();
+                rep_of_[c] = rep;
+                node_of_rep_[rep] = c;
+                for (i32 vtx : leaves(c)) {
+                    top_[vtx] = rep;
+                    ystore_[vtx] += offset;
+                }
+                off_[c] = 0;
+            }
             stamp_[c] = delta_;
             label_[c] = 0;
             tree_[c] = -1;
         }
-        const i32 cj = top_[tself_[b]];
+        const i32 cj = topof(tself_[b]);
         const i32 j = static_cast<i32>(std::find(ch.begin(), ch.end(), cj) - ch.begin());
         label_[cj] = -1;
         tree_[cj] = t;
@@ -605,6 +671,8 @@ class Solver {
             }
         }
         alive_[b] = 0;
+        rep_of_[b] = -1;
+        off_[b] = 0;
         parent_[b] = -1;
         label_[b] = 0;
         tree_[b] = -1;
