@@ -1000,6 +1000,16 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
     }
     const std::size_t blocks = (static_cast<std::size_t>(n) + 255) / 256;
     std::vector<i64> block_extra(blocks);
+    // The screen's state across rounds (see price_screen).
+    struct Kept {
+        i32 i, j;
+        i64 w;
+    };
+    std::vector<Kept> kept;
+    bool screen_valid = false;
+    std::vector<double> screen_a;
+    std::vector<char> dirty(n, 0);
+    std::vector<i32> prev_top, prev_size;
     while (true) {
         // Each round adds new pairs of a finite set and typically a handful of
         // rounds suffice; an endless loop could only come from an asymmetric D.
@@ -1096,6 +1106,21 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             const i32 len = static_cast<i32>(lam.order.size());
             const std::size_t tasks = (static_cast<std::size_t>(len) + 63) / 64;
             std::atomic<i64> visited{0};
+            // Largest y over a range of the preorder (sparse table), so that
+            // a whole range of j with one common blossom is skipped at once.
+            std::vector<std::vector<i64>> ymax(1, std::vector<i64>(len));
+            for (i32 q = 0; q < len; ++q) ymax[0][q] = r.y[lam.order[q]];
+            for (i32 span = 2; span <= len; span *= 2) {
+                const std::vector<i64>& prev = ymax.back();
+                std::vector<i64> next(len - span + 1);
+                for (i32 q = 0; q + span <= len; ++q) next[q] = std::max(prev[q], prev[q + span / 2]);
+                ymax.push_back(std::move(next));
+            }
+            auto range_max = [&](i32 a, i32 b) {  // over [a, b), a < b
+                i32 level = 0;
+                while ((2 << level) <= b - a) ++level;
+                return std::max(ymax[level][a], ymax[level][b - (1 << level)]);
+            };
             parallel_for(tasks, opt.n_threads, [&](std::size_t task) {
                 std::vector<Hit> local;
                 i64 extra = 0;
@@ -1107,10 +1132,19 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
                     if (t < N) continue;  // in no blossom
                     const i32 end = lam.hi[t];
                     const i64 yi = r.y[i], ri = radius[i];
+                    if (ri == kNoRadius) continue;  // every pair of i is in its list
                     i32 B = r.parent[i];
                     std::size_t count = 0;
                     for (i32 q = p + 1; q < end && count < enough; ++q) {
-                        while (q >= lam.hi[B]) B = r.parent[B];
+                        if (q >= lam.hi[B]) {
+                            while (q >= lam.hi[B]) B = r.parent[B];
+                            // j in [q, hi[B]) meet i first in B: none can
+                            // violate when even the largest y is ruled out.
+                            if (yi + range_max(q, lam.hi[B]) - lam.zc[B] <= 2 * ri) {
+                                q = lam.hi[B] - 1;
+                                continue;
+                            }
+                        }
                         const i32 j = lam.order[q];
                         if (j >= n) continue;
                         const i64 rlim = std::max(ri, radius[j]);
@@ -1131,7 +1165,29 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             }, &control);
             stats.extra_pairs += visited.load();
         };
-        // Pairs in different top-level nodes by the provider's screen.
+        // Pairs in different top-level nodes by the provider's screen. A
+        // screen runs with thresholds A above the current ones and keeps
+        // the pairs it could not rule out (with their weights); later rounds
+        // price those again and screen only the rows whose threshold rose
+        // above A or whose top-level blossom changed (a pair skipped as
+        // inside one blossom may now be across two: then both ends changed).
+        if (screen_valid) {
+            // Which vertices' top-level sets differ from the previous round's.
+            for (i32 p = 0; p < static_cast<i32>(lam.order.size());) {
+                const i32 v0 = lam.order[p], t = lam.top[v0];
+                const i32 end = t < N ? p + 1 : lam.hi[t];
+                const i32 P = prev_top[v0];
+                bool changed = prev_size[P] != end - p;
+                for (i32 q = p; q < end && !changed; ++q) changed = prev_top[lam.order[q]] != P;
+                if (changed)
+                    for (i32 q = p; q < end; ++q)
+                        if (lam.order[q] < n) dirty[lam.order[q]] = 1;
+                p = end;
+            }
+        }
+        prev_top.assign(lam.top.begin(), lam.top.end());
+        prev_size.assign(r.parent.size(), 0);
+        for (i32 v = 0; v < N; ++v) ++prev_size[lam.top[v]];
         auto price_screen = [&]() {
             std::vector<double> a(n);
             i64 ymax = 0;
@@ -1142,16 +1198,76 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             for (i32 i = 0; i < n; ++i)
                 a[i] = r.y[i] + ymax > 2 * wmax ? std::numeric_limits<double>::infinity()
                                                  : (static_cast<double>(r.y[i]) + 0.5) / (2 * scale);
+            auto raised = [&](i32 i) {
+                const double rd = radius[i] == kNoRadius ? 0.0 : static_cast<double>(radius[i]) / scale;
+                return a[i] + (std::abs(a[i]) + rd) / 32;
+            };
+            std::vector<i32> rows;
+            if (screen_valid) {
+                for (i32 i = 0; i < n; ++i)
+                    if (dirty[i] || a[i] > screen_a[i]) rows.push_back(i);
+                if (2 * rows.size() > static_cast<std::size_t>(n)) screen_valid = false;
+            }
+            // The kept pairs first.
+            {
+                std::vector<Hit> local;
+                for (const Kept& k : kept) {
+                    const i64 rc0 = 2 * k.w - r.y[k.i] - r.y[k.j];
+                    if (rc0 >= 0) continue;
+                    const i64 rc = rc0 + forest.common_z(k.i, k.j);
+                    if (rc < 0) local.push_back(Hit{k.i, k.j, rc});
+                }
+                add_hits(local);
+            }
             std::atomic<i64> visited{0};
-            D.pairs_below(a.data(), opt.n_threads, control, [&](i32 i, i32 j) {
+            std::mutex kept_lock;
+            const std::size_t old_kept = kept.size();
+            auto visit = [&](i32 i, i32 j) {
                 if (same_top(i, j)) return;
                 visited.fetch_add(1, std::memory_order_relaxed);
-                const i64 rc = 2 * weight(i, j) - r.y[i] - r.y[j];
-                if (rc < 0) {
-                    std::lock_guard<std::mutex> g(hits_lock);
-                    hits.push_back(Hit{i, j, rc});
+                const i64 wij = weight(i, j);
+                const i64 rc = 2 * wij - r.y[i] - r.y[j];
+                std::lock_guard<std::mutex> g(kept_lock);
+                kept.push_back(Kept{std::min(i, j), std::max(i, j), wij});
+                if (rc < 0) hits.push_back(Hit{i, j, rc});
+            };
+            if (screen_valid) {
+                for (i32 i : rows) {
+                    screen_a[i] = raised(i);
+                    dirty[i] = 0;
                 }
-            });
+                if (!rows.empty()) D.pairs_below_rows(screen_a.data(), rows, opt.n_threads, control, visit);
+                ++stats.partial_screens;
+            } else {
+                kept.clear();
+                screen_a.resize(n);
+                for (i32 i = 0; i < n; ++i) screen_a[i] = raised(i);
+                std::fill(dirty.begin(), dirty.end(), 0);
+                // Pairs inside one blossom are skipped: with a large one
+                // (deep nesting), only the rows outside it are screened.
+                i32 largest = -1;
+                for (i32 b = N; b < static_cast<i32>(r.parent.size()); ++b)
+                    if (r.parent[b] == -1 && (largest < 0 || lam.hi[b] - lam.lo[b] > lam.hi[largest] - lam.lo[largest]))
+                        largest = b;
+                if (largest >= 0 && 4 * (lam.hi[largest] - lam.lo[largest]) > n) {
+                    rows.clear();
+                    for (i32 i = 0; i < n; ++i)
+                        if (lam.top[i] != largest) rows.push_back(i);
+                    D.pairs_below_rows(screen_a.data(), rows, opt.n_threads, control, visit);
+                } else {
+                    D.pairs_below(screen_a.data(), opt.n_threads, control, visit);
+                }
+                screen_valid = true;
+                ++stats.screens;
+            }
+            if (kept.size() != old_kept) {
+                std::sort(kept.begin(), kept.end(), [](const Kept& x, const Kept& y) {
+                    return x.i < y.i || (x.i == y.i && x.j < y.j);
+                });
+                kept.erase(std::unique(kept.begin(), kept.end(),
+                                       [](const Kept& x, const Kept& y) { return x.i == y.i && x.j == y.j; }),
+                           kept.end());
+            }
             stats.extra_pairs += visited.load();
         };
         // Partial pricing: the neighbour lists first (cheap); the pairs

@@ -58,6 +58,10 @@ class Distances {
     // several threads at once (visit must be thread safe).
     using PairVisitor = std::function<void(std::int32_t, std::int32_t)>;
     virtual void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const = 0;
+    // The same for the pairs with an end in `rows` (sorted, distinct): each
+    // once, as visit(i, j) with i in rows (and i < j when both are).
+    virtual void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads,
+                                  Control& control, const PairVisitor& visit) const = 0;
 };
 
 // An n x n matrix read in place through strides (exactly symmetric, zero diagonal).
@@ -76,6 +80,8 @@ class DenseDistances final : public Distances {
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
                  Control& control) const override;
     void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                          const PairVisitor& visit) const override;
 
   private:
     const T* D_;
@@ -102,6 +108,8 @@ class EuclideanDistances final : public Distances {
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
                  Control& control) const override;
     void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                          const PairVisitor& visit) const override;
 
     // The full n x n matrix (row-major): float64 tiles, and every entry whose
     // tile value could have lost more than ~1e-12 relative accuracy to
