@@ -1200,7 +1200,7 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
                                                  : (static_cast<double>(r.y[i]) + 0.5) / (2 * scale);
             auto raised = [&](i32 i) {
                 const double rd = radius[i] == kNoRadius ? 0.0 : static_cast<double>(radius[i]) / scale;
-                return a[i] + (std::abs(a[i]) + rd) / 32;
+                return a[i] + (std::abs(a[i]) + rd) / 256;
             };
             std::vector<i32> rows;
             if (screen_valid) {

@@ -426,12 +426,18 @@ void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& co
     const bool squared = squared_;
     auto visit = [&](std::size_t, i32 i, i32 c0, i32 c1, const auto* dots) {
         const double sqi = sq[i], ai = at[i];
-        for (i32 c = std::max(c0, i + 1); c < c1; ++c) {
-            const double s = ai + at[c];
-            if (s <= 0) continue;
-            const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
-            const double lower = v - unit_err * (sqi + sq[c]) - 1e-30;
-            if (lower < (squared ? s : s * s)) visit_pair(i, c);
+        // Flags first (a loop the compiler vectorises), then the rare visits.
+        unsigned char hit[64];
+        for (i32 cb = std::max(c0, i + 1); cb < c1; cb += 64) {
+            const i32 ce = std::min(c1, cb + 64);
+            for (i32 c = cb; c < ce; ++c) {
+                const double s = ai + at[c];
+                const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
+                const double lower = v - unit_err * (sqi + sq[c]) - 1e-30;
+                hit[c - cb] = static_cast<unsigned char>((s > 0) & (lower < (squared ? s : s * s)));
+            }
+            for (i32 c = cb; c < ce; ++c)
+                if (hit[c - cb]) visit_pair(i, c);
         }
     };
     for_tiles(n_threads, control, [](i32 lo) { return lo - lo % kColBlock; }, visit);
@@ -488,16 +494,23 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
                     }
                 }
             }
+            const double unit_err = unit_err_;
+            const bool squared = squared_;
+            unsigned char hit[64];
             for (int r = 0; r < nr; ++r) {
                 const i32 i = rows[lo + r];
                 const double sqi = sq[i], ai = at[i];
                 const T* dots = tile.data() + static_cast<std::size_t>(r) * cols;
-                for (i32 c = c0; c < c1; ++c) {
-                    const double s = ai + at[c];
-                    if (s <= 0 || c == i || (in[c] && c < i)) continue;
-                    const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
-                    const double lower = v - unit_err_ * (sqi + sq[c]) - 1e-30;
-                    if (lower < (squared_ ? s : s * s)) visit_pair(i, c);
+                for (i32 cb = c0; cb < c1; cb += 64) {
+                    const i32 ce = std::min(c1, cb + 64);
+                    for (i32 c = cb; c < ce; ++c) {
+                        const double s = ai + at[c];
+                        const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
+                        const double lower = v - unit_err * (sqi + sq[c]) - 1e-30;
+                        hit[c - cb] = static_cast<unsigned char>((s > 0) & (lower < (squared ? s : s * s)));
+                    }
+                    for (i32 c = cb; c < ce; ++c)
+                        if (hit[c - cb] && c != i && !(in[c] && c < i)) visit_pair(i, c);
                 }
             }
             control.check();
