@@ -1211,7 +1211,12 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             // The kept pairs first.
             {
                 std::vector<Hit> local;
+                std::size_t since = 0;
                 for (const Kept& k : kept) {
+                    if (++since == 65536) {
+                        since = 0;
+                        control.check();
+                    }
                     const i64 rc0 = 2 * k.w - r.y[k.i] - r.y[k.j];
                     if (rc0 >= 0) continue;
                     const i64 rc = rc0 + forest.common_z(k.i, k.j);
