@@ -828,6 +828,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
+// A screen skips the pairs inside a top-level blossom of at least this many
+// vertices (the preorder walk prices them) and keeps those inside smaller
+// ones, so that only changes of large blossoms force rows to be screened again.
+constexpr i32 kSkipInside = 64;
 
 std::uint64_t pair_key(i32 a, i32 b) {
     if (a > b) std::swap(a, b);
@@ -1008,8 +1012,8 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
     std::vector<Kept> kept;
     bool screen_valid = false;
     std::vector<double> screen_a;
-    std::vector<char> dirty(n, 0);
-    std::vector<i32> prev_top, prev_size;
+    std::vector<char> dirty(n, 0), skipped(n, 0);
+    std::vector<i32> prev_top;
     while (true) {
         // Each round adds new pairs of a finite set and typically a handful of
         // rounds suffice; an endless loop could only come from an asymmetric D.
@@ -1048,6 +1052,7 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
         }
         std::sort(by_y.begin(), by_y.end(), [&](i32 a, i32 b) { return r.y[a] > r.y[b] || (r.y[a] == r.y[b] && a < b); });
         auto same_top = [&](i32 i, i32 j) { return lam.top[i] == lam.top[j]; };
+        auto top_size = [&](i32 v) { return lam.top[v] < N ? 1 : lam.hi[lam.top[v]] - lam.lo[lam.top[v]]; };
         // Each point adds at most kk of its violated pairs per round, the
         // most violated first: with many equal distances (duplicated points)
         // thousands of pairs can be violated at once, and a few per point
@@ -1172,22 +1177,39 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
         // above A or whose top-level blossom changed (a pair skipped as
         // inside one blossom may now be across two: then both ends changed).
         if (screen_valid) {
-            // Which vertices' top-level sets differ from the previous round's.
-            for (i32 p = 0; p < static_cast<i32>(lam.order.size());) {
-                const i32 v0 = lam.order[p], t = lam.top[v0];
-                const i32 end = t < N ? p + 1 : lam.hi[t];
-                const i32 P = prev_top[v0];
-                bool changed = prev_size[P] != end - p;
-                for (i32 q = p; q < end && !changed; ++q) changed = prev_top[lam.order[q]] != P;
-                if (changed)
-                    for (i32 q = p; q < end; ++q)
-                        if (lam.order[q] < n) dirty[lam.order[q]] = 1;
+            // A pair skipped by a screen lies inside one top-level blossom
+            // (both ends flagged). Each previous top-level set keeps the
+            // current one holding most of its vertices; its flagged vertices
+            // elsewhere are screened again. So every skipped pair whose ends
+            // are not both in one current top-level node has a dirty end.
+            std::vector<i32> by_prev(N);
+            for (i32 v = 0; v < N; ++v) by_prev[v] = v;
+            std::sort(by_prev.begin(), by_prev.end(), [&](i32 u, i32 v) {
+                if (prev_top[u] != prev_top[v]) return prev_top[u] < prev_top[v];
+                if (lam.top[u] != lam.top[v]) return lam.top[u] < lam.top[v];
+                return u < v;
+            });
+            for (i32 p = 0; p < N;) {
+                i32 end = p;
+                while (end < N && prev_top[by_prev[end]] == prev_top[by_prev[p]]) ++end;
+                i32 best = -1, best_count = 0;
+                for (i32 q = p; q < end;) {
+                    i32 e = q;
+                    while (e < end && lam.top[by_prev[e]] == lam.top[by_prev[q]]) ++e;
+                    if (e - q > best_count) {
+                        best_count = e - q;
+                        best = lam.top[by_prev[q]];
+                    }
+                    q = e;
+                }
+                for (i32 q = p; q < end; ++q) {
+                    const i32 v = by_prev[q];
+                    if (v < n && skipped[v] && lam.top[v] != best) dirty[v] = 1;
+                }
                 p = end;
             }
         }
         prev_top.assign(lam.top.begin(), lam.top.end());
-        prev_size.assign(r.parent.size(), 0);
-        for (i32 v = 0; v < N; ++v) ++prev_size[lam.top[v]];
         auto price_screen = [&]() {
             std::vector<double> a(n);
             i64 ymax = 0;
@@ -1200,7 +1222,7 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
                                                  : (static_cast<double>(r.y[i]) + 0.5) / (2 * scale);
             auto raised = [&](i32 i) {
                 const double rd = radius[i] == kNoRadius ? 0.0 : static_cast<double>(radius[i]) / scale;
-                return a[i] + (std::abs(a[i]) + rd) / 256;
+                return a[i] + (std::abs(a[i]) + rd) / 32;
             };
             std::vector<i32> rows;
             if (screen_valid) {
@@ -1228,7 +1250,7 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             std::mutex kept_lock;
             const std::size_t old_kept = kept.size();
             auto visit = [&](i32 i, i32 j) {
-                if (same_top(i, j)) return;
+                if (same_top(i, j) && top_size(i) >= kSkipInside) return;
                 visited.fetch_add(1, std::memory_order_relaxed);
                 const i64 wij = weight(i, j);
                 const i64 rc = 2 * wij - r.y[i] - r.y[j];
@@ -1240,6 +1262,7 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
                 for (i32 i : rows) {
                     screen_a[i] = raised(i);
                     dirty[i] = 0;
+                    skipped[i] = top_size(i) >= kSkipInside;
                 }
                 if (!rows.empty()) D.pairs_below_rows(screen_a.data(), rows, opt.n_threads, control, visit);
                 ++stats.partial_screens;
@@ -1248,13 +1271,15 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
                 screen_a.resize(n);
                 for (i32 i = 0; i < n; ++i) screen_a[i] = raised(i);
                 std::fill(dirty.begin(), dirty.end(), 0);
+                for (i32 i = 0; i < n; ++i) skipped[i] = top_size(i) >= kSkipInside;
                 // Pairs inside one blossom are skipped: with a large one
                 // (deep nesting), only the rows outside it are screened.
                 i32 largest = -1;
                 for (i32 b = N; b < static_cast<i32>(r.parent.size()); ++b)
                     if (r.parent[b] == -1 && (largest < 0 || lam.hi[b] - lam.lo[b] > lam.hi[largest] - lam.lo[largest]))
                         largest = b;
-                if (largest >= 0 && 4 * (lam.hi[largest] - lam.lo[largest]) > n) {
+                const i32 big = largest < 0 ? 0 : lam.hi[largest] - lam.lo[largest];
+                if (big >= kSkipInside && 4 * big > n) {
                     rows.clear();
                     for (i32 i = 0; i < n; ++i)
                         if (lam.top[i] != largest) rows.push_back(i);
