@@ -1308,15 +1308,39 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
         bool any = false;
         for (i32 i = 0; i < n && !any; ++i) any = !found[i].empty();
         if (!any) {
-            // Length of the prefix scan: pairs with y_j > c_i (an upper bound).
-            double scanned = 0;
-            for (i32 i = 0; i < n; ++i) {
-                const i64 ci = c[i];
-                const i32 len = static_cast<i32>(std::partition_point(by_y.begin(), by_y.end(),
-                                                                      [&](i32 j) { return r.y[j] > ci; }) - by_y.begin());
-                scanned += len;
+            // Work of the prefix scan: each point walks the points with
+            // y_j > c_i (cheap) and computes the distance of those that also
+            // have y_i > c_j, counted here offline with a Fenwick tree over
+            // the ranks of c, in the order of the prefixes.
+            double walked = 0, computed = 0;
+            {
+                std::vector<i32> len(n), by_len(n);
+                for (i32 i = 0; i < n; ++i) {
+                    const i64 ci = c[i];
+                    len[i] = static_cast<i32>(std::partition_point(by_y.begin(), by_y.end(),
+                                                                   [&](i32 j) { return r.y[j] > ci; }) - by_y.begin());
+                    walked += len[i];
+                    by_len[i] = i;
+                }
+                std::sort(by_len.begin(), by_len.end(), [&](i32 a, i32 b) { return len[a] < len[b] || (len[a] == len[b] && a < b); });
+                std::vector<i64> sorted_c(c.begin(), c.end());
+                std::sort(sorted_c.begin(), sorted_c.end());
+                std::vector<i32> fen(n + 1, 0);
+                i32 added = 0;
+                for (i32 i : by_len) {
+                    for (; added < len[i]; ++added) {
+                        const i32 j = by_y[added];
+                        for (i32 k = static_cast<i32>(std::lower_bound(sorted_c.begin(), sorted_c.end(), c[j]) - sorted_c.begin()) + 1; k <= n; k += k & -k)
+                            ++fen[k];
+                    }
+                    i64 below = 0;  // inserted j with c_j < y_i
+                    for (i32 k = static_cast<i32>(std::lower_bound(sorted_c.begin(), sorted_c.end(), r.y[i]) - sorted_c.begin()); k > 0; k -= k & -k)
+                        below += fen[k];
+                    computed += static_cast<double>(below);
+                }
+                control.check();
             }
-            const bool screen = scanned * D.exact_cost() > 0.5 * static_cast<double>(n) * n * D.screen_cost();
+            const bool screen = walked + computed * D.exact_cost() > 0.5 * static_cast<double>(n) * n * D.screen_cost();
             price_lists_and_prefix(false, !screen);
             if (screen) price_screen();
             price_inside();
