@@ -80,3 +80,16 @@ def loglog_plot(path, panels: dict, xlabel: str = "n") -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def simple_main(name: str, description: str, run, table, argv=None) -> None:
+    """Command line of a benchmark with only --quick: prints the table and, for full sizes, writes results/<name>.json."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="small sizes (a few seconds)")
+    args = parser.parse_args(argv)
+    result = run(quick=args.quick)
+    print(table(result))
+    if not args.quick:
+        print("wrote", write_results(name, result))

@@ -11,7 +11,6 @@ both alike; the results are checked to agree. Times are medians.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 import warnings
@@ -21,9 +20,9 @@ import numpy as np
 import pairmetrics as pm
 
 try:  # as part of the installed package (pairmetrics.bench)
-    from ._common import machine, markdown_table, write_results
+    from ._common import machine, markdown_table, simple_main
 except ImportError:  # as a script: python bench/bench_dropins.py
-    from _common import machine, markdown_table, write_results
+    from _common import machine, markdown_table, simple_main
 
 
 def alternating_medians(funcs, repeats: int, budget: float = 120.0):
@@ -150,13 +149,7 @@ def table(result: dict) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes (a few seconds)")
-    args = parser.parse_args(argv)
-    result = run(quick=args.quick)
-    print(table(result))
-    if not args.quick:
-        print("wrote", write_results("dropins", result))
+    simple_main("dropins", __doc__.splitlines()[0], run, table, argv)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ in the same run on the same arrays. Times are medians over repeats.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -21,9 +20,9 @@ import scipy.sparse as sp
 import pairmetrics as pm
 
 try:  # as part of the installed package (pairmetrics.bench)
-    from ._common import machine, markdown_table, median_time, write_results
+    from ._common import machine, markdown_table, median_time, simple_main
 except ImportError:  # as a script: python bench/bench_measures.py
-    from _common import machine, markdown_table, median_time, write_results
+    from _common import machine, markdown_table, median_time, simple_main
 
 
 def alternating_medians(funcs, repeats: int) -> list:
@@ -174,13 +173,7 @@ def table(result: dict) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes (a few seconds)")
-    args = parser.parse_args(argv)
-    result = run(quick=args.quick)
-    print(table(result))
-    if not args.quick:
-        print("wrote", write_results("measures", result))
+    simple_main("measures", __doc__.splitlines()[0], run, table, argv)
 
 
 if __name__ == "__main__":

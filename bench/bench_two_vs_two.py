@@ -196,7 +196,6 @@ def measure_sampled(sizes=(30_000, 300_000), n_pairs: int = 3_000_000, d: int = 
             t, _ = time_once(lambda: pairmetrics.two_vs_two(y, p, pairs=n_pairs, rng=0))
             times.append(t)
         rows.append({"n": n, "d": d, "pairs": n_pairs, "times_s": times, "median_s": statistics.median(times)})
-        del y, p
     return rows
 
 

@@ -174,3 +174,35 @@ def test_exception_in_progress_callback_reaches_the_caller_as_itself(name, input
             PROGRESS_KERNELS[name](inputs[0])
     monkeypatch.undo()
     PROGRESS_KERNELS[name](inputs[1])  # and the library still works afterwards
+
+
+def test_default_thread_count_follows_the_environment_variable(monkeypatch):
+    from pairmetrics._validation import resolve_n_jobs, usable_cores
+
+    monkeypatch.setenv("PAIRMETRICS_NUM_THREADS", "1")
+    assert resolve_n_jobs(None) == 1
+    assert resolve_n_jobs(-1) == 1
+    assert resolve_n_jobs(8) == 1
+    for bad in ("0", "-2", "two"):
+        monkeypatch.setenv("PAIRMETRICS_NUM_THREADS", bad)
+        with pytest.raises(ValueError, match="PAIRMETRICS_NUM_THREADS"):
+            resolve_n_jobs(None)
+    monkeypatch.delenv("PAIRMETRICS_NUM_THREADS")
+    assert 1 <= resolve_n_jobs(None) <= usable_cores()
+    assert resolve_n_jobs(-1) == usable_cores()
+
+
+def test_default_thread_count_honours_a_threadpoolctl_limit():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from pairmetrics._validation import max_threads, resolve_n_jobs
+
+    if not threadpoolctl.threadpool_info():
+        pytest.skip("threadpoolctl finds no BLAS or OpenMP library in this process")
+    scores = np.random.default_rng(3).random(300_000)
+    labels = np.round(scores + np.random.default_rng(4).normal(0, 0.3, scores.size), 2)
+    free = pm.paired_evaluation(scores, labels, 0.1)
+    with threadpoolctl.threadpool_limits(limits=1):
+        assert resolve_n_jobs(None) == 1
+        assert resolve_n_jobs(2) == min(2, max_threads())  # an explicit n_jobs is kept
+        assert pm.paired_evaluation(scores, labels, 0.1) == free
+    assert resolve_n_jobs(None) >= 1

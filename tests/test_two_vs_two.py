@@ -323,9 +323,15 @@ def test_large_values():
     y, p = random_data(20, 4, seed=15)
     big = two_vs_two(y * 1e150, p * 1e150, metric="cosine")
     assert tuple(big) == tuple(two_vs_two(y, p))
-    with pytest.raises(ValueError, match="y_true.*too large"):
-        two_vs_two((y * 1e30).astype(np.float32), p.astype(np.float32), metric="euclidean")
     assert tuple(two_vs_two((y * 1e30), p * 1e30, metric="euclidean")) == tuple(two_vs_two(y, p, metric="euclidean"))
+    # float32 near its largest value: scaled by a power of two in the kernel.
+    for metric in ("euclidean", "sqeuclidean"):
+        y32, p32 = (y * 1e37).astype(np.float32), (p * 1e37).astype(np.float32)
+        wide = two_vs_two(y32.astype(np.float64), p32.astype(np.float64), metric=metric)
+        assert tuple(two_vs_two(y32, p32, metric=metric)) == tuple(wide)
+    # Differences that would overflow float32 are refused, naming the input.
+    with pytest.raises(ValueError, match="y_true.*too large"):
+        two_vs_two(np.float32([[3e38, 1], [-3e38, 2]]), np.float32([[1, 2], [3, 4]]), metric="euclidean")
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])

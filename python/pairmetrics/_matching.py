@@ -381,7 +381,16 @@ def _pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
     from scipy.spatial.distance import cdist
 
     Xf = X if X.dtype.kind == "f" else X.astype(np.float64)
-    D = cdist(Xf, Xf, metric=metric, **kwargs)
+    n, d = Xf.shape
+    D = np.empty((n, n))
+    # Blocks of a few milliseconds each: cdist does not look at signals, and
+    # Ctrl-C is taken between two blocks. Without V / VI, seuclidean and
+    # mahalanobis estimate them from all rows given, so they take one block.
+    rows = max(1, (1 << 22) // (n * max(d, 1)))
+    if (metric == "seuclidean" and "V" not in kwargs) or (metric == "mahalanobis" and "VI" not in kwargs):
+        rows = n
+    for start in range(0, n, rows):
+        cdist(Xf[start:start + rows], Xf, metric=metric, out=D[start:start + rows], **kwargs)
     if not np.isfinite(D).all():
         raise ValueError(f"metric {metric!r} gave non-finite distances for these points (e.g. zero vectors)")
     if (D < 0).any():

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._validation import as_numeric_array, check_choice, check_finite, check_real, max_threads
+from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
 
 __all__ = ["roc_auc_score"]
 
@@ -104,7 +104,7 @@ def _binary_auc(positive, score, weight, max_fpr):
     if weight is not None and not np.any(weight):
         raise ValueError("sample_weight must contain at least one non-zero number")
     partial = max_fpr is not None and max_fpr != 1
-    area, total_pos, total_neg = _core.roc_auc(score, positive, weight, max_fpr if partial else 1.0, max_threads())
+    area, total_pos, total_neg = _core.roc_auc(score, positive, weight, max_fpr if partial else 1.0, resolve_n_jobs(None))
     if partial and not total_neg > 0 and total_pos > 0:
         # scikit-learn's curve has a single point then and it raises.
         raise ValueError("max_fpr: no negative sample has nonzero weight, so the partial AUC is undefined")
@@ -207,7 +207,8 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     The AUC is the trapezoidal area under the ROC curve, which equals the
     weighted Mann-Whitney statistic with tied scores counted one half; the
     results agree with scikit-learn to rounding (1e-12). Every usable core
-    sorts (see ``PAIRMETRICS_NUM_THREADS``); the result never depends on it.
+    sorts (see ``PAIRMETRICS_NUM_THREADS`` and ``threadpoolctl``); the result
+    never depends on it.
 
     Examples
     --------

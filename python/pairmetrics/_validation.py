@@ -12,6 +12,7 @@ import functools
 import math
 import numbers
 import os
+import sys
 
 import numpy as np
 
@@ -33,6 +34,7 @@ __all__ = [
     "check_progress",
     "usable_cores",
     "max_threads",
+    "threadpoolctl_limit",
 ]
 
 
@@ -219,17 +221,55 @@ def max_threads() -> int:
     return cores
 
 
+# threadpoolctl's view of the loaded native libraries, rebuilt when modules
+# were imported since (a new import may load another BLAS or OpenMP runtime).
+_threadpool_view = None
+
+
+def threadpoolctl_limit():
+    """The thread limit threadpoolctl currently applies, or None.
+
+    Only consulted when the program has imported ``threadpoolctl`` (this
+    module never imports it): the smallest thread count it reports for the
+    BLAS and OpenMP libraries of the process, so that inside
+    ``with threadpool_limits(k):`` the default ``n_jobs=None`` uses at most
+    ``k`` threads. Reading the counts costs microseconds; finding the
+    libraries (a few milliseconds) happens again only after new imports.
+    """
+    global _threadpool_view
+    module = sys.modules.get("threadpoolctl")
+    if module is None:
+        return None
+    view = _threadpool_view
+    if view is None or view[0] is not module or view[1] != len(sys.modules):
+        try:
+            view = (module, len(sys.modules), module.ThreadpoolController().lib_controllers)
+        except Exception:  # an unknown threadpoolctl version: no limit rather than no result
+            return None
+        _threadpool_view = view
+    counts = []
+    for library in view[2]:
+        try:
+            counts.append(int(library.get_num_threads()))
+        except Exception:
+            continue
+    counts = [c for c in counts if c >= 1]
+    return min(counts) if counts else None
+
+
 def resolve_n_jobs(n_jobs) -> int:
     """Threads for a kernel, at most :func:`max_threads`.
 
-    None means every usable core (see :func:`max_threads`); ``k > 0`` means
-    ``k`` threads, capped at the usable cores; ``-1`` all cores, ``-2`` all
-    but one, and so on (scikit-learn's convention). Kernels still use one
-    thread for inputs too small to gain from more.
+    None means every usable core (see :func:`max_threads`), lowered by an
+    active ``threadpoolctl`` limit (see :func:`threadpoolctl_limit`);
+    ``k > 0`` means ``k`` threads, capped at the usable cores; ``-1`` all
+    cores, ``-2`` all but one, and so on (scikit-learn's convention). Kernels
+    still use one thread for inputs too small to gain from more.
     """
     cores = max_threads()
     if n_jobs is None:
-        return cores
+        limit = threadpoolctl_limit()
+        return cores if limit is None else max(1, min(cores, limit))
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, (numbers.Integral, np.integer)):
         raise TypeError(f"n_jobs must be an int or None, got {type(n_jobs).__name__}")
     n_jobs = int(n_jobs)
