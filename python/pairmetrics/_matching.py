@@ -89,7 +89,9 @@ class MatchingResult(Result):
         The largest distance (an upper bound of it for point input).
     stats : dict
         Solver counters (pricing rounds, passes, edges of the final subgraph,
-        blossom events of the last round).
+        blossom events of the last round, pairs priced outside the neighbour
+        lists, screens of every pair and of some rows; ``duplicate_pairs``:
+        pairs of copies of one point matched up front, when there were any).
 
     Notes
     -----
@@ -674,7 +676,10 @@ def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: i
 
     *Ties.* Several matchings may be optimal (duplicated points, integer
     distances); which one is returned is deterministic but unspecified:
-    compare costs, not pairs.
+    compare costs, not pairs. For Euclidean points, copies of a point
+    occurring 4 or more times are matched with each other up front (two
+    coincident points can always be matched together when the distance is
+    a metric); the certificate still covers every pair.
 
     *Odd N.* A ghost point at distance 0 from every point is added; the point
     matched to it is left out (``mate == -1``, ``dropped``), i.e. the point
