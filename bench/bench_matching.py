@@ -9,6 +9,7 @@ runs; every peer's matching cost is compared with ours.
     python bench/bench_matching.py            # full run (several minutes)
     python bench/bench_matching.py --quick    # small sizes, < 20 s
     python bench/bench_matching.py --scaling --max-n 100000   # scaling table only
+    python bench/bench_matching.py --scaling --sizes 200000 --kinds gaussian   # chosen sizes
 
 The scaling table times ``min_weight_perfect_matching(points=X)`` (the
 default call: every usable core) and ``verify()`` on Gaussian, clustered
@@ -285,9 +286,14 @@ def main(argv=None):
     parser.add_argument("--scaling", action="store_true", help="only the scaling table (N = 1e3 ... --max-n)")
     parser.add_argument("--max-n", type=int, default=16000, help="largest N of the scaling table")
     parser.add_argument("--kinds", default=",".join(SCALING_KINDS), help="comma-separated inputs of the scaling table")
+    parser.add_argument("--sizes", default=None,
+                        help="comma-separated N of the scaling table (instead of 1e3 ... --max-n), e.g. 200000")
     args = parser.parse_args(argv)
     if args.scaling:
-        sizes = [n for n in (1000, 2000, 4000, 8000, 16000, 20000, 32000, 64000, 100000, 200000) if n <= args.max_n]
+        if args.sizes:
+            sizes = [int(float(n)) for n in args.sizes.split(",")]
+        else:
+            sizes = [n for n in (1000, 2000, 4000, 8000, 16000, 20000, 32000, 64000, 100000, 200000) if n <= args.max_n]
         result = {"machine": machine(), "scaling": run_scaling(sizes, tuple(args.kinds.split(",")))}
         out = args.out or HERE / "results" / "matching_scaling.json"
         out.parent.mkdir(parents=True, exist_ok=True)

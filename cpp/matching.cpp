@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <queue>
 #include <cmath>
 #include <stdexcept>
@@ -66,11 +67,19 @@ class Solver {
         cedges_.resize(n);
         for (i32 b = 2 * n - 1; b >= n; --b) free_ids_.push_back(b);
         top_.resize(n);
+        rep_of_.assign(nodes, -1);
+        node_of_rep_.assign(nodes, -1);
+        size_.assign(nodes, 0);
+        pending_.assign(m, std::numeric_limits<i64>::max());
+        for (i32 r = 2 * n - 1; r >= n; --r) free_reps_.push_back(r);
         mate_.assign(n, -1);
         ystore_.assign(n, 0);
         tree_nodes_.resize(n);
         for (i32 v = 0; v < n; ++v) {
             top_[v] = v;
+            rep_of_[v] = v;
+            node_of_rep_[v] = v;
+            size_[v] = 1;
             base_[v] = v;
             alive_[v] = 1;
         }
@@ -103,6 +112,7 @@ class Solver {
             const Event ev = heap_.top();
             heap_.pop();
             ++stats_.events;
+            if (ev.id >= 0 && pending_[ev.id] == ev.key) pending_[ev.id] = std::numeric_limits<i64>::max();
             if (ev.key > delta_) delta_ = ev.key;
             // Safety net: the weight cap keeps duals far below this.
             if (delta_ > (i64{1} << 61)) throw std::overflow_error("matching: dual values overflow");
@@ -134,7 +144,13 @@ class Solver {
     Control& control_;
     std::vector<i64> W_;
     std::vector<i32> start_, adj_;
-    std::vector<i32> parent_, tree_, tself_, tother_, base_, top_, mate_;
+    std::vector<i32> parent_, tree_, tself_, tother_, base_, mate_;
+    // The top-level node of vertex v is node_of_rep_[top_[v]]: a shrink hands
+    // the representative of its largest child to the new blossom and an
+    // expansion hands it back, so only the vertices of the smaller children
+    // are relabelled (nested blossoms can be thousands deep).
+    std::vector<i32> top_, rep_of_, node_of_rep_, size_, free_reps_;
+    std::vector<i64> pending_;  // smallest key of an edge's events in the heap
     std::vector<signed char> label_, alive_;
     std::vector<i64> stamp_, off_, zstore_, ystore_;
     std::vector<unsigned> mark_;
@@ -148,8 +164,9 @@ class Solver {
     BlossomStats stats_;
     std::vector<i32> leaves_buf_, stack_buf_;
 
+    i32 topof(i32 v) const { return node_of_rep_[top_[v]]; }
     i64 y(i32 v) const {
-        const i32 b = top_[v];
+        const i32 b = topof(v);
         return ystore_[v] + off_[b] + label_[b] * (delta_ - stamp_[b]);
     }
     i64 slack(i32 e) const { return W_[e] - y(eu_[e]) - y(ev_[e]); }
@@ -193,16 +210,24 @@ class Solver {
         off_[b] = 0;
     }
 
-    void push_event(i64 key, i32 id) { heap_.push(Event{key, id}); }
+    // An edge whose earlier event comes no later is left alone: when that
+    // event is processed the edge is looked at again with the duals of then.
+    void push_event(i64 key, i32 id) {
+        if (id >= 0) {
+            if (key >= pending_[id]) return;
+            pending_[id] = key;
+        }
+        heap_.push(Event{key, id});
+    }
 
     // Queue the events of the edges at v, whose node has just become even.
     void scan_vertex(i32 v) {
-        const i32 bv = top_[v];
+        const i32 bv = topof(v);
         const i64 yv = y(v);
         for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
             const i32 e = adj_[k];
             const i32 o = other(e, v);
-            const i32 bo = top_[o];
+            const i32 bo = topof(o);
             if (bo == bv) continue;
             const signed char lo = label_[bo];
             if (lo < 0) continue;
@@ -213,12 +238,12 @@ class Solver {
 
     // Queue (+, free) events for edges at v, whose node has just left every tree.
     void scan_free_vertex(i32 v) {
-        const i32 bv = top_[v];
+        const i32 bv = topof(v);
         const i64 yv = y(v);
         for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
             const i32 e = adj_[k];
             const i32 o = other(e, v);
-            const i32 bo = top_[o];
+            const i32 bo = topof(o);
             if (bo == bv || label_[bo] <= 0) continue;
             push_event(delta_ + (W_[e] - yv - y(o)), e);
         }
@@ -313,7 +338,7 @@ class Solver {
     // Returns the number of vertices newly matched (0 or 2).
     i32 process_edge(i32 e) {
         i32 u = eu_[e], v = ev_[e];
-        i32 bu = top_[u], bv = top_[v];
+        i32 bu = topof(u), bv = topof(v);
         if (bu == bv) return 0;
         if (label_[bu] != 1) {
             std::swap(u, v);
@@ -356,7 +381,7 @@ class Solver {
 
     void grow(i32 u, i32 v) {
         ++stats_.grows;
-        const i32 bu = top_[u], bv = top_[v];
+        const i32 bu = topof(u), bv = topof(v);
         const i32 t = tree_[bu];
         settle(bv);
         label_[bv] = -1;
@@ -367,7 +392,7 @@ class Solver {
         push_expand(bv);
         const i32 bb = base_of(bv);
         const i32 w = mate_[bb];
-        const i32 bw = top_[w];
+        const i32 bw = topof(w);
         settle(bw);
         label_[bw] = 1;
         tree_[bw] = t;
@@ -380,13 +405,13 @@ class Solver {
     // The even node above even node p in its tree (-1 at the root).
     i32 even_parent(i32 p) const {
         if (tother_[p] == -1) return -1;
-        const i32 odd = top_[tother_[p]];
-        return top_[tother_[odd]];
+        const i32 odd = topof(tother_[p]);
+        return topof(tother_[odd]);
     }
 
     void shrink(i32 u, i32 v) {
         ++stats_.shrinks;
-        const i32 bu = top_[u], bv = top_[v];
+        const i32 bu = topof(u), bv = topof(v);
         const i32 t = tree_[bu];
         // Lowest common even ancestor: walk both paths up, alternating.
         if (++mark_stamp_ == 0) {
@@ -427,7 +452,7 @@ class Solver {
             out.reserve(2 * evens.size());
             for (i32 p : evens) {
                 out.push_back(p);
-                out.push_back(top_[tother_[p]]);
+                out.push_back(topof(tother_[p]));
             }
             return out;
         };
@@ -451,10 +476,34 @@ class Solver {
         }
         // If bv == lca, fv is empty and (u, v) closes the cycle onto lca;
         // otherwise fv's topmost odd node closes it with its tree edge.
+        // The largest child keeps its offset and representative; the others
+        // move their offsets into their vertices, relative to it.
+        i32 big = ch[0];
         for (i32 c : ch) {
-            push_offset(c);
-            parent_[c] = b;
+            settle(c);
+            if (size_[c] > size_[big]) big = c;
         }
+        const i32 rep = rep_of_[big];
+        i32 total = 0;
+        for (i32 c : ch) {
+            parent_[c] = b;
+            total += size_[c];
+            if (c == big) continue;
+            const i64 shift = off_[c] - off_[big];
+            for (i32 vtx : leaves(c)) {
+                ystore_[vtx] += shift;
+                top_[vtx] = rep;
+            }
+            free_reps_.push_back(rep_of_[c]);
+            rep_of_[c] = -1;
+            off_[c] = 0;
+        }
+        const i64 offset = off_[big];
+        off_[big] = 0;
+        rep_of_[big] = -1;
+        rep_of_[b] = rep;
+        node_of_rep_[rep] = b;
+        size_[b] = total;
         alive_[b] = 1;
         parent_[b] = -1;
         base_[b] = base_of(lca);
@@ -463,10 +512,9 @@ class Solver {
         tself_[b] = tself_[lca];
         tother_[b] = tother_[lca];
         stamp_[b] = delta_;
-        off_[b] = 0;
+        off_[b] = offset;
         zstore_[b] = 0;
         tree_nodes_[t].push_back(b);
-        for (i32 vtx : leaves(b)) top_[vtx] = b;
         std::vector<i32> odd;
         for (i32 c : ch)
             if (label_[c] == -1) odd.push_back(c);
@@ -519,12 +567,12 @@ class Solver {
     // Flip the path from vertex s (in an even node) to its root; s gets mate j.
     void augment_path(i32 s, i32 j) {
         while (true) {
-            const i32 bs = top_[s];
+            const i32 bs = topof(s);
             const i32 up = tother_[bs];  // vertex in the odd parent, or -1 at the root
             if (bs >= n_) augment_blossom(bs, s);
             mate_[s] = j;
             if (up == -1) return;
-            const i32 bt = top_[up];
+            const i32 bt = topof(up);
             const i32 x = tself_[bt], yv = tother_[bt];
             if (bt >= n_) augment_blossom(bt, x);
             mate_[x] = yv;
@@ -535,7 +583,7 @@ class Solver {
 
     void augment(i32 u, i32 v) {
         ++stats_.augments;
-        const i32 t1 = tree_[top_[u]], t2 = tree_[top_[v]];
+        const i32 t1 = tree_[topof(u)], t2 = tree_[topof(v)];
         augment_path(u, v);
         augment_path(v, u);
         dissolve(t1);
@@ -561,19 +609,38 @@ class Solver {
     void expand(i32 b) {
         ++stats_.expands;
         const i32 t = tree_[b];
-        push_offset(b);
+        settle(b);
         std::vector<i32> ch = childs_[b - n_];
         const std::vector<std::pair<i32, i32>> ce = cedges_[b - n_];
         const i32 k = static_cast<i32>(ch.size());
+        // The largest child takes b's representative and offset back; the
+        // others get their own, and b's offset moves into their vertices.
+        i32 big = ch[0];
+        for (i32 c : ch)
+            if (size_[c] > size_[big]) big = c;
+        const i64 offset = off_[b];
         for (i32 c : ch) {
             parent_[c] = -1;
-            for (i32 vtx : leaves(c)) top_[vtx] = c;
-            off_[c] = 0;
+            if (c == big) {
+                rep_of_[c] = rep_of_[b];
+                node_of_rep_[rep_of_[c]] = c;
+                off_[c] = offset;
+            } else {
+                const i32 rep = free_reps_.back();
+                free_reps_.pop_back();
+                rep_of_[c] = rep;
+                node_of_rep_[rep] = c;
+                for (i32 vtx : leaves(c)) {
+                    top_[vtx] = rep;
+                    ystore_[vtx] += offset;
+                }
+                off_[c] = 0;
+            }
             stamp_[c] = delta_;
             label_[c] = 0;
             tree_[c] = -1;
         }
-        const i32 cj = top_[tself_[b]];
+        const i32 cj = topof(tself_[b]);
         const i32 j = static_cast<i32>(std::find(ch.begin(), ch.end(), cj) - ch.begin());
         label_[cj] = -1;
         tree_[cj] = t;
@@ -604,6 +671,8 @@ class Solver {
             }
         }
         alive_[b] = 0;
+        rep_of_[b] = -1;
+        off_[b] = 0;
         parent_[b] = -1;
         label_[b] = 0;
         tree_[b] = -1;
@@ -759,6 +828,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
+// A screen skips the pairs inside a top-level blossom of at least this many
+// vertices (the preorder walk prices them) and keeps those inside smaller
+// ones, so that only changes of large blossoms force rows to be screened again.
+constexpr i32 kSkipInside = 64;
 
 std::uint64_t pair_key(i32 a, i32 b) {
     if (a > b) std::swap(a, b);
@@ -798,6 +871,62 @@ Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& con
     }, &control);
     return L;
 }
+
+// The blossom forest of a solution laid out for pricing: vertices in
+// preorder (every blossom holds a contiguous range of them), the top-level
+// node of each vertex and the sum of z over each node and its ancestors.
+struct Laminar {
+    std::vector<i32> order;  // vertices, each blossom's as one range
+    std::vector<i32> lo, hi;  // node x holds order[lo[x] .. hi[x])
+    std::vector<i32> top;    // top-level node holding vertex v (v itself when in no blossom)
+    std::vector<i64> zc;     // z of node x and of every blossom above it
+
+    explicit Laminar(const BlossomResult& r) {
+        const auto N = static_cast<i32>(r.y.size());
+        const auto nodes = static_cast<i32>(r.parent.size());
+        std::vector<i32> start(nodes + 1, 0), kids(nodes);
+        for (i32 x = 0; x < nodes; ++x)
+            if (r.parent[x] != -1) ++start[r.parent[x] + 1];
+        for (i32 x = 0; x < nodes; ++x) start[x + 1] += start[x];
+        {
+            std::vector<i32> fill(start.begin(), start.end() - 1);
+            for (i32 x = 0; x < nodes; ++x)
+                if (r.parent[x] != -1) kids[fill[r.parent[x]]++] = x;
+        }
+        lo.assign(nodes, 0);
+        hi.assign(nodes, 0);
+        zc.assign(nodes, 0);
+        top.assign(N, -1);
+        order.reserve(N);
+        std::vector<std::pair<i32, i32>> stack;  // (node, next child slot)
+        for (i32 root = 0; root < nodes; ++root) {
+            if (r.parent[root] != -1) continue;
+            stack.emplace_back(root, start[root]);
+            zc[root] = root >= N ? r.z[root - N] : 0;
+            lo[root] = static_cast<i32>(order.size());
+            if (root < N) order.push_back(root);
+            while (!stack.empty()) {
+                auto& [x, slot] = stack.back();
+                if (slot == start[x + 1]) {
+                    hi[x] = static_cast<i32>(order.size());
+                    stack.pop_back();
+                    continue;
+                }
+                const i32 c = kids[slot++];
+                zc[c] = zc[x] + (c >= N ? r.z[c - N] : 0);
+                lo[c] = static_cast<i32>(order.size());
+                if (c < N) {
+                    order.push_back(c);
+                    top[c] = root;
+                    hi[c] = lo[c] + 1;
+                } else {
+                    stack.emplace_back(c, start[c]);
+                }
+            }
+            if (root < N) top[root] = root;
+        }
+    }
+};
 
 // One exact solve with weights round(min(d, cap) * scale), scale = max_weight / cap:
 // start on the k nearest, price every pair against the duals, add the
@@ -874,8 +1003,17 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
         previous.mate = from->mate;
     }
     const std::size_t blocks = (static_cast<std::size_t>(n) + 255) / 256;
-    std::vector<std::vector<std::uint64_t>> block_keys(blocks);
     std::vector<i64> block_extra(blocks);
+    // The screen's state across rounds (see price_screen).
+    struct Kept {
+        i32 i, j;
+        i64 w;
+    };
+    std::vector<Kept> kept;
+    bool screen_valid = false;
+    std::vector<double> screen_a;
+    std::vector<char> dirty(n, 0), skipped(n, 0);
+    std::vector<i32> prev_top;
     while (true) {
         // Each round adds new pairs of a finite set and typically a handful of
         // rounds suffice; an endless loop could only come from an asymmetric D.
@@ -888,17 +1026,24 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
         t0 = std::chrono::steady_clock::now();
         if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
         if (opt.report) control.report(static_cast<std::uint64_t>(2 * n - n / (rounds + 1)), static_cast<std::uint64_t>(2 * n));
-        // A pair can only violate the duals if 2 w < y_i + y_j, since blossom
-        // duals only add to its reduced cost. A pair in neither list weighs at
-        // least max(radius_i, radius_j), so it needs y_j > c_i and y_i > c_j
-        // with c = 2 radius - y: only a prefix of the points by decreasing y
-        // is looked at, and a distance is computed only when both hold.
+        // Pricing. A pair violates the duals iff 2 w < y_i + y_j - Z, Z the
+        // z-sum of the blossoms holding both. Pairs in the neighbour lists
+        // are priced directly; a pair in neither list weighs at least
+        // max(radius_i, radius_j), which rules out most others before their
+        // distance is computed:
+        //  - pairs in different top-level nodes (Z = 0) need y_j > c_i and
+        //    y_i > c_j with c = 2 radius - y: only a prefix of the points by
+        //    decreasing y is looked at; when that prefix is long (duals
+        //    inflated by large blossoms around well separated groups) the
+        //    provider's screen of every pair (d < a_i + a_j, from a matrix
+        //    product for points) is used instead;
+        //  - pairs inside one top-level blossom have y inflated by the z of
+        //    the blossoms around them, so they are walked in the blossom
+        //    forest's preorder, where the smallest blossom holding i and j
+        //    only grows as j moves away from i: Z is known exactly without a
+        //    lowest-common-ancestor query.
         const DualForest forest(r);
-        auto violation = [&](i32 i, i32 j, i64 wij) -> i64 {
-            const i64 rc = 2 * wij - r.y[i] - r.y[j];
-            if (rc >= 0) return 0;
-            return std::min<i64>(rc + forest.common_z(i, j), 0);
-        };
+        const Laminar lam(r);
         std::vector<i32> by_y(n);
         std::vector<i64> c(n);
         for (i32 i = 0; i < n; ++i) {
@@ -906,59 +1051,321 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             c[i] = radius[i] == kNoRadius ? kNoRadius : 2 * radius[i] - r.y[i];
         }
         std::sort(by_y.begin(), by_y.end(), [&](i32 a, i32 b) { return r.y[a] > r.y[b] || (r.y[a] == r.y[b] && a < b); });
+        auto same_top = [&](i32 i, i32 j) { return lam.top[i] == lam.top[j]; };
+        auto top_size = [&](i32 v) { return lam.top[v] < N ? 1 : lam.hi[lam.top[v]] - lam.lo[lam.top[v]]; };
         // Each point adds at most kk of its violated pairs per round, the
         // most violated first: with many equal distances (duplicated points)
         // thousands of pairs can be violated at once, and a few per point
         // are enough to make progress.
-        auto price = [&](bool lists_only) {
-        parallel_for(blocks, opt.n_threads, [&](std::size_t b) {
-            std::vector<std::pair<i64, i32>> found;
-            auto& out = block_keys[b];
-            out.clear();
-            i64 extra = 0;
-            const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
-            for (i32 i = lo; i < hi; ++i) {
-                const i64 yi = r.y[i];
-                const std::size_t o = static_cast<std::size_t>(i) * store;
-                found.clear();
-                for (i32 t = 0; t < store; ++t) {
-                    const i64 rc = violation(i, L.j[o + t], cand_w[o + t]);
-                    if (rc < 0) found.emplace_back(rc, L.j[o + t]);
+        const std::size_t enough = 4 * static_cast<std::size_t>(kk);
+        std::vector<std::vector<std::pair<i64, i32>>> found(n);
+        // Violated pairs (i, j, reduced cost) found away from i's own block.
+        struct Hit {
+            i32 i, j;
+            i64 rc;
+        };
+        auto price_lists_and_prefix = [&](bool lists_only, bool prefix) {
+            parallel_for(blocks, opt.n_threads, [&](std::size_t b) {
+                i64 extra = 0;
+                const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
+                for (i32 i = lo; i < hi; ++i) {
+                    const i64 yi = r.y[i];
+                    const std::size_t o = static_cast<std::size_t>(i) * store;
+                    auto& f = found[i];
+                    f.clear();
+                    for (i32 t = 0; t < store; ++t) {
+                        const i32 j = L.j[o + t];
+                        const i64 rc0 = 2 * cand_w[o + t] - yi - r.y[j];
+                        if (rc0 >= 0) continue;
+                        const i64 rc = rc0 + forest.common_z(i, j);
+                        if (rc < 0) f.emplace_back(rc, j);
+                    }
+                    if (lists_only || !prefix) continue;
+                    // Enough violated pairs for this round: stop looking (with
+                    // many of them, as after a start on a poor graph, the scan
+                    // would be quadratic; the pairs left are priced again).
+                    const i64 ci = c[i];
+                    for (i32 t = 0; t < n && r.y[by_y[t]] > ci && f.size() < enough; ++t) {
+                        const i32 j = by_y[t];
+                        if (j == i || yi <= c[j] || same_top(i, j)) continue;
+                        const i64 rc = 2 * weight(i, j) - yi - r.y[j];
+                        if (rc < 0) f.emplace_back(rc, j);
+                        ++extra;
+                        if ((extra & 65535) == 0) control.check();
+                    }
                 }
-                // Enough violated pairs for this round: stop looking (with many
-                // of them, as after a start on a poor graph, the scan would be
-                // quadratic; the pairs left are priced again next round).
-                const std::size_t enough = lists_only ? 0 : 4 * static_cast<std::size_t>(kk);
-                const i64 ci = c[i];
-                for (i32 t = 0; t < n && r.y[by_y[t]] > ci && found.size() < enough; ++t) {
-                    const i32 j = by_y[t];
-                    if (j == i || yi <= c[j]) continue;
-                    const i64 rc = violation(i, j, weight(i, j));
-                    if (rc < 0) found.emplace_back(rc, j);
-                    ++extra;
-                    if ((extra & 65535) == 0) control.check();
-                }
-                if (static_cast<i32>(found.size()) > kk)
-                    std::nth_element(found.begin(), found.begin() + kk, found.end());
-                for (std::size_t t = 0; t < found.size() && t < static_cast<std::size_t>(kk); ++t)
-                    out.push_back(pair_key(i, found[t].second));
+                block_extra[b] = extra;
+                control.check();
+            }, &control);
+        };
+        std::vector<Hit> hits;
+        std::mutex hits_lock;
+        auto add_hits = [&](std::vector<Hit>& local) {
+            if (local.empty()) return;
+            std::lock_guard<std::mutex> g(hits_lock);
+            hits.insert(hits.end(), local.begin(), local.end());
+            local.clear();
+        };
+        // Pairs inside one top-level blossom, by the preorder walk.
+        auto price_inside = [&]() {
+            const i32 len = static_cast<i32>(lam.order.size());
+            const std::size_t tasks = (static_cast<std::size_t>(len) + 63) / 64;
+            std::atomic<i64> visited{0};
+            // Largest y over a range of the preorder (sparse table), so that
+            // a whole range of j with one common blossom is skipped at once.
+            std::vector<std::vector<i64>> ymax(1, std::vector<i64>(len));
+            for (i32 q = 0; q < len; ++q) ymax[0][q] = r.y[lam.order[q]];
+            for (i32 span = 2; span <= len; span *= 2) {
+                const std::vector<i64>& prev = ymax.back();
+                std::vector<i64> next(len - span + 1);
+                for (i32 q = 0; q + span <= len; ++q) next[q] = std::max(prev[q], prev[q + span / 2]);
+                ymax.push_back(std::move(next));
             }
-            block_extra[b] = extra;
-            control.check();
-        }, &control);
+            auto range_max = [&](i32 a, i32 b) {  // over [a, b), a < b
+                i32 level = 0;
+                while ((2 << level) <= b - a) ++level;
+                return std::max(ymax[level][a], ymax[level][b - (1 << level)]);
+            };
+            parallel_for(tasks, opt.n_threads, [&](std::size_t task) {
+                std::vector<Hit> local;
+                i64 extra = 0;
+                const i32 p0 = static_cast<i32>(task) * 64, p1 = std::min(len, p0 + 64);
+                for (i32 p = p0; p < p1; ++p) {
+                    const i32 i = lam.order[p];
+                    if (i >= n) continue;  // the ghost's pairs are all in the graph
+                    const i32 t = lam.top[i];
+                    if (t < N) continue;  // in no blossom
+                    const i32 end = lam.hi[t];
+                    const i64 yi = r.y[i], ri = radius[i];
+                    if (ri == kNoRadius) continue;  // every pair of i is in its list
+                    i32 B = r.parent[i];
+                    std::size_t count = 0;
+                    for (i32 q = p + 1; q < end && count < enough; ++q) {
+                        if (q >= lam.hi[B]) {
+                            while (q >= lam.hi[B]) B = r.parent[B];
+                            // j in [q, hi[B]) meet i first in B: none can
+                            // violate when even the largest y is ruled out.
+                            if (yi + range_max(q, lam.hi[B]) - lam.zc[B] <= 2 * ri) {
+                                q = lam.hi[B] - 1;
+                                continue;
+                            }
+                        }
+                        const i32 j = lam.order[q];
+                        if (j >= n) continue;
+                        const i64 rlim = std::max(ri, radius[j]);
+                        if (rlim == kNoRadius) continue;  // in a list, priced there
+                        const i64 T = yi + r.y[j] - lam.zc[B];
+                        if (T <= 2 * rlim) continue;
+                        ++extra;
+                        const i64 rc = 2 * weight(i, j) - T;
+                        if (rc < 0) {
+                            local.push_back(Hit{i, j, rc});
+                            ++count;
+                        }
+                    }
+                    if ((p & 15) == 15) control.check();
+                }
+                add_hits(local);
+                visited += extra;
+            }, &control);
+            stats.extra_pairs += visited.load();
+        };
+        // Pairs in different top-level nodes by the provider's screen. A
+        // screen runs with thresholds A above the current ones and keeps
+        // the pairs it could not rule out (with their weights); later rounds
+        // price those again and screen only the rows whose threshold rose
+        // above A or whose top-level blossom changed (a pair skipped as
+        // inside one blossom may now be across two: then both ends changed).
+        if (screen_valid) {
+            // A pair skipped by a screen lies inside one top-level blossom
+            // (both ends flagged). Each previous top-level set keeps the
+            // current one holding most of its vertices; its flagged vertices
+            // elsewhere are screened again. So every skipped pair whose ends
+            // are not both in one current top-level node has a dirty end.
+            std::vector<i32> by_prev(N);
+            for (i32 v = 0; v < N; ++v) by_prev[v] = v;
+            std::sort(by_prev.begin(), by_prev.end(), [&](i32 u, i32 v) {
+                if (prev_top[u] != prev_top[v]) return prev_top[u] < prev_top[v];
+                if (lam.top[u] != lam.top[v]) return lam.top[u] < lam.top[v];
+                return u < v;
+            });
+            for (i32 p = 0; p < N;) {
+                i32 end = p;
+                while (end < N && prev_top[by_prev[end]] == prev_top[by_prev[p]]) ++end;
+                i32 best = -1, best_count = 0;
+                for (i32 q = p; q < end;) {
+                    i32 e = q;
+                    while (e < end && lam.top[by_prev[e]] == lam.top[by_prev[q]]) ++e;
+                    if (e - q > best_count) {
+                        best_count = e - q;
+                        best = lam.top[by_prev[q]];
+                    }
+                    q = e;
+                }
+                for (i32 q = p; q < end; ++q) {
+                    const i32 v = by_prev[q];
+                    if (v < n && skipped[v] && lam.top[v] != best) dirty[v] = 1;
+                }
+                p = end;
+            }
+        }
+        prev_top.assign(lam.top.begin(), lam.top.end());
+        auto price_screen = [&]() {
+            std::vector<double> a(n);
+            i64 ymax = 0;
+            for (i32 i = 0; i < n; ++i) ymax = std::max(ymax, r.y[i]);
+            // 2 w >= 2 d scale - 1 below the cap, so a violated pair has
+            // d < (y_i + y_j + 1) / (2 scale); a capped pair can only be
+            // violated when y_i + y_j > 2 wmax: such points see every pair.
+            for (i32 i = 0; i < n; ++i)
+                a[i] = r.y[i] + ymax > 2 * wmax ? std::numeric_limits<double>::infinity()
+                                                 : (static_cast<double>(r.y[i]) + 0.5) / (2 * scale);
+            auto raised = [&](i32 i) {
+                const double rd = radius[i] == kNoRadius ? 0.0 : static_cast<double>(radius[i]) / scale;
+                return a[i] + (std::abs(a[i]) + rd) / 32;
+            };
+            std::vector<i32> rows;
+            if (screen_valid) {
+                for (i32 i = 0; i < n; ++i)
+                    if (dirty[i] || a[i] > screen_a[i]) rows.push_back(i);
+                if (2 * rows.size() > static_cast<std::size_t>(n)) screen_valid = false;
+            }
+            // The kept pairs first.
+            {
+                std::vector<Hit> local;
+                std::size_t since = 0;
+                for (const Kept& k : kept) {
+                    if (++since == 65536) {
+                        since = 0;
+                        control.check();
+                    }
+                    const i64 rc0 = 2 * k.w - r.y[k.i] - r.y[k.j];
+                    if (rc0 >= 0) continue;
+                    const i64 rc = rc0 + forest.common_z(k.i, k.j);
+                    if (rc < 0) local.push_back(Hit{k.i, k.j, rc});
+                }
+                add_hits(local);
+            }
+            std::atomic<i64> visited{0};
+            std::mutex kept_lock;
+            const std::size_t old_kept = kept.size();
+            auto visit = [&](i32 i, i32 j) {
+                if (same_top(i, j) && top_size(i) >= kSkipInside) return;
+                visited.fetch_add(1, std::memory_order_relaxed);
+                const i64 wij = weight(i, j);
+                const i64 rc = 2 * wij - r.y[i] - r.y[j];
+                std::lock_guard<std::mutex> g(kept_lock);
+                kept.push_back(Kept{std::min(i, j), std::max(i, j), wij});
+                if (rc < 0) hits.push_back(Hit{i, j, rc});
+            };
+            if (screen_valid) {
+                for (i32 i : rows) {
+                    screen_a[i] = raised(i);
+                    dirty[i] = 0;
+                    skipped[i] = top_size(i) >= kSkipInside;
+                }
+                if (!rows.empty()) D.pairs_below_rows(screen_a.data(), rows, opt.n_threads, control, visit);
+                ++stats.partial_screens;
+            } else {
+                kept.clear();
+                screen_a.resize(n);
+                for (i32 i = 0; i < n; ++i) screen_a[i] = raised(i);
+                std::fill(dirty.begin(), dirty.end(), 0);
+                for (i32 i = 0; i < n; ++i) skipped[i] = top_size(i) >= kSkipInside;
+                // Pairs inside one blossom are skipped: with a large one
+                // (deep nesting), only the rows outside it are screened.
+                i32 largest = -1;
+                for (i32 b = N; b < static_cast<i32>(r.parent.size()); ++b)
+                    if (r.parent[b] == -1 && (largest < 0 || lam.hi[b] - lam.lo[b] > lam.hi[largest] - lam.lo[largest]))
+                        largest = b;
+                const i32 big = largest < 0 ? 0 : lam.hi[largest] - lam.lo[largest];
+                if (big >= kSkipInside && 4 * big > n) {
+                    rows.clear();
+                    for (i32 i = 0; i < n; ++i)
+                        if (lam.top[i] != largest) rows.push_back(i);
+                    D.pairs_below_rows(screen_a.data(), rows, opt.n_threads, control, visit);
+                } else {
+                    D.pairs_below(screen_a.data(), opt.n_threads, control, visit);
+                }
+                screen_valid = true;
+                ++stats.screens;
+            }
+            if (kept.size() != old_kept) {
+                std::sort(kept.begin(), kept.end(), [](const Kept& x, const Kept& y) {
+                    return x.i < y.i || (x.i == y.i && x.j < y.j);
+                });
+                kept.erase(std::unique(kept.begin(), kept.end(),
+                                       [](const Kept& x, const Kept& y) { return x.i == y.i && x.j == y.j; }),
+                           kept.end());
+            }
+            stats.extra_pairs += visited.load();
         };
         // Partial pricing: the neighbour lists first (cheap); the pairs
         // outside them only once the lists hold no violated pair, i.e. with
         // duals close to optimal, which rule out far more of them.
-        price(true);
+        hits.clear();
+        price_lists_and_prefix(true, false);
         bool any = false;
-        for (std::size_t b = 0; b < blocks && !any; ++b) any = !block_keys[b].empty();
-        if (!any) price(false);
-        keys.clear();
-        for (std::size_t b = 0; b < blocks; ++b) {
-            keys.insert(keys.end(), block_keys[b].begin(), block_keys[b].end());
-            stats.extra_pairs += block_extra[b];
+        for (i32 i = 0; i < n && !any; ++i) any = !found[i].empty();
+        if (!any) {
+            // Work of the prefix scan: each point walks the points with
+            // y_j > c_i (cheap) and computes the distance of those that also
+            // have y_i > c_j, counted here offline with a Fenwick tree over
+            // the ranks of c, in the order of the prefixes.
+            double walked = 0, computed = 0;
+            {
+                std::vector<i32> len(n), by_len(n);
+                for (i32 i = 0; i < n; ++i) {
+                    const i64 ci = c[i];
+                    len[i] = static_cast<i32>(std::partition_point(by_y.begin(), by_y.end(),
+                                                                   [&](i32 j) { return r.y[j] > ci; }) - by_y.begin());
+                    walked += len[i];
+                    by_len[i] = i;
+                }
+                std::sort(by_len.begin(), by_len.end(), [&](i32 a, i32 b) { return len[a] < len[b] || (len[a] == len[b] && a < b); });
+                std::vector<i64> sorted_c(c.begin(), c.end());
+                std::sort(sorted_c.begin(), sorted_c.end());
+                std::vector<i32> fen(n + 1, 0);
+                i32 added = 0;
+                for (i32 i : by_len) {
+                    for (; added < len[i]; ++added) {
+                        const i32 j = by_y[added];
+                        for (i32 k = static_cast<i32>(std::lower_bound(sorted_c.begin(), sorted_c.end(), c[j]) - sorted_c.begin()) + 1; k <= n; k += k & -k)
+                            ++fen[k];
+                    }
+                    i64 below = 0;  // inserted j with c_j < y_i
+                    for (i32 k = static_cast<i32>(std::lower_bound(sorted_c.begin(), sorted_c.end(), r.y[i]) - sorted_c.begin()); k > 0; k -= k & -k)
+                        below += fen[k];
+                    computed += static_cast<double>(below);
+                }
+                control.check();
+            }
+            const bool screen = walked + computed * D.exact_cost() > 0.5 * static_cast<double>(n) * n * D.screen_cost();
+            price_lists_and_prefix(false, !screen);
+            if (screen) price_screen();
+            price_inside();
         }
+        // Hits into the lists of both points, then each point's kk most
+        // violated pairs (ties by the other point: the same set whatever the
+        // thread count).
+        std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
+            return a.i < b.i || (a.i == b.i && a.j < b.j);
+        });
+        for (const Hit& h : hits) {
+            if (h.i < n) found[h.i].emplace_back(h.rc, h.j);
+            if (h.j < n) found[h.j].emplace_back(h.rc, h.i);
+        }
+        keys.clear();
+        for (i32 i = 0; i < n; ++i) {
+            auto& f = found[i];
+            if (f.empty()) continue;
+            std::sort(f.begin(), f.end());
+            f.erase(std::unique(f.begin(), f.end()), f.end());
+            for (std::size_t t = 0; t < f.size() && t < static_cast<std::size_t>(kk); ++t)
+                keys.push_back(pair_key(i, f[t].second));
+        }
+        for (std::size_t b = 0; b < blocks; ++b) stats.extra_pairs += block_extra[b];
+        std::fill(block_extra.begin(), block_extra.end(), 0);
         stats.seconds_pricing += seconds_since(t0);
         if (keys.empty()) {
             stats.rounds += rounds;

@@ -114,6 +114,7 @@ struct CompleteStats {
     int passes = 0;                // solves at a given scale (2 when the cost is far below max distance)
     std::int64_t edges = 0;        // edges in the final subgraph
     std::int64_t extra_pairs = 0;  // pairs priced outside the neighbour lists
+    int screens = 0, partial_screens = 0;  // screens of every pair, and of some rows only
     double seconds_neighbours = 0, seconds_solve = 0, seconds_pricing = 0;  // wall time per phase
     BlossomStats last;
 };

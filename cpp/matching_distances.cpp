@@ -105,6 +105,24 @@ void DenseDistances<T>::pairs_below(const double* a, int n_threads, Control& con
     }, &control);
 }
 
+template <class T>
+void DenseDistances<T>::pairs_below_rows(const double* a, const std::vector<i32>& rows, int n_threads,
+                                         Control& control, const PairVisitor& visit) const {
+    const i32 n = n_;
+    std::vector<char> in(n, 0);
+    for (i32 i : rows) in[i] = 1;
+    const std::size_t tasks = (rows.size() + 63) / 64;
+    parallel_for(tasks, n_threads, [&](std::size_t task) {
+        const std::size_t hi = std::min(rows.size(), (task + 1) * 64);
+        for (std::size_t t = task * 64; t < hi; ++t) {
+            const i32 i = rows[t];
+            for (i32 j = 0; j < n; ++j)
+                if (j != i && !(in[j] && j < i) && (*this)(i, j) < a[i] + a[j]) visit(i, j);
+        }
+        control.check();
+    }, &control);
+}
+
 template class DenseDistances<float>;
 template class DenseDistances<double>;
 
@@ -408,15 +426,103 @@ void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& co
     const bool squared = squared_;
     auto visit = [&](std::size_t, i32 i, i32 c0, i32 c1, const auto* dots) {
         const double sqi = sq[i], ai = at[i];
-        for (i32 c = std::max(c0, i + 1); c < c1; ++c) {
-            const double s = ai + at[c];
-            if (s <= 0) continue;
-            const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
-            const double lower = v - unit_err * (sqi + sq[c]) - 1e-30;
-            if (lower < (squared ? s : s * s)) visit_pair(i, c);
+        // Flags first (a loop the compiler vectorises), then the rare visits.
+        unsigned char hit[64];
+        for (i32 cb = std::max(c0, i + 1); cb < c1; cb += 64) {
+            const i32 ce = std::min(c1, cb + 64);
+            for (i32 c = cb; c < ce; ++c) {
+                const double s = ai + at[c];
+                const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
+                const double lower = v - unit_err * (sqi + sq[c]) - 1e-30;
+                hit[c - cb] = static_cast<unsigned char>((s > 0) & (lower < (squared ? s : s * s)));
+            }
+            for (i32 c = cb; c < ce; ++c)
+                if (hit[c - cb]) visit_pair(i, c);
         }
     };
     for_tiles(n_threads, control, [](i32 lo) { return lo - lo % kColBlock; }, visit);
+}
+
+void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32>& rows, int n_threads,
+                                          Control& control, const PairVisitor& visit_pair) const {
+    const i32 n = n_;
+    std::vector<double> at(n);
+    const double widen = 1 + 8 * relative_error();
+    for (i32 i = 0; i < n; ++i) at[i] = (a[i] > 0 ? a[i] * widen : a[i]) * (squared_ ? tile_scale_ * tile_scale_ : tile_scale_);
+    std::vector<char> in(n, 0);
+    for (i32 i : rows) in[i] = 1;
+    const double* sq = sq_.data();
+    const auto m = static_cast<i32>(rows.size());
+    const std::size_t tasks = (static_cast<std::size_t>(m) + kRowBlock - 1) / kRowBlock;
+    auto run = [&](auto zero, std::size_t task) {
+        using T = decltype(zero);
+        const T* xc;
+        GemmFn<T> gemm;
+        if constexpr (std::is_same_v<T, float>) {
+            xc = xc32_.data();
+            gemm = gemm_.sgemm;
+        } else {
+            xc = xc64_.data();
+            gemm = gemm_.dgemm;
+        }
+        const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(m, lo + kRowBlock);
+        const int nr = hi - lo;
+        int k = static_cast<int>(d_);
+        std::vector<T> block(static_cast<std::size_t>(nr) * d_);  // the rows, contiguous
+        for (int r = 0; r < nr; ++r)
+            std::copy_n(xc + static_cast<std::size_t>(rows[lo + r]) * d_, d_, block.data() + static_cast<std::size_t>(r) * d_);
+        std::vector<T> tile(static_cast<std::size_t>(nr) * kColBlock);
+        int previous = -1;
+        if (gemm_.set_threads_local) previous = gemm_.set_threads_local(1);
+        for (i32 c0 = 0; c0 < n; c0 += kColBlock) {
+            const i32 c1 = std::min(n, c0 + kColBlock);
+            int cols = c1 - c0, rr = nr;
+            if (gemm != nullptr) {
+                char ta = 'T', tb = 'N';
+                T one = 1, nil = 0;
+                int lda = k, ldb = k, ldc = cols;
+                gemm(&ta, &tb, &cols, &rr, &k, &one, const_cast<T*>(xc + static_cast<std::size_t>(c0) * d_), &lda,
+                     block.data(), &ldb, &nil, tile.data(), &ldc);
+            } else {
+                for (int r = 0; r < nr; ++r) {
+                    const T* p = block.data() + static_cast<std::size_t>(r) * d_;
+                    for (int c = 0; c < cols; ++c) {
+                        const T* q = xc + static_cast<std::size_t>(c0 + c) * d_;
+                        T acc = 0;
+                        for (int t = 0; t < k; ++t) acc += p[t] * q[t];
+                        tile[static_cast<std::size_t>(r) * cols + c] = acc;
+                    }
+                }
+            }
+            const double unit_err = unit_err_;
+            const bool squared = squared_;
+            unsigned char hit[64];
+            for (int r = 0; r < nr; ++r) {
+                const i32 i = rows[lo + r];
+                const double sqi = sq[i], ai = at[i];
+                const T* dots = tile.data() + static_cast<std::size_t>(r) * cols;
+                for (i32 cb = c0; cb < c1; cb += 64) {
+                    const i32 ce = std::min(c1, cb + 64);
+                    for (i32 c = cb; c < ce; ++c) {
+                        const double s = ai + at[c];
+                        const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
+                        const double lower = v - unit_err * (sqi + sq[c]) - 1e-30;
+                        hit[c - cb] = static_cast<unsigned char>((s > 0) & (lower < (squared ? s : s * s)));
+                    }
+                    for (i32 c = cb; c < ce; ++c)
+                        if (hit[c - cb] && c != i && !(in[c] && c < i)) visit_pair(i, c);
+                }
+            }
+            control.check();
+        }
+        if (gemm_.set_threads_local && previous > 0) gemm_.set_threads_local(previous);
+    };
+    parallel_for(tasks, n_threads, [&](std::size_t task) {
+        if (single_)
+            run(0.0f, task);
+        else
+            run(0.0, task);
+    }, &control);
 }
 
 void EuclideanDistances::matrix(double* out, int n_threads, Control& control) const {

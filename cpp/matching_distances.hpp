@@ -48,11 +48,20 @@ class Distances {
     // How many neighbours per point the solver should keep for pricing:
     // more where they are cheap and the duals reach far (few dimensions).
     virtual std::int32_t store_hint() const { return 96; }
+    // Relative costs of one exact distance and of one pair in pairs_below
+    // (the solver screens every pair when it would otherwise compute more
+    // than screen_cost / exact_cost of all distances one by one).
+    virtual double exact_cost() const { return 1.0; }
+    virtual double screen_cost() const { return 1.0; }
     // Calls visit(i, j) for every pair i < j whose distance may be
     // < a[i] + a[j] (a superset: the caller checks each pair exactly), from
     // several threads at once (visit must be thread safe).
     using PairVisitor = std::function<void(std::int32_t, std::int32_t)>;
     virtual void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const = 0;
+    // The same for the pairs with an end in `rows` (sorted, distinct): each
+    // once, as visit(i, j) with i in rows (and i < j when both are).
+    virtual void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads,
+                                  Control& control, const PairVisitor& visit) const = 0;
 };
 
 // An n x n matrix read in place through strides (exactly symmetric, zero diagonal).
@@ -71,6 +80,8 @@ class DenseDistances final : public Distances {
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
                  Control& control) const override;
     void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                          const PairVisitor& visit) const override;
 
   private:
     const T* D_;
@@ -97,6 +108,8 @@ class EuclideanDistances final : public Distances {
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
                  Control& control) const override;
     void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                          const PairVisitor& visit) const override;
 
     // The full n x n matrix (row-major): float64 tiles, and every entry whose
     // tile value could have lost more than ~1e-12 relative accuracy to
@@ -105,6 +118,10 @@ class EuclideanDistances final : public Distances {
     void matrix(double* out, int n_threads, Control& control) const;
 
     std::int32_t store_hint() const override { return d_ <= 4 ? 256 : 96; }
+    // About a nanosecond per coordinate pair and a few per call; a matrix
+    // product tile is 8 (float64) or 16 (float32) times cheaper per coordinate.
+    double exact_cost() const override { return 4.0 + 0.5 * static_cast<double>(d_); }
+    double screen_cost() const override { return 1.5 + static_cast<double>(d_) / (single_ ? 32.0 : 16.0); }
 
   private:
     template <class T>

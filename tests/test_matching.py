@@ -535,3 +535,102 @@ def test_verify_at_zero_cost_with_nonzero_duals():
     X = np.array([[1], [1], [2], [0], [1], [2], [1]])
     res = pm.min_weight_perfect_matching(points=X, k=1)
     assert res.cost == 0.0 and res.verify()
+
+
+# ---------------------------------------------------------------- scale paths
+
+
+def _full_solve(X, monkeypatch, **kw):
+    """The solve without pairing duplicated points up front."""
+    from pairmetrics import _matching
+
+    with monkeypatch.context() as m:
+        m.setattr(_matching, "_duplicate_groups", lambda X: None)
+        return pm.min_weight_perfect_matching(points=X, **kw)
+
+
+@pytest.mark.parametrize("n", [40, 41, 300, 301])
+def test_duplicates_paired_up_front_are_exact(n, monkeypatch):
+    rng = np.random.default_rng(n)
+    base = rng.normal(size=(max(2, n // 7), 4))
+    X = base[rng.integers(0, base.shape[0], n)]  # multiplicities 1 .. ~20, odd and even
+    res = pm.min_weight_perfect_matching(points=X)
+    assert res.stats["duplicate_pairs"] > 0
+    full = _full_solve(X, monkeypatch)
+    assert "duplicate_pairs" not in full.stats
+    D = cdist(X, X)
+    check_matching(res, D)
+    assert close(res.cost, full.cost)
+    if n < 100:
+        assert close(res.cost, nx_cost(D))
+    # The copies left out are matched among themselves, inside their blossoms.
+    assert (res.z >= 0).all()
+
+
+def test_duplicates_with_squared_distances_are_not_paired_up_front():
+    # Not a metric: two coincident points need not be matched together.
+    X = np.array([[0.0], [0.0], [0.0], [0.0], [-1.0], [1.0]])
+    res = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean")
+    assert "duplicate_pairs" not in res.stats
+    D = cdist(X, X, "sqeuclidean")
+    assert close(res.cost, ref.min_weight_perfect_matching(D)[0]) and res.verify()
+
+
+def test_duplicate_rows_whose_copies_cannot_carry_the_others_are_solved_in_full(monkeypatch):
+    from pairmetrics import _matching
+
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(15, 3))
+    X = base[rng.integers(0, 15, 121)]
+    real = _matching._expand_duplicates
+    calls = []
+
+    def first_row_fails(r, n, keep, kept, removed):
+        calls.append(len(kept))
+        if len(calls) == 1:
+            return None, [0]
+        return real(r, n, keep, kept, removed)
+
+    monkeypatch.setattr(_matching, "_expand_duplicates", first_row_fails)
+    res = pm.min_weight_perfect_matching(points=X)
+    assert calls[1] == calls[0] - 1  # the row is solved with all its copies
+    monkeypatch.setattr(_matching, "_expand_duplicates", real)
+    check_matching(res, cdist(X, X))
+    assert close(res.cost, _full_solve(X, monkeypatch).cost)
+    # A kept copy whose dual cannot carry its row's other copies is reported.
+    keep = np.array([0, 1])
+    r = {"y": np.array([-1.0, 1.0]), "z": np.zeros(0), "parent": np.array([-1, -1]), "mate": np.array([1, 0])}
+    out, failed = real(r, 4, keep, [np.array([0])], [np.array([2, 3])])
+    assert out is None and failed == [0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(4, 60), st.integers(1, 3), st.integers(0, 2**32 - 1))
+def test_many_duplicates_vs_matrix_path(n, d, seed):
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(rng.integers(1, 6), d))
+    X = base[rng.integers(0, base.shape[0], n)]
+    res = pm.min_weight_perfect_matching(points=X, k=2)
+    D = cdist(X, X)
+    check_matching(res, D)
+    assert close(res.cost, pm.min_weight_perfect_matching(D, k=2).cost)
+
+
+@pytest.mark.parametrize("kind", ["clustered", "heavy tails", "1-d"])
+def test_hard_inputs_at_scale_are_certified_and_thread_independent(kind):
+    # Deep blossoms (heavy tails), duals inflated around separated groups
+    # (clustered: pairs screened by matrix products), long chains (1-D).
+    rng = np.random.default_rng(8)
+    n = 2101
+    if kind == "clustered":
+        X = (rng.normal(size=(12, 20)) * 3.0)[rng.integers(0, 12, n)] + rng.normal(size=(n, 20))
+    elif kind == "heavy tails":
+        X = rng.standard_cauchy(size=(n, 2))
+    else:
+        X = rng.normal(size=(n, 1))
+    a = pm.min_weight_perfect_matching(points=X, n_jobs=1)
+    b = pm.min_weight_perfect_matching(points=X, n_jobs=2)
+    assert (a.mate == b.mate).all() and a.cost == b.cost
+    assert a.verify()
+    if kind != "clustered":
+        assert close(a.cost, pm.min_weight_perfect_matching(cdist(X, X)).cost)

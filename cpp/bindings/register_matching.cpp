@@ -113,6 +113,8 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     s["passes"] = stats.passes;
     s["edges"] = stats.edges;
     s["extra_pairs"] = stats.extra_pairs;
+    s["screens"] = stats.screens;
+    s["partial_screens"] = stats.partial_screens;
     s["seconds_neighbours"] = stats.seconds_neighbours;
     s["seconds_solve"] = stats.seconds_solve;
     s["seconds_pricing"] = stats.seconds_pricing;

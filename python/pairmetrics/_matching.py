@@ -89,7 +89,9 @@ class MatchingResult(Result):
         The largest distance (an upper bound of it for point input).
     stats : dict
         Solver counters (pricing rounds, passes, edges of the final subgraph,
-        blossom events of the last round).
+        blossom events of the last round, pairs priced outside the neighbour
+        lists, screens of every pair and of some rows; ``duplicate_pairs``:
+        pairs of copies of one point matched up front, when there were any).
 
     Notes
     -----
@@ -440,9 +442,145 @@ def _solve_points(X: np.ndarray, *, squared: bool, k: int, n_jobs=None, progress
     """Matching of the complete Euclidean graph of the rows of X, without the N x N matrix."""
     n = X.shape[0]
     Xs, unit, squared = _prepare_points(X, squared)
-    with progress_callback(progress, "matching") as cb:
-        r = _core._mwpm_points(Xs, squared, min(k, n), _threads(n_jobs, n), cb)
+    # Copies of a point are paired up front (exact for a metric, not for
+    # squared distances); a row occurring 4 or more times keeps 2 or 3 copies.
+    groups = None if squared else _duplicate_groups(Xs)
+    r = None
+    if groups is not None:
+        keep, kept, removed = groups
+        for _ in range(3):
+            with progress_callback(progress, "matching") as cb:
+                reduced = _core._mwpm_points(Xs[keep], squared, min(k, keep.size), _threads(n_jobs, keep.size), cb)
+            r, failed = _expand_duplicates(reduced, n, keep, kept, removed)
+            if r is not None or len(failed) == len(kept):
+                break
+            # Rows whose kept copies cannot carry the others are solved in full.
+            back = np.concatenate([removed[g] for g in failed])
+            keep = np.sort(np.concatenate([keep, back]))
+            ok = np.ones(len(kept), dtype=bool)
+            ok[failed] = False
+            kept = [c for c, good in zip(kept, ok) if good]
+            removed = [c for c, good in zip(removed, ok) if good]
+            r = None
+    if r is None:
+        with progress_callback(progress, "matching") as cb:
+            r = _core._mwpm_points(Xs, squared, min(k, n), _threads(n_jobs, n), cb)
     return _make_result(r, n, unit, source)
+
+
+def _duplicate_groups(X: np.ndarray):
+    """Rows repeated 4 or more times, for pairing copies up front (Euclidean only).
+
+    Returns None when no row occurs 4 times, else ``(keep, kept, removed)``:
+    the rows solved (sorted: per distinct row its first three copies when
+    it occurs an odd number of times, else its first two), and for each row
+    occurring 4 or more times its kept copies and its other copies (an even
+    number of them).
+    """
+    n = X.shape[0]
+    if n < 4:
+        return None
+    # Cheap test first: every first coordinate distinct means no duplicate.
+    first = np.sort(X[:, 0])
+    if not (first[1:] == first[:-1]).any():
+        return None
+    rows = np.ascontiguousarray(X).view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
+    _, inverse, counts = np.unique(rows, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    if counts.max() < 4:
+        return None
+    order = np.argsort(inverse, kind="stable")  # copies of each row, by index
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    # Three copies of a row occurring an odd number of times, two otherwise:
+    # the solver then usually matches two of them together, and of two
+    # coincident matched points one has a dual that can carry the others.
+    n_kept = np.minimum(counts, np.where(counts % 2 == 1, 3, 2))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - np.repeat(start, counts)  # copy number of each point
+    keep = np.flatnonzero(rank < n_kept[inverse])
+    if keep.size < 2:  # one point repeated an odd number of times
+        return None
+    groups = np.flatnonzero(counts >= 4)
+    kept = [order[start[g]:start[g] + n_kept[g]] for g in groups]
+    removed = [order[start[g] + n_kept[g]:start[g] + counts[g]] for g in groups]
+    return keep, kept, removed
+
+
+def _expand_duplicates(r: dict, n: int, keep: np.ndarray, kept, removed):
+    """The solution of all N points from the one of the kept copies: (dict, []) or (None, failed).
+
+    Two coincident points can be matched together in some optimal matching
+    (exchange argument: for a metric, d(a, b) <= d(a, p) + d(p, b)), so the
+    copies left out are paired among themselves. Their duals: each takes the
+    dual y of a kept copy k of its row, and k and these copies form an odd
+    blossom with z = 2 y_k inside every blossom holding k. Every pair then
+    has the reduced cost of a pair of the kept problem, the pairs of copies
+    are tight and the dual objective is unchanged, so the certificate holds
+    for all N points. This needs y_k >= half the z of the blossoms holding k
+    (so that z >= 0); the rows where no kept copy has it are returned.
+    """
+    m = keep.size
+    y_red = np.asarray(r["y"], dtype=np.float64)
+    ghost = y_red.size > m
+    nv = n + (1 if ghost else 0)
+    position = np.full(n, -1, dtype=np.int64)
+    position[keep] = np.arange(m)
+    # Reduced node ids -> full ids: kept points, the ghost, then the blossoms.
+    parent_red = np.asarray(r["parent"], dtype=np.int64)
+    nb = parent_red.size - y_red.size
+    to_full = np.concatenate([keep, [n] if ghost else [], nv + np.arange(nb)]).astype(np.int64)
+    # z over the blossoms holding each node (pointer jumping up the forest).
+    z_node = np.concatenate([np.zeros(y_red.size), np.asarray(r["z"], dtype=np.float64)])
+    up = parent_red.copy()
+    above = np.where(up >= 0, z_node[np.maximum(up, 0)], 0.0)
+    while (up >= 0).any():
+        has = up >= 0
+        nxt = up[has]
+        above_next = above.copy()
+        above_next[has] += above[nxt]
+        up_next = up.copy()
+        up_next[has] = up[nxt]
+        above, up = above_next, up_next
+    # The blossom below k gets z = 2 y_k - (z above k), >= 0. It is 0 for
+    # two copies matched together in one blossom: up to the rounding of the
+    # real duals (each an integer times the unit), which the certificate's
+    # tolerance absorbs.
+    slack = y_red - above[: y_red.size] / 2
+    tol = 1e-12 * (np.abs(y_red) + above[: y_red.size])
+    reps, z_new, failed = [], [], []
+    for g, copies in enumerate(kept):
+        pos = position[copies]
+        best = int(np.argmax(slack[pos]))  # first of the largest
+        if slack[pos[best]] < -tol[pos[best]]:
+            failed.append(g)
+        reps.append(int(copies[best]))
+        z_new.append(max(2 * slack[pos[best]], 0.0))
+    if failed:
+        return None, failed
+    n_new = len(reps)
+    parent = np.full(nv + nb + n_new, -1, dtype=np.int64)
+    has_parent = parent_red >= 0
+    parent[to_full[has_parent]] = to_full[parent_red[has_parent]]
+    y = np.empty(nv, dtype=np.float64)
+    y[to_full[: y_red.size]] = y_red
+    mate = np.empty(nv, dtype=np.int64)
+    mate_red = np.asarray(r["mate"], dtype=np.int64)
+    mate[to_full[: y_red.size]] = to_full[mate_red]
+    for t, (k, copies) in enumerate(zip(reps, removed)):
+        b = nv + nb + t
+        parent[b] = parent[k]
+        parent[k] = b
+        parent[copies] = b
+        y[copies] = y[k]
+        mate[copies[0::2]] = copies[1::2]
+        mate[copies[1::2]] = copies[0::2]
+    out = dict(r)
+    out["mate"] = mate
+    out["y"] = y
+    out["z"] = np.concatenate([np.asarray(r["z"], dtype=np.float64), z_new])
+    out["parent"] = parent
+    out["stats"] = {**r["stats"], "duplicate_pairs": int(sum(c.size for c in removed) // 2)}
+    return out, []
 
 
 def _make_result(r: dict, n: int, unit: float, source) -> MatchingResult:
@@ -538,7 +676,10 @@ def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: i
 
     *Ties.* Several matchings may be optimal (duplicated points, integer
     distances); which one is returned is deterministic but unspecified:
-    compare costs, not pairs.
+    compare costs, not pairs. For Euclidean points, copies of a point
+    occurring 4 or more times are matched with each other up front (two
+    coincident points can always be matched together when the distance is
+    a metric); the certificate still covers every pair.
 
     *Odd N.* A ghost point at distance 0 from every point is added; the point
     matched to it is left out (``mate == -1``, ``dropped``), i.e. the point
