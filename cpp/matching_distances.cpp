@@ -414,28 +414,37 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
     }, &control);
 }
 
+std::vector<double> EuclideanDistances::tile_thresholds(const double* a) const {
+    std::vector<double> at(n_);
+    const double widen = 1 + 8 * relative_error();
+    const double unit = squared_ ? tile_scale_ * tile_scale_ : tile_scale_;
+    for (i32 i = 0; i < n_; ++i) at[i] = (a[i] > 0 ? a[i] * widen : a[i]) * unit;
+    return at;
+}
+
+template <class T>
+void EuclideanDistances::screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots, const std::vector<double>& at,
+                                unsigned char* hit) const {
+    const double* sq = sq_.data();
+    const double sqi = sq[i], ai = at[i], unit_err = unit_err_;
+    const bool squared = squared_;
+    for (i32 c = cb; c < ce; ++c) {
+        const double s = ai + at[c];
+        const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
+        const double lower = v - unit_err * (sqi + sq[c]) - 1e-30;
+        hit[c - cb] = static_cast<unsigned char>((s > 0) & (lower < (squared ? s : s * s)));
+    }
+}
+
 void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& control,
                                      const PairVisitor& visit_pair) const {
-    const i32 n = n_;
-    // Thresholds in tile units, widened by the error of operator().
-    std::vector<double> at(n);
-    const double widen = 1 + 8 * relative_error();
-    for (i32 i = 0; i < n; ++i) at[i] = (a[i] > 0 ? a[i] * widen : a[i]) * (squared_ ? tile_scale_ * tile_scale_ : tile_scale_);
-    const double* sq = sq_.data();
-    const double unit_err = unit_err_;
-    const bool squared = squared_;
+    const std::vector<double> at = tile_thresholds(a);
     auto visit = [&](std::size_t, i32 i, i32 c0, i32 c1, const auto* dots) {
-        const double sqi = sq[i], ai = at[i];
-        // Flags first (a loop the compiler vectorises), then the rare visits.
+        // Flags first, then the rare visits.
         unsigned char hit[64];
         for (i32 cb = std::max(c0, i + 1); cb < c1; cb += 64) {
             const i32 ce = std::min(c1, cb + 64);
-            for (i32 c = cb; c < ce; ++c) {
-                const double s = ai + at[c];
-                const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
-                const double lower = v - unit_err * (sqi + sq[c]) - 1e-30;
-                hit[c - cb] = static_cast<unsigned char>((s > 0) & (lower < (squared ? s : s * s)));
-            }
+            screen(i, cb, ce, c0, dots, at, hit);
             for (i32 c = cb; c < ce; ++c)
                 if (hit[c - cb]) visit_pair(i, c);
         }
@@ -446,12 +455,9 @@ void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& co
 void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32>& rows, int n_threads,
                                           Control& control, const PairVisitor& visit_pair) const {
     const i32 n = n_;
-    std::vector<double> at(n);
-    const double widen = 1 + 8 * relative_error();
-    for (i32 i = 0; i < n; ++i) at[i] = (a[i] > 0 ? a[i] * widen : a[i]) * (squared_ ? tile_scale_ * tile_scale_ : tile_scale_);
+    const std::vector<double> at = tile_thresholds(a);
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
-    const double* sq = sq_.data();
     const auto m = static_cast<i32>(rows.size());
     const std::size_t tasks = (static_cast<std::size_t>(m) + kRowBlock - 1) / kRowBlock;
     auto run = [&](auto zero, std::size_t task) {
@@ -494,21 +500,13 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
                     }
                 }
             }
-            const double unit_err = unit_err_;
-            const bool squared = squared_;
             unsigned char hit[64];
             for (int r = 0; r < nr; ++r) {
                 const i32 i = rows[lo + r];
-                const double sqi = sq[i], ai = at[i];
                 const T* dots = tile.data() + static_cast<std::size_t>(r) * cols;
                 for (i32 cb = c0; cb < c1; cb += 64) {
                     const i32 ce = std::min(c1, cb + 64);
-                    for (i32 c = cb; c < ce; ++c) {
-                        const double s = ai + at[c];
-                        const double v = sqi + sq[c] - 2 * static_cast<double>(dots[c - c0]);
-                        const double lower = v - unit_err * (sqi + sq[c]) - 1e-30;
-                        hit[c - cb] = static_cast<unsigned char>((s > 0) & (lower < (squared ? s : s * s)));
-                    }
+                    screen(i, cb, ce, c0, dots, at, hit);
                     for (i32 c = cb; c < ce; ++c)
                         if (hit[c - cb] && c != i && !(in[c] && c < i)) visit_pair(i, c);
                 }

@@ -132,6 +132,13 @@ class EuclideanDistances final : public Distances {
                       int n_threads, Control& control) const;
     template <class First, class F>
     void for_tiles(int n_threads, Control& control, First&& first_col, F&& visit) const;
+    // Per-point thresholds in tile units, widened by the error of operator().
+    std::vector<double> tile_thresholds(const double* a) const;
+    // hit[c - cb] for the columns [cb, ce) of row i: whether the pair may lie
+    // below the thresholds (a branch-free loop the compiler vectorises).
+    template <class T>
+    void screen(std::int32_t i, std::int32_t cb, std::int32_t ce, std::int32_t c0, const T* dots,
+                const std::vector<double>& at, unsigned char* hit) const;
 
     const double* X_;
     std::int32_t n_;
