@@ -42,9 +42,13 @@ def problems(draw, max_n=40):
     return scores, labels, min_dist
 
 
-# The kernel has two paths: Fenwick trees over label ranks when labels take few
-# distinct values, merge passes otherwise. few_labels=0 forces the merge path.
-PATHS = {"fenwick": 4096, "merge": 0, "fenwick_limit": 3}
+# The kernel has three paths for the totals: per-class key sorts and merge walks
+# when labels take at most few_classes (and few_labels) distinct values,
+# Fenwick trees over label ranks up to few_labels distinct values, merge passes
+# otherwise. Per-sample counts take the last two. Each entry: (few_labels,
+# few_classes); (0, 0) forces the merge path.
+PATHS = {"classes": (4096, 16), "classes_limit": (4096, 2), "fenwick": (4096, 0), "merge": (0, 0),
+         "fenwick_limit": (3, 0)}
 
 
 @settings(max_examples=1000)
@@ -56,7 +60,7 @@ def test_counts_match_quadratic_reference(problem, n_jobs):
     assert (result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect) == expected
     assert pe.paired_eval(scores, labels, min_dist) == expected[:2]
     for limit in PATHS.values():
-        assert _core.paired_counts(scores, labels, min_dist, False, n_jobs, limit) == expected
+        assert _core.paired_counts(scores, labels, min_dist, False, n_jobs, *limit) == expected
 
 
 def _all_pairs_counts(scores, labels, min_dist):
@@ -90,7 +94,7 @@ def test_merge_path_at_sizes_that_interleave_several_merges(n, seed, min_dist, t
 @given(problems(max_n=25), st.sampled_from(sorted(PATHS)))
 def test_per_sample_counts_match_reference(problem, path):
     scores, labels, min_dist = problem
-    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 1, PATHS[path])
+    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 1, *PATHS[path])
     expected = ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist)
     assert rankable.tolist() == expected[0]
     assert tied.tolist() == expected[1]
@@ -350,7 +354,7 @@ def test_int64_and_uint64_labels_beyond_2_53_are_compared_exactly():
     extremes = np.array([-(2**63), 2**63 - 1, 2**63 - 2, -(2**63) + 1])
     for min_dist in (1, 1.5, 2.0**63, 2.0**64 - 2048, 2.0**64, 1e30):
         for path in PATHS.values():
-            got = _core.paired_counts(scores, extremes, min_dist, False, 1, path)
+            got = _core.paired_counts(scores, extremes, min_dist, False, 1, *path)
             assert got == ref.pair_counts(scores.tolist(), extremes.tolist(), min_dist)
 
 
@@ -366,8 +370,8 @@ def test_wide_integer_labels_match_exact_reference(n, dtype, seed, min_dist, pat
     labels = np.array([min(max(centre + int(o), int(info.min)), int(info.max)) for o in offsets], dtype=dtype)
     scores = rng.integers(0, 5, n).astype(np.int64) * (2**60) + 2**62  # int64 scores beyond 2**53, with ties
     expected = ref.pair_counts(scores.tolist(), labels.tolist(), min_dist)
-    assert _core.paired_counts(scores, labels, min_dist, False, 1, PATHS[path]) == expected
-    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 2, PATHS[path])
+    assert _core.paired_counts(scores, labels, min_dist, False, 1, *PATHS[path]) == expected
+    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 2, *PATHS[path])
     assert [rankable.tolist(), tied.tolist(), incorrect.tolist()] == list(
         map(list, ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist))
     )
@@ -423,7 +427,7 @@ def test_every_path_and_thread_count_gives_identical_counts(kind):
     reference = _core.paired_counts(scores, labels, 0.1, False, 1, 0)
     for threads in (1, 2, 3, 4):
         for path in PATHS.values():
-            assert _core.paired_counts(scores, labels, 0.1, False, threads, path) == reference
+            assert _core.paired_counts(scores, labels, 0.1, False, threads, *path) == reference
     assert _core.paired_counts(scores, labels, 0.1, True, 3, 0)[0] == reference
 
 
