@@ -78,6 +78,52 @@ def _all_pairs_counts(scores, labels, min_dist):
     return int(rankable.sum()), int(correct.sum()), int(tied.sum()), int((rankable & ~tied & ~correct).sum())
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 400), st.integers(1, 18), st.sampled_from(["f8", "f4", "i8", "u8", "i1", "bool"]),
+       st.sampled_from(["distinct", "tied", "constant"]), st.sampled_from([0.5, 1.0, 1e-9, 2.0, 0.25]),
+       st.integers(0, 2**32), st.sampled_from([1, 2]))
+def test_per_class_path_matches_all_pairs(n, k, label_dtype, score_kind, min_dist, seed, threads):
+    # Binary, bool, ordinal and small-integer labels; k near the class limits
+    # (2, 8, 16) so that the path is taken, refused and taken again.
+    rng = np.random.default_rng(seed)
+    if label_dtype == "bool":
+        labels = rng.random(n) < rng.random()
+    elif label_dtype in ("f8", "f4"):
+        pool = np.concatenate([[-0.0, 0.0], rng.normal(size=k) * 3]).astype(label_dtype)  # -0.0 and 0.0: one class
+        labels = rng.choice(pool[: k + 1], n)
+    else:
+        low = 0 if label_dtype[0] == "u" else -k // 2
+        labels = rng.integers(low, low + k, n).astype(label_dtype)
+    scores = {"distinct": rng.random(n), "tied": rng.integers(0, 4, n).astype(np.float32),
+              "constant": np.full(n, -0.0)}[score_kind]
+    if score_kind == "tied":
+        scores[rng.random(n) < 0.3] = -0.0  # -0.0 and 0.0 are tied scores
+    expected = _all_pairs_counts(scores, labels, min_dist)
+    for few_classes in (2, 8, 16):
+        assert _core.paired_counts(scores, labels, min_dist, False, threads, 4096, few_classes) == expected
+    assert _core.paired_counts(scores, labels, min_dist, False, threads) == expected
+
+
+@pytest.mark.parametrize("layout", ["shuffled", "sorted", "rare_class"])
+def test_per_class_path_with_chunks_that_see_different_classes(layout):
+    # Large inputs are split into chunks, each finding its own classes; the
+    # chunks' classes are merged before the keys are scattered.
+    rng = np.random.default_rng(44)
+    n = 400_000
+    labels = rng.integers(0, 6, n)
+    if layout == "sorted":
+        labels = np.sort(labels)  # each chunk sees one or two classes
+    elif layout == "rare_class":
+        labels = (rng.random(n) < 0.5).astype(np.int64)
+        labels[-3:] = 7  # a class only the last chunk sees
+    scores = rng.integers(0, 50_000, n).astype(np.float64)  # ties between and within classes
+    reference = _core.paired_counts(scores, labels, 1.0, False, 1, 0, 0)  # merge passes
+    for threads in (1, 2, 3, 4):
+        assert _core.paired_counts(scores, labels, 1.0, False, threads, 4096, 16) == reference
+        assert _core.paired_counts(scores, labels.astype(np.float32), 1.0, False, threads) == reference
+    assert _core.paired_counts(scores, labels, 1.0, False, 2, 4096, 5) == reference  # too many classes: Fenwick
+
+
 @settings(max_examples=60)
 @given(st.integers(60, 1500), st.integers(0, 2**32), st.sampled_from([0.1, 0.5, 1.0]), st.booleans())
 def test_merge_path_at_sizes_that_interleave_several_merges(n, seed, min_dist, tied_scores):
