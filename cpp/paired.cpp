@@ -4,12 +4,18 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "key_sort.hpp"
 #include "parallel.hpp"
@@ -42,27 +48,58 @@ class Ticker {
     std::size_t pending_ = 0;
 };
 
+// Memory for large work arrays. On Linux they are aligned to 2 MiB and
+// advised to use transparent huge pages (where the system allows it): a
+// fresh array then costs a page fault per 2 MiB instead of one per 4 KiB,
+// which at a million elements is a good part of the run time.
+inline void* allocate_work(std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    constexpr std::size_t kHuge = std::size_t{1} << 21;
+    if (bytes >= 2 * kHuge) {
+        const std::size_t rounded = (bytes + kHuge - 1) & ~(kHuge - 1);
+        if (void* p = std::aligned_alloc(kHuge, rounded)) {
+            madvise(p, rounded, MADV_HUGEPAGE);  // advice only: a refusal is harmless
+            return p;
+        }
+        throw std::bad_alloc();
+    }
+#endif
+    if (void* p = std::malloc(bytes ? bytes : 1)) return p;
+    throw std::bad_alloc();
+}
+
 // An uninitialised array of trivially copyable T (no pass to zero it).
 template <class T>
 class Buffer {
+    static_assert(std::is_trivially_copyable_v<T>, "a Buffer holds plain values");
+
   public:
     Buffer() = default;
-    explicit Buffer(std::size_t n) : data_(n ? new T[n] : nullptr), size_(n) {}
-    T* data() { return data_.get(); }
-    const T* data() const { return data_.get(); }
+    explicit Buffer(std::size_t n)
+        : data_(n ? static_cast<T*>(allocate_work(n * sizeof(T))) : nullptr), size_(n) {}
+    Buffer(Buffer&& other) noexcept { swap(other); }
+    Buffer& operator=(Buffer&& other) noexcept {
+        Buffer(std::move(other)).swap(*this);
+        return *this;
+    }
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    ~Buffer() { std::free(data_); }
+    T* data() { return data_; }
+    const T* data() const { return data_; }
     std::size_t size() const { return size_; }
     T& operator[](std::size_t i) { return data_[i]; }
     const T& operator[](std::size_t i) const { return data_[i]; }
-    T* begin() { return data(); }
-    T* end() { return data() + size_; }
+    T* begin() { return data_; }
+    T* end() { return data_ + size_; }
     void swap(Buffer& other) noexcept {
-        data_.swap(other.data_);
+        std::swap(data_, other.data_);
         std::swap(size_, other.size_);
     }
-    void release() { *this = Buffer(); }
+    void release() { Buffer().swap(*this); }
 
   private:
-    std::unique_ptr<T[]> data_;
+    T* data_ = nullptr;
     std::size_t size_ = 0;
 };
 
