@@ -1072,41 +1072,48 @@ struct BelowCursor {
     }
 };
 
-// Sum over the keys y of b of #{x in a : x < y} (Strict) or x <= y, both sorted
-// ascending; pieces of b stepped together and spread over the threads.
+// One piece of a walk: the keys b[j0, j1) against all of a (both sorted).
+struct WalkPiece {
+    const std::uint64_t* a;
+    std::size_t na;
+    const std::uint64_t* b;
+    std::size_t j0, j1;
+    std::uint64_t count = 0;  // out: sum over b[j0, j1) of the a keys below
+    bool equal = false;       // out (Strict walks): some key of a equals one of b[j0, j1)
+};
+
+// Appends the pieces of the walk of b[0, nb) against a[0, na): about
+// `piece` steps each.
+inline void cut_walk(const std::uint64_t* a, std::size_t na, const std::uint64_t* b, std::size_t nb,
+                     std::size_t piece, std::vector<WalkPiece>& pieces) {
+    if (na == 0 || nb == 0) return;
+    const std::size_t parts = std::clamp<std::size_t>((na + nb) / piece, 1, nb);
+    for (std::size_t t = 0; t < parts; ++t) pieces.push_back({a, na, b, nb * t / parts, nb * (t + 1) / parts});
+}
+
+// Walks every piece, kLanes pieces stepped together per task, the tasks
+// spread over the threads.
 template <bool Strict>
-std::uint64_t sum_below(const std::uint64_t* a, std::size_t na, const std::uint64_t* b, std::size_t nb,
-                        int n_threads, Control& control, bool* equal) {
-    if (na == 0 || nb == 0) return 0;
-    const int threads = na + nb >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
-    const std::size_t tasks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
-    const std::size_t pieces = tasks * kLanes;
-    std::vector<std::uint64_t> partial(tasks, 0);
-    std::vector<std::uint8_t> found(tasks, 0);
-    parallel_for(tasks, threads, [&](std::size_t task) {
+void walk(std::vector<WalkPiece>& pieces, int n_threads, Control& control) {
+    const std::size_t tasks = (pieces.size() + kLanes - 1) / kLanes;
+    parallel_for(tasks, n_threads, [&](std::size_t task) {
         Ticker tick(control);
         std::array<BelowCursor<Strict>, kLanes> c;
-        std::size_t used = 0;
-        for (std::size_t t = task * kLanes; t < (task + 1) * kLanes; ++t) {
-            const std::size_t j0 = nb * t / pieces, j1 = nb * (t + 1) / pieces;
-            if (j0 == j1) continue;
-            const std::uint64_t y = b[j0];
-            const std::size_t p = (Strict ? std::lower_bound(a, a + na, y) : std::upper_bound(a, a + na, y)) - a;
-            c[used++] = BelowCursor<Strict>{a, b, p, na, j0, j1};
+        const std::size_t begin = task * kLanes, used = std::min(kLanes, pieces.size() - begin);
+        for (std::size_t t = 0; t < used; ++t) {
+            const WalkPiece& w = pieces[begin + t];
+            const std::uint64_t y = w.b[w.j0];
+            const std::size_t p =
+                (Strict ? std::lower_bound(w.a, w.a + w.na, y) : std::upper_bound(w.a, w.a + w.na, y)) - w.a;
+            c[t] = BelowCursor<Strict>{w.a, w.b, p, w.na, w.j0, w.j1};
         }
         step_all(c.data(), used, [](BelowCursor<Strict>& x) { x.step(); }, tick);
         for (std::size_t t = 0; t < used; ++t) {
             c[t].finish();
-            partial[task] += c[t].count;
-            found[task] |= c[t].equal;
+            pieces[begin + t].count = c[t].count;
+            pieces[begin + t].equal = c[t].equal;
         }
     }, &control);
-    std::uint64_t total = 0;
-    for (std::size_t t = 0; t < tasks; ++t) {
-        total += partial[t];
-        if (equal && found[t]) *equal = true;
-    }
-    return total;
 }
 
 // Counts by classes if the labels take at most min(limit, kMaxClasses)
@@ -1227,29 +1234,59 @@ bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const La
         Run& run = *tasks[t];
         run.sorted = radix_sort_by_key(keys.data() + run.begin, scratch.data() + run.begin, run.size, control);
     }, &control);
-    // Every pair of classes far apart, the lower label first.
-    PairedCounts counts;
+    // Every pair of classes far apart, the lower label first: one walk per
+    // pair of their runs, cut into pieces for the threads. Pairs with equal
+    // keys are walked again, counting the keys of a at or below each key of b.
+    std::size_t work = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> far_pairs;
     for (std::size_t lo = 0; lo < k; ++lo) {
         for (std::size_t hi = lo + 1; hi < k; ++hi) {
             if (!gap.far(value[hi], value[lo])) continue;
-            std::uint64_t below = 0, at_most = 0;
-            for (const Run& a : runs[lo]) {
-                for (const Run& b : runs[hi]) {
-                    bool equal = false;
-                    const std::uint64_t strict =
-                        sum_below<true>(a.sorted, a.size, b.sorted, b.size, threads, control, &equal);
-                    below += strict;
-                    at_most += equal ? sum_below<false>(a.sorted, a.size, b.sorted, b.size, threads, control, nullptr)
-                                     : strict;
-                }
-            }
-            const std::uint64_t pairs =
-                static_cast<std::uint64_t>(offset[lo + 1] - offset[lo]) * (offset[hi + 1] - offset[hi]);
-            counts.rankable += pairs;
-            counts.correct += below;
-            counts.tied += at_most - below;
-            counts.incorrect += pairs - at_most;
+            far_pairs.emplace_back(lo, hi);
+            work += runs[hi].size() * (offset[lo + 1] - offset[lo]) + runs[lo].size() * (offset[hi + 1] - offset[hi]);
         }
+    }
+    const std::size_t piece =
+        std::max<std::size_t>(std::size_t{1} << 12, work / (kChunksPerThread * kLanes * static_cast<std::size_t>(threads)));
+    PairedCounts counts;
+    for (const auto& [lo, hi] : far_pairs) {
+        const std::uint64_t pairs =
+            static_cast<std::uint64_t>(offset[lo + 1] - offset[lo]) * (offset[hi + 1] - offset[hi]);
+        counts.rankable += pairs;
+        counts.incorrect += pairs;  // less the pairs at or below, below
+    }
+    std::vector<WalkPiece> strict, at_most;
+    std::vector<std::size_t> strict_pair, at_most_pair;
+    for (std::size_t f = 0; f < far_pairs.size(); ++f)
+        for (const Run& a : runs[far_pairs[f].first])
+            for (const Run& b : runs[far_pairs[f].second]) {
+                cut_walk(a.sorted, a.size, b.sorted, b.size, piece, strict);
+                strict_pair.resize(strict.size(), f);
+            }
+    walk<true>(strict, threads, control);
+    std::vector<std::uint8_t> equal(far_pairs.size(), 0);
+    std::vector<std::uint64_t> below(far_pairs.size(), 0);
+    for (std::size_t t = 0; t < strict.size(); ++t) {
+        below[strict_pair[t]] += strict[t].count;
+        equal[strict_pair[t]] |= strict[t].equal;
+    }
+    for (std::size_t f = 0; f < far_pairs.size(); ++f) {
+        if (!equal[f]) continue;
+        for (const Run& a : runs[far_pairs[f].first])
+            for (const Run& b : runs[far_pairs[f].second]) {
+                cut_walk(a.sorted, a.size, b.sorted, b.size, piece, at_most);
+                at_most_pair.resize(at_most.size(), f);
+            }
+    }
+    walk<false>(at_most, threads, control);
+    std::vector<std::uint64_t> not_above(below);  // a keys at or below, summed over b: below + tied
+    for (std::size_t f = 0; f < far_pairs.size(); ++f)
+        if (equal[f]) not_above[f] = 0;
+    for (std::size_t t = 0; t < at_most.size(); ++t) not_above[at_most_pair[t]] += at_most[t].count;
+    for (std::size_t f = 0; f < far_pairs.size(); ++f) {
+        counts.correct += below[f];
+        counts.tied += not_above[f] - below[f];
+        counts.incorrect -= not_above[f];
     }
     out = counts;
     return true;

@@ -40,9 +40,10 @@ struct PairedPerSample {
 constexpr std::size_t kDefaultFewLabels = 4096;
 // Up to this many distinct labels (and at most few_labels) the totals come
 // from the score keys sorted per label class and one merge walk per pair of
-// classes far apart, O(k n) for k classes (at most 16). Per-sample counts
+// classes far apart, O(k n) for k classes (faster than the Fenwick path up
+// to 16 classes at a million samples; at most 16). Per-sample counts
 // always take the paths above.
-constexpr std::size_t kDefaultFewClasses = 8;
+constexpr std::size_t kDefaultFewClasses = 16;
 
 // Scores and labels are any arithmetic type (bool read as a byte compared
 // with 0), read with an element stride (no copy). Preconditions: n >= 0,
