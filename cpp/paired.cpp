@@ -1133,6 +1133,18 @@ bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const La
     using L = typename Gap::Label;
     limit = std::min(limit, kMaxClasses);
     if (limit == 0) return false;
+    {
+        // A look at the first labels turns most real-valued labels away
+        // before anything is allocated.
+        std::array<L, kMaxClasses> seen{};
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < std::min<std::size_t>(n, 4096); ++i) {
+            const L v = label_at<L>(labels, label_stride, i);
+            if (std::find(seen.begin(), seen.begin() + k, v) != seen.begin() + k) continue;
+            if (k == limit) return false;
+            seen[k++] = v;
+        }
+    }
     const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
     const std::size_t chunks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
     std::vector<std::size_t> bound(chunks + 1);
