@@ -51,26 +51,30 @@ inline std::uint64_t key_of(const R& record) {
     return record.key;
 }
 
-// Sorts records by key, stably (equal keys keep their order): LSD radix sort, kBits bits a
-// pass; a pass whose digit is the same in every key (exponents, high bytes of
-// small integers) is skipped. Branch-free, so faster than comparison sorts on
-// random keys; O(n) extra memory; checks the control every 65536 records.
+// Sorts records[0, n) by key, stably (equal keys keep their order), with
+// scratch[0, n) as work space, and returns where the sorted records lie
+// (records or scratch): LSD radix sort, kBits bits a pass; a pass whose digit
+// is the same in every key (exponents, high bytes of small integers) is
+// skipped. Branch-free, so faster than comparison sorts on random keys;
+// checks the control every 65536 records.
 template <class R>
-void sort_by_key(R* records, std::size_t n, Control& control) {
+R* radix_sort_by_key(R* records, R* scratch, std::size_t n, Control& control) {
     constexpr int kBits = 8;
     constexpr int kPasses = (64 + kBits - 1) / kBits;
     constexpr std::size_t kRadix = std::size_t{1} << kBits;
     constexpr std::size_t kBlock = std::size_t{1} << 16;
-    if (n < 2) return;
+    if (n < 2) return records;
     std::vector<std::size_t> histogram(kPasses * kRadix, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t key = key_of(records[i]);
-        for (int p = 0; p < kPasses; ++p) ++histogram[p * kRadix + ((key >> (p * kBits)) & (kRadix - 1))];
-        if (i % kBlock == kBlock - 1) control.check();
+    for (std::size_t begin = 0; begin < n; begin += kBlock) {
+        const std::size_t end = std::min(n, begin + kBlock);
+        for (std::size_t i = begin; i < end; ++i) {
+            const std::uint64_t key = key_of(records[i]);
+            for (int p = 0; p < kPasses; ++p) ++histogram[p * kRadix + ((key >> (p * kBits)) & (kRadix - 1))];
+        }
+        control.check();
     }
-    std::unique_ptr<R[]> buffer(new R[n]);  // left uninitialised: every slot is written before it is read
     R* src = records;
-    R* dst = buffer.get();
+    R* dst = scratch;
     for (int p = 0; p < kPasses; ++p) {
         std::size_t* count = histogram.data() + p * kRadix;
         const int shift = p * kBits;
@@ -84,6 +88,17 @@ void sort_by_key(R* records, std::size_t n, Control& control) {
         }
         std::swap(src, dst);
     }
+    return src;
+}
+
+// Sorts records by key, stably, in place (radix_sort_by_key with an
+// O(n) buffer of its own).
+template <class R>
+void sort_by_key(R* records, std::size_t n, Control& control) {
+    constexpr std::size_t kBlock = std::size_t{1} << 16;
+    if (n < 2) return;
+    std::unique_ptr<R[]> buffer(new R[n]);  // left uninitialised: every slot is written before it is read
+    const R* src = radix_sort_by_key(records, buffer.get(), n, control);
     if (src != records) {
         for (std::size_t begin = 0; begin < n; begin += kBlock) {
             std::copy(src + begin, src + std::min(n, begin + kBlock), records + begin);

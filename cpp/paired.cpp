@@ -2,13 +2,20 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "key_sort.hpp"
 #include "parallel.hpp"
@@ -41,27 +48,58 @@ class Ticker {
     std::size_t pending_ = 0;
 };
 
+// Memory for large work arrays. On Linux they are aligned to 2 MiB and
+// advised to use transparent huge pages (where the system allows it): a
+// fresh array then costs a page fault per 2 MiB instead of one per 4 KiB,
+// which at a million elements is a good part of the run time.
+inline void* allocate_work(std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    constexpr std::size_t kHuge = std::size_t{1} << 21;
+    if (bytes >= 2 * kHuge) {
+        const std::size_t rounded = (bytes + kHuge - 1) & ~(kHuge - 1);
+        if (void* p = std::aligned_alloc(kHuge, rounded)) {
+            madvise(p, rounded, MADV_HUGEPAGE);  // advice only: a refusal is harmless
+            return p;
+        }
+        throw std::bad_alloc();
+    }
+#endif
+    if (void* p = std::malloc(bytes ? bytes : 1)) return p;
+    throw std::bad_alloc();
+}
+
 // An uninitialised array of trivially copyable T (no pass to zero it).
 template <class T>
 class Buffer {
+    static_assert(std::is_trivially_copyable_v<T>, "a Buffer holds plain values");
+
   public:
     Buffer() = default;
-    explicit Buffer(std::size_t n) : data_(n ? new T[n] : nullptr), size_(n) {}
-    T* data() { return data_.get(); }
-    const T* data() const { return data_.get(); }
+    explicit Buffer(std::size_t n)
+        : data_(n ? static_cast<T*>(allocate_work(n * sizeof(T))) : nullptr), size_(n) {}
+    Buffer(Buffer&& other) noexcept { swap(other); }
+    Buffer& operator=(Buffer&& other) noexcept {
+        Buffer(std::move(other)).swap(*this);
+        return *this;
+    }
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    ~Buffer() { std::free(data_); }
+    T* data() { return data_; }
+    const T* data() const { return data_; }
     std::size_t size() const { return size_; }
     T& operator[](std::size_t i) { return data_[i]; }
     const T& operator[](std::size_t i) const { return data_[i]; }
-    T* begin() { return data(); }
-    T* end() { return data() + size_; }
+    T* begin() { return data_; }
+    T* end() { return data_ + size_; }
     void swap(Buffer& other) noexcept {
-        data_.swap(other.data_);
+        std::swap(data_, other.data_);
         std::swap(size_, other.size_);
     }
-    void release() { *this = Buffer(); }
+    void release() { Buffer().swap(*this); }
 
   private:
-    std::unique_ptr<T[]> data_;
+    T* data_ = nullptr;
     std::size_t size_ = 0;
 };
 
@@ -110,7 +148,7 @@ void insertion_sort_by_key(R* a, std::size_t n) {
     for (std::size_t i = 1; i < n; ++i) {
         const R x = a[i];
         std::size_t j = i;
-        for (; j > 0 && a[j - 1].key > x.key; --j) a[j] = a[j - 1];
+        for (; j > 0 && key_of(a[j - 1]) > key_of(x); --j) a[j] = a[j - 1];
         a[j] = x;
     }
 }
@@ -148,14 +186,14 @@ void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws
     }
     std::uint64_t any = 0, all = ~std::uint64_t{0};
     for (std::size_t i = 0; i < n; ++i) {
-        any |= a[i].key;
-        all &= a[i].key;
+        any |= key_of(a[i]);
+        all &= key_of(a[i]);
     }
     tick(n);
     const std::uint64_t varying = any ^ all;
     if (varying == 0) return;
     if (depth >= kMaxDepth) {  // not reached: every level consumes bits
-        std::sort(a, a + n, [](const R& x, const R& y) { return x.key < y.key; });
+        std::sort(a, a + n, [](const R& x, const R& y) { return key_of(x) < key_of(y); });
         return;
     }
     const int width = bit_width(varying);
@@ -164,11 +202,11 @@ void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws
     const std::size_t buckets = std::size_t{1} << bits, mask = buckets - 1;
     std::size_t* start = ws.level(depth);
     std::fill_n(start, buckets + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) ++start[((a[i].key >> shift) & mask) + 1];
+    for (std::size_t i = 0; i < n; ++i) ++start[((key_of(a[i]) >> shift) & mask) + 1];
     for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
     std::size_t* next = start + (std::size_t{1} << kMaxBits) + 1;
     std::copy(start, start + buckets, next);
-    for (std::size_t i = 0; i < n; ++i) scratch[next[(a[i].key >> shift) & mask]++] = a[i];
+    for (std::size_t i = 0; i < n; ++i) scratch[next[(key_of(a[i]) >> shift) & mask]++] = a[i];
     std::memcpy(static_cast<void*>(a), scratch, n * sizeof(R));
     tick(3 * n);
     for (std::size_t b = 0; b < buckets; ++b) {
@@ -178,20 +216,19 @@ void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws
     }
 }
 
-// Sorts records by key (the order within equal keys is arbitrary: runs of
-// equal keys are re-ordered by label afterwards). The first level runs on
-// all threads (histograms and scatter per chunk), then the buckets are
-// sorted in cache, spread over the threads.
+// Sorts data[0, n) by key (the order within equal keys is arbitrary: runs of
+// equal keys are re-ordered by label afterwards), using scratch[0, n) as work
+// space; returns where the sorted sequence lies (data or scratch). The first
+// level runs on all threads (histograms and scatter per chunk), then the
+// buckets are sorted in cache, spread over the threads.
 template <class R>
-void sort_by_key(Buffer<R>& records, int n_threads, Control& control) {
-    const std::size_t n = records.size();
-    if (n < 2) return;
-    Buffer<R> scratch(n);
+R* sort_keys(R* data, R* scratch, std::size_t n, int n_threads, Control& control) {
+    if (n < 2) return data;
     if (n <= 4 * kSmallSort) {
         RadixWorkspace ws;
         Ticker tick(control);
-        sort_segment(records.data(), scratch.data(), n, 0, ws, tick);
-        return;
+        sort_segment(data, scratch, n, 0, ws, tick);
+        return data;
     }
     const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
     // Several chunks per thread: a thread that the system pauses holds up
@@ -200,13 +237,13 @@ void sort_by_key(Buffer<R>& records, int n_threads, Control& control) {
     std::vector<std::size_t> bound(chunks + 1);
     for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
     std::vector<std::uint64_t> any(chunks, 0), all(chunks, ~std::uint64_t{0});
-    const R* src = records.data();
+    const R* src = data;
     parallel_for(chunks, threads, [&](std::size_t c) {
         Ticker tick(control);
         std::uint64_t o = 0, a = ~std::uint64_t{0};
         for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
-            o |= src[i].key;
-            a &= src[i].key;
+            o |= key_of(src[i]);
+            a &= key_of(src[i]);
             if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
         }
         any[c] = o;
@@ -218,7 +255,7 @@ void sort_by_key(Buffer<R>& records, int n_threads, Control& control) {
         a &= all[c];
     }
     const std::uint64_t varying = o ^ a;
-    if (varying == 0) return;
+    if (varying == 0) return data;
     const int width = bit_width(varying);
     const int bits = std::min(width, std::clamp(bit_width(n) - 2, 3, kMaxBits));
     const int shift = width - bits;
@@ -228,7 +265,7 @@ void sort_by_key(Buffer<R>& records, int n_threads, Control& control) {
         Ticker tick(control);
         std::size_t* h = histogram.data() + c * buckets;
         for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
-            ++h[(src[i].key >> shift) & mask];
+            ++h[(key_of(src[i]) >> shift) & mask];
             if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
         }
     }, &control);
@@ -238,18 +275,18 @@ void sort_by_key(Buffer<R>& records, int n_threads, Control& control) {
         for (std::size_t c = 0; c < chunks; ++c) total += std::exchange(histogram[c * buckets + b], total);
         start[b + 1] = total;
     }
-    R* dst = scratch.data();
+    R* dst = scratch;
     parallel_for(chunks, threads, [&](std::size_t c) {
         Ticker tick(control);
         std::size_t* next = histogram.data() + c * buckets;
         for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
-            dst[next[(src[i].key >> shift) & mask]++] = src[i];
+            dst[next[(key_of(src[i]) >> shift) & mask]++] = src[i];
             if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
         }
     }, &control);
     // Buckets in groups (one workspace each); many groups balance skewed sizes.
     const std::size_t groups = std::min<std::size_t>(buckets, 16 * chunks);
-    R* other = records.data();
+    R* other = data;
     parallel_for(groups, threads, [&](std::size_t g) {
         RadixWorkspace ws;
         Ticker tick(control);
@@ -258,7 +295,14 @@ void sort_by_key(Buffer<R>& records, int n_threads, Control& control) {
             if (size > 1) sort_segment(dst + start[b], other + start[b], size, 0, ws, tick);
         }
     }, &control);
-    records.swap(scratch);
+    return dst;
+}
+
+template <class R>
+void sort_by_key(Buffer<R>& records, int n_threads, Control& control) {
+    Buffer<R> scratch(records.size());
+    if (sort_keys(records.data(), scratch.data(), records.size(), n_threads, control) == scratch.data())
+        records.swap(scratch);
 }
 
 // Sorts records by label, descending, checking the control between pieces.
@@ -982,6 +1026,284 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
     return total;
 }
 
+// Few distinct labels ("classes": binary, ordinal, small integer labels),
+// totals only. Pairs inside a class are never rankable, so no record sort is
+// needed: the score keys are grouped by class (a counting sort), each
+// class's keys are sorted alone (8-byte keys, half the memory traffic of
+// records), and each pair of classes far apart is counted with one merge
+// walk of their two sorted key arrays: O(k n) for k classes.
+constexpr std::size_t kMaxClasses = 16;
+
+// Label i as Gap::Label: a double, or the order key of an integer.
+template <class L, class Label>
+L label_at(const Label* labels, std::ptrdiff_t stride, std::size_t i) {
+    const auto label = read(labels, stride, i);
+    if constexpr (std::is_floating_point_v<L>) {
+        return static_cast<double>(label);
+    } else {
+        return order_key(label);
+    }
+}
+
+// Walks sorted keys b[j, end) against sorted keys a[p, na), where p starts as
+// the number of a keys below b[j] (Strict: a < b[j], else a <= b[j]), and sums
+// that number over the b keys. Branch-free steps; `equal` records whether a
+// key of a equals a key of b (Strict walk only).
+template <bool Strict>
+struct BelowCursor {
+    const std::uint64_t* a;
+    const std::uint64_t* b;
+    std::size_t p, na, j, end;
+    std::uint64_t count = 0;
+    bool equal = false;
+    bool active() const { return p < na && j < end; }
+    std::size_t safe_steps() const { return std::min(na - p, end - j); }
+    void step() {
+        const std::uint64_t x = a[p], y = b[j];
+        const bool advance = Strict ? x < y : x <= y;
+        count += p & (std::size_t{advance} - 1);  // b[j] is consumed: p keys of a lie below it
+        if constexpr (Strict) equal |= !advance & (x == y);
+        p += advance;
+        j += !advance;
+    }
+    void finish() {  // a is exhausted: every key of a lies below the rest of b
+        count += static_cast<std::uint64_t>(na) * (end - j);
+        j = end;
+    }
+};
+
+// One piece of a walk: the keys b[j0, j1) against all of a (both sorted).
+struct WalkPiece {
+    const std::uint64_t* a;
+    std::size_t na;
+    const std::uint64_t* b;
+    std::size_t j0, j1;
+    std::uint64_t count = 0;  // out: sum over b[j0, j1) of the a keys below
+    bool equal = false;       // out (Strict walks): some key of a equals one of b[j0, j1)
+};
+
+// Appends the pieces of the walk of b[0, nb) against a[0, na): about
+// `piece` steps each.
+inline void cut_walk(const std::uint64_t* a, std::size_t na, const std::uint64_t* b, std::size_t nb,
+                     std::size_t piece, std::vector<WalkPiece>& pieces) {
+    if (na == 0 || nb == 0) return;
+    const std::size_t parts = std::clamp<std::size_t>((na + nb) / piece, 1, nb);
+    for (std::size_t t = 0; t < parts; ++t) pieces.push_back({a, na, b, nb * t / parts, nb * (t + 1) / parts});
+}
+
+// Walks every piece, kLanes pieces stepped together per task, the tasks
+// spread over the threads.
+template <bool Strict>
+void walk(std::vector<WalkPiece>& pieces, int n_threads, Control& control) {
+    const std::size_t tasks = (pieces.size() + kLanes - 1) / kLanes;
+    parallel_for(tasks, n_threads, [&](std::size_t task) {
+        Ticker tick(control);
+        std::array<BelowCursor<Strict>, kLanes> c;
+        const std::size_t begin = task * kLanes, used = std::min(kLanes, pieces.size() - begin);
+        for (std::size_t t = 0; t < used; ++t) {
+            const WalkPiece& w = pieces[begin + t];
+            const std::uint64_t y = w.b[w.j0];
+            const std::size_t p =
+                (Strict ? std::lower_bound(w.a, w.a + w.na, y) : std::upper_bound(w.a, w.a + w.na, y)) - w.a;
+            c[t] = BelowCursor<Strict>{w.a, w.b, p, w.na, w.j0, w.j1};
+        }
+        step_all(c.data(), used, [](BelowCursor<Strict>& x) { x.step(); }, tick);
+        for (std::size_t t = 0; t < used; ++t) {
+            c[t].finish();
+            pieces[begin + t].count = c[t].count;
+            pieces[begin + t].equal = c[t].equal;
+        }
+    }, &control);
+}
+
+// Counts by classes if the labels take at most min(limit, kMaxClasses)
+// distinct values; returns false (having counted nothing) otherwise. Labels
+// that compare equal (-0.0 and +0.0) are one class.
+//
+// Chunks of the input, spread over the threads, find their classes and
+// class ids, then scatter their score keys to the class segments. Each class
+// segment is cut into up to kMaxRuns runs sorted on their own (on different
+// threads); the counts of two classes are the sums over their pairs of runs.
+constexpr std::size_t kMaxRuns = 4;
+
+template <class Gap, class Score, class Label>
+bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                      std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, std::size_t limit, int n_threads,
+                      Control& control, PairedCounts& out) {
+    using L = typename Gap::Label;
+    limit = std::min(limit, kMaxClasses);
+    if (limit == 0) return false;
+    {
+        // A look at the first labels turns most real-valued labels away
+        // before anything is allocated.
+        std::array<L, kMaxClasses> seen{};
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < std::min<std::size_t>(n, 4096); ++i) {
+            const L v = label_at<L>(labels, label_stride, i);
+            if (std::find(seen.begin(), seen.begin() + k, v) != seen.begin() + k) continue;
+            if (k == limit) return false;
+            seen[k++] = v;
+        }
+    }
+    const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
+    const std::size_t chunks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
+    std::vector<std::size_t> bound(chunks + 1);
+    for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
+
+    // Pass 1: class ids within each chunk (a label not seen before in the
+    // chunk opens a local class).
+    struct Local {
+        std::array<L, kMaxClasses> value{};
+        std::array<std::size_t, kMaxClasses> size{};
+        std::array<std::uint8_t, kMaxClasses> global{};
+        std::size_t k = 0;
+        bool overflow = false;
+    };
+    std::vector<Local> local(chunks);
+    Buffer<std::uint8_t> id(n);
+    std::atomic<bool> overflow{false};
+    parallel_for(chunks, threads, [&](std::size_t c) {
+        Local& loc = local[c];
+        for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
+            const std::size_t end = std::min(bound[c + 1], begin + kTickWork);
+            for (std::size_t i = begin; i < end; ++i) {
+                const L v = label_at<L>(labels, label_stride, i);
+                std::size_t t = loc.k;
+                for (std::size_t u = 0; u < loc.k; ++u) t = loc.value[u] == v ? u : t;
+                if (t == loc.k) {
+                    if (loc.k == limit || overflow.load(std::memory_order_relaxed)) {
+                        overflow.store(true, std::memory_order_relaxed);
+                        return;
+                    }
+                    loc.value[loc.k++] = v;
+                }
+                id[i] = static_cast<std::uint8_t>(t);
+                ++loc.size[t];
+            }
+            control.advance(end - begin);
+        }
+    }, &control);
+    if (overflow.load()) return false;
+    // The classes of all chunks, ascending.
+    std::vector<L> value;
+    for (const Local& loc : local)
+        for (std::size_t t = 0; t < loc.k; ++t)
+            if (std::find(value.begin(), value.end(), loc.value[t]) == value.end()) value.push_back(loc.value[t]);
+    if (value.size() > limit) return false;
+    std::sort(value.begin(), value.end());
+    const std::size_t k = value.size();
+    std::array<std::size_t, kMaxClasses + 1> offset{};
+    for (Local& loc : local) {
+        for (std::size_t t = 0; t < loc.k; ++t) {
+            const std::size_t g = std::find(value.begin(), value.end(), loc.value[t]) - value.begin();
+            loc.global[t] = static_cast<std::uint8_t>(g);
+            offset[g + 1] += loc.size[t];
+        }
+    }
+    for (std::size_t g = 0; g < k; ++g) offset[g + 1] += offset[g];
+    // Pass 2: score keys grouped by class, in input order within a class.
+    std::vector<std::array<std::size_t, kMaxClasses>> next(chunks);
+    {
+        std::array<std::size_t, kMaxClasses> at{};
+        std::copy_n(offset.begin(), kMaxClasses, at.begin());
+        for (std::size_t c = 0; c < chunks; ++c) {
+            next[c] = at;
+            for (std::size_t t = 0; t < local[c].k; ++t) at[local[c].global[t]] += local[c].size[t];
+        }
+    }
+    Buffer<std::uint64_t> keys(n), scratch(n);
+    parallel_for(chunks, threads, [&](std::size_t c) {
+        const Local& loc = local[c];
+        std::array<std::size_t, kMaxClasses> at = next[c];
+        for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
+            const std::size_t end = std::min(bound[c + 1], begin + kTickWork);
+            for (std::size_t i = begin; i < end; ++i)
+                keys[at[loc.global[id[i]]]++] = order_key(read(scores, score_stride, i));
+            control.advance(end - begin);
+        }
+    }, &control);
+    id.release();
+    // Runs of each class, sorted on their own.
+    struct Run {
+        std::size_t begin, size;
+        const std::uint64_t* sorted;
+    };
+    std::vector<std::vector<Run>> runs(k);
+    std::vector<Run*> tasks;
+    for (std::size_t g = 0; g < k; ++g) {
+        const std::size_t size = offset[g + 1] - offset[g];
+        const std::size_t parts = std::clamp<std::size_t>(
+            std::min<std::size_t>(static_cast<std::size_t>(threads), size / kMinPerThread), 1, kMaxRuns);
+        for (std::size_t r = 0; r < parts; ++r) {
+            const std::size_t b = offset[g] + size * r / parts, e = offset[g] + size * (r + 1) / parts;
+            runs[g].push_back({b, e - b, nullptr});
+        }
+    }
+    for (auto& class_runs : runs)
+        for (Run& run : class_runs) tasks.push_back(&run);
+    std::sort(tasks.begin(), tasks.end(), [](const Run* x, const Run* y) { return x->size > y->size; });
+    parallel_for(tasks.size(), threads, [&](std::size_t t) {
+        Run& run = *tasks[t];
+        run.sorted = radix_sort_by_key(keys.data() + run.begin, scratch.data() + run.begin, run.size, control);
+    }, &control);
+    // Every pair of classes far apart, the lower label first: one walk per
+    // pair of their runs, cut into pieces for the threads. Pairs with equal
+    // keys are walked again, counting the keys of a at or below each key of b.
+    std::size_t work = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> far_pairs;
+    for (std::size_t lo = 0; lo < k; ++lo) {
+        for (std::size_t hi = lo + 1; hi < k; ++hi) {
+            if (!gap.far(value[hi], value[lo])) continue;
+            far_pairs.emplace_back(lo, hi);
+            work += runs[hi].size() * (offset[lo + 1] - offset[lo]) + runs[lo].size() * (offset[hi + 1] - offset[hi]);
+        }
+    }
+    const std::size_t piece =
+        std::max<std::size_t>(std::size_t{1} << 12, work / (kChunksPerThread * kLanes * static_cast<std::size_t>(threads)));
+    PairedCounts counts;
+    for (const auto& [lo, hi] : far_pairs) {
+        const std::uint64_t pairs =
+            static_cast<std::uint64_t>(offset[lo + 1] - offset[lo]) * (offset[hi + 1] - offset[hi]);
+        counts.rankable += pairs;
+        counts.incorrect += pairs;  // less the pairs at or below, below
+    }
+    std::vector<WalkPiece> strict, at_most;
+    std::vector<std::size_t> strict_pair, at_most_pair;
+    for (std::size_t f = 0; f < far_pairs.size(); ++f)
+        for (const Run& a : runs[far_pairs[f].first])
+            for (const Run& b : runs[far_pairs[f].second]) {
+                cut_walk(a.sorted, a.size, b.sorted, b.size, piece, strict);
+                strict_pair.resize(strict.size(), f);
+            }
+    walk<true>(strict, threads, control);
+    std::vector<std::uint8_t> equal(far_pairs.size(), 0);
+    std::vector<std::uint64_t> below(far_pairs.size(), 0);
+    for (std::size_t t = 0; t < strict.size(); ++t) {
+        below[strict_pair[t]] += strict[t].count;
+        equal[strict_pair[t]] |= strict[t].equal;
+    }
+    for (std::size_t f = 0; f < far_pairs.size(); ++f) {
+        if (!equal[f]) continue;
+        for (const Run& a : runs[far_pairs[f].first])
+            for (const Run& b : runs[far_pairs[f].second]) {
+                cut_walk(a.sorted, a.size, b.sorted, b.size, piece, at_most);
+                at_most_pair.resize(at_most.size(), f);
+            }
+    }
+    walk<false>(at_most, threads, control);
+    std::vector<std::uint64_t> not_above(below);  // a keys at or below, summed over b: below + tied
+    for (std::size_t f = 0; f < far_pairs.size(); ++f)
+        if (equal[f]) not_above[f] = 0;
+    for (std::size_t t = 0; t < at_most.size(); ++t) not_above[at_most_pair[t]] += at_most[t].count;
+    for (std::size_t f = 0; f < far_pairs.size(); ++f) {
+        counts.correct += below[f];
+        counts.tied += not_above[f] - below[f];
+        counts.incorrect -= not_above[f];
+    }
+    out = counts;
+    return true;
+}
+
 // Everything after loading: the records hold score keys, labels (and input
 // positions when tracking).
 template <bool Track, class Gap>
@@ -1030,20 +1352,22 @@ PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, co
 template <bool Track, class Gap, class Score, class Label>
 PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                             std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, Control& control,
-                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels) {
+                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
+                            std::size_t few_classes) {
     using L = typename Gap::Label;
+    if constexpr (!Track) {
+        PairedCounts counts;
+        if (count_by_classes(scores, score_stride, labels, label_stride, n, gap, std::min(few_classes, few_labels),
+                             n_threads, control, counts))
+            return counts;
+    }
     Buffer<Record<Track, L>> records(n);
     const std::size_t blocks = (n + kTickWork - 1) / kTickWork;
     parallel_for(blocks, n >= 2 * kMinPerThread ? n_threads : 1, [&](std::size_t b) {
         const std::size_t end = std::min(n, (b + 1) * kTickWork);
         for (std::size_t i = b * kTickWork; i < end; ++i) {
             records[i].key = order_key(read(scores, score_stride, i));
-            const auto label = read(labels, label_stride, i);
-            if constexpr (std::is_floating_point_v<L>) {
-                records[i].label = static_cast<double>(label);
-            } else {
-                records[i].label = order_key(label);
-            }
+            records[i].label = label_at<L>(labels, label_stride, i);
             if constexpr (Track) records[i].index = i;
         }
         control.check();
@@ -1054,10 +1378,11 @@ PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, co
 template <bool Track, class Score, class Label>
 PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                              std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
-                             PairedPerSample* per_sample, int n_threads, std::size_t few_labels) {
+                             PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
+                             std::size_t few_classes) {
     if constexpr (std::is_floating_point_v<Label>) {
         return load_and_count<Track>(scores, score_stride, labels, label_stride, n, RealGap{min_dist}, control,
-                                     per_sample, n_threads, few_labels);
+                                     per_sample, n_threads, few_labels, few_classes);
     } else {
         // Integer differences are below 2**64: from there on nothing is rankable.
         constexpr double kTwo64 = 18446744073709551616.0;
@@ -1072,7 +1397,7 @@ PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, c
         const double threshold = std::max(1.0, std::ceil(min_dist));
         return load_and_count<Track>(scores, score_stride, labels, label_stride, n,
                                      IntegerGap{static_cast<std::uint64_t>(threshold)}, control, per_sample,
-                                     n_threads, few_labels);
+                                     n_threads, few_labels, few_classes);
     }
 }
 
@@ -1081,7 +1406,8 @@ PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, c
 template <class Score, class Label>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
-                           PairedPerSample* per_sample, int n_threads, std::size_t few_labels) {
+                           PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
+                           std::size_t few_classes) {
     // Progress counts elements touched: a sort pass or two plus about log2(n)
     // merge passes, so the total is an estimate that finish() completes.
     std::size_t levels = 4;
@@ -1089,15 +1415,15 @@ PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, con
     control.set_total(static_cast<std::uint64_t>(n) * levels);
     if (per_sample)
         return dispatch_labels<true>(scores, score_stride, labels, label_stride, n, min_dist, control, per_sample,
-                                     n_threads, few_labels);
+                                     n_threads, few_labels, few_classes);
     return dispatch_labels<false>(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr,
-                                  n_threads, few_labels);
+                                  n_threads, few_labels, few_classes);
 }
 
 #define PAIRMETRICS_INSTANTIATE(Score, Label)                                                               \
     template PairedCounts paired_counts<Score, Label>(const Score*, std::ptrdiff_t, const Label*,           \
                                                       std::ptrdiff_t, std::size_t, double, Control&,        \
-                                                      PairedPerSample*, int, std::size_t);
+                                                      PairedPerSample*, int, std::size_t, std::size_t);
 #define PAIRMETRICS_INSTANTIATE_LABELS(Score)                                                               \
     PAIRMETRICS_INSTANTIATE(Score, bool)                                                                    \
     PAIRMETRICS_INSTANTIATE(Score, std::int8_t)                                                             \

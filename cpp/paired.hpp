@@ -38,18 +38,25 @@ struct PairedPerSample {
 // counts come from Fenwick trees over label ranks, O(n log k) in cache;
 // beyond it from merge passes over the labels.
 constexpr std::size_t kDefaultFewLabels = 4096;
+// Up to this many distinct labels (and at most few_labels) the totals come
+// from the score keys sorted per label class and one merge walk per pair of
+// classes far apart, O(k n) for k classes (faster than the Fenwick path up
+// to 16 classes at a million samples; at most 16). Per-sample counts
+// always take the paths above.
+constexpr std::size_t kDefaultFewClasses = 16;
 
 // Scores and labels are any arithmetic type (bool read as a byte compared
 // with 0), read with an element stride (no copy). Preconditions: n >= 0,
 // float values finite, min_dist > 0 and finite. `per_sample` may be null.
 // `n_threads` above 1 splits the sorts and merge passes across threads for
-// large n. Neither it nor `few_labels` (which path is taken) changes the
-// counts. The calling thread checks `control` at least every few tens of
+// large n. Neither it nor `few_labels` and `few_classes` (which path is
+// taken) changes the counts. The calling thread checks `control` at least every few tens of
 // microseconds of work; a cancellation ends the call with Cancelled.
 template <class Score, class Label>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                            PairedPerSample* per_sample = nullptr, int n_threads = 1,
-                           std::size_t few_labels = kDefaultFewLabels);
+                           std::size_t few_labels = kDefaultFewLabels,
+                           std::size_t few_classes = kDefaultFewClasses);
 
 }  // namespace pairmetrics

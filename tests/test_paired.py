@@ -42,9 +42,13 @@ def problems(draw, max_n=40):
     return scores, labels, min_dist
 
 
-# The kernel has two paths: Fenwick trees over label ranks when labels take few
-# distinct values, merge passes otherwise. few_labels=0 forces the merge path.
-PATHS = {"fenwick": 4096, "merge": 0, "fenwick_limit": 3}
+# The kernel has three paths for the totals: per-class key sorts and merge walks
+# when labels take at most few_classes (and few_labels) distinct values,
+# Fenwick trees over label ranks up to few_labels distinct values, merge passes
+# otherwise. Per-sample counts take the last two. Each entry: (few_labels,
+# few_classes); (0, 0) forces the merge path.
+PATHS = {"classes": (4096, 16), "classes_limit": (4096, 2), "fenwick": (4096, 0), "merge": (0, 0),
+         "fenwick_limit": (3, 0)}
 
 
 @settings(max_examples=1000)
@@ -56,7 +60,7 @@ def test_counts_match_quadratic_reference(problem, n_jobs):
     assert (result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect) == expected
     assert pe.paired_eval(scores, labels, min_dist) == expected[:2]
     for limit in PATHS.values():
-        assert _core.paired_counts(scores, labels, min_dist, False, n_jobs, limit) == expected
+        assert _core.paired_counts(scores, labels, min_dist, False, n_jobs, *limit) == expected
 
 
 def _all_pairs_counts(scores, labels, min_dist):
@@ -72,6 +76,52 @@ def _all_pairs_counts(scores, labels, min_dist):
     tied = rankable & (s_high == s_low)
     correct = rankable & (s_high > s_low)
     return int(rankable.sum()), int(correct.sum()), int(tied.sum()), int((rankable & ~tied & ~correct).sum())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 400), st.integers(1, 18), st.sampled_from(["f8", "f4", "i8", "u8", "i1", "bool"]),
+       st.sampled_from(["distinct", "tied", "constant"]), st.sampled_from([0.5, 1.0, 1e-9, 2.0, 0.25]),
+       st.integers(0, 2**32), st.sampled_from([1, 2]))
+def test_per_class_path_matches_all_pairs(n, k, label_dtype, score_kind, min_dist, seed, threads):
+    # Binary, bool, ordinal and small-integer labels; k near the class limits
+    # (2, 8, 16) so that the path is taken, refused and taken again.
+    rng = np.random.default_rng(seed)
+    if label_dtype == "bool":
+        labels = rng.random(n) < rng.random()
+    elif label_dtype in ("f8", "f4"):
+        pool = np.concatenate([[-0.0, 0.0], rng.normal(size=k) * 3]).astype(label_dtype)  # -0.0 and 0.0: one class
+        labels = rng.choice(pool[: k + 1], n)
+    else:
+        low = 0 if label_dtype[0] == "u" else -k // 2
+        labels = rng.integers(low, low + k, n).astype(label_dtype)
+    scores = {"distinct": rng.random(n), "tied": rng.integers(0, 4, n).astype(np.float32),
+              "constant": np.full(n, -0.0)}[score_kind]
+    if score_kind == "tied":
+        scores[rng.random(n) < 0.3] = -0.0  # -0.0 and 0.0 are tied scores
+    expected = _all_pairs_counts(scores, labels, min_dist)
+    for few_classes in (2, 8, 16):
+        assert _core.paired_counts(scores, labels, min_dist, False, threads, 4096, few_classes) == expected
+    assert _core.paired_counts(scores, labels, min_dist, False, threads) == expected
+
+
+@pytest.mark.parametrize("layout", ["shuffled", "sorted", "rare_class"])
+def test_per_class_path_with_chunks_that_see_different_classes(layout):
+    # Large inputs are split into chunks, each finding its own classes; the
+    # chunks' classes are merged before the keys are scattered.
+    rng = np.random.default_rng(44)
+    n = 400_000
+    labels = rng.integers(0, 6, n)
+    if layout == "sorted":
+        labels = np.sort(labels)  # each chunk sees one or two classes
+    elif layout == "rare_class":
+        labels = (rng.random(n) < 0.5).astype(np.int64)
+        labels[-3:] = 7  # a class only the last chunk sees
+    scores = rng.integers(0, 50_000, n).astype(np.float64)  # ties between and within classes
+    reference = _core.paired_counts(scores, labels, 1.0, False, 1, 0, 0)  # merge passes
+    for threads in (1, 2, 3, 4):
+        assert _core.paired_counts(scores, labels, 1.0, False, threads, 4096, 16) == reference
+        assert _core.paired_counts(scores, labels.astype(np.float32), 1.0, False, threads) == reference
+    assert _core.paired_counts(scores, labels, 1.0, False, 2, 4096, 5) == reference  # too many classes: Fenwick
 
 
 @settings(max_examples=60)
@@ -90,7 +140,7 @@ def test_merge_path_at_sizes_that_interleave_several_merges(n, seed, min_dist, t
 @given(problems(max_n=25), st.sampled_from(sorted(PATHS)))
 def test_per_sample_counts_match_reference(problem, path):
     scores, labels, min_dist = problem
-    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 1, PATHS[path])
+    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 1, *PATHS[path])
     expected = ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist)
     assert rankable.tolist() == expected[0]
     assert tied.tolist() == expected[1]
@@ -350,7 +400,7 @@ def test_int64_and_uint64_labels_beyond_2_53_are_compared_exactly():
     extremes = np.array([-(2**63), 2**63 - 1, 2**63 - 2, -(2**63) + 1])
     for min_dist in (1, 1.5, 2.0**63, 2.0**64 - 2048, 2.0**64, 1e30):
         for path in PATHS.values():
-            got = _core.paired_counts(scores, extremes, min_dist, False, 1, path)
+            got = _core.paired_counts(scores, extremes, min_dist, False, 1, *path)
             assert got == ref.pair_counts(scores.tolist(), extremes.tolist(), min_dist)
 
 
@@ -366,8 +416,8 @@ def test_wide_integer_labels_match_exact_reference(n, dtype, seed, min_dist, pat
     labels = np.array([min(max(centre + int(o), int(info.min)), int(info.max)) for o in offsets], dtype=dtype)
     scores = rng.integers(0, 5, n).astype(np.int64) * (2**60) + 2**62  # int64 scores beyond 2**53, with ties
     expected = ref.pair_counts(scores.tolist(), labels.tolist(), min_dist)
-    assert _core.paired_counts(scores, labels, min_dist, False, 1, PATHS[path]) == expected
-    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 2, PATHS[path])
+    assert _core.paired_counts(scores, labels, min_dist, False, 1, *PATHS[path]) == expected
+    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 2, *PATHS[path])
     assert [rankable.tolist(), tied.tolist(), incorrect.tolist()] == list(
         map(list, ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist))
     )
@@ -423,7 +473,7 @@ def test_every_path_and_thread_count_gives_identical_counts(kind):
     reference = _core.paired_counts(scores, labels, 0.1, False, 1, 0)
     for threads in (1, 2, 3, 4):
         for path in PATHS.values():
-            assert _core.paired_counts(scores, labels, 0.1, False, threads, path) == reference
+            assert _core.paired_counts(scores, labels, 0.1, False, threads, *path) == reference
     assert _core.paired_counts(scores, labels, 0.1, True, 3, 0)[0] == reference
 
 

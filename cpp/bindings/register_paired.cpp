@@ -14,7 +14,8 @@ namespace {
 // native byte order, canonical bools); scores and labels arrive in any real
 // dtype, possibly strided, and are read in place.
 py::object paired_counts_py(const py::array& scores, const py::array& labels, double min_dist, bool per_sample,
-                            int n_threads, std::size_t few_labels, py::object progress) {
+                            int n_threads, std::size_t few_labels, std::size_t few_classes,
+                            py::object progress) {
     if (scores.ndim() != 1 || labels.ndim() != 1 || scores.shape(0) != labels.shape(0))
         throw py::value_error("scores and labels must be 1-D arrays of the same length");
     if (!(min_dist > 0) || !std::isfinite(min_dist)) throw py::value_error("min_dist must be finite and > 0");
@@ -41,7 +42,7 @@ py::object paired_counts_py(const py::array& scores, const py::array& labels, do
             // caller keeps alive are used from here on.
             return run_without_gil(*control, [&] {
                 return paired_counts(score_data, score_stride, label_data, label_stride, n, min_dist, *control,
-                                     per_sample ? &arrays : nullptr, n_threads, few_labels);
+                                     per_sample ? &arrays : nullptr, n_threads, few_labels, few_classes);
             });
         });
     });
@@ -55,11 +56,12 @@ py::object paired_counts_py(const py::array& scores, const py::array& labels, do
 void register_paired(py::module_& m) {
     m.def("paired_counts", &paired_counts_py, py::arg("scores"), py::arg("labels"), py::arg("min_dist"),
           py::arg("per_sample") = false, py::arg("n_threads") = 1, py::arg("few_labels") = kDefaultFewLabels,
-          py::arg("progress") = py::none(),
+          py::arg("few_classes") = kDefaultFewClasses, py::arg("progress") = py::none(),
           "(rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample "
           "rankable, tied and incorrect counts. Scores and labels of any real dtype, compared "
           "exactly (integer labels in their own type). few_labels: most distinct labels for the "
-          "Fenwick path (0 forces the merge path; for tests).");
+          "Fenwick path (0 forces the merge path; for tests); few_classes: most distinct labels for the "
+          "per-class path of the totals (0 turns it off; for tests).");
 }
 
 }  // namespace pairmetrics::bindings

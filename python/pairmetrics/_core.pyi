@@ -100,9 +100,9 @@ def concordance_counts(times: numpy.typing.NDArray[numpy.float64], events: numpy
     """
     (below, tied, above, tied_time) over comparable pairs (event i, later or same-time censored j): estimate_j below, tied with or above estimate_i.
     """
-def paired_counts(scores: numpy.ndarray, labels: numpy.ndarray, min_dist: typing.SupportsFloat | typing.SupportsIndex, per_sample: bool = False, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, few_labels: typing.SupportsInt | typing.SupportsIndex = 4096) -> typing.Any:
+def paired_counts(scores: numpy.ndarray, labels: numpy.ndarray, min_dist: typing.SupportsFloat | typing.SupportsIndex, per_sample: bool = False, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, few_labels: typing.SupportsInt | typing.SupportsIndex = 4096, few_classes: typing.SupportsInt | typing.SupportsIndex = 16, progress: typing.Any = None) -> typing.Any:
     """
-    (rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample rankable, tied and incorrect counts. Scores and labels of any real dtype, compared exactly (integer labels in their own type). few_labels: most distinct labels for the Fenwick path (0 forces the merge path; for tests).
+    (rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample rankable, tied and incorrect counts. Scores and labels of any real dtype, compared exactly (integer labels in their own type). few_labels: most distinct labels for the Fenwick path (0 forces the merge path; for tests); few_classes: most distinct labels for the per-class path of the totals (0 turns it off; for tests).
     """
 def roc_auc(scores: numpy.ndarray, positive: numpy.typing.NDArray[numpy.uint8], weights: typing.Any, max_fpr: typing.SupportsFloat | typing.SupportsIndex = 1.0, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple:
     """
