@@ -222,23 +222,8 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
                 gemm = gemm_.sgemm;
             else
                 gemm = gemm_.dgemm;
-            if (gemm != nullptr) {
-                char ta = 'T', tb = 'N';
-                T one = 1, nil = 0;
-                int lda = k, ldb = k, ldc = m;
-                gemm(&ta, &tb, &m, &rows, &k, &one, const_cast<T*>(xc + static_cast<std::size_t>(c0) * d_), &lda,
-                     const_cast<T*>(xc + static_cast<std::size_t>(lo) * d_), &ldb, &nil, tile.data(), &ldc);
-            } else {
-                for (int r = 0; r < rows; ++r) {
-                    const T* a = xc + static_cast<std::size_t>(lo + r) * d_;
-                    for (int c = 0; c < m; ++c) {
-                        const T* b = xc + static_cast<std::size_t>(c0 + c) * d_;
-                        T s = 0;
-                        for (int q = 0; q < k; ++q) s += a[q] * b[q];
-                        tile[static_cast<std::size_t>(r) * m + c] = s;
-                    }
-                }
-            }
+            dot_tile(gemm, xc + static_cast<std::size_t>(lo) * d_, rows, xc + static_cast<std::size_t>(c0) * d_, m, k,
+                     tile.data());
             for (i32 i = lo; i < hi; ++i)
                 visit(task, i, c0, c1, tile.data() + static_cast<std::size_t>(i - lo) * m);
             control.check();
@@ -322,23 +307,8 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
         const i32 lo_b = b * R, rows_b = std::min(n, lo_b + R) - lo_b;
         int m = rows_b, rows = rows_a, k = static_cast<int>(d_);
         tile.resize(static_cast<std::size_t>(rows_a) * rows_b);
-        if (gemm != nullptr) {
-            char ta = 'T', tb = 'N';
-            T one = 1, nil = 0;
-            int lda = k, ldb = k, ldc = m;
-            gemm(&ta, &tb, &m, &rows, &k, &one, const_cast<T*>(xc + static_cast<std::size_t>(lo_b) * d_), &lda,
-                 const_cast<T*>(xc + static_cast<std::size_t>(lo_a) * d_), &ldb, &nil, tile.data(), &ldc);
-        } else {
-            for (int r = 0; r < rows; ++r) {
-                const T* p = xc + static_cast<std::size_t>(lo_a + r) * d_;
-                for (int c = 0; c < m; ++c) {
-                    const T* q = xc + static_cast<std::size_t>(lo_b + c) * d_;
-                    T acc = 0;
-                    for (int t = 0; t < k; ++t) acc += p[t] * q[t];
-                    tile[static_cast<std::size_t>(r) * m + c] = acc;
-                }
-            }
-        }
+        dot_tile(gemm, xc + static_cast<std::size_t>(lo_a) * d_, rows, xc + static_cast<std::size_t>(lo_b) * d_, m, k,
+                 tile.data());
         return std::make_pair(rows_a, rows_b);
     };
     // One tile: rows of block a against rows of block b (a == b: within a block).
@@ -482,24 +452,8 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
         if (gemm_.set_threads_local) previous = gemm_.set_threads_local(1);
         for (i32 c0 = 0; c0 < n; c0 += kColBlock) {
             const i32 c1 = std::min(n, c0 + kColBlock);
-            int cols = c1 - c0, rr = nr;
-            if (gemm != nullptr) {
-                char ta = 'T', tb = 'N';
-                T one = 1, nil = 0;
-                int lda = k, ldb = k, ldc = cols;
-                gemm(&ta, &tb, &cols, &rr, &k, &one, const_cast<T*>(xc + static_cast<std::size_t>(c0) * d_), &lda,
-                     block.data(), &ldb, &nil, tile.data(), &ldc);
-            } else {
-                for (int r = 0; r < nr; ++r) {
-                    const T* p = block.data() + static_cast<std::size_t>(r) * d_;
-                    for (int c = 0; c < cols; ++c) {
-                        const T* q = xc + static_cast<std::size_t>(c0 + c) * d_;
-                        T acc = 0;
-                        for (int t = 0; t < k; ++t) acc += p[t] * q[t];
-                        tile[static_cast<std::size_t>(r) * cols + c] = acc;
-                    }
-                }
-            }
+            const int cols = c1 - c0;
+            dot_tile(gemm, block.data(), nr, xc + static_cast<std::size_t>(c0) * d_, cols, k, tile.data());
             unsigned char hit[64];
             for (int r = 0; r < nr; ++r) {
                 const i32 i = rows[lo + r];

@@ -24,6 +24,28 @@ namespace pairmetrics::matching {
 template <class T>
 using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* alpha, T* a, int* lda, T* b,
                         int* ldb, T* beta, T* c, int* ldc);
+// out[r * cols + c] = <a_r, b_c> for `rows` rows a_r and `cols` rows b_c of
+// length k, each set contiguous: through `gemm` when given, else plain loops.
+template <class T>
+void dot_tile(GemmFn<T> gemm, const T* a, int rows, const T* b, int cols, int k, T* out) {
+    if (gemm != nullptr) {
+        char ta = 'T', tb = 'N';
+        T one = 1, nil = 0;
+        int lda = k, ldb = k, ldc = cols;
+        gemm(&ta, &tb, &cols, &rows, &k, &one, const_cast<T*>(b), &lda, const_cast<T*>(a), &ldb, &nil, out, &ldc);
+        return;
+    }
+    for (int r = 0; r < rows; ++r) {
+        const T* p = a + static_cast<std::size_t>(r) * k;
+        for (int c = 0; c < cols; ++c) {
+            const T* q = b + static_cast<std::size_t>(c) * k;
+            T acc = 0;
+            for (int t = 0; t < k; ++t) acc += p[t] * q[t];
+            out[static_cast<std::size_t>(r) * cols + c] = acc;
+        }
+    }
+}
+
 struct Gemm {
     GemmFn<float> sgemm = nullptr;
     GemmFn<double> dgemm = nullptr;
