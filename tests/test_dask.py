@@ -50,13 +50,17 @@ def chunkings(draw, n):
 def paired_data(draw, max_n=40):
     n = draw(st.integers(2, max_n))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    labels_kind = draw(st.sampled_from(["binary", "ordinal", "real", "constant"]))
+    labels_kind = draw(st.sampled_from(["binary", "ordinal", "real", "signed zeros", "float32", "constant"]))
     if labels_kind == "binary":
         labels, min_dist = (rng.random(n) < 0.4).astype(np.float64), 0.5
     elif labels_kind == "ordinal":
         labels, min_dist = rng.integers(0, 5, n).astype(np.int64), draw(st.sampled_from([0.5, 1.0, 2.0]))
     elif labels_kind == "real":
         labels, min_dist = np.round(rng.random(n), 2), draw(st.sampled_from([0.01, 0.1, 0.3]))
+    elif labels_kind == "signed zeros":
+        labels, min_dist = rng.choice([-1.0, -0.0, 0.0, 1.0], n), draw(st.sampled_from([0.5, 1.0]))
+    elif labels_kind == "float32":
+        labels, min_dist = np.round(rng.random(n), 1).astype(np.float32), draw(st.sampled_from([0.1, 0.2]))
     else:
         labels, min_dist = np.full(n, 3.0), 0.5
     # few distinct scores: ties fall across chunk borders
@@ -82,6 +86,26 @@ def test_paired_evaluation_equals_in_memory(client, monkeypatch, data, many_part
     # the variance behind confidence_interval(), from per-sample counts reduced block by block
     np.testing.assert_allclose(got._variance, expected._variance, rtol=1e-9, atol=1e-300)
     assert pm.paired_eval(da.from_array(scores, chunks=chunks), labels, min_dist) == tuple(expected)
+
+
+@settings(max_examples=12, **SETTINGS)
+@given(data=paired_data(max_n=150), partition=st.sampled_from([3, 7, 40]))
+def test_paired_totals_between_partitions_by_label_bucket(client, monkeypatch, data, partition):
+    # without per-sample counts, pairs between score partitions are counted by label
+    # bucket; many small partitions give many buckets and runs of equal labels
+    scores, labels, min_dist, chunks = data
+    monkeypatch.setattr(_dask, "PARTITION_SAMPLES", partition)
+    expected = pm.paired_evaluation(scores, labels, min_dist, warn=False, variance=False)
+    got = pm.paired_evaluation(da.from_array(scores, chunks=chunks), da.from_array(labels, chunks=chunks), min_dist,
+                               warn=False, variance=False)  # fmt: skip
+    assert got == expected
+
+
+def test_label_buckets_split_equal_labels_by_partition():
+    # one label shared by every sample: buckets still split it (by score partition)
+    labels, parts = _dask._label_bounds(np.arange(100.0), np.zeros(100), np.array([24.5, 49.5, 74.5]), 4)
+    np.testing.assert_array_equal(labels, [0, 0, 0])
+    np.testing.assert_array_equal(parts, [1, 2, 3])
 
 
 @settings(max_examples=5, **SETTINGS)

@@ -376,7 +376,7 @@ def _paired_sample(scores, labels, size, seed):
         report += ((float(low), int(np.count_nonzero(labels == low)), float(high), int(np.count_nonzero(labels == high))),)
     rng = np.random.default_rng(seed)
     take = rng.choice(scores.shape[0], size=min(size, scores.shape[0]), replace=False)
-    return report, np.asarray(scores[take], dtype=np.float64)
+    return report, np.asarray(scores[take], dtype=np.float64), np.asarray(labels[take], dtype=np.float64)
 
 
 def _paired_split(scores, labels, offset, bounds, per_sample):
@@ -402,45 +402,120 @@ def _paired_split(scores, labels, offset, bounds, per_sample):
     return tuple((s, y) for s, y, _ in pieces)
 
 
-def _paired_partition(min_dist, per_sample, n_threads, *pieces):
-    """Within-partition counts by the C++ kernel, per-sample arrays, the partition's sorted
-    labels (float64) and their thresholds.
+def _partition_data(pieces):
+    """The non-empty pieces of one score partition and its scores and labels, concatenated."""
+    kept = [p for p in pieces if p[0].size] or list(pieces[:1])
+    return kept, np.concatenate([p[0] for p in kept]), np.concatenate([p[1] for p in kept])
+
+
+def _kernel_counts(scores, labels, min_dist, per_sample, n_threads):
+    from . import _core
+
+    if scores.size >= 2:
+        return _core.paired_counts(scores, labels, min_dist, per_sample, n_threads)
+    zero = np.zeros(scores.size, np.uint64)
+    return ((0, 0, 0, 0), zero, zero, zero) if per_sample else (0, 0, 0, 0)
+
+
+def _paired_partition(min_dist, n_threads, *pieces):
+    """Within-partition counts and per-sample arrays by the C++ kernel, the partition's
+    sorted labels (float64) and their thresholds.
 
     Four outputs, so that a task needing the counts does not receive the arrays.
     """
-    from . import _core
-
-    kept = [p for p in pieces if p[0].size] or list(pieces[:1])
-    order = None
-    scores = np.concatenate([p[0] for p in kept])
-    labels = np.concatenate([p[1] for p in kept])
-    if scores.size >= 2:
-        counts = _core.paired_counts(scores, labels, min_dist, per_sample, n_threads)
-    else:
-        zero = np.zeros(scores.size, np.uint64)
-        counts = ((0, 0, 0, 0), zero, zero, zero) if per_sample else (0, 0, 0, 0)
-    if per_sample:
-        index = np.concatenate([p[2] for p in kept])
-        order = np.argsort(labels, kind="stable")
-        sorted_labels = labels[order].astype(np.float64)
-        totals, rankable, tied, incorrect = counts
-        counts = tuple(int(c) for c in totals)
-        arrays = (index, rankable.astype(np.int64), tied.astype(np.int64), incorrect.astype(np.int64), order)
-    else:
-        del scores
-        sorted_labels = np.sort(labels).astype(np.float64)  # sorting the narrower dtype is faster
-        counts, arrays = tuple(int(c) for c in counts), None
-    del labels, kept, pieces
+    kept, scores, labels = _partition_data(pieces)
+    totals, rankable, tied, incorrect = _kernel_counts(scores, labels, min_dist, True, n_threads)
+    index = np.concatenate([p[2] for p in kept])
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order].astype(np.float64)
+    arrays = (index, rankable.astype(np.int64), tied.astype(np.int64), incorrect.astype(np.int64), order)
+    del scores, labels, kept, pieces
     # fl(y_i - y_j) >= min_dist  <=>  y_i >= up(y_j), and up() is nondecreasing: the
     # thresholds of sorted labels are sorted too.
-    return counts, arrays, sorted_labels, _threshold_up(sorted_labels, min_dist)
+    return tuple(int(c) for c in totals), arrays, sorted_labels, _threshold_up(sorted_labels, min_dist)
 
 
-def _paired_above(needles_up, ref_y):
-    """Pairs (i among the needles, j in the reference) with y_j >= up(y_i): y_j - y_i >= min_dist."""
-    if not needles_up.size or not ref_y.size:
-        return 0
-    return needles_up.size * ref_y.size - int(_count_below(ref_y, needles_up, "left").sum())
+def _runs(sorted_values):
+    """A sorted array as (values, uint32 multiplicities) when runs of equal values make
+    that much smaller, else (values, None)."""
+    if sorted_values.size < 2:
+        return sorted_values, None
+    starts = np.flatnonzero(np.concatenate(([True], sorted_values[1:] != sorted_values[:-1])))
+    if 4 * starts.size > 3 * sorted_values.size:
+        return sorted_values, None
+    return sorted_values[starts], np.diff(np.append(starts, sorted_values.size)).astype(np.uint32)
+
+
+def _paired_partition_buckets(min_dist, n_threads, k, bound_labels, bound_parts, *pieces):
+    """Within-partition counts of score partition k, and its labels cut by label bucket.
+
+    Outputs: the counts; the (2, B) bucket sizes of its labels and thresholds; B label
+    pieces; B threshold pieces. A label y of partition k lies in the bucket of the key
+    (y, k), a threshold t in the bucket of (t, -1): the buckets are ranges of these keys
+    between the (label, partition) bounds, so equal labels of different partitions can
+    fall in different buckets, while every label >= t lies in t's bucket or above it.
+    """
+    _, scores, labels = _partition_data(pieces)
+    counts = tuple(int(c) for c in _kernel_counts(scores, labels, min_dist, False, n_threads))
+    del scores, pieces
+    labels = np.sort(labels)  # in its own dtype: faster for float32
+    thresholds = _threshold_up(labels, min_dist)  # sorted, as up() is nondecreasing
+    typed = bound_labels.astype(labels.dtype)  # exact: the bounds are sampled labels
+    if not np.array_equal(typed, bound_labels):
+        labels, typed = labels.astype(np.float64), bound_labels
+    # (y, k) >= (b, p)  <=>  y > b, or y == b and k >= p;  (t, -1) >= (b, p)  <=>  t > b
+    label_cuts = np.where(k >= bound_parts, np.searchsorted(labels, typed, "left"),
+                          np.searchsorted(labels, typed, "right"))  # fmt: skip
+    threshold_cuts = np.searchsorted(thresholds, bound_labels, "right")
+    label_pieces = [_runs(p) for p in np.split(labels, label_cuts)]
+    threshold_pieces = [_runs(p) for p in np.split(thresholds, threshold_cuts)]
+    sizes = np.diff(np.stack([np.concatenate(([0], cuts, [labels.size])) for cuts in (label_cuts, threshold_cuts)]))
+    return (counts, sizes, *label_pieces, *threshold_pieces)
+
+
+def _stacked(pieces):
+    """Values (float64), partition ids and weights (empty: weight 1 each) of one bucket."""
+    values = np.concatenate([np.asarray(v, dtype=np.float64) for v, _ in pieces])
+    groups = np.concatenate([np.full(v.size, k, dtype=np.uint32) for k, (v, _) in enumerate(pieces)])
+    weights = np.empty(0, dtype=np.uint32)
+    if any(w is not None for _, w in pieces):
+        weights = np.concatenate([np.ones(v.size, np.uint32) if w is None else w for v, w in pieces])
+    return values, groups, weights
+
+
+def _paired_bucket(n_parts, *pieces):
+    """(correct, incorrect) pairs between score partitions whose larger label and smaller
+    label's threshold both lie in this bucket: a label at or above a threshold of a
+    higher-score partition is a mis-ranked pair, of a lower-score partition a correct one."""
+    from . import _core
+
+    points = _stacked(pieces[:n_parts])
+    queries = _stacked(pieces[n_parts:])
+    lower, _, higher = _core.group_dominance(*points, *queries, n_parts)
+    return higher, lower
+
+
+def _paired_histogram(*sizes):
+    """(correct, incorrect) pairs between score partitions whose larger label lies in a
+    bucket above the smaller label's threshold: every such pair is rankable."""
+    labels = np.stack([s[0] for s in sizes], axis=1).astype(object)  # [bucket, partition], exact integers
+    thresholds = np.stack([s[1] for s in sizes], axis=1).astype(object)
+    above = np.cumsum(labels[::-1], axis=0)[::-1]  # labels in this bucket or above
+    above = np.concatenate([above[1:], np.zeros_like(above[:1])])  # strictly above
+    lower_parts = np.cumsum(above, axis=1) - above  # from partitions below the threshold's
+    higher_parts = above.sum(axis=1, keepdims=True) - np.cumsum(above, axis=1)
+    return int((thresholds * higher_parts).sum()), int((thresholds * lower_parts).sum())
+
+
+def _label_bounds(sample_scores, sample_labels, score_bounds, n_buckets):
+    """(label, partition) bounds of n_buckets label buckets, from quantiles of a sample
+    ordered by label, then score partition."""
+    parts = np.searchsorted(score_bounds, sample_scores, side="right")
+    order = np.lexsort((parts, sample_labels))
+    picks = order[(np.arange(1, n_buckets) * order.size) // n_buckets] if order.size else order
+    labels, parts = sample_labels[picks], parts[picks]
+    new = np.concatenate(([True], (labels[1:] != labels[:-1]) | (parts[1:] != parts[:-1])))[: labels.size]
+    return labels[new], parts[new]
 
 
 def _paired_side(needles_y, needles_up, ref_y, ref_up):
@@ -514,7 +589,8 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     n_low = sum(r[1] for r in ranges if r[0] == low)
     n_high = sum(r[3] for r in ranges if r[2] == high)
     label_range = (low, n_low, high, n_high)
-    sample = np.sort(np.concatenate([r[1] for r in results]))
+    sample_scores = np.concatenate([r[1] for r in results])
+    sample = np.sort(sample_scores)
     picks = sample[(np.arange(1, n_parts) * sample.size) // n_parts] if sample.size else sample
     bounds = np.unique(picks)
     n_parts = bounds.size + 1
@@ -522,19 +598,16 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     # 2. split every block by score range; partition k gathers its pieces
     split = [delayed(_paired_split, nout=n_parts, pure=True)(s, y, offsets[k], bounds, per_sample)
              for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]  # fmt: skip
-    parts = [delayed(_paired_partition, nout=4, pure=True)(min_dist, per_sample, n_threads,
-                                                           *[pieces[k] for pieces in split])
+    partition_pieces = [[pieces[k] for pieces in split] for k in range(n_parts)]
+    if not per_sample:
+        bound_labels, bound_parts = _label_bounds(sample_scores, np.concatenate([r[2] for r in results]), bounds,
+                                                  n_parts)  # fmt: skip
+        return _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads), None, label_range
+    parts = [delayed(_paired_partition, nout=4, pure=True)(min_dist, n_threads, *partition_pieces[k])
              for k in range(n_parts)]  # fmt: skip (counts, per-sample arrays, sorted labels, thresholds)
 
     # 3. pairs of partitions p < q from their sorted labels, one task per side, so that
     #    both sides of a pair run at once and each moves one partition's labels.
-    if not per_sample:
-        correct = [delayed(_paired_above, pure=True)(parts[p][3], parts[q][2])
-                   for p in range(n_parts) for q in range(p + 1, n_parts)]  # fmt: skip
-        incorrect = [delayed(_paired_above, pure=True)(parts[q][3], parts[p][2])
-                     for p in range(n_parts) for q in range(p + 1, n_parts)]  # fmt: skip
-        totals = delayed(_paired_totals, pure=True)([c[0] for c in parts], correct, incorrect)
-        return totals, None, label_range
     sides = {}  # (needles, reference) -> (above, below) per needle
     for p in range(n_parts):
         for q in range(n_parts):
@@ -562,6 +635,25 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
         for k in range(len(blocks_s))
     ]
     return totals, per_block, label_range
+
+
+def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads):
+    """Delayed totals: within score partitions by the C++ kernel; between them by label
+    bucket (one shuffle of labels and thresholds) and bucket sizes."""
+    from dask import delayed
+
+    n_parts, n_buckets = len(partition_pieces), bound_labels.size + 1
+    parts = [delayed(_paired_partition_buckets, nout=2 + 2 * n_buckets, pure=True)(
+                 min_dist, n_threads, k, bound_labels, bound_parts, *partition_pieces[k])
+             for k in range(n_parts)]  # fmt: skip (counts, sizes, label pieces, threshold pieces)
+    between = []
+    if n_parts > 1:
+        between = [delayed(_paired_bucket, nout=2, pure=True)(n_parts, *[p[2 + b] for p in parts],
+                                                              *[p[2 + n_buckets + b] for p in parts])
+                   for b in range(n_buckets)]  # fmt: skip
+        between.append(delayed(_paired_histogram, nout=2, pure=True)(*[p[1] for p in parts]))
+    return delayed(_paired_totals, pure=True)([p[0] for p in parts], [b[0] for b in between],
+                                              [b[1] for b in between])  # fmt: skip
 
 
 def _sum_int(a):
