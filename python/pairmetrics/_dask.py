@@ -19,8 +19,8 @@ Costs (n samples in B input blocks, P score partitions, d features)
 --------------------------------------------------------------------
 Paired evaluation (exact, for any chunking):
 
-1. One pass reads every block to validate it and sample its scores; the
-   client gets ``2000 P`` sampled scores and picks P - 1 boundaries between
+1. One pass reads every block to validate it and sample it; the client
+   gets ``2000 P`` sampled (score, label) pairs and picks P - 1 boundaries between
    distinct score values, so equal scores always share a partition.
    ``P = max(threads of the cluster, ceil(n / S))``, where S is the largest
    partition that takes at most a third of a worker's memory per thread (a
@@ -30,19 +30,30 @@ Paired evaluation (exact, for any chunking):
    in all, each moved once. Float labels keep their width.
 3. The C++ kernel counts the pairs inside each partition: O(n/P log(n/P))
    work and O(n/P) memory per task; the task also sorts the partition's
-   labels and computes their thresholds (below).
+   labels and computes one exact threshold per label
+   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``, nondecreasing in y).
 4. Pairs between partitions p < q: all scores of p are below those of q, so
    a rankable pair is correct or incorrect by its labels alone and never
-   tied. With one exact label threshold per sample
-   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``), the pairs are counted
-   by searching one partition's sorted thresholds in the other's sorted
-   labels, in cache-sized steps. Each pair of partitions is two tasks, one
-   per side, that run at once and each move one partition's labels:
-   P (P - 1) tasks, P - 1 searches per sample in all.
-5. :func:`compare_paired` also sends the per-sample (rankable, tied,
-   incorrect) counts back to the input blocks (a second shuffle of n
-   records), keeps them on the workers while the totals give the AUCs, and
-   sums the variance terms block by block.
+   tied. The totals count them by label bucket, in O(n log n) work: the
+   client also picks 3P - 1 label bounds from the sampled (label, partition)
+   pairs, and a second shuffle sends every label and every threshold (runs
+   of equal values as one entry with a count) to its bucket: about 12 bytes
+   a sample for float32 labels, 16 for float64. A pair whose larger label
+   lies in the bucket of the smaller label's threshold is counted in that
+   bucket by a sweep over the sorted labels and thresholds with a Fenwick
+   tree over the partitions (a C++ kernel); a pair whose larger label lies
+   in a higher bucket is always rankable and counted from the (bucket,
+   partition) sizes alone. Labels are keyed by (label, partition), so the
+   samples of one label value, however many, spread over several buckets.
+5. With per-sample counts (the variance of :func:`paired_evaluation` up to
+   100 000 samples, and :func:`compare_paired`), the pairs between
+   partitions are counted per sample instead: one partition's sorted
+   thresholds are searched in another's sorted labels, in cache-sized
+   steps, as two tasks per pair of partitions, each moving one partition's
+   labels (P (P - 1) tasks, P - 1 searches per sample). The per-sample
+   (rankable, tied, incorrect) counts then go back to the input blocks (a
+   shuffle of n records) and stay on the workers while the totals give the
+   AUCs; the variance terms are summed block by block.
 
 A score value shared by more than n / P samples makes its partition larger
 than n / P (all its samples must meet in one kernel call).
@@ -83,6 +94,9 @@ __all__ = ["dispatch", "any_dask"]
 # other results in memory up to its spill threshold, 60% by default).
 PARTITION_SAMPLES = 200_000_000
 PARTITION_BYTES = {False: 144, True: 288}
+# Label buckets per score partition, for the pairs between partitions: a bucket task
+# peaks near 120 bytes per sample of its bucket (labels and thresholds, sorted records).
+BUCKETS_PER_PARTITION = 3
 # Scores sampled per partition to place the partition boundaries.
 SAMPLES_PER_PARTITION = 2000
 
@@ -601,7 +615,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     partition_pieces = [[pieces[k] for pieces in split] for k in range(n_parts)]
     if not per_sample:
         bound_labels, bound_parts = _label_bounds(sample_scores, np.concatenate([r[2] for r in results]), bounds,
-                                                  n_parts)  # fmt: skip
+                                                  BUCKETS_PER_PARTITION * n_parts)  # fmt: skip
         return _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads), None, label_range
     parts = [delayed(_paired_partition, nout=4, pure=True)(min_dist, n_threads, *partition_pieces[k])
              for k in range(n_parts)]  # fmt: skip (counts, per-sample arrays, sorted labels, thresholds)
