@@ -162,6 +162,7 @@ def out_of_core_case(n: int, chunk: int) -> dict:
         client.close()
         cluster.close()
     out = {"n": n, "chunk": chunk, "write_s": t_write, "dask_s": t_dask, "client_growth_gib": rss.growth / GIB,
+           "load_average_after": os.getloadavg()[0],
            "answer": [result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect]}  # fmt: skip
     if n <= IN_MEMORY_CHECK:  # the same numbers in memory (about 50 bytes a sample)
         import pandas as pd
