@@ -101,6 +101,15 @@ def test_paired_totals_between_partitions_by_label_bucket(client, monkeypatch, d
     assert got == expected
 
 
+def test_integer_labels_beyond_float64_precision_are_refused(client):
+    labels = np.array([0, 2**52, 1, 3], dtype=np.int64)
+    with pytest.raises(ValueError, match="labels: integer labels"):
+        pm.paired_evaluation(da.from_array(np.arange(4.0), chunks=2), da.from_array(labels, chunks=2), 0.5)
+    labels[1] = 2**52 - 1  # still exact
+    expected = pm.paired_evaluation(np.arange(4.0), labels, 0.5, variance=False)
+    assert pm.paired_evaluation(da.from_array(np.arange(4.0), chunks=2), labels, 0.5, variance=False) == expected
+
+
 def test_label_buckets_split_equal_labels_by_partition():
     # one label shared by every sample: buckets still split it (by score partition)
     labels, parts = _dask._label_bounds(np.arange(100.0), np.zeros(100), np.array([24.5, 49.5, 74.5]), 4)

@@ -289,6 +289,10 @@ def _raise_nonfinite(reports, name, offsets, row_width=1):
 # --------------------------------------------------------------------------- paired evaluation
 
 
+# Integer labels below this magnitude, and their differences, are exact in float64.
+_EXACT_INTEGER_LABELS = 2.0**52
+
+
 def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
     """The smallest double t with fl(t - y) >= min_dist, per entry (inf if none).
 
@@ -603,6 +607,9 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     n_low = sum(r[1] for r in ranges if r[0] == low)
     n_high = sum(r[3] for r in ranges if r[2] == high)
     label_range = (low, n_low, high, n_high)
+    if labels.dtype.kind in "iu" and max(-low, high) >= _EXACT_INTEGER_LABELS:
+        raise ValueError("labels: integer labels of a Dask input are compared as float64 on the cluster and "
+                         f"must lie strictly between -2**52 and 2**52; got {low:.17g} .. {high:.17g}")  # fmt: skip
     sample_scores = np.concatenate([r[1] for r in results])
     sample = np.sort(sample_scores)
     picks = sample[(np.arange(1, n_parts) * sample.size) // n_parts] if sample.size else sample
