@@ -547,13 +547,13 @@ def test_progress_reaches_the_end_and_is_validated():
 
 # --------------------------------------------------------------------------- group dominance (pairs between partitions)
 
-_values = st.sampled_from([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, math.inf])
+_dominance_values = st.sampled_from([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, math.inf])
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    points=st.lists(st.tuples(_values.filter(math.isfinite), st.integers(0, 3), st.integers(1, 4)), max_size=25),
-    queries=st.lists(st.tuples(_values, st.integers(0, 3), st.integers(1, 4)), max_size=25),
+    points=st.lists(st.tuples(_dominance_values.filter(math.isfinite), st.integers(0, 3), st.integers(1, 4)), max_size=25),
+    queries=st.lists(st.tuples(_dominance_values, st.integers(0, 3), st.integers(1, 4)), max_size=25),
     weighted=st.booleans(),
 )
 def test_group_dominance_matches_reference(points, queries, weighted):
