@@ -36,9 +36,10 @@ Paired evaluation (exact, for any chunking):
    a rankable pair is correct or incorrect by its labels alone and never
    tied. The totals count them by label bucket, in O(n log n) work: the
    client also picks 3P - 1 label bounds from the sampled (label, partition)
-   pairs, and a second shuffle sends every label and every threshold (runs
-   of equal values as one entry with a count) to its bucket: about 12 bytes
-   a sample for float32 labels, 16 for float64. A pair whose larger label
+   pairs, and a second shuffle sends every label twice, once to the bucket
+   of the label and once to the bucket of its threshold (runs of equal
+   values as one entry with a count): 8 bytes a sample for float32 labels,
+   16 for float64. A pair whose larger label
    lies in the bucket of the smaller label's threshold is counted in that
    bucket by a sweep over the sorted labels and thresholds with a Fenwick
    tree over the partitions (a C++ kernel); a pair whose larger label lies
@@ -459,7 +460,7 @@ def _runs(sorted_values):
     if sorted_values.size < 2:
         return sorted_values, None
     starts = np.flatnonzero(np.concatenate(([True], sorted_values[1:] != sorted_values[:-1])))
-    if 4 * starts.size > 3 * sorted_values.size:
+    if 4 * starts.size > 3 * sorted_values.size or sorted_values.size > np.iinfo(np.uint32).max:
         return sorted_values, None
     return sorted_values[starts], np.diff(np.append(starts, sorted_values.size)).astype(np.uint32)
 
@@ -467,11 +468,13 @@ def _runs(sorted_values):
 def _paired_partition_buckets(min_dist, n_threads, k, bound_labels, bound_parts, *pieces):
     """Within-partition counts of score partition k, and its labels cut by label bucket.
 
-    Outputs: the counts; the (2, B) bucket sizes of its labels and thresholds; B label
-    pieces; B threshold pieces. A label y of partition k lies in the bucket of the key
-    (y, k), a threshold t in the bucket of (t, -1): the buckets are ranges of these keys
-    between the (label, partition) bounds, so equal labels of different partitions can
-    fall in different buckets, while every label >= t lies in t's bucket or above it.
+    Outputs: the counts; the (2, B) bucket sizes of its labels and thresholds; B pieces
+    of labels as labels; B pieces of labels whose thresholds fall in the bucket (the
+    labels travel, not the float64 thresholds: half the bytes for float32). A label y
+    of partition k lies in the bucket of the key (y, k), a threshold t in the bucket
+    of (t, -1): the buckets are ranges of these keys between the (label, partition)
+    bounds, so equal labels of different partitions can fall in different buckets,
+    while every label >= t lies in t's bucket or above it.
     """
     _, scores, labels = _partition_data(pieces)
     counts = tuple(int(c) for c in _kernel_counts(scores, labels, min_dist, False, n_threads))
@@ -486,7 +489,8 @@ def _paired_partition_buckets(min_dist, n_threads, k, bound_labels, bound_parts,
                           np.searchsorted(labels, typed, "right"))  # fmt: skip
     threshold_cuts = np.searchsorted(thresholds, bound_labels, "right")
     label_pieces = [_runs(p) for p in np.split(labels, label_cuts)]
-    threshold_pieces = [_runs(p) for p in np.split(thresholds, threshold_cuts)]
+    del thresholds
+    threshold_pieces = [_runs(p) for p in np.split(labels, threshold_cuts)]
     sizes = np.diff(np.stack([np.concatenate(([0], cuts, [labels.size])) for cuts in (label_cuts, threshold_cuts)]))
     return (counts, sizes, *label_pieces, *threshold_pieces)
 
@@ -501,15 +505,15 @@ def _stacked(pieces):
     return values, groups, weights
 
 
-def _paired_bucket(n_parts, *pieces):
+def _paired_bucket(n_parts, min_dist, *pieces):
     """(correct, incorrect) pairs between score partitions whose larger label and smaller
     label's threshold both lie in this bucket: a label at or above a threshold of a
     higher-score partition is a mis-ranked pair, of a lower-score partition a correct one."""
     from . import _core
 
     points = _stacked(pieces[:n_parts])
-    queries = _stacked(pieces[n_parts:])
-    lower, _, higher = _core.group_dominance(*points, *queries, n_parts)
+    labels, groups, weights = _stacked(pieces[n_parts:])
+    lower, _, higher = _core.group_dominance(*points, _threshold_up(labels, min_dist), groups, weights, n_parts)
     return higher, lower
 
 
@@ -669,7 +673,7 @@ def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, 
              for k in range(n_parts)]  # fmt: skip (counts, sizes, label pieces, threshold pieces)
     between = []
     if n_parts > 1:
-        between = [delayed(_paired_bucket, nout=2, pure=True)(n_parts, *[p[2 + b] for p in parts],
+        between = [delayed(_paired_bucket, nout=2, pure=True)(n_parts, min_dist, *[p[2 + b] for p in parts],
                                                               *[p[2 + n_buckets + b] for p in parts])
                    for b in range(n_buckets)]  # fmt: skip
         between.append(delayed(_paired_histogram, nout=2, pure=True)(*[p[1] for p in parts]))
