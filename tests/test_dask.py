@@ -362,6 +362,46 @@ def test_likelihood_family_equal_in_memory(client):
         pm.log_loss(da.from_array(bad, chunks=(31, 2)), p)
 
 
+@settings(max_examples=15, **SETTINGS)
+@given(
+    n=st.integers(1, 60),
+    columns=st.sampled_from([None, 1, 3]),
+    kind=st.sampled_from(["ties", "real", "binary", "signed zeros"]),
+    loss=st.sampled_from(["zero_one", "absolute", "squares", "worst_case", "log_loss"]),
+    seed=st.integers(0, 1000),
+    small=st.booleans(),
+)
+def test_best_constant_equals_in_memory(client, monkeypatch, n, columns, kind, loss, seed, small):
+    if small:  # several histogram passes before the median's values are gathered; many mode groups
+        monkeypatch.setattr(_dask, "SELECT_GATHER", 2)
+        monkeypatch.setattr(_dask, "MODE_GROUP_SAMPLES", 3)
+    rng = np.random.default_rng(seed)
+    shape = (n,) if columns is None else (n, columns)
+    if kind == "binary" or loss == "log_loss":
+        y = rng.integers(0, 2, shape).astype(np.int8)
+    elif kind == "ties":
+        y = rng.integers(-3, 4, shape).astype(np.float32)
+    elif kind == "signed zeros":
+        y = rng.choice([-0.0, 0.0, 1.5], shape)
+    else:
+        y = rng.standard_normal(shape) * 10.0 ** rng.integers(-300, 300, shape)
+    expected = pm.best_constant(y, loss)
+    got = pm.best_constant(da.from_array(y, chunks=max(1, n // 3)), loss)
+    assert got.loss == expected.loss and np.shape(got.value) == np.shape(expected.value)
+    exact = loss in ("zero_one", "absolute", "worst_case")
+    np.testing.assert_allclose(got.value, expected.value, rtol=0 if exact else 1e-12)
+    np.testing.assert_allclose(got.error, expected.error, rtol=1e-12)
+
+
+def test_best_constant_bad_input_names_y(client):
+    with pytest.raises(ValueError, match="y contains NaN"):
+        pm.best_constant(da.from_array(np.array([1.0, np.nan, 2.0]), chunks=2), "squares")
+    with pytest.raises(ValueError, match="y must hold only 0 and 1"):
+        pm.best_constant(da.from_array(np.array([0, 1, 2]), chunks=2), "log_loss")
+    with pytest.raises(ValueError, match="loss"):
+        pm.best_constant(da.from_array(np.array([0, 1, 2]), chunks=2), "hinge")
+
+
 def test_multilabel_counts_equal_in_memory(client):
     rng = np.random.default_rng(9)
     t = rng.random((77, 6)) < 0.3

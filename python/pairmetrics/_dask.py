@@ -70,7 +70,11 @@ one such pass (the predictions are permuted on the cluster).
 
 Classic measures and multi-label counts: one pass, per-block sums reduced
 along a tree (float sums equal the in-memory ones up to rounding; counts and
-maxima exactly). Cross-match resampling: one task per repeat, which gathers
+maxima exactly). The best constant: one pass for the mean and the midrange
+(then one for its error); the median exactly, by histogram passes over order
+keys that shrink a bracket SELECT_BINS-fold (two at 1e9 samples) until at
+most SELECT_GATHER values per column are gathered; the mode exactly, by one
+shuffle of each block's distinct values and counts into hash groups. Cross-match resampling: one task per repeat, which gathers
 only its ``2 * sample_size`` rows.
 """
 
@@ -1315,6 +1319,175 @@ def _dask_log_loss(y_true, y_pred, per_target=False, eps=None, base=None):
     scale = _log_base(base)
     n, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
     return _output(-ll / (scale * n) + 0.0, per_target)
+
+
+# --------------------------------------------------------------------------- best constant
+
+# Order statistics (the median): a bracket of order keys per column narrows SELECT_BINS-fold
+# a pass; its values are gathered once at most SELECT_GATHER per column remain.
+SELECT_BINS = 1024
+SELECT_GATHER = 1_000_000
+# Modes: distinct values are counted in groups (by a hash of the value) of at most this
+# many samples on average, at least one group per thread of the cluster.
+MODE_GROUP_SAMPLES = 10_000_000
+
+
+def _column_keys(block):
+    """Order keys (int64, -0.0 and 0.0 alike) of a block, as (rows, columns)."""
+    return _ordered(np.asarray(block, dtype=np.float64).reshape(block.shape[0], -1))
+
+
+def _constant_scan(block, binary):
+    """Per block: the non-finite report, the non-binary report (count, first flat index,
+    value) when `binary`, and per-column (sums, minimum keys, maximum keys)."""
+    report, bad = _first_nonfinite(block), (0, -1, None)
+    if binary and block.dtype.kind != "b":
+        flags = ~((block == 0) | (block == 1)).ravel()
+        if flags.any():
+            first = int(np.argmax(flags))
+            bad = int(np.count_nonzero(flags)), first, block.ravel()[first].item()
+    if report[0] or not block.shape[0]:
+        return report, bad, None
+    keys = _column_keys(block)
+    sums = np.asarray(block, dtype=np.float64).reshape(block.shape[0], -1).sum(axis=0)
+    return report, bad, (sums, keys.min(axis=0), keys.max(axis=0))
+
+
+def _select_histogram(block, low, high, width):
+    """Per column: counts of the keys in [low, high] in SELECT_BINS bins of `width` keys."""
+    keys = _column_keys(block)
+    counts = np.zeros((keys.shape[1], SELECT_BINS), dtype=np.int64)
+    for j in range(keys.shape[1]):
+        column = keys[:, j]
+        inside = column[(column >= low[j]) & (column <= high[j])]
+        offset = (inside.view(np.uint64) - low[j : j + 1].view(np.uint64)) // width[j]
+        counts[j] = np.bincount(offset.astype(np.int64), minlength=SELECT_BINS)
+    return counts
+
+
+def _select_gather(block, low, high):
+    """Per column: the keys of one block in [low, high]."""
+    keys = _column_keys(block)
+    return [keys[(keys[:, j] >= low[j]) & (keys[:, j] <= high[j]), j] for j in range(keys.shape[1])]
+
+
+def _select(blocks, rank, low, high):
+    """Per column, the value of 0-based `rank` among the column's values, exactly, given
+    the columns' smallest and largest keys: the key bracket [low, high] narrows by a
+    histogram pass until few values are left in it, which are then gathered."""
+    from dask import delayed
+
+    low, high = low.copy(), high.copy()
+    below = np.zeros(low.size, dtype=np.int64)  # values under the bracket
+    inside = np.full(low.size, np.iinfo(np.int64).max)
+    while ((inside > SELECT_GATHER) & (high > low)).any():
+        width = (high.view(np.uint64) - low.view(np.uint64)) // np.uint64(SELECT_BINS) + np.uint64(1)
+        parts = [delayed(_select_histogram, pure=True)(b, low, high, width) for b in blocks]
+        (counts,) = _compute(_tree(_sum_arrays, parts))
+        cumulative = np.cumsum(counts, axis=1)
+        for j in range(low.size):
+            b = int(np.searchsorted(cumulative[j], rank - below[j], side="right"))
+            below[j] += cumulative[j, b - 1] if b else 0
+            start = int(low[j]) + b * int(width[j])
+            low[j], high[j] = start, min(start + int(width[j]) - 1, int(high[j]))
+            inside[j] = counts[j, b]
+    values = _unordered(low.copy())  # a bracket of one key: every value in it is that value
+    wide = np.flatnonzero(high > low)
+    if wide.size:
+        gathered = _compute(*[delayed(_select_gather, pure=True)(b, low, high) for b in blocks])
+        for j in wide:
+            keys = np.sort(np.concatenate([g[j] for g in gathered]))
+            values[j] = _unordered(keys[rank - below[j] : rank - below[j] + 1])[0]
+    return values
+
+
+def _mode_split(block, n_groups):
+    """Per column: the block's distinct keys and their counts, split into groups by a hash."""
+    keys = _column_keys(block)
+    out = []
+    for j in range(keys.shape[1]):
+        values, counts = np.unique(keys[:, j], return_counts=True)
+        group = ((values.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) % np.uint64(n_groups)
+        order = np.argsort(group, kind="stable")
+        cuts = np.cumsum(np.bincount(group.astype(np.int64), minlength=n_groups))[:-1]
+        out.append(list(zip(np.split(values[order], cuts), np.split(counts[order], cuts))))
+    return out
+
+
+def _mode_group(j, g, *splits):
+    """(largest count, smallest key with it) in group g of column j."""
+    values = np.concatenate([s[j][g][0] for s in splits])
+    if not values.size:
+        return 0, 0
+    counts = np.concatenate([s[j][g][1] for s in splits])
+    keys, inverse = np.unique(values, return_inverse=True)
+    totals = np.bincount(inverse, weights=counts).astype(np.int64)
+    best = int(np.argmax(totals))  # first maximum: the smallest key
+    return int(totals[best]), int(keys[best])
+
+
+def _modes(blocks, n, n_cols):
+    """Per column, the most frequent value (the smallest of equally frequent ones)."""
+    from dask import delayed
+
+    n_groups = max(_cluster_threads(), math.ceil(n / MODE_GROUP_SAMPLES))
+    splits = [delayed(_mode_split, pure=True)(b, n_groups) for b in blocks]
+    best = _compute(*[delayed(_mode_group, pure=True)(j, g, *splits) for j in range(n_cols) for g in range(n_groups)])
+    modes = np.empty(n_cols)
+    for j in range(n_cols):
+        count, key = max(best[j * n_groups : (j + 1) * n_groups], key=lambda r: (r[0], -r[1]))
+        modes[j] = _unordered(np.array([key], dtype=np.int64))[0]
+    return modes
+
+
+def _dask_best_constant(y, loss):
+    from dask import delayed
+
+    from ._measures import LOSSES, BestConstant
+    from ._validation import check_choice
+
+    loss = check_choice(loss, "loss", LOSSES)
+    arr = _to_dask_array(y, "y")
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"y must be 1-D (n,) or 2-D (n, t), got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"y is empty (shape {arr.shape}); the measures need at least one example and target")
+    if arr.ndim == 2:
+        arr = arr.rechunk({1: -1})
+    blocks = arr.to_delayed().ravel()
+    offsets = _offsets(arr.chunks[0])
+    row_width = 1 if arr.ndim == 1 else arr.shape[1]
+    scans = _compute(*[delayed(_constant_scan, pure=True)(b, loss == "log_loss") for b in blocks])
+    _raise_nonfinite([r[0] for r in scans], "y", offsets, row_width)
+    bad = [r[1] for r in scans]
+    if any(b[0] for b in bad):
+        k = next(i for i, b in enumerate(bad) if b[0])
+        flat = offsets[k] * row_width + bad[k][1]
+        index = flat if arr.ndim == 1 else divmod(flat, row_width)
+        raise ValueError(f"y must hold only 0 and 1, found {bad[k][2]!r} at index {index} "
+                         f"({sum(b[0] for b in bad)} such entries)")  # fmt: skip
+    stats = [r[2] for r in scans if r[2] is not None]
+    n, n_cols = arr.shape[0], row_width
+    low = np.minimum.reduce([s[1] for s in stats])
+    high = np.maximum.reduce([s[2] for s in stats])
+    if loss == "zero_one":
+        value = _modes(blocks, n, n_cols)
+    elif loss == "absolute":  # the median; the midpoint of the two middle values for even n
+        value = _select(blocks, (n - 1) // 2, low, high)
+        if n % 2 == 0:
+            value = (value + _select(blocks, n // 2, low, high)) / 2
+    elif loss == "worst_case":
+        value = (_unordered(low.copy()) + _unordered(high.copy())) / 2
+    else:
+        value = _sum_arrays(*[s[0] for s in stats]) / n
+    constant = _da().broadcast_to(value if arr.ndim == 2 else value[0], arr.shape, chunks=arr.chunks)
+    measure = {"zero_one": _dask_zero_one_error, "absolute": _dask_absolute_error,
+               "squares": _dask_sum_squares_error, "worst_case": _dask_worst_case_error,
+               "log_loss": _dask_log_loss}[loss]  # fmt: skip
+    error = np.atleast_1d(np.asarray(measure(arr, constant, per_target=True), dtype=np.float64))
+    if arr.ndim == 1:
+        return BestConstant(value=np.float64(value[0]), error=np.float64(error[0]), loss=loss)
+    return BestConstant(value=value, error=error, loss=loss)
 
 
 # --------------------------------------------------------------------------- multi-label counts
