@@ -72,7 +72,7 @@ Classic measures and multi-label counts: one pass, per-block sums reduced
 along a tree (float sums equal the in-memory ones up to rounding; counts and
 maxima exactly). The best constant: one pass for the mean and the midrange
 (then one for its error); the median exactly, by histogram passes over order
-keys that shrink a bracket SELECT_BINS-fold (two at 1e9 samples) until at
+keys that shrink a bracket SELECT_BINS-fold (a few passes) until at
 most SELECT_GATHER values per column are gathered; the mode exactly, by one
 shuffle of each block's distinct values and counts into hash groups. Cross-match resampling: one task per repeat, which gathers
 only its ``2 * sample_size`` rows.
