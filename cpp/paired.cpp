@@ -620,8 +620,17 @@ class InversionCounter {
 
     // Sorts [begin, end) (at most kBlock long) in place; returns its inversions.
     std::uint64_t sort_block(std::size_t begin, std::size_t end, Ticker& tick) {
+        std::size_t begin_runs = begin;
         std::uint64_t total = 0;
-        for (std::size_t run = begin; run < end; run += kInsertionRun) {
+        if constexpr (kVectorised) {
+            if (vector_) {  // the whole runs of 16 here, the last short one below
+                const std::size_t runs = (end - begin) / kInsertionRun;
+                total += simd::sort_runs_avx512(a_.data() + begin, runs, gap_.min_dist);
+                tick(runs * kInsertionRun * 4);
+                begin_runs = begin + runs * kInsertionRun;
+            }
+        }
+        for (std::size_t run = begin_runs; run < end; run += kInsertionRun) {
             if (!Track && run + kInsertionRun <= end) {
                 total += count_short_run(a_.data() + run, gap_);
                 sort_short_run(a_.data() + run);

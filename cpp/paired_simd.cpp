@@ -40,6 +40,7 @@ namespace simd {
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 namespace {
 
@@ -108,36 +109,50 @@ PAIRMETRICS_AVX512 void merge_step(const double* src, double* dst, MergeLane& la
     store_clipped(dst, lane, next);
 }
 
-// Counting lane: for each block of 8 right labels b, how many left labels
-// from p on are not far above each b (a prefix of the left run for each b),
-// found with the left labels in windows of 16. The last b's count is where
-// the next block starts; windows move on while it fills the whole window.
+// Counting lane: for each block of 8 right labels b (one vector), how many
+// left labels from p on are not far above each b (a prefix of the left run
+// for each b), counted in windows of 16 left labels, each broadcast and
+// compared with the 8 b at once. The count of the last (largest) b is where
+// the next block starts; windows move on while it fills them all.
 struct CountLane {
     std::size_t p, m, j, r;
-    std::uint64_t sum;
+    std::uint64_t sum;    // 8 (m - p) per block, at the p the block starts from
+    __m512i not_far;      // less these, per b lane
 };
 
+PAIRMETRICS_AVX512 __m512i count_not_far(__m512i count, double a, __m512d b, __m512d min_dist) {
+    // a - b < min_dist: the exact negation of the scalar a - b >= min_dist (no NaN).
+    const __mmask8 near = _mm512_cmp_pd_mask(_mm512_sub_pd(_mm512_set1_pd(a), b), min_dist, _CMP_LT_OQ);
+    return _mm512_mask_add_epi64(count, near, count, _mm512_set1_epi64(1));
+}
+
 PAIRMETRICS_AVX512 void count_block(const double* src, CountLane& lane, __m512d min_dist) {
-    const double* b = src + lane.j;
-    std::uint64_t not_far = 0;
-    std::size_t p = lane.p;
+    const __m512d b = _mm512_loadu_pd(src + lane.j);
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i c0 = zero, c1 = zero, c2 = zero, c3 = zero;  // four chains of adds
+    std::size_t window = lane.p, last;
     for (;;) {
-        const __m512d a0 = load_padded(src, p, lane.m), a1 = load_padded(src, p + 8, lane.m);
-        unsigned last = 0;
-        for (int l = 0; l < 8; ++l) {
-            const __m512d bl = _mm512_set1_pd(b[l]);
-            // a - b < min_dist: the exact negation of the scalar a - b >= min_dist (no NaN).
-            const __mmask8 n0 = _mm512_cmp_pd_mask(_mm512_sub_pd(a0, bl), min_dist, _CMP_LT_OQ);
-            const __mmask8 n1 = _mm512_cmp_pd_mask(_mm512_sub_pd(a1, bl), min_dist, _CMP_LT_OQ);
-            last = static_cast<unsigned>(__builtin_popcount(static_cast<unsigned>(n0) | (static_cast<unsigned>(n1) << 8)));
-            not_far += last;
+        const std::size_t avail = std::min<std::size_t>(16, lane.m - window);
+        if (avail == 16) {
+            for (std::size_t k = 0; k < 16; k += 4) {
+                c0 = count_not_far(c0, src[window + k], b, min_dist);
+                c1 = count_not_far(c1, src[window + k + 1], b, min_dist);
+                c2 = count_not_far(c2, src[window + k + 2], b, min_dist);
+                c3 = count_not_far(c3, src[window + k + 3], b, min_dist);
+            }
+        } else {  // the end of the left run: labels past it count as far
+            for (std::size_t k = 0; k < avail; ++k) c0 = count_not_far(c0, src[window + k], b, min_dist);
         }
-        p += last;
-        if (last < 16) break;
+        const __m512i count = _mm512_add_epi64(_mm512_add_epi64(c0, c1), _mm512_add_epi64(c2, c3));
+        last = static_cast<std::size_t>(_mm256_extract_epi64(_mm512_extracti64x4_epi64(count, 1), 3));
+        window += 16;
+        if (last < window - lane.p) {
+            lane.not_far = _mm512_add_epi64(lane.not_far, count);
+            break;
+        }
     }
-    // Each b is far below m - p_b left labels, p_b = lane.p + its not-far count.
-    lane.sum += 8 * (lane.m - lane.p) - not_far;
-    lane.p = p;
+    lane.sum += 8 * (lane.m - lane.p);
+    lane.p += last;
     lane.j += 8;
 }
 
@@ -148,9 +163,58 @@ PAIRMETRICS_AVX512 void count_tail(const double* src, CountLane& lane, double mi
     }
 }
 
+// Sorts 8 labels ascending: the bitonic network, each stage one
+// compare-exchange of every lane with a partner (the lanes in `upper` keep
+// the larger value).
+PAIRMETRICS_AVX512 __m512d exchange(__m512d x, __m512i partner, __mmask8 upper) {
+    const __m512d y = _mm512_permutexvar_pd(partner, x);
+    return _mm512_mask_blend_pd(upper, _mm512_min_pd(x, y), _mm512_max_pd(x, y));
+}
+
+PAIRMETRICS_AVX512 __m512d sort8(__m512d x) {
+    const __m512i neighbour = _mm512_set_epi64(6, 7, 4, 5, 2, 3, 0, 1);
+    x = exchange(x, neighbour, 0xAA);
+    x = exchange(x, _mm512_set_epi64(4, 5, 6, 7, 0, 1, 2, 3), 0xCC);  // mirror within 4
+    x = exchange(x, neighbour, 0xAA);
+    x = exchange(x, _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7), 0xF0);  // mirror within 8
+    x = exchange(x, _mm512_set_epi64(5, 4, 7, 6, 1, 0, 3, 2), 0xCC);
+    return exchange(x, neighbour, 0xAA);
+}
+
 constexpr std::size_t kLanes = 4;
 
 }  // namespace
+
+__attribute__((target("avx512f"))) std::uint64_t sort_runs_avx512(double* x, std::size_t runs, double min_dist) {
+    const __m512d dist = _mm512_set1_pd(min_dist);
+    const __m512i one = _mm512_set1_epi64(1);
+    __m512i count = _mm512_setzero_si512();
+    for (std::size_t run = 0; run < runs; ++run, x += 16) {
+        __m512d lo = _mm512_loadu_pd(x), hi = _mm512_loadu_pd(x + 8);
+        // Pairs i < j with x[i] - x[j] >= min_dist (masked to the lanes j > i).
+        for (int i = 0; i < 8; ++i) {
+            const __m512d xi = _mm512_set1_pd(x[i]);
+            const __mmask8 later = static_cast<__mmask8>(0xFF00u >> (7 - i));
+            count = _mm512_mask_add_epi64(
+                count, _mm512_mask_cmp_pd_mask(later, _mm512_sub_pd(xi, lo), dist, _CMP_GE_OQ), count, one);
+            count = _mm512_mask_add_epi64(count, _mm512_cmp_pd_mask(_mm512_sub_pd(xi, hi), dist, _CMP_GE_OQ),
+                                          count, one);
+        }
+        for (int i = 8; i < 16; ++i) {
+            const __m512d xi = _mm512_set1_pd(x[i]);
+            const __mmask8 later = static_cast<__mmask8>(0xFF00u >> (15 - i));
+            count = _mm512_mask_add_epi64(
+                count, _mm512_mask_cmp_pd_mask(later, _mm512_sub_pd(xi, hi), dist, _CMP_GE_OQ), count, one);
+        }
+        lo = sort8(lo);
+        hi = sort8(hi);
+        merge_vectors(lo, hi);
+        _mm512_storeu_pd(x, lo);
+        _mm512_storeu_pd(x + 8, hi);
+    }
+    return static_cast<std::uint64_t>(_mm512_reduce_add_epi64(count));
+}
+
 
 __attribute__((target("avx512f"))) void merge_avx512(const double* src, double* dst, const MergeJob* jobs,
                                                      std::size_t count) {
@@ -194,7 +258,7 @@ __attribute__((target("avx512f"))) std::uint64_t count_avx512(const double* src,
         CountLane lane[kLanes];
         for (std::size_t t = 0; t < lanes; ++t) {
             const CountJob& job = jobs[first + t];
-            lane[t] = CountLane{job.p, job.m, job.j, job.r, 0};
+            lane[t] = CountLane{job.p, job.m, job.j, job.r, 0, _mm512_setzero_si512()};
         }
         for (;;) {
             bool all = true;
@@ -205,7 +269,7 @@ __attribute__((target("avx512f"))) std::uint64_t count_avx512(const double* src,
         for (std::size_t t = 0; t < lanes; ++t) {
             while (lane[t].j + 8 <= lane[t].r) count_block(src, lane[t], dist);
             count_tail(src, lane[t], min_dist);
-            total += lane[t].sum;
+            total += lane[t].sum - static_cast<std::uint64_t>(_mm512_reduce_add_epi64(lane[t].not_far));
         }
     }
     return total;
@@ -217,6 +281,7 @@ __attribute__((target("avx512f"))) std::uint64_t count_avx512(const double* src,
 
 #else  // no vector code in this build: never called (simd_supported says no)
 
+std::uint64_t sort_runs_avx512(double*, std::size_t, double) { return 0; }
 void merge_avx512(const double*, double*, const MergeJob*, std::size_t) {}
 std::uint64_t count_avx512(const double*, const CountJob*, std::size_t, double) { return 0; }
 

@@ -38,6 +38,9 @@ struct CountJob {
 // four jobs are run interleaved, so that their chains of dependent vector
 // operations overlap. Output identical to the scalar loops (values only:
 // equal labels are interchangeable, so their order does not matter).
+// Sorts each of `runs` consecutive runs of 16 labels in x and returns how
+// many pairs i < j inside a run have x[i] - x[j] >= min_dist.
+std::uint64_t sort_runs_avx512(double* x, std::size_t runs, double min_dist);
 void merge_avx512(const double* src, double* dst, const MergeJob* jobs, std::size_t count);
 std::uint64_t count_avx512(const double* src, const CountJob* jobs, std::size_t count, double min_dist);
 
