@@ -237,7 +237,7 @@ __attribute__((target("avx512f"))) void merge_avx512(const double* src, double* 
             store_clipped(dst, x, low);
         }
         for (;;) {
-            bool all = true;
+            bool all = used > 0;
             for (std::size_t t = 0; t < used; ++t) all &= merge_active(lane[t]);
             if (!all) break;
             for (std::size_t t = 0; t < used; ++t) merge_step(src, dst, lane[t]);
@@ -261,7 +261,7 @@ __attribute__((target("avx512f"))) std::uint64_t count_avx512(const double* src,
             lane[t] = CountLane{job.p, job.m, job.j, job.r, 0, _mm512_setzero_si512()};
         }
         for (;;) {
-            bool all = true;
+            bool all = lanes > 0;
             for (std::size_t t = 0; t < lanes; ++t) all &= lane[t].j + 8 <= lane[t].r;
             if (!all) break;
             for (std::size_t t = 0; t < lanes; ++t) count_block(src, lane[t], dist);
