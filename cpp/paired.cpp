@@ -8,7 +8,6 @@
 #include <cstring>
 #include <new>
 #include <memory>
-#include <mutex>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -52,79 +51,22 @@ class Ticker {
 
 // Memory for large work arrays. On Linux they are aligned to 2 MiB and
 // advised to use transparent huge pages (where the system allows it): a
-// fresh array then costs a page fault per 2 MiB instead of one per 4 KiB.
-// Large arrays freed are kept (up to kKeptBytes in all) for the next
-// arrays: page faults (the kernel zeroing each new page) are otherwise a
-// good part of the run time at a million elements, and repeated calls
-// (benchmarks, bootstrap loops) ask for the same sizes again.
-constexpr std::size_t kLargeWork = std::size_t{1} << 22;
-constexpr std::size_t kKeptBytes = std::size_t{1} << 27;
-
-class KeptWork {
-  public:
-    // A kept block of at least `bytes` (and at most twice that), or null.
-    void* take(std::size_t bytes, std::size_t& capacity) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        std::size_t best = blocks_.size();
-        for (std::size_t b = 0; b < blocks_.size(); ++b)
-            if (blocks_[b].second >= bytes && blocks_[b].second <= 2 * bytes &&
-                (best == blocks_.size() || blocks_[b].second < blocks_[best].second))
-                best = b;
-        if (best == blocks_.size()) return nullptr;
-        void* p = blocks_[best].first;
-        capacity = blocks_[best].second;
-        kept_ -= capacity;
-        blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(best));
-        return p;
-    }
-    // Keeps the block if there is room, else frees it.
-    void give(void* p, std::size_t capacity) {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (kept_ + capacity <= kKeptBytes) {
-                blocks_.emplace_back(p, capacity);
-                kept_ += capacity;
-                return;
-            }
-        }
-        std::free(p);
-    }
-
-  private:
-    std::mutex mutex_;
-    std::vector<std::pair<void*, std::size_t>> blocks_;
-    std::size_t kept_ = 0;
-};
-
-KeptWork& kept_work() {
-    static KeptWork* kept = new KeptWork;  // never destroyed: it may be used until the process ends
-    return *kept;
-}
-
-inline void* allocate_work(std::size_t bytes, std::size_t& capacity) {
-    capacity = bytes ? bytes : 1;
-    if (bytes >= kLargeWork) {
-        if (void* p = kept_work().take(bytes, capacity)) return p;
+// fresh array then costs a page fault per 2 MiB instead of one per 4 KiB,
+// which at a million elements is a good part of the run time.
+inline void* allocate_work(std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        constexpr std::size_t kHuge = std::size_t{1} << 21;
-        capacity = (bytes + kHuge - 1) & ~(kHuge - 1);
-        if (void* p = std::aligned_alloc(kHuge, capacity)) {
-            madvise(p, capacity, MADV_HUGEPAGE);  // advice only: a refusal is harmless
+    constexpr std::size_t kHuge = std::size_t{1} << 21;
+    if (bytes >= 2 * kHuge) {
+        const std::size_t rounded = (bytes + kHuge - 1) & ~(kHuge - 1);
+        if (void* p = std::aligned_alloc(kHuge, rounded)) {
+            madvise(p, rounded, MADV_HUGEPAGE);  // advice only: a refusal is harmless
             return p;
         }
         throw std::bad_alloc();
+    }
 #endif
-    }
-    if (void* p = std::malloc(capacity)) return p;
+    if (void* p = std::malloc(bytes ? bytes : 1)) return p;
     throw std::bad_alloc();
-}
-
-inline void free_work(void* p, std::size_t capacity) {
-    if (p && capacity >= kLargeWork) {
-        kept_work().give(p, capacity);
-    } else {
-        std::free(p);
-    }
 }
 
 // An uninitialised array of trivially copyable T (no pass to zero it).
@@ -135,7 +77,7 @@ class Buffer {
   public:
     Buffer() = default;
     explicit Buffer(std::size_t n)
-        : data_(n ? static_cast<T*>(allocate_work(n * sizeof(T), capacity_)) : nullptr), size_(n) {}
+        : data_(n ? static_cast<T*>(allocate_work(n * sizeof(T))) : nullptr), size_(n) {}
     Buffer(Buffer&& other) noexcept { swap(other); }
     Buffer& operator=(Buffer&& other) noexcept {
         Buffer(std::move(other)).swap(*this);
@@ -143,7 +85,7 @@ class Buffer {
     }
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
-    ~Buffer() { free_work(data_, capacity_); }
+    ~Buffer() { std::free(data_); }
     T* data() { return data_; }
     const T* data() const { return data_; }
     std::size_t size() const { return size_; }
@@ -154,14 +96,12 @@ class Buffer {
     void swap(Buffer& other) noexcept {
         std::swap(data_, other.data_);
         std::swap(size_, other.size_);
-        std::swap(capacity_, other.capacity_);
     }
     void release() { Buffer().swap(*this); }
 
   private:
     T* data_ = nullptr;
     std::size_t size_ = 0;
-    std::size_t capacity_ = 0;  // bytes allocated
 };
 
 // How two labels are compared. far(hi, lo): is hi at least min_dist above lo?
