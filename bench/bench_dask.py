@@ -161,8 +161,21 @@ def out_of_core_case(n: int, chunk: int) -> dict:
     finally:
         client.close()
         cluster.close()
-    return {"n": n, "chunk": chunk, "write_s": t_write, "dask_s": t_dask, "client_growth_gib": rss.growth / GIB,
-            "answer": [result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect]}  # fmt: skip
+    out = {"n": n, "chunk": chunk, "write_s": t_write, "dask_s": t_dask, "client_growth_gib": rss.growth / GIB,
+           "load_average_after": os.getloadavg()[0],
+           "answer": [result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect]}  # fmt: skip
+    if n <= IN_MEMORY_CHECK:  # the same numbers in memory (about 50 bytes a sample)
+        import pandas as pd
+
+        frame = pd.read_parquet(path)
+        start = time.perf_counter()
+        expected = pm.paired_evaluation(frame.score.to_numpy(), frame.label.to_numpy(), 0.1)
+        out.update(in_memory_s=time.perf_counter() - start, equal=expected == result)
+    return out
+
+
+# Out-of-core runs up to this size are also computed in memory, to compare.
+IN_MEMORY_CHECK = 200_000_000
 
 
 def table(result: dict) -> str:
@@ -175,8 +188,10 @@ def table(result: dict) -> str:
         body.append(["two_vs_two", f"n = {r['n']:.0e}, d = {r['d']}", f"{r['dask_s']:.1f} s",
                      f"{r['in_memory_s']:.1f} s", f"{r['ratio']:.2f}x", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
     for r in result.get("out_of_core", []):
+        memory = r.get("in_memory_s")
         body.append(["paired_evaluation from Parquet, 4 GiB workers", f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s",
-                     "-", "-", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
+                     "-" if memory is None else f"{memory:.1f} s", "-" if memory is None else f"{r['dask_s'] / memory:.2f}x",
+                     f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
     return markdown_table(header, body)
 
 
@@ -202,7 +217,20 @@ def main(argv=None):
         print(result["out_of_core"][-1], flush=True)
     print(table(result))
     if not args.quick:
-        print("wrote", write_results("dask", result))
+        print("wrote", write_results("dask", {**_previous_cases(), **result}))
+
+
+def _previous_cases() -> dict:
+    """The cases of the last results file, kept for those not run this time."""
+    import json
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "dask.json")
+    try:
+        with open(path) as f:
+            previous = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return {key: previous[key] for key in ("paired", "two_vs_two", "out_of_core") if key in previous}
 
 
 if __name__ == "__main__":

@@ -50,13 +50,17 @@ def chunkings(draw, n):
 def paired_data(draw, max_n=40):
     n = draw(st.integers(2, max_n))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    labels_kind = draw(st.sampled_from(["binary", "ordinal", "real", "constant"]))
+    labels_kind = draw(st.sampled_from(["binary", "ordinal", "real", "signed zeros", "float32", "constant"]))
     if labels_kind == "binary":
         labels, min_dist = (rng.random(n) < 0.4).astype(np.float64), 0.5
     elif labels_kind == "ordinal":
         labels, min_dist = rng.integers(0, 5, n).astype(np.int64), draw(st.sampled_from([0.5, 1.0, 2.0]))
     elif labels_kind == "real":
         labels, min_dist = np.round(rng.random(n), 2), draw(st.sampled_from([0.01, 0.1, 0.3]))
+    elif labels_kind == "signed zeros":
+        labels, min_dist = rng.choice([-1.0, -0.0, 0.0, 1.0], n), draw(st.sampled_from([0.5, 1.0]))
+    elif labels_kind == "float32":
+        labels, min_dist = np.round(rng.random(n), 1).astype(np.float32), draw(st.sampled_from([0.1, 0.2]))
     else:
         labels, min_dist = np.full(n, 3.0), 0.5
     # few distinct scores: ties fall across chunk borders
@@ -82,6 +86,35 @@ def test_paired_evaluation_equals_in_memory(client, monkeypatch, data, many_part
     # the variance behind confidence_interval(), from per-sample counts reduced block by block
     np.testing.assert_allclose(got._variance, expected._variance, rtol=1e-9, atol=1e-300)
     assert pm.paired_eval(da.from_array(scores, chunks=chunks), labels, min_dist) == tuple(expected)
+
+
+@settings(max_examples=12, **SETTINGS)
+@given(data=paired_data(max_n=150), partition=st.sampled_from([3, 7, 40]))
+def test_paired_totals_between_partitions_by_label_bucket(client, monkeypatch, data, partition):
+    # without per-sample counts, pairs between score partitions are counted by label
+    # bucket; many small partitions give many buckets and runs of equal labels
+    scores, labels, min_dist, chunks = data
+    monkeypatch.setattr(_dask, "PARTITION_SAMPLES", partition)
+    expected = pm.paired_evaluation(scores, labels, min_dist, warn=False, variance=False)
+    got = pm.paired_evaluation(da.from_array(scores, chunks=chunks), da.from_array(labels, chunks=chunks), min_dist,
+                               warn=False, variance=False)  # fmt: skip
+    assert got == expected
+
+
+def test_integer_labels_beyond_float64_precision_are_refused(client):
+    labels = np.array([0, 2**52, 1, 3], dtype=np.int64)
+    with pytest.raises(ValueError, match="labels: integer labels"):
+        pm.paired_evaluation(da.from_array(np.arange(4.0), chunks=2), da.from_array(labels, chunks=2), 0.5)
+    labels[1] = 2**52 - 1  # still exact
+    expected = pm.paired_evaluation(np.arange(4.0), labels, 0.5, variance=False)
+    assert pm.paired_evaluation(da.from_array(np.arange(4.0), chunks=2), labels, 0.5, variance=False) == expected
+
+
+def test_label_buckets_split_equal_labels_by_partition():
+    # one label shared by every sample: buckets still split it (by score partition)
+    labels, parts = _dask._label_bounds(np.arange(100.0), np.zeros(100), np.array([24.5, 49.5, 74.5]), 4)
+    np.testing.assert_array_equal(labels, [0, 0, 0])
+    np.testing.assert_array_equal(parts, [1, 2, 3])
 
 
 @settings(max_examples=5, **SETTINGS)
@@ -327,6 +360,46 @@ def test_likelihood_family_equal_in_memory(client):
     bad[50, 1] = 2
     with pytest.raises(ValueError, match="y_true"):
         pm.log_loss(da.from_array(bad, chunks=(31, 2)), p)
+
+
+@settings(max_examples=15, **SETTINGS)
+@given(
+    n=st.integers(1, 60),
+    columns=st.sampled_from([None, 1, 3]),
+    kind=st.sampled_from(["ties", "real", "binary", "signed zeros"]),
+    loss=st.sampled_from(["zero_one", "absolute", "squares", "worst_case", "log_loss"]),
+    seed=st.integers(0, 1000),
+    small=st.booleans(),
+)
+def test_best_constant_equals_in_memory(client, monkeypatch, n, columns, kind, loss, seed, small):
+    if small:  # several histogram passes before the median's values are gathered; many mode groups
+        monkeypatch.setattr(_dask, "SELECT_GATHER", 2)
+        monkeypatch.setattr(_dask, "MODE_GROUP_SAMPLES", 3)
+    rng = np.random.default_rng(seed)
+    shape = (n,) if columns is None else (n, columns)
+    if kind == "binary" or loss == "log_loss":
+        y = rng.integers(0, 2, shape).astype(np.int8)
+    elif kind == "ties":
+        y = rng.integers(-3, 4, shape).astype(np.float32)
+    elif kind == "signed zeros":
+        y = rng.choice([-0.0, 0.0, 1.5], shape)
+    else:
+        y = rng.standard_normal(shape) * 10.0 ** rng.integers(-300, 300, shape)
+    expected = pm.best_constant(y, loss)
+    got = pm.best_constant(da.from_array(y, chunks=max(1, n // 3)), loss)
+    assert got.loss == expected.loss and np.shape(got.value) == np.shape(expected.value)
+    exact = loss in ("zero_one", "absolute", "worst_case")
+    np.testing.assert_allclose(got.value, expected.value, rtol=0 if exact else 1e-12)
+    np.testing.assert_allclose(got.error, expected.error, rtol=1e-12)
+
+
+def test_best_constant_bad_input_names_y(client):
+    with pytest.raises(ValueError, match="y contains NaN"):
+        pm.best_constant(da.from_array(np.array([1.0, np.nan, 2.0]), chunks=2), "squares")
+    with pytest.raises(ValueError, match="y must hold only 0 and 1"):
+        pm.best_constant(da.from_array(np.array([0, 1, 2]), chunks=2), "log_loss")
+    with pytest.raises(ValueError, match="loss"):
+        pm.best_constant(da.from_array(np.array([0, 1, 2]), chunks=2), "hinge")
 
 
 def test_multilabel_counts_equal_in_memory(client):

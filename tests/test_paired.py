@@ -577,3 +577,33 @@ def test_progress_reaches_the_end_and_is_validated():
         pe.paired_evaluation(scores, labels, 0.1, progress="yes")
     with pytest.raises(TypeError, match="progress"):
         pe.compare_paired(scores, scores, labels, 0.1, progress=1)
+
+
+# --------------------------------------------------------------------------- group dominance (pairs between partitions)
+
+_dominance_values = st.sampled_from([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, math.inf])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    points=st.lists(st.tuples(_dominance_values.filter(math.isfinite), st.integers(0, 3), st.integers(1, 4)), max_size=25),
+    queries=st.lists(st.tuples(_dominance_values, st.integers(0, 3), st.integers(1, 4)), max_size=25),
+    weighted=st.booleans(),
+)
+def test_group_dominance_matches_reference(points, queries, weighted):
+    def arrays(rows):
+        values = np.array([r[0] for r in rows], dtype=np.float64)
+        groups = np.array([r[1] for r in rows], dtype=np.uint32)
+        weights = np.array([r[2] for r in rows], dtype=np.uint32) if weighted else np.empty(0, np.uint32)
+        return values, groups, weights
+
+    (v, g, w), (t, q, qw) = arrays(points), arrays(queries)
+    got = _core.group_dominance(v, g, w, t, q, qw, 4)
+    expected = ref.group_dominance(v, g, t, q, w if weighted else None, qw if weighted else None)
+    assert got == expected
+
+
+def test_group_dominance_refuses_a_group_out_of_range():
+    one = np.ones(1, np.uint32)
+    with pytest.raises(ValueError, match="n_groups"):
+        _core.group_dominance(np.zeros(1), 2 * one, one, np.zeros(1), 0 * one, one, 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['concordance_counts', 'paired_counts', 'roc_auc']
+__all__: list[str] = ['concordance_counts', 'group_dominance', 'paired_counts', 'roc_auc']
 def _crossmatch_batch(full: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], draws: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], z: typing.Annotated[numpy.typing.ArrayLike, numpy.int8], k: typing.SupportsInt | typing.SupportsIndex, n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> numpy.typing.NDArray[numpy.int64]:
     """
     Cross-match counts of many subsamples of one pooled distance matrix, in parallel.
@@ -99,6 +99,10 @@ def _two_vs_two_terms(y: numpy.ndarray, p: numpy.ndarray, metric: str, n_threads
 def concordance_counts(times: numpy.typing.NDArray[numpy.float64], events: numpy.typing.NDArray[numpy.uint8], estimates: numpy.typing.NDArray[numpy.float64], tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple:
     """
     (below, tied, above, tied_time) over comparable pairs (event i, later or same-time censored j): estimate_j below, tied with or above estimate_i.
+    """
+def group_dominance(values: numpy.typing.NDArray[numpy.float64], groups: numpy.typing.NDArray[numpy.uint32], weights: numpy.typing.NDArray[numpy.uint32], thresholds: numpy.typing.NDArray[numpy.float64], query_groups: numpy.typing.NDArray[numpy.uint32], query_weights: numpy.typing.NDArray[numpy.uint32], n_groups: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+    """
+    (lower, same, higher): over the pairs (point i, query j) with values[i] >= thresholds[j], weighted by weights[i] * query_weights[j] (empty weights: 1 each), the weight of those whose groups[i] is below, equal to and above query_groups[j].
     """
 def paired_counts(scores: numpy.ndarray, labels: numpy.ndarray, min_dist: typing.SupportsFloat | typing.SupportsIndex, per_sample: bool = False, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, few_labels: typing.SupportsInt | typing.SupportsIndex = 4096, few_classes: typing.SupportsInt | typing.SupportsIndex = 16, progress: typing.Any = None) -> typing.Any:
     """

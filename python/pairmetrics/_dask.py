@@ -19,8 +19,8 @@ Costs (n samples in B input blocks, P score partitions, d features)
 --------------------------------------------------------------------
 Paired evaluation (exact, for any chunking):
 
-1. One pass reads every block to validate it and sample its scores; the
-   client gets ``2000 P`` sampled scores and picks P - 1 boundaries between
+1. One pass reads every block to validate it and sample it; the client
+   gets ``2000 P`` sampled (score, label) pairs and picks P - 1 boundaries between
    distinct score values, so equal scores always share a partition.
    ``P = max(threads of the cluster, ceil(n / S))``, where S is the largest
    partition that takes at most a third of a worker's memory per thread (a
@@ -30,19 +30,31 @@ Paired evaluation (exact, for any chunking):
    in all, each moved once. Float labels keep their width.
 3. The C++ kernel counts the pairs inside each partition: O(n/P log(n/P))
    work and O(n/P) memory per task; the task also sorts the partition's
-   labels and computes their thresholds (below).
+   labels and computes one exact threshold per label
+   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``, nondecreasing in y).
 4. Pairs between partitions p < q: all scores of p are below those of q, so
    a rankable pair is correct or incorrect by its labels alone and never
-   tied. With one exact label threshold per sample
-   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``), the pairs are counted
-   by searching one partition's sorted thresholds in the other's sorted
-   labels, in cache-sized steps. Each pair of partitions is two tasks, one
-   per side, that run at once and each move one partition's labels:
-   P (P - 1) tasks, P - 1 searches per sample in all.
-5. :func:`compare_paired` also sends the per-sample (rankable, tied,
-   incorrect) counts back to the input blocks (a second shuffle of n
-   records), keeps them on the workers while the totals give the AUCs, and
-   sums the variance terms block by block.
+   tied. The totals count them by label bucket, in O(n log n) work: the
+   client also picks 3P - 1 label bounds from the sampled (label, partition)
+   pairs, and a second shuffle sends every label twice, once to the bucket
+   of the label and once to the bucket of its threshold (runs of equal
+   values as one entry with a count): 8 bytes a sample for float32 labels,
+   16 for float64. A pair whose larger label
+   lies in the bucket of the smaller label's threshold is counted in that
+   bucket by a sweep over the sorted labels and thresholds with a Fenwick
+   tree over the partitions (a C++ kernel); a pair whose larger label lies
+   in a higher bucket is always rankable and counted from the (bucket,
+   partition) sizes alone. Labels are keyed by (label, partition), so the
+   samples of one label value, however many, spread over several buckets.
+5. With per-sample counts (the variance of :func:`paired_evaluation` up to
+   100 000 samples, and :func:`compare_paired`), the pairs between
+   partitions are counted per sample instead: one partition's sorted
+   thresholds are searched in another's sorted labels, in cache-sized
+   steps, as two tasks per pair of partitions, each moving one partition's
+   labels (P (P - 1) tasks, P - 1 searches per sample). The per-sample
+   (rankable, tied, incorrect) counts then go back to the input blocks (a
+   shuffle of n records) and stay on the workers while the totals give the
+   AUCs; the variance terms are summed block by block.
 
 A score value shared by more than n / P samples makes its partition larger
 than n / P (all its samples must meet in one kernel call).
@@ -58,7 +70,11 @@ one such pass (the predictions are permuted on the cluster).
 
 Classic measures and multi-label counts: one pass, per-block sums reduced
 along a tree (float sums equal the in-memory ones up to rounding; counts and
-maxima exactly). Cross-match resampling: one task per repeat, which gathers
+maxima exactly). The best constant: one pass for the mean and the midrange
+(then one for its error); the median exactly, by histogram passes over order
+keys that shrink a bracket SELECT_BINS-fold (a few passes) until at
+most SELECT_GATHER values per column are gathered; the mode exactly, by one
+shuffle of each block's distinct values and counts into hash groups. Cross-match resampling: one task per repeat, which gathers
 only its ``2 * sample_size`` rows.
 """
 
@@ -83,6 +99,9 @@ __all__ = ["dispatch", "any_dask"]
 # other results in memory up to its spill threshold, 60% by default).
 PARTITION_SAMPLES = 200_000_000
 PARTITION_BYTES = {False: 144, True: 288}
+# Label buckets per score partition, for the pairs between partitions: a bucket task
+# peaks near 120 bytes per sample of its bucket (labels and thresholds, sorted records).
+BUCKETS_PER_PARTITION = 3
 # Scores sampled per partition to place the partition boundaries.
 SAMPLES_PER_PARTITION = 2000
 
@@ -275,6 +294,10 @@ def _raise_nonfinite(reports, name, offsets, row_width=1):
 # --------------------------------------------------------------------------- paired evaluation
 
 
+# Integer labels below this magnitude, and their differences, are exact in float64.
+_EXACT_INTEGER_LABELS = 2.0**52
+
+
 def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
     """The smallest double t with fl(t - y) >= min_dist, per entry (inf if none).
 
@@ -376,7 +399,7 @@ def _paired_sample(scores, labels, size, seed):
         report += ((float(low), int(np.count_nonzero(labels == low)), float(high), int(np.count_nonzero(labels == high))),)
     rng = np.random.default_rng(seed)
     take = rng.choice(scores.shape[0], size=min(size, scores.shape[0]), replace=False)
-    return report, np.asarray(scores[take], dtype=np.float64)
+    return report, np.asarray(scores[take], dtype=np.float64), np.asarray(labels[take], dtype=np.float64)
 
 
 def _paired_split(scores, labels, offset, bounds, per_sample):
@@ -402,45 +425,123 @@ def _paired_split(scores, labels, offset, bounds, per_sample):
     return tuple((s, y) for s, y, _ in pieces)
 
 
-def _paired_partition(min_dist, per_sample, n_threads, *pieces):
-    """Within-partition counts by the C++ kernel, per-sample arrays, the partition's sorted
-    labels (float64) and their thresholds.
+def _partition_data(pieces):
+    """The non-empty pieces of one score partition and its scores and labels, concatenated."""
+    kept = [p for p in pieces if p[0].size] or list(pieces[:1])
+    return kept, np.concatenate([p[0] for p in kept]), np.concatenate([p[1] for p in kept])
+
+
+def _kernel_counts(scores, labels, min_dist, per_sample, n_threads):
+    from . import _core
+
+    if scores.size >= 2:
+        return _core.paired_counts(scores, labels, min_dist, per_sample, n_threads)
+    zero = np.zeros(scores.size, np.uint64)
+    return ((0, 0, 0, 0), zero, zero, zero) if per_sample else (0, 0, 0, 0)
+
+
+def _paired_partition(min_dist, n_threads, *pieces):
+    """Within-partition counts and per-sample arrays by the C++ kernel, the partition's
+    sorted labels (float64) and their thresholds.
 
     Four outputs, so that a task needing the counts does not receive the arrays.
     """
-    from . import _core
-
-    kept = [p for p in pieces if p[0].size] or list(pieces[:1])
-    order = None
-    scores = np.concatenate([p[0] for p in kept])
-    labels = np.concatenate([p[1] for p in kept])
-    if scores.size >= 2:
-        counts = _core.paired_counts(scores, labels, min_dist, per_sample, n_threads)
-    else:
-        zero = np.zeros(scores.size, np.uint64)
-        counts = ((0, 0, 0, 0), zero, zero, zero) if per_sample else (0, 0, 0, 0)
-    if per_sample:
-        index = np.concatenate([p[2] for p in kept])
-        order = np.argsort(labels, kind="stable")
-        sorted_labels = labels[order].astype(np.float64)
-        totals, rankable, tied, incorrect = counts
-        counts = tuple(int(c) for c in totals)
-        arrays = (index, rankable.astype(np.int64), tied.astype(np.int64), incorrect.astype(np.int64), order)
-    else:
-        del scores
-        sorted_labels = np.sort(labels).astype(np.float64)  # sorting the narrower dtype is faster
-        counts, arrays = tuple(int(c) for c in counts), None
-    del labels, kept, pieces
+    kept, scores, labels = _partition_data(pieces)
+    totals, rankable, tied, incorrect = _kernel_counts(scores, labels, min_dist, True, n_threads)
+    index = np.concatenate([p[2] for p in kept])
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order].astype(np.float64)
+    arrays = (index, rankable.astype(np.int64), tied.astype(np.int64), incorrect.astype(np.int64), order)
+    del scores, labels, kept, pieces
     # fl(y_i - y_j) >= min_dist  <=>  y_i >= up(y_j), and up() is nondecreasing: the
     # thresholds of sorted labels are sorted too.
-    return counts, arrays, sorted_labels, _threshold_up(sorted_labels, min_dist)
+    return tuple(int(c) for c in totals), arrays, sorted_labels, _threshold_up(sorted_labels, min_dist)
 
 
-def _paired_above(needles_up, ref_y):
-    """Pairs (i among the needles, j in the reference) with y_j >= up(y_i): y_j - y_i >= min_dist."""
-    if not needles_up.size or not ref_y.size:
-        return 0
-    return needles_up.size * ref_y.size - int(_count_below(ref_y, needles_up, "left").sum())
+def _runs(sorted_values):
+    """A sorted array as (values, uint32 multiplicities) when runs of equal values make
+    that much smaller, else (values, None)."""
+    if sorted_values.size < 2:
+        return sorted_values, None
+    starts = np.flatnonzero(np.concatenate(([True], sorted_values[1:] != sorted_values[:-1])))
+    if 4 * starts.size > 3 * sorted_values.size or sorted_values.size > np.iinfo(np.uint32).max:
+        return sorted_values, None
+    return sorted_values[starts], np.diff(np.append(starts, sorted_values.size)).astype(np.uint32)
+
+
+def _paired_partition_buckets(min_dist, n_threads, k, bound_labels, bound_parts, *pieces):
+    """Within-partition counts of score partition k, and its labels cut by label bucket.
+
+    Outputs: the counts; the (2, B) bucket sizes of its labels and thresholds; B pieces
+    of labels as labels; B pieces of labels whose thresholds fall in the bucket (the
+    labels travel, not the float64 thresholds: half the bytes for float32). A label y
+    of partition k lies in the bucket of the key (y, k), a threshold t in the bucket
+    of (t, -1): the buckets are ranges of these keys between the (label, partition)
+    bounds, so equal labels of different partitions can fall in different buckets,
+    while every label >= t lies in t's bucket or above it.
+    """
+    _, scores, labels = _partition_data(pieces)
+    counts = tuple(int(c) for c in _kernel_counts(scores, labels, min_dist, False, n_threads))
+    del scores, pieces
+    labels = np.sort(labels)  # in its own dtype: faster for float32
+    thresholds = _threshold_up(labels, min_dist)  # sorted, as up() is nondecreasing
+    typed = bound_labels.astype(labels.dtype)  # exact: the bounds are sampled labels
+    if not np.array_equal(typed, bound_labels):
+        labels, typed = labels.astype(np.float64), bound_labels
+    # (y, k) >= (b, p)  <=>  y > b, or y == b and k >= p;  (t, -1) >= (b, p)  <=>  t > b
+    label_cuts = np.where(k >= bound_parts, np.searchsorted(labels, typed, "left"),
+                          np.searchsorted(labels, typed, "right"))  # fmt: skip
+    threshold_cuts = np.searchsorted(thresholds, bound_labels, "right")
+    label_pieces = [_runs(p) for p in np.split(labels, label_cuts)]
+    del thresholds
+    threshold_pieces = [_runs(p) for p in np.split(labels, threshold_cuts)]
+    sizes = np.diff(np.stack([np.concatenate(([0], cuts, [labels.size])) for cuts in (label_cuts, threshold_cuts)]))
+    return (counts, sizes, *label_pieces, *threshold_pieces)
+
+
+def _stacked(pieces):
+    """Values (float64), partition ids and weights (empty: weight 1 each) of one bucket."""
+    values = np.concatenate([np.asarray(v, dtype=np.float64) for v, _ in pieces])
+    groups = np.concatenate([np.full(v.size, k, dtype=np.uint32) for k, (v, _) in enumerate(pieces)])
+    weights = np.empty(0, dtype=np.uint32)
+    if any(w is not None for _, w in pieces):
+        weights = np.concatenate([np.ones(v.size, np.uint32) if w is None else w for v, w in pieces])
+    return values, groups, weights
+
+
+def _paired_bucket(n_parts, min_dist, *pieces):
+    """(correct, incorrect) pairs between score partitions whose larger label and smaller
+    label's threshold both lie in this bucket: a label at or above a threshold of a
+    higher-score partition is a mis-ranked pair, of a lower-score partition a correct one."""
+    from . import _core
+
+    points = _stacked(pieces[:n_parts])
+    labels, groups, weights = _stacked(pieces[n_parts:])
+    lower, _, higher = _core.group_dominance(*points, _threshold_up(labels, min_dist), groups, weights, n_parts)
+    return higher, lower
+
+
+def _paired_histogram(*sizes):
+    """(correct, incorrect) pairs between score partitions whose larger label lies in a
+    bucket above the smaller label's threshold: every such pair is rankable."""
+    labels = np.stack([s[0] for s in sizes], axis=1).astype(object)  # [bucket, partition], exact integers
+    thresholds = np.stack([s[1] for s in sizes], axis=1).astype(object)
+    above = np.cumsum(labels[::-1], axis=0)[::-1]  # labels in this bucket or above
+    above = np.concatenate([above[1:], np.zeros_like(above[:1])])  # strictly above
+    lower_parts = np.cumsum(above, axis=1) - above  # from partitions below the threshold's
+    higher_parts = above.sum(axis=1, keepdims=True) - np.cumsum(above, axis=1)
+    return int((thresholds * higher_parts).sum()), int((thresholds * lower_parts).sum())
+
+
+def _label_bounds(sample_scores, sample_labels, score_bounds, n_buckets):
+    """(label, partition) bounds of n_buckets label buckets, from quantiles of a sample
+    ordered by label, then score partition."""
+    parts = np.searchsorted(score_bounds, sample_scores, side="right")
+    order = np.lexsort((parts, sample_labels))
+    picks = order[(np.arange(1, n_buckets) * order.size) // n_buckets] if order.size else order
+    labels, parts = sample_labels[picks], parts[picks]
+    new = np.concatenate(([True], (labels[1:] != labels[:-1]) | (parts[1:] != parts[:-1])))[: labels.size]
+    return labels[new], parts[new]
 
 
 def _paired_side(needles_y, needles_up, ref_y, ref_up):
@@ -514,7 +615,11 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     n_low = sum(r[1] for r in ranges if r[0] == low)
     n_high = sum(r[3] for r in ranges if r[2] == high)
     label_range = (low, n_low, high, n_high)
-    sample = np.sort(np.concatenate([r[1] for r in results]))
+    if labels.dtype.kind in "iu" and max(-low, high) >= _EXACT_INTEGER_LABELS:
+        raise ValueError("labels: integer labels of a Dask input are compared as float64 on the cluster and "
+                         f"must lie strictly between -2**52 and 2**52; got {low:.17g} .. {high:.17g}")  # fmt: skip
+    sample_scores = np.concatenate([r[1] for r in results])
+    sample = np.sort(sample_scores)
     picks = sample[(np.arange(1, n_parts) * sample.size) // n_parts] if sample.size else sample
     bounds = np.unique(picks)
     n_parts = bounds.size + 1
@@ -522,19 +627,16 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     # 2. split every block by score range; partition k gathers its pieces
     split = [delayed(_paired_split, nout=n_parts, pure=True)(s, y, offsets[k], bounds, per_sample)
              for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]  # fmt: skip
-    parts = [delayed(_paired_partition, nout=4, pure=True)(min_dist, per_sample, n_threads,
-                                                           *[pieces[k] for pieces in split])
+    partition_pieces = [[pieces[k] for pieces in split] for k in range(n_parts)]
+    if not per_sample:
+        bound_labels, bound_parts = _label_bounds(sample_scores, np.concatenate([r[2] for r in results]), bounds,
+                                                  BUCKETS_PER_PARTITION * n_parts)  # fmt: skip
+        return _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads), None, label_range
+    parts = [delayed(_paired_partition, nout=4, pure=True)(min_dist, n_threads, *partition_pieces[k])
              for k in range(n_parts)]  # fmt: skip (counts, per-sample arrays, sorted labels, thresholds)
 
     # 3. pairs of partitions p < q from their sorted labels, one task per side, so that
     #    both sides of a pair run at once and each moves one partition's labels.
-    if not per_sample:
-        correct = [delayed(_paired_above, pure=True)(parts[p][3], parts[q][2])
-                   for p in range(n_parts) for q in range(p + 1, n_parts)]  # fmt: skip
-        incorrect = [delayed(_paired_above, pure=True)(parts[q][3], parts[p][2])
-                     for p in range(n_parts) for q in range(p + 1, n_parts)]  # fmt: skip
-        totals = delayed(_paired_totals, pure=True)([c[0] for c in parts], correct, incorrect)
-        return totals, None, label_range
     sides = {}  # (needles, reference) -> (above, below) per needle
     for p in range(n_parts):
         for q in range(n_parts):
@@ -562,6 +664,25 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
         for k in range(len(blocks_s))
     ]
     return totals, per_block, label_range
+
+
+def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads):
+    """Delayed totals: within score partitions by the C++ kernel; between them by label
+    bucket (one shuffle of labels and thresholds) and bucket sizes."""
+    from dask import delayed
+
+    n_parts, n_buckets = len(partition_pieces), bound_labels.size + 1
+    parts = [delayed(_paired_partition_buckets, nout=2 + 2 * n_buckets, pure=True)(
+                 min_dist, n_threads, k, bound_labels, bound_parts, *partition_pieces[k])
+             for k in range(n_parts)]  # fmt: skip (counts, sizes, label pieces, threshold pieces)
+    between = []
+    if n_parts > 1:
+        between = [delayed(_paired_bucket, nout=2, pure=True)(n_parts, min_dist, *[p[2 + b] for p in parts],
+                                                              *[p[2 + n_buckets + b] for p in parts])
+                   for b in range(n_buckets)]  # fmt: skip
+        between.append(delayed(_paired_histogram, nout=2, pure=True)(*[p[1] for p in parts]))
+    return delayed(_paired_totals, pure=True)([p[0] for p in parts], [b[0] for b in between],
+                                              [b[1] for b in between])  # fmt: skip
 
 
 def _sum_int(a):
@@ -1198,6 +1319,175 @@ def _dask_log_loss(y_true, y_pred, per_target=False, eps=None, base=None):
     scale = _log_base(base)
     n, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
     return _output(-ll / (scale * n) + 0.0, per_target)
+
+
+# --------------------------------------------------------------------------- best constant
+
+# Order statistics (the median): a bracket of order keys per column narrows SELECT_BINS-fold
+# a pass; its values are gathered once at most SELECT_GATHER per column remain.
+SELECT_BINS = 1024
+SELECT_GATHER = 1_000_000
+# Modes: distinct values are counted in groups (by a hash of the value) of at most this
+# many samples on average, at least one group per thread of the cluster.
+MODE_GROUP_SAMPLES = 10_000_000
+
+
+def _column_keys(block):
+    """Order keys (int64, -0.0 and 0.0 alike) of a block, as (rows, columns)."""
+    return _ordered(np.asarray(block, dtype=np.float64).reshape(block.shape[0], -1))
+
+
+def _constant_scan(block, binary):
+    """Per block: the non-finite report, the non-binary report (count, first flat index,
+    value) when `binary`, and per-column (sums, minimum keys, maximum keys)."""
+    report, bad = _first_nonfinite(block), (0, -1, None)
+    if binary and block.dtype.kind != "b":
+        flags = ~((block == 0) | (block == 1)).ravel()
+        if flags.any():
+            first = int(np.argmax(flags))
+            bad = int(np.count_nonzero(flags)), first, block.ravel()[first].item()
+    if report[0] or not block.shape[0]:
+        return report, bad, None
+    keys = _column_keys(block)
+    sums = np.asarray(block, dtype=np.float64).reshape(block.shape[0], -1).sum(axis=0)
+    return report, bad, (sums, keys.min(axis=0), keys.max(axis=0))
+
+
+def _select_histogram(block, low, high, width):
+    """Per column: counts of the keys in [low, high] in SELECT_BINS bins of `width` keys."""
+    keys = _column_keys(block)
+    counts = np.zeros((keys.shape[1], SELECT_BINS), dtype=np.int64)
+    for j in range(keys.shape[1]):
+        column = keys[:, j]
+        inside = column[(column >= low[j]) & (column <= high[j])]
+        offset = (inside.view(np.uint64) - low[j : j + 1].view(np.uint64)) // width[j]
+        counts[j] = np.bincount(offset.astype(np.int64), minlength=SELECT_BINS)
+    return counts
+
+
+def _select_gather(block, low, high):
+    """Per column: the keys of one block in [low, high]."""
+    keys = _column_keys(block)
+    return [keys[(keys[:, j] >= low[j]) & (keys[:, j] <= high[j]), j] for j in range(keys.shape[1])]
+
+
+def _select(blocks, rank, low, high):
+    """Per column, the value of 0-based `rank` among the column's values, exactly, given
+    the columns' smallest and largest keys: the key bracket [low, high] narrows by a
+    histogram pass until few values are left in it, which are then gathered."""
+    from dask import delayed
+
+    low, high = low.copy(), high.copy()
+    below = np.zeros(low.size, dtype=np.int64)  # values under the bracket
+    inside = np.full(low.size, np.iinfo(np.int64).max)
+    while ((inside > SELECT_GATHER) & (high > low)).any():
+        width = (high.view(np.uint64) - low.view(np.uint64)) // np.uint64(SELECT_BINS) + np.uint64(1)
+        parts = [delayed(_select_histogram, pure=True)(b, low, high, width) for b in blocks]
+        (counts,) = _compute(_tree(_sum_arrays, parts))
+        cumulative = np.cumsum(counts, axis=1)
+        for j in range(low.size):
+            b = int(np.searchsorted(cumulative[j], rank - below[j], side="right"))
+            below[j] += cumulative[j, b - 1] if b else 0
+            start = int(low[j]) + b * int(width[j])
+            low[j], high[j] = start, min(start + int(width[j]) - 1, int(high[j]))
+            inside[j] = counts[j, b]
+    values = _unordered(low.copy())  # a bracket of one key: every value in it is that value
+    wide = np.flatnonzero(high > low)
+    if wide.size:
+        gathered = _compute(*[delayed(_select_gather, pure=True)(b, low, high) for b in blocks])
+        for j in wide:
+            keys = np.sort(np.concatenate([g[j] for g in gathered]))
+            values[j] = _unordered(keys[rank - below[j] : rank - below[j] + 1])[0]
+    return values
+
+
+def _mode_split(block, n_groups):
+    """Per column: the block's distinct keys and their counts, split into groups by a hash."""
+    keys = _column_keys(block)
+    out = []
+    for j in range(keys.shape[1]):
+        values, counts = np.unique(keys[:, j], return_counts=True)
+        group = ((values.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) % np.uint64(n_groups)
+        order = np.argsort(group, kind="stable")
+        cuts = np.cumsum(np.bincount(group.astype(np.int64), minlength=n_groups))[:-1]
+        out.append(list(zip(np.split(values[order], cuts), np.split(counts[order], cuts))))
+    return out
+
+
+def _mode_group(j, g, *splits):
+    """(largest count, smallest key with it) in group g of column j."""
+    values = np.concatenate([s[j][g][0] for s in splits])
+    if not values.size:
+        return 0, 0
+    counts = np.concatenate([s[j][g][1] for s in splits])
+    keys, inverse = np.unique(values, return_inverse=True)
+    totals = np.bincount(inverse, weights=counts).astype(np.int64)
+    best = int(np.argmax(totals))  # first maximum: the smallest key
+    return int(totals[best]), int(keys[best])
+
+
+def _modes(blocks, n, n_cols):
+    """Per column, the most frequent value (the smallest of equally frequent ones)."""
+    from dask import delayed
+
+    n_groups = max(_cluster_threads(), math.ceil(n / MODE_GROUP_SAMPLES))
+    splits = [delayed(_mode_split, pure=True)(b, n_groups) for b in blocks]
+    best = _compute(*[delayed(_mode_group, pure=True)(j, g, *splits) for j in range(n_cols) for g in range(n_groups)])
+    modes = np.empty(n_cols)
+    for j in range(n_cols):
+        count, key = max(best[j * n_groups : (j + 1) * n_groups], key=lambda r: (r[0], -r[1]))
+        modes[j] = _unordered(np.array([key], dtype=np.int64))[0]
+    return modes
+
+
+def _dask_best_constant(y, loss):
+    from dask import delayed
+
+    from ._measures import LOSSES, BestConstant
+    from ._validation import check_choice
+
+    loss = check_choice(loss, "loss", LOSSES)
+    arr = _to_dask_array(y, "y")
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"y must be 1-D (n,) or 2-D (n, t), got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"y is empty (shape {arr.shape}); the measures need at least one example and target")
+    if arr.ndim == 2:
+        arr = arr.rechunk({1: -1})
+    blocks = arr.to_delayed().ravel()
+    offsets = _offsets(arr.chunks[0])
+    row_width = 1 if arr.ndim == 1 else arr.shape[1]
+    scans = _compute(*[delayed(_constant_scan, pure=True)(b, loss == "log_loss") for b in blocks])
+    _raise_nonfinite([r[0] for r in scans], "y", offsets, row_width)
+    bad = [r[1] for r in scans]
+    if any(b[0] for b in bad):
+        k = next(i for i, b in enumerate(bad) if b[0])
+        flat = offsets[k] * row_width + bad[k][1]
+        index = flat if arr.ndim == 1 else divmod(flat, row_width)
+        raise ValueError(f"y must hold only 0 and 1, found {bad[k][2]!r} at index {index} "
+                         f"({sum(b[0] for b in bad)} such entries)")  # fmt: skip
+    stats = [r[2] for r in scans if r[2] is not None]
+    n, n_cols = arr.shape[0], row_width
+    low = np.minimum.reduce([s[1] for s in stats])
+    high = np.maximum.reduce([s[2] for s in stats])
+    if loss == "zero_one":
+        value = _modes(blocks, n, n_cols)
+    elif loss == "absolute":  # the median; the midpoint of the two middle values for even n
+        value = _select(blocks, (n - 1) // 2, low, high)
+        if n % 2 == 0:
+            value = (value + _select(blocks, n // 2, low, high)) / 2
+    elif loss == "worst_case":
+        value = (_unordered(low.copy()) + _unordered(high.copy())) / 2
+    else:
+        value = _sum_arrays(*[s[0] for s in stats]) / n
+    constant = _da().broadcast_to(value if arr.ndim == 2 else value[0], arr.shape, chunks=arr.chunks)
+    measure = {"zero_one": _dask_zero_one_error, "absolute": _dask_absolute_error,
+               "squares": _dask_sum_squares_error, "worst_case": _dask_worst_case_error,
+               "log_loss": _dask_log_loss}[loss]  # fmt: skip
+    error = np.atleast_1d(np.asarray(measure(arr, constant, per_target=True), dtype=np.float64))
+    if arr.ndim == 1:
+        return BestConstant(value=np.float64(value[0]), error=np.float64(error[0]), loss=loss)
+    return BestConstant(value=value, error=error, loss=loss)
 
 
 # --------------------------------------------------------------------------- multi-label counts

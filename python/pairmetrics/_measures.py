@@ -519,6 +519,7 @@ def _column_mode(column: np.ndarray) -> float:
     return values[np.argmax(counts)]  # first maximum: the smallest of the tied values
 
 
+@dispatch
 def best_constant(y, loss: str) -> BestConstant:
     """The constant prediction that minimises ``loss`` on the data ``y``, per target.
 

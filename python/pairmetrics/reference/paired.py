@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-__all__ = ["pair_counts", "per_sample_counts", "pairedeval_procedure", "concordance_variance"]
+__all__ = ["pair_counts", "per_sample_counts", "pairedeval_procedure", "concordance_variance", "group_dominance"]
 
 
 def _label(value):
@@ -147,3 +147,22 @@ def concordance_variance(scores_a, scores_b, labels, min_dist=0.5):
     var_b = scale * sum(x * x for x in g["b"])
     cov = scale * sum(x * y for x, y in zip(g["a"], g["b"]))
     return c["a"], c["b"], var_a, var_b, cov
+
+
+def group_dominance(values, groups, thresholds, query_groups, weights=None, query_weights=None):
+    """(lower, same, higher): over the pairs (point i, query j) with
+    ``values[i] >= thresholds[j]``, weighted by ``weights[i] * query_weights[j]``
+    (default 1), the weight of those whose ``groups[i]`` is below, equal to and
+    above ``query_groups[j]`` (the between-partition step of paired evaluation
+    on a cluster)."""
+    weights = [1] * len(values) if weights is None else [int(w) for w in weights]
+    query_weights = [1] * len(thresholds) if query_weights is None else [int(w) for w in query_weights]
+    lower = same = higher = 0
+    for value, group, weight in zip(values, groups, weights):
+        for threshold, query_group, query_weight in zip(thresholds, query_groups, query_weights):
+            if value >= threshold:
+                pair = weight * query_weight
+                lower += pair * (group < query_group)
+                same += pair * (group == query_group)
+                higher += pair * (group > query_group)
+    return lower, same, higher
