@@ -18,6 +18,7 @@
 #endif
 
 #include "key_sort.hpp"
+#include "paired_simd.hpp"
 #include "parallel.hpp"
 
 namespace pairmetrics {
@@ -480,9 +481,9 @@ class InversionCounter {
     using L = typename Gap::Label;
 
     InversionCounter(Buffer<L>& labels, Buffer<std::uint64_t>& index, std::uint64_t* inverted, Gap gap,
-                     Control& control)
+                     SimdLevel simd, Control& control)
         : a_(labels), idx_(index), inverted_(inverted), gap_(gap), control_(control), n_(labels.size()),
-          a_buf_(labels.size()), idx_buf_(Track ? labels.size() : 0) {}
+          a_buf_(labels.size()), idx_buf_(Track ? labels.size() : 0), vector_(kVectorised && simd == SimdLevel::avx512) {}
 
     // Sorts the labels ascending and returns the number of inversions.
     std::uint64_t run(int n_threads) {
@@ -619,8 +620,17 @@ class InversionCounter {
 
     // Sorts [begin, end) (at most kBlock long) in place; returns its inversions.
     std::uint64_t sort_block(std::size_t begin, std::size_t end, Ticker& tick) {
+        std::size_t begin_runs = begin;
         std::uint64_t total = 0;
-        for (std::size_t run = begin; run < end; run += kInsertionRun) {
+        if constexpr (kVectorised) {
+            if (vector_) {  // the whole runs of 16 here, the last short one below
+                const std::size_t runs = (end - begin) / kInsertionRun;
+                total += simd::sort_runs_avx512(a_.data() + begin, runs, gap_.min_dist);
+                tick(runs * kInsertionRun * 4);
+                begin_runs = begin + runs * kInsertionRun;
+            }
+        }
+        for (std::size_t run = begin_runs; run < end; run += kInsertionRun) {
             if (!Track && run + kInsertionRun <= end) {
                 total += count_short_run(a_.data() + run, gap_);
                 sort_short_run(a_.data() + run);
@@ -686,6 +696,19 @@ class InversionCounter {
 
     std::uint64_t count(const Level& level, const CountPiece* pieces, std::size_t n_pieces, Ticker& tick) const {
         std::uint64_t total = 0;
+        if constexpr (kVectorised) {
+            if (vector_) {
+                std::array<simd::CountJob, kLanes> jobs;
+                std::size_t work = 0;
+                for (std::size_t t = 0; t < n_pieces; ++t) {
+                    jobs[t] = {pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r};
+                    work += pieces[t].m - pieces[t].p + pieces[t].r - pieces[t].j;
+                }
+                total = simd::count_avx512(level.src, jobs.data(), n_pieces, gap_.min_dist);
+                tick(work);
+                return total;
+            }
+        }
         if constexpr (!Track) {
             std::array<CountCursor<Gap>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
@@ -724,6 +747,19 @@ class InversionCounter {
     }
 
     void merge(const Level& level, const MergePiece* pieces, std::size_t n_pieces, Ticker& tick) const {
+        if constexpr (kVectorised) {
+            if (vector_) {
+                std::array<simd::MergeJob, kLanes> jobs;
+                std::size_t work = 0;
+                for (std::size_t t = 0; t < n_pieces; ++t) {
+                    jobs[t] = {pieces[t].i, pieces[t].m, pieces[t].j, pieces[t].r, pieces[t].k};
+                    work += pieces[t].m - pieces[t].i + pieces[t].r - pieces[t].j;
+                }
+                simd::merge_avx512(level.src, level.dst, jobs.data(), n_pieces);
+                tick(work);
+                return;
+            }
+        }
         if constexpr (!Track) {
             std::array<MergeCursor<L>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
@@ -772,6 +808,9 @@ class InversionCounter {
     std::size_t n_;
     Buffer<L> a_buf_;
     Buffer<std::uint64_t> idx_buf_;
+    // The AVX-512 loops exist for real labels and totals only.
+    static constexpr bool kVectorised = !Track && std::is_same_v<L, double>;
+    const bool vector_;
 };
 
 // Within each run of equal scores, orders labels descending (so every
@@ -983,7 +1022,8 @@ std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks<t
 // pieces that start at a binary search, spread over the threads.
 template <class Gap>
 std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Buffer<std::uint64_t>& index,
-                             const Gap& gap, std::uint64_t* per_sample, int n_threads, Control& control) {
+                             const Gap& gap, std::uint64_t* per_sample, int n_threads, SimdLevel simd,
+                             Control& control) {
     using L = typename Gap::Label;
     const std::size_t n = sorted.size();
     const L* s = sorted.data();
@@ -1009,6 +1049,26 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
     std::vector<std::uint64_t> partial(tasks, 0);
     parallel_for(tasks, threads, [&](std::size_t task) {
         Ticker tick(control);
+        if constexpr (std::is_same_v<L, double>) {
+            if (simd == SimdLevel::avx512) {
+                // The task's labels in slices of kTickWork, four at a time,
+                // checking the control in between.
+                const std::size_t j0 = n * task / tasks, j1 = n * (task + 1) / tasks;
+                std::array<simd::CountJob, kLanes> jobs;
+                std::size_t live = 0;
+                for (std::size_t j = j0; j < j1; j += kTickWork) {
+                    const L b = s[j];
+                    const std::size_t p = std::partition_point(s, s + n, [&](const L& a) { return !gap.far(a, b); }) - s;
+                    jobs[live++] = {p, n, j, std::min(j1, j + kTickWork)};
+                    if (live == kLanes || j + kTickWork >= j1) {
+                        partial[task] += simd::count_avx512(s, jobs.data(), live, gap.min_dist);
+                        tick(live * kTickWork);
+                        live = 0;
+                    }
+                }
+                return;
+            }
+        }
         std::array<CountCursor<Gap>, kLanes> c;
         std::size_t used = 0;
         for (std::size_t t = task * kLanes; t < (task + 1) * kLanes; ++t) {
@@ -1308,7 +1368,8 @@ bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const La
 // positions when tracking).
 template <bool Track, class Gap>
 PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, const Gap& gap,
-                         PairedPerSample* per_sample, int n_threads, std::size_t few_labels, Control& control) {
+                         PairedPerSample* per_sample, int n_threads, std::size_t few_labels, SimdLevel simd,
+                         Control& control) {
     using L = typename Gap::Label;
     const std::size_t n = records.size();
     sort_by_key(records, n_threads, control);
@@ -1336,9 +1397,10 @@ PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, co
             ranks, index, gap, Track ? inverted.data() : nullptr, Track ? per_sample->rankable : nullptr, n_threads,
             control);
     } else {
-        InversionCounter<Track, Gap> counter(sequence, index, Track ? inverted.data() : nullptr, gap, control);
+        InversionCounter<Track, Gap> counter(sequence, index, Track ? inverted.data() : nullptr, gap, simd, control);
         inversions = counter.run(n_threads);
-        counts.rankable = count_rankable(sequence, index, gap, Track ? per_sample->rankable : nullptr, n_threads, control);
+        counts.rankable = count_rankable(sequence, index, gap, Track ? per_sample->rankable : nullptr, n_threads, simd,
+                                         control);
     }
     counts.incorrect = inversions - counts.tied;
     counts.correct = counts.rankable - inversions;
@@ -1353,7 +1415,7 @@ template <bool Track, class Gap, class Score, class Label>
 PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                             std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, Control& control,
                             PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
-                            std::size_t few_classes) {
+                            std::size_t few_classes, SimdLevel simd) {
     using L = typename Gap::Label;
     if constexpr (!Track) {
         PairedCounts counts;
@@ -1372,17 +1434,17 @@ PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, co
         }
         control.check();
     }, &control);
-    return count_pairs<Track>(records, gap, per_sample, n_threads, few_labels, control);
+    return count_pairs<Track>(records, gap, per_sample, n_threads, few_labels, simd, control);
 }
 
 template <bool Track, class Score, class Label>
 PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                              std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                              PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
-                             std::size_t few_classes) {
+                             std::size_t few_classes, SimdLevel simd) {
     if constexpr (std::is_floating_point_v<Label>) {
         return load_and_count<Track>(scores, score_stride, labels, label_stride, n, RealGap{min_dist}, control,
-                                     per_sample, n_threads, few_labels, few_classes);
+                                     per_sample, n_threads, few_labels, few_classes, simd);
     } else {
         // Integer differences are below 2**64: from there on nothing is rankable.
         constexpr double kTwo64 = 18446744073709551616.0;
@@ -1397,7 +1459,7 @@ PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, c
         const double threshold = std::max(1.0, std::ceil(min_dist));
         return load_and_count<Track>(scores, score_stride, labels, label_stride, n,
                                      IntegerGap{static_cast<std::uint64_t>(threshold)}, control, per_sample,
-                                     n_threads, few_labels, few_classes);
+                                     n_threads, few_labels, few_classes, simd);
     }
 }
 
@@ -1407,7 +1469,8 @@ template <class Score, class Label>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
-                           std::size_t few_classes) {
+                           std::size_t few_classes, SimdLevel simd) {
+    simd = simd_resolve(simd);
     // Progress counts elements touched: a sort pass or two plus about log2(n)
     // merge passes, so the total is an estimate that finish() completes.
     std::size_t levels = 4;
@@ -1415,15 +1478,16 @@ PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, con
     control.set_total(static_cast<std::uint64_t>(n) * levels);
     if (per_sample)
         return dispatch_labels<true>(scores, score_stride, labels, label_stride, n, min_dist, control, per_sample,
-                                     n_threads, few_labels, few_classes);
+                                     n_threads, few_labels, few_classes, simd);
     return dispatch_labels<false>(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr,
-                                  n_threads, few_labels, few_classes);
+                                  n_threads, few_labels, few_classes, simd);
 }
 
 #define PAIRMETRICS_INSTANTIATE(Score, Label)                                                               \
     template PairedCounts paired_counts<Score, Label>(const Score*, std::ptrdiff_t, const Label*,           \
                                                       std::ptrdiff_t, std::size_t, double, Control&,        \
-                                                      PairedPerSample*, int, std::size_t, std::size_t);
+                                                      PairedPerSample*, int, std::size_t, std::size_t,    \
+                                                      SimdLevel);
 #define PAIRMETRICS_INSTANTIATE_LABELS(Score)                                                               \
     PAIRMETRICS_INSTANTIATE(Score, bool)                                                                    \
     PAIRMETRICS_INSTANTIATE(Score, std::int8_t)                                                             \

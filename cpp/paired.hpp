@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "control.hpp"
+#include "paired_simd.hpp"
 
 namespace pairmetrics {
 
@@ -50,13 +51,16 @@ constexpr std::size_t kDefaultFewClasses = 16;
 // float values finite, min_dist > 0 and finite. `per_sample` may be null.
 // `n_threads` above 1 splits the sorts and merge passes across threads for
 // large n. Neither it nor `few_labels` and `few_classes` (which path is
-// taken) changes the counts. The calling thread checks `control` at least every few tens of
+// taken) changes the counts, nor does `simd` (which vector code runs:
+// automatic picks the best the CPU supports; the caller checks
+// simd_supported for a forced level). The calling thread checks `control` at least every few tens of
 // microseconds of work; a cancellation ends the call with Cancelled.
 template <class Score, class Label>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                            PairedPerSample* per_sample = nullptr, int n_threads = 1,
                            std::size_t few_labels = kDefaultFewLabels,
-                           std::size_t few_classes = kDefaultFewClasses);
+                           std::size_t few_classes = kDefaultFewClasses,
+                           SimdLevel simd = SimdLevel::automatic);
 
 }  // namespace pairmetrics

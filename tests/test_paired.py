@@ -49,6 +49,9 @@ def problems(draw, max_n=40):
 # few_classes); (0, 0) forces the merge path.
 PATHS = {"classes": (4096, 16), "classes_limit": (4096, 2), "fenwick": (4096, 0), "merge": (0, 0),
          "fenwick_limit": (3, 0)}
+# The merge path of the totals with real labels has vector code (AVX-512),
+# picked at run time; every level this CPU runs is forced in turn.
+SIMD_LEVELS = _core.paired_simd_levels()
 
 
 @settings(max_examples=1000)
@@ -61,6 +64,8 @@ def test_counts_match_quadratic_reference(problem, n_jobs):
     assert pe.paired_eval(scores, labels, min_dist) == expected[:2]
     for limit in PATHS.values():
         assert _core.paired_counts(scores, labels, min_dist, False, n_jobs, *limit) == expected
+    for simd in SIMD_LEVELS:
+        assert _core.paired_counts(scores, labels, min_dist, False, n_jobs, 0, 0, simd=simd) == expected
 
 
 def _all_pairs_counts(scores, labels, min_dist):
@@ -132,8 +137,35 @@ def test_merge_path_at_sizes_that_interleave_several_merges(n, seed, min_dist, t
     scores = rng.integers(0, 20, n).astype(np.float32) if tied_scores else rng.random(n)
     expected = _all_pairs_counts(scores, labels, min_dist)
     for threads in (1, 2):
-        assert _core.paired_counts(scores, labels, min_dist, False, threads, 0) == expected
+        for simd in SIMD_LEVELS:
+            assert _core.paired_counts(scores, labels, min_dist, False, threads, 0, simd=simd) == expected
         assert _core.paired_counts(scores, labels, min_dist, True, threads, 0)[0] == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 700), st.integers(0, 2**32), st.sampled_from(["uniform", "clustered", "huge", "zeros", "ties"]),
+       st.sampled_from([1e-9, 0.1, 0.5, 1.0, 3.0]))
+def test_vector_code_matches_all_pairs(n, seed, kind, min_dist):
+    # Run lengths around the vector widths (8, 16) and their tails; labels
+    # where most pairs are near (windows that move on), magnitudes where
+    # a - b rounds, and -0.0 next to 0.0.
+    rng = np.random.default_rng(seed)
+    labels = {"uniform": rng.random(n) * 4,
+              "clustered": np.where(rng.random(n) < 0.9, rng.random(n) * 0.05, rng.random(n) * 5),
+              "huge": 1e16 + rng.integers(-8, 8, n) * 2.0,
+              "zeros": rng.choice([-0.0, 0.0, 1.0, -1.0], n),
+              "ties": rng.integers(0, 5, n) * 0.5}[kind]
+    scores = rng.random(n) if seed % 2 else rng.integers(0, 30, n).astype(np.float64)
+    expected = _all_pairs_counts(scores, labels, min_dist)
+    for simd in SIMD_LEVELS:
+        for threads in (1, 2):
+            assert _core.paired_counts(scores, labels, min_dist, False, threads, 0, simd=simd) == expected
+
+
+def test_simd_switch():
+    assert "scalar" in SIMD_LEVELS
+    with pytest.raises(ValueError, match="simd"):
+        _core.paired_counts(np.zeros(3), np.zeros(3), 1.0, simd="sse9")
 
 
 @settings(max_examples=300)
@@ -470,10 +502,12 @@ def test_every_path_and_thread_count_gives_identical_counts(kind):
     scores = rng.random(n) if kind != "tied_scores" else rng.integers(0, 1000, n).astype(np.float32)
     labels = {"uniform": rng.random(n), "binary": (rng.random(n) < 0.3).astype(np.float64),
               "ordinal_int": rng.integers(-3, 4, n), "tied_scores": rng.normal(size=n)}[kind]
-    reference = _core.paired_counts(scores, labels, 0.1, False, 1, 0)
+    reference = _core.paired_counts(scores, labels, 0.1, False, 1, 0, simd="scalar")
     for threads in (1, 2, 3, 4):
         for path in PATHS.values():
             assert _core.paired_counts(scores, labels, 0.1, False, threads, *path) == reference
+        for simd in SIMD_LEVELS:
+            assert _core.paired_counts(scores, labels, 0.1, False, threads, 0, 0, simd=simd) == reference
     assert _core.paired_counts(scores, labels, 0.1, True, 3, 0)[0] == reference
 
 

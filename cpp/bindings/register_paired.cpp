@@ -1,6 +1,9 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common.hpp"
 #include "dtype_dispatch.hpp"
@@ -10,12 +13,34 @@ namespace pairmetrics::bindings {
 
 namespace {
 
+// Names of the vector code levels, for the private `simd` switch.
+constexpr std::pair<const char*, SimdLevel> kSimdNames[] = {
+    {"auto", SimdLevel::automatic}, {"scalar", SimdLevel::scalar}, {"avx512", SimdLevel::avx512}};
+
+SimdLevel simd_level(const std::string& name) {
+    for (const auto& [text, level] : kSimdNames) {
+        if (name != text) continue;
+        if (!simd_supported(level)) throw py::value_error("simd='" + name + "' is not supported on this CPU");
+        return level;
+    }
+    throw py::value_error("simd must be 'auto', 'scalar' or 'avx512', not '" + name + "'");
+}
+
+// The forcible levels this CPU runs (for tests).
+std::vector<std::string> paired_simd_levels() {
+    std::vector<std::string> out;
+    for (const auto& [text, level] : kSimdNames)
+        if (level != SimdLevel::automatic && simd_supported(level)) out.emplace_back(text);
+    return out;
+}
+
 // Inputs were validated in Python (1-D, same length, finite, min_dist > 0,
 // native byte order, canonical bools); scores and labels arrive in any real
 // dtype, possibly strided, and are read in place.
 py::object paired_counts_py(const py::array& scores, const py::array& labels, double min_dist, bool per_sample,
                             int n_threads, std::size_t few_labels, std::size_t few_classes,
-                            py::object progress) {
+                            py::object progress, const std::string& simd) {
+    const SimdLevel level = simd_level(simd);
     if (scores.ndim() != 1 || labels.ndim() != 1 || scores.shape(0) != labels.shape(0))
         throw py::value_error("scores and labels must be 1-D arrays of the same length");
     if (!(min_dist > 0) || !std::isfinite(min_dist)) throw py::value_error("min_dist must be finite and > 0");
@@ -42,7 +67,7 @@ py::object paired_counts_py(const py::array& scores, const py::array& labels, do
             // caller keeps alive are used from here on.
             return run_without_gil(*control, [&] {
                 return paired_counts(score_data, score_stride, label_data, label_stride, n, min_dist, *control,
-                                     per_sample ? &arrays : nullptr, n_threads, few_labels, few_classes);
+                                     per_sample ? &arrays : nullptr, n_threads, few_labels, few_classes, level);
             });
         });
     });
@@ -56,12 +81,15 @@ py::object paired_counts_py(const py::array& scores, const py::array& labels, do
 void register_paired(py::module_& m) {
     m.def("paired_counts", &paired_counts_py, py::arg("scores"), py::arg("labels"), py::arg("min_dist"),
           py::arg("per_sample") = false, py::arg("n_threads") = 1, py::arg("few_labels") = kDefaultFewLabels,
-          py::arg("few_classes") = kDefaultFewClasses, py::arg("progress") = py::none(),
+          py::arg("few_classes") = kDefaultFewClasses, py::arg("progress") = py::none(), py::arg("simd") = "auto",
           "(rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample "
           "rankable, tied and incorrect counts. Scores and labels of any real dtype, compared "
           "exactly (integer labels in their own type). few_labels: most distinct labels for the "
           "Fenwick path (0 forces the merge path; for tests); few_classes: most distinct labels for the "
-          "per-class path of the totals (0 turns it off; for tests).");
+          "per-class path of the totals (0 turns it off; for tests); simd: 'auto', or a level of "
+          "paired_simd_levels() to force its vector code (for tests).");
+    m.def("paired_simd_levels", &paired_simd_levels,
+          "Vector code levels of the paired kernel that this CPU runs ('scalar' always).");
 }
 
 }  // namespace pairmetrics::bindings

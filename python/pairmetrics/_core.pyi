@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['concordance_counts', 'group_dominance', 'paired_counts', 'roc_auc']
+__all__: list[str] = ['concordance_counts', 'group_dominance', 'paired_counts', 'paired_simd_levels', 'roc_auc']
 def _crossmatch_batch(full: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], draws: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], z: typing.Annotated[numpy.typing.ArrayLike, numpy.int8], k: typing.SupportsInt | typing.SupportsIndex, n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> numpy.typing.NDArray[numpy.int64]:
     """
     Cross-match counts of many subsamples of one pooled distance matrix, in parallel.
@@ -104,9 +104,13 @@ def group_dominance(values: numpy.typing.NDArray[numpy.float64], groups: numpy.t
     """
     (lower, same, higher): over the pairs (point i, query j) with values[i] >= thresholds[j], weighted by weights[i] * query_weights[j] (empty weights: 1 each), the weight of those whose groups[i] is below, equal to and above query_groups[j].
     """
-def paired_counts(scores: numpy.ndarray, labels: numpy.ndarray, min_dist: typing.SupportsFloat | typing.SupportsIndex, per_sample: bool = False, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, few_labels: typing.SupportsInt | typing.SupportsIndex = 4096, few_classes: typing.SupportsInt | typing.SupportsIndex = 16, progress: typing.Any = None) -> typing.Any:
+def paired_counts(scores: numpy.ndarray, labels: numpy.ndarray, min_dist: typing.SupportsFloat | typing.SupportsIndex, per_sample: bool = False, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, few_labels: typing.SupportsInt | typing.SupportsIndex = 4096, few_classes: typing.SupportsInt | typing.SupportsIndex = 16, progress: typing.Any = None, simd: str = 'auto') -> typing.Any:
     """
-    (rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample rankable, tied and incorrect counts. Scores and labels of any real dtype, compared exactly (integer labels in their own type). few_labels: most distinct labels for the Fenwick path (0 forces the merge path; for tests); few_classes: most distinct labels for the per-class path of the totals (0 turns it off; for tests).
+    (rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample rankable, tied and incorrect counts. Scores and labels of any real dtype, compared exactly (integer labels in their own type). few_labels: most distinct labels for the Fenwick path (0 forces the merge path; for tests); few_classes: most distinct labels for the per-class path of the totals (0 turns it off; for tests); simd: 'auto', or a level of paired_simd_levels() to force its vector code (for tests).
+    """
+def paired_simd_levels() -> list[str]:
+    """
+    Vector code levels of the paired kernel that this CPU runs ('scalar' always).
     """
 def roc_auc(scores: numpy.ndarray, positive: numpy.typing.NDArray[numpy.uint8], weights: typing.Any, max_fpr: typing.SupportsFloat | typing.SupportsIndex = 1.0, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple:
     """
