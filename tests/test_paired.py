@@ -529,22 +529,28 @@ def test_ctrl_c_stops_the_kernel_within_a_second(per_sample):
     rng = np.random.default_rng(2)
     n = 3_000_000
     scores, labels = rng.random(n), rng.random(n)
-    sent = []
 
-    def interrupt():
-        sent.append(time.perf_counter())
-        _thread.interrupt_main()
+    def seconds_to_stop():
+        sent = []
 
-    timer = threading.Timer(0.2, interrupt)
-    timer.start()
-    deadline = time.perf_counter() + 60
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            while time.perf_counter() < deadline:  # until the interrupt lands, inside the kernel or between calls
-                _core.paired_counts(scores, labels, 0.1, per_sample, 1, 0)
-    finally:
-        timer.cancel()
-    assert sent and time.perf_counter() - sent[0] < 1.0
+        def interrupt():
+            sent.append(time.perf_counter())
+            _thread.interrupt_main()
+
+        timer = threading.Timer(0.2, interrupt)
+        timer.start()
+        deadline = time.perf_counter() + 60
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                while time.perf_counter() < deadline:  # until the interrupt lands, inside the kernel or between calls
+                    _core.paired_counts(scores, labels, 0.1, per_sample, 1, 0)
+        finally:
+            timer.cancel()
+        assert sent
+        return time.perf_counter() - sent[0]
+
+    # a shared, loaded machine can stall one attempt: a kernel that does not poll is slow twice
+    assert min(seconds_to_stop(), seconds_to_stop()) < 1.0
     assert pe.paired_eval([0.1, 0.2], [0, 1]) == (1, 1)  # still usable
 
 

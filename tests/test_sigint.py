@@ -107,8 +107,11 @@ def _interrupt_each(names, wait=0.8, give_up=4.0):
         threading.Thread(target=lambda: [lines.put(json.loads(x)) for x in child.stdout], daemon=True).start()
 
         def next_event(timeout):
+            # one deadline for the whole wait: a child that keeps finishing calls
+            # (a signal that never arrived) must not keep the parent waiting
+            deadline = time.monotonic() + timeout
             while True:
-                event = lines.get(timeout=timeout)
+                event = lines.get(timeout=max(0.0, deadline - time.monotonic()))
                 if event["event"] != "finished one call":
                     return event
 
