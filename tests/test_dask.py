@@ -19,7 +19,7 @@ from pairmetrics import _dask  # noqa: E402
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(
         processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None, memory_limit="2GiB"

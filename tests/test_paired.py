@@ -1,4 +1,5 @@
 import math
+import signal
 import warnings
 
 import numpy as np
@@ -549,8 +550,13 @@ def test_ctrl_c_stops_the_kernel_within_a_second(per_sample):
         assert sent
         return time.perf_counter() - sent[0]
 
-    # a shared, loaded machine can stall one attempt: a kernel that does not poll is slow twice
-    assert min(seconds_to_stop(), seconds_to_stop()) < 1.0
+    # Python's own handler, also when the tests run where SIGINT is ignored (background jobs)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        # a shared, loaded machine can stall one attempt: a kernel that does not poll is slow twice
+        assert min(seconds_to_stop(), seconds_to_stop()) < 1.0
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert pe.paired_eval([0.1, 0.2], [0, 1]) == (1, 1)  # still usable
 
 

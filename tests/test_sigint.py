@@ -28,9 +28,12 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 LIMIT = 1.0  # seconds from SIGINT to KeyboardInterrupt
 
 CHILD = r"""
-import functools, json, sys, time
+import functools, json, signal, sys, time
 import numpy as np
 import pairmetrics as pm
+
+# Python's own handler, also when this runs under a shell that ignores SIGINT (background jobs)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 @functools.lru_cache(maxsize=None)
 def data(what):
