@@ -231,12 +231,7 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         if (gemm_.set_threads_local && previous > 0) gemm_.set_threads_local(previous);
         control.advance(static_cast<std::uint64_t>(hi - lo));
     };
-    parallel_for(tasks, n_threads, [&](std::size_t task) {
-        if (single_)
-            run(0.0f, task);
-        else
-            run(0.0, task);
-    }, &control);
+    for_each_tile_task(tasks, n_threads, run, control);
 }
 
 // Neighbour search over the upper triangle of tiles only: one tile of rows
@@ -469,12 +464,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
         }
         if (gemm_.set_threads_local && previous > 0) gemm_.set_threads_local(previous);
     };
-    parallel_for(tasks, n_threads, [&](std::size_t task) {
-        if (single_)
-            run(0.0f, task);
-        else
-            run(0.0, task);
-    }, &control);
+    for_each_tile_task(tasks, n_threads, run, control);
 }
 
 void EuclideanDistances::matrix(double* out, int n_threads, Control& control) const {

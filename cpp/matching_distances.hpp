@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "control.hpp"
+#include "parallel.hpp"
 
 namespace pairmetrics::matching {
 
@@ -161,6 +162,17 @@ class EuclideanDistances final : public Distances {
     template <class T>
     void screen(std::int32_t i, std::int32_t cb, std::int32_t ce, std::int32_t c0, const T* dots,
                 const std::vector<double>& at, unsigned char* hit) const;
+
+    // Runs run(T{}, task) for every task in parallel, T the tiles' precision.
+    template <class Run>
+    void for_each_tile_task(std::size_t tasks, int n_threads, Run&& run, Control& control) const {
+        parallel_for(tasks, n_threads, [&](std::size_t task) {
+            if (single_)
+                run(0.0f, task);
+            else
+                run(0.0, task);
+        }, &control);
+    }
 
     const double* X_;
     std::int32_t n_;
