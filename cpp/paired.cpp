@@ -144,16 +144,6 @@ struct Record<true, L> {
     std::uint64_t index;
 };
 
-template <class R>
-void insertion_sort_by_key(R* a, std::size_t n) {
-    for (std::size_t i = 1; i < n; ++i) {
-        const R x = a[i];
-        std::size_t j = i;
-        for (; j > 0 && key_of(a[j - 1]) > key_of(x); --j) a[j] = a[j - 1];
-        a[j] = x;
-    }
-}
-
 int bit_width(std::uint64_t v) {
     int width = 0;
     for (; v != 0; v >>= 1) ++width;
@@ -161,26 +151,42 @@ int bit_width(std::uint64_t v) {
 }
 
 // MSD radix sort by key. Each level spreads the records by the highest bits
-// that still vary (so a byte that is the same in every key costs nothing);
-// short runs are finished by insertion. Work space: one array of bucket
-// starts per level.
-constexpr std::size_t kSmallSort = 32;
+// that still vary (so a byte that is the same in every key costs nothing).
+// A segment of at most 2**kLeafBits records takes its last level with about
+// one bucket per record: the buckets then hold a record or two each, and one
+// insertion pass over the whole segment finishes them with few mispredicted
+// branches (sorting many tiny buckets one by one is dominated by them). Work
+// space: one array of bucket starts per level.
+constexpr std::size_t kInsertionSort = 16;
 constexpr int kMaxBits = 11;
-constexpr int kMaxDepth = 24;  // each level takes >= 3 of the 64 key bits
+constexpr int kLeafBits = 14;
+constexpr std::size_t kLeafBucket = 32;  // larger leaf buckets (skewed keys) get a level of their own
+constexpr int kMaxDepth = 24;            // each level takes >= 3 of the 64 key bits
 
 struct RadixWorkspace {
     std::vector<std::vector<std::size_t>> levels;
     std::size_t* level(int depth) {
         if (levels.size() <= static_cast<std::size_t>(depth)) levels.resize(depth + 1);
         auto& v = levels[depth];
-        if (v.empty()) v.resize(2 * ((std::size_t{1} << kMaxBits) + 1));
+        if (v.empty()) v.resize(2 * ((std::size_t{1} << std::max(kMaxBits, kLeafBits)) + 1));
         return v.data();
     }
 };
 
 template <class R>
+void insertion_sort_by_key(R* a, std::size_t n) {
+    for (std::size_t i = 1; i < n; ++i) {
+        if (key_of(a[i - 1]) <= key_of(a[i])) continue;
+        const R x = a[i];
+        std::size_t j = i;
+        for (; j > 0 && key_of(a[j - 1]) > key_of(x); --j) a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+template <class R>
 void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws, Ticker& tick) {
-    if (n <= kSmallSort) {
+    if (n <= kInsertionSort) {
         insertion_sort_by_key(a, n);
         tick(n);
         return;
@@ -198,22 +204,28 @@ void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws
         return;
     }
     const int width = bit_width(varying);
-    const int bits = std::min(width, std::clamp(bit_width(n) - 2, 3, kMaxBits));
+    const bool leaf = bit_width(n) <= kLeafBits;
+    const int bits = std::min(width, leaf ? bit_width(n) : std::clamp(bit_width(n) - 2, 3, kMaxBits));
     const int shift = width - bits;
     const std::size_t buckets = std::size_t{1} << bits, mask = buckets - 1;
     std::size_t* start = ws.level(depth);
     std::fill_n(start, buckets + 1, 0);
     for (std::size_t i = 0; i < n; ++i) ++start[((key_of(a[i]) >> shift) & mask) + 1];
     for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
-    std::size_t* next = start + (std::size_t{1} << kMaxBits) + 1;
+    std::size_t* next = start + buckets + 1;
     std::copy(start, start + buckets, next);
     for (std::size_t i = 0; i < n; ++i) scratch[next[(key_of(a[i]) >> shift) & mask]++] = a[i];
     std::memcpy(static_cast<void*>(a), scratch, n * sizeof(R));
     tick(3 * n);
+    const std::size_t own_level = leaf ? kLeafBucket : 1;
     for (std::size_t b = 0; b < buckets; ++b) {
         std::size_t* level = ws.level(depth);  // the workspace may have grown
         const std::size_t begin = level[b], size = level[b + 1] - begin;
-        if (size > 1) sort_segment(a + begin, scratch + begin, size, depth + 1, ws, tick);
+        if (size > own_level) sort_segment(a + begin, scratch + begin, size, depth + 1, ws, tick);
+    }
+    if (leaf) {
+        insertion_sort_by_key(a, n);
+        tick(n);
     }
 }
 
@@ -225,7 +237,7 @@ void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws
 template <class R>
 R* sort_keys(R* data, R* scratch, std::size_t n, int n_threads, Control& control) {
     if (n < 2) return data;
-    if (n <= 4 * kSmallSort) {
+    if (n <= 4 * kInsertionSort) {
         RadixWorkspace ws;
         Ticker tick(control);
         sort_segment(data, scratch, n, 0, ws, tick);
@@ -285,8 +297,9 @@ R* sort_keys(R* data, R* scratch, std::size_t n, int n_threads, Control& control
             if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
         }
     }, &control);
-    // Buckets in groups (one workspace each); many groups balance skewed sizes.
-    const std::size_t groups = std::min<std::size_t>(buckets, 16 * chunks);
+    // Buckets in groups (one workspace each); many groups balance skewed
+    // sizes over the threads.
+    const std::size_t groups = threads == 1 ? 1 : std::min<std::size_t>(buckets, 16 * chunks);
     R* other = data;
     parallel_for(groups, threads, [&](std::size_t g) {
         RadixWorkspace ws;

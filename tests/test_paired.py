@@ -204,7 +204,7 @@ def test_large_inputs_with_threads_match_pairedeval_procedure():
     )
 
 
-@pytest.mark.parametrize("distribution", ["skewed", "heavy_tailed", "few_values"])
+@pytest.mark.parametrize("distribution", ["skewed", "heavy_tailed", "few_values", "clumped"])
 def test_large_skewed_scores_depend_only_on_their_order(distribution):
     # The score sort buckets keys by their top bits: skewed keys give buckets of
     # every size. Counts depend only on the order of the scores, so ranks or a
@@ -215,6 +215,9 @@ def test_large_skewed_scores_depend_only_on_their_order(distribution):
         "skewed": np.where(rng.random(n) < 0.8, 0.5, rng.random(n)),
         "heavy_tailed": rng.standard_cauchy(n),
         "few_values": rng.integers(0, 7, n).astype(np.float32),
+        # Half the scores are 4096 neighbouring doubles: buckets of the last
+        # radix level hold many records each.
+        "clumped": np.where(rng.random(n) < 0.5, 1.0 + rng.integers(0, 4096, n) * 2.0**-52, rng.random(n)),
     }[distribution]
     labels = rng.normal(size=n)
     ranks = np.unique(scores, return_inverse=True)[1].astype(np.int64)
