@@ -144,6 +144,21 @@ struct Record<true, L> {
     std::uint64_t index;
 };
 
+// Which key bits vary across a set of keys: those set in some key (any) but
+// not in all of them.
+struct KeyBits {
+    std::uint64_t any = 0, all = ~std::uint64_t{0};
+    void add(std::uint64_t key) {
+        any |= key;
+        all &= key;
+    }
+    void add(const KeyBits& other) {
+        any |= other.any;
+        all &= other.all;
+    }
+    std::uint64_t varying() const { return any ^ all; }
+};
+
 int bit_width(std::uint64_t v) {
     int width = 0;
     for (; v != 0; v >>= 1) ++width;
@@ -191,13 +206,10 @@ void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws
         tick(n);
         return;
     }
-    std::uint64_t any = 0, all = ~std::uint64_t{0};
-    for (std::size_t i = 0; i < n; ++i) {
-        any |= key_of(a[i]);
-        all &= key_of(a[i]);
-    }
+    KeyBits key_bits;
+    for (std::size_t i = 0; i < n; ++i) key_bits.add(key_of(a[i]));
     tick(n);
-    const std::uint64_t varying = any ^ all;
+    const std::uint64_t varying = key_bits.varying();
     if (varying == 0) return;
     if (depth >= kMaxDepth) {  // not reached: every level consumes bits
         std::sort(a, a + n, [](const R& x, const R& y) { return key_of(x) < key_of(y); });
@@ -231,12 +243,13 @@ void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws
 
 // Sorts data[0, n) by key (the order within equal keys is arbitrary: runs of
 // equal keys are re-ordered by label afterwards), using scratch[0, n) as work
-// space; returns where the sorted sequence lies (data or scratch). The first
-// level runs on all threads (histograms and scatter per chunk), then the
-// buckets are sorted in cache, spread over the threads.
+// space, given the key bits that vary (found while the records were
+// written); returns where the sorted sequence lies (data or scratch). The
+// first level runs on all threads (histograms and scatter per chunk), then
+// the buckets are sorted in cache, spread over the threads.
 template <class R>
-R* sort_keys(R* data, R* scratch, std::size_t n, int n_threads, Control& control) {
-    if (n < 2) return data;
+R* sort_keys(R* data, R* scratch, std::size_t n, std::uint64_t varying, int n_threads, Control& control) {
+    if (n < 2 || varying == 0) return data;
     if (n <= 4 * kInsertionSort) {
         RadixWorkspace ws;
         Ticker tick(control);
@@ -249,26 +262,7 @@ R* sort_keys(R* data, R* scratch, std::size_t n, int n_threads, Control& control
     const std::size_t chunks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
     std::vector<std::size_t> bound(chunks + 1);
     for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
-    std::vector<std::uint64_t> any(chunks, 0), all(chunks, ~std::uint64_t{0});
     const R* src = data;
-    parallel_for(chunks, threads, [&](std::size_t c) {
-        Ticker tick(control);
-        std::uint64_t o = 0, a = ~std::uint64_t{0};
-        for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
-            o |= key_of(src[i]);
-            a &= key_of(src[i]);
-            if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
-        }
-        any[c] = o;
-        all[c] = a;
-    }, &control);
-    std::uint64_t o = 0, a = ~std::uint64_t{0};
-    for (std::size_t c = 0; c < chunks; ++c) {
-        o |= any[c];
-        a &= all[c];
-    }
-    const std::uint64_t varying = o ^ a;
-    if (varying == 0) return data;
     const int width = bit_width(varying);
     const int bits = std::min(width, std::clamp(bit_width(n) - 2, 3, kMaxBits));
     const int shift = width - bits;
@@ -313,9 +307,9 @@ R* sort_keys(R* data, R* scratch, std::size_t n, int n_threads, Control& control
 }
 
 template <class R>
-void sort_by_key(Buffer<R>& records, int n_threads, Control& control) {
+void sort_by_key(Buffer<R>& records, std::uint64_t varying, int n_threads, Control& control) {
     Buffer<R> scratch(records.size());
-    if (sort_keys(records.data(), scratch.data(), records.size(), n_threads, control) == scratch.data())
+    if (sort_keys(records.data(), scratch.data(), records.size(), varying, n_threads, control) == scratch.data())
         records.swap(scratch);
 }
 
@@ -526,19 +520,21 @@ class InversionCounter {
             const std::size_t left_tasks = (left_pieces.size() + kLanes - 1) / kLanes;
             const std::size_t merge_tasks = (merge_pieces.size() + kLanes - 1) / kLanes;
             std::vector<std::uint64_t> counts(count_tasks, 0);
-            parallel_for(count_tasks + left_tasks + merge_tasks, threads, [&](std::size_t t) {
+            // Each task counts and merges about the same stretch of the
+            // array, so that the merge finds it in cache.
+            const std::size_t tasks = std::max({count_tasks, left_tasks, merge_tasks});
+            parallel_for(tasks, threads, [&](std::size_t t) {
                 Ticker tick(control_);
-                if (t < count_tasks) {
-                    const std::size_t begin = t * kLanes, end = std::min(begin + kLanes, count_pieces.size());
-                    counts[t] = count(level, count_pieces.data() + begin, end - begin, tick);
-                } else if ((t -= count_tasks) < left_tasks) {
-                    const std::size_t begin = t * kLanes, end = std::min(begin + kLanes, left_pieces.size());
-                    count_left(level, left_pieces.data() + begin, end - begin, tick);
-                } else {
-                    t -= left_tasks;
-                    const std::size_t begin = t * kLanes, end = std::min(begin + kLanes, merge_pieces.size());
-                    merge(level, merge_pieces.data() + begin, end - begin, tick);
-                }
+                const std::size_t begin = t * kLanes;
+                if (t < count_tasks)
+                    counts[t] = count(level, count_pieces.data() + begin,
+                                      std::min(begin + kLanes, count_pieces.size()) - begin, tick);
+                if (t < left_tasks)
+                    count_left(level, left_pieces.data() + begin, std::min(begin + kLanes, left_pieces.size()) - begin,
+                               tick);
+                if (t < merge_tasks)
+                    merge(level, merge_pieces.data() + begin, std::min(begin + kLanes, merge_pieces.size()) - begin,
+                          tick);
             }, &control_);
             for (auto c : counts) total += c;
             in_buffer = !in_buffer;
@@ -826,36 +822,58 @@ class InversionCounter {
     const bool vector_;
 };
 
-// Within each run of equal scores, orders labels descending (so every
-// rankable tied pair is counted as an inversion, whatever the input order)
-// and returns how many rankable pairs have tied scores.
+// Orders a run of records with equal scores by label, descending (so every
+// rankable tied pair is counted as an inversion, whatever the input order),
+// and returns how many of its pairs are rankable.
 template <bool Track, class Gap>
-std::uint64_t order_tied_scores(Buffer<Record<Track, typename Gap::Label>>& records, const Gap& gap,
-                                std::uint64_t* tied, Control& control) {
+std::uint64_t order_tied_run(Record<Track, typename Gap::Label>* run, std::size_t len, const Gap& gap,
+                             std::uint64_t* tied, Ticker& tick) {
+    sort_by_label_descending(run, len, tick);
+    std::uint64_t total = 0;
+    // Rankable partners of q before it: a prefix [0, p) of the run.
+    for (std::size_t q = 0, p = 0; q < len; ++q) {
+        while (p < q && gap.far(run[p].label, run[q].label)) ++p;
+        total += p;
+        if constexpr (Track) tied[run[q].index] += p;
+    }
+    if constexpr (Track) {
+        // ... and after it: a suffix [s, len).
+        for (std::size_t q = len, s = len; q-- > 0;) {
+            while (s > q + 1 && gap.far(run[q].label, run[s - 1].label)) --s;
+            tied[run[q].index] += len - s;
+        }
+    }
+    tick(2 * len);
+    return total;
+}
+
+// Copies the labels (and input positions) of the records, sorted by score,
+// into `sequence` (and `index`), each run of equal scores ordered by
+// order_tied_run; returns how many rankable pairs have tied scores.
+template <bool Track, class Gap>
+std::uint64_t labels_in_score_order(Buffer<Record<Track, typename Gap::Label>>& records, const Gap& gap,
+                                    std::uint64_t* tied, Buffer<typename Gap::Label>& sequence,
+                                    Buffer<std::uint64_t>& index, Control& control) {
     Ticker tick(control);
     std::uint64_t total = 0;
     const std::size_t n = records.size();
     for (std::size_t begin = 0, end; begin < n; begin = end) {
-        for (end = begin + 1; end < n && records[end].key == records[begin].key; ++end) {}
-        tick(end - begin);
-        if (end - begin < 2) continue;
-        auto* run = records.data() + begin;
-        const std::size_t len = end - begin;
-        sort_by_label_descending(run, len, tick);
-        // Rankable partners of q before it: a prefix [0, p) of the run.
-        for (std::size_t q = 0, p = 0; q < len; ++q) {
-            while (p < q && gap.far(run[p].label, run[q].label)) ++p;
-            total += p;
-            if constexpr (Track) tied[run[q].index] += p;
+        // A stretch without ties (at most kTickWork long), then the run of
+        // equal scores that stopped it, if any.
+        const std::size_t limit = std::min(n, begin + kTickWork);
+        for (end = begin + 1; end < limit && records[end].key != records[end - 1].key; ++end) {}
+        if (end < n && records[end].key == records[end - 1].key) {
+            const std::size_t run = end - 1;
+            for (++end; end < n && records[end].key == records[run].key; ++end) {}
+            total += order_tied_run(records.data() + run, end - run, gap, tied, tick);
         }
-        if constexpr (Track) {
-            // ... and after it: a suffix [s, len).
-            for (std::size_t q = len, s = len; q-- > 0;) {
-                while (s > q + 1 && gap.far(run[q].label, run[s - 1].label)) --s;
-                tied[run[q].index] += len - s;
+        for (std::size_t piece = begin; piece < end; piece += kTickWork) {
+            for (std::size_t i = piece; i < std::min(end, piece + kTickWork); ++i) {
+                sequence[i] = records[i].label;
+                if constexpr (Track) index[i] = records[i].index;
             }
+            tick(std::min(end - piece, kTickWork));
         }
-        tick(2 * len);
     }
     return total;
 }
@@ -1380,12 +1398,12 @@ bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const La
 // Everything after loading: the records hold score keys, labels (and input
 // positions when tracking).
 template <bool Track, class Gap>
-PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, const Gap& gap,
-                         PairedPerSample* per_sample, int n_threads, std::size_t few_labels, SimdLevel simd,
-                         Control& control) {
+PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, std::uint64_t varying_key_bits,
+                         const Gap& gap, PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
+                         SimdLevel simd, Control& control) {
     using L = typename Gap::Label;
     const std::size_t n = records.size();
-    sort_by_key(records, n_threads, control);
+    sort_by_key(records, varying_key_bits, n_threads, control);
 
     Buffer<std::uint64_t> inverted(Track ? n : 0);
     if constexpr (Track) {
@@ -1393,14 +1411,9 @@ PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, co
         std::fill_n(inverted.data(), n, 0);
     }
     PairedCounts counts;
-    counts.tied = order_tied_scores(records, gap, Track ? per_sample->tied : nullptr, control);
-
     Buffer<L> sequence(n);
     Buffer<std::uint64_t> index(Track ? n : 0);
-    for (std::size_t i = 0; i < n; ++i) {
-        sequence[i] = records[i].label;
-        if constexpr (Track) index[i] = records[i].index;
-    }
+    counts.tied = labels_in_score_order(records, gap, Track ? per_sample->tied : nullptr, sequence, index, control);
     records.release();
     control.check();
 
@@ -1438,16 +1451,22 @@ PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, co
     }
     Buffer<Record<Track, L>> records(n);
     const std::size_t blocks = (n + kTickWork - 1) / kTickWork;
+    std::vector<KeyBits> key_bits(blocks);
     parallel_for(blocks, n >= 2 * kMinPerThread ? n_threads : 1, [&](std::size_t b) {
         const std::size_t end = std::min(n, (b + 1) * kTickWork);
+        KeyBits bits;
         for (std::size_t i = b * kTickWork; i < end; ++i) {
             records[i].key = order_key(read(scores, score_stride, i));
             records[i].label = label_at<L>(labels, label_stride, i);
             if constexpr (Track) records[i].index = i;
+            bits.add(records[i].key);
         }
+        key_bits[b] = bits;
         control.check();
     }, &control);
-    return count_pairs<Track>(records, gap, per_sample, n_threads, few_labels, simd, control);
+    KeyBits all_bits;
+    for (const KeyBits& bits : key_bits) all_bits.add(bits);
+    return count_pairs<Track>(records, all_bits.varying(), gap, per_sample, n_threads, few_labels, simd, control);
 }
 
 template <bool Track, class Score, class Label>
