@@ -101,10 +101,13 @@ PAIRMETRICS_AVX512 bool merge_active(const MergeLane& lane) { return lane.i < la
 PAIRMETRICS_AVX512 void merge_step(const double* src, double* dst, MergeLane& lane) {
     const double a = lane.i < lane.m ? src[lane.i] : kInf;
     const double b = lane.j < lane.r ? src[lane.j] : kInf;
-    const bool take_left = a <= b;
-    __m512d next = take_left ? load_padded(src, lane.i, lane.m) : load_padded(src, lane.j, lane.r);
-    lane.i += take_left ? 8 : 0;
-    lane.j += take_left ? 0 : 8;
+    // The run to read is picked by masks, not a branch: which one comes next
+    // is as unpredictable as the labels.
+    const std::size_t left = std::size_t{0} - static_cast<std::size_t>(a <= b);
+    const std::size_t at = (lane.i & left) | (lane.j & ~left), end = (lane.m & left) | (lane.r & ~left);
+    __m512d next = load_padded(src, at, end);
+    lane.i += left & 8;
+    lane.j += ~left & 8;
     merge_vectors(next, lane.carry);
     store_clipped(dst, lane, next);
 }
