@@ -241,78 +241,6 @@ void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws
     }
 }
 
-// Sorts data[0, n) by key (the order within equal keys is arbitrary: runs of
-// equal keys are re-ordered by label afterwards), using scratch[0, n) as work
-// space, given the key bits that vary (found while the records were
-// written); returns where the sorted sequence lies (data or scratch). The
-// first level runs on all threads (histograms and scatter per chunk), then
-// the buckets are sorted in cache, spread over the threads.
-template <class R>
-R* sort_keys(R* data, R* scratch, std::size_t n, std::uint64_t varying, int n_threads, Control& control) {
-    if (n < 2 || varying == 0) return data;
-    if (n <= 4 * kInsertionSort) {
-        RadixWorkspace ws;
-        Ticker tick(control);
-        sort_segment(data, scratch, n, 0, ws, tick);
-        return data;
-    }
-    const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
-    // Several chunks per thread: a thread that the system pauses holds up
-    // the others for one small chunk at most (the rest are handed out).
-    const std::size_t chunks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
-    std::vector<std::size_t> bound(chunks + 1);
-    for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
-    const R* src = data;
-    const int width = bit_width(varying);
-    const int bits = std::min(width, std::clamp(bit_width(n) - 2, 3, kMaxBits));
-    const int shift = width - bits;
-    const std::size_t buckets = std::size_t{1} << bits, mask = buckets - 1;
-    std::vector<std::size_t> histogram(chunks * buckets, 0);
-    parallel_for(chunks, threads, [&](std::size_t c) {
-        Ticker tick(control);
-        std::size_t* h = histogram.data() + c * buckets;
-        for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
-            ++h[(key_of(src[i]) >> shift) & mask];
-            if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
-        }
-    }, &control);
-    std::vector<std::size_t> start(buckets + 1, 0);
-    for (std::size_t b = 0, total = 0; b < buckets; ++b) {
-        start[b] = total;
-        for (std::size_t c = 0; c < chunks; ++c) total += std::exchange(histogram[c * buckets + b], total);
-        start[b + 1] = total;
-    }
-    R* dst = scratch;
-    parallel_for(chunks, threads, [&](std::size_t c) {
-        Ticker tick(control);
-        std::size_t* next = histogram.data() + c * buckets;
-        for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
-            dst[next[(key_of(src[i]) >> shift) & mask]++] = src[i];
-            if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
-        }
-    }, &control);
-    // Buckets in groups (one workspace each); many groups balance skewed
-    // sizes over the threads.
-    const std::size_t groups = threads == 1 ? 1 : std::min<std::size_t>(buckets, 16 * chunks);
-    R* other = data;
-    parallel_for(groups, threads, [&](std::size_t g) {
-        RadixWorkspace ws;
-        Ticker tick(control);
-        for (std::size_t b = buckets * g / groups; b < buckets * (g + 1) / groups; ++b) {
-            const std::size_t size = start[b + 1] - start[b];
-            if (size > 1) sort_segment(dst + start[b], other + start[b], size, 0, ws, tick);
-        }
-    }, &control);
-    return dst;
-}
-
-template <class R>
-void sort_by_key(Buffer<R>& records, std::uint64_t varying, int n_threads, Control& control) {
-    Buffer<R> scratch(records.size());
-    if (sort_keys(records.data(), scratch.data(), records.size(), varying, n_threads, control) == scratch.data())
-        records.swap(scratch);
-}
-
 // Sorts records by label, descending, checking the control between pieces.
 template <class R>
 void sort_by_label_descending(R* data, std::size_t n, Ticker& tick) {
@@ -1395,15 +1323,109 @@ bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const La
     return true;
 }
 
+// Records of every input position (score key, label, and the position when
+// tracking), sorted by score key; the order within equal keys is arbitrary
+// (runs of equal keys are re-ordered by label afterwards). The scores are read
+// three times: for the key bits that vary, for a histogram of the highest of
+// them, and to write each record straight into its bucket. The buckets are
+// then sorted in cache, spread over the threads, each group of buckets with
+// work space the size of its largest bucket. So the records are written
+// once, and no second array of them is needed.
+template <bool Track, class L, class Score, class Label>
+Buffer<Record<Track, L>> load_sorted_records(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                                             std::ptrdiff_t label_stride, std::size_t n, int n_threads,
+                                             Control& control) {
+    using R = Record<Track, L>;
+    const auto key_at = [&](std::size_t i) { return order_key(read(scores, score_stride, i)); };
+    const auto record_at = [&](std::size_t i) {
+        R record;
+        record.key = key_at(i);
+        record.label = label_at<L>(labels, label_stride, i);
+        if constexpr (Track) record.index = i;
+        return record;
+    };
+    Buffer<R> records(n);
+    const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
+    // Several chunks per thread: a thread that the system pauses holds up
+    // the others for one small chunk at most (the rest are handed out).
+    const std::size_t chunks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
+    std::vector<std::size_t> bound(chunks + 1);
+    for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
+    // Runs body(i) over every position of chunk c, ticking the control.
+    const auto for_chunk = [&](std::size_t c, auto&& body) {
+        Ticker tick(control);
+        for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
+            body(i);
+            if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
+        }
+    };
+    std::vector<KeyBits> chunk_bits(chunks);
+    parallel_for(chunks, threads, [&](std::size_t c) {
+        for_chunk(c, [&](std::size_t i) { chunk_bits[c].add(key_at(i)); });
+    }, &control);
+    KeyBits key_bits;
+    for (const KeyBits& bits : chunk_bits) key_bits.add(bits);
+    const std::uint64_t varying = key_bits.varying();
+    if (varying == 0 || n <= 4 * kInsertionSort) {
+        parallel_for(chunks, threads, [&](std::size_t c) {
+            for_chunk(c, [&](std::size_t i) { records[i] = record_at(i); });
+        }, &control);
+        if (varying != 0) {
+            Buffer<R> scratch(n);
+            RadixWorkspace ws;
+            Ticker tick(control);
+            sort_segment(records.data(), scratch.data(), n, 0, ws, tick);
+        }
+        return records;
+    }
+    const int width = bit_width(varying);
+    const int bits = std::min(width, std::clamp(bit_width(n) - 2, 3, kMaxBits));
+    const int shift = width - bits;
+    const std::size_t buckets = std::size_t{1} << bits, mask = buckets - 1;
+    std::vector<std::size_t> histogram(chunks * buckets, 0);
+    parallel_for(chunks, threads, [&](std::size_t c) {
+        std::size_t* h = histogram.data() + c * buckets;
+        for_chunk(c, [&](std::size_t i) { ++h[(key_at(i) >> shift) & mask]; });
+    }, &control);
+    std::vector<std::size_t> start(buckets + 1, 0);
+    for (std::size_t b = 0, total = 0; b < buckets; ++b) {
+        start[b] = total;
+        for (std::size_t c = 0; c < chunks; ++c) total += std::exchange(histogram[c * buckets + b], total);
+        start[b + 1] = total;
+    }
+    parallel_for(chunks, threads, [&](std::size_t c) {
+        std::size_t* next = histogram.data() + c * buckets;
+        for_chunk(c, [&](std::size_t i) {
+            const R record = record_at(i);
+            records[next[(record.key >> shift) & mask]++] = record;
+        });
+    }, &control);
+    // Buckets in groups (one workspace each); many groups balance skewed
+    // sizes over the threads.
+    const std::size_t groups = threads == 1 ? 1 : std::min<std::size_t>(buckets, 16 * chunks);
+    parallel_for(groups, threads, [&](std::size_t g) {
+        const std::size_t first = buckets * g / groups, last = buckets * (g + 1) / groups;
+        std::size_t largest = 0;
+        for (std::size_t b = first; b < last; ++b) largest = std::max(largest, start[b + 1] - start[b]);
+        Buffer<R> scratch(largest);
+        RadixWorkspace ws;
+        Ticker tick(control);
+        for (std::size_t b = first; b < last; ++b) {
+            const std::size_t size = start[b + 1] - start[b];
+            if (size > 1) sort_segment(records.data() + start[b], scratch.data(), size, 0, ws, tick);
+        }
+    }, &control);
+    return records;
+}
+
 // Everything after loading: the records hold score keys, labels (and input
-// positions when tracking).
+// positions when tracking), sorted by score key.
 template <bool Track, class Gap>
-PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, std::uint64_t varying_key_bits,
-                         const Gap& gap, PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
-                         SimdLevel simd, Control& control) {
+PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, const Gap& gap,
+                         PairedPerSample* per_sample, int n_threads, std::size_t few_labels, SimdLevel simd,
+                         Control& control) {
     using L = typename Gap::Label;
     const std::size_t n = records.size();
-    sort_by_key(records, varying_key_bits, n_threads, control);
 
     Buffer<std::uint64_t> inverted(Track ? n : 0);
     if constexpr (Track) {
@@ -1449,24 +1471,9 @@ PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, co
                              n_threads, control, counts))
             return counts;
     }
-    Buffer<Record<Track, L>> records(n);
-    const std::size_t blocks = (n + kTickWork - 1) / kTickWork;
-    std::vector<KeyBits> key_bits(blocks);
-    parallel_for(blocks, n >= 2 * kMinPerThread ? n_threads : 1, [&](std::size_t b) {
-        const std::size_t end = std::min(n, (b + 1) * kTickWork);
-        KeyBits bits;
-        for (std::size_t i = b * kTickWork; i < end; ++i) {
-            records[i].key = order_key(read(scores, score_stride, i));
-            records[i].label = label_at<L>(labels, label_stride, i);
-            if constexpr (Track) records[i].index = i;
-            bits.add(records[i].key);
-        }
-        key_bits[b] = bits;
-        control.check();
-    }, &control);
-    KeyBits all_bits;
-    for (const KeyBits& bits : key_bits) all_bits.add(bits);
-    return count_pairs<Track>(records, all_bits.varying(), gap, per_sample, n_threads, few_labels, simd, control);
+    Buffer<Record<Track, L>> records =
+        load_sorted_records<Track, L>(scores, score_stride, labels, label_stride, n, n_threads, control);
+    return count_pairs<Track>(records, gap, per_sample, n_threads, few_labels, simd, control);
 }
 
 template <bool Track, class Score, class Label>
