@@ -1323,27 +1323,52 @@ bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const La
     return true;
 }
 
-// Records of every input position (score key, label, and the position when
-// tracking), sorted by score key; the order within equal keys is arbitrary
-// (runs of equal keys are re-ordered by label afterwards). The scores are read
-// three times: for the key bits that vary, for a histogram of the highest of
-// them, and to write each record straight into its bucket. The buckets are
-// then sorted in cache, spread over the threads, each group of buckets with
-// work space the size of its largest bucket. So the records are written
-// once, and no second array of them is needed.
+// Reads the input of load_sorted_records: the score keys, or whole records
+// (score key, label, and the position when tracking), of a range of
+// positions. One virtual call per block keeps the radix passes compiled once
+// per record type rather than once per pair of input dtypes.
+template <class R>
+class RecordReader {
+  public:
+    virtual ~RecordReader() = default;
+    virtual void keys(std::size_t begin, std::size_t end, std::uint64_t* out) const = 0;
+    virtual void records(std::size_t begin, std::size_t end, R* out) const = 0;
+};
+
 template <bool Track, class L, class Score, class Label>
-Buffer<Record<Track, L>> load_sorted_records(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
-                                             std::ptrdiff_t label_stride, std::size_t n, int n_threads,
-                                             Control& control) {
-    using R = Record<Track, L>;
-    const auto key_at = [&](std::size_t i) { return order_key(read(scores, score_stride, i)); };
-    const auto record_at = [&](std::size_t i) {
-        R record;
-        record.key = key_at(i);
-        record.label = label_at<L>(labels, label_stride, i);
-        if constexpr (Track) record.index = i;
-        return record;
-    };
+class InputReader final : public RecordReader<Record<Track, L>> {
+  public:
+    InputReader(const Score* scores, std::ptrdiff_t score_stride, const Label* labels, std::ptrdiff_t label_stride)
+        : scores_(scores), labels_(labels), score_stride_(score_stride), label_stride_(label_stride) {}
+    void keys(std::size_t begin, std::size_t end, std::uint64_t* out) const override {
+        for (std::size_t i = begin; i < end; ++i) out[i - begin] = order_key(read(scores_, score_stride_, i));
+    }
+    void records(std::size_t begin, std::size_t end, Record<Track, L>* out) const override {
+        for (std::size_t i = begin; i < end; ++i) {
+            Record<Track, L>& record = out[i - begin];
+            record.key = order_key(read(scores_, score_stride_, i));
+            record.label = label_at<L>(labels_, label_stride_, i);
+            if constexpr (Track) record.index = i;
+        }
+    }
+
+  private:
+    const Score* scores_;
+    const Label* labels_;
+    std::ptrdiff_t score_stride_, label_stride_;
+};
+
+// Records of every input position sorted by score key; the order within
+// equal keys is arbitrary (runs of equal keys are re-ordered by label
+// afterwards). The input is read three times: for the key bits that vary,
+// for a histogram of the highest of them, and to write each record straight
+// into its bucket. The buckets are then sorted in cache, spread over the
+// threads, each group of buckets with work space the size of its largest
+// bucket. So the records are written once, and no second array of them is
+// needed.
+template <class R>
+Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int n_threads, Control& control) {
+    constexpr std::size_t kReadBlock = 1024;  // records read at a time (in L1)
     Buffer<R> records(n);
     const int threads = n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
     // Several chunks per thread: a thread that the system pauses holds up
@@ -1351,24 +1376,32 @@ Buffer<Record<Track, L>> load_sorted_records(const Score* scores, std::ptrdiff_t
     const std::size_t chunks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
     std::vector<std::size_t> bound(chunks + 1);
     for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
-    // Runs body(i) over every position of chunk c, ticking the control.
-    const auto for_chunk = [&](std::size_t c, auto&& body) {
+    // Runs body(keys or records, begin, end) over the blocks of chunk c.
+    const auto for_keys = [&](std::size_t c, auto&& body) {
         Ticker tick(control);
-        for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
-            body(i);
-            if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
+        std::uint64_t key[kReadBlock];
+        for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kReadBlock) {
+            const std::size_t end = std::min(bound[c + 1], begin + kReadBlock);
+            reader.keys(begin, end, key);
+            body(key, end - begin);
+            tick(end - begin);
         }
     };
     std::vector<KeyBits> chunk_bits(chunks);
     parallel_for(chunks, threads, [&](std::size_t c) {
-        for_chunk(c, [&](std::size_t i) { chunk_bits[c].add(key_at(i)); });
+        for_keys(c, [&](const std::uint64_t* key, std::size_t size) {
+            for (std::size_t i = 0; i < size; ++i) chunk_bits[c].add(key[i]);
+        });
     }, &control);
     KeyBits key_bits;
     for (const KeyBits& bits : chunk_bits) key_bits.add(bits);
     const std::uint64_t varying = key_bits.varying();
     if (varying == 0 || n <= 4 * kInsertionSort) {
         parallel_for(chunks, threads, [&](std::size_t c) {
-            for_chunk(c, [&](std::size_t i) { records[i] = record_at(i); });
+            for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
+                reader.records(begin, std::min(bound[c + 1], begin + kTickWork), records.data() + begin);
+                control.check();
+            }
         }, &control);
         if (varying != 0) {
             Buffer<R> scratch(n);
@@ -1385,7 +1418,9 @@ Buffer<Record<Track, L>> load_sorted_records(const Score* scores, std::ptrdiff_t
     std::vector<std::size_t> histogram(chunks * buckets, 0);
     parallel_for(chunks, threads, [&](std::size_t c) {
         std::size_t* h = histogram.data() + c * buckets;
-        for_chunk(c, [&](std::size_t i) { ++h[(key_at(i) >> shift) & mask]; });
+        for_keys(c, [&](const std::uint64_t* key, std::size_t size) {
+            for (std::size_t i = 0; i < size; ++i) ++h[(key[i] >> shift) & mask];
+        });
     }, &control);
     std::vector<std::size_t> start(buckets + 1, 0);
     for (std::size_t b = 0, total = 0; b < buckets; ++b) {
@@ -1395,10 +1430,14 @@ Buffer<Record<Track, L>> load_sorted_records(const Score* scores, std::ptrdiff_t
     }
     parallel_for(chunks, threads, [&](std::size_t c) {
         std::size_t* next = histogram.data() + c * buckets;
-        for_chunk(c, [&](std::size_t i) {
-            const R record = record_at(i);
-            records[next[(record.key >> shift) & mask]++] = record;
-        });
+        Ticker tick(control);
+        R block[kReadBlock];
+        for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kReadBlock) {
+            const std::size_t end = std::min(bound[c + 1], begin + kReadBlock);
+            reader.records(begin, end, block);
+            for (std::size_t i = 0; i < end - begin; ++i) records[next[(block[i].key >> shift) & mask]++] = block[i];
+            tick(end - begin);
+        }
     }, &control);
     // Buckets in groups (one workspace each); many groups balance skewed
     // sizes over the threads.
@@ -1472,7 +1511,8 @@ PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, co
             return counts;
     }
     Buffer<Record<Track, L>> records =
-        load_sorted_records<Track, L>(scores, score_stride, labels, label_stride, n, n_threads, control);
+        load_sorted_records(InputReader<Track, L, Score, Label>(scores, score_stride, labels, label_stride), n,
+                            n_threads, control);
     return count_pairs<Track>(records, gap, per_sample, n_threads, few_labels, simd, control);
 }
 
