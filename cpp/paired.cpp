@@ -179,12 +179,22 @@ constexpr std::size_t kLeafBucket = 32;  // larger leaf buckets (skewed keys) ge
 constexpr int kMaxDepth = 24;            // each level takes >= 3 of the 64 key bits
 
 struct RadixWorkspace {
-    std::vector<std::vector<std::size_t>> levels;
-    std::size_t* level(int depth) {
+    struct Level {
+        std::unique_ptr<std::size_t[]> data;
+        std::size_t size = 0;
+    };
+    std::vector<Level> levels;
+    // Room for the bucket starts and cursors of one level: left
+    // uninitialised (a level fills what it uses), and stable while deeper
+    // levels grow their own.
+    std::size_t* level(int depth, std::size_t buckets) {
         if (levels.size() <= static_cast<std::size_t>(depth)) levels.resize(depth + 1);
-        auto& v = levels[depth];
-        if (v.empty()) v.resize(2 * ((std::size_t{1} << std::max(kMaxBits, kLeafBits)) + 1));
-        return v.data();
+        Level& level = levels[depth];
+        if (const std::size_t need = 2 * (buckets + 1); level.size < need) {
+            level.data.reset(new std::size_t[need]);
+            level.size = need;
+        }
+        return level.data.get();
     }
 };
 
@@ -220,7 +230,7 @@ void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws
     const int bits = std::min(width, leaf ? bit_width(n) : std::clamp(bit_width(n) - 2, 3, kMaxBits));
     const int shift = width - bits;
     const std::size_t buckets = std::size_t{1} << bits, mask = buckets - 1;
-    std::size_t* start = ws.level(depth);
+    std::size_t* start = ws.level(depth, buckets);
     std::fill_n(start, buckets + 1, 0);
     for (std::size_t i = 0; i < n; ++i) ++start[((key_of(a[i]) >> shift) & mask) + 1];
     for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
@@ -231,8 +241,7 @@ void sort_segment(R* a, R* scratch, std::size_t n, int depth, RadixWorkspace& ws
     tick(3 * n);
     const std::size_t own_level = leaf ? kLeafBucket : 1;
     for (std::size_t b = 0; b < buckets; ++b) {
-        std::size_t* level = ws.level(depth);  // the workspace may have grown
-        const std::size_t begin = level[b], size = level[b + 1] - begin;
+        const std::size_t begin = start[b], size = start[b + 1] - begin;
         if (size > own_level) sort_segment(a + begin, scratch + begin, size, depth + 1, ws, tick);
     }
     if (leaf) {
