@@ -1385,7 +1385,7 @@ Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int 
     const std::size_t chunks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
     std::vector<std::size_t> bound(chunks + 1);
     for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
-    // Runs body(keys or records, begin, end) over the blocks of chunk c.
+    // Runs body(keys, count) over the blocks of score keys of chunk c.
     const auto for_keys = [&](std::size_t c, auto&& body) {
         Ticker tick(control);
         std::uint64_t key[kReadBlock];
@@ -1398,9 +1398,11 @@ Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int 
     };
     std::vector<KeyBits> chunk_bits(chunks);
     parallel_for(chunks, threads, [&](std::size_t c) {
+        KeyBits bits;  // local: neighbouring chunks share a cache line
         for_keys(c, [&](const std::uint64_t* key, std::size_t size) {
-            for (std::size_t i = 0; i < size; ++i) chunk_bits[c].add(key[i]);
+            for (std::size_t i = 0; i < size; ++i) bits.add(key[i]);
         });
+        chunk_bits[c] = bits;
     }, &control);
     KeyBits key_bits;
     for (const KeyBits& bits : chunk_bits) key_bits.add(bits);
