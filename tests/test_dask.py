@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import pairmetrics as pm  # noqa: E402
-from pairmetrics import _dask  # noqa: E402
+from pairmetrics.dask import _legacy as _dask  # noqa: E402
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 

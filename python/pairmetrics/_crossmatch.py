@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from . import _core
-from ._dask import dispatch
+from ._routing import routed
 from ._matching import (
     _DEFAULT_K,
     MatchingResult,
@@ -434,7 +434,7 @@ def _pvalue_table(N: int, n: int, alternative: str):
     return null.a1, p
 
 
-@dispatch
+@routed
 def crossmatch_resample(x, y, sample_size: int = 200, n_resamples: int = 500, rng=None, n_jobs=None, *,
                         alternative: str = "less", metric="euclidean", k: int = _DEFAULT_K, progress: bool = False,
                         n_repeats=None, **metric_kwargs) -> CrossMatchResampleResult:  # fmt: skip

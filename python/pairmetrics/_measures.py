@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from . import _core
-from ._dask import dispatch
+from ._routing import routed
 from ._multilabel import *  # noqa: F401,F403
 from ._multilabel import __all__ as _multilabel_all
 from ._representations import *  # noqa: F401,F403
@@ -131,7 +131,7 @@ def _divide(values, n: int, average: bool):
 # --------------------------------------------------------------------------- error measures
 
 
-@dispatch
+@routed
 def zero_one_error(y_true, y_pred, *, average: bool = False, per_target: bool = False):
     """The 0/1 error: the number of predictions that differ from the actual value.
 
@@ -173,7 +173,7 @@ def zero_one_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
     return _output(_divide(stats["n_wrong"].astype(np.float64), yt.shape[0], average), per_target)
 
 
-@dispatch
+@routed
 def absolute_error(y_true, y_pred, *, average: bool = False, per_target: bool = False):
     """The absolute (L1) error: sum over examples and targets of ``|y_true - y_pred|``.
 
@@ -211,7 +211,7 @@ def absolute_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
     return _output(_divide(stats["abs_sum"], yt.shape[0], average), per_target)
 
 
-@dispatch
+@routed
 def sum_squares_error(y_true, y_pred, *, average: bool = False, per_target: bool = False):
     """The sum-of-squares (squared L2) error: sum of ``(y_true - y_pred)**2``.
 
@@ -239,7 +239,7 @@ def sum_squares_error(y_true, y_pred, *, average: bool = False, per_target: bool
     return _output(_divide(stats["sq_sum"], yt.shape[0], average), per_target)
 
 
-@dispatch
+@routed
 def rms_error(y_true, y_pred, *, per_target: bool = False):
     """The root-mean-square error: ``sqrt(sum_squares_error / n)``.
 
@@ -306,7 +306,7 @@ def _scaled_rms(yt, yp, per_target, max_abs, rms, rescale):
     return np.where(rescale, scaled, rms)
 
 
-@dispatch
+@routed
 def worst_case_error(y_true, y_pred, *, per_target: bool = False):
     """The worst-case (L-infinity) error: ``max |y_true - y_pred|`` over examples and targets.
 
@@ -385,7 +385,7 @@ def _log_likelihood(y_true, y_pred, per_target, eps):
     return yt, np.where(stats["n_zero"] > 0, -np.inf, stats["log_sum"])
 
 
-@dispatch
+@routed
 def likelihood(y_true, y_pred, *, per_target: bool = False, eps=None) -> Likelihood:
     """The likelihood of 0/1 data: the product of ``y_pred`` where y is 1 and ``1 - y_pred`` where it is 0.
 
@@ -421,7 +421,7 @@ def likelihood(y_true, y_pred, *, per_target: bool = False, eps=None) -> Likelih
     return Likelihood(value=np.exp(ll), log=ll)
 
 
-@dispatch
+@routed
 def log_likelihood(y_true, y_pred, *, average: bool = False, per_target: bool = False, eps=None, base=None):
     """The log-likelihood of 0/1 data: sum of ``y log p + (1 - y) log(1 - p)``.
 
@@ -452,7 +452,7 @@ def log_likelihood(y_true, y_pred, *, average: bool = False, per_target: bool = 
     return _output(_divide(ll / scale, yt.shape[0], average), per_target)
 
 
-@dispatch
+@routed
 def log_loss(y_true, y_pred, *, per_target: bool = False, eps=None, base=None):
     """The log loss: minus the log-likelihood divided by the number of examples.
 
@@ -519,7 +519,7 @@ def _column_mode(column: np.ndarray) -> float:
     return values[np.argmax(counts)]  # first maximum: the smallest of the tied values
 
 
-@dispatch
+@routed
 def best_constant(y, loss: str) -> BestConstant:
     """The constant prediction that minimises ``loss`` on the data ``y``, per target.
 

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from . import _core
-from ._dask import dispatch
+from ._routing import routed
 from ._result import Result
 from ._validation import as_matrix, as_numeric_array, check_binary, check_finite, check_nonnegative_finite
 
@@ -160,7 +160,7 @@ def _counts_dense(t, p):
     return _split(_core._multilabel_dense(t, p))
 
 
-@dispatch
+@routed
 def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: float = 1.0) -> MultilabelCounts:
     """TP, TN, FP, FN in total, per label and per sample, with accuracies and a weighted score.
 

@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 from . import _core
-from ._dask import dispatch
+from ._routing import routed
 from ._progress import progress_callback
 from ._result import Result
 from ._validation import (
@@ -180,7 +180,7 @@ class PairedEvaluation(Result):
         )
 
 
-@dispatch
+@routed
 def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
     """Count rankable pairs and correctly ranked pairs (drop-in for ``pairedeval``).
 
@@ -260,7 +260,7 @@ def _auc_components(counts, per_sample):
     return credit - evaluation_auc * rankable
 
 
-@dispatch
+@routed
 def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, variance=None, progress=False):
     """Pair counts and the concordance (AUC) of one model's scores.
 
@@ -391,7 +391,7 @@ class PairedComparison(Result):
         return _normal_interval(self.auc_difference, self._difference_variance, confidence_level, -1.0, 1.0)
 
 
-@dispatch
+@routed
 def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, progress=False):
     """Compare two models' paired evaluations on one test set.
 

@@ -9,7 +9,7 @@ from typing import Optional, Union
 import numpy as np
 
 from . import _core
-from ._dask import dispatch
+from ._routing import routed
 from ._progress import progress_callback
 from ._result import Result
 from ._validation import (
@@ -348,7 +348,7 @@ def _result(setup: _Setup, counts: dict) -> TwoVsTwoResult:
 # public API
 
 
-@dispatch
+@routed
 def two_vs_two(
     y_true,
     y_pred,
@@ -462,7 +462,7 @@ def two_vs_two(
     return _result(setup, counts)
 
 
-@dispatch
+@routed
 def two_vs_two_permutation_test(
     y_true,
     y_pred,

@@ -1,9 +1,9 @@
 """Dask collections: the public functions computed on a cluster, with the same numbers.
 
-Every public function that takes arrays is wrapped by :func:`dispatch`: when
-one of its array arguments is a Dask collection (a dask array, a dask
-DataFrame or Series), the call is handed to the function of the same name in
-this module, which builds a task graph that runs the same C++ kernels on
+Public functions that take arrays are routed here (see
+``pairmetrics._routing``): when one of their array arguments is a Dask
+collection (a dask array, a dask DataFrame or Series), the call is handed to
+the implementation registered in :mod:`pairmetrics.dask`, which builds a task graph that runs the same C++ kernels on
 blocks of the data and reduces small per-block results. Nothing here imports
 dask unless dask is already imported by the caller, so ``import pairmetrics``
 never loads it.
@@ -88,7 +88,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["dispatch", "any_dask"]
+__all__: list[str] = []
 
 # Paired evaluation: the largest score partition (samples) when the data are
 # split by score; the number of partitions is at least the threads of the
@@ -104,42 +104,6 @@ PARTITION_BYTES = {False: 144, True: 288}
 BUCKETS_PER_PARTITION = 3
 # Scores sampled per partition to place the partition boundaries.
 SAMPLES_PER_PARTITION = 2000
-
-
-# --------------------------------------------------------------------------- dispatch
-
-
-def any_dask(*values) -> bool:
-    """True when some value is a Dask collection (without importing dask)."""
-    if "dask" not in sys.modules:
-        return False
-    from dask import is_dask_collection
-
-    return any(is_dask_collection(v) for v in values)
-
-
-def dispatch(func):
-    """Route calls with a Dask collection among the arguments to ``_dask.<name>``.
-
-    The arguments are bound to ``func``'s own signature first, so an unknown
-    keyword raises the same ``TypeError`` for dask input as for numpy input.
-    Without dask imported the wrapper costs one dictionary lookup.
-    """
-    signature = inspect.signature(func)
-    name = func.__name__
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        if "dask" in sys.modules and any_dask(*args, *kwargs.values()):
-            try:
-                bound = signature.bind(*args, **kwargs)
-            except TypeError as exc:
-                raise TypeError(f"{name}() {exc}") from None
-            bound.apply_defaults()
-            return globals()["_dask_" + name](**bound.arguments)
-        return func(*args, **kwargs)
-
-    return wrapper
 
 
 # --------------------------------------------------------------------------- helpers
@@ -186,7 +150,7 @@ def _cluster_threads() -> int:
             return max(1, sum(client.nthreads().values()))
         except Exception:  # a client without workers yet
             return 1
-    from ._validation import usable_cores
+    from .._validation import usable_cores
 
     return usable_cores()
 
@@ -221,7 +185,7 @@ def _to_dask_array(x, name: str):
     elif dask.is_dask_collection(x):
         raise TypeError(f"{name} must be a dask array, DataFrame or Series, got {type(x).__name__}")
     else:
-        from ._validation import as_numeric_array
+        from .._validation import as_numeric_array
 
         arr = da.from_array(as_numeric_array(x, name), chunks=-1)
     if any(math.isnan(c) for dim in arr.chunks for c in dim):
@@ -231,7 +195,7 @@ def _to_dask_array(x, name: str):
 
 def _checked_dtype(arr, name: str):
     """Apply ``as_numeric_array``'s dtype rules: reject non-numbers, widen float16, canonical bools."""
-    from ._validation import as_numeric_array
+    from .._validation import as_numeric_array
 
     kind = arr.dtype.kind
     if kind == "O":
@@ -243,7 +207,7 @@ def _checked_dtype(arr, name: str):
 
 
 def _vector(x, name: str, min_length: int = 1):
-    from ._validation import vector_shape
+    from .._validation import vector_shape
 
     return vector_shape(_to_dask_array(x, name), name, min_length=min_length)
 
@@ -432,7 +396,7 @@ def _partition_data(pieces):
 
 
 def _kernel_counts(scores, labels, min_dist, per_sample, n_threads):
-    from . import _core
+    from .. import _core
 
     if scores.size >= 2:
         return _core.paired_counts(scores, labels, min_dist, per_sample, n_threads)
@@ -513,7 +477,7 @@ def _paired_bucket(n_parts, min_dist, *pieces):
     """(correct, incorrect) pairs between score partitions whose larger label and smaller
     label's threshold both lie in this bucket: a label at or above a threshold of a
     higher-score partition is a mis-ranked pair, of a lower-score partition a correct one."""
-    from . import _core
+    from .. import _core
 
     points = _stacked(pieces[:n_parts])
     labels, groups, weights = _stacked(pieces[n_parts:])
@@ -712,13 +676,13 @@ def _paired_totals(within, correct_between, incorrect_between):
 
 
 def _resolve_threads(n_jobs):
-    from ._validation import resolve_n_jobs
+    from .._validation import resolve_n_jobs
 
     return resolve_n_jobs(n_jobs)
 
 
 def _paired_inputs(scores, labels, min_dist, scores_name="scores"):
-    from ._validation import check_positive_finite
+    from .._validation import check_positive_finite
 
     scores = _vector(scores, scores_name, min_length=2)
     labels = _vector(labels, "labels", min_length=2)
@@ -771,8 +735,8 @@ def _variance_sums(labels, label_range, aucs, *per_block):
 def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, variance=None, progress=False):
     import dask
 
-    from ._paired import _CHEAP_VARIANCE_SAMPLES, PairedEvaluation
-    from ._validation import check_bool
+    from .._paired import _CHEAP_VARIANCE_SAMPLES, PairedEvaluation
+    from .._validation import check_bool
 
     scores, labels, min_dist = _paired_inputs(scores, labels, min_dist)
     n = labels.shape[0]
@@ -797,8 +761,8 @@ def _dask_paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True
 def _dask_compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None, progress=False):
     import dask
 
-    from ._paired import _comparison
-    from ._validation import check_bool
+    from .._paired import _comparison
+    from .._validation import check_bool
 
     progress = check_bool(progress, "progress")
     a_scores, labels_a, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")
@@ -849,7 +813,7 @@ def _tvt_scaled_sum(y, shift):
 
 def _tvt_validate(reports, offsets, d, metric, dtype):
     """Raise the errors of the in-memory call, in its order, from the per-block reports."""
-    from ._two_vs_two import _row_list
+    from .._two_vs_two import _row_list
 
     for which, name in enumerate(("y_true", "y_pred")):
         _raise_nonfinite([r["finite"][which] for r in reports], name, offsets, row_width=d)
@@ -881,7 +845,7 @@ def _tvt_tile(yi, pi, yj, pj, dtype, metric, rtol, skip_same, n_threads, referen
     Returns ((passed, tied, skipped), (sample_passed, sample_tied, same_target) of block I,
     the same of block J or None).
     """
-    from . import _core
+    from .. import _core
 
     diagonal = yj is None
     y = np.asarray(yi if diagonal else np.concatenate([yi, yj]), dtype=dtype)
@@ -933,8 +897,8 @@ def _tvt_block_rows(n, d, itemsize):
 
 def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
     """Validated, row-aligned dask arrays and the resolved options (one pass over the data)."""
-    from ._two_vs_two import METRICS, TIES
-    from ._validation import check_choice
+    from .._two_vs_two import METRICS, TIES
+    from .._validation import check_choice
 
     metric = check_choice(metric, "metric", METRICS)
     y = _to_dask_array(y_true, "y_true")
@@ -966,7 +930,7 @@ def _tvt_setup(y, p, metric, dtype, rtol):
     """
     from dask import delayed
 
-    from ._two_vs_two import _resolve_rtol
+    from .._two_vs_two import _resolve_rtol
 
     n, d = y.shape
     blocks_y, blocks_p = y.to_delayed().ravel(), p.to_delayed().ravel()
@@ -1010,7 +974,7 @@ def _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, re
 
 def _tvt_result(n, totals, sample_passed, sample_tied, same, ties, metric, pairs, rtol, first=None, second=None):
     """A TwoVsTwoResult from reduced counts, as the in-memory call builds it."""
-    from ._two_vs_two import TwoVsTwoResult, _score, _tie_credit
+    from .._two_vs_two import TwoVsTwoResult, _score, _tie_credit
 
     passed, tied, skipped = (int(v) for v in totals)
     if first is None:
@@ -1045,7 +1009,7 @@ def _tvt_result(n, totals, sample_passed, sample_tied, same, ties, metric, pairs
 
 def _tvt_listed(yi, pi, yj, pj, first, second, dtype, metric, rtol, skip_same, n_threads):
     """Counts of listed pairs (local indices into the rows of I followed by those of J)."""
-    from . import _core
+    from .. import _core
 
     y = np.asarray(yi if yj is None else np.concatenate([yi, yj]), dtype=dtype)
     p = np.asarray(pi if pj is None else np.concatenate([pi, pj]), dtype=dtype)
@@ -1086,8 +1050,8 @@ def _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol
 
 def _dask_two_vs_two(y_true, y_pred, metric="cosine", ties="fail", pairs="all", rng=None, n_jobs=None,
                      progress=False, rtol=None):
-    from ._two_vs_two import _resolve_pairs, _sample_pairs
-    from ._validation import check_progress, check_rng
+    from .._two_vs_two import _resolve_pairs, _sample_pairs
+    from .._validation import check_progress, check_rng
 
     generator = check_rng(rng)
     progress = check_progress(progress)
@@ -1125,7 +1089,7 @@ def _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metri
 def _dask_two_vs_two_permutation_test(y_true, y_pred, n_permutations=None, n_resamples=None, alternative="greater",
                                       rng=None, metric="cosine", ties="fail", pairs="all", n_jobs=None,
                                       progress=False, rtol=None):
-    from ._two_vs_two import (
+    from .._two_vs_two import (
         ALTERNATIVES,
         TwoVsTwoPermutationResult,
         _exact_score,
@@ -1133,7 +1097,7 @@ def _dask_two_vs_two_permutation_test(y_true, y_pred, n_permutations=None, n_res
         _resolve_resamples,
         _sample_pairs,
     )
-    from ._validation import check_choice, check_progress, check_rng
+    from .._validation import check_choice, check_progress, check_rng
 
     n_permutations = _resolve_resamples(n_permutations, n_resamples)
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
@@ -1213,7 +1177,7 @@ _MEASURES = {"zero_one": "zero_one_error", "absolute": "absolute_error", "square
 
 def _measure_block(measure, yt, yp):
     """The in-memory measure of one row block, per target column (sums, or maxima for the worst case)."""
-    from . import _measures
+    from .. import _measures
 
     return getattr(_measures, _MEASURES[measure])(yt, yp, per_target=True)
 
@@ -1226,7 +1190,7 @@ def _measure_dask(y_true, y_pred, per_target, measure):
     """(n, per-target values or their total as a length-1 array) of one measure, block by block."""
     from dask import delayed
 
-    from ._validation import check_bool
+    from .._validation import check_bool
 
     yt, yp = _measure_pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
@@ -1240,42 +1204,42 @@ def _measure_dask(y_true, y_pred, per_target, measure):
 
 
 def _dask_zero_one_error(y_true, y_pred, average=False, per_target=False):
-    from ._measures import _divide, _output
+    from .._measures import _divide, _output
 
     n, wrong = _measure_dask(y_true, y_pred, per_target, "zero_one")
     return _output(_divide(wrong, n, average), per_target)
 
 
 def _dask_absolute_error(y_true, y_pred, average=False, per_target=False):
-    from ._measures import _divide, _output
+    from .._measures import _divide, _output
 
     n, values = _measure_dask(y_true, y_pred, per_target, "absolute")
     return _output(_divide(values, n, average), per_target)
 
 
 def _dask_sum_squares_error(y_true, y_pred, average=False, per_target=False):
-    from ._measures import _divide, _output
+    from .._measures import _divide, _output
 
     n, values = _measure_dask(y_true, y_pred, per_target, "squares")
     return _output(_divide(values, n, average), per_target)
 
 
 def _dask_rms_error(y_true, y_pred, per_target=False):
-    from ._measures import _output
+    from .._measures import _output
 
     n, values = _measure_dask(y_true, y_pred, per_target, "squares")
     return _output(np.sqrt(values / n), per_target)
 
 
 def _dask_worst_case_error(y_true, y_pred, per_target=False):
-    from ._measures import _output
+    from .._measures import _output
 
     _, values = _measure_dask(y_true, y_pred, per_target, "worst_case")
     return _output(values, per_target)
 
 
 def _log_likelihood_block(yt, yp, eps):
-    from ._measures import _log_likelihood
+    from .._measures import _log_likelihood
 
     return _log_likelihood(yt, yp, True, eps)[1]
 
@@ -1283,8 +1247,8 @@ def _log_likelihood_block(yt, yp, eps):
 def _log_likelihood_dask(y_true, y_pred, per_target, eps):
     from dask import delayed
 
-    from ._measures import _check_eps
-    from ._validation import check_bool
+    from .._measures import _check_eps
+    from .._validation import check_bool
 
     yt, yp = _measure_pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
@@ -1298,7 +1262,7 @@ def _log_likelihood_dask(y_true, y_pred, per_target, eps):
 
 
 def _dask_likelihood(y_true, y_pred, per_target=False, eps=None):
-    from ._measures import Likelihood, _output
+    from .._measures import Likelihood, _output
 
     _, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
     ll = _output(ll, per_target)
@@ -1306,7 +1270,7 @@ def _dask_likelihood(y_true, y_pred, per_target=False, eps=None):
 
 
 def _dask_log_likelihood(y_true, y_pred, average=False, per_target=False, eps=None, base=None):
-    from ._measures import _divide, _log_base, _output
+    from .._measures import _divide, _log_base, _output
 
     scale = _log_base(base)
     n, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
@@ -1314,7 +1278,7 @@ def _dask_log_likelihood(y_true, y_pred, average=False, per_target=False, eps=No
 
 
 def _dask_log_loss(y_true, y_pred, per_target=False, eps=None, base=None):
-    from ._measures import _log_base, _output
+    from .._measures import _log_base, _output
 
     scale = _log_base(base)
     n, ll = _log_likelihood_dask(y_true, y_pred, per_target, eps)
@@ -1443,8 +1407,8 @@ def _modes(blocks, n, n_cols):
 def _dask_best_constant(y, loss):
     from dask import delayed
 
-    from ._measures import LOSSES, BestConstant
-    from ._validation import check_choice
+    from .._measures import LOSSES, BestConstant
+    from .._validation import check_choice
 
     loss = check_choice(loss, "loss", LOSSES)
     arr = _to_dask_array(y, "y")
@@ -1494,7 +1458,7 @@ def _dask_best_constant(y, loss):
 
 
 def _multilabel_block(t, p):
-    from ._multilabel import _counts_dense, _dense_binary
+    from .._multilabel import _counts_dense, _dense_binary
 
     t = _dense_binary(t, "y_true")
     p = _dense_binary(p, "y_pred")
@@ -1510,8 +1474,8 @@ def _multilabel_combine(*blocks):
 def _dask_multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
     from dask import delayed
 
-    from ._multilabel import _result_from_counts
-    from ._validation import check_nonnegative_finite
+    from .._multilabel import _result_from_counts
+    from .._validation import check_nonnegative_finite
 
     fp_penalty = check_nonnegative_finite(false_pos, "false_pos")
     fn_penalty = check_nonnegative_finite(false_neg, "false_neg")
@@ -1555,8 +1519,8 @@ def _cm_report(block):
 
 def _cm_repeat(xs, ys, dtype, metric, k, metric_kwargs):
     """a1 of the cross-match test on one subsample (rows of x, then rows of y), by the in-memory solver."""
-    from . import _core
-    from ._matching import _pairwise_distances
+    from .. import _core
+    from .._matching import _pairwise_distances
 
     points = np.concatenate([np.asarray(xs, dtype=dtype), np.asarray(ys, dtype=dtype)])
     z = np.repeat(np.array([0, 1], dtype=np.int8), [xs.shape[0], ys.shape[0]])
@@ -1568,8 +1532,8 @@ def _dask_crossmatch_resample(x, y, sample_size=200, n_resamples=500, rng=None, 
                               metric="euclidean", k=None, progress=False, n_repeats=None, metric_kwargs=None):
     from dask import delayed
 
-    from ._crossmatch import CrossMatchResampleResult, _approx_pvalue, _moments, _pvalue_table, _resample_options
-    from ._validation import check_progress, check_rng
+    from .._crossmatch import CrossMatchResampleResult, _approx_pvalue, _moments, _pvalue_table, _resample_options
+    from .._validation import check_progress, check_rng
 
     metric_kwargs = metric_kwargs or {}
     alternative, n_resamples, sample_size, k = _resample_options(
