@@ -36,17 +36,18 @@ READERS = {
 }
 
 _MEMORY_SCRIPT = """
-import resource, sys
-import numpy as np, pandas
+import sys
+import numpy as np, pandas, pyarrow.csv
 from pairmetrics._io import load_array
 path = sys.argv[1]
-def rss():
+def status(key):
     with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) * 1024
-before = rss()
+        return next(int(line.split()[1]) for line in f if line.startswith(key)) * 1024
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # peak resident size := current
+before = status("VmRSS:")
 array = {call}
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(max(peak - before, 0), array.size)
+print(status("VmHWM:") - before, array.size)
 """
 
 
@@ -59,7 +60,7 @@ def _write_table(path: Path, n_values: int, columns: int, rng) -> np.ndarray:
 
 def _bytes_per_value(call: str, path: Path) -> float | None:
     """Peak resident memory added by one read, per value, in a fresh process (Linux only)."""
-    if not Path("/proc/self/status").exists():
+    if not Path("/proc/self/clear_refs").exists():
         return None
     proc = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT.format(call=call), str(path)],
                           capture_output=True, text=True, check=True)
@@ -69,7 +70,6 @@ def _bytes_per_value(call: str, path: Path) -> float | None:
 
 def run(quick: bool = False) -> dict:
     import pandas
-
     from pairmetrics._io import load_array
 
     n_values = 20_000 if quick else 2_000_000
@@ -79,7 +79,7 @@ def run(quick: bool = False) -> dict:
         for columns in (1, 8):
             path = Path(tmp) / f"table{columns}.csv"
             values = _write_table(path, n_values, columns, rng)
-            funcs = [lambda call=call: eval(call, {"pandas": pandas, "load_array": load_array, "path": path})
+            funcs = [lambda call=call, path=path: eval(call, {"pandas": pandas, "load_array": load_array, "path": path})
                      for call in READERS.values()]
             times = alternating_medians(funcs, repeats=3 if quick else 5)
             for (name, call), func, seconds in zip(READERS.items(), funcs, times):

@@ -137,8 +137,8 @@ def _cmd_two_vs_two(args, run: RunProgress) -> Output:
                        rng=args.seed, n_jobs=args.n_jobs, progress=run.enabled)
     passed, total, accuracy = r
     record = {"n_passed": passed, "n_total": total, "accuracy": accuracy, "metric": args.metric, "ties": args.ties}
-    return record, [f"2 vs 2 accuracy {accuracy:.6f}: {passed} of {total} pairs pass "
-                    f"(metric {args.metric}, ties {args.ties})"]
+    return record, [(f"2 vs 2 accuracy {accuracy:.6f}: {passed} of {total} pairs pass "
+                     f"(metric {args.metric}, ties {args.ties})")]
 
 
 def _cmd_crossmatch(args, run: RunProgress) -> Output:
@@ -198,8 +198,8 @@ def _cmd_multilabel(args, run: RunProgress) -> Output:
     return record, [
         f"TP {r.tp}  TN {r.tn}  FP {r.fp}  FN {r.fn}",
         f"mean accuracy per sample {float(r.mean_sample_accuracy):.6f}",
-        f"weighted score {float(r.weighted_score):.6f} "
-        f"(false positive -{args.false_pos:g}, false negative -{args.false_neg:g})",
+        (f"weighted score {float(r.weighted_score):.6f} "
+         f"(false positive -{args.false_pos:g}, false negative -{args.false_neg:g})"),
     ]
 
 
