@@ -84,8 +84,10 @@ class _Inputs:
             if self._stdin_used:
                 raise _UsageError("pairmetrics: error: only one input can be '-' (standard input)")
             self._stdin_used = True
-        with self._run.step(f"reading {what}", self._share):
-            return load_array(source, header=self._header, **options)
+        label = f"reading {what}"
+        with self._run.step(label, self._share):
+            progress = self._run.kernel_callback(label) if self._run.enabled else None
+            return load_array(source, header=self._header, progress=progress, **options)
 
 
 # --- subcommands -------------------------------------------------------------------
@@ -241,7 +243,7 @@ def _cmd_bench(args, run: RunProgress) -> Output | None:
 def _cmd_demo(args, run: RunProgress) -> None:
     from ._demo import run_demo
 
-    with run.step("demo", 1.0):
+    with run.step("generated data", 1.0):
         run_demo(small=args.small, json_output=args.json)
 
 

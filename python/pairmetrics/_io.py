@@ -11,9 +11,9 @@ import csv
 import io
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -43,15 +43,16 @@ class MissingExtraError(ImportError):
 
 
 def load_array(source: str | Path, *, column: str | None = None, ndim: int | None = 1,
-               header: bool | None = None) -> np.ndarray:
+               header: bool | None = None, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """Load a 1-D or 2-D float array from a file, or from standard input when ``source`` is ``'-'``.
 
     ``column`` picks one column of a table by header name or 0-based index;
     without it a one-column table gives a vector and a wider one a matrix.
     ``ndim=None`` accepts either (one column gives a vector). ``header``
     says whether a text table's first row is a header; None decides from
-    the row itself (see ``FORMATS_HELP``). Errors are ``ValueError`` naming
-    the input (and the line, for a malformed text row).
+    the row itself (see ``FORMATS_HELP``). ``progress(done, total)`` is
+    called as a CSV or TSV input is parsed (in bytes). Errors are
+    ``ValueError`` naming the input (and the line, for a malformed text row).
     """
     data = _Input(source)
     if data.format == "npy":
@@ -59,7 +60,7 @@ def load_array(source: str | Path, *, column: str | None = None, ndim: int | Non
     elif data.format == "parquet":
         array = _load_parquet(data, column)
     else:
-        array = _load_text(data, column, header)
+        array = _load_text(data, column, header, progress)
     if ndim != 2 and array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if ndim is not None and array.ndim != ndim:
@@ -94,6 +95,10 @@ class _Input:
             return io.BytesIO(self.content)
         assert self.path is not None
         return open(self.path, "rb")
+
+    def size(self) -> int:
+        """Bytes of the input."""
+        return len(self.content) if self.content is not None else self.path.stat().st_size  # type: ignore[union-attr]
 
     def count_lines(self) -> int:
         """Lines of text (an upper bound on the rows of a table), counted without decoding."""
@@ -134,7 +139,7 @@ def _sniff(content: bytes) -> str:
     return "tsv" if b"\t" in first_line else "csv"
 
 
-def _require(module: str):
+def _require(module: str) -> Any:
     import importlib
 
     try:
@@ -160,7 +165,8 @@ def _load_npy(data: _Input, column: str | None) -> np.ndarray:
     if column is not None:
         if array.ndim != 2:
             raise ValueError(f"{data.name}: --column needs a 2-D array, this one has shape {array.shape}")
-        array = array[:, _column_index(column, None, array.shape[1], data.name)]
+        picked: np.ndarray = array[:, _column_index(column, None, array.shape[1], data.name)]
+        return picked
     return array
 
 
@@ -194,7 +200,8 @@ def _load_parquet(data: _Input, column: str | None) -> np.ndarray:
 # --- text tables ------------------------------------------------------------------------------
 
 
-def _load_text(data: _Input, column: str | None, header: bool | None) -> np.ndarray:
+def _load_text(data: _Input, column: str | None, header: bool | None,
+               progress: Callable[[int, int], None] | None) -> np.ndarray:
     rows = _rows(data)
     first = next(rows, None)
     if first is None:
@@ -214,13 +221,14 @@ def _load_text(data: _Input, column: str | None, header: bool | None) -> np.ndar
         if data.format == "txt":
             array = _read_whitespace(data, skipped, picked)
         else:
-            array = _read_delimited(data, skipped, width, picked)
+            array = _read_delimited(data, skipped, width, picked, progress)
     except ValueError as exc:  # a malformed row (the readers' messages do not name the line)
         raise ValueError(f"{data.name}: {_first_problem(data, picked, has_header) or _one_line(exc)}") from None
     return array
 
 
-def _read_delimited(data: _Input, skipped: int, width: int, picked: int | None) -> np.ndarray:
+def _read_delimited(data: _Input, skipped: int, width: int, picked: int | None,
+                    progress: Callable[[int, int], None] | None) -> np.ndarray:
     """CSV or TSV by pyarrow (correctly rounded), piece by piece into one array sized by the count of lines.
 
     pyarrow's own readers hold much more of the text in memory (its
@@ -236,8 +244,12 @@ def _read_delimited(data: _Input, skipped: int, width: int, picked: int | None) 
                                     strings_can_be_null=False, quoted_strings_can_be_null=False,
                                     include_columns=None if picked is None else [names[picked]])
     out = np.empty((data.count_lines() - skipped, 1 if picked is not None else width), dtype=np.float64)
-    filled = 0
+    filled = done = 0
+    total = data.size()
     for piece in data.pieces(skipped):
+        if progress is not None:
+            done += len(piece)
+            progress(done, total)
         try:
             table = pa_csv.read_csv(io.BytesIO(piece), read_options=read, parse_options=parse, convert_options=convert)
         except pa.ArrowInvalid as exc:
@@ -254,7 +266,7 @@ def _read_whitespace(data: _Input, skipped: int, picked: int | None) -> np.ndarr
                           skiprows=skipped, usecols=picked, ndmin=2)
 
 
-def _rows(data: _Input) -> Iterator[tuple[int, list[str]]]:
+def _rows(data: _Input) -> Generator[tuple[int, list[str]], None, None]:
     """(line number, fields) of each non-blank row, from the start of the input."""
     stream = io.TextIOWrapper(data.binary(), encoding="utf-8-sig", newline="")
     delimiter = _DELIMITERS[data.format]
@@ -303,9 +315,9 @@ def _could_be_column_numbers(fields: list[str]) -> bool:
 
 def _first_problem(data: _Input, picked: int | None, has_header: bool) -> str | None:
     """The first malformed row (wrong number of fields, a field that is not a number), or None."""
-    width = first = None
+    width = first = 0
     for number, fields in _rows(data):
-        if width is None:
+        if not first:
             width, first = len(fields), number
             if has_header:
                 continue

@@ -124,8 +124,10 @@ class RunProgress:
             yield
 
     def _draw(self, position: float) -> None:
-        self._bar.n = max(self._bar.n, min(round(position * self._UNITS), self._UNITS))
-        self._bar.refresh()
+        units = min(round(position * self._UNITS), self._UNITS)
+        if units > self._bar.n:  # never backwards: a second kernel of a step starts again from 0
+            self._bar.n = units
+            self._bar.refresh()
 
     def _tick(self) -> None:
         while not self._stop.wait(self._TICK):
