@@ -1,6 +1,11 @@
 """Command line: ``python -m pairmetrics`` or ``pairmetrics``.
 
 Subcommands: demo, paired, two-vs-two, crossmatch, measures, multilabel, bench.
+Inputs are CSV, TSV, whitespace-separated text, Parquet or NPY files, or ``-``
+for standard input (see ``pairmetrics COMMAND --help``). A progress bar on
+stderr covers the whole run when stderr is a terminal (``--progress`` /
+``--no-progress`` to force). Reading CSV, TSV and Parquet needs the ``cli``
+extra (pyarrow, tqdm for the bar); NPY needs numpy only.
 
 Exit codes: 0 success; 2 a user mistake (bad command line, unreadable file,
 data the library refuses), reported on one line; 70 an internal error (a
@@ -379,7 +384,26 @@ def _is_user_error(exc: BaseException) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    """Run the ``pairmetrics`` command line.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 success, 2 a usage or data error, 70 an internal
+        error, 130 interrupted.
+
+    Examples
+    --------
+    >>> from pairmetrics.__main__ import main
+    >>> main(["--version"])  # doctest: +ELLIPSIS
+    pairmetrics ...
+    0
+    """
     try:
         args = _parser().parse_args(argv)
         with RunProgress(f"pairmetrics {args.command}", _show_progress(args)) as run, run.printing():
