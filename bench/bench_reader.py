@@ -95,7 +95,8 @@ def table(result: dict) -> str:
     body = [[r["reader"], r["columns"], f"{r['values']:.0e}", f"{r['seconds']:.3f}", f"{r['ratio_to_anchor']:.2f}",
              "n/a" if r["bytes_per_value"] is None else f"{r['bytes_per_value']:.1f}", r["values_not_exact"]]
             for r in result["rows"]]
-    header = ["reader", "columns", "values", "seconds (median)", "x anchor", "peak bytes/value", "values off by rounding"]
+    header = ["reader", "columns", "values", "seconds (median)", "x anchor", "peak bytes/value",
+              "values off by rounding"]
     return markdown_table(header, body)
 
 

@@ -95,7 +95,7 @@ def test_two_vs_two(tmp_path):
     p = y + rng.normal(size=(30, 5))
     ty, tp = write(tmp_path / "y.npy", y, "npy"), write(tmp_path / "p.csv", p, "csv")
     record = json.loads(cli("two-vs-two", ty, tp, "--metric", "euclidean", "--json").stdout)
-    passed, total, accuracy = pe.two_vs_two(y, p, metric="euclidean")
+    passed, total, _ = pe.two_vs_two(y, p, metric="euclidean")
     assert (record["n_passed"], record["n_total"]) == (passed, total)
     assert "2 vs 2 accuracy" in cli("two-vs-two", ty, tp).stdout
 
@@ -241,7 +241,7 @@ def test_unusual_npy_files(tmp_path, capsys, array):
 
 def test_no_command_without_stdin_is_one_line_exit_2():
     proc = subprocess.run([sys.executable, "-m", "pairmetrics"], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+                          stdin=subprocess.DEVNULL, timeout=120, check=False)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -371,7 +371,7 @@ def test_parquet_columns_by_name_and_non_numeric_columns(tmp_path, data):
     assert proc.returncode == 2 and "'name'" in proc.stderr
 
 
-def test_npy_works_without_pandas_and_text_asks_for_the_extra(tmp_path, data, monkeypatch):
+def test_npy_works_without_the_cli_extra_and_text_asks_for_it(tmp_path, data, monkeypatch):
     _, scores, labels = data
     s, y = write(tmp_path / "s.npy", scores, "npy"), write(tmp_path / "y.npy", labels, "npy")
     for module in ("pandas", "pyarrow", "pyarrow.parquet", "tqdm"):

@@ -113,8 +113,9 @@ def _cmd_paired(args, run: RunProgress) -> Output:
                   "fisher_odds_ratio": c.fisher_odds_ratio, "fisher_pvalue": c.fisher_pvalue,
                   "auc_difference": c.auc_difference, "statistic": c.statistic, "pvalue": c.pvalue}
         lines = [
-            f"model A: AUC {c.a.auc:.6f} ({c.a.n_correct} of {c.a.n_rankable} rankable pairs correct, {c.a.n_tied} tied)",
-            f"model B: AUC {c.b.auc:.6f} ({c.b.n_correct} of {c.b.n_rankable} rankable pairs correct, {c.b.n_tied} tied)",
+            f"model {name}: AUC {m.auc:.6f} ({m.n_correct} of {m.n_rankable} rankable pairs correct, {m.n_tied} tied)"
+            for name, m in (("A", c.a), ("B", c.b))
+        ] + [
             f"difference {c.auc_difference:+.6f}: z = {c.statistic:.4f}, p = {c.pvalue:.4g} (paired U-statistic test)",
             f"Fisher's exact test on the 2x2 pair table: p = {c.fisher_pvalue:.4g} (treats pairs as independent)",
         ]
