@@ -42,6 +42,18 @@ def unit_rows(X, metric: str, name: str = "points") -> np.ndarray:
     return X
 
 
+def matching_equivalent(X, metric, metric_kwargs, name: str = "points"):
+    """``(points, metric, metric_kwargs)`` with the same minimum-weight matchings as the input's.
+
+    Cosine and correlation become squared Euclidean distances of unit rows
+    (distances halved: the matching, hence a1, is unchanged); other metrics
+    are returned as they are.
+    """
+    if not is_transformed(metric, metric_kwargs):
+        return X, metric, metric_kwargs
+    return unit_rows(X, metric, name), "sqeuclidean", {}
+
+
 def _peak_scaled(X: np.ndarray) -> np.ndarray:
     """Each (nonzero) row divided by a power of two near its largest magnitude: exact, and
     neither its mean nor its squared norm can overflow or underflow."""
