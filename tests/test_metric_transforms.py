@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.spatial import distance
 from scipy.spatial.distance import cdist
 
 import pairmetrics as pm
@@ -24,16 +25,14 @@ def valid_rows(X, metric):
     return X
 
 
+def refuse(*args, **kwargs):
+    raise AssertionError("an N x N matrix of a non-Euclidean metric was built")
+
+
 def no_dense_matrix(monkeypatch):
     """Fail any path that builds an N x N matrix of a metric other than the Euclidean ones."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("an N x N matrix was built")
-
     monkeypatch.setattr(_matching, "_pairwise_distances", refuse)
     monkeypatch.setattr(_matching, "_solve_dense", refuse)
-    import scipy.spatial.distance as distance
-
     monkeypatch.setattr(distance, "cdist", refuse)
 
 
@@ -61,10 +60,9 @@ def test_cost_is_the_optimum_of_the_dense_matrix(n, d, seed, metric, ties):
 @pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint16, np.float32, np.float64])
 def test_dtypes(metric, dtype):
     rng = np.random.default_rng(3)
-    X = valid_rows(rng.integers(-5, 6, size=(30, 3)) if np.dtype(dtype).kind in "iu" else rng.normal(size=(30, 3)), metric)
-    if np.dtype(dtype).kind == "u":
-        X = np.abs(X)
-        X = valid_rows(X, metric)
+    integers = np.dtype(dtype).kind in "iu"
+    X = rng.integers(-5, 6, size=(30, 3)) if integers else rng.normal(size=(30, 3))
+    X = valid_rows(np.abs(X) if np.dtype(dtype).kind == "u" else X, metric)
     X = X.astype(dtype)
     Xf = X.astype(np.float64)
     m = pm.min_weight_perfect_matching(points=X, metric=metric)
@@ -162,9 +160,7 @@ def test_crossmatch_resample_matches_the_dense_metric(metric):
 def test_crossmatch_resample_never_calls_cdist_for_cosine(monkeypatch):
     rng = np.random.default_rng(8)
     x, y = rng.normal(size=(60, 4)), rng.normal(size=(60, 4))
-    import scipy.spatial.distance as distance
-
-    monkeypatch.setattr(distance, "cdist", lambda *a, **k: (_ for _ in ()).throw(AssertionError("cdist called")))
+    monkeypatch.setattr(distance, "cdist", refuse)
     r = pm.crossmatch_resample(x, y, sample_size=20, n_resamples=5, rng=0, metric="correlation")
     assert r.a1.shape == (5,)
 
@@ -209,7 +205,8 @@ def test_dense_metrics_refuse_above_max_matrix_bytes():
         pm.crossmatch_test(X[:50], X[50:], metric="chebyshev", max_matrix_bytes=1000)
     # crossmatch_resample builds a matrix per subsample for every metric
     with pytest.raises(ValueError, match=r"N = 40 points take 12800 bytes"):
-        pm.crossmatch_resample(X[:50], X[50:], sample_size=20, n_resamples=2, metric="euclidean", max_matrix_bytes=12799)
+        pm.crossmatch_resample(X[:50], X[50:], sample_size=20, n_resamples=2, metric="euclidean",
+                               max_matrix_bytes=12799)  # fmt: skip
     r = pm.crossmatch_resample(X[:50], X[50:], sample_size=20, n_resamples=2, rng=0, max_matrix_bytes=12800)
     assert r.a1.shape == (2,)
 
