@@ -109,6 +109,18 @@ def test_scale_invariance_is_exact_at_extreme_magnitudes(metric):
 
 
 @pytest.mark.parametrize("metric", METRICS)
+def test_float32_near_its_largest_values(metric):
+    rng = np.random.default_rng(14)
+    x = (rng.normal(size=(20, 6)) * 1e37).astype(np.float32)
+    y = (rng.normal(size=(21, 6)) * 1e37).astype(np.float32)
+    X = np.vstack([x, y]).astype(np.float64)
+    dense = pm.crossmatchtest(np.repeat([0, 1], [20, 21]), _symmetric(cdist(X, X, metric)))
+    r = pm.crossmatch_test(x, y, metric=metric)
+    assert r.a1 == dense.a1 and r.matching.cost == pytest.approx(dense.matching.cost, rel=1e-9)
+    assert r.matching.verify()
+
+
+@pytest.mark.parametrize("metric", METRICS)
 def test_no_dense_matrix_is_built(metric, monkeypatch):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(600, 5))

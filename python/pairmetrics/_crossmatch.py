@@ -330,8 +330,9 @@ def _pool(x, y, metric):
     dtype = np.result_type(x.dtype, y.dtype, np.float32) if x.dtype.kind == y.dtype.kind == "f" else np.float64
     X = np.concatenate([x.astype(dtype, copy=False), y.astype(dtype, copy=False)])
     if is_transformed(metric, {}):  # rows the metric is undefined for, named in their own sample
-        check_metric_rows(X[: x.shape[0]], "x", metric)
-        check_metric_rows(X[x.shape[0]:], "y", metric)
+        rows = X.astype(np.float64, copy=False)  # the dtype the distances are computed in
+        check_metric_rows(rows[: x.shape[0]], "x", metric)
+        check_metric_rows(rows[x.shape[0]:], "y", metric)
     return X, x.shape[0], y.shape[0]
 
 
