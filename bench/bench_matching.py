@@ -352,6 +352,13 @@ def plot(result: dict, path) -> None:
     loglog_plot(path, {"complete graph, Gaussian points, d = 50": curves}, xlabel="N")
 
 
+def write_json(path: Path | None, result: dict) -> None:
+    """The results as JSON at ``path`` (nothing when None)."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, indent=2) + "\n")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (< 20 s)")
@@ -367,10 +374,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.cosine:
         result = run_cosine(n=2000 if args.quick else 20000, repeats=args.repeats)
-        out = args.out or (None if args.quick else HERE / "results" / "matching_cosine.json")
-        if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(args.out or (None if args.quick else HERE / "results" / "matching_cosine.json"), result)
         print(cosine_markdown(result))
         return result
     if args.scaling:
@@ -379,16 +383,11 @@ def main(argv=None):
         else:
             sizes = [n for n in (1000, 2000, 4000, 8000, 16000, 20000, 32000, 64000, 100000, 200000) if n <= args.max_n]
         result = {"machine": machine(), "scaling": run_scaling(sizes, tuple(args.kinds.split(",")))}
-        out = args.out or HERE / "results" / "matching_scaling.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(args.out or HERE / "results" / "matching_scaling.json", result)
         print(scaling_markdown(result["scaling"]))
         return result
     result = run(quick=args.quick)
-    out = args.out or (None if args.quick else HERE / "results" / "matching.json")
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out or (None if args.quick else HERE / "results" / "matching.json"), result)
     print(markdown(result))
     return result
 
