@@ -112,8 +112,13 @@ def check_finite(arr: np.ndarray, name: str) -> None:
     """Raise if a float array holds NaN or +-inf (integer arrays are always finite)."""
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr.ravel()))
-        what = "NaN" if np.isnan(arr.ravel()[bad[0]]) else "infinite values"
-        raise ValueError(f"{name} contains {what} (first at flat index {bad[0]}, {bad.size} non-finite in all)")
+        raise nonfinite_error(name, bool(np.isnan(arr.ravel()[bad[0]])), int(bad[0]), int(bad.size))
+
+
+def nonfinite_error(name: str, is_nan: bool, first: int, count: int) -> ValueError:
+    """The error for non-finite input: the first bad entry (flat index into the whole array) and the count."""
+    what = "NaN" if is_nan else "infinite values"
+    return ValueError(f"{name} contains {what} (first at flat index {first}, {count} non-finite in all)")
 
 
 def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:

@@ -88,6 +88,25 @@ import warnings
 
 import numpy as np
 
+from ._blocks import align_rows as _align_rows
+from ._blocks import check_finite as _check_finite  # noqa: F401
+from ._blocks import client as _client  # noqa: F401
+from ._blocks import cluster_threads as _cluster_threads
+from ._blocks import compute as _compute
+from ._blocks import da as _da
+from ._blocks import first_nonfinite as _first_nonfinite
+from ._blocks import from_order_keys as _unordered
+from ._blocks import memory_capped
+from ._blocks import offsets as _offsets
+from ._blocks import order_keys as _ordered
+from ._blocks import raise_nonfinite as _raise_nonfinite
+from ._blocks import resolve_threads as _resolve_threads
+from ._blocks import sum_arrays as _sum_arrays
+from ._blocks import sum_int as _sum_int
+from ._blocks import to_dask_array as _to_dask_array
+from ._blocks import tree_reduce as _tree
+from ._blocks import vector as _vector
+
 __all__: list[str] = []
 
 # Paired evaluation: the largest score partition (samples) when the data are
@@ -106,153 +125,17 @@ BUCKETS_PER_PARTITION = 3
 SAMPLES_PER_PARTITION = 2000
 
 
-# --------------------------------------------------------------------------- helpers
 
 
-def _da():
-    import dask.array as da
-
-    return da
 
 
-def _compute(*values, progress: bool = False):
-    """``dask.compute`` on the active client (or the default scheduler), with an optional bar."""
-    import dask
-
-    if not progress:
-        return dask.compute(*values)
-    client = _client()
-    if client is not None:
-        from distributed import progress as show
-
-        futures = client.compute(list(values))
-        show(futures)
-        return tuple(client.gather(futures))
-    from dask.diagnostics import ProgressBar
-
-    with ProgressBar():
-        return dask.compute(*values)
 
 
-def _client():
-    try:
-        from distributed import get_client
-
-        return get_client()
-    except (ImportError, ValueError):
-        return None
 
 
-def _cluster_threads() -> int:
-    client = _client()
-    if client is not None:
-        try:
-            return max(1, sum(client.nthreads().values()))
-        except Exception:  # a client without workers yet
-            return 1
-    from .._validation import usable_cores
-
-    return usable_cores()
 
 
-def _partition_samples(per_sample: bool) -> int:
-    """PARTITION_SAMPLES, or fewer when a worker's memory per thread holds fewer."""
-    cap = PARTITION_SAMPLES
-    client = _client()
-    if client is not None:
-        try:
-            workers = client.scheduler_info()["workers"].values()
-            limits = [w["memory_limit"] / max(1, w["nthreads"]) for w in workers if w.get("memory_limit")]
-        except Exception:  # an older or remote scheduler without this information
-            limits = []
-        if limits:
-            cap = min(cap, int(min(limits) // PARTITION_BYTES[per_sample]))
-    return max(1, cap)
 
-
-def _to_dask_array(x, name: str):
-    """A dask array from a dask array, DataFrame/Series (lengths computed) or anything numpy accepts."""
-    import dask
-    from dask.array import Array
-
-    da = _da()
-    if isinstance(x, Array):
-        arr = x
-    elif dask.is_dask_collection(x) and hasattr(x, "to_dask_array"):
-        # lengths are computed below: to_dask_array(lengths=True) fails on a Parquet
-        # column whose files dask merges into fewer partitions when reading one column
-        arr = x.to_dask_array()
-    elif dask.is_dask_collection(x):
-        raise TypeError(f"{name} must be a dask array, DataFrame or Series, got {type(x).__name__}")
-    else:
-        from .._validation import as_numeric_array
-
-        arr = da.from_array(as_numeric_array(x, name), chunks=-1)
-    if any(math.isnan(c) for dim in arr.chunks for c in dim):
-        arr = arr.compute_chunk_sizes()
-    return _checked_dtype(arr, name)
-
-
-def _checked_dtype(arr, name: str):
-    """Apply ``as_numeric_array``'s dtype rules: reject non-numbers, widen float16, canonical bools."""
-    from .._validation import as_numeric_array
-
-    kind = arr.dtype.kind
-    if kind == "O":
-        raise TypeError(f"{name} must contain numbers only; a dask array of dtype object is not accepted")
-    if kind not in "biuf":
-        raise TypeError(f"{name} must have a real numeric dtype, got dtype {arr.dtype}")
-    out_dtype = as_numeric_array(np.zeros(1, dtype=arr.dtype), name).dtype
-    return arr.map_blocks(lambda b: as_numeric_array(b, name), dtype=out_dtype)
-
-
-def _vector(x, name: str, min_length: int = 1):
-    from .._validation import vector_shape
-
-    return vector_shape(_to_dask_array(x, name), name, min_length=min_length)
-
-
-def _align_rows(arrays, names):
-    """Rechunk along rows to the chunks of the first dask-chunked array (one chunk across columns)."""
-    lengths = {a.shape[0] for a in arrays}
-    if len(lengths) > 1:
-        shapes = " and ".join(str(a.shape[0]) for a in arrays)
-        raise ValueError(f"{' and '.join(names)} must have the same length, got {shapes}")
-    reference = max(arrays, key=lambda a: len(a.chunks[0]))
-    rows = reference.chunks[0]
-    out = []
-    for a in arrays:
-        spec = {0: rows}
-        if a.ndim == 2:
-            spec[1] = -1
-        out.append(a.rechunk(spec) if a.chunks[0] != rows or (a.ndim == 2 and len(a.chunks[1]) > 1) else a)
-    return out
-
-
-def _offsets(chunks):
-    return np.concatenate([[0], np.cumsum(chunks)]).astype(np.int64)
-
-
-def _first_nonfinite(block):
-    """(count, first local index, 'NaN' or 'infinite values') of the non-finite entries of a float block."""
-    if block.dtype.kind != "f":
-        return 0, -1, ""
-    bad = ~np.isfinite(block.ravel())
-    count = int(np.count_nonzero(bad))
-    if not count:
-        return 0, -1, ""
-    first = int(np.argmax(bad))
-    return count, first, "NaN" if np.isnan(block.ravel()[first]) else "infinite values"
-
-
-def _raise_nonfinite(reports, name, offsets, row_width=1):
-    """Raise the in-memory message from per-block reports of _first_nonfinite."""
-    total = sum(r[0] for r in reports)
-    if not total:
-        return
-    k = next(i for i, r in enumerate(reports) if r[0])
-    first = offsets[k] * row_width + reports[k][1]
-    raise ValueError(f"{name} contains {reports[k][2]} (first at flat index {first}, {total} non-finite in all)")
 
 
 # --------------------------------------------------------------------------- paired evaluation
@@ -329,15 +212,8 @@ def _count_below(haystack, needles, side):
     return out
 
 
-def _ordered(x):
-    """Doubles as int64 keys in the same order (-0.0 and 0.0 share a key)."""
-    bits = x.view(np.int64)
-    return np.where(bits < 0, -(bits & np.int64(0x7FFFFFFFFFFFFFFF)), bits)
 
 
-def _unordered(key):
-    sign = np.int64(-0x8000000000000000)
-    return np.where(key < 0, (-key) | sign, key).view(np.float64)
 
 
 def _bisect_up(y, min_dist):
@@ -522,11 +398,6 @@ def _paired_side(needles_y, needles_up, ref_y, ref_up):
     return above, below
 
 
-def _sum_arrays(*arrays):
-    total = arrays[0].copy()
-    for a in arrays[1:]:
-        total += a
-    return total
 
 
 def _paired_finish(within, between_rankable, between_incorrect, n_chunks_offsets):
@@ -566,7 +437,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     offsets = _offsets(scores.chunks[0])
 
     # 1. validation reports and a sample of the scores -> partition boundaries
-    n_parts = max(_cluster_threads(), math.ceil(n / _partition_samples(per_sample)))
+    n_parts = max(_cluster_threads(), math.ceil(n / memory_capped(PARTITION_SAMPLES, PARTITION_BYTES[per_sample])))
     n_parts = max(1, min(n_parts, n // 2 or 1))
     per_block = math.ceil(SAMPLES_PER_PARTITION * n_parts / len(blocks_s))
     sampled = [delayed(_paired_sample, pure=True)(s, y, per_block, k) for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]
@@ -649,23 +520,12 @@ def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, 
                                               [b[1] for b in between])  # fmt: skip
 
 
-def _sum_int(a):
-    return int(a.sum())
 
 
 def _zeros_like_partition(labels_k):
     return np.zeros(labels_k.size, np.int64)
 
 
-def _tree(func, items, width: int = 8):
-    """Reduce delayed items with ``func(*group)`` along a tree of the given width."""
-    from dask import delayed
-
-    items = list(items)
-    while len(items) > 1:
-        items = [delayed(func, pure=True)(*items[i : i + width]) if len(items[i : i + width]) > 1 else items[i]
-                 for i in range(0, len(items), width)]  # fmt: skip
-    return items[0]
 
 
 def _paired_totals(within, correct_between, incorrect_between):
@@ -675,10 +535,6 @@ def _paired_totals(within, correct_between, incorrect_between):
     return rankable + sum(correct_between) + sum(incorrect_between), correct, tied, incorrect
 
 
-def _resolve_threads(n_jobs):
-    from .._validation import resolve_n_jobs
-
-    return resolve_n_jobs(n_jobs)
 
 
 def _paired_inputs(scores, labels, min_dist, scores_name="scores"):
