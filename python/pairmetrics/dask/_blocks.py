@@ -23,6 +23,7 @@ __all__ = [
     "compute",
     "da",
     "first_nonfinite",
+    "first_report",
     "from_order_keys",
     "memory_capped",
     "offsets",
@@ -185,12 +186,9 @@ def raise_nonfinite(reports: Sequence[NonfiniteReport], name: str, row_offsets: 
     """Raise the in-memory error from per-block :func:`first_nonfinite` reports, with the global index."""
     from .._validation import nonfinite_error
 
-    total = sum(r[0] for r in reports)
-    if not total:
-        return
-    k = next(i for i, r in enumerate(reports) if r[0])
-    first = int(row_offsets[k]) * row_width + reports[k][1]
-    raise nonfinite_error(name, reports[k][2], first, total)
+    first = first_report(reports, row_offsets, row_width)
+    if first is not None:
+        raise nonfinite_error(name, first[1], first[0], first[2])
 
 
 def check_finite(arr: Any, name: str) -> None:
@@ -247,3 +245,13 @@ def from_order_keys(key: np.ndarray) -> np.ndarray:
     """The doubles of :func:`order_keys` (-0.0 comes back as 0.0)."""
     sign = np.int64(-0x8000000000000000)
     return np.where(key < 0, (-key) | sign, key).view(np.float64)
+
+
+def first_report(reports: Sequence[tuple], row_offsets: np.ndarray, row_width: int = 1) -> tuple | None:
+    """From per-block (count, first local flat index, detail) reports: (global flat index of the first,
+    its detail, the total count), or None when every count is 0."""
+    total = sum(r[0] for r in reports)
+    if not total:
+        return None
+    k = next(i for i, r in enumerate(reports) if r[0])
+    return int(row_offsets[k]) * row_width + reports[k][1], reports[k][2], total
