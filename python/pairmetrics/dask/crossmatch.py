@@ -1,4 +1,11 @@
 """Cross-match resampling on Dask collections.
+
+One pass checks both samples (finite values, reported at their global
+index). The resamples are drawn on the client by the in-memory
+``_crossmatch.draw_subsamples`` (same generator, same order, so the same
+subsamples); then one task per resample gathers only its ``2 * sample_size``
+rows and solves the exact matching with ``_crossmatch.subsample_a1``. The
+p-values and the result come from ``_crossmatch.resample_result``.
 """
 
 from __future__ import annotations

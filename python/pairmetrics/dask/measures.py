@@ -1,4 +1,22 @@
 """The classic measures and the best constant on Dask collections.
+
+Costs (n rows in B row blocks, t targets)
+-----------------------------------------
+Error measures: one pass; each block returns its non-finite reports, its
+integer ranges and the in-memory kernel's sums (``_measures.error_sums``),
+reduced on the client (float sums equal the in-memory ones up to the order of
+summation; counts and maxima exactly). ``rms_error`` takes the in-memory
+overflow-safe formula (``_measures.rms_from_sums``): where the squares
+overflowed or lost digits it adds one pass for the scaled sum of squares (and
+one for the input magnitudes when the differences overflowed). Likelihoods:
+one pass, the in-memory 0/1 and probability checks run per block and report
+global indices. Empty blocks (``x[x > 0.5]``) count as nothing.
+
+The best constant: one pass for the mean and the midrange (then one for its
+error); the median exactly, by histogram passes over order keys that shrink a
+bracket SELECT_BINS-fold (a few passes) until at most SELECT_GATHER values per
+column are gathered; the mode exactly, by one shuffle of each block's distinct
+values and counts into hash groups.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
 """Multi-label counts on Dask collections.
+
+One pass: every row block is checked (0/1 entries, reported at their global
+index) and counted by the in-memory kernel (``_multilabel.counts_dense``);
+per-label counts are summed and per-sample counts concatenated along a tree,
+so the client receives O(n + labels) numbers, as the in-memory result holds.
+The result is built by ``_multilabel.result_from_counts``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,55 @@
-"""Paired evaluation on Dask collections.
+"""Paired evaluation on Dask collections: paired_eval, paired_evaluation, compare_paired.
+
+Validation rules, the variance terms and the results are those of
+:mod:`pairmetrics._paired` (its seams ``check_inputs``, ``label_extremes``,
+``auc_components``, ``component_factors``, ``evaluation_from_counts``,
+``comparison_from_counts``); this module only counts the pairs on the cluster.
+Integer labels are compared as float64 here, so they must lie strictly
+between -2**52 and 2**52 (the in-memory call compares them exactly at any size).
+
+Costs (n samples in B input blocks, P score partitions)
+-------------------------------------------------------
+Paired evaluation (exact, for any chunking):
+
+1. One pass reads every block to validate it and sample it; the client
+   gets ``2000 P`` sampled (score, label) pairs and picks P - 1 boundaries between
+   distinct score values, so equal scores always share a partition.
+   ``P = max(threads of the cluster, ceil(n / S))``, where S is the largest
+   partition that takes at most a third of a worker's memory per thread (a
+   partition task peaks near 48 bytes per sample, 96 with per-sample counts).
+2. One shuffle: every block is cut by score range into P pieces (score,
+   label; and the input position for :func:`compare_paired`), B * P pieces
+   in all, each moved once. Float labels keep their width.
+3. The C++ kernel counts the pairs inside each partition: O(n/P log(n/P))
+   work and O(n/P) memory per task; the task also sorts the partition's
+   labels and computes one exact threshold per label
+   (``fl(y_i - y_j) >= min_dist  <=>  y_i >= t(y_j)``, nondecreasing in y).
+4. Pairs between partitions p < q: all scores of p are below those of q, so
+   a rankable pair is correct or incorrect by its labels alone and never
+   tied. The totals count them by label bucket, in O(n log n) work: the
+   client also picks 3P - 1 label bounds from the sampled (label, partition)
+   pairs, and a second shuffle sends every label twice, once to the bucket
+   of the label and once to the bucket of its threshold (runs of equal
+   values as one entry with a count): 8 bytes a sample for float32 labels,
+   16 for float64. A pair whose larger label
+   lies in the bucket of the smaller label's threshold is counted in that
+   bucket by a sweep over the sorted labels and thresholds with a Fenwick
+   tree over the partitions (a C++ kernel); a pair whose larger label lies
+   in a higher bucket is always rankable and counted from the (bucket,
+   partition) sizes alone. Labels are keyed by (label, partition), so the
+   samples of one label value, however many, spread over several buckets.
+5. With per-sample counts (the variance of :func:`paired_evaluation` up to
+   100 000 samples, and :func:`compare_paired`), the pairs between
+   partitions are counted per sample instead: one partition's sorted
+   thresholds are searched in another's sorted labels, in cache-sized
+   steps, as two tasks per pair of partitions, each moving one partition's
+   labels (P (P - 1) tasks, P - 1 searches per sample). The per-sample
+   (rankable, tied, incorrect) counts then go back to the input blocks (a
+   shuffle of n records) and stay on the workers while the totals give the
+   AUCs; the variance terms are summed block by block.
+
+A score value shared by more than n / P samples makes its partition larger
+than n / P (all its samples must meet in one kernel call).
 """
 
 from __future__ import annotations

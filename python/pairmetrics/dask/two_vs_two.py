@@ -1,4 +1,20 @@
-"""The 2 vs 2 test on Dask collections.
+"""The 2 vs 2 test on Dask collections: two_vs_two, two_vs_two_permutation_test.
+
+Validation (undefined rows, the magnitude limit of each metric), the result
+and the permutation p-values are those of :mod:`pairmetrics._two_vs_two`
+(``undefined_rows``, ``check_row_report``, ``result_from_counts``,
+``permutation_result``); this module counts the pairs tile by tile.
+
+Costs (n rows in B row blocks, d features)
+------------------------------------------
+2 vs 2: the row blocks of ``y_true`` (``y_pred`` is rechunked to match)
+define B (B + 1) / 2 tiles of the upper triangle; a task reads two blocks,
+O((|I| + |J|) d) memory, and runs the C++ tile kernel on the pairs between
+them (|I| |J| d multiply-adds). Counts and per-sample pass rates are reduced
+per block. The Euclidean metrics shift rows by the mean target row summed
+block by block: it can differ from the in-memory mean in the last bit, which
+the tie tolerance absorbs. Each permutation of the permutation test costs
+one such pass (the predictions are permuted on the cluster).
 """
 
 from __future__ import annotations
