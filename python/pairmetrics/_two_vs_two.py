@@ -187,12 +187,10 @@ def _prepare_inputs(y_true, y_pred, metric):
     metric = check_choice(metric, "metric", METRICS)
     y = as_matrix(y_true, "y_true", min_rows=2)
     p = as_matrix(y_pred, "y_pred", min_rows=2)
-    if y.shape != p.shape:
-        raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
+    check_same_shape(y, p)
     check_finite(y, "y_true")
     check_finite(p, "y_pred")
-    # float32 stays float32 (no copy); everything else is computed in float64.
-    dtype = np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
+    dtype = working_dtype(y, p)
     for name, arr in (("y_true", y), ("y_pred", p)):
         if arr.dtype.kind == "f" and arr.dtype.itemsize > 8 and np.abs(arr).max() > np.finfo(np.float64).max:
             raise ValueError(f"{name} has values too large for float64")
@@ -201,6 +199,17 @@ def _prepare_inputs(y_true, y_pred, metric):
     _check_rows(y, "y_true", metric)
     _check_rows(p, "y_pred", metric)
     return y, p, metric
+
+
+def check_same_shape(y, p) -> None:
+    """y_true and y_pred (numpy or Dask) must have one shape."""
+    if y.shape != p.shape:
+        raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
+
+
+def working_dtype(y, p) -> type:
+    """float32 when both inputs are float32 (no copy), float64 for everything else."""
+    return np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
 
 
 def resolve_pairs(pairs, n: int):

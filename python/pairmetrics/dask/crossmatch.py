@@ -10,14 +10,12 @@ p-values and the result come from ``_crossmatch.resample_result``.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .. import _crossmatch
 from .._routing import register
 from .._validation import matrix_shape
 from . import _blocks as blocks
-
 
 
 def _cm_sample(x, name):

@@ -9,14 +9,12 @@ The result is built by ``_multilabel.result_from_counts``.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .. import _multilabel
 from .._routing import register
 from .._validation import binary_report, matrix_shape, not_binary_error
 from . import _blocks as blocks
-
 
 
 def _multilabel_block(t, p):

@@ -430,7 +430,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     totals = delayed(_paired_totals, pure=True)([c[0] for c in parts], [delayed(blocks.sum_int)(s[0]) for s in low_sides],
                                                 [delayed(blocks.sum_int)(s[1]) for s in low_sides])  # fmt: skip
 
-    # 4. per-sample counts: sum over the partner partitions, then back to the input row_blocks
+    # 4. per-sample counts: sum over the partner partitions, then back to the input blocks
     back = []
     for p in range(n_parts):
         rank_terms = [delayed(np.add, pure=True)(*sides[p, q]) for q in range(n_parts) if q != p]
@@ -545,7 +545,7 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None, progre
     from .._validation import check_progress
 
     progress = check_progress(progress)
-    a_scores, labels_a, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")
+    a_scores, _, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")
     b_scores, labels_b, _ = _paired_inputs(scores_b, labels, min_dist, "scores_b")
     # one row chunking for all three, so that per-block counts of both models line up
     a_scores, b_scores, labels = blocks.align_rows([a_scores, b_scores, labels_b], ["scores_a", "scores_b", "labels"])

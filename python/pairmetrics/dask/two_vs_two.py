@@ -19,13 +19,16 @@ one such pass (the predictions are permuted on the cluster).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 from .. import _two_vs_two
 from .._routing import register
+from .._validation import matrix_shape
 from . import _blocks as blocks
+
 
 def _tvt_check_block(y, p, metric, dtype):
     """Per row block: non-finite reports, rows the metric rejects (local), largest magnitudes."""
@@ -98,7 +101,7 @@ def _tvt_sum_triples(*triples):
     return tuple(blocks.sum_arrays(*[t[i] for t in triples]) for i in range(3))
 
 
-# 2 vs 2: the largest row block (bytes of one of y_true, y_pred); a tile holds two row_blocks of each.
+# 2 vs 2: the largest row block (bytes of one of y_true, y_pred); a tile holds two blocks of each.
 TILE_BLOCK_BYTES = 64 << 20
 
 
@@ -115,19 +118,11 @@ def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
     from .._validation import check_choice
 
     metric = check_choice(metric, "metric", _two_vs_two.METRICS)
-    y = blocks.to_dask_array(y_true, "y_true")
-    p = blocks.to_dask_array(y_pred, "y_pred")
-    for x, name in ((y, "y_true"), (p, "y_pred")):
-        if x.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {x.shape}")
-        if x.shape[0] < 2:
-            raise ValueError(f"{name} needs at least 2 rows, got {x.shape[0]}")
-        if x.shape[1] < 1:
-            raise ValueError(f"{name} needs at least 1 columns, got {x.shape[1]}")
-    if y.shape != p.shape:
-        raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
+    y = matrix_shape(blocks.to_dask_array(y_true, "y_true"), "y_true", min_rows=2)
+    p = matrix_shape(blocks.to_dask_array(y_pred, "y_pred"), "y_pred", min_rows=2)
+    _two_vs_two.check_same_shape(y, p)
     y, p = blocks.align_rows([y, p], ["y_true", "y_pred"])
-    dtype = np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
+    dtype = _two_vs_two.working_dtype(y, p)
     rows = _tvt_block_rows(y.shape[0], y.shape[1], np.dtype(dtype).itemsize)
     if len(y.chunks[0]) != math.ceil(y.shape[0] / rows) or max(y.chunks[0]) > rows:
         y, p = y.rechunk({0: rows, 1: -1}), p.rechunk({0: rows, 1: -1})
@@ -201,7 +196,6 @@ def _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol
     """Sampled pairs grouped by tile; returns delayed totals and a list of (global rows, delayed counts)."""
     from dask import delayed
 
-    n = offsets[-1]
     bi = np.searchsorted(offsets, first, side="right") - 1
     bj = np.searchsorted(offsets, second, side="right") - 1
     key = bi * len(blocks_y) + bj
@@ -221,93 +215,101 @@ def _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol
             args = (blocks_y[i], blocks_p[i], blocks_y[j], blocks_p[j])
         tasks.append(delayed(_tvt_listed, pure=True)(*args, li, lj, dtype, metric, rtol, skip_same, n_threads))
         rows.append(local_rows)
-    del n
     return tasks, rows
 
 
-@register(_two_vs_two.two_vs_two)
-def two_vs_two(y_true, y_pred, metric="cosine", ties="fail", pairs="all", rng=None, n_jobs=None,
-                     progress=False, rtol=None):
-    from .._validation import check_progress, check_rng
+@dataclasses.dataclass
+class _Prepared:
+    """Checked inputs and options of one call, and the row blocks the counts run on."""
 
-    generator = check_rng(rng)
-    progress = check_progress(progress)
+    y: object
+    p: object
+    metric: str
+    ties: str
+    pairs: object
+    dtype: type
+    rtol: float
+    n_threads: int
+    reference: tuple
+    offsets: np.ndarray
+    blocks_y: list
+    first: np.ndarray | None = None
+    second: np.ndarray | None = None
+
+    @property
+    def skip_same(self) -> bool:
+        return self.pairs == "distinct_targets"
+
+
+def _observed(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol, progress):
+    """The TwoVsTwoResult of the data as given, and the prepared call (for permutations)."""
     y, p, metric, ties, dtype, n_threads = _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs)
     n = y.shape[0]
     pairs = _two_vs_two.resolve_pairs(pairs, n)
     rtol, reference, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
-    skip_same = pairs == "distinct_targets"
+    prep = _Prepared(y, p, metric, ties, pairs, dtype, rtol, n_threads, reference, offsets, blocks_y)
     if isinstance(pairs, int):
-        first, second = _two_vs_two.sample_pairs(n, pairs, generator)
-        return _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads,
-                                   ties, pairs, progress)
-    totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, reference)
+        prep.first, prep.second = _two_vs_two.sample_pairs(n, pairs, generator)
+        return _tvt_sampled_result(prep, blocks_p, progress), prep
+    totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, prep.skip_same, n_threads, reference)
     totals, *per_block = blocks.compute(totals, *per_block, progress=progress)
-    return _all_pairs_result(n, totals, per_block, metric, ties, pairs, rtol, skip_same)
+    sample_passed, sample_tied, same = (np.concatenate([b[i] for b in per_block]) for i in range(3))
+    result = _two_vs_two.result_from_counts(n, totals, sample_passed, sample_tied, metric=metric, ties=ties,
+                                            pairs=pairs, rtol=rtol, same_target=same if prep.skip_same else None)
+    return result, prep
 
 
-def _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads, ties, pairs,
-                        progress, counts_only=False):
-    n = int(offsets[-1])
-    tasks, rows = _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, False, n_threads)
+@register(_two_vs_two.two_vs_two)
+def two_vs_two(y_true, y_pred, metric="cosine", ties="fail", pairs="all", rng=None, n_jobs=None, progress=False,
+               rtol=None):
+    from .._validation import check_progress, check_rng
+
+    generator = check_rng(rng)
+    progress = check_progress(progress)
+    return _observed(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol, progress)[0]
+
+
+def _tvt_sampled_result(prep, blocks_p, progress):
+    """The result on the sampled pairs (prep.first, prep.second)."""
+    n = int(prep.offsets[-1])
+    tasks, rows = _tvt_sampled(prep.blocks_y, blocks_p, prep.offsets, prep.first, prep.second, prep.dtype,
+                               prep.metric, prep.rtol, False, prep.n_threads)  # fmt: skip
     results = blocks.compute(*tasks, progress=progress)
     totals = _tvt_totals(*[r[0] for r in results])
-    if counts_only:
-        return totals
     sample_passed = np.zeros(n, np.int64)
     sample_tied = np.zeros(n, np.int64)
     for (_, sp, st), local_rows in zip(results, rows):
         np.add.at(sample_passed, local_rows, sp)
         np.add.at(sample_tied, local_rows, st)
-    return _two_vs_two.result_from_counts(n, totals, sample_passed, sample_tied, metric=metric, ties=ties, pairs=pairs,
-                                          rtol=rtol, first=first, second=second)
+    return _two_vs_two.result_from_counts(n, totals, sample_passed, sample_tied, metric=prep.metric, ties=prep.ties,
+                                          pairs=prep.pairs, rtol=prep.rtol, first=prep.first, second=prep.second)
 
 
 @register(_two_vs_two.two_vs_two_permutation_test)
 def two_vs_two_permutation_test(y_true, y_pred, n_permutations=None, n_resamples=None, alternative="greater",
-                                      rng=None, metric="cosine", ties="fail", pairs="all", n_jobs=None,
-                                      progress=False, rtol=None):
+                                rng=None, metric="cosine", ties="fail", pairs="all", n_jobs=None, progress=False,
+                                rtol=None):
     from .._validation import check_choice, check_progress, check_rng
 
     n_permutations = _two_vs_two.resolve_resamples(n_permutations, n_resamples)
     alternative = check_choice(alternative, "alternative", _two_vs_two.ALTERNATIVES)
     progress = check_progress(progress)
     generator = check_rng(rng)
-    y, p, metric, ties, dtype, n_threads = _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs)
-    n = y.shape[0]
-    pairs = _two_vs_two.resolve_pairs(pairs, n)
-    rtol, reference, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
-    skip_same = pairs == "distinct_targets"
-    first = second = None
-    if isinstance(pairs, int):
-        first, second = _two_vs_two.sample_pairs(n, pairs, generator)
-        observed = _tvt_sampled_result(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol, n_threads,
-                                       ties, pairs, False)
-    else:
-        totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, reference)
-        totals, *per_block = blocks.compute(totals, *per_block)
-        observed = _all_pairs_result(n, totals, per_block, metric, ties, pairs, rtol, skip_same)
+    observed, prep = _observed(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol, False)
+    n = prep.y.shape[0]
     # The permutations of the in-memory call, drawn in the same order from the same generator.
     perms = [generator.permutation(n) for _ in range(n_permutations)]
-    rows = y.chunks[0]
     null_totals = []
     for perm in perms:
         # y_i is paired with p_perm[i]: the prediction rows are permuted on the cluster.
-        permuted = p[perm].rechunk({0: rows, 1: -1})
-        blocks_q = permuted.to_delayed().ravel()
-        if first is None:
-            totals, _ = _tvt_graph(blocks_y, blocks_q, dtype, metric, rtol, skip_same, n_threads, reference,
-                                   per_sample=False)
+        blocks_q = prep.p[perm].rechunk({0: prep.y.chunks[0], 1: -1}).to_delayed().ravel()
+        if prep.first is None:
+            totals, _ = _tvt_graph(prep.blocks_y, blocks_q, prep.dtype, prep.metric, prep.rtol, prep.skip_same,
+                                   prep.n_threads, prep.reference, per_sample=False)  # fmt: skip
             null_totals.append(totals)
         else:
-            tasks, _ = _tvt_sampled(blocks_y, blocks_q, offsets, first, second, dtype, metric, rtol, False, n_threads)
+            tasks, _ = _tvt_sampled(prep.blocks_y, blocks_q, prep.offsets, prep.first, prep.second, prep.dtype,
+                                    prep.metric, prep.rtol, False, prep.n_threads)  # fmt: skip
             null_totals.append(blocks.tree_reduce(_tvt_totals, [t[0] for t in tasks]))
     null_totals = blocks.compute(*null_totals, progress=progress)
     return _two_vs_two.permutation_result(observed, [t[0] for t in null_totals], [t[1] for t in null_totals], alternative)
-
-
-def _all_pairs_result(n, totals, per_block, metric, ties, pairs, rtol, skip_same):
-    """The in-memory result from the reduced totals and per-block (sample_passed, sample_tied, same_target)."""
-    sample_passed, sample_tied, same = (np.concatenate([b[i] for b in per_block]) for i in range(3))
-    return _two_vs_two.result_from_counts(n, totals, sample_passed, sample_tied, metric=metric, ties=ties, pairs=pairs,
-                                          rtol=rtol, same_target=same if skip_same else None)
