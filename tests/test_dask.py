@@ -659,3 +659,23 @@ def test_multilabel_counts_with_empty_chunks():
     t = rng.random((30, 4)) < 0.4
     p = rng.random((30, 4)) < 0.4
     assert pm.multilabel_counts(_with_empty_chunks(t, (1, 14, 15)), p) == pm.multilabel_counts(t, p)
+
+
+@settings(max_examples=10, **SETTINGS)
+@given(
+    data=two_vs_two_data(),
+    metric=st.sampled_from(["cosine", "correlation", "euclidean", "sqeuclidean"]),
+    scale=st.sampled_from([1e-300, 1e-30, 1.0, 1e30, 1e300, "float32 max"]),
+    empty=st.booleans(),
+)
+def test_two_vs_two_parity_across_magnitudes(data, metric, scale, empty):
+    """Same result or the same error at every magnitude the dtype holds."""
+    y, p, chunks = data
+    if scale == "float32 max":
+        y, p = (y / 8 * np.finfo(np.float32).max).astype(np.float32), (p / 8 * np.finfo(np.float32).max).astype(
+            np.float32)
+    else:
+        y, p = y.astype(np.float64) * scale, p.astype(np.float64) * scale
+    expected = _outcome(pm.two_vs_two, y, p, metric=metric, ties="half")
+    dy = _with_empty_chunks(y, chunks) if empty else da.from_array(y, chunks=(chunks, -1))
+    assert _outcome(pm.two_vs_two, dy, p, metric=metric, ties="half") == expected
