@@ -679,3 +679,49 @@ def test_two_vs_two_parity_across_magnitudes(data, metric, scale, empty):
     expected = _outcome(pm.two_vs_two, y, p, metric=metric, ties="half")
     dy = _with_empty_chunks(y, chunks) if empty else da.from_array(y, chunks=(chunks, -1))
     assert _outcome(pm.two_vs_two, dy, p, metric=metric, ties="half") == expected
+
+
+@st.composite
+def likelihood_inputs(draw):
+    n = draw(st.integers(1, 25))
+    shape = (n, draw(st.integers(1, 3))) if draw(st.booleans()) else (n,)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    y = rng.integers(0, 2, shape).astype(draw(st.sampled_from([np.int8, np.int64, np.float32, np.float64, bool])))
+    p = rng.choice([0.0, 1e-300, 0.3, 1.0 - 1e-16, 1.0], shape).astype(draw(st.sampled_from([np.float32, np.float64])))
+    flaw = draw(st.sampled_from([None, "label 2", "nan probability", "probability 1.5"]))
+    spot = int(rng.integers(0, y.size))
+    if flaw == "label 2" and y.dtype != bool:
+        y.ravel()[spot] = 2
+    elif flaw == "nan probability":
+        p.ravel()[spot] = np.nan
+    elif flaw == "probability 1.5":
+        p.ravel()[spot] = 1.5
+    return y, p, draw(chunkings(n)), draw(st.booleans())
+
+
+@settings(max_examples=20, **SETTINGS)
+@given(data=likelihood_inputs(), name=st.sampled_from(["log_loss", "log_likelihood", "likelihood"]),
+       per_target=st.booleans(), eps=st.sampled_from([None, 1e-3]))  # fmt: skip
+def test_likelihood_family_parity(data, name, per_target, eps):
+    y, p, chunks, empty = data
+    func = getattr(pm, name)
+    dy = _with_empty_chunks(y, chunks) if empty else da.from_array(y, chunks=(chunks,) + y.shape[1:])
+    expected = _outcome(func, y, p, per_target=per_target, eps=eps)
+    got = _outcome(func, dy, p, per_target=per_target, eps=eps)
+    if name == "likelihood" and not isinstance(expected, tuple):
+        got, expected = got.log, expected.log
+    _assert_same(got, expected, rtol=1e-13)
+
+
+@settings(max_examples=15, **SETTINGS)
+@given(n=st.integers(1, 25), labels=st.integers(1, 4), seed=st.integers(0, 2**32 - 1), flaw=st.booleans(),
+       empty=st.booleans(), dtype=st.sampled_from([bool, np.int64, np.float32]))  # fmt: skip
+def test_multilabel_counts_parity(n, labels, seed, flaw, empty, dtype):
+    rng = np.random.default_rng(seed)
+    t = (rng.random((n, labels)) < 0.4).astype(dtype)
+    p = (rng.random((n, labels)) < 0.4).astype(dtype)
+    if flaw and dtype is not bool:
+        t[rng.integers(0, n), rng.integers(0, labels)] = 3
+    chunks = (n,) if n < 2 else (1, n - 1)
+    dt = _with_empty_chunks(t, chunks) if empty else da.from_array(t, chunks=(chunks, labels))
+    assert _outcome(pm.multilabel_counts, dt, p, false_pos=2.0) == _outcome(pm.multilabel_counts, t, p, false_pos=2.0)
