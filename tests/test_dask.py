@@ -725,3 +725,12 @@ def test_multilabel_counts_parity(n, labels, seed, flaw, empty, dtype):
     chunks = (n,) if n < 2 else (1, n - 1)
     dt = _with_empty_chunks(t, chunks) if empty else da.from_array(t, chunks=(chunks, labels))
     assert _outcome(pm.multilabel_counts, dt, p, false_pos=2.0) == _outcome(pm.multilabel_counts, t, p, false_pos=2.0)
+
+
+@pytest.mark.parametrize("values", [np.array([1 + 1j, 2]), np.array(["a", "b"]), np.array([1, 2], dtype="M8[ns]")])
+def test_non_numeric_dtypes_get_the_in_memory_type_error(values):
+    with pytest.raises(TypeError) as memory:
+        pm.absolute_error(values, np.zeros(2))
+    with pytest.raises(TypeError) as on_dask:
+        pm.absolute_error(da.from_array(values, chunks=1), np.zeros(2))
+    assert str(on_dask.value) == str(memory.value)

@@ -131,12 +131,9 @@ def checked_dtype(arr: Any, name: str) -> Any:
     """Apply ``as_numeric_array``'s dtype rules: reject non-numbers, widen float16, canonical bools."""
     from .._validation import as_numeric_array
 
-    kind = arr.dtype.kind
-    if kind == "O":
+    if arr.dtype.kind == "O":  # numpy converts object arrays; their blocks' dtypes are unknown here
         raise TypeError(f"{name} must contain numbers only; a dask array of dtype object is not accepted")
-    if kind not in "biuf":
-        raise TypeError(f"{name} must have a real numeric dtype, got dtype {arr.dtype}")
-    out_dtype = as_numeric_array(np.zeros(1, dtype=arr.dtype), name).dtype
+    out_dtype = as_numeric_array(np.zeros(1, dtype=arr.dtype), name).dtype  # the in-memory dtype rules
     return arr.map_blocks(lambda b: as_numeric_array(b, name), dtype=out_dtype)
 
 
