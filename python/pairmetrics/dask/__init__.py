@@ -12,6 +12,7 @@ from .. import _crossmatch, _measures, _multilabel, _paired, _two_vs_two
 from .._routing import register
 from . import _legacy
 from . import roc_auc as roc_auc  # noqa: F401  (registers its implementations)
+from . import survival as survival  # noqa: F401
 
 for _public, _impl in [
     (_paired.paired_eval, _legacy._dask_paired_eval),
