@@ -13,6 +13,7 @@ from .._routing import register
 from . import _legacy
 from . import roc_auc as roc_auc  # noqa: F401  (registers its implementations)
 from . import survival as survival  # noqa: F401
+from . import matching as matching  # noqa: F401
 
 for _public, _impl in [
     (_paired.paired_eval, _legacy._dask_paired_eval),
