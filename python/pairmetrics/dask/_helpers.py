@@ -16,15 +16,13 @@ import math
 
 import numpy as np
 
-from ._legacy import SAMPLES_PER_PARTITION
+from ._legacy import SAMPLES_PER_PARTITION, _paired_split, _partition_samples
 from ._legacy import _align_rows as align_rows
 from ._legacy import _cluster_threads as cluster_threads
 from ._legacy import _compute as compute
 from ._legacy import _first_nonfinite as first_nonfinite
 from ._legacy import _offsets as offsets
-from ._legacy import _paired_split
 from ._legacy import _partition_data as partition_data
-from ._legacy import _partition_samples
 from ._legacy import _raise_nonfinite as raise_nonfinite
 from ._legacy import _to_dask_array as to_dask_array
 from ._legacy import _tree as tree_reduce

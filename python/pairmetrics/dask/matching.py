@@ -14,7 +14,8 @@ gathers only its subsamples.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import _crossmatch, _matching
 from .._routing import is_dask, register

@@ -294,7 +294,7 @@ def roc_auc_score(y_true, y_score, average="macro", sample_weight=None, max_fpr=
     if kind == "binary":
         s = roc.binary_scores(s)
         sampled_s = roc.binary_scores(sampled_s)
-        positive = (y == uniques[-1]) if uniques.size == 2 else (y != y)
+        positive = (y == uniques[-1]) if uniques.size == 2 else y.map_blocks(np.zeros_like, dtype=bool)
         return _binary_aucs([(s, positive, w, sampled_s)], max_fpr)[0]
     roc.check_indicator(uniques, s.shape)
     return _average_binary((y == 1).astype(np.uint8), s, average, w, max_fpr, sampled_s)

@@ -82,7 +82,7 @@ def _count_difference(values, e, c, strict):
     for step in (-1, 1):  # fl(v - e) is nondecreasing in v: step to the first v where it fails
         active = np.ones(e.size, bool)
         while True:
-            probe = idx + (step if step < 0 else 0)
+            probe = idx + min(step, 0)
             active &= (idx > 0) if step < 0 else (idx < u.size)
             sel = np.flatnonzero(active)
             if not sel.size:
