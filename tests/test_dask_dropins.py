@@ -17,20 +17,10 @@ from hypothesis import strategies as st  # noqa: E402
 import pairmetrics as pm  # noqa: E402
 import pairmetrics.dask.matching  # noqa: E402
 from pairmetrics.dask import _legacy  # noqa: E402
+from test_dask import client  # noqa: E402,F401  (the 2-worker cluster fixture)
 
 SETTINGS = dict(max_examples=10, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None, memory_limit="2GiB"
-    )
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
 
 
 @st.composite

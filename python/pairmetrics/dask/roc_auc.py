@@ -30,6 +30,7 @@ from .._routing import register, warn
 from ._helpers import (
     align_rows,
     compute,
+    first_nonfinite,
     key_bounds,
     offsets,
     partition_count,
@@ -57,8 +58,6 @@ def _summary(y, s, w, n_parts, n_blocks, seed, limit):
     y_bad = bool(y.dtype.kind == "f" and not np.isfinite(y).all())
     values, counts = np.unique(y, return_counts=True)
     integral = bool(y_bad or roc.is_integral(values))
-    from ._helpers import first_nonfinite
-
     reports = (first_nonfinite(s), first_nonfinite(w) if w is not None else (0, -1, ""))
     probabilities = s.ndim != 2 or not s.shape[0] or roc.rows_sum_to_one(np.asarray(s, dtype=np.float64))
     take = sample_rows(s, n_parts, n_blocks, seed)
@@ -142,11 +141,12 @@ def _stack_columns(a, b):
     return da.stack([a, b], axis=1).rechunk({1: -1})
 
 
-def _binary_aucs(problems, max_fpr):
-    """AUCs of (score, positive, weight, sampled scores) problems: one shuffle each, computed together."""
+def _binary_aucs(problems, max_fpr, n_rows):
+    """AUCs of (score, positive, weight, sampled scores) problems of at most n_rows rows: one shuffle
+    each, computed together."""
     if not problems:
         return []
-    n_parts = partition_count(problems[0][0].shape[0] if not np.isnan(problems[0][0].shape[0]) else 2)
+    n_parts = partition_count(n_rows)
     graphs = [_BinaryAuc(*p, n_parts) for p in problems]
     stats = compute(*[g.partitions() for g in graphs])
     out = []
@@ -186,7 +186,7 @@ def _average_binary(y01, s, average, w, max_fpr, sampled):
     n_labels = y01.shape[1]
     if average == "micro":
         weight = None if w is None else _repeat_rows(w, n_labels, y01)
-        return _binary_aucs([(s.ravel(), y01.ravel(), weight, sampled.ravel())], max_fpr)[0]
+        return _binary_aucs([(s.ravel(), y01.ravel(), weight, sampled.ravel())], max_fpr, s.size)[0]
     if average == "samples":
         blocks = zip(y01.to_delayed().ravel(), s.to_delayed().ravel(),
                      w.to_delayed().ravel() if w is not None else itertools.repeat(None))  # fmt: skip
@@ -201,7 +201,7 @@ def _average_binary(y01, s, average, w, max_fpr, sampled):
         (label_weight,) = compute(counts)
         if roc.weighted_average_is_empty(label_weight):
             return 0.0
-    aucs = _binary_aucs([(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)], max_fpr)
+    aucs = _binary_aucs([(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)], max_fpr, s.shape[0])
     return roc.average_label_aucs(np.array(aucs, dtype=np.float64), average, label_weight)
 
 
@@ -241,7 +241,7 @@ def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabil
         in_sample = (sampled_codes == a) | (sampled_codes == b)
         for c in (a, b):
             problems.append((s[:, c][ab], (encoded[ab] == c), None, sampled_s[in_sample, c]))
-    aucs = _binary_aucs(problems, None)
+    aucs = _binary_aucs(problems, None, y.shape[0])
     pair_aucs = [(aucs[2 * i] + aucs[2 * i + 1]) / 2 for i in range(len(prevalence))]
     return roc.ovo_average(pair_aucs, prevalence, average)
 
@@ -295,6 +295,6 @@ def roc_auc_score(y_true, y_score, average="macro", sample_weight=None, max_fpr=
         s = roc.binary_scores(s)
         sampled_s = roc.binary_scores(sampled_s)
         positive = (y == uniques[-1]) if uniques.size == 2 else y.map_blocks(np.zeros_like, dtype=bool)
-        return _binary_aucs([(s, positive, w, sampled_s)], max_fpr)[0]
+        return _binary_aucs([(s, positive, w, sampled_s)], max_fpr, s.shape[0])[0]
     roc.check_indicator(uniques, s.shape)
     return _average_binary((y == 1).astype(np.uint8), s, average, w, max_fpr, sampled_s)
