@@ -414,6 +414,11 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     sorts (see ``PAIRMETRICS_NUM_THREADS`` and ``threadpoolctl``); the result
     never depends on it.
 
+    Dask arrays, DataFrame columns and Series (numeric or bool ``y_true``)
+    are computed on the cluster, never gathered: one shuffle by score range
+    per binary AUC, with the same checks, warnings and numbers (sums may
+    differ in the last bits); see :mod:`pairmetrics.dask.roc_auc`.
+
     Examples
     --------
     >>> from pairmetrics import roc_auc_score

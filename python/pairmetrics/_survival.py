@@ -102,7 +102,9 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
     they are equal (counted 1/2). Inputs are converted to float64 as lifelines
     does; infinite times and scores are ordered like any others. The counts
     come from one sort by time and a Fenwick tree over score ranks: O(n log n)
-    time, O(n) memory, identical to lifelines' own counts.
+    time, O(n) memory, identical to lifelines' own counts. Dask collections
+    are counted on the cluster, never gathered, with the same counts (see
+    :mod:`pairmetrics.dask.survival`).
 
     Examples
     --------
@@ -220,7 +222,9 @@ def concordance_index_censored(event_indicator, event_time, estimate, tied_tol=1
     not compared. The pair is concordant when ``estimate[i] > estimate[j]``
     and not tied. When every comparable set is empty (all events share the
     last time) ``cindex`` is NaN, as in scikit-survival. O(n log n) time (a
-    sort by time and a Fenwick tree over estimate ranks), O(n) memory.
+    sort by time and a Fenwick tree over estimate ranks), O(n) memory. Dask
+    collections are counted on the cluster, never gathered, with the same
+    counts (see :mod:`pairmetrics.dask.survival`).
 
     Examples
     --------

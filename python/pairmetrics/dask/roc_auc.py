@@ -123,9 +123,9 @@ class _BinaryAuc:
         for k in reversed(range(len(stats))):  # the curve starts at the highest scores
             _, _, _, local, pos, neg = stats[k]
             if fp_above + neg > cut:  # max_fpr falls inside this partition
-                fpr = (cut - fp_above) / neg
-                inside = partial_area(k, fpr) * pos * neg if pos > 0 else 0.0
-                area += inside + (cut - fp_above) * tp_above
+                if cut > fp_above:
+                    inside = partial_area(k, (cut - fp_above) / neg) * pos * neg if pos > 0 else 0.0
+                    area += inside + (cut - fp_above) * tp_above
                 break
             if pos > 0 and neg > 0:
                 area += local * pos * neg
