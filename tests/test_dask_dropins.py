@@ -248,3 +248,29 @@ def test_matching_and_crossmatch_gather_within_the_limit(client, monkeypatch):
     monkeypatch.setattr(pairmetrics.dask.matching, "MAX_GATHER_BYTES", x.nbytes - 1)
     with pytest.raises(ValueError, match="MAX_GATHER_BYTES"):
         pm.crossmatch_test(lazy_x, y)
+
+
+def test_drop_ins_bring_only_summaries_to_the_client(monkeypatch):
+    """Everything the drop-ins compute to the client is a small fraction of the data."""
+    import pickle
+
+    import pairmetrics.dask.roc_auc
+    import pairmetrics.dask.survival
+
+    received = []
+    for module in (pairmetrics.dask.roc_auc, pairmetrics.dask.survival):
+        def counting(*values, compute=module.compute, **kwargs):
+            results = compute(*values, **kwargs)
+            received.append(len(pickle.dumps(results)))
+            return results
+
+        monkeypatch.setattr(module, "compute", counting)
+    monkeypatch.setattr(pairmetrics.dask._helpers, "cluster_threads", lambda: 2)  # 2 partitions: 4000 samples
+    n = 400_000
+    rng = da.random.default_rng(4)
+    scores, times = rng.random(n, chunks=50_000), rng.integers(0, 1000, n, chunks=50_000)
+    labels, weights = rng.random(n, chunks=50_000) < 0.3, rng.random(n, chunks=50_000)
+    with dask.config.set(scheduler="threads"):
+        assert 0.45 < pm.roc_auc_score(labels, scores, sample_weight=weights, max_fpr=0.5) < 0.55
+        assert 0.45 < pm.concordance_index_censored(labels, times, scores)[0] < 0.55
+    assert 0 < sum(received) < 0.05 * 8 * n
