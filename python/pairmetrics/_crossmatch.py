@@ -151,6 +151,7 @@ class CrossMatchNullDistribution(Result):
         return float((((self.a1 - mu) ** 2) * self.pmf).sum())
 
 
+@routed
 def crossmatch_null_distribution(N: int, n: int) -> CrossMatchNullDistribution:
     """Exact null distribution of the number of cross-matched pairs A1.
 
@@ -271,6 +272,7 @@ def _check_labels(z, name: str = "z") -> np.ndarray:
     return z
 
 
+@routed
 def crossmatchtest(z, D, *, k: int = _DEFAULT_K, n_jobs=None, progress: bool = False) -> CrossMatchResult:
     """Cross-match test from group labels and a distance matrix (R-compatible form).
 
@@ -301,6 +303,11 @@ def crossmatchtest(z, D, *, k: int = _DEFAULT_K, n_jobs=None, progress: bool = F
     it is dropped; N and n then refer to the remaining points, as in R.
     R's ``nonbimatch`` rounds scaled distances to integers, so with near-ties
     R and this exact matching may pick different optimal pairs.
+
+    *Dask input:* the labels and distances are computed on the cluster and
+    brought to the client as one array (this solver needs them in one process); above
+    ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
+    gathered arguments together) the call raises a ValueError instead.
     """
     z = _check_labels(z, "z")
     source = _Source("D", D)
@@ -342,6 +349,7 @@ def pool_dtype(x, y) -> np.dtype:
     return dtype
 
 
+@routed
 def crossmatch_test(x, y, *, metric="euclidean", alternative: str = "less", k: int = _DEFAULT_K, n_jobs=None,
                     progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
                     **metric_kwargs) -> CrossMatchResult:  # fmt: skip
@@ -389,6 +397,13 @@ def crossmatch_test(x, y, *, metric="euclidean", alternative: str = "less", k: i
     CrossMatchResult
         See :func:`crossmatchtest`; group 0 is x and group 1 is y. ``pval``
         and ``approxpval`` are for ``alternative``.
+
+    Notes
+    -----
+    *Dask input:* the samples are computed on the cluster and brought to the
+    client as one array (this solver needs them in one process); above
+    ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
+    gathered arguments together) the call raises a ValueError instead.
     """
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "crossmatch_test")
