@@ -38,7 +38,7 @@ _SEMANTICS = """
     and no count depends on the order of the input."""
 
 
-def _prepare(scores, labels, min_dist, scores_name="scores"):
+def prepare_scores(scores, labels, min_dist, scores_name="scores"):
     scores = as_vector(scores, scores_name, min_length=2)
     labels = as_vector(labels, "labels", min_length=2)
     check_same_length(scores, labels, scores_name, "labels")
@@ -68,7 +68,7 @@ class ConfidenceInterval(Result):
     _unpack = ("low", "high")
 
 
-def _normal_interval(estimate, variance, confidence_level, low, high):
+def normal_interval(estimate, variance, confidence_level, low, high):
     """``estimate -+ z * sqrt(variance)`` clipped to [low, high]."""
     from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
 
@@ -160,7 +160,7 @@ class PairedEvaluation(Result):
                 "the variance of auc was not computed (paired_evaluation computes it by default only up to "
                 f"{_CHEAP_VARIANCE_SAMPLES} samples); call paired_evaluation(..., variance=True)"
             )
-        return _normal_interval(self.auc, self._variance, confidence_level, 0.0, 1.0)
+        return normal_interval(self.auc, self._variance, confidence_level, 0.0, 1.0)
 
     @property
     def auc(self) -> float:
@@ -237,7 +237,7 @@ if paired_eval.__doc__:  # None under python -OO
 _CHEAP_VARIANCE_SAMPLES = 100_000
 
 
-def _component_factors(labels):
+def component_factors(labels):
     """Per-sample ddof factors ``f_i`` of the variance (see _INTERVAL_NOTES):
     per class for binary labels (DeLong), ``n / (n - 1)`` otherwise."""
     n = labels.shape[0]
@@ -252,7 +252,7 @@ def _component_factors(labels):
     return np.full(n, n / (n - 1))
 
 
-def _auc_components(counts, per_sample):
+def auc_components(counts, per_sample):
     """``g_i = credit_i - auc * r_i`` from the kernel's per-sample counts."""
     rankable, tied, incorrect = per_sample
     evaluation_auc = (counts[1] + 0.5 * counts[2]) / counts[0] if counts[0] else math.nan
@@ -295,7 +295,7 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, v
     -----
     {semantics}
     """
-    scores, labels, min_dist = _prepare(scores, labels, min_dist)
+    scores, labels, min_dist = prepare_scores(scores, labels, min_dist)
     with_variance = labels.shape[0] <= _CHEAP_VARIANCE_SAMPLES if variance is None else check_bool(variance, "variance")
     threads = resolve_n_jobs(n_jobs)
     with progress_callback(check_progress(progress), "paired evaluation") as callback:
@@ -306,8 +306,8 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, v
         warnings.warn("no pair of labels is min_dist apart: nothing is rankable, auc is nan", RuntimeWarning, stacklevel=2)
     var = None
     if with_variance:
-        g = _auc_components(counts, output[1:])
-        var = float(_component_factors(labels) @ (g * g)) / float(rankable) ** 2 if rankable else math.nan
+        g = auc_components(counts, output[1:])
+        var = float(component_factors(labels) @ (g * g)) / float(rankable) ** 2 if rankable else math.nan
     return PairedEvaluation(rankable, correct, tied, incorrect, min_dist, var)
 
 
@@ -334,7 +334,9 @@ class PairedComparison(Result):
     auc_difference : float
         ``a.auc - b.auc``.
     variance_a, variance_b, covariance : float
-        U-statistic estimates of the sampling (co)variance of the two AUCs.
+        Estimates of the sampling (co)variance of the two AUCs: DeLong's
+        (per-class ddof 1) for binary labels, the one-sample U-statistic
+        ones otherwise; the test and ``confidence_interval()`` both use them.
     statistic : float
         ``auc_difference / sqrt(variance_a + variance_b - 2 covariance)``.
     pvalue : float
@@ -382,13 +384,11 @@ class PairedComparison(Result):
         components of both models. For binary labels these are DeLong's
         paired estimates (ddof 1 within each class), so the interval is
         DeLong's; for ordinal and real-valued labels they are the one-sample
-        U-statistic estimates that ``variance_a``, ``variance_b`` and
-        ``covariance`` hold (see :meth:`PairedEvaluation.confidence_interval`).
-        For binary labels those fields, and so ``statistic``, use the
-        one-sample factor ``n / (n - 1)`` instead of the per-class one: the
-        two differ by a factor 1 + O(1/n).
+        U-statistic estimates (see :meth:`PairedEvaluation.confidence_interval`).
+        ``variance_a``, ``variance_b``, ``covariance`` and ``statistic`` use the
+        same estimates, so the test and the interval always agree.
         """
-        return _normal_interval(self.auc_difference, self._difference_variance, confidence_level, -1.0, 1.0)
+        return normal_interval(self.auc_difference, self._difference_variance, confidence_level, -1.0, 1.0)
 
 
 @routed
@@ -427,23 +427,22 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, pro
     two models the same way with ``g_a * g_b`` (as in DeLong et al. 1988 and
     Pencina & D'Agostino 2004; for binary labels it agrees with DeLong's
     estimator to within a factor 1 + O(1/n)). The per-sample counts come from
-    the same O(n log n) merge passes as the totals.
-    ``result.confidence_interval()`` gives an interval for ``auc_difference``
-    that is exactly DeLong's for binary labels (per-class ddof 1).
+    the same O(n log n) merge passes as the totals. For binary labels the
+    factor ``n / (n - 1)`` is replaced by DeLong's per-class ``m / (m - 1)``
+    (the ``m`` samples of ``i``'s class), for the test and for
+    ``result.confidence_interval()`` alike: both are exactly DeLong's.
     """
-    scores_a, labels_f, min_dist = _prepare(scores_a, labels, min_dist, "scores_a")
-    scores_b, _, _ = _prepare(scores_b, labels, min_dist, "scores_b")
+    scores_a, labels_f, min_dist = prepare_scores(scores_a, labels, min_dist, "scores_a")
+    scores_b, _, _ = prepare_scores(scores_b, labels, min_dist, "scores_b")
     threads = resolve_n_jobs(n_jobs)
     counts, components = [], []
     with progress_callback(check_progress(progress), "paired comparison") as callback:
         outputs = [_core.paired_counts(s, labels_f, min_dist, True, threads, progress=callback) for s in (scores_a, scores_b)]
     for totals, rankable, tied, incorrect in outputs:
         counts.append(totals)
-        components.append(_auc_components(totals, (rankable, tied, incorrect)))
+        components.append(auc_components(totals, (rankable, tied, incorrect)))
     ga, gb = components
-    # The intervals use per-class ddof for binary labels (DeLong); the test
-    # keeps the one-sample factor n / (n - 1) (documented above).
-    factors = _component_factors(labels_f)
+    factors = component_factors(labels_f)
     sums = [ga @ ga, gb @ gb, ga @ gb, factors @ (ga * ga), factors @ (gb * gb), factors @ (ga * gb)]
     return _comparison(counts[0], counts[1], min_dist, labels_f.shape[0], sums, stacklevel=4)  # user, dispatch, here
 
@@ -472,10 +471,10 @@ def _comparison(counts_a, counts_b, min_dist, n, sums, stacklevel):
         # and warns; its answer is reported as is (documented above).
         warnings.simplefilter("ignore", RuntimeWarning)
         fisher = stats.fisher_exact(table)
-    scale = n / (n - 1) / float(n_rankable) ** 2
-    var_a, var_b, cov = scale * float(sums[0]), scale * float(sums[1]), scale * float(sums[2])
+    # One variance for the test and the interval: DeLong's per-class one for binary labels.
+    var_a, var_b, cov = ci_var_a, ci_var_b, float(sums[5]) / float(n_rankable) ** 2
     difference = a.auc - b.auc
-    spread = max(var_a + var_b - 2 * cov, 0.0)
+    spread = max(ci_spread, 0.0)
     if spread > 0:
         z = difference / math.sqrt(spread)
         p = float(2 * stats.norm.sf(abs(z)))

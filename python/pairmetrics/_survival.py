@@ -102,7 +102,7 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
     return (above + tied / 2) / pairs
 
 
-def _no_comparable_pair_error():
+def no_comparable_pair_error():
     try:
         from sksurv.exceptions import NoComparablePairException
     except ImportError:  # the same message, as a ValueError (its base class)
@@ -178,21 +178,21 @@ def concordance_index_censored(event_indicator, event_time, estimate, tied_tol=1
         raise ValueError("Need a minimum of two samples")
     if not events.any():
         raise ValueError("All samples are censored")
-    times = _as_exact_float64(times, "event_time")
-    estimates = _as_exact_float64(estimates, "estimate")
+    times = as_exact_float64(times, "event_time")
+    estimates = as_exact_float64(estimates, "estimate")
     below, tied, above, tied_time = _core.concordance_counts(times, events.view(np.uint8), estimates, tied_tol)
     # scikit-survival visits every event but one alone at the strictly
     # latest time; with none to visit it raises.
     order_last = np.argmax(times)
     if events.sum() == 1 and events[order_last] and np.count_nonzero(times == times[order_last]) == 1:
-        raise _no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
+        raise no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
     comparable = below + tied + above
     with np.errstate(invalid="ignore"):
         cindex = float(np.float64(below + tied / 2) / np.float64(comparable)) if comparable else float("nan")
     return cindex, int(below), int(above), int(tied), int(tied_time)
 
 
-def _as_exact_float64(arr, name):
+def as_exact_float64(arr, name):
     """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
     if arr.dtype.kind in "iu" and arr.size and arr.dtype.itemsize == 8:
         if max(abs(int(arr.max())), abs(int(arr.min()))) > 2**53:
