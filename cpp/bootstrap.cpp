@@ -35,8 +35,8 @@ bool is_plain(const ResamplingDesign& design, std::size_t n) {
     return true;
 }
 
+// Adds one resample's draw counts to `weight` (all zero on entry; the sweep below zeroes it again).
 void draw_weights(const ResamplingDesign& design, bool plain, SplitMix64& rng, std::vector<std::uint32_t>& weight) {
-    std::fill(weight.begin(), weight.end(), 0u);
     if (plain) {
         for (std::size_t s = 0; s < design.n_strata; ++s) {
             const std::uint64_t first = static_cast<std::uint64_t>(design.stratum_offsets[s]);
@@ -56,14 +56,17 @@ void draw_weights(const ResamplingDesign& design, bool plain, SplitMix64& rng, s
     }
 }
 
+// The AUC of the weighted samples; leaves every weight zero for the next resample.
 double weighted_auc(const std::uint8_t* positive, const std::int64_t* group_end, std::size_t n_groups,
-                    const std::vector<std::uint32_t>& weight) {
+                    std::vector<std::uint32_t>& weight) {
     double credit = 0, negatives_below = 0, positives = 0;
     std::size_t p = 0;
     for (std::size_t g = 0; g < n_groups; ++g) {
         std::uint64_t pos = 0, neg = 0;
-        for (const std::size_t end = static_cast<std::size_t>(group_end[g]); p < end; ++p)
+        for (const std::size_t end = static_cast<std::size_t>(group_end[g]); p < end; ++p) {
             (positive[p] ? pos : neg) += weight[p];
+            weight[p] = 0;
+        }
         credit += static_cast<double>(pos) * (negatives_below + 0.5 * static_cast<double>(neg));
         negatives_below += static_cast<double>(neg);
         positives += static_cast<double>(pos);

@@ -142,7 +142,9 @@ def _fast_auc(
     seeds = rng.integers(0, 2**64, n_resamples, dtype=np.uint64, endpoint=False)
     flags = np.ascontiguousarray(positive[order]).view(np.uint8)
     members = position[design.members]
-    if design.cluster_offsets.shape[0] == members.shape[0] + 1:  # one sample per cluster
+    if design.stratum_offsets.shape[0] == 2 and design.cluster_offsets.shape[0] == members.shape[0] + 1:
+        members = np.arange(members.shape[0], dtype=np.int64)  # plain resampling: positions are drawn directly
+    elif design.cluster_offsets.shape[0] == members.shape[0] + 1:  # one sample per cluster
         # any order within a stratum draws alike; sorted, one stratum is the identity (the kernel's plain case)
         stratum = np.repeat(np.arange(design.stratum_offsets.shape[0] - 1), np.diff(design.stratum_offsets))
         members = members[np.lexsort((members, stratum))]
@@ -286,9 +288,8 @@ def bootstrap(
     threads = resolve_n_jobs(n_jobs)
     show = check_progress(progress)
     design = resampling_design(n, stratify, cluster)
-    estimate = float(statistic(*arrays))
-
     fast = _binary_auc_data(statistic, tuple(arrays))
+    estimate = float(statistic(*arrays))
     if fast is not None:
         replicates, jackknife = _fast_auc(fast[0], fast[1], design, generator, n_resamples, threads, show)
         if cluster is not None:
