@@ -147,9 +147,9 @@ def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: i
     >>> scores = np.array([[0.1, 0.2, 0.6, 0.4, 0.8, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4, 0.7], [0.5, 0.6, 0.1, 0.2, 0.9, 0.3]])
     >>> result = compare_models(scores, labels)
     >>> result.auc.round(3)
-    array([0.889, 1.   , 0.444])
-    >>> result.df
-    2
+    array([0.889, 1.   , 0.556])
+    >>> result.df, round(result.pvalue, 4)
+    (2, 0.2019)
     """
     models = as_numeric_array(scores, "scores")
     if models.ndim != 2 or models.shape[0] < 2:
