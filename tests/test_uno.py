@@ -101,3 +101,31 @@ def test_bad_input():
         pm.concordance_index_ipcw(np.array([(1, 1.0), (0, 2.0)], dtype=[("e", int), ("t", float)]), y, [1, 2, 3])
     with pytest.raises(ValueError, match="follow-up"):
         pm.cumulative_dynamic_auc(y, y, [1, 2, 3], [3.0])
+
+
+def _cases():
+    """Edge cases of the kind scikit-survival's own test-suite uses (our inputs, compared live)."""
+    train_some = _survival([False, True, False, True, False, False, False, False], [2, 4, 6, 8, 10, 11, 15, 18])
+    train_events = _survival([True] * 8, [2, 4, 6, 8, 10, 11, 15, 19])
+    test_beyond = _survival([True, False, False, True, True, False, True], [1, 3, 5, 19, 12, 13, 7])
+    test_inside = _survival([True, False, False, True, True, False, False], [1, 3, 5, 7, 12, 13, 20])
+    estimate = np.array([5, 8, 13, 11, 9, 7, 4], dtype=float)
+    return [(train_some, test_beyond, estimate), (train_events, test_inside, estimate),
+            (train_some, test_inside, estimate), (train_events, test_beyond, estimate)]
+
+
+@pytest.mark.parametrize("train,test,estimate", _cases())
+def test_edge_cases_behave_like_sksurv(train, test, estimate):
+    for tau in (None, 10.0):
+        expected, expected_error = _outcome(lambda: sksurv_metrics.concordance_index_ipcw(train, test, estimate, tau))
+        got, error = _outcome(lambda: pm.concordance_index_ipcw(train, test, estimate, tau))
+        assert error == expected_error
+        if expected is not None:
+            assert got[1:] == tuple(int(x) for x in expected[1:]) and got[0] == pytest.approx(expected[0], rel=1e-12)
+    times = [3.0, 6.0]
+    expected, expected_error = _outcome(lambda: sksurv_metrics.cumulative_dynamic_auc(train, test, estimate, times))
+    got, error = _outcome(lambda: pm.cumulative_dynamic_auc(train, test, estimate, times))
+    assert error == expected_error
+    if expected is not None:
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
+        assert got[1] == pytest.approx(expected[1], rel=1e-12)
