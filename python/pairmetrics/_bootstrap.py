@@ -74,6 +74,8 @@ def _codes(labels: Any, n: int, name: str) -> npt.NDArray[np.intp]:
 
 def resampling_design(n: int, stratify: Any = None, cluster: Any = None) -> _Design:
     """Strata (``stratify``; one when None) of clusters (``cluster``; one per sample when None)."""
+    if stratify is None and cluster is None:
+        return _Design(np.array([0, n], dtype=np.int64), np.arange(n + 1, dtype=np.int64), np.arange(n, dtype=np.int64))
     strata = np.zeros(n, dtype=np.intp) if stratify is None else _codes(stratify, n, "stratify")
     clusters = np.arange(n) if cluster is None else _codes(cluster, n, "cluster")
     if cluster is not None and stratify is not None:
@@ -134,7 +136,7 @@ def _fast_auc(
     progress: bool,
 ) -> tuple[Floats, Any]:
     """Replicates from the compiled kernel, and a jackknife closure for BCa."""
-    order = np.argsort(scores, kind="stable")
+    order = np.argsort(scores)  # equal scores form one group: their order does not matter
     sorted_scores = scores[order]
     group_end = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]) + 1, scores.shape[0]].astype(np.int64)
     position = np.empty(scores.shape[0], dtype=np.int64)
