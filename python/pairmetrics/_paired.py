@@ -38,7 +38,7 @@ _SEMANTICS = """
     and no count depends on the order of the input."""
 
 
-def _prepare(scores, labels, min_dist, scores_name="scores"):
+def prepare_scores(scores, labels, min_dist, scores_name="scores"):
     scores = as_vector(scores, scores_name, min_length=2)
     labels = as_vector(labels, "labels", min_length=2)
     min_dist = check_inputs(scores, labels, min_dist, scores_name)
@@ -67,7 +67,7 @@ class ConfidenceInterval(Result):
     _unpack = ("low", "high")
 
 
-def _normal_interval(estimate, variance, confidence_level, low, high):
+def normal_interval(estimate, variance, confidence_level, low, high):
     """``estimate -+ z * sqrt(variance)`` clipped to [low, high]."""
     from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
 
@@ -159,7 +159,7 @@ class PairedEvaluation(Result):
                 "the variance of auc was not computed (paired_evaluation computes it by default only up to "
                 f"{_CHEAP_VARIANCE_SAMPLES} samples); call paired_evaluation(..., variance=True)"
             )
-        return _normal_interval(self.auc, self._variance, confidence_level, 0.0, 1.0)
+        return normal_interval(self.auc, self._variance, confidence_level, 0.0, 1.0)
 
     @property
     def auc(self) -> float:
@@ -272,7 +272,8 @@ def component_factors(labels, extremes, n: int) -> np.ndarray:
     return np.full(labels.shape[0], n / (n - 1))
 
 
-def _component_factors(labels):
+def sample_factors(labels) -> np.ndarray:
+    """component_factors of a whole label array."""
     return component_factors(labels, label_extremes(labels), labels.shape[0])
 
 
@@ -336,7 +337,7 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, v
     -----
     {semantics}
     """
-    scores, labels, min_dist = _prepare(scores, labels, min_dist)
+    scores, labels, min_dist = prepare_scores(scores, labels, min_dist)
     with_variance = wants_variance(labels.shape[0], variance)
     warn = check_bool(warn, "warn")
     threads = resolve_n_jobs(n_jobs)
@@ -346,7 +347,7 @@ def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, v
     weighted = None
     if with_variance:
         g = auc_components(counts, output[1:])
-        weighted = _component_factors(labels) @ (g * g)
+        weighted = sample_factors(labels) @ (g * g)
     return evaluation_from_counts(counts, min_dist, warn, weighted)
 
 
@@ -373,7 +374,9 @@ class PairedComparison(Result):
     auc_difference : float
         ``a.auc - b.auc``.
     variance_a, variance_b, covariance : float
-        U-statistic estimates of the sampling (co)variance of the two AUCs.
+        Estimates of the sampling (co)variance of the two AUCs: DeLong's
+        (per-class ddof 1) for binary labels, the one-sample U-statistic
+        ones otherwise; the test and ``confidence_interval()`` both use them.
     statistic : float
         ``auc_difference / sqrt(variance_a + variance_b - 2 covariance)``.
     pvalue : float
@@ -421,13 +424,11 @@ class PairedComparison(Result):
         components of both models. For binary labels these are DeLong's
         paired estimates (ddof 1 within each class), so the interval is
         DeLong's; for ordinal and real-valued labels they are the one-sample
-        U-statistic estimates that ``variance_a``, ``variance_b`` and
-        ``covariance`` hold (see :meth:`PairedEvaluation.confidence_interval`).
-        For binary labels those fields, and so ``statistic``, use the
-        one-sample factor ``n / (n - 1)`` instead of the per-class one: the
-        two differ by a factor 1 + O(1/n).
+        U-statistic estimates (see :meth:`PairedEvaluation.confidence_interval`).
+        ``variance_a``, ``variance_b``, ``covariance`` and ``statistic`` use the
+        same estimates, so the test and the interval always agree.
         """
-        return _normal_interval(self.auc_difference, self._difference_variance, confidence_level, -1.0, 1.0)
+        return normal_interval(self.auc_difference, self._difference_variance, confidence_level, -1.0, 1.0)
 
 
 @routed
@@ -466,12 +467,13 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, pro
     two models the same way with ``g_a * g_b`` (as in DeLong et al. 1988 and
     Pencina & D'Agostino 2004; for binary labels it agrees with DeLong's
     estimator to within a factor 1 + O(1/n)). The per-sample counts come from
-    the same O(n log n) merge passes as the totals.
-    ``result.confidence_interval()`` gives an interval for ``auc_difference``
-    that is exactly DeLong's for binary labels (per-class ddof 1).
+    the same O(n log n) merge passes as the totals. For binary labels the
+    factor ``n / (n - 1)`` is replaced by DeLong's per-class ``m / (m - 1)``
+    (the ``m`` samples of ``i``'s class), for the test and for
+    ``result.confidence_interval()`` alike: both are exactly DeLong's.
     """
-    scores_a, labels_f, min_dist = _prepare(scores_a, labels, min_dist, "scores_a")
-    scores_b, _, _ = _prepare(scores_b, labels, min_dist, "scores_b")
+    scores_a, labels_f, min_dist = prepare_scores(scores_a, labels, min_dist, "scores_a")
+    scores_b, _, _ = prepare_scores(scores_b, labels, min_dist, "scores_b")
     threads = resolve_n_jobs(n_jobs)
     counts, components = [], []
     with progress_callback(check_progress(progress), "paired comparison") as callback:
@@ -480,9 +482,7 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, pro
         counts.append(totals)
         components.append(auc_components(totals, (rankable, tied, incorrect)))
     ga, gb = components
-    # The intervals use per-class ddof for binary labels (DeLong); the test
-    # keeps the one-sample factor n / (n - 1) (documented above).
-    factors = _component_factors(labels_f)
+    factors = sample_factors(labels_f)
     sums = [ga @ ga, gb @ gb, ga @ gb, factors @ (ga * ga), factors @ (gb * gb), factors @ (ga * gb)]
     return comparison_from_counts(counts[0], counts[1], min_dist, labels_f.shape[0], sums)
 
@@ -511,10 +511,10 @@ def comparison_from_counts(counts_a, counts_b, min_dist, n, sums):
         # and warns; its answer is reported as is (documented above).
         warnings.simplefilter("ignore", RuntimeWarning)
         fisher = stats.fisher_exact(table)
-    scale = n / (n - 1) / float(n_rankable) ** 2
-    var_a, var_b, cov = scale * float(sums[0]), scale * float(sums[1]), scale * float(sums[2])
+    # One variance for the test and the interval: DeLong's per-class one for binary labels.
+    var_a, var_b, cov = ci_var_a, ci_var_b, float(sums[5]) / float(n_rankable) ** 2
     difference = a.auc - b.auc
-    spread = max(var_a + var_b - 2 * cov, 0.0)
+    spread = max(ci_spread, 0.0)
     if spread > 0:
         z = difference / math.sqrt(spread)
         p = float(2 * stats.norm.sf(abs(z)))

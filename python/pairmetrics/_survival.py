@@ -133,7 +133,7 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
     return lifelines_index(below, tied, above)
 
 
-def _no_comparable_pair_error():
+def no_comparable_pair_error():
     try:
         from sksurv.exceptions import NoComparablePairException
     except ImportError:  # the same message, as a ValueError (its base class)
@@ -171,7 +171,7 @@ def check_comparable(n_events, only_last_is_event):
     """scikit-survival visits every event but one alone at the strictly latest time; with none to visit it
     raises. ``only_last_is_event``: the latest time is held by one sample only, and it is an event."""
     if n_events == 1 and only_last_is_event:
-        raise _no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
+        raise no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
 
 
 def sksurv_result(below, tied, above, tied_time):
@@ -241,15 +241,16 @@ def concordance_index_censored(event_indicator, event_time, estimate, tied_tol=1
     check_finite(estimates, "estimate")
     tied_tol = check_nonnegative_finite(tied_tol, "tied_tol")
     check_sksurv_events(events.dtype, times.shape[0], events.dtype == np.bool_ and events.any())
-    times = _as_exact_float64(times, "event_time")
-    estimates = _as_exact_float64(estimates, "estimate")
+    times = as_exact_float64(times, "event_time")
+    estimates = as_exact_float64(estimates, "estimate")
     below, tied, above, tied_time = _core.concordance_counts(times, events.view(np.uint8), estimates, tied_tol)
     last = np.argmax(times)
     check_comparable(int(events.sum()), bool(events[last]) and np.count_nonzero(times == times[last]) == 1)
     return sksurv_result(below, tied, above, tied_time)
 
 
-def _as_exact_float64(arr, name):
+def as_exact_float64(arr, name):
+    """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
     if arr.size and arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
         check_exact_integers(arr.dtype, max(abs(int(arr.max())), abs(int(arr.min()))), name)
     return arr.astype(np.float64, copy=False)
