@@ -30,9 +30,25 @@ using i32 = std::int32_t;
 // odd-set form). Internal weights are 2 w, which keeps every step integral:
 // all tree vertices share the parity of the roots, so the slack of an edge
 // between two even nodes is even.
+// Largest value, and the bound on the dual step past which the duals could
+// overflow (the weight caps keep them far below it).
+template <class Int>
+struct IntLimits;
+template <>
+struct IntLimits<i64> {
+    static constexpr i64 max = std::numeric_limits<i64>::max();
+    static constexpr i64 delta_limit = i64{1} << 61;
+};
+template <>
+struct IntLimits<i128> {
+    static constexpr i128 max = (i128{1} << 126) - 1 + (i128{1} << 126);
+    static constexpr i128 delta_limit = i128{1} << 125;
+};
+
+template <class Int>
 class Solver {
   public:
-    Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const i64* w, Control& control)
+    Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const Int* w, Control& control)
         : n_(n), eu_(eu), ev_(ev), control_(control) {
         W_.resize(m);
         for (std::size_t e = 0; e < m; ++e) W_[e] = 2 * w[e];
@@ -70,7 +86,7 @@ class Solver {
         rep_of_.assign(nodes, -1);
         node_of_rep_.assign(nodes, -1);
         size_.assign(nodes, 0);
-        pending_.assign(m, std::numeric_limits<i64>::max());
+        pending_.assign(m, IntLimits<Int>::max);
         for (i32 r = 2 * n - 1; r >= n; --r) free_reps_.push_back(r);
         mate_.assign(n, -1);
         ystore_.assign(n, 0);
@@ -85,8 +101,8 @@ class Solver {
         }
     }
 
-    BlossomResult run(const WarmStart* warm) {
-        BlossomResult result;
+    BasicBlossomResult<Int> run(const BasicWarmStart<Int>* warm) {
+        BasicBlossomResult<Int> result;
         for (i32 v = 0; v < n_; ++v)
             if (start_[v] == start_[v + 1]) return result;  // isolated vertex: no perfect matching
         if (warm)
@@ -112,10 +128,10 @@ class Solver {
             const Event ev = heap_.top();
             heap_.pop();
             ++stats_.events;
-            if (ev.id >= 0 && pending_[ev.id] == ev.key) pending_[ev.id] = std::numeric_limits<i64>::max();
+            if (ev.id >= 0 && pending_[ev.id] == ev.key) pending_[ev.id] = IntLimits<Int>::max;
             if (ev.key > delta_) delta_ = ev.key;
             // Safety net: the weight cap keeps duals far below this.
-            if (delta_ > (i64{1} << 61)) throw std::overflow_error("matching: dual values overflow");
+            if (delta_ > IntLimits<Int>::delta_limit) throw std::overflow_error("matching: dual values overflow");
             if (ev.id >= 0) {
                 unmatched -= process_edge(ev.id);
             } else {
@@ -134,7 +150,7 @@ class Solver {
 
   private:
     struct Event {
-        i64 key;
+        Int key;
         i32 id;  // edge id >= 0, or -(blossom + 1) for an expansion
         bool operator>(const Event& o) const { return key > o.key; }
     };
@@ -142,7 +158,7 @@ class Solver {
     i32 n_;
     const i32 *eu_, *ev_;
     Control& control_;
-    std::vector<i64> W_;
+    std::vector<Int> W_;
     std::vector<i32> start_, adj_;
     std::vector<i32> parent_, tree_, tself_, tother_, base_, mate_;
     // The top-level node of vertex v is node_of_rep_[top_[v]]: a shrink hands
@@ -150,9 +166,9 @@ class Solver {
     // expansion hands it back, so only the vertices of the smaller children
     // are relabelled (nested blossoms can be thousands deep).
     std::vector<i32> top_, rep_of_, node_of_rep_, size_, free_reps_;
-    std::vector<i64> pending_;  // smallest key of an edge's events in the heap
+    std::vector<Int> pending_;  // smallest key of an edge's events in the heap
     std::vector<signed char> label_, alive_;
-    std::vector<i64> stamp_, off_, zstore_, ystore_;
+    std::vector<Int> stamp_, off_, zstore_, ystore_;
     std::vector<unsigned> mark_;
     unsigned mark_stamp_ = 0;
     std::vector<std::vector<i32>> childs_;
@@ -160,23 +176,23 @@ class Solver {
     std::vector<i32> free_ids_;
     std::vector<std::vector<i32>> tree_nodes_;
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
-    i64 delta_ = 0;
+    Int delta_ = 0;
     BlossomStats stats_;
     std::vector<i32> leaves_buf_, stack_buf_;
 
     i32 topof(i32 v) const { return node_of_rep_[top_[v]]; }
-    i64 y(i32 v) const {
+    Int y(i32 v) const {
         const i32 b = topof(v);
         return ystore_[v] + off_[b] + label_[b] * (delta_ - stamp_[b]);
     }
-    i64 slack(i32 e) const { return W_[e] - y(eu_[e]) - y(ev_[e]); }
+    Int slack(i32 e) const { return W_[e] - y(eu_[e]) - y(ev_[e]); }
     i32 base_of(i32 b) const { return b < n_ ? b : base_[b]; }
     i32 other(i32 e, i32 v) const { return eu_[e] == v ? ev_[e] : eu_[e]; }
 
     // Fold the lazy dual change of top-level node b into its offset (and its
     // blossom dual) so that its label can change at the current delta.
     void settle(i32 b) {
-        const i64 d = label_[b] * (delta_ - stamp_[b]);
+        const Int d = label_[b] * (delta_ - stamp_[b]);
         off_[b] += d;
         if (b >= n_) zstore_[b] += 2 * d;
         stamp_[b] = delta_;
@@ -212,7 +228,7 @@ class Solver {
 
     // An edge whose earlier event comes no later is left alone: when that
     // event is processed the edge is looked at again with the duals of then.
-    void push_event(i64 key, i32 id) {
+    void push_event(Int key, i32 id) {
         if (id >= 0) {
             if (key >= pending_[id]) return;
             pending_[id] = key;
@@ -223,7 +239,7 @@ class Solver {
     // Queue the events of the edges at v, whose node has just become even.
     void scan_vertex(i32 v) {
         const i32 bv = topof(v);
-        const i64 yv = y(v);
+        const Int yv = y(v);
         for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
             const i32 e = adj_[k];
             const i32 o = other(e, v);
@@ -231,7 +247,7 @@ class Solver {
             if (bo == bv) continue;
             const signed char lo = label_[bo];
             if (lo < 0) continue;
-            const i64 s = W_[e] - yv - y(o);
+            const Int s = W_[e] - yv - y(o);
             push_event(lo == 0 ? delta_ + s : delta_ + s / 2, e);
         }
     }
@@ -239,7 +255,7 @@ class Solver {
     // Queue (+, free) events for edges at v, whose node has just left every tree.
     void scan_free_vertex(i32 v) {
         const i32 bv = topof(v);
-        const i64 yv = y(v);
+        const Int yv = y(v);
         for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
             const i32 e = adj_[k];
             const i32 o = other(e, v);
@@ -273,9 +289,9 @@ class Solver {
     // Feasible start: y_v = min incident w, rounded down to even.
     void initial_duals() {
         for (i32 v = 0; v < n_; ++v) {
-            i64 best = std::numeric_limits<i64>::max();
+            Int best = IntLimits<Int>::max;
             for (i32 k = start_[v]; k < start_[v + 1]; ++k) best = std::min(best, W_[adj_[k]]);
-            const i64 half = best / 2;
+            const Int half = best / 2;
             ystore_[v] = half - (half & 1);
         }
     }
@@ -284,11 +300,11 @@ class Solver {
     // edge is feasible (lowering never breaks an edge already fixed), keep
     // the matched pairs that are still tight, and make free vertices even.
     // Blossoms are not carried over: the solver rebuilds the few it needs.
-    void warm_init(const WarmStart& warm) {
+    void warm_init(const BasicWarmStart<Int>& warm) {
         for (i32 v = 0; v < n_; ++v) ystore_[v] = warm.y[v];
         for (std::size_t e = 0; e < W_.size(); ++e) {
             if (eu_[e] == ev_[e]) continue;
-            const i64 s = W_[e] - ystore_[eu_[e]] - ystore_[ev_[e]];
+            const Int s = W_[e] - ystore_[eu_[e]] - ystore_[ev_[e]];
             if (s < 0) ystore_[eu_[e]] += s;
         }
         for (i32 v = 0; v < n_; ++v) {
@@ -313,12 +329,12 @@ class Solver {
     void greedy_match() {
         for (i32 v = 0; v < n_; ++v) {
             if (mate_[v] != -1) continue;
-            i64 best = std::numeric_limits<i64>::max();
+            Int best = IntLimits<Int>::max;
             i32 best_free = -1;
             for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
                 const i32 e = adj_[k];
                 const i32 o = other(e, v);
-                const i64 s = W_[e] - ystore_[v] - ystore_[o];
+                const Int s = W_[e] - ystore_[v] - ystore_[o];
                 if (s < best || (s == best && best_free == -1 && mate_[o] == -1)) {
                     best = s;
                     best_free = mate_[o] == -1 ? o : -1;
@@ -345,7 +361,7 @@ class Solver {
             std::swap(bu, bv);
         }
         if (label_[bu] != 1 || label_[bv] < 0) return 0;
-        const i64 s = slack(e);
+        const Int s = slack(e);
         if (s < 0) throw std::logic_error("matching: negative slack (internal error)");
         if (label_[bv] == 0) {
             if (s > 0) {
@@ -370,7 +386,7 @@ class Solver {
 
     void process_expand(i32 b) {
         if (!alive_[b] || parent_[b] != -1 || label_[b] != -1) return;
-        const i64 z = zstore_[b] - 2 * (delta_ - stamp_[b]);
+        const Int z = zstore_[b] - 2 * (delta_ - stamp_[b]);
         if (z < 0) throw std::logic_error("matching: negative blossom dual (internal error)");
         if (z > 0) {
             push_event(delta_ + z / 2, -(b + 1));
@@ -489,7 +505,7 @@ class Solver {
             parent_[c] = b;
             total += size_[c];
             if (c == big) continue;
-            const i64 shift = off_[c] - off_[big];
+            const Int shift = off_[c] - off_[big];
             for (i32 vtx : leaves(c)) {
                 ystore_[vtx] += shift;
                 top_[vtx] = rep;
@@ -498,7 +514,7 @@ class Solver {
             rep_of_[c] = -1;
             off_[c] = 0;
         }
-        const i64 offset = off_[big];
+        const Int offset = off_[big];
         off_[big] = 0;
         rep_of_[big] = -1;
         rep_of_[b] = rep;
@@ -618,7 +634,7 @@ class Solver {
         i32 big = ch[0];
         for (i32 c : ch)
             if (size_[c] > size_[big]) big = c;
-        const i64 offset = off_[b];
+        const Int offset = off_[b];
         for (i32 c : ch) {
             parent_[c] = -1;
             if (c == big) {
@@ -689,7 +705,7 @@ class Solver {
             if (label_[c] == 0) scan_free_node(c);
     }
 
-    void finish(BlossomResult& result) {
+    void finish(BasicBlossomResult<Int>& result) {
         std::vector<i32> tops;
         for (i32 b = 0; b < 2 * n_; ++b)
             if (alive_[b] && parent_[b] == -1) tops.push_back(b);
@@ -725,13 +741,29 @@ std::int64_t max_weight(std::int32_t n) {
 BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const std::int32_t* eu,
                                           const std::int32_t* ev, const std::int64_t* w, Control& control,
                                           const WarmStart* warm) {
+    return solve_perfect<i64>(n, m, eu, ev, w, control, warm);
+}
+
+template <class Int>
+BasicBlossomResult<Int> solve_perfect(std::int32_t n, std::size_t m, const std::int32_t* eu, const std::int32_t* ev,
+                                      const Int* w, Control& control, const BasicWarmStart<Int>* warm) {
     if (n <= 0) {
-        BlossomResult r;
+        BasicBlossomResult<Int> r;
         r.perfect = true;
         return r;
     }
-    Solver solver(n, m, eu, ev, w, control);
+    Solver<Int> solver(n, m, eu, ev, w, control);
     return solver.run(warm);
+}
+template BlossomResult solve_perfect<i64>(std::int32_t, std::size_t, const std::int32_t*, const std::int32_t*,
+                                          const i64*, Control&, const WarmStart*);
+template BlossomResult128 solve_perfect<i128>(std::int32_t, std::size_t, const std::int32_t*, const std::int32_t*,
+                                              const i128*, Control&, const BasicWarmStart<i128>*);
+
+i128 max_weight_128(std::int32_t n) {
+    // As max_weight, with 2^123 in place of 2^59.
+    const i128 cap = (i128{1} << 123) / (static_cast<i128>(n) + 1);
+    return std::min<i128>(cap, i128{1} << 114);
 }
 
 // ------------------------------------------------------------ blossom tree
@@ -799,20 +831,6 @@ std::int32_t BlossomTree::lca(std::int32_t u, std::int32_t v) const {
     const i32 level = log2_[b - a + 1];
     const i32 x = table_[level][a], y = table_[level][b - (1 << level) + 1];
     return depth_[x] <= depth_[y] ? x : y;
-}
-
-DualForest::DualForest(const BlossomResult& r) : tree_(static_cast<i32>(r.y.size()), r.parent) {
-    const auto n = static_cast<i32>(r.y.size());
-    zcum_.assign(r.parent.size(), 0);
-    for (i32 x : tree_.preorder()) {
-        const i32 p = r.parent[x];
-        zcum_[x] = (p == -1 ? 0 : zcum_[p]) + (x >= n ? r.z[x - n] : 0);
-    }
-}
-
-std::int64_t DualForest::common_z(std::int32_t u, std::int32_t v) const {
-    const i32 b = tree_.lca(u, v);
-    return b < 0 ? 0 : zcum_[b];
 }
 
 std::int64_t reduced_cost(const BlossomResult& r, std::int32_t u, std::int32_t v, std::int64_t w) {
@@ -928,6 +946,37 @@ struct Laminar {
     }
 };
 
+// Distances to the solver's integers: round(min(d, cap) / cap * wmax). A cap
+// far below 1 makes wmax / cap overflow, so tiny caps divide instead.
+class WeightScale {
+  public:
+    WeightScale(double cap, i64 wmax)
+        : cap_(cap), wmax_(wmax), scale_(cap > 0 ? static_cast<double>(wmax) / cap : 1.0),
+          divide_(cap > 0 && !(scale_ < 0x1p1000)) {}
+    i64 to_int(double d) const {
+        if (d >= cap_) return cap_ > 0 ? wmax_ : 0;
+        const double x = divide_ ? d / cap_ * static_cast<double>(wmax_) : d * scale_;
+        return std::min<i64>(wmax_, static_cast<i64>(x + 0.5));
+    }
+    // Largest integer at most d's scaled value (a lower bound of to_int of any distance >= d).
+    i64 floor_int(double d) const {
+        if (d >= cap_) return to_int(cap_);
+        const double x = divide_ ? d / cap_ * static_cast<double>(wmax_) * (1 - 0x1p-50) : d * scale_;
+        return static_cast<i64>(x);
+    }
+    // A distance at least as large as `units` integers (never below, whatever the rounding).
+    double distance_above(double units) const {
+        if (!divide_) return units / scale_;
+        return units / static_cast<double>(wmax_) * cap_ * (1 + 0x1p-50) + 0x1p-1070;
+    }
+
+  private:
+    double cap_;
+    i64 wmax_;
+    double scale_;
+    bool divide_;
+};
+
 // One exact solve with weights round(min(d, cap) * scale), scale = max_weight / cap:
 // start on the k nearest, price every pair against the duals, add the
 // violated ones and re-solve (warm) until none is left.
@@ -936,7 +985,7 @@ struct PassState {
     std::vector<std::uint64_t> keys;  // the final graph
     std::vector<double> y;            // deflated duals, in units of the pass's integers
     std::vector<i32> mate;
-    double scale = 0;
+    double cap = 0;
 };
 
 BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const CompleteOptions& opt,
@@ -945,11 +994,8 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
     const bool ghost = opt.ghost;
     const i32 N = n + (ghost ? 1 : 0);
     const i64 wmax = max_weight(N);
-    const double scale = cap > 0 ? static_cast<double>(wmax) / cap : 1.0;
-    auto to_int = [&](double d) -> i64 {
-        if (d >= cap) return cap > 0 ? wmax : 0;
-        return std::min<i64>(wmax, static_cast<i64>(d * scale + 0.5));
-    };
+    const WeightScale ws(cap, wmax);
+    auto to_int = [&ws](double d) { return ws.to_int(d); };
     auto weight = [&](i32 a, i32 b) -> i64 { return b == n || a == n ? 0 : to_int(D(a, b)); };
     const i32 store = L.store;
     const i32 kk = std::max<i32>(1, std::min<i32>(opt.k, store));
@@ -957,7 +1003,7 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
     for (std::size_t t = 0; t < L.d.size(); ++t) cand_w[t] = to_int(L.d[t]);
     std::vector<i64> radius(n, kNoRadius);
     for (i32 i = 0; i < n; ++i)
-        if (!std::isinf(L.bound[i])) radius[i] = L.bound[i] >= cap ? to_int(cap) : static_cast<i64>(L.bound[i] * scale);
+        if (!std::isinf(L.bound[i])) radius[i] = ws.floor_int(L.bound[i]);
 
     // Start graph: k nearest per point, a Hamiltonian path (so that a perfect
     // matching surely exists) and the ghost's star.
@@ -997,9 +1043,12 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
     if (from) {
         // Duals of the earlier pass in this pass's units, kept in range; the
         // solver lowers whatever they violate.
-        const double f = scale / from->scale, top = 2.0 * static_cast<double>(wmax);
+        const double f = from->cap / cap, top = 2.0 * static_cast<double>(wmax);
         deflated.resize(N);
-        for (i32 v = 0; v < N; ++v) deflated[v] = static_cast<i64>(std::floor(std::clamp(from->y[v] * f, -top, top)));
+        for (i32 v = 0; v < N; ++v) {
+            const double yv = from->y[v] == 0 ? 0.0 : from->y[v] * f;  // f may be inf after a huge drop of the cap
+            deflated[v] = static_cast<i64>(std::floor(std::clamp(yv, -top, top)));
+        }
         previous.mate = from->mate;
     }
     const std::size_t blocks = (static_cast<std::size_t>(n) + 255) / 256;
@@ -1219,9 +1268,9 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
             // violated when y_i + y_j > 2 wmax: such points see every pair.
             for (i32 i = 0; i < n; ++i)
                 a[i] = r.y[i] + ymax > 2 * wmax ? std::numeric_limits<double>::infinity()
-                                                 : (static_cast<double>(r.y[i]) + 0.5) / (2 * scale);
+                                                 : ws.distance_above((static_cast<double>(r.y[i]) + 0.5) / 2);
             auto raised = [&](i32 i) {
-                const double rd = radius[i] == kNoRadius ? 0.0 : static_cast<double>(radius[i]) / scale;
+                const double rd = radius[i] == kNoRadius ? 0.0 : ws.distance_above(static_cast<double>(radius[i]));
                 return a[i] + (std::abs(a[i]) + rd) / 32;
             };
             std::vector<i32> rows;
@@ -1378,7 +1427,7 @@ BlossomResult priced_solve(const Distances& D, const Lists& L, double cap, const
                 for (i32 v = 0; v < N; ++v)
                     out->y[v] = static_cast<double>(r.y[v]) - static_cast<double>(forest.enclosing_z(v)) / 2;
                 out->mate = r.mate;
-                out->scale = scale;
+                out->cap = cap;
             }
             return r;
         }
@@ -1417,7 +1466,9 @@ CompleteResult complete_min_weight_perfect_matching(const Distances& D, const Co
     // found costs far less than that (distances over many orders of
     // magnitude), solve again with every weight capped just above that cost:
     // no matching using a capped pair can then be optimal, so capping changes
-    // nothing but the resolution, which becomes relative to the cost.
+    // nothing but the resolution, which becomes relative to the cost. Passes
+    // repeat until it is, whatever the span of the distances (an overflowing
+    // cost stops them: the caller reports it).
     double cap = D.max_distance();
     BlossomResult r;
     PassState state[2];
@@ -1432,7 +1483,9 @@ CompleteResult complete_min_weight_perfect_matching(const Distances& D, const Co
         // of the cost.
         const double resolution = cap / static_cast<double>(max_weight(n + (opt.ghost ? 1 : 0)));
         const bool coarse = static_cast<double>(n) * resolution > 1e-10 * cost;
-        if (pass == 3 || !(cost > 0 && (cost * 16 < cap || (coarse && cost * 4 < cap)))) break;
+        // Each pass shrinks the cap 4x or more: the float64 range allows ~1100.
+        if (!(cost > 0 && (cost * 16 < cap || (coarse && cost * 4 < cap)))) break;
+        if (pass > 1100) throw std::logic_error("matching: the cap does not converge (internal error)");
         cap = cost * 1.001;
     }
     const i32 N = n + (opt.ghost ? 1 : 0);
@@ -1448,6 +1501,21 @@ CompleteResult complete_min_weight_perfect_matching(const Distances& D, const Co
 
 // ------------------------------------------------------------ certificate
 
+namespace {
+
+// 1, or the power of two that brings the magnitudes of a certificate (every
+// distance, dual and sum of them over all nodes) below 2^1020.
+double certificate_scale(double max_distance, const double* y, const double* z, i32 nv, i32 nb) {
+    double big = max_distance;
+    for (i32 v = 0; v < nv; ++v) big = std::max(big, std::abs(y[v]));
+    for (i32 b = 0; b < nb; ++b) big = std::max(big, std::abs(z[b]));
+    if (!(big > 0) || !std::isfinite(big)) return 1.0;
+    const int top = std::ilogb(big) + 1 + std::ilogb(static_cast<double>(nv + nb) + 8) + 4;
+    return top > 1020 ? std::ldexp(1.0, 1020 - top) : 1.0;
+}
+
+}  // namespace
+
 Certificate certificate(const Distances& D, bool ghost, const double* y, const std::vector<std::int32_t>& parent,
                         const double* z, const std::int32_t* mate, int n_threads, Control& control) {
     constexpr double eps = 1.1102230246251565e-16;
@@ -1458,6 +1526,16 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
     Certificate c;
     c.min_z = 0;
     for (i32 b = 0; b < nb; ++b) c.min_z = std::min(c.min_z, z[b]);
+    // Everything is checked in units of 1 / s, s a power of two that keeps
+    // sums of nodes terms inside float64 (distances near 1.8e308); scaling
+    // loses at most 2^-1074 per term, counted in each error bound.
+    const double s = certificate_scale(D.max_distance(), y, z, nv, nb);
+    const double lost = s == 1.0 ? 0.0 : 0x1p-1070;
+    std::vector<double> ys(y, y + nv), zs(z, z + nb);
+    for (double& x : ys) x *= s;
+    for (double& x : zs) x *= s;
+    y = ys.data();
+    z = zs.data();
     const BlossomTree tree(nv, parent);
     std::vector<double> zcum(nodes, 0.0);
     std::vector<i64> size(nodes, 0);
@@ -1473,13 +1551,14 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
     };
     // Reduced cost of a pair and a bound of its rounding error.
     auto reduced = [&](i32 u, i32 v, double d, double& err) {
+        d *= s;
         const double zc = common(u, v);
-        err = 4 * eps * (d + std::abs(y[u]) + std::abs(y[v]) + zc) + rel * d;
+        err = 4 * eps * (d + std::abs(y[u]) + std::abs(y[v]) + zc) + rel * d + lost;
         return d - y[u] - y[v] + zc;
     };
     // Pairs that can violate: d < y_i + y_j (plus a margin), when z >= 0.
     std::vector<double> a(n);
-    for (i32 i = 0; i < n; ++i) a[i] = y[i] + 8 * eps * std::abs(y[i]) + 1e-300;
+    for (i32 i = 0; i < n; ++i) a[i] = (y[i] + 8 * eps * std::abs(y[i]) + 1e-300) / s;
     // Violation (with its error bound) of each screened pair; per vertex the
     // largest, since lowering y_v by half of it makes every pair feasible.
     // Pairs are checked as the screening finds them (no list is stored).
@@ -1540,16 +1619,18 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
         double err;
         const double rc = reduced(i, m, d, err);
         c.max_matched_slack = std::max(c.max_matched_slack, std::abs(rc));
-        cost.add(d);
-        cost_err += rel * d;
+        cost.add(d * s);
+        cost_err += rel * d * s + lost;
     }
     // Dual objective: sum y - sum z_B (|B| - 1) / 2.
     for (i32 v = 0; v < nv; ++v) dual.add(y[v]);
     for (i32 b = nv; b < nodes; ++b) dual.add(-(z[b - nv] * static_cast<double>(size[b] - 1) / 2));
     c.cost = cost.value();
     c.dual_objective = dual.value();
-    c.error_bound = cost_err + 4 * eps * (cost.abs + dual.abs);
+    c.error_bound = cost_err + 4 * eps * (cost.abs + dual.abs) + lost * nv;
     c.magnitude = cost.abs + dual.abs;
+    for (double* x : {&c.max_violation, &c.max_violation_bound, &c.lowering, &c.max_matched_slack, &c.dual_objective, &c.cost, &c.error_bound, &c.magnitude})
+        *x /= s;
     return c;
 }
 
