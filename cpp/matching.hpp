@@ -77,9 +77,11 @@ BasicBlossomResult<Int> solve_perfect(std::int32_t n, std::size_t m, const std::
 i128 max_weight_128(std::int32_t n);
 
 // The laminar family of blossoms as a forest (parent[x], -1 at the top; the
-// first n_vertices nodes are vertices): lowest common blossom of two
-// vertices in O(1) (Euler tour and a sparse table of depth minima), since
-// nesting can be thousands deep.
+// first n_vertices nodes are vertices), the one blossom-forest type of the
+// solver, the pricing and the certificates: lowest common blossom of two
+// vertices in O(1) (Euler tour and a sparse table of depth minima, since
+// nesting can be thousands deep), and the vertices in preorder, where every
+// node holds one contiguous range of them.
 class BlossomTree {
   public:
     BlossomTree(std::int32_t n_vertices, const std::vector<std::int32_t>& parent);
@@ -87,9 +89,16 @@ class BlossomTree {
     std::int32_t lca(std::int32_t u, std::int32_t v) const;
     // Every node after its parent.
     const std::vector<std::int32_t>& preorder() const { return preorder_; }
+    // The top-level node holding node x (x itself at the top).
+    std::int32_t root(std::int32_t x) const { return root_[x]; }
+    const std::vector<std::int32_t>& roots() const { return root_; }
+    // The vertices in preorder; node x holds order()[lo(x) .. hi(x)).
+    const std::vector<std::int32_t>& order() const { return order_; }
+    std::int32_t lo(std::int32_t x) const { return lo_[x]; }
+    std::int32_t hi(std::int32_t x) const { return hi_[x]; }
 
   private:
-    std::vector<std::int32_t> root_, first_, depth_, euler_, log2_, preorder_;
+    std::vector<std::int32_t> root_, first_, depth_, euler_, log2_, preorder_, order_, lo_, hi_;
     std::vector<std::vector<std::int32_t>> table_;  // table_[j][i]: shallowest of euler_[i .. i + 2^j)
 };
 
@@ -112,6 +121,8 @@ class BasicDualForest {
     }
     // Sum of z over the blossoms containing vertex v.
     Int enclosing_z(std::int32_t v) const { return zcum_[v]; }
+    // z of node x plus that of every blossom above it.
+    Int zsum(std::int32_t x) const { return zcum_[x]; }
     const BlossomTree& tree() const { return tree_; }
 
   private:

@@ -739,6 +739,13 @@ magnitudes = st.one_of(
 )
 
 
+def test_subnormal_costs():
+    """The smallest subnormal decides the optimum; duals on the subnormal grid still verify."""
+    check_exactly_optimal(symmetric([5e-324, 0.0, 1.0, 0.0, 1.0, 0.0], 4))
+    check_exactly_optimal(symmetric([5e-324], 2))
+    check_exactly_optimal(symmetric([1.0, 1.0, 2.2250738585072014e-308], 3))
+
+
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(st.integers(2, 7).flatmap(lambda n: st.tuples(st.just(n), st.lists(magnitudes, min_size=n * (n - 1) // 2,
                                                                           max_size=n * (n - 1) // 2))))

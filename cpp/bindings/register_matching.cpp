@@ -317,9 +317,28 @@ py::dict sparse_exact(std::int32_t n, const i32arr& eu, const i32arr& ev, const 
     return d;
 }
 
+// Sum of z over the blossoms holding each vertex (the blossom forest of a solution).
+py::array_t<double> enclosing_z(const i32arr& parent, const f64arr& z, std::int32_t n_vertices) {
+    if (n_vertices < 0 || parent.size() != n_vertices + z.size())
+        throw std::invalid_argument("parent must have n_vertices + len(z) entries");
+    mt::BasicBlossomResult<double> r;
+    r.y.assign(static_cast<std::size_t>(n_vertices), 0.0);
+    r.parent.assign(parent.data(), parent.data() + parent.size());
+    r.z.assign(z.data(), z.data() + z.size());
+    for (std::int32_t p : r.parent)
+        if (p < -1 || p >= static_cast<std::int32_t>(r.parent.size()) || (p >= 0 && p < n_vertices))
+            throw std::invalid_argument("bad blossom parent");
+    const mt::BasicDualForest<double> forest(r);
+    py::array_t<double> out(n_vertices);
+    for (std::int32_t v = 0; v < n_vertices; ++v) out.mutable_data()[v] = forest.enclosing_z(v);
+    return out;
+}
+
 }  // namespace
 
 void register_matching(py::module_& m) {
+    m.def("_mwpm_enclosing_z", &enclosing_z, py::arg("parent"), py::arg("z"), py::arg("n_vertices"),
+          "Sum of the blossom duals z over the blossoms holding each vertex.");
     m.def("_mwpm_max_weight_128", [](std::int32_t n) {
         const mt::i128 top = mt::max_weight_128(n);
         return py::make_tuple(static_cast<std::int64_t>(top >> 64), static_cast<std::uint64_t>(top & ~std::uint64_t{0}));

@@ -194,8 +194,8 @@ class MatchingResult(Result):
         c = self.certificate(D, points=points, n_jobs=n_jobs, progress=progress)
         # Rounding of float64 duals themselves: a gap below 16 eps times their
         # magnitude is below what float64 can tell apart (e.g. cost 0 with
-        # duals +-0.5).
-        floor = 16 * np.finfo(np.float64).eps * c["magnitude"]
+        # duals +-0.5), and their absolute grid: a few subnormal steps per dual.
+        floor = 16 * np.finfo(np.float64).eps * c["magnitude"] + 4 * self.y.shape[0] * math.ulp(0.0)
         return bool(c["complete"] and c["min_z"] >= 0 and c["certified_gap_bound"] <= rtol * abs(c["cost"]) + floor)
 
     def _verification_data(self, D, points):
@@ -567,24 +567,14 @@ def _expand_duplicates(r: dict, n: int, keep: np.ndarray, kept, removed):
     parent_red = np.asarray(r["parent"], dtype=np.int64)
     nb = parent_red.size - y_red.size
     to_full = np.concatenate([keep, [n] if ghost else [], nv + np.arange(nb)]).astype(np.int64)
-    # z over the blossoms holding each node (pointer jumping up the forest).
-    z_node = np.concatenate([np.zeros(y_red.size), np.asarray(r["z"], dtype=np.float64)])
-    up = parent_red.copy()
-    above = np.where(up >= 0, z_node[np.maximum(up, 0)], 0.0)
-    while (up >= 0).any():
-        has = up >= 0
-        nxt = up[has]
-        above_next = above.copy()
-        above_next[has] += above[nxt]
-        up_next = up.copy()
-        up_next[has] = up[nxt]
-        above, up = above_next, up_next
+    # z over the blossoms holding each vertex (the solver's blossom forest).
+    above = _core._mwpm_enclosing_z(parent_red.astype(np.int32), np.asarray(r["z"], dtype=np.float64), y_red.size)
     # The blossom below k gets z = 2 y_k - (z above k), >= 0. It is 0 for
     # two copies matched together in one blossom: up to the rounding of the
     # real duals (each an integer times the unit), which the certificate's
     # tolerance absorbs.
-    slack = y_red - above[: y_red.size] / 2
-    tol = 1e-12 * (np.abs(y_red) + above[: y_red.size])
+    slack = y_red - above / 2
+    tol = 1e-12 * (np.abs(y_red) + above)
     reps, z_new, failed = [], [], []
     for g, copies in enumerate(kept):
         pos = position[copies]
