@@ -291,8 +291,8 @@ def _solve_min_perfect(nv, eu, ev, cost):
     if g > 1:
         cost = cost // g
     top = int(cost.max()) if cost.size else 0
-    args = dict(n=int(nv), eu=np.asarray(eu, dtype=np.int32), ev=np.asarray(ev, dtype=np.int32),
-                price_above=_PRICE_ABOVE, start_edges=_START_NEIGHBOURS)  # fmt: skip
+    args = {"n": int(nv), "eu": np.asarray(eu, dtype=np.int32), "ev": np.asarray(ev, dtype=np.int32),
+            "price_above": _PRICE_ABOVE, "start_edges": _START_NEIGHBOURS}  # fmt: skip
     if top <= _core._mwpm_max_weight(int(nv)):
         r = _core._mwpm_sparse_exact(w_hi=cost.astype(np.int64), w_lo=np.zeros(0, np.uint64), wide=False, **args)
     else:
