@@ -28,25 +28,33 @@ struct BlossomStats {
     std::int64_t greedy_matched = 0;  // vertices matched by the initial greedy pass
 };
 
-struct BlossomResult {
+// 128-bit integers (GCC and Clang) for weights beyond the int64 solver's range.
+__extension__ typedef __int128 i128;
+
+template <class Int>
+struct BasicBlossomResult {
     bool perfect = false;            // false: the graph has no perfect matching
     std::vector<std::int32_t> mate;  // mate[v]; -1 only when perfect is false
-    std::vector<std::int64_t> y;     // 2 * vertex duals, size n
+    std::vector<Int> y;              // 2 * vertex duals, size n
     // Laminar family of the blossoms alive at the end: node ids n.. n+nb-1.
     // parent[i] for i < n + nb is the blossom directly containing node i, or -1.
     std::vector<std::int32_t> parent;
-    std::vector<std::int64_t> z;  // 2 * blossom duals, z[b - n]
+    std::vector<Int> z;  // 2 * blossom duals, z[b - n]
     BlossomStats stats;
 };
+using BlossomResult = BasicBlossomResult<std::int64_t>;
+using BlossomResult128 = BasicBlossomResult<i128>;
 
 // An earlier solution on the same vertices (for example on a subgraph) to
 // start from: y in the units of BlossomResult and mate (-1 = free). Blossoms
 // are not carried over; passing y_v - (sum of z over blossoms holding v) / 2
 // keeps every edge of the earlier graph feasible without them.
-struct WarmStart {
-    const std::int64_t* y;
+template <class Int>
+struct BasicWarmStart {
+    const Int* y;
     const std::int32_t* mate;
 };
+using WarmStart = BasicWarmStart<std::int64_t>;
 
 // n vertices, m edges (eu[i], ev[i], w[i]) with 0 <= w[i] <= max_weight(n).
 // Parallel edges and self loops are harmless. warm may be null; a warm start
@@ -60,10 +68,20 @@ BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const s
 // stays far inside int64.
 std::int64_t max_weight(std::int32_t n);
 
+// The same solver on Int = int64 (weights up to max_weight) or i128 (weights
+// up to max_weight_128(n) = min(2^114, 2^123 / (n + 1)); slower, for exact
+// weights that int64 cannot hold).
+template <class Int>
+BasicBlossomResult<Int> solve_perfect(std::int32_t n, std::size_t m, const std::int32_t* eu, const std::int32_t* ev,
+                                      const Int* w, Control& control, const BasicWarmStart<Int>* warm = nullptr);
+i128 max_weight_128(std::int32_t n);
+
 // The laminar family of blossoms as a forest (parent[x], -1 at the top; the
-// first n_vertices nodes are vertices): lowest common blossom of two
-// vertices in O(1) (Euler tour and a sparse table of depth minima), since
-// nesting can be thousands deep.
+// first n_vertices nodes are vertices), the one blossom-forest type of the
+// solver, the pricing and the certificates: lowest common blossom of two
+// vertices in O(1) (Euler tour and a sparse table of depth minima, since
+// nesting can be thousands deep), and the vertices in preorder, where every
+// node holds one contiguous range of them.
 class BlossomTree {
   public:
     BlossomTree(std::int32_t n_vertices, const std::vector<std::int32_t>& parent);
@@ -71,25 +89,47 @@ class BlossomTree {
     std::int32_t lca(std::int32_t u, std::int32_t v) const;
     // Every node after its parent.
     const std::vector<std::int32_t>& preorder() const { return preorder_; }
+    // The top-level node holding node x (x itself at the top).
+    std::int32_t root(std::int32_t x) const { return root_[x]; }
+    const std::vector<std::int32_t>& roots() const { return root_; }
+    // The vertices in preorder; node x holds order()[lo(x) .. hi(x)).
+    const std::vector<std::int32_t>& order() const { return order_; }
+    std::int32_t lo(std::int32_t x) const { return lo_[x]; }
+    std::int32_t hi(std::int32_t x) const { return hi_[x]; }
 
   private:
-    std::vector<std::int32_t> root_, first_, depth_, euler_, log2_, preorder_;
+    std::vector<std::int32_t> root_, first_, depth_, euler_, log2_, preorder_, order_, lo_, hi_;
     std::vector<std::vector<std::int32_t>> table_;  // table_[j][i]: shallowest of euler_[i .. i + 2^j)
 };
 
 // Sum of blossom duals over the blossoms containing both u and v, for many
 // pairs of one dual solution of the solver.
-class DualForest {
+template <class Int>
+class BasicDualForest {
   public:
-    explicit DualForest(const BlossomResult& r);
-    std::int64_t common_z(std::int32_t u, std::int32_t v) const;
+    explicit BasicDualForest(const BasicBlossomResult<Int>& r)
+        : tree_(static_cast<std::int32_t>(r.y.size()), r.parent), zcum_(r.parent.size(), Int{0}) {
+        const auto n = static_cast<std::int32_t>(r.y.size());
+        for (std::int32_t x : tree_.preorder()) {
+            const std::int32_t p = r.parent[x];
+            zcum_[x] = (p == -1 ? Int{0} : zcum_[p]) + (x >= n ? r.z[x - n] : Int{0});
+        }
+    }
+    Int common_z(std::int32_t u, std::int32_t v) const {
+        const std::int32_t b = tree_.lca(u, v);
+        return b < 0 ? Int{0} : zcum_[b];
+    }
     // Sum of z over the blossoms containing vertex v.
-    std::int64_t enclosing_z(std::int32_t v) const { return zcum_[v]; }
+    Int enclosing_z(std::int32_t v) const { return zcum_[v]; }
+    // z of node x plus that of every blossom above it.
+    Int zsum(std::int32_t x) const { return zcum_[x]; }
+    const BlossomTree& tree() const { return tree_; }
 
   private:
     BlossomTree tree_;
-    std::vector<std::int64_t> zcum_;
+    std::vector<Int> zcum_;
 };
+using DualForest = BasicDualForest<std::int64_t>;
 
 // Reduced cost 2 w - y_u - y_v + sum of z over blossoms containing u and v, in
 // the units of BlossomResult (exact; a negative value means the edge violates

@@ -177,6 +177,24 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     max_ = squared ? reach * reach : reach;
 }
 
+namespace {
+
+// |a - b| with the differences scaled by their largest magnitude first, so
+// that no square underflows.
+double scaled_distance(const double* a, const double* b, std::int64_t d) {
+    double big = 0;
+    for (std::int64_t t = 0; t < d; ++t) big = std::max(big, std::abs(a[t] - b[t]));
+    if (big == 0) return 0.0;
+    double s = 0;
+    for (std::int64_t t = 0; t < d; ++t) {
+        const double q = (a[t] - b[t]) / big;
+        s += q * q;
+    }
+    return big * std::sqrt(s);
+}
+
+}  // namespace
+
 double EuclideanDistances::operator()(i32 i, i32 j) const {
     if (i == j) return 0.0;
     const double* a = X_ + static_cast<std::size_t>(i) * d_;
@@ -193,6 +211,7 @@ double EuclideanDistances::operator()(i32 i, i32 j) const {
         acc[0] += diff * diff;
     }
     const double s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    if (s < 0x1p-960 && !squared_) return scaled_distance(a, b, d_);  // squares near underflow
     return squared_ ? s : std::sqrt(s);
 }
 

@@ -1,4 +1,6 @@
 import dataclasses
+import math
+from fractions import Fraction
 
 import networkx as nx
 import numpy as np
@@ -634,3 +636,128 @@ def test_hard_inputs_at_scale_are_certified_and_thread_independent(kind):
     assert a.verify()
     if kind != "clustered":
         assert close(a.cost, pm.min_weight_perfect_matching(cdist(X, X)).cost)
+
+
+# ------------------------------------------------------- float64 at its edges
+
+
+def exact_optimum(D):
+    """Least exact (Fraction) cost of a perfect matching of D (ghost at 0 for odd N), by enumeration."""
+    from fractions import Fraction
+
+    n = D.shape[0]
+    F = [[Fraction(float(D[i, j])) for j in range(n)] for i in range(n)]
+
+    def best(rest):
+        if len(rest) < 2:
+            return Fraction(0)  # the one point left is matched to the ghost
+        i, others = rest[0], rest[1:]
+        options = [F[i][j] + best(tuple(x for x in others if x != j)) for j in others]
+        if len(rest) % 2:
+            options.append(best(others))  # i matched to the ghost
+        return min(options)
+
+    return best(tuple(range(n)))
+
+
+def exact_cost(res, D):
+    from fractions import Fraction
+
+    return sum((Fraction(float(D[i, j])) for i, j in res.pairs), Fraction(0))
+
+
+def check_exactly_optimal(D, rtol=1e-12):
+    res = pm.min_weight_perfect_matching(D)
+    best, got = exact_optimum(D), exact_cost(res, D)
+    assert got <= best * (1 + rtol), (float(got), float(best))
+    assert res.cost == float(got) or res.cost == pytest.approx(float(got), rel=1e-15)
+    assert res.verify()
+    return res
+
+
+def symmetric(values, n):
+    D = np.zeros((n, n))
+    D[np.triu_indices(n, 1)] = values
+    return D + D.T
+
+
+def test_spread_over_the_whole_float64_range():
+    """1e-300, 1e-150 and 1e300 in one 4x4 matrix: the optimum, its true cost, verified on the caller's D."""
+    D = symmetric([1e300, 1e-300, 1e300, 1e300, 1e-150, 1e300], 4)
+    res = check_exactly_optimal(D)
+    assert sorted(map(tuple, res.pairs.tolist())) == [(0, 2), (1, 3)]
+    assert res.cost == 1e-150 + 1e-300
+    # A non-optimal matching presented as this one is refused.
+    wrong = dataclasses.replace(res, mate=np.array([1, 0, 3, 2]), pairs=np.array([[0, 1], [2, 3]]))
+    assert not wrong.verify(D)
+
+
+def test_maxima_near_the_top_of_float64():
+    D = symmetric([1.7e308, 1.0, 1.7e308, 1.7e308, 2.0, 1.7e308], 4)
+    res = check_exactly_optimal(D)
+    assert res.cost == 3.0
+    D = symmetric([np.finfo(float).max, 3.0, 2.0**1023, 5.0, 2.0**1023, np.finfo(float).max], 4)
+    check_exactly_optimal(D)
+    with pytest.raises(ValueError, match="overflows float64"):
+        pm.min_weight_perfect_matching(np.full((4, 4), 1.7e308) - np.diag(np.full(4, 1.7e308)))
+
+
+def test_ulp_apart_distances():
+    one = 1.0
+    up = np.nextafter(one, 2.0)
+    D = symmetric([up, one, one, one, one, up], 4)  # pairs (0,1),(2,3) cost one ulp more
+    res = check_exactly_optimal(D, rtol=1e-9)
+    assert res.cost <= 2 * up
+
+
+def test_clusters_with_far_outliers_on_points():
+    rng = np.random.default_rng(5)
+    # Squares of the cluster's differences underflow: those distances are taken from scaled differences.
+    X = np.concatenate([rng.normal(size=(5, 2)) * 1e-170, rng.normal(size=(3, 2)) * 1e90, [[1e100, 0.0]]])
+    res = pm.min_weight_perfect_matching(points=X)
+    D = np.array([[math.hypot(*(a - b)) for b in X] for a in X])
+    best = exact_optimum(D)
+    assert exact_cost(res, D) <= best * (1 + 1e-9)
+    assert res.verify()
+    # Coordinates 1e-200 beside a spread of 1e250: no exact power-of-two scaling brings both into range.
+    X[:5] *= 1e-30
+    X[-1, 0] = 1e250
+    with pytest.raises(ValueError, match="orders of magnitude"):
+        pm.min_weight_perfect_matching(points=X)
+
+
+def test_points_whose_differences_overflow_are_refused():
+    X = np.array([[-1e308], [-1e308 + 1e292], [1e308], [1e308 - 1e292]])
+    with pytest.raises(ValueError, match="overflow"):
+        pm.min_weight_perfect_matching(points=X)
+
+
+magnitudes = st.one_of(
+    st.floats(0, np.finfo(float).max, allow_nan=False, allow_infinity=False),
+    st.integers(-324, 308).map(lambda e: float(f"1e{e}")),
+    st.sampled_from([1.0, np.nextafter(1.0, 2.0), np.nextafter(1.0, 0.0), 5e-324, 0.0]),
+)
+
+
+def test_subnormal_costs():
+    """The smallest subnormal decides the optimum; duals on the subnormal grid still verify."""
+    check_exactly_optimal(symmetric([5e-324, 0.0, 1.0, 0.0, 1.0, 0.0], 4))
+    check_exactly_optimal(symmetric([5e-324], 2))
+    check_exactly_optimal(symmetric([1.0, 1.0, 2.2250738585072014e-308], 3))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(2, 7).flatmap(lambda n: st.tuples(st.just(n), st.lists(magnitudes, min_size=n * (n - 1) // 2,
+                                                                          max_size=n * (n - 1) // 2))))
+def test_any_finite_matrix_is_solved_exactly_or_refused(case):
+    n, values = case
+    D = symmetric(values, n)
+    try:
+        res = pm.min_weight_perfect_matching(D)
+    except ValueError as error:  # only when every perfect matching's cost overflows float64
+        assert "overflows float64" in str(error)
+        assert exact_optimum(D) > Fraction(np.finfo(float).max) * (1 - Fraction(1, 10**9))
+        return
+    best, got = exact_optimum(D), exact_cost(res, D)
+    assert got <= best * (1 + 1e-9) + Fraction(2) ** -1070
+    assert res.verify()

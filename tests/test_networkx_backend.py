@@ -248,25 +248,15 @@ def test_mixed_numeric_types_are_exact():
     check_against_brute_force(G)
 
 
-def test_rounding_is_repaired_exactly(monkeypatch):
-    """Weights a power-of-two scaling cannot represent: the certificate must repair the rounding."""
-    calls = []
-    original = nb._exact_min_perfect
-
-    def spy(*args):
-        calls.append(args[0])
-        return original(*args)
-
-    monkeypatch.setattr(nb, "_exact_min_perfect", spy)
+def test_weights_closer_than_the_largest_weight_can_resolve():
+    """One huge edge and a 4-cycle whose two perfect matchings differ by 2**-44: exact integers, no rounding."""
     tiny = 2.0**-45
     G = nx.Graph()
-    # One huge edge sets the scale; the 4-cycle's two perfect matchings differ by far less than it.
     G.add_edge(10, 11, weight=1e9)
     G.add_weighted_edges_from([(0, 1, 1 + tiny), (2, 3, 1 + tiny), (1, 2, 1 + 3 * tiny), (3, 0, 1 - tiny)])
     M = nx.min_weight_matching(G, backend="pairmetrics")
     assert {frozenset(e) for e in M} == {frozenset((10, 11)), frozenset((1, 2)), frozenset((3, 0))}
     check_against_brute_force(G)
-    assert calls, "the exact re-solve was not exercised"
 
 
 def test_decline_reasons():
@@ -423,31 +413,23 @@ def test_euclidean_complete_graphs_exact_against_rational_networkx(n, d, seed):
     for i in range(n):
         for j in range(i + 1, n):
             G.add_edge(i, j, weight=float(np.sqrt(((X[i] - X[j]) ** 2).sum())))
-    Q, den = integer_copy(G)
-    for maxcard in (False, True):
-        ours = nx.max_weight_matching(G, maxcardinality=maxcard, backend="pairmetrics")
-        best = nx.max_weight_matching(Q, maxcardinality=maxcard, backend="networkx")
-        check_matching(G, ours)
-        assert exact_weight(G, ours) * den == exact_weight(Q, best)
-    ours = nx.min_weight_matching(G, backend="pairmetrics")
-    best = nx.min_weight_matching(Q, backend="networkx")
-    assert len(ours) == len(best) == n // 2
-    assert exact_weight(G, ours) * den == exact_weight(Q, best)
+    check_against_networkx_on_exact_integers(G)
+    assert len(nx.min_weight_matching(G, backend="pairmetrics")) == n // 2
 
 
 def test_pricing_on_dense_graphs_is_exact(monkeypatch):
-    """Dense graphs start on their cheapest edges and add the ones the duals price out."""
+    """Dense graphs start on their cheapest edges and add the ones the duals price out (in the C++ call)."""
     monkeypatch.setattr(nb, "_PRICE_ABOVE", 0)
-    monkeypatch.setattr(nb, "_START_PER_VERTEX", 1)
     monkeypatch.setattr(nb, "_START_NEIGHBOURS", 2)
     rounds = []
-    original = nb._deflated_duals
+    original = nb._core._mwpm_sparse_exact
 
-    def spy(r):
-        rounds.append(1)
-        return original(r)
+    def spy(*args, **kwargs):
+        r = original(*args, **kwargs)
+        rounds.append(r["rounds"])
+        return r
 
-    monkeypatch.setattr(nb, "_deflated_duals", spy)
+    monkeypatch.setattr(nb._core, "_mwpm_sparse_exact", spy)
     for seed, (n, d) in enumerate([(40, 2), (41, 3), (60, 2)]):
         X = np.random.default_rng(seed).normal(size=(n, d))
         G = nx.Graph()
@@ -462,7 +444,7 @@ def test_pricing_on_dense_graphs_is_exact(monkeypatch):
         G2 = nx.Graph()
         G2.add_weighted_edges_from((u, v, int(1000 * w)) for u, v, w in G.edges(data="weight"))
         check_against_networkx_integer(G2)
-    assert rounds, "no pricing round added edges"
+    assert max(rounds) > 1, "no pricing round added edges"
 
 
 def check_against_networkx_integer(G):
@@ -473,3 +455,80 @@ def check_against_networkx_integer(G):
     assert exact_weight(G, nx.min_weight_matching(G, backend="pairmetrics")) == exact_weight(
         G, nx.min_weight_matching(G, backend="networkx")
     )
+
+
+# --------------------------------------------------- exact beyond float64
+
+
+def test_huge_integers_that_tie_in_float64():
+    """Weights 2**64 + small: float64 cannot tell them apart; cardinality and weight must still be exact."""
+    big = 2**64
+    G = nx.Graph()
+    G.add_weighted_edges_from(
+        [(0, 3, big + 914), (0, 4, big + 839), (1, 2, big + 354), (1, 3, big + 143), (1, 5, big + 353)]
+    )
+    M = nx.max_weight_matching(G, maxcardinality=True, backend="pairmetrics")
+    assert len(M) == len(nx.max_weight_matching(G, maxcardinality=True, backend="networkx")) == 2
+    check_against_brute_force(G)
+
+
+def test_triangle_with_one_huge_weight():
+    G = nx.Graph()
+    G.add_weighted_edges_from([(0, 1, 2**63 + 85), (1, 2, 888), (0, 2, 17)])
+    assert nx.min_weight_matching(G, backend="pairmetrics") in ({(0, 2)}, {(2, 0)})
+    check_against_brute_force(G)
+
+
+def test_fractions_closer_than_float64_resolves():
+    eps = Fraction(1, 2**80)
+    G = nx.Graph()
+    G.add_weighted_edges_from([(0, 1, 1 + eps), (2, 3, 1 + eps), (1, 2, 1 + 3 * eps), (3, 0, 1 - eps)])
+    check_against_brute_force(G)
+    M = nx.min_weight_matching(G, backend="pairmetrics")
+    assert {frozenset(e) for e in M} == {frozenset((1, 2)), frozenset((3, 0))}
+
+
+@pytest.mark.parametrize("scale", [2**1100, Decimal("1e400")])
+def test_weights_beyond_the_float64_range(scale):
+    G = nx.Graph()
+    G.add_weighted_edges_from([(0, 1, 3 * scale), (1, 2, 5 * scale), (2, 3, 3 * scale), (3, 0, 1)])
+    check_against_brute_force(G)
+
+
+huge_ints = st.integers(0, 3000).map(lambda x: 2**64 + x) | st.integers(-(2**70), 2**70)
+close_fractions = st.integers(-50, 50).map(lambda k: 1 + Fraction(k, 2**70)) | st.fractions(-10, 10, max_denominator=97)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(small_graphs(huge_ints | close_fractions))
+def test_huge_and_rational_weights_match_brute_force(G):
+    check_against_brute_force(G)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(st.integers(8, 30), st.floats(0.2, 0.9), st.sampled_from(["huge", "fraction"]), st.integers(0, 2**32 - 1))
+def test_huge_and_rational_weights_against_networkx_on_integers(n, p, kind, seed):
+    """Differential: the same exact weight and cardinality as networkx run on the exact integers."""
+    rng = np.random.default_rng(seed)
+    G = nx.gnp_random_graph(n, p, seed=seed)
+    for u, v in G.edges():
+        if kind == "huge":
+            G[u][v]["weight"] = 2**64 + int(rng.integers(0, 1000))
+        else:
+            G[u][v]["weight"] = 1 + Fraction(int(rng.integers(-40, 40)), 2**70 + int(rng.integers(1, 5)))
+    check_against_networkx_on_exact_integers(G)
+
+
+def check_against_networkx_on_exact_integers(G):
+    """The same exact weight (and cardinality where it is maximised) as networkx run on G's exact integers."""
+    Q, den = integer_copy(G)
+    for maxcard in (False, True):
+        ours = nx.max_weight_matching(G, maxcardinality=maxcard, backend="pairmetrics")
+        best = nx.max_weight_matching(Q, maxcardinality=maxcard, backend="networkx")
+        check_matching(G, ours)
+        assert exact_weight(G, ours) * den == exact_weight(Q, best)
+        assert not maxcard or len(ours) == len(best)
+    ours = nx.min_weight_matching(G, backend="pairmetrics")
+    best = nx.min_weight_matching(Q, backend="networkx")
+    assert len(ours) == len(best)
+    assert exact_weight(G, ours) * den == exact_weight(Q, best)

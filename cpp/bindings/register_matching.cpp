@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../matching.hpp"
+#include "../matching_sparse.hpp"
 #include "common.hpp"
 #include "scipy_blas.hpp"
 
@@ -100,8 +101,12 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     py::dict d;
     d["mate"] = to_array(r.mate);
     py::array_t<double> y(static_cast<py::ssize_t>(r.y.size())), z(static_cast<py::ssize_t>(r.z.size()));
-    for (std::size_t i = 0; i < r.y.size(); ++i) y.mutable_data()[i] = static_cast<double>(r.y[i]) * res.unit;
-    for (std::size_t i = 0; i < r.z.size(); ++i) z.mutable_data()[i] = static_cast<double>(r.z[i]) * res.unit;
+    // Integers to distances: divided first, then times the cap, so that a
+    // tiny cap (subnormal unit) costs only the last rounding.
+    const double per_cap = 2.0 * static_cast<double>(mt::max_weight(static_cast<std::int32_t>(r.y.size())));
+    auto real = [&](std::int64_t x) { return res.cap > 0 ? static_cast<double>(x) / per_cap * res.cap : x * res.unit; };
+    for (std::size_t i = 0; i < r.y.size(); ++i) y.mutable_data()[i] = real(r.y[i]);
+    for (std::size_t i = 0; i < r.z.size(); ++i) z.mutable_data()[i] = real(r.z[i]);
     d["y"] = y;
     d["z"] = z;
     d["parent"] = to_array(r.parent);
@@ -270,9 +275,79 @@ i64arr reduced_costs(const i64arr& y, const i32arr& parent, const i64arr& z, con
     return out;
 }
 
+// The exact sparse solve on int64 weights, or on i128 weights given as
+// high and low 64-bit halves (w = hi * 2^64 + lo).
+py::dict sparse_exact(std::int32_t n, const i32arr& eu, const i32arr& ev, const i64arr& w_hi,
+                      const py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>& w_lo, bool wide,
+                      std::int32_t price_above, std::int32_t start_edges, py::object progress) {
+    const auto m = static_cast<std::size_t>(eu.size());
+    if (ev.size() != eu.size() || w_hi.size() != eu.size() || (wide && w_lo.size() != eu.size()))
+        throw std::invalid_argument("edge arrays differ in length");
+    if (n < 0) throw std::invalid_argument("n must be >= 0");
+    const std::int32_t *pu = eu.data(), *pv = ev.data();
+    for (std::size_t e = 0; e < m; ++e)
+        if (pu[e] < 0 || pu[e] >= n || pv[e] < 0 || pv[e] >= n) throw std::invalid_argument("edge endpoint out of range");
+    mt::SparseOptions opt;
+    opt.price_above = std::max(0, price_above);
+    opt.start_edges = std::max(1, start_edges);
+    const auto control = make_control(std::move(progress));
+    py::dict d;
+    auto pack = [&](const auto& sol) {
+        d["perfect"] = sol.blossom.perfect;
+        d["mate"] = to_array(sol.blossom.mate);
+        d["rounds"] = sol.rounds;
+        d["edges"] = sol.edges;
+        d["stats"] = stats_dict(sol.blossom.stats);
+    };
+    if (!wide) {
+        const std::int64_t* pw = w_hi.data();
+        const std::int64_t top = mt::max_weight(n);
+        for (std::size_t e = 0; e < m; ++e)
+            if (pw[e] < 0 || pw[e] > top) throw std::invalid_argument("edge weight outside [0, max_weight(n)]");
+        pack(run_without_gil(*control, [&] { return mt::solve_sparse<std::int64_t>(n, m, pu, pv, pw, opt, *control); }));
+        return d;
+    }
+    std::vector<mt::i128> w(m);
+    const mt::i128 top = mt::max_weight_128(n);
+    for (std::size_t e = 0; e < m; ++e) {
+        w[e] = static_cast<mt::i128>(w_hi.data()[e]) * (static_cast<mt::i128>(1) << 64) + w_lo.data()[e];
+        if (w[e] < 0 || w[e] > top) throw std::invalid_argument("edge weight outside [0, max_weight_128(n)]");
+    }
+    pack(run_without_gil(*control, [&] { return mt::solve_sparse<mt::i128>(n, m, pu, pv, w.data(), opt, *control); }));
+    return d;
+}
+
+// Sum of z over the blossoms holding each vertex (the blossom forest of a solution).
+py::array_t<double> enclosing_z(const i32arr& parent, const f64arr& z, std::int32_t n_vertices) {
+    if (n_vertices < 0 || parent.size() != n_vertices + z.size())
+        throw std::invalid_argument("parent must have n_vertices + len(z) entries");
+    mt::BasicBlossomResult<double> r;
+    r.y.assign(static_cast<std::size_t>(n_vertices), 0.0);
+    r.parent.assign(parent.data(), parent.data() + parent.size());
+    r.z.assign(z.data(), z.data() + z.size());
+    for (std::int32_t p : r.parent)
+        if (p < -1 || p >= static_cast<std::int32_t>(r.parent.size()) || (p >= 0 && p < n_vertices))
+            throw std::invalid_argument("bad blossom parent");
+    const mt::BasicDualForest<double> forest(r);
+    py::array_t<double> out(n_vertices);
+    for (std::int32_t v = 0; v < n_vertices; ++v) out.mutable_data()[v] = forest.enclosing_z(v);
+    return out;
+}
+
 }  // namespace
 
 void register_matching(py::module_& m) {
+    m.def("_mwpm_enclosing_z", &enclosing_z, py::arg("parent"), py::arg("z"), py::arg("n_vertices"),
+          "Sum of the blossom duals z over the blossoms holding each vertex.");
+    m.def("_mwpm_max_weight_128", [](std::int32_t n) {
+        const mt::i128 top = mt::max_weight_128(n);
+        return py::make_tuple(static_cast<std::int64_t>(top >> 64), static_cast<std::uint64_t>(top & ~std::uint64_t{0}));
+    }, py::arg("n"), "Largest 128-bit edge weight for n vertices, as (high, low) 64-bit halves.");
+    m.def("_mwpm_sparse_exact", &sparse_exact, py::arg("n"), py::arg("eu"), py::arg("ev"), py::arg("w_hi"),
+          py::arg("w_lo"), py::arg("wide"), py::arg("price_above"), py::arg("start_edges"),
+          py::arg("progress") = py::none(),
+          "Exact, priced and certified minimum-weight perfect matching of a sparse graph with\n"
+          "integer weights: int64 (w_hi; wide=False) or 128-bit (w_hi * 2**64 + w_lo; wide=True).");
     m.def("_mwpm_max_weight", &mt::max_weight, py::arg("n"),
           "Largest integer edge weight accepted by the blossom solver for n vertices.");
     m.def("_mwpm_sparse", &sparse, py::arg("n"), py::arg("eu"), py::arg("ev"), py::arg("w"),

@@ -617,7 +617,7 @@ void test_matching() {
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j) w[i * nv + j] = static_cast<std::int64_t>(std::floor(D[i * n + j] * scale + 0.5));
         std::vector<int> bmate(nv, -1);
-        const std::int64_t best = brute_matching(w, nv, bmate);
+        brute_matching(w, nv, bmate);
         // The complete-graph solve is exact on the real distances: its cost
         // is the enumerated optimum (at a resolution far below the data's).
         double best_real = 0;

@@ -55,9 +55,17 @@ def _mwpm_dense(D: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], max_
     Exact minimum-weight perfect matching on the complete graph of a distance matrix
     (max_distance: the largest entry of D).
     """
+def _mwpm_enclosing_z(parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n_vertices: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Sum of the blossom duals z over the blossoms holding each vertex.
+    """
 def _mwpm_max_weight(n: typing.SupportsInt | typing.SupportsIndex) -> int:
     """
     Largest integer edge weight accepted by the blossom solver for n vertices.
+    """
+def _mwpm_max_weight_128(n: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+    """
+    Largest 128-bit edge weight for n vertices, as (high, low) 64-bit halves.
     """
 def _mwpm_points(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], squared: bool, k: typing.SupportsInt | typing.SupportsIndex, n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> dict:
     """
@@ -71,6 +79,11 @@ def _mwpm_sparse(n: typing.SupportsInt | typing.SupportsIndex, eu: typing.Annota
     """
     Exact minimum-weight perfect matching on a sparse graph with integer weights
     (optionally warm-started from duals y0 and a matching mate0 of an earlier solve).
+    """
+def _mwpm_sparse_exact(n: typing.SupportsInt | typing.SupportsIndex, eu: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], ev: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], w_hi: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], w_lo: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], wide: bool, price_above: typing.SupportsInt | typing.SupportsIndex, start_edges: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> dict:
+    """
+    Exact, priced and certified minimum-weight perfect matching of a sparse graph with
+    integer weights: int64 (w_hi; wide=False) or 128-bit (w_hi * 2**64 + w_lo; wide=True).
     """
 def _row_groups(x: numpy.ndarray, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> numpy.typing.NDArray[numpy.int32]:
     """

@@ -31,9 +31,9 @@ __all__ = [
 
 # Size of the start graph: each point's K nearest neighbours (pricing adds the rest).
 _DEFAULT_K = 10
-# Largest distances (or coordinate spreads) outside this range are solved on a
-# copy scaled by a power of two (exact), so that squares stay far from
-# under/overflow.
+# Coordinate spreads outside this range are solved on a copy of the points
+# scaled by a power of two (refused unless exact), so that the squares of the
+# distance tiles stay far from under/overflow. Distance matrices are never scaled.
 _SAFE_MIN, _SAFE_MAX = 1e-120, 1e120
 # Inputs below this many points run on one thread.
 _PARALLEL_MIN_N = 2000
@@ -203,8 +203,8 @@ class MatchingResult(Result):
         c = self.certificate(D, points=points, n_jobs=n_jobs, progress=progress)
         # Rounding of float64 duals themselves: a gap below 16 eps times their
         # magnitude is below what float64 can tell apart (e.g. cost 0 with
-        # duals +-0.5).
-        floor = 16 * np.finfo(np.float64).eps * c["magnitude"]
+        # duals +-0.5), and their absolute grid: a few subnormal steps per dual.
+        floor = 16 * np.finfo(np.float64).eps * c["magnitude"] + 4 * self.y.shape[0] * math.ulp(0.0)
         return bool(c["complete"] and c["min_z"] >= 0 and c["certified_gap_bound"] <= rtol * abs(c["cost"]) + floor)
 
     def _verification_data(self, D, points):
@@ -244,8 +244,7 @@ class MatchingResult(Result):
             D = _check_distance_matrix(D, "D")
             if D.shape[0] != self.mate.shape[0]:
                 raise ValueError(f"D must be {self.mate.shape[0]} x {self.mate.shape[0]}, got {D.shape}")
-        Ds, unit = _prepare_matrix(D)
-        return "D", Ds, unit, False
+        return "D", D, 1.0, False
 
     def mate_with_ghost(self) -> np.ndarray:
         """``mate`` over the vertices of the solved graph (the ghost is index N)."""
@@ -358,14 +357,24 @@ def _check_metric_kwargs(metric, kwargs: dict, function: str) -> None:
 
 
 def _prepare_points(X: np.ndarray, squared: bool):
-    """Points as contiguous float64, scaled by a power of two when extreme; (X, unit, squared)."""
+    """Points as contiguous float64, scaled by a power of two when extreme; (X, unit, squared).
+
+    The scaling is exact or refused, so distances of the copy times ``unit``
+    are those of the caller's points.
+    """
     X = np.ascontiguousarray(X, dtype=np.float64)
-    spread = float(np.ptp(X, axis=0).max()) if X.size else 0.0
+    spread = _coordinate_spread(X)
     unit = 1.0
     if spread > 0 and not (_SAFE_MIN <= spread <= _SAFE_MAX):
         e = math.frexp(spread)[1]
-        X = np.ldexp(X, -e)  # exact: a power of two
-        unit = math.ldexp(1.0, e)
+        Xs = np.ldexp(X, -e)  # a power of two: exact unless coordinates fall below 2**-1022
+        if not np.array_equal(np.ldexp(Xs, e), X):
+            raise ValueError(
+                "points span too many orders of magnitude: with a coordinate spread of "
+                f"{spread:.3g}, coordinates below {math.ldexp(1.0, e - 1022):.3g} in magnitude (other than 0) "
+                "cannot be represented exactly"
+            )
+        X, unit = Xs, math.ldexp(1.0, e)
     if squared:
         unit = unit * unit
         if not math.isfinite(unit) or unit == 0:
@@ -373,13 +382,43 @@ def _prepare_points(X: np.ndarray, squared: bool):
     return X, unit, squared
 
 
-def _prepare_matrix(D: np.ndarray):
-    """A validated matrix, scaled by a power of two when its largest entry is extreme; (D, unit)."""
-    big = float(D.max()) if D.size else 0.0
-    if big > 0 and not (_SAFE_MIN <= big <= _SAFE_MAX):
-        e = math.frexp(big)[1]
-        return np.ldexp(np.asarray(D, dtype=np.float64), -e), math.ldexp(1.0, e)
-    return D, 1.0
+def _coordinate_spread(X: np.ndarray) -> float:
+    """Largest coordinate range of the rows of X; ValueError when a difference of coordinates overflows."""
+    if not X.size:
+        return 0.0
+    low, high = X.min(axis=0), X.max(axis=0)
+    with np.errstate(over="ignore"):
+        spread = high - low
+    if not np.isfinite(spread).all():
+        raise ValueError(
+            "points: coordinate differences overflow float64 (a column spans more than 1.8e308); "
+            "distances between such points are not representable"
+        )
+    return float(spread.max())
+
+
+def matched_cost(pairs: np.ndarray, *, D=None, points=None, squared: bool = False, unit: float = 1.0) -> float:
+    """Sum of the distances of ``pairs`` in the caller's data, correctly rounded; ValueError when it overflows.
+
+    ``points`` may be a copy of the caller's points scaled exactly by a power of two; ``unit`` is the
+    distance (for ``squared``, the squared distance) of the copy that is 1 in the caller's units.
+    """
+    if D is not None:
+        d = np.asarray(D[pairs[:, 0], pairs[:, 1]], dtype=np.float64)
+    else:
+        diff = points[pairs[:, 0]] - points[pairs[:, 1]]
+        big = np.abs(diff).max(axis=1) if diff.shape[1] else np.zeros(diff.shape[0])
+        safe = np.where(big > 0, big, 1.0)
+        norm = np.sqrt(((diff / safe[:, None]) ** 2).sum(axis=1))  # no square under- or overflows
+        with np.errstate(over="ignore"):
+            d = (norm * big) ** 2 * unit if squared else norm * big * unit  # unit is squared for squared
+    try:
+        total = math.fsum(d.tolist())
+    except OverflowError:
+        total = math.inf
+    if not math.isfinite(total):
+        raise ValueError("the matching's total distance overflows float64 (distances near 1.8e308); scale them down")
+    return total
 
 
 def _euclidean_matrix(X, *, squared: bool = False, n_jobs=1) -> np.ndarray:
@@ -452,10 +491,9 @@ def _threads(n_jobs, n: int) -> int:
 def _solve_dense(D: np.ndarray, *, k: int, n_jobs=None, progress: bool = False, source=None) -> MatchingResult:
     """Matching of the complete graph of a validated distance matrix."""
     n = D.shape[0]
-    Ds, unit = _prepare_matrix(D)
     with progress_callback(progress, "matching") as cb:
-        r = _core._mwpm_dense(Ds, float(Ds.max()), min(k, n), _threads(n_jobs, n), cb)
-    return _make_result(r, n, unit, source)
+        r = _core._mwpm_dense(D, float(D.max()), min(k, n), _threads(n_jobs, n), cb)
+    return _make_result(r, n, 1.0, source, lambda pairs: matched_cost(pairs, D=D))
 
 
 def _solve_points(X: np.ndarray, *, squared: bool, k: int, n_jobs=None, progress: bool = False, source=None,
@@ -490,7 +528,8 @@ def _solve_points(X: np.ndarray, *, squared: bool, k: int, n_jobs=None, progress
     if r is None:
         with progress_callback(progress, "matching") as cb:
             r = _core._mwpm_points(Xs, squared, min(k, n), _threads(n_jobs, n), cb)
-    return _make_result(r, n, unit * scale, source)
+    return _make_result(r, n, unit * scale, source,
+                        lambda pairs: matched_cost(pairs, points=Xs, squared=squared, unit=unit * scale))  # fmt: skip
 
 
 def _duplicate_groups(X: np.ndarray):
@@ -554,24 +593,14 @@ def _expand_duplicates(r: dict, n: int, keep: np.ndarray, kept, removed):
     parent_red = np.asarray(r["parent"], dtype=np.int64)
     nb = parent_red.size - y_red.size
     to_full = np.concatenate([keep, [n] if ghost else [], nv + np.arange(nb)]).astype(np.int64)
-    # z over the blossoms holding each node (pointer jumping up the forest).
-    z_node = np.concatenate([np.zeros(y_red.size), np.asarray(r["z"], dtype=np.float64)])
-    up = parent_red.copy()
-    above = np.where(up >= 0, z_node[np.maximum(up, 0)], 0.0)
-    while (up >= 0).any():
-        has = up >= 0
-        nxt = up[has]
-        above_next = above.copy()
-        above_next[has] += above[nxt]
-        up_next = up.copy()
-        up_next[has] = up[nxt]
-        above, up = above_next, up_next
+    # z over the blossoms holding each vertex (the solver's blossom forest).
+    above = _core._mwpm_enclosing_z(parent_red.astype(np.int32), np.asarray(r["z"], dtype=np.float64), y_red.size)
     # The blossom below k gets z = 2 y_k - (z above k), >= 0. It is 0 for
     # two copies matched together in one blossom: up to the rounding of the
     # real duals (each an integer times the unit), which the certificate's
     # tolerance absorbs.
-    slack = y_red - above[: y_red.size] / 2
-    tol = 1e-12 * (np.abs(y_red) + above[: y_red.size])
+    slack = y_red - above / 2
+    tol = 1e-12 * (np.abs(y_red) + above)
     reps, z_new, failed = [], [], []
     for g, copies in enumerate(kept):
         pos = position[copies]
@@ -608,8 +637,8 @@ def _expand_duplicates(r: dict, n: int, keep: np.ndarray, kept, removed):
     return out, []
 
 
-def _make_result(r: dict, n: int, unit: float, source) -> MatchingResult:
-    """Package a solver answer (distances were solved in units of ``unit``)."""
+def _make_result(r: dict, n: int, unit: float, source, cost_of) -> MatchingResult:
+    """Package a solver answer (distances were solved in units of ``unit``; ``cost_of(pairs)`` in the caller's)."""
     mate_full = r["mate"].astype(np.int64)
     ghost = mate_full.shape[0] > n
     dropped = int(mate_full[n]) if ghost else None
@@ -621,7 +650,7 @@ def _make_result(r: dict, n: int, unit: float, source) -> MatchingResult:
     return MatchingResult(
         mate=mate,
         pairs=pairs,
-        cost=float(r["cost"]) * unit,
+        cost=cost_of(pairs),
         dropped=dropped,
         y=r["y"] * unit,
         z=r["z"] * unit,
@@ -699,7 +728,8 @@ def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: i
     ------
     ValueError
         Bad distances or points (shape, NaN, negative, asymmetric, N < 2),
-        rows the metric is undefined for, a matrix above ``max_matrix_bytes``.
+        rows the metric is undefined for, a matrix above ``max_matrix_bytes``,
+        or a float64 limit (see Notes).
     TypeError
         Non-numeric input, a non-integer ``k``, an unknown keyword.
 
@@ -711,9 +741,17 @@ def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: i
     problem exactly. The cap is the largest distance; when the matching
     found costs far less (distances over many orders of magnitude), the
     problem is solved again with every distance capped just above that cost,
-    which no optimal matching can reach, so the resolution becomes relative
-    to the cost. ``verify()`` then proves optimality to within ``rtol`` from
-    the LP dual certificate on the real distances.
+    which no optimal matching can reach, and again, until the resolution is
+    relative to the cost: any finite float64 matrix, from subnormal entries
+    to 1.8e308, is solved this way, never rescaled. ``cost`` is summed
+    (correctly rounded) from the caller's distances, and ``verify()`` proves
+    optimality to within ``rtol`` from the LP dual certificate on the
+    caller's distances (points are only ever scaled by an exact power of two).
+
+    *Limits.* A ValueError names them: the total distance of the matching
+    overflows float64; point coordinates whose differences overflow float64;
+    points spanning so many orders of magnitude that scaling them into the
+    range of the distance tiles would not be exact.
 
     *Ties.* Several matchings may be optimal (duplicated points, integer
     distances); which one is returned is deterministic but unspecified:

@@ -17,27 +17,24 @@ networkx itself transforms them to ``1 + max weight - weight`` first), and
 directed and multi-graphs raise ``NetworkXNotImplemented`` as in networkx. The
 result is a set of 2-tuples oriented as the edges of ``G``.
 
-Exactness. The solver is an exact min-weight *perfect* matching on int64
-weights. Maximum-weight matching is reduced to it: directly on ``G`` (plus a
-ghost vertex for an odd number of vertices) when a maximum-cardinality
-matching is wanted and ``G`` has a (near-)perfect matching, otherwise on two
-copies of ``G`` joined vertex to twin by zero-gain edges, with a per-edge
-bonus that makes cardinality dominate when ``maxcardinality`` is asked for.
-Weights (int, bool, float, numpy scalars, ``Fraction``, ``Decimal``) are
-scaled by a power of two to the solver's integer range. When that scaling is
-exact (integers, dyadic floats of a moderate range) the answer is exact at
-once. Otherwise the optimal dual solution of the rounded problem bounds the
-edges any exactly optimal matching can use (reduced cost below the total
-rounding error); every connected group of such edges that contains a cycle is
-re-solved exactly, on small integer costs built from the exact weights and
-that dual solution (see ``_certify``; networkx's own algorithm in rational
-arithmetic only if those would not fit int64). So the matching returned is
-optimal for the exact values of the weights, never an approximation. Dense
-graphs are solved from each vertex's cheapest edges, adding every edge the
-duals price out as improving until none is left. Weights that are
-not finite real numbers make the backend decline (``NotImplementedError`` with
-the reason), and networkx then uses its own implementation when fallback is
-allowed.
+Exactness. Every weight (int, bool, float, numpy scalars, ``Fraction``,
+``Decimal``) is turned into an exact integer: all of them times the least
+common denominator (a power of two for floats). The reductions below only
+add, subtract and divide by the gcd, so the C++ solve sees the exact problem:
+int64 duals when the integer costs fit, 128-bit duals otherwise, and
+networkx's own algorithm on the exact Python integers beyond 128 bits (that
+fallback is exact too, only slower). Ties are resolved by integers, never by
+float64. Maximum-weight matching is reduced to a minimum-weight perfect
+matching: directly on ``G`` (plus a ghost vertex for an odd number of
+vertices) when a maximum-cardinality matching is wanted and ``G`` has a
+(near-)perfect matching, otherwise on two copies of ``G`` joined vertex to
+twin, with a per-edge bonus that makes cardinality dominate when it is asked
+for. The C++ call prices dense graphs (it starts on each vertex's cheapest
+edges and adds every edge the duals price out) and certifies its answer in
+its integers (every reduced cost >= 0, matched edges tight, full blossoms).
+Weights that are not finite real numbers make the backend decline
+(``NotImplementedError`` with the reason), and networkx then uses its own
+implementation when fallback is allowed.
 
 networkx is imported only when this module is loaded (by networkx itself);
 ``import pairmetrics`` never imports it.
@@ -60,22 +57,18 @@ __all__ = ["BackendInterface", "MatchingGraph", "backend_interface", "get_info"]
 BACKEND_NAME = "pairmetrics"
 _FUNCTIONS = ("max_weight_matching", "min_weight_matching")
 
-# Dense graphs (more than this many edges per vertex) are solved by pricing.
+# Dense graphs (more than this many edges per vertex) are solved by pricing,
+# starting from each vertex's _START_NEIGHBOURS cheapest edges.
 _PRICE_ABOVE = 64
-# ... starting from about this many of the globally cheapest edges per vertex,
-# completed so that every vertex has its _START_NEIGHBOURS cheapest edges.
-_START_PER_VERTEX = 16
 _START_NEIGHBOURS = 10
-# Floats with an integer part up to 2**53 convert to float64 exactly.
-_EXACT_FLOAT_INT = 2**53
 
 
 def get_info() -> dict:
     """Backend metadata for the ``networkx.backend_info`` entry point."""
     note = (
         "Exact for any finite real weights (int, float, numpy scalars, Fraction, Decimal): "
-        "the blossom solver runs on int64 weights and, when they are not exactly scaled, "
-        "the edges an optimal matching could use are re-solved in rational arithmetic."
+        "they are scaled to exact integers and solved with int64 or 128-bit duals "
+        "(networkx's own algorithm on those integers beyond 128 bits)."
     )
     return {
         "backend_name": BACKEND_NAME,
@@ -117,7 +110,6 @@ class MatchingGraph:
         self.directed = directed
         self.multigraph = multigraph
         self.graph = {} if graph is None else graph
-        self._values = {}
 
     def is_directed(self) -> bool:
         return self.directed
@@ -237,73 +229,17 @@ def should_run(name, args, kwargs):
 
 
 # ---------------------------------------------------------------------------
-# Exact weight values
+# Exact integer weights
 
 
-class _Weights:
-    """Edge weights as float64 approximations plus exact values on demand.
-
-    ``kind`` is "int" (every value an integer in int64; ``values`` holds them
-    exactly), "float" (every value a finite float or a float-exact integer;
-    ``values`` exact float64) or "exact" (rationals: ``values`` are correctly
-    rounded float64); ``fraction(i)`` is the exact value of edge i.
-    """
-
-    def __init__(self, raw):
-        self.raw = raw
-        if raw is None:
-            self.kind, self.values = "int", None
-            return
-        types = set(map(type, raw))
-        if all(issubclass(t, (bool, np.bool_, int, np.integer)) for t in types):
-            try:
-                self.kind, self.values = "int", np.array(raw, dtype=np.int64)
-                return
-            except OverflowError:
-                pass
-        elif all(issubclass(t, (bool, np.bool_, int, np.integer, float, np.floating)) for t in types):
-            has_int = any(issubclass(t, (int, np.integer)) and not issubclass(t, bool) for t in types)
-            ints = [x for x in raw if isinstance(x, (int, np.integer)) and not isinstance(x, bool)] if has_int else []
-            if all(-_EXACT_FLOAT_INT <= int(x) <= _EXACT_FLOAT_INT for x in ints) and np.longdouble not in types:
-                values = np.array(raw, dtype=np.float64)
-                if not np.isfinite(values).all():
-                    raise NotImplementedError("edge weights must be finite (found nan or inf)")
-                self.kind, self.values = "float", values
-                return
-        fractions = []
-        for x in raw:
-            fractions.append(_to_fraction(x))
-        self.kind = "exact"
-        self._fractions = fractions
-        self.values = np.array([float(f) for f in fractions], dtype=np.float64)
-
-    def fraction(self, i) -> Fraction:
-        if self.raw is None:
-            return Fraction(1)
-        if self.kind == "exact":
-            return self._fractions[i]
-        x = self.raw[i]
-        return Fraction(int(x)) if self.kind == "int" else Fraction(float(x))
-
-    def array(self, m) -> np.ndarray:
-        if self.values is None:
-            return np.ones(m, dtype=np.int64)
-        return self.values
-
-
-def _to_fraction(x) -> Fraction:
-    if isinstance(x, (bool, np.bool_)):
+def _fraction(x) -> Fraction:
+    """The exact value of one weight; NotImplementedError (the backend declines) for what is not a finite real."""
+    if isinstance(x, (bool, np.bool_, int, np.integer)):
         return Fraction(int(x))
-    if isinstance(x, (int, np.integer)):
-        return Fraction(int(x))
-    if isinstance(x, (float, np.floating)) and not isinstance(x, np.longdouble):
-        if not math.isfinite(float(x)):
+    if isinstance(x, (float, np.floating, decimal.Decimal)):
+        if not (x.is_finite() if isinstance(x, decimal.Decimal) else math.isfinite(x)):
             raise NotImplementedError("edge weights must be finite (found nan or inf)")
-        return Fraction(float(x))
-    if isinstance(x, decimal.Decimal):
-        if not x.is_finite():
-            raise NotImplementedError("edge weights must be finite (found a non-finite Decimal)")
-        return Fraction(x)
+        return Fraction(*x.as_integer_ratio())
     if isinstance(x, numbers.Rational):
         return Fraction(x.numerator, x.denominator)
     raise NotImplementedError(
@@ -311,425 +247,147 @@ def _to_fraction(x) -> Fraction:
     )
 
 
-def _weights_of(graph: MatchingGraph, weight) -> _Weights:
-    if weight is None:
-        key = None
+def _exact_integers(raw) -> np.ndarray:
+    """The weights times one common denominator: int64 when every value fits far inside it, else Python ints."""
+    types = set(map(type, raw))
+    if types <= {bool, int, np.bool_} | {t for t in types if issubclass(t, np.integer)}:
+        values = [int(x) for x in raw]
+    elif types <= {float, np.float64, np.float32, np.float16}:
+        a = np.array(raw, dtype=np.float64)
+        if not np.isfinite(a).all():
+            raise NotImplementedError("edge weights must be finite (found nan or inf)")
+        mant, exp = np.frexp(a)
+        mant = (mant * 2.0**53).astype(np.int64)  # exact: a = mant * 2**(exp - 53)
+        exp = exp.astype(np.int64) - 53
+        low = int(exp[mant != 0].min()) if (mant != 0).any() else 0
+        shift = np.where(mant != 0, exp - low, 0)
+        if int(shift.max()) <= 8:
+            return mant << shift
+        values = [m << s for m, s in zip(mant.tolist(), shift.tolist())]
     else:
-        key = weight
-        if key not in graph.weights:
-            raise NotImplementedError(f"edge attribute {weight!r} was not converted")
-    if key not in graph._values:
-        graph._values[key] = _Weights(None if key is None else graph.weights[key])
-    return graph._values[key]
+        fractions = [_fraction(x) for x in raw]
+        den = math.lcm(*(f.denominator for f in fractions)) if fractions else 1
+        values = [f.numerator * (den // f.denominator) for f in fractions]
+    return _compact(values)
 
 
-# ---------------------------------------------------------------------------
-# The solver and the exactness certificate
+def _compact(values) -> np.ndarray:
+    """Python ints as an int64 array when all are below 2**62 in magnitude, else an object array."""
+    if all(-(2**62) < x < 2**62 for x in values):
+        return np.array(values, dtype=np.int64)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
-def _solve_perfect(nv, eu, ev, w, warm=None):
-    """The exact sparse min-weight perfect matching solver (int64 weights in [0, max_weight(nv)]).
+def _solve_min_perfect(nv, eu, ev, cost):
+    """Exact min-weight perfect matching in C++ on integer costs >= 0: mate, or None when there is none.
 
-    The one call into the compiled solver: a dict with ``perfect``, ``mate``
-    and the optimal duals ``y``, ``z``, ``parent`` (doubled, see
-    cpp/matching.hpp); ``warm`` = (y0, mate0) of an earlier solve.
+    The costs are divided by their gcd; int64 duals when they fit, else 128-bit; beyond 128 bits the
+    caller falls back to networkx's own algorithm (raises _TooWide).
     """
-    extra = {} if warm is None else {"y0": warm[0], "mate0": warm[1]}
-    return _core._mwpm_sparse(
-        int(nv), np.asarray(eu, dtype=np.int32), np.asarray(ev, dtype=np.int32), np.asarray(w, dtype=np.int64), **extra
-    )
-
-
-def _reduced_costs(r, eu, ev, w):
-    """Doubled reduced costs 2 w - y_u - y_v + (z of the blossoms holding both) of edges against r's duals."""
-    return _core._mwpm_reduced_costs(
-        r["y"], r["parent"], r["z"], np.asarray(eu, dtype=np.int32), np.asarray(ev, dtype=np.int32),
-        np.asarray(w, dtype=np.int64),
-    )  # fmt: skip
-
-
-def _deflated_duals(r) -> np.ndarray:
-    """y_v minus half the z of the blossoms holding v: feasible without the blossoms (a warm start)."""
-    y, parent, z = r["y"], r["parent"].astype(np.int64), r["z"]
-    nv = y.shape[0]
-    total = np.zeros(nv, dtype=np.int64)
-    cur = parent[:nv].copy()
-    live = np.flatnonzero(cur != -1)
-    while live.size:
-        total[live] += z[cur[live] - nv]
-        cur[live] = parent[cur[live]]
-        live = live[cur[live] != -1]
-    return y - total // 2
-
-
-def _solve_priced(nv, eu, ev, w):
-    """Perfect matching of a dense edge list: solve on cheap edges, price the rest, add violated, repeat.
-
-    Returns the solver result and the reduced costs of every edge. The final
-    duals are feasible for every edge, so the matching is optimal for the
-    whole list (the dual solution is what ``_certify`` reads).
-    """
-    m = eu.shape[0]
-    eu32, ev32 = eu.astype(np.int32), ev.astype(np.int32)
-    w = w.astype(np.int64)
-    if m <= _PRICE_ABOVE * nv:
-        return _solve_perfect(nv, eu32, ev32, w), None
-    # Start: the globally cheapest edges, plus the k cheapest edges of every
-    # vertex that has fewer than k among them (so each vertex keeps its k
-    # cheapest edges: a k-nearest-neighbour graph).
-    k = _START_NEIGHBOURS
-    start = _START_PER_VERTEX * nv
-    if start >= m:
-        return _solve_perfect(nv, eu32, ev32, w), None
-    sel = w <= np.partition(w, start)[start]
-    deg = np.bincount(eu[sel], minlength=nv) + np.bincount(ev[sel], minlength=nv)
-    low = deg < k
-    if low.any():
-        a = np.flatnonzero(low[eu])
-        b = np.flatnonzero(low[ev])
-        owner = np.concatenate([eu[a], ev[b]])
-        edge = np.concatenate([a, b])
-        order = np.lexsort((w[edge], owner))
-        owner, edge = owner[order], edge[order]
-        rank = np.arange(owner.size) - np.searchsorted(owner, owner)
-        sel[edge[rank < k]] = True
-    idx = np.flatnonzero(sel)
-    r = _solve_perfect(nv, eu32[idx], ev32[idx], w[idx])
-    if not r["perfect"]:  # the start graph has no perfect matching: solve on every edge
-        return _solve_perfect(nv, eu32, ev32, w), None
-    while True:
-        rc = _reduced_costs(r, eu32, ev32, w)
-        bad = np.flatnonzero(rc < 0)
-        if bad.size == 0:
-            return r, rc
-        if bad.size > 8 * nv:  # the most violated first
-            bad = bad[np.argpartition(rc[bad], 8 * nv)[: 8 * nv]]
-        sel[bad] = True
-        idx = np.flatnonzero(sel)
-        r = _solve_perfect(nv, eu32[idx], ev32[idx], w[idx], warm=(_deflated_duals(r), r["mate"]))
-        if not r["perfect"]:  # cannot happen (the edge set only grew); solve on every edge
-            return _solve_perfect(nv, eu32, ev32, w), None
-
-
-def _max_weight(nv) -> int:
-    return int(_core._mwpm_max_weight(int(nv)))
-
-
-def _pow2_below(x: float) -> float:
-    """Largest power of two <= x (x > 0)."""
-    m, e = math.frexp(x)
-    return math.ldexp(1.0, e - 1)
-
-
-def _blossom_sizes(r, nv) -> np.ndarray:
-    parent = r["parent"].astype(np.int64)
-    nb = r["z"].shape[0]
-    sizes = np.zeros(nb, dtype=np.int64)
-    cur = parent[:nv].copy()
-    live = np.flatnonzero(cur != -1)
-    while live.size:
-        np.add.at(sizes, cur[live] - nv, 1)
-        cur[live] = parent[cur[live]]
-        live = live[cur[live] != -1]
-    return sizes
-
-
-def _exact_min_perfect(k, lu, lv, costs):
-    """Exact min-weight perfect matching of a small graph with Fraction costs; mate array (local)."""
-    import networkx as nx
-
-    base = min(costs)
-    shifted = [c - base for c in costs]
-    den = 1
-    for c in shifted:
-        den = math.lcm(den, c.denominator)
-    nums = [int(c * den) for c in shifted]
-    g = 0
-    for x in nums:
-        g = math.gcd(g, x)
+    cost = np.asarray(cost)
+    g = int(np.gcd.reduce(cost)) if cost.size else 0
     if g > 1:
-        nums = [x // g for x in nums]
-    if max(nums) <= _max_weight(k):
-        r = _solve_perfect(k, lu, lv, np.array(nums, dtype=np.int64))
-        if not r["perfect"]:
-            raise RuntimeError("exact re-solve lost the perfect matching (internal error)")
-        return r["mate"].astype(np.int64)
-    # Too wide for int64: networkx's blossom algorithm on Python integers (exact;
-    # it would turn Fractions into floats when halving slacks).
-    top = max(nums) + 1
-    H = nx.Graph()
-    H.add_nodes_from(range(k))
-    for a, b, c in zip(lu.tolist(), lv.tolist(), nums):
-        H.add_edge(a, b, weight=top - c)
-    mate = np.full(k, -1, dtype=np.int64)
-    for a, b in nx.max_weight_matching(H, maxcardinality=True, weight="weight", backend="networkx"):
-        mate[a], mate[b] = b, a
-    if (mate < 0).any():
-        raise RuntimeError("exact re-solve lost the perfect matching (internal error)")
-    return mate
+        cost = cost // g
+    top = int(cost.max()) if cost.size else 0
+    args = {"n": int(nv), "eu": np.asarray(eu, dtype=np.int32), "ev": np.asarray(ev, dtype=np.int32),
+            "price_above": _PRICE_ABOVE, "start_edges": _START_NEIGHBOURS}  # fmt: skip
+    if top <= _core._mwpm_max_weight(int(nv)):
+        r = _core._mwpm_sparse_exact(w_hi=cost.astype(np.int64), w_lo=np.zeros(0, np.uint64), wide=False, **args)
+    else:
+        hi, lo = _core._mwpm_max_weight_128(int(nv))
+        if top > (hi << 64) + lo:
+            raise _TooWide
+        big = cost.astype(object)
+        r = _core._mwpm_sparse_exact(w_hi=(big >> 64).astype(np.int64), w_lo=(big & (2**64 - 1)).astype(np.uint64),
+                                     wide=True, **args)  # fmt: skip
+    return r["mate"].astype(np.int64) if r["perfect"] else None
 
 
-def _certify(nv, su, sv, sw, r, exact_cost, rc=None):
-    """Make a rounded-weight optimum exactly optimal; returns the final mate array.
-
-    ``sw`` are the rounded integer costs a (each within 1 of the exact cost
-    k); ``exact_cost(edge_ids)`` gives the exact costs as Fractions. With
-    the optimal duals of the rounded problem (reduced costs r >= 0, blossom
-    duals z >= 0), every perfect matching P satisfies the identity
-
-        k(P) = dual + sum over P of (r_e + d_e) + sum over blossoms B of z_B (|P cut B| - 1) / 2
-
-    with d = k - a in (-1, 1). So an exactly optimal P* only uses edges with
-    r_e < gap + nv (the first filter), and crosses every blossom with z_B > 2
-    (number of vertices) exactly once. Components of the remaining edges are
-    closed under the matching (blossoms lie inside one component); forests
-    have a single perfect matching; every other component is re-solved
-    exactly with the small costs ``r_e + d_e + sum over blossoms crossed by e
-    of min(z_B / 2, Lambda)`` (Lambda = component size + gap), which have the same
-    optimal matchings as the exact costs and fit the integer solver.
-    """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    mate = r["mate"].astype(np.int64)
-    y, z = r["y"].astype(np.int64), r["z"].astype(np.int64)
-    parent = r["parent"].astype(np.int64)
-    if rc is None:
-        rc = _reduced_costs(r, su, sv, sw)
-    if (rc < 0).any() or (z < 0).any():
-        raise RuntimeError("matching: infeasible dual solution (internal error)")
-    matched = mate[su] == sv
-    sizes = _blossom_sizes(r, nv)
-    dual2 = int(y.sum()) - int((z * ((sizes - 1) // 2)).sum())
-    gap2 = 2 * int(sw[matched].sum()) - dual2
-    if gap2 < 0:
-        raise RuntimeError("matching: primal below dual (internal error)")
-    small = np.flatnonzero(rc < gap2 + 2 * nv)  # doubled units: 2 * (gap + 2 * nv / 2)
-    graph = coo_matrix((np.ones(small.size), (su[small], sv[small])), shape=(nv, nv))
-    ncomp, label = connected_components(graph, directed=False)
-    n_vert = np.bincount(label, minlength=ncomp)
-    n_edge = np.bincount(label[su[small]], minlength=ncomp)
-    cyclic = np.flatnonzero(n_edge > n_vert - 1)
-    if cyclic.size == 0:
-        return mate
-    # Every blossom must lie inside one component (its tight edges join it).
-    nb = z.shape[0]
-    lo_label = np.full(nb, ncomp, dtype=np.int64)
-    hi_label = np.full(nb, -1, dtype=np.int64)
-    cur = parent[:nv].copy()
-    live = np.flatnonzero(cur != -1)
-    while live.size:
-        np.minimum.at(lo_label, cur[live] - nv, label[live])
-        np.maximum.at(hi_label, cur[live] - nv, label[live])
-        cur[live] = parent[cur[live]]
-        live = live[cur[live] != -1]
-    split_blossoms = bool((z > 0).any() and (lo_label[z > 0] != hi_label[z > 0]).any())
-    order = np.argsort(label[su[small]], kind="stable")
-    by_comp = small[order]
-    comp_of = label[su[by_comp]]
-    starts = np.searchsorted(comp_of, cyclic)
-    ends = np.searchsorted(comp_of, cyclic, side="right")
-    chains = {}
-
-    def chain(v):
-        if v not in chains:
-            out, b = [], int(parent[v])
-            while b != -1:
-                out.append(b)
-                b = int(parent[b])
-            chains[v] = out
-        return chains[v]
-
-    for c, lo, hi in zip(cyclic.tolist(), starts.tolist(), ends.tolist()):
-        edges = by_comp[lo:hi]
-        verts = np.flatnonzero(label == c)
-        local = np.full(nv, -1, dtype=np.int64)
-        local[verts] = np.arange(verts.size)
-        exact = exact_cost(edges)
-        if split_blossoms:  # not expected from the solver; exact costs are always valid
-            costs = exact
-        else:
-            cap4 = 4 * int(verts.size) + 2 * gap2  # 4 * Lambda, Lambda = size + gap
-            costs = []
-            for e, k in zip(edges.tolist(), exact):
-                cu, cv = chain(int(su[e])), chain(int(sv[e]))
-                i, j = len(cu), len(cv)
-                while i and j and cu[i - 1] == cv[j - 1]:
-                    i, j = i - 1, j - 1
-                cross = sum(min(int(z[b - nv]), cap4) for b in cu[:i]) + sum(min(int(z[b - nv]), cap4) for b in cv[:j])
-                # 4 * (r_e + d_e + crossing / 4) with r_e = rc / 2 and d_e = k - a.
-                costs.append(2 * int(rc[e]) + 4 * (k - int(sw[e])) + cross)
-        lmate = _exact_min_perfect(verts.size, local[su[edges]], local[sv[edges]], costs)
-        mate[verts] = verts[lmate]
-    return mate
+class _TooWide(Exception):
+    """Integer costs beyond the 128-bit solver's range."""
 
 
 # ---------------------------------------------------------------------------
-# Reductions
+# Reductions to a perfect matching
 
 
-class _Problem:
-    """Maximise the sum of gains over matchings of a simple graph (vertices 0..n-1).
+def _direct(n, lu, lv, cost):
+    """Maximum-cardinality matching of least cost on G (+ a ghost when n is odd); None without a near-perfect one."""
+    if n % 2:
+        lu = np.concatenate([lu, np.arange(n)])
+        lv = np.concatenate([lv, np.full(n, n)])
+        cost = np.concatenate([cost, np.zeros(n, dtype=cost.dtype)])
+    mate = _solve_min_perfect(n + n % 2, lu, lv, cost)
+    return None if mate is None else mate[:n]
 
-    ``gain`` are float64 values >= 0 of the exact gains ``gain_exact(i)``
-    (float64 error at most 2**-52 relative to the gain itself); ``exact``
-    tells that the float64 values are the exact gains.
+
+def _doubled(n, lu, lv, gain, maxcard):
+    """Two copies of G joined vertex to twin: a matching of greatest gain (of greatest cardinality first).
+
+    A matching M used in both copies costs n (T + B) - 2 (g(M) + B |M|) with edge costs T - g and
+    twin edges T + B: B = 0 maximises the gain; B > n T / 2 makes cardinality dominate.
     """
-
-    def __init__(self, n, eu, ev, gain, gain_exact, exact, maxcard):
-        self.n, self.eu, self.ev = n, eu, ev
-        self.gain, self.gain_exact, self.exact = gain, gain_exact, exact
-        self.maxcard = maxcard
-
-
-def _scaled(gain, limit):
-    """Power-of-two scale s with round(s * max gain) <= limit, and the rounded gains."""
-    top = float(gain.max()) if gain.size else 0.0
-    s = _pow2_below(limit / top) if top > 0 else 1.0
-    scaled = gain * s
-    a = np.floor(scaled + 0.5)
-    return s, a.astype(np.int64), bool(np.array_equal(a, scaled) and np.array_equal(scaled / s, gain))
-
-
-def _solve_direct(p: _Problem):
-    """Max-cardinality problem on G itself (+ a ghost); None when G has no (near-)perfect matching."""
-    n = p.n
-    ghost = n % 2
-    nv = n + ghost
-    s, a, exact = _scaled(p.gain, _max_weight(nv) - 1)
-    top = int(a.max()) if a.size else 0
-    gu, gv = p.eu, p.ev
-    cost = top - a
-    if ghost:
-        gu = np.concatenate([gu, np.arange(n)])
-        gv = np.concatenate([gv, np.full(n, n)])
-        cost = np.concatenate([cost, np.zeros(n, dtype=np.int64)])
-    r, rc = _solve_priced(nv, gu, gv, cost)
-    if not r["perfect"]:
-        return None
-    m = p.eu.shape[0]
-    if exact and p.exact:
-        mate = r["mate"].astype(np.int64)
-    else:
-        fs = Fraction(s)
-
-        def exact_cost(ids):
-            return [top - fs * p.gain_exact(int(i)) if i < m else Fraction(0) for i in ids]
-
-        mate = _certify(nv, gu, gv, cost, r, exact_cost, rc)
-    return mate[:n]
-
-
-def _solve_doubled(p: _Problem):
-    """Two copies of G joined vertex to twin: any max-weight (or max-cardinality) matching."""
-    n, m = p.n, p.eu.shape[0]
-    nv = 2 * n
-    limit = _max_weight(nv) - 1
-    pairs = n // 2
-    if p.maxcard:
-        limit = limit // (pairs + 1) - 3
-    s, a, exact = _scaled(p.gain, limit)
-    top_gain = int(a.max()) if a.size else 0
-    bonus = pairs * (top_gain + 2) + 1 if p.maxcard else 0
-    top = top_gain + bonus
-    cost = top - (a + bonus)
-    su = np.concatenate([p.eu, p.eu + n, np.arange(n)])
-    sv = np.concatenate([p.ev, p.ev + n, np.arange(n) + n])
-    sw = np.concatenate([cost, cost, np.full(n, top, dtype=np.int64)])
-    r, rc = _solve_priced(nv, su, sv, sw)
-    if not r["perfect"]:
+    top = int(gain.max())
+    bonus = (n // 2) * top + 1 if maxcard else 0
+    wide = (top + bonus) >= 2**62
+    gain = gain.astype(object) if wide else gain
+    cost = top - gain
+    twin = np.full(n, top + bonus, dtype=object if wide else np.int64)
+    su = np.concatenate([lu, lu + n, np.arange(n)])
+    sv = np.concatenate([lv, lv + n, np.arange(n) + n])
+    mate = _solve_min_perfect(2 * n, su, sv, np.concatenate([cost, cost, twin]))
+    if mate is None:
         raise RuntimeError("matching: the doubled graph has no perfect matching (internal error)")
-    if exact and p.exact:
-        mate = r["mate"].astype(np.int64)
-    else:
-        fs = Fraction(s)
-
-        def exact_cost(ids):
-            out = []
-            for i in ids.tolist():
-                if i < 2 * m:
-                    out.append(top - bonus - fs * p.gain_exact(i % m))
-                else:
-                    out.append(Fraction(top))
-            return out
-
-        mate = _certify(nv, su, sv, sw, r, exact_cost, rc)
     mate = mate[:n].copy()
     mate[mate >= n] = -1
     return mate
 
 
+def _networkx_on_integers(n, lu, lv, gain, maxcard):
+    """networkx's own blossom algorithm on the exact integer gains (exact in Python integers)."""
+    import networkx as nx
+
+    H = nx.Graph()
+    H.add_nodes_from(range(n))
+    H.add_weighted_edges_from(zip(lu.tolist(), lv.tolist(), (int(x) for x in gain)))
+    mate = np.full(n, -1, dtype=np.int64)
+    for a, b in nx.max_weight_matching(H, maxcardinality=maxcard, backend="networkx"):
+        mate[a], mate[b] = b, a
+    return mate
+
+
 def _run(graph: MatchingGraph, weight, mode: str):
     """mode: 'max' (any cardinality), 'maxcard' or 'min' (both maximum cardinality)."""
-    W = _weights_of(graph, weight)
     eu, ev = graph.eu, graph.ev
-    m_all = eu.shape[0]
-    values = W.array(m_all)
-    loops = eu == ev  # self-loops never match
-    if loops.any():
-        ids = np.flatnonzero(~loops)
-        w = values[ids]
-    else:
-        ids, w = np.arange(m_all), values
+    raw = graph.weights[weight] if weight is not None else None
+    if weight is not None and weight not in graph.weights:
+        raise NotImplementedError(f"edge attribute {weight!r} was not converted")
+    keep = eu != ev  # self-loops never match
+    q = _exact_integers(raw) if raw is not None else np.ones(eu.shape[0], dtype=np.int64)
     if mode == "max":
-        pos = w >= 0  # a negative edge never helps; zero-gain edges may be used, as networkx may
-        ids, w = ids[pos], w[pos]
+        keep &= np.asarray(q > 0, dtype=bool)  # an edge without gain never helps
+    ids = np.flatnonzero(keep)
     if ids.size == 0:
         return set()
-    u, v = (eu, ev) if ids.size == m_all else (eu[ids], ev[ids])
+    u, v, q = eu[ids], ev[ids], q[ids]
+    if q.dtype != object and int(q.max()) - int(q.min()) >= 2**62:
+        q = q.astype(object)  # differences would overflow int64
     present = np.zeros(len(graph.nodes), dtype=bool)
-    present[u] = True
-    present[v] = True
-    n = int(present.sum())
-    if n == present.size:
-        lu, lv = u, v
-    else:
-        relabel = np.cumsum(present) - 1
-        lu, lv = relabel[u], relabel[v]
-
-    # Gains >= 0 and their exact values.
-    if mode == "max":
-        ref, sign = None, 1
-    elif mode == "maxcard":
-        ref, sign = int(np.argmin(w)), 1
-    else:
-        ref, sign = int(np.argmax(w)), -1
-    if W.kind == "int":
-        wi = w.astype(np.int64) if W.values is not None else np.ones(ids.size, dtype=np.int64)
-        base = 0 if ref is None else int(wi[ref])
-        spread = int(wi.max()) - int(wi.min())
-        if spread < 2**62 and abs(base) < 2**62 and abs(int(wi.max())) < 2**62 and abs(int(wi.min())) < 2**62:
-            gi = (wi - base) * sign
-            gain = gi.astype(np.float64)
-            exact = int(np.abs(gi).max()) <= _EXACT_FLOAT_INT
-        else:
-            gain, exact = None, False
-    elif W.kind == "float":
-        base = 0.0 if ref is None else float(w[ref])
-        diff = w - base
-        # TwoSum error of the subtraction: zero iff the float64 difference is exact.
-        bb = diff - w
-        err = (w - (diff - bb)) + (-base - bb)
-        gain = diff * sign
-        exact = not err.any()
-        gain = np.maximum(gain, 0.0)
-    else:
-        gain, exact = None, False
-    base_exact = None if ref is None else W.fraction(int(ids[ref]))
-
-    def gain_exact(k):
-        f = W.fraction(int(ids[k]))
-        return f if base_exact is None else (f - base_exact) * sign
-
-    if gain is None:  # exact rationals or huge integers: correctly rounded differences
-        gain = np.array([float(gain_exact(k)) for k in range(ids.size)], dtype=np.float64)
-        exact = False
-    p = _Problem(n, lu, lv, gain, gain_exact, exact, mode != "max")
-    mate = None
-    if mode != "max":
-        mate = _solve_direct(p)
-    if mate is None:
-        mate = _solve_doubled(p)
+    present[u] = present[v] = True
+    relabel = np.cumsum(present) - 1
+    lu, lv, n = relabel[u], relabel[v], int(present.sum())
+    # Gains >= 0 (exact integers); for 'min' the gain of an edge is how much lighter it is than the heaviest.
+    gain = q if mode == "max" else (q - q.min() if mode == "maxcard" else q.max() - q)
+    try:
+        mate = None
+        if mode != "max":
+            mate = _direct(n, lu, lv, gain.max() - gain)
+        if mate is None:
+            mate = _doubled(n, lu, lv, gain, mode != "max")
+    except _TooWide:
+        mate = _networkx_on_integers(n, lu, lv, gain, mode != "max")
     return _result(graph, u, v, lu, lv, mate)
 
 

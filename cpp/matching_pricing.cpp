@@ -1,0 +1,773 @@
+// The complete graph on a distance provider, solved exactly by pricing: the
+// solve starts on each point's nearest neighbours, prices every other pair
+// against the duals and re-solves warm with the violated ones; passes at
+// finer scales follow while the cost is far below the largest distance.
+
+#include "matching.hpp"
+
+#include "parallel.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+namespace pairmetrics::matching {
+
+namespace {
+
+using i64 = std::int64_t;
+using i32 = std::int32_t;
+
+}  // namespace
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
+// A screen skips the pairs inside a top-level blossom of at least this many
+// vertices (the preorder walk prices them) and keeps those inside smaller
+// ones, so that only changes of large blossoms force rows to be screened again.
+constexpr i32 kSkipInside = 64;
+
+std::uint64_t pair_key(i32 a, i32 b) {
+    if (a > b) std::swap(a, b);
+    return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
+}
+
+// Neighbour lists of all points with exact distances, nearest first.
+struct Lists {
+    i32 store = 0;
+    std::vector<i32> j;
+    std::vector<double> d;
+    std::vector<double> bound;  // lower bound of every distance outside the list
+};
+
+Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& control) {
+    const i32 n = D.size();
+    Lists L;
+    L.store = store;
+    L.j.resize(static_cast<std::size_t>(n) * store);
+    L.d.resize(L.j.size());
+    L.bound.assign(n, std::numeric_limits<double>::infinity());
+    D.nearest(store, L.j.data(), L.bound.data(), n_threads, control);
+    const std::size_t blocks = (static_cast<std::size_t>(n) + 255) / 256;
+    parallel_for(blocks, n_threads, [&](std::size_t b) {
+        std::vector<std::pair<double, i32>> row(store);
+        const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
+        for (i32 i = lo; i < hi; ++i) {
+            const std::size_t o = static_cast<std::size_t>(i) * store;
+            for (i32 t = 0; t < store; ++t) row[t] = {D(i, L.j[o + t]), L.j[o + t]};
+            std::sort(row.begin(), row.end());
+            for (i32 t = 0; t < store; ++t) {
+                L.d[o + t] = row[t].first;
+                L.j[o + t] = row[t].second;
+            }
+        }
+        control.check();
+    }, &control);
+    return L;
+}
+
+// Distances to the solver's integers: round(min(d, cap) / cap * wmax). A cap
+// far below 1 makes wmax / cap overflow, so tiny caps divide instead.
+class WeightScale {
+  public:
+    WeightScale(double cap, i64 wmax)
+        : cap_(cap), wmax_(wmax), scale_(cap > 0 ? static_cast<double>(wmax) / cap : 1.0),
+          divide_(cap > 0 && !(scale_ < 0x1p1000)) {}
+    i64 to_int(double d) const {
+        if (d >= cap_) return cap_ > 0 ? wmax_ : 0;
+        const double x = divide_ ? d / cap_ * static_cast<double>(wmax_) : d * scale_;
+        return std::min<i64>(wmax_, static_cast<i64>(x + 0.5));
+    }
+    // Largest integer at most d's scaled value (a lower bound of to_int of any distance >= d).
+    i64 floor_int(double d) const {
+        if (d >= cap_) return to_int(cap_);
+        const double x = divide_ ? d / cap_ * static_cast<double>(wmax_) * (1 - 0x1p-50) : d * scale_;
+        return static_cast<i64>(x);
+    }
+    // A distance at least as large as `units` integers (never below, whatever the rounding).
+    double distance_above(double units) const {
+        if (!divide_) return units / scale_;
+        return units / static_cast<double>(wmax_) * cap_ * (1 + 0x1p-50) + 0x1p-1070;
+    }
+
+  private:
+    double cap_;
+    i64 wmax_;
+    double scale_;
+    bool divide_;
+};
+
+// Where a pass ends, so that the next one (at a finer scale) can start there.
+struct PassState {
+    std::vector<std::uint64_t> keys;  // the final graph
+    std::vector<double> y;            // deflated duals, in units of the pass's integers
+    std::vector<i32> mate;
+    double cap = 0;
+};
+
+// One exact solve with weights round(min(d, cap) * scale), scale = max_weight / cap:
+// start on the k nearest, price every pair against the duals, add the
+// violated ones and re-solve (warm) until none is left.
+//
+// Pricing. A pair violates the duals iff 2 w < y_i + y_j - Z, Z the z-sum of
+// the blossoms holding both. Pairs in the neighbour lists are priced
+// directly; a pair in neither list weighs at least max(radius_i, radius_j),
+// which rules out most others before their distance is computed:
+//  - pairs in different top-level nodes (Z = 0) need y_j > c_i and y_i > c_j
+//    with c = 2 radius - y: only a prefix of the points by decreasing y is
+//    looked at; when that prefix is long (duals inflated by large blossoms
+//    around well separated groups) the provider's screen of every pair
+//    (d < a_i + a_j, from a matrix product for points) is used instead;
+//  - pairs inside one top-level blossom have y inflated by the z of the
+//    blossoms around them, so they are walked in the blossom forest's
+//    preorder, where the smallest blossom holding i and j only grows as j
+//    moves away from i: Z is known exactly without a lowest-common-ancestor
+//    query.
+class PricedSolve {
+  public:
+    PricedSolve(const Distances& D, const Lists& L, double cap, const CompleteOptions& opt, Control& control,
+                CompleteStats& stats, const PassState* from);
+    // Solves until no pair violates the duals; `out` (if given) keeps where the pass ended.
+    BlossomResult run(PassState* out);
+
+  private:
+    struct Kept {  // a pair a screen could not rule out, with its weight
+        i32 i, j;
+        i64 w;
+    };
+    struct Hit {  // a violated pair (i, j, reduced cost) found away from i's own block
+        i32 i, j;
+        i64 rc;
+    };
+
+    i64 weight(i32 a, i32 b) const { return b == n_ || a == n_ ? 0 : ws_.to_int(D_(a, b)); }
+    bool same_top(i32 i, i32 j) const { return forest_->tree().root(i) == forest_->tree().root(j); }
+    i32 top_size(i32 v) const { return forest_->tree().root(v) < N_ ? 1 : forest_->tree().hi(forest_->tree().root(v)) - forest_->tree().lo(forest_->tree().root(v)); }
+    void start_graph(const PassState* from);
+    void add_keys(std::vector<std::uint64_t>& ks);
+    void begin_round(BlossomResult r);
+    void price_round();
+    void price_lists_and_prefix(bool lists_only, bool prefix);
+    void add_hits(std::vector<Hit>& local);
+    void price_inside();
+    void mark_dirty_rows();
+    void price_screen();
+    bool screen_pays() const;
+    std::vector<std::uint64_t> violated_keys();
+    void keep_pass(PassState& out) const;
+
+    const Distances& D_;
+    const Lists& L_;
+    const CompleteOptions& opt_;
+    Control& control_;
+    CompleteStats& stats_;
+    const double cap_;
+    const i32 n_, N_;
+    const i64 wmax_;
+    const WeightScale ws_;
+    const i32 store_, kk_;
+    const std::size_t blocks_;
+    // Each point adds at most kk of its violated pairs per round, the most
+    // violated first: with many equal distances (duplicated points) thousands
+    // of pairs can be violated at once, and a few per point are enough.
+    const std::size_t enough_;
+    std::vector<i64> cand_w_, radius_;
+    // The graph solved, and the warm start for the next solve.
+    std::vector<i32> eu_, ev_;
+    std::vector<i64> w_;
+    bool warm_ = false;
+    BlossomResult previous_;
+    std::vector<i64> deflated_;  // previous duals with the blossom duals folded in
+    // The round: its solution, blossom forest, points by decreasing y, thresholds c, violated pairs found.
+    BlossomResult r_;
+    std::unique_ptr<DualForest> forest_;
+    std::vector<i32> by_y_;
+    std::vector<i64> c_;
+    std::vector<std::vector<std::pair<i64, i32>>> found_;
+    std::vector<Hit> hits_;
+    std::mutex hits_lock_;
+    std::vector<i64> block_extra_;
+    // The screen's state across rounds (see price_screen).
+    std::vector<Kept> kept_;
+    bool screen_valid_ = false;
+    std::vector<double> screen_a_;
+    std::vector<char> dirty_, skipped_;
+    std::vector<i32> prev_top_;
+};
+
+PricedSolve::PricedSolve(const Distances& D, const Lists& L, double cap, const CompleteOptions& opt,
+                         Control& control, CompleteStats& stats, const PassState* from)
+    : D_(D), L_(L), opt_(opt), control_(control), stats_(stats), cap_(cap), n_(D.size()),
+      N_(n_ + (opt.ghost ? 1 : 0)), wmax_(max_weight(N_)), ws_(cap, wmax_), store_(L.store),
+      kk_(std::max<i32>(1, std::min<i32>(opt.k, L.store))), blocks_((static_cast<std::size_t>(n_) + 255) / 256),
+      enough_(4 * static_cast<std::size_t>(kk_)), cand_w_(L.d.size()), radius_(n_, kNoRadius),
+      block_extra_(blocks_), dirty_(n_, 0), skipped_(n_, 0) {
+    for (std::size_t t = 0; t < L.d.size(); ++t) cand_w_[t] = ws_.to_int(L.d[t]);
+    for (i32 i = 0; i < n_; ++i)
+        if (!std::isinf(L.bound[i])) radius_[i] = ws_.floor_int(L.bound[i]);
+    start_graph(from);
+}
+
+// Start graph: k nearest per point, a Hamiltonian path (so that a perfect
+// matching surely exists) and the ghost's star; or an earlier pass's final
+// graph and duals (in this pass's units, kept in range: the solver lowers
+// whatever they violate).
+void PricedSolve::start_graph(const PassState* from) {
+    std::vector<std::uint64_t> keys;
+    if (from) {
+        keys = from->keys;
+        const double f = from->cap / cap_, top = 2.0 * static_cast<double>(wmax_);
+        deflated_.resize(N_);
+        for (i32 v = 0; v < N_; ++v) {
+            const double yv = from->y[v] == 0 ? 0.0 : from->y[v] * f;  // f may be inf after a huge drop of the cap
+            deflated_[v] = static_cast<i64>(std::floor(std::clamp(yv, -top, top)));
+        }
+        previous_.mate = from->mate;
+        warm_ = true;
+    } else {
+        for (i32 i = 0; i < n_; ++i) {
+            for (i32 t = 0; t < kk_; ++t) keys.push_back(pair_key(i, L_.j[static_cast<std::size_t>(i) * store_ + t]));
+            if (i + 1 < n_) keys.push_back(pair_key(i, i + 1));
+            if (opt_.ghost) keys.push_back(pair_key(i, n_));
+        }
+    }
+    add_keys(keys);
+}
+
+BlossomResult PricedSolve::run(PassState* out) {
+    for (int rounds = 1;; ++rounds) {
+        // Each round adds new pairs of a finite set and typically a handful of
+        // rounds suffice; an endless loop could only come from an asymmetric D.
+        if (rounds > 1000) throw std::logic_error("matching: pricing does not converge (is D symmetric?)");
+        const WarmStart warm{deflated_.data(), previous_.mate.data()};
+        auto t0 = std::chrono::steady_clock::now();
+        BlossomResult r = min_weight_perfect_matching(N_, eu_.size(), eu_.data(), ev_.data(), w_.data(), control_,
+                                                      warm_ ? &warm : nullptr);
+        stats_.seconds_solve += seconds_since(t0);
+        t0 = std::chrono::steady_clock::now();
+        if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
+        if (opt_.report)
+            control_.report(static_cast<std::uint64_t>(2 * n_ - n_ / (rounds + 1)), static_cast<std::uint64_t>(2 * n_));
+        begin_round(std::move(r));
+        price_round();
+        std::vector<std::uint64_t> keys = violated_keys();
+        for (std::size_t b = 0; b < blocks_; ++b) stats_.extra_pairs += block_extra_[b];
+        std::fill(block_extra_.begin(), block_extra_.end(), 0);
+        stats_.seconds_pricing += seconds_since(t0);
+        if (keys.empty()) {
+            stats_.rounds += rounds;
+            stats_.edges = static_cast<std::int64_t>(eu_.size());
+            stats_.last = r_.stats;
+            if (out) keep_pass(*out);
+            return std::move(r_);
+        }
+        t0 = std::chrono::steady_clock::now();
+        add_keys(keys);
+        stats_.seconds_pricing += seconds_since(t0);
+        deflated_.resize(N_);
+        for (i32 v = 0; v < N_; ++v) deflated_[v] = r_.y[v] - forest_->enclosing_z(v) / 2;
+        previous_ = std::move(r_);
+        warm_ = true;
+    }
+}
+
+void PricedSolve::begin_round(BlossomResult r) {
+    r_ = std::move(r);
+    forest_ = std::make_unique<DualForest>(r_);
+    by_y_.resize(n_);
+    c_.resize(n_);
+    for (i32 i = 0; i < n_; ++i) {
+        by_y_[i] = i;
+        c_[i] = radius_[i] == kNoRadius ? kNoRadius : 2 * radius_[i] - r_.y[i];
+    }
+    const std::vector<i64>& y = r_.y;
+    std::sort(by_y_.begin(), by_y_.end(), [&y](i32 a, i32 b) { return y[a] > y[b] || (y[a] == y[b] && a < b); });
+    found_.assign(n_, {});
+    hits_.clear();
+    mark_dirty_rows();
+}
+
+void PricedSolve::keep_pass(PassState& out) const {
+    out.keys.resize(eu_.size());
+    for (std::size_t e = 0; e < eu_.size(); ++e) out.keys[e] = pair_key(eu_[e], ev_[e]);
+    out.y.resize(N_);
+    for (i32 v = 0; v < N_; ++v)
+        out.y[v] = static_cast<double>(r_.y[v]) - static_cast<double>(forest_->enclosing_z(v)) / 2;
+    out.mate = r_.mate;
+    out.cap = cap_;
+}
+
+void PricedSolve::add_keys(std::vector<std::uint64_t>& ks) {
+    const CompleteOptions& opt = opt_;
+    Control& control = control_;
+    auto& eu = eu_;
+    auto& ev = ev_;
+    auto& w = w_;
+    std::sort(ks.begin(), ks.end());
+    ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+    const std::size_t old = eu.size();
+    eu.resize(old + ks.size());
+    ev.resize(old + ks.size());
+    w.resize(old + ks.size());
+    parallel_for((ks.size() + 4095) / 4096, opt.n_threads, [&](std::size_t b) {
+        const std::size_t hi = std::min(ks.size(), (b + 1) * 4096);
+        for (std::size_t t = b * 4096; t < hi; ++t) {
+            const i32 a = static_cast<i32>(ks[t] >> 32), c = static_cast<i32>(ks[t] & 0xffffffffu);
+            eu[old + t] = a;
+            ev[old + t] = c;
+            w[old + t] = weight(a, c);
+        }
+    }, &control);
+}
+
+void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
+    const Lists& L = L_;
+    const CompleteOptions& opt = opt_;
+    Control& control = control_;
+    const i32 n = n_;
+    const i32 store = store_;
+    const std::size_t blocks = blocks_;
+    const std::size_t enough = enough_;
+    const std::vector<i64>& cand_w = cand_w_;
+    const BlossomResult& r = r_;
+    const DualForest& forest = *forest_;
+    const std::vector<i32>& by_y = by_y_;
+    const std::vector<i64>& c = c_;
+    auto& found = found_;
+    auto& block_extra = block_extra_;
+    parallel_for(blocks, opt.n_threads, [&](std::size_t b) {
+        i64 extra = 0;
+        const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
+        for (i32 i = lo; i < hi; ++i) {
+            const i64 yi = r.y[i];
+            const std::size_t o = static_cast<std::size_t>(i) * store;
+            auto& f = found[i];
+            f.clear();
+            for (i32 t = 0; t < store; ++t) {
+                const i32 j = L.j[o + t];
+                const i64 rc0 = 2 * cand_w[o + t] - yi - r.y[j];
+                if (rc0 >= 0) continue;
+                const i64 rc = rc0 + forest.common_z(i, j);
+                if (rc < 0) f.emplace_back(rc, j);
+            }
+            if (lists_only || !prefix) continue;
+            // Enough violated pairs for this round: stop looking (with
+            // many of them, as after a start on a poor graph, the scan
+            // would be quadratic; the pairs left are priced again).
+            const i64 ci = c[i];
+            for (i32 t = 0; t < n && r.y[by_y[t]] > ci && f.size() < enough; ++t) {
+                const i32 j = by_y[t];
+                if (j == i || yi <= c[j] || same_top(i, j)) continue;
+                const i64 rc = 2 * weight(i, j) - yi - r.y[j];
+                if (rc < 0) f.emplace_back(rc, j);
+                ++extra;
+                if ((extra & 65535) == 0) control.check();
+            }
+        }
+        block_extra[b] = extra;
+        control.check();
+    }, &control);
+}
+
+void PricedSolve::add_hits(std::vector<Hit>& local) {
+    if (local.empty()) return;
+    std::lock_guard<std::mutex> g(hits_lock_);
+    hits_.insert(hits_.end(), local.begin(), local.end());
+    local.clear();
+}
+
+// Pairs inside one top-level blossom, by the preorder walk.
+void PricedSolve::price_inside() {
+    const CompleteOptions& opt = opt_;
+    Control& control = control_;
+    CompleteStats& stats = stats_;
+    const i32 n = n_;
+    const i32 N = N_;
+    const std::size_t enough = enough_;
+    const std::vector<i64>& radius = radius_;
+    const BlossomResult& r = r_;
+    const DualForest& forest = *forest_;
+    const BlossomTree& lam = forest_->tree();
+    const i32 len = static_cast<i32>(lam.order().size());
+    const std::size_t tasks = (static_cast<std::size_t>(len) + 63) / 64;
+    std::atomic<i64> visited{0};
+    // Largest y over a range of the preorder (sparse table), so that
+    // a whole range of j with one common blossom is skipped at once.
+    std::vector<std::vector<i64>> ymax(1, std::vector<i64>(len));
+    for (i32 q = 0; q < len; ++q) ymax[0][q] = r.y[lam.order()[q]];
+    for (i32 span = 2; span <= len; span *= 2) {
+        const std::vector<i64>& prev = ymax.back();
+        std::vector<i64> next(len - span + 1);
+        for (i32 q = 0; q + span <= len; ++q) next[q] = std::max(prev[q], prev[q + span / 2]);
+        ymax.push_back(std::move(next));
+    }
+    auto range_max = [&](i32 a, i32 b) {  // over [a, b), a < b
+        i32 level = 0;
+        while ((2 << level) <= b - a) ++level;
+        return std::max(ymax[level][a], ymax[level][b - (1 << level)]);
+    };
+    parallel_for(tasks, opt.n_threads, [&](std::size_t task) {
+        std::vector<Hit> local;
+        i64 extra = 0;
+        const i32 p0 = static_cast<i32>(task) * 64, p1 = std::min(len, p0 + 64);
+        for (i32 p = p0; p < p1; ++p) {
+            const i32 i = lam.order()[p];
+            if (i >= n) continue;  // the ghost's pairs are all in the graph
+            const i32 t = lam.root(i);
+            if (t < N) continue;  // in no blossom
+            const i32 end = lam.hi(t);
+            const i64 yi = r.y[i], ri = radius[i];
+            if (ri == kNoRadius) continue;  // every pair of i is in its list
+            i32 B = r.parent[i];
+            std::size_t count = 0;
+            for (i32 q = p + 1; q < end && count < enough; ++q) {
+                if (q >= lam.hi(B)) {
+                    while (q >= lam.hi(B)) B = r.parent[B];
+                    // j in [q, hi[B]) meet i first in B: none can
+                    // violate when even the largest y is ruled out.
+                    if (yi + range_max(q, lam.hi(B)) - forest.zsum(B) <= 2 * ri) {
+                        q = lam.hi(B) - 1;
+                        continue;
+                    }
+                }
+                const i32 j = lam.order()[q];
+                if (j >= n) continue;
+                const i64 rlim = std::max(ri, radius[j]);
+                if (rlim == kNoRadius) continue;  // in a list, priced there
+                const i64 T = yi + r.y[j] - forest.zsum(B);
+                if (T <= 2 * rlim) continue;
+                ++extra;
+                const i64 rc = 2 * weight(i, j) - T;
+                if (rc < 0) {
+                    local.push_back(Hit{i, j, rc});
+                    ++count;
+                }
+            }
+            if ((p & 15) == 15) control.check();
+        }
+        add_hits(local);
+        visited += extra;
+    }, &control);
+    stats.extra_pairs += visited.load();
+}
+
+void PricedSolve::mark_dirty_rows() {
+    const i32 n = n_;
+    const i32 N = N_;
+    const BlossomTree& lam = forest_->tree();
+    bool& screen_valid = screen_valid_;
+    auto& dirty = dirty_;
+    auto& skipped = skipped_;
+    auto& prev_top = prev_top_;
+    // Pairs in different top-level nodes by the provider's screen. A
+    // screen runs with thresholds A above the current ones and keeps
+    // the pairs it could not rule out (with their weights); later rounds
+    // price those again and screen only the rows whose threshold rose
+    // above A or whose top-level blossom changed (a pair skipped as
+    // inside one blossom may now be across two: then both ends changed).
+    if (screen_valid) {
+        // A pair skipped by a screen lies inside one top-level blossom
+        // (both ends flagged). Each previous top-level set keeps the
+        // current one holding most of its vertices; its flagged vertices
+        // elsewhere are screened again. So every skipped pair whose ends
+        // are not both in one current top-level node has a dirty end.
+        std::vector<i32> by_prev(N);
+        for (i32 v = 0; v < N; ++v) by_prev[v] = v;
+        std::sort(by_prev.begin(), by_prev.end(), [&](i32 u, i32 v) {
+            if (prev_top[u] != prev_top[v]) return prev_top[u] < prev_top[v];
+            if (lam.root(u) != lam.root(v)) return lam.root(u) < lam.root(v);
+            return u < v;
+        });
+        for (i32 p = 0; p < N;) {
+            i32 end = p;
+            while (end < N && prev_top[by_prev[end]] == prev_top[by_prev[p]]) ++end;
+            i32 best = -1, best_count = 0;
+            for (i32 q = p; q < end;) {
+                i32 e = q;
+                while (e < end && lam.root(by_prev[e]) == lam.root(by_prev[q])) ++e;
+                if (e - q > best_count) {
+                    best_count = e - q;
+                    best = lam.root(by_prev[q]);
+                }
+                q = e;
+            }
+            for (i32 q = p; q < end; ++q) {
+                const i32 v = by_prev[q];
+                if (v < n && skipped[v] && lam.root(v) != best) dirty[v] = 1;
+            }
+            p = end;
+        }
+    }
+    prev_top.assign(lam.roots().begin(), lam.roots().begin() + N);
+}
+
+void PricedSolve::price_screen() {
+    const Distances& D = D_;
+    const CompleteOptions& opt = opt_;
+    Control& control = control_;
+    CompleteStats& stats = stats_;
+    const i32 n = n_;
+    const i32 N = N_;
+    const i64 wmax = wmax_;
+    const WeightScale& ws = ws_;
+    const std::vector<i64>& radius = radius_;
+    const BlossomResult& r = r_;
+    const DualForest& forest = *forest_;
+    const BlossomTree& lam = forest_->tree();
+    auto& hits = hits_;
+    auto& kept = kept_;
+    bool& screen_valid = screen_valid_;
+    auto& screen_a = screen_a_;
+    auto& dirty = dirty_;
+    auto& skipped = skipped_;
+    std::vector<double> a(n);
+    i64 ymax = 0;
+    for (i32 i = 0; i < n; ++i) ymax = std::max(ymax, r.y[i]);
+    // 2 w >= 2 d scale - 1 below the cap, so a violated pair has
+    // d < (y_i + y_j + 1) / (2 scale); a capped pair can only be
+    // violated when y_i + y_j > 2 wmax: such points see every pair.
+    for (i32 i = 0; i < n; ++i)
+        a[i] = r.y[i] + ymax > 2 * wmax ? std::numeric_limits<double>::infinity()
+                                         : ws.distance_above((static_cast<double>(r.y[i]) + 0.5) / 2);
+    auto raised = [&](i32 i) {
+        const double rd = radius[i] == kNoRadius ? 0.0 : ws.distance_above(static_cast<double>(radius[i]));
+        return a[i] + (std::abs(a[i]) + rd) / 32;
+    };
+    std::vector<i32> rows;
+    if (screen_valid) {
+        for (i32 i = 0; i < n; ++i)
+            if (dirty[i] || a[i] > screen_a[i]) rows.push_back(i);
+        if (2 * rows.size() > static_cast<std::size_t>(n)) screen_valid = false;
+    }
+    // The kept pairs first.
+    {
+        std::vector<Hit> local;
+        std::size_t since = 0;
+        for (const Kept& k : kept) {
+            if (++since == 65536) {
+                since = 0;
+                control.check();
+            }
+            const i64 rc0 = 2 * k.w - r.y[k.i] - r.y[k.j];
+            if (rc0 >= 0) continue;
+            const i64 rc = rc0 + forest.common_z(k.i, k.j);
+            if (rc < 0) local.push_back(Hit{k.i, k.j, rc});
+        }
+        add_hits(local);
+    }
+    std::atomic<i64> visited{0};
+    std::mutex kept_lock;
+    const std::size_t old_kept = kept.size();
+    auto visit = [&](i32 i, i32 j) {
+        if (same_top(i, j) && top_size(i) >= kSkipInside) return;
+        visited.fetch_add(1, std::memory_order_relaxed);
+        const i64 wij = weight(i, j);
+        const i64 rc = 2 * wij - r.y[i] - r.y[j];
+        std::lock_guard<std::mutex> g(kept_lock);
+        kept.push_back(Kept{std::min(i, j), std::max(i, j), wij});
+        if (rc < 0) hits.push_back(Hit{i, j, rc});
+    };
+    if (screen_valid) {
+        for (i32 i : rows) {
+            screen_a[i] = raised(i);
+            dirty[i] = 0;
+            skipped[i] = top_size(i) >= kSkipInside;
+        }
+        if (!rows.empty()) D.pairs_below_rows(screen_a.data(), rows, opt.n_threads, control, visit);
+        ++stats.partial_screens;
+    } else {
+        kept.clear();
+        screen_a.resize(n);
+        for (i32 i = 0; i < n; ++i) screen_a[i] = raised(i);
+        std::fill(dirty.begin(), dirty.end(), 0);
+        for (i32 i = 0; i < n; ++i) skipped[i] = top_size(i) >= kSkipInside;
+        // Pairs inside one blossom are skipped: with a large one
+        // (deep nesting), only the rows outside it are screened.
+        i32 largest = -1;
+        for (i32 b = N; b < static_cast<i32>(r.parent.size()); ++b)
+            if (r.parent[b] == -1 && (largest < 0 || lam.hi(b) - lam.lo(b) > lam.hi(largest) - lam.lo(largest)))
+                largest = b;
+        const i32 big = largest < 0 ? 0 : lam.hi(largest) - lam.lo(largest);
+        if (big >= kSkipInside && 4 * big > n) {
+            rows.clear();
+            for (i32 i = 0; i < n; ++i)
+                if (lam.root(i) != largest) rows.push_back(i);
+            D.pairs_below_rows(screen_a.data(), rows, opt.n_threads, control, visit);
+        } else {
+            D.pairs_below(screen_a.data(), opt.n_threads, control, visit);
+        }
+        screen_valid = true;
+        ++stats.screens;
+    }
+    if (kept.size() != old_kept) {
+        std::sort(kept.begin(), kept.end(), [](const Kept& x, const Kept& y) {
+            return x.i < y.i || (x.i == y.i && x.j < y.j);
+        });
+        kept.erase(std::unique(kept.begin(), kept.end(),
+                               [](const Kept& x, const Kept& y) { return x.i == y.i && x.j == y.j; }),
+                   kept.end());
+    }
+    stats.extra_pairs += visited.load();
+}
+
+// Whether screening every pair costs less than the prefix scan would.
+bool PricedSolve::screen_pays() const {
+    const Distances& D = D_;
+    Control& control = control_;
+    const i32 n = n_;
+    const BlossomResult& r = r_;
+    const std::vector<i32>& by_y = by_y_;
+    const std::vector<i64>& c = c_;
+    // Work of the prefix scan: each point walks the points with
+    // y_j > c_i (cheap) and computes the distance of those that also
+    // have y_i > c_j, counted here offline with a Fenwick tree over
+    // the ranks of c, in the order of the prefixes.
+    double walked = 0, computed = 0;
+    {
+        std::vector<i32> len(n), by_len(n);
+        for (i32 i = 0; i < n; ++i) {
+            const i64 ci = c[i];
+            len[i] = static_cast<i32>(std::partition_point(by_y.begin(), by_y.end(),
+                                                           [&](i32 j) { return r.y[j] > ci; }) - by_y.begin());
+            walked += len[i];
+            by_len[i] = i;
+        }
+        std::sort(by_len.begin(), by_len.end(), [&](i32 a, i32 b) { return len[a] < len[b] || (len[a] == len[b] && a < b); });
+        std::vector<i64> sorted_c(c.begin(), c.end());
+        std::sort(sorted_c.begin(), sorted_c.end());
+        std::vector<i32> fen(n + 1, 0);
+        i32 added = 0;
+        for (i32 i : by_len) {
+            for (; added < len[i]; ++added) {
+                const i32 j = by_y[added];
+                for (i32 k = static_cast<i32>(std::lower_bound(sorted_c.begin(), sorted_c.end(), c[j]) - sorted_c.begin()) + 1; k <= n; k += k & -k)
+                    ++fen[k];
+            }
+            i64 below = 0;  // inserted j with c_j < y_i
+            for (i32 k = static_cast<i32>(std::lower_bound(sorted_c.begin(), sorted_c.end(), r.y[i]) - sorted_c.begin()); k > 0; k -= k & -k)
+                below += fen[k];
+            computed += static_cast<double>(below);
+        }
+        control.check();
+    }
+    return walked + computed * D.exact_cost() > 0.5 * static_cast<double>(n) * n * D.screen_cost();
+}
+
+void PricedSolve::price_round() {
+    const i32 n = n_;
+    auto& found = found_;
+    auto& hits = hits_;
+    // Partial pricing: the neighbour lists first (cheap); the pairs
+    // outside them only once the lists hold no violated pair, i.e. with
+    // duals close to optimal, which rule out far more of them.
+    hits.clear();
+    price_lists_and_prefix(true, false);
+    bool any = false;
+    for (i32 i = 0; i < n && !any; ++i) any = !found[i].empty();
+    if (!any) {
+        const bool screen = screen_pays();
+        price_lists_and_prefix(false, !screen);
+        if (screen) price_screen();
+        price_inside();
+    }
+}
+
+std::vector<std::uint64_t> PricedSolve::violated_keys() {
+    const i32 n = n_;
+    const i32 kk = kk_;
+    auto& found = found_;
+    auto& hits = hits_;
+    // Hits into the lists of both points, then each point's kk most
+    // violated pairs (ties by the other point: the same set whatever the
+    // thread count).
+    std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
+        return a.i < b.i || (a.i == b.i && a.j < b.j);
+    });
+    for (const Hit& h : hits) {
+        if (h.i < n) found[h.i].emplace_back(h.rc, h.j);
+        if (h.j < n) found[h.j].emplace_back(h.rc, h.i);
+    }
+    std::vector<std::uint64_t> keys;
+    for (i32 i = 0; i < n; ++i) {
+        auto& f = found[i];
+        if (f.empty()) continue;
+        std::sort(f.begin(), f.end());
+        f.erase(std::unique(f.begin(), f.end()), f.end());
+        for (std::size_t t = 0; t < f.size() && t < static_cast<std::size_t>(kk); ++t)
+            keys.push_back(pair_key(i, f[t].second));
+    }
+    return keys;
+}
+
+double matched_cost(const Distances& D, const std::vector<std::int32_t>& mate) {
+    const auto n = D.size();
+    double cost = 0;
+    for (i32 i = 0; i < n; ++i)
+        if (mate[i] > i && mate[i] < n) cost += D(i, mate[i]);
+    return cost;
+}
+
+}  // namespace
+
+CompleteResult complete_min_weight_perfect_matching(const Distances& D, const CompleteOptions& opt, Control& control,
+                                                    CompleteStats* stats_out) {
+    const i32 n = D.size();
+    CompleteStats stats;
+    CompleteResult out;
+    // Neighbours kept per point for pricing (the start graph uses the first k).
+    const i32 store = std::max<i32>(1, std::min<i32>(n - 1, std::max<i32>(opt.k, D.store_hint())));
+    if (opt.report) control.set_total(static_cast<std::uint64_t>(2 * n));
+    const auto t0 = std::chrono::steady_clock::now();
+    const Lists L = neighbour_lists(D, store, opt.n_threads, control);
+    stats.seconds_neighbours = seconds_since(t0);
+    if (opt.report) control.report(static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(2 * n));
+    // First pass: weights scaled to the largest distance. When the matching
+    // found costs far less than that (distances over many orders of
+    // magnitude), solve again with every weight capped just above that cost:
+    // no matching using a capped pair can then be optimal, so capping changes
+    // nothing but the resolution, which becomes relative to the cost. Passes
+    // repeat until it is, whatever the span of the distances (an overflowing
+    // cost stops them: the caller reports it).
+    double cap = D.max_distance();
+    BlossomResult r;
+    PassState state[2];
+    for (int pass = 0;; ++pass) {
+        r = PricedSolve(D, L, cap, opt, control, stats, pass > 0 ? &state[(pass + 1) % 2] : nullptr)
+                .run(&state[pass % 2]);
+        ++stats.passes;
+        const double cost = matched_cost(D, r.mate);
+        out.cost = cost;
+        // Again when the cap can shrink a lot, or by 4x or more while the
+        // rounding (up to N/2 resolutions on the cost) is not far below 1e-10
+        // of the cost.
+        const double resolution = cap / static_cast<double>(max_weight(n + (opt.ghost ? 1 : 0)));
+        const bool coarse = static_cast<double>(n) * resolution > 1e-10 * cost;
+        // Each pass shrinks the cap 4x or more: the float64 range allows ~1100.
+        if (!(cost > 0 && (cost * 16 < cap || (coarse && cost * 4 < cap)))) break;
+        if (pass > 1100) throw std::logic_error("matching: the cap does not converge (internal error)");
+        // Strictly above the cost, also where 1.001 x rounds to x (subnormal costs).
+        cap = std::max(cost * 1.001, std::nextafter(cost, std::numeric_limits<double>::infinity()));
+    }
+    const i32 N = n + (opt.ghost ? 1 : 0);
+    const double wmax = static_cast<double>(max_weight(N));
+    out.unit = cap > 0 ? cap / (2 * wmax) : 0.5;
+    out.resolution = cap > 0 ? cap / wmax : 0.0;
+    out.cap = cap;
+    out.max_distance = D.max_distance();
+    out.blossom = std::move(r);
+    if (stats_out) *stats_out = stats;
+    return out;
+}
+
+}  // namespace pairmetrics::matching

@@ -1,0 +1,321 @@
+// Tests of the matching units on their own: the blossom forest, the steps of
+// the blossom algorithm (int64 and 128-bit duals), pricing, the certificate
+// (also at the edges of float64), cross-match counts, and the exact sparse
+// solve of the networkx backend.
+// Built as pairmetrics_matching_tests (an argument filters tests by name).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "control.hpp"
+#include "matching.hpp"
+#include "matching_distances.hpp"
+#include "matching_sparse.hpp"
+
+namespace {
+
+using namespace pairmetrics;
+using matching::i128;
+
+int g_failures = 0;
+int g_checks = 0;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        ++g_checks;                                                                      \
+        if (!(cond)) {                                                                   \
+            ++g_failures;                                                                \
+            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                                \
+    } while (0)
+
+template <class F>
+bool throws_logic(F&& f) {
+    try {
+        f();
+    } catch (const std::logic_error&) {
+        return true;
+    }
+    return false;
+}
+
+// Least cost of a perfect matching of the complete graph w (n x n, n <= 12), by enumeration.
+template <class Int>
+Int brute(const std::vector<Int>& w, int n, int used = 0) {
+    int i = 0;
+    while (i < n && (used >> i & 1)) ++i;
+    if (i == n) return 0;
+    Int best = -1;
+    for (int j = i + 1; j < n; ++j) {
+        if (used >> j & 1) continue;
+        const Int c = w[i * n + j] + brute(w, n, used | 1 << i | 1 << j);
+        if (best < 0 || c < best) best = c;
+    }
+    return best;
+}
+
+template <class Int>
+void sparse_against_brute_force(Int top, std::uint64_t seed) {
+    std::mt19937_64 gen(seed);
+    for (int trial = 0; trial < 60; ++trial) {
+        const int n = 2 * (1 + trial % 6);
+        std::vector<Int> w(n * n, 0);
+        std::vector<std::int32_t> eu, ev;
+        std::vector<Int> ew;
+        for (int u = 0; u < n; ++u)
+            for (int v = u + 1; v < n; ++v) {
+                // Weights near the top differ only in their low bits: ties for a float64 view.
+                const Int x = top - static_cast<Int>(gen() % (trial % 2 ? 7 : 1000));
+                w[u * n + v] = w[v * n + u] = x;
+                eu.push_back(u);
+                ev.push_back(v);
+                ew.push_back(x);
+            }
+        Control control;
+        matching::SparseOptions opt;
+        opt.price_above = trial % 3 == 0 ? 0 : 64;  // every third trial priced from 1 edge per vertex
+        opt.start_edges = 1;
+        const auto s = matching::solve_sparse<Int>(n, ew.size(), eu.data(), ev.data(), ew.data(), opt, control);
+        CHECK(s.blossom.perfect);
+        Int got = 0;
+        for (int v = 0; v < n; ++v)
+            if (s.blossom.mate[v] > v) got += w[v * n + s.blossom.mate[v]];
+        CHECK(got == brute(w, n));
+    }
+}
+
+void test_sparse() {
+    sparse_against_brute_force<std::int64_t>(matching::max_weight(12), 1);
+    sparse_against_brute_force<i128>(matching::max_weight_128(24) / 2, 2);
+    // No perfect matching: a path of three vertices plus an isolated pair.
+    const std::int32_t eu[] = {0, 1, 3}, ev[] = {1, 2, 4};
+    const std::int64_t w[] = {1, 1, 1};
+    Control control;
+    CHECK(!matching::solve_sparse<std::int64_t>(6, 3, eu, ev, w, {}, control).blossom.perfect);
+}
+
+void test_certify_rejects() {
+    // A 4-cycle 0-1-2-3 with weights 1, 5, 1, 5: the optimum matches (0,1), (2,3).
+    const std::int32_t eu[] = {0, 1, 2, 3}, ev[] = {1, 2, 3, 0};
+    const std::int64_t w[] = {1, 5, 1, 5};
+    Control control;
+    auto r = matching::solve_perfect<std::int64_t>(4, 4, eu, ev, w, control);
+    auto rc = matching::reduced_costs(r, 4, eu, ev, w);
+    matching::certify(r, rc, 4, eu, ev);  // holds
+    auto wrong = r;
+    wrong.mate = {3, 2, 1, 0};
+    CHECK(throws_logic([&] { matching::certify(wrong, rc, 4, eu, ev); }));
+    auto low = r;
+    low.y[0] += 4;  // an edge at 0 now violates the duals
+    CHECK(throws_logic([&] { matching::certify(low, matching::reduced_costs(low, 4, eu, ev, w), 4, eu, ev); }));
+}
+
+// A symmetric matrix from its upper triangle, row by row.
+std::vector<double> symmetric(int n, const std::vector<double>& upper) {
+    std::vector<double> D(n * n, 0.0);
+    std::size_t t = 0;
+    for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j) D[i * n + j] = D[j * n + i] = upper[t++];
+    return D;
+}
+
+double solve_cost(const std::vector<double>& D, int n, matching::Certificate* cert) {
+    Control control;
+    matching::CompleteOptions opt;
+    opt.ghost = n % 2 == 1;
+    const matching::DenseDistances<double> dd(D.data(), n, n, 1);
+    const auto r = matching::complete_min_weight_perfect_matching(dd, opt, control, nullptr);
+    if (cert) {
+        std::vector<double> y(r.blossom.y.size()), z(r.blossom.z.size());
+        for (std::size_t i = 0; i < y.size(); ++i) y[i] = static_cast<double>(r.blossom.y[i]) * r.unit;
+        for (std::size_t i = 0; i < z.size(); ++i) z[i] = static_cast<double>(r.blossom.z[i]) * r.unit;
+        *cert = matching::certificate(dd, opt.ghost, y.data(), r.blossom.parent, z.data(), r.blossom.mate.data(), 1,
+                                      control);
+    }
+    return r.cost;
+}
+
+void test_whole_float64_range() {
+    // 1e-300 and 1e-150 on the optimal pairs, 1e300 elsewhere.
+    const auto D = symmetric(4, {1e300, 1e-300, 1e300, 1e300, 1e-150, 1e300});
+    matching::Certificate c;
+    CHECK(solve_cost(D, 4, &c) == 1e-150 + 1e-300);
+    CHECK(c.complete && c.max_violation <= 1e-160 && std::isfinite(c.dual_objective));
+    // Maxima at the top of float64: the certificate stays finite.
+    const double top = std::numeric_limits<double>::max();
+    const auto H = symmetric(4, {top, 1.0, top, top, 2.0, top});
+    CHECK(solve_cost(H, 4, &c) == 3.0);
+    CHECK(std::isfinite(c.dual_objective) && std::isfinite(c.error_bound) && c.cost == 3.0);
+    CHECK(c.cost - c.dual_objective <= 1e-9 * 3.0 + c.error_bound + c.lowering);
+    // Subnormal distances only.
+    const auto S = symmetric(4, {4e-323, 5e-324, 4e-323, 4e-323, 1e-323, 4e-323});
+    CHECK(solve_cost(S, 4, nullptr) == 5e-324 + 1e-323);
+}
+
+
+// The blossom forest: a hand-made laminar family over 6 vertices,
+// blossoms 6 = {0, 1, 2}, 7 = {6, 3, 4} and vertex 5 alone.
+void test_forest() {
+    const std::vector<std::int32_t> parent = {6, 6, 6, 7, 7, -1, 7, -1};
+    const matching::BlossomTree tree(6, parent);
+    CHECK(tree.lca(0, 1) == 6 && tree.lca(0, 3) == 7 && tree.lca(3, 4) == 7);
+    CHECK(tree.lca(0, 5) == -1 && tree.lca(2, 2) == -1);
+    CHECK(tree.root(0) == 7 && tree.root(5) == 5 && tree.root(6) == 7);
+    // Every node holds one contiguous range of the vertices in preorder.
+    CHECK(tree.order().size() == 6u);
+    CHECK(tree.hi(7) - tree.lo(7) == 5 && tree.hi(6) - tree.lo(6) == 3 && tree.hi(5) - tree.lo(5) == 1);
+    for (std::int32_t v = 0; v < 6; ++v) {
+        const std::int32_t at = tree.lo(v);
+        CHECK(tree.hi(v) == at + 1 && tree.order()[at] == v);
+        for (std::int32_t b = 6; b < 8; ++b) {
+            bool inside = false;
+            for (std::int32_t x = v; x != -1; x = parent[x]) inside = inside || x == b;
+            CHECK(inside == (tree.lo(b) <= at && at < tree.hi(b)));
+        }
+    }
+    matching::BlossomResult r;
+    r.y.assign(6, 0);
+    r.parent = parent;
+    r.z = {4, 10};
+    const matching::DualForest forest(r);
+    CHECK(forest.common_z(0, 1) == 14 && forest.common_z(0, 3) == 10 && forest.common_z(0, 5) == 0);
+    CHECK(forest.enclosing_z(2) == 14 && forest.enclosing_z(4) == 10 && forest.zsum(6) == 14);
+}
+
+// The steps of the blossom algorithm (grow, shrink, expand, augment, the dual
+// updates and a warm start), each seen at work, against enumeration.
+template <class Int>
+void blossom_steps(std::uint64_t seed) {
+    std::mt19937_64 gen(seed);
+    matching::BlossomStats seen;
+    for (int trial = 0; trial < 200; ++trial) {
+        const int n = 2 * (2 + trial % 6);
+        std::vector<Int> w(n * n, 0);
+        std::vector<std::int32_t> eu, ev;
+        std::vector<Int> ew;
+        for (int u = 0; u < n; ++u)
+            for (int v = u + 1; v < n; ++v) {
+                // Few light edges among heavy ones: odd cycles of light edges make blossoms.
+                const Int x = static_cast<Int>(gen() % 3 == 0 ? gen() % (trial % 3 == 0 ? 3 : 10) : 1000 + gen() % 40);
+                w[u * n + v] = w[v * n + u] = x;
+                eu.push_back(u);
+                ev.push_back(v);
+                ew.push_back(x);
+            }
+        Control control;
+        const auto r = matching::solve_perfect<Int>(n, ew.size(), eu.data(), ev.data(), ew.data(), control);
+        CHECK(r.perfect);
+        Int got = 0;
+        for (int v = 0; v < n; ++v)
+            if (r.mate[v] > v) got += w[v * n + r.mate[v]];
+        CHECK(got == brute(w, n));
+        const auto rc = matching::reduced_costs(r, ew.size(), eu.data(), ev.data(), ew.data());
+        matching::certify(r, rc, ew.size(), eu.data(), ev.data());
+        // Warm from its own duals (blossoms folded in): the same optimum.
+        const matching::BasicDualForest<Int> forest(r);
+        std::vector<Int> y0(r.y);
+        for (int v = 0; v < n; ++v) y0[v] -= forest.enclosing_z(v) / 2;
+        const matching::BasicWarmStart<Int> warm{y0.data(), r.mate.data()};
+        const auto again = matching::solve_perfect<Int>(n, ew.size(), eu.data(), ev.data(), ew.data(), control, &warm);
+        Int got2 = 0;
+        for (int v = 0; v < n; ++v)
+            if (again.mate[v] > v) got2 += w[v * n + again.mate[v]];
+        CHECK(got2 == got);
+        seen.grows += r.stats.grows;
+        seen.shrinks += r.stats.shrinks;
+        seen.expands += r.stats.expands;
+        seen.augments += r.stats.augments;
+    }
+    CHECK(seen.grows > 0);
+    CHECK(seen.shrinks > 0);
+    CHECK(seen.expands > 0);
+    CHECK(seen.augments > 0);
+}
+
+void test_blossom_steps() {
+    blossom_steps<std::int64_t>(11);
+    blossom_steps<i128>(12);
+}
+
+// Pricing on the complete graph: the same optimum from any k (the start graph
+// only changes the work), with several rounds when k is small.
+void test_pricing() {
+    std::mt19937_64 gen(21);
+    std::normal_distribution<double> normal;
+    for (int trial = 0; trial < 30; ++trial) {
+        const int n = 5 + trial % 6;
+        std::vector<double> X(2 * n);
+        for (double& x : X) x = normal(gen);
+        std::vector<double> D(n * n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) D[i * n + j] = std::hypot(X[2 * i] - X[2 * j], X[2 * i + 1] - X[2 * j + 1]);
+        double costs[2];
+        for (int k : {1, 10}) {
+            Control control;
+            matching::CompleteOptions opt;
+            opt.k = k;
+            opt.ghost = n % 2 == 1;
+            const matching::DenseDistances<double> dd(D.data(), n, n, 1);
+            matching::CompleteStats stats;
+            costs[k == 1 ? 0 : 1] = matching::complete_min_weight_perfect_matching(dd, opt, control, &stats).cost;
+            CHECK(stats.rounds >= 1);
+        }
+        CHECK(std::abs(costs[0] - costs[1]) <= 1e-12 * costs[1]);
+    }
+}
+
+// Cross-match counts: labels alternate along a line, so the optimal pairs of
+// neighbours cross exactly where the labels differ.
+void test_crossmatch_counts() {
+    const int m = 8;
+    const std::vector<std::int8_t> z = {0, 1, 1, 0, 0, 1, 1, 0};
+    auto fill = [&](std::int64_t draw, double* D) {
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < m; ++j) D[i * m + j] = std::abs(i - j) * (1.0 + static_cast<double>(draw)) + (i / 2 == j / 2 ? 0 : 0.5);
+    };
+    Control control;
+    const auto a1 = matching::crossmatch_counts(3, m, z.data(), 10, 2, control, fill);
+    CHECK(a1.size() == 3u);
+    for (std::int64_t x : a1) CHECK(x == 4);  // pairs (0,1), (2,3), (4,5), (6,7): all mixed
+}
+
+struct Test {
+    const char* name;
+    void (*run)();
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Test tests[] = {
+        {"sparse", test_sparse},
+        {"certify_rejects", test_certify_rejects},
+        {"whole_float64_range", test_whole_float64_range},
+        {"forest", test_forest},
+        {"blossom_steps", test_blossom_steps},
+        {"pricing", test_pricing},
+        {"crossmatch_counts", test_crossmatch_counts},
+    };
+    int run = 0;
+    for (const Test& t : tests) {
+        if (argc > 1 && std::strstr(t.name, argv[1]) == nullptr) continue;
+        const int before = g_failures;
+        try {
+            t.run();
+        } catch (const std::exception& e) {
+            ++g_failures;
+            std::fprintf(stderr, "%s: unexpected exception: %s\n", t.name, e.what());
+        }
+        std::printf("%-22s %s\n", t.name, g_failures == before ? "ok" : "FAILED");
+        ++run;
+    }
+    std::printf("%d tests, %d checks, %d failures\n", run, g_checks, g_failures);
+    return (g_failures == 0 && run > 0) ? 0 : 1;
+}
