@@ -176,6 +176,7 @@ def plot(found: list[Row], path: Path) -> None:
     ax.barh(list(positions), ratios, color=colours, height=0.6)
     ax.set_xscale("log")
     ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_xlim(right=max(2.0, 1.5 * max(ratios)))
     ax.set_yticks(list(positions), labels, fontsize=8)
     ax.set_xlabel("pairmetrics time / anchor time in the same run (log scale; left of the line: faster)")
     for y, x in zip(positions, ratios):
