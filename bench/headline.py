@@ -135,7 +135,7 @@ def rows(include_stale: bool = False) -> list[Row]:
     found = []
     for name, read in READERS.items():
         if name not in skip and (RESULTS / f"{name}.json").exists():
-            found += read(_load(name))
+            found += [row for row in read(_load(name)) if row.seconds and row.anchor_seconds]  # not timed: None
     return found
 
 
@@ -152,13 +152,25 @@ def _ratio(r: float) -> str:
     return f"{r:.2f}x" if r >= 0.1 else f"{r:.2g}x ({1 / r:.0f}x faster)"
 
 
+HEADER = ["capability", "case", "pairmetrics", "anchor or peer", "time / anchor"]
+
+
+def cells(r: Row) -> list[str]:
+    return [r.capability, r.case, _seconds(r.seconds), f"{r.anchor} {_seconds(r.anchor_seconds)}", _ratio(r.ratio)]
+
+
 def markdown(found: list[Row]) -> str:
     """The headline table: time / anchor below 1 means faster than the anchor."""
-    lines = ["| capability | case | pairmetrics | anchor or peer | time / anchor |", "|---|---|---|---|---|"]
-    for r in found:
-        lines.append(f"| {r.capability} | {r.case} | {_seconds(r.seconds)} | {r.anchor} {_seconds(r.anchor_seconds)}"
-                     f" | {_ratio(r.ratio)} |")
-    return "\n".join(lines)
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    return "\n".join(lines + ["| " + " | ".join(cells(r)) + " |" for r in found])
+
+
+def rst(found: list[Row]) -> str:
+    """The same table as a reST list-table (for the documentation)."""
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for row in [HEADER] + [cells(r) for r in found]:
+        lines += [f"   * - {row[0]}"] + [f"     - {cell}" for cell in row[1:]]
+    return "\n".join(lines) + "\n"
 
 
 def plot(found: list[Row], path: Path) -> None:

@@ -91,6 +91,23 @@ def api_page() -> str:
 (HERE / "api.rst").write_text(api_page())
 
 
+def benchmark_tables() -> None:
+    """generated/headline*.inc: the headline rows (current kernels) and those awaiting a rerun, from bench/."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import headline
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    current = headline.rows()
+    waiting = [row for row in headline.rows(include_stale=True) if row not in current]
+    (HERE / "generated" / "headline.inc").write_text(headline.rst(current))
+    (HERE / "generated" / "headline_waiting.inc").write_text(headline.rst(waiting) if waiting else "(none)\n")
+
+
+(HERE / "generated").mkdir(exist_ok=True)
+benchmark_tables()
+
+
 class DocstringWarningsAreNotFatal(logging.Filter):
     """Reports markup problems inside docstrings without failing ``-W``.
 
