@@ -37,7 +37,7 @@ def run_script(block: str, namespace: dict, path: str) -> None:
     expected = [line[2:] for line in lines if line.startswith("# ")]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, path, "exec"), namespace)
+        exec(compile(code, path, "exec"), namespace)  # noqa: S102  (running the examples is the test)
     assert out.getvalue().splitlines() == expected
 
 
@@ -57,7 +57,7 @@ def run_console(block: str, directory: str) -> None:
     for command, expected in commands:
         if command.startswith("pairmetrics "):
             command = f"{sys.executable} -m pairmetrics " + command[len("pairmetrics "):]
-        done = subprocess.run(command, shell=True, cwd=directory, env=env, capture_output=True, text=True,
+        done = subprocess.run(command, shell=True, cwd=directory, env=env, capture_output=True, text=True, check=False,
                               timeout=300)
         assert done.returncode == 0, (command, done.stderr)
         assert done.stdout.splitlines() == expected, command

@@ -15,10 +15,10 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def _sections():
-    sections = re.split(r"^## ", README.read_text(), flags=re.M)[1:]
+    sections = re.split(r"^## ", README.read_text(), flags=re.MULTILINE)[1:]
     found = []
     for section in sections:
-        blocks = re.findall(r"^```python\n(.*?)^```", section, flags=re.M | re.S)
+        blocks = re.findall(r"^```python\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL)
         if blocks:
             found.append(pytest.param(blocks, id=section.splitlines()[0].strip()))
     return found
