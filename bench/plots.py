@@ -23,12 +23,17 @@ def save(fig, path: Path) -> None:
     plt.close(fig)
 
 
-def _log_axis(axis) -> None:
-    """Ticks at powers of ten only, labelled 1e3, 1e4, ...: no overlapping minor labels."""
+def _log_axis(axis, low: float, high: float) -> None:
+    """Ticks at powers of ten labelled 1e3, 1e4, ...; over less than two decades also at 2 and 5 times them,
+    labelled in plain numbers. Minor ticks carry no label, so labels never overlap."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    axis.set_major_locator(LogLocator(base=10, numticks=12))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0e}".replace("e+0", "e").replace("e-0", "e-")))
+    if high / low < 100:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    else:
+        axis.set_major_locator(LogLocator(base=10, numticks=12))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0e}".replace("e+0", "e").replace("e-0", "e-")))
     axis.set_minor_formatter(NullFormatter())
 
 
@@ -60,8 +65,8 @@ def loglog_plot(path, panels: dict, xlabel: str = "n", notes: dict | None = None
         ax.set_xlabel(xlabel)
         ax.set_ylabel("seconds (median, log scale)")
         ax.grid(True, which="major", alpha=0.3)
-        _log_axis(ax.xaxis)
-        _log_axis(ax.yaxis)
+        _log_axis(ax.xaxis, *ax.get_xlim())
+        _log_axis(ax.yaxis, *ax.get_ylim())
     # One legend under all panels: never over the data.
     fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(2, len(handles)), fontsize=8, frameon=False)
