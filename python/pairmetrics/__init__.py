@@ -21,7 +21,10 @@ from ._roc_auc import *  # noqa: F401,F403
 from ._roc_auc import __all__ as _roc_auc_all
 from ._survival import *  # noqa: F401,F403
 from ._survival import __all__ as _survival_all
+from ._crossmatch_groups import *  # noqa: F401,F403
+from ._crossmatch_groups import __all__ as _crossmatch_groups_all
 
 __version__ = "0.1.0"
 
-__all__ = [*_paired_all, *_two_vs_two_all, *_matching_all, *_crossmatch_all, *_measures_all, *_roc_auc_all, *_survival_all]
+__all__ = [*_paired_all, *_two_vs_two_all, *_matching_all, *_crossmatch_all, *_measures_all, *_roc_auc_all, *_survival_all,
+           *_crossmatch_groups_all]
