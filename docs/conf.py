@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import shutil
 import sys
 from pathlib import Path
 
@@ -104,7 +105,9 @@ def benchmark_tables() -> None:
     (HERE / "generated" / "headline_waiting.inc").write_text(headline.rst(waiting) if waiting else "(none)\n")
 
 
-(HERE / "generated").mkdir(exist_ok=True)
+# Regenerated at every build: a stub of a function no longer public would otherwise stay behind.
+shutil.rmtree(HERE / "generated", ignore_errors=True)
+(HERE / "generated").mkdir()
 benchmark_tables()
 
 
