@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._routing import routed
 from ._validation import as_matrix, check_binary, check_bool, check_finite
 
 __all__ = ["to_indicators", "to_cuts", "from_indicators", "from_cuts", "check_cuts"]
@@ -82,6 +83,7 @@ def _feature_dtype(dtype) -> np.dtype:
     return dt
 
 
+@routed
 def to_indicators(y, values, *, dtype=np.float64) -> np.ndarray:
     """One binary indicator feature per value: ``out[e, i] = 1`` exactly when ``y[e] == values[i]``.
 
@@ -107,6 +109,7 @@ def to_indicators(y, values, *, dtype=np.float64) -> np.ndarray:
     return out
 
 
+@routed
 def to_cuts(y, values, *, dtype=np.float64) -> np.ndarray:
     """Cut features ``Y <= values[i]`` for every value but the largest.
 
@@ -140,6 +143,7 @@ def _features(x, name: str, n_columns: int, what: str) -> np.ndarray:
     return arr
 
 
+@routed
 def from_indicators(indicators, values, *, strict: bool = True) -> np.ndarray:
     """The value each row of indicator features stands for (inverse of :func:`to_indicators`).
 
@@ -170,6 +174,7 @@ def from_indicators(indicators, values, *, strict: bool = True) -> np.ndarray:
     return v[np.argmax(ind, axis=1)]
 
 
+@routed
 def from_cuts(cuts, values, *, strict: bool = True) -> np.ndarray:
     """The value each row of cut features stands for (inverse of :func:`to_cuts`).
 
@@ -202,6 +207,7 @@ def from_cuts(cuts, values, *, strict: bool = True) -> np.ndarray:
     return v[np.argmax(reached, axis=1)]
 
 
+@routed
 def check_cuts(pred_cuts) -> np.ndarray:
     """Flag irrational cut predictions, one flag per example.
 
