@@ -54,6 +54,11 @@ API_SECTIONS = {
     "pairmetrics._representations": "Indicators and cuts",
     "pairmetrics._roc_auc": "Drop-in: scikit-learn",
     "pairmetrics._survival": "Drop-in: lifelines and scikit-survival",
+    "pairmetrics._uno": "Drop-in: scikit-survival's Uno's C and dynamic AUC",
+    "pairmetrics._concordance": "Concordance",
+    "pairmetrics._compare_models": "Comparing models",
+    "pairmetrics._bootstrap": "Bootstrap confidence intervals",
+    "pairmetrics._crossmatch_groups": "Cross-match test per group",
 }
 
 
