@@ -11,6 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
+try:  # the benchmark modules take the plot helper from here
+    from .plots import loglog_plot  # noqa: F401
+except ImportError:
+    from plots import loglog_plot  # noqa: F401
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -60,26 +65,6 @@ def markdown_table(header: list, rows: list) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def loglog_plot(path, panels: dict, xlabel: str = "n") -> None:
-    """Median seconds against size, log-log: {panel title: {curve label: (sizes, seconds)}}."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
-    for ax, (title, curves) in zip(axes[0], panels.items()):
-        for label, (sizes, seconds) in curves.items():
-            ax.loglog(sizes, seconds, marker="o", label=label)
-        ax.set_title(title)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("seconds (median)")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def simple_main(name: str, description: str, run, table, argv=None) -> None:

@@ -227,16 +227,21 @@ def table(result: dict) -> str:
     return out
 
 
+METHOD_NAMES = {"pairmetrics": "pairmetrics (default call)", "numpy_gemm": "numpy Y @ P.T (the anchor)",
+                "numpy_vectorised": "vectorised numpy", "blog_loop": "blog loop (scipy cosine per pair)"}
+
+
 def plot(result: dict, path) -> None:
     """Median seconds against n for each method, one panel per dtype, log-log."""
     panels = {}
     for row in result["rows"]:
-        curves = panels.setdefault(f"d = {row['d']}, {row['dtype']}", {})
+        curves = panels.setdefault(f"cosine, all pairs, d = {row['d']}, {row['dtype']}", {})
         for method, seconds in row["median_s"].items():
-            sizes, times = curves.setdefault(method, ([], []))
+            sizes, times = curves.setdefault(METHOD_NAMES.get(method, method), ([], []))
             sizes.append(row["n"])
             times.append(seconds)
-    loglog_plot(path, panels)
+    notes = {METHOD_NAMES["blog_loop"]: "timed at the smallest n only: it is about 1000x slower"}
+    loglog_plot(path, panels, xlabel="n (samples)", notes=notes)
 
 
 def run(quick: bool = False, large: bool = False) -> dict:

@@ -1,7 +1,7 @@
 """Run every benchmark in one go: results/*.json, Markdown tables, PNG plots.
 
     python bench/run_all.py [--quick] [--only paired,two_vs_two,...]
-    pairmetrics bench [--quick]          (the same, from an installed package)
+    python bench/run_all.py --plots-only     (no timing: plots and headline from results/*.json)
 
 Each ``bench_<name>.py`` module provides ``run(quick) -> dict`` and
 ``table(result) -> str``, and optionally ``plot(result, path)``.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import pkgutil
 import sys
 from pathlib import Path
@@ -59,12 +60,45 @@ def run_suite(quick: bool = False, only=None, write: bool = True, out=print) -> 
     return results
 
 
+def headline_chart(out=print) -> None:
+    """The headline table and ratio chart (results/headline.png) from results/*.json."""
+    if __package__:
+        from . import headline
+    else:
+        sys.path.insert(0, str(HERE))
+        import headline
+    found = headline.rows()
+    headline.plot(found, HERE / "results" / "headline.png")
+    out(f"wrote {HERE / 'results' / 'headline.png'}\n\n{headline.markdown(found)}")
+    if headline.stale():
+        out(f"\nleft out of the headline (rerun them): {', '.join(headline.stale())}")
+
+
+def plots_only(only=None, out=print) -> None:
+    """Redraw every plot and the headline chart from the results already in results/*.json."""
+    for name in only or available():
+        module = _module(name)
+        path = HERE / "results" / f"{name}.json"
+        if hasattr(module, "plot") and path.exists():
+            module.plot(json.loads(path.read_text()), path.with_suffix(".png"))
+            out(f"wrote {path.with_suffix('.png')}")
+    headline_chart(out)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Run the pairmetrics benchmark suite.")
     parser.add_argument("--quick", action="store_true", help="small sizes, about a minute in all")
     parser.add_argument("--only", help=f"comma-separated subset of {available()}")
+    parser.add_argument("--plots-only", action="store_true",
+                        help="time nothing: redraw the plots and the headline chart from results/*.json")
     args = parser.parse_args(argv)
-    run_suite(args.quick, args.only.split(",") if args.only else None)
+    only = args.only.split(",") if args.only else None
+    if args.plots_only:
+        plots_only(only)
+    else:
+        run_suite(args.quick, only)
+        if not args.quick:
+            headline_chart()
 
 
 if __name__ == "__main__":
