@@ -212,23 +212,19 @@ def _cmd_multilabel(args, run: RunProgress) -> Output:
 
 
 def _bench_suite() -> Any:
-    """The benchmark suite's ``run_all`` module: inside an installed package, or bench/ of a source checkout."""
-    try:
-        from .bench import run_all  # type: ignore[import-not-found]
+    """The benchmark suite's ``run_all`` module from bench/ of a source checkout (wheels do not ship it)."""
+    import importlib.util
+    from pathlib import Path
 
-        return run_all
-    except ImportError:
-        import importlib.util
-        from pathlib import Path
-
-        path = Path(__file__).resolve().parents[2] / "bench" / "run_all.py"
-        if not path.is_file():
-            raise ValueError("the benchmark suite is not installed with this copy of pairmetrics") from None
-        spec = importlib.util.spec_from_file_location("run_all", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+    path = Path(__file__).resolve().parents[2] / "bench" / "run_all.py"
+    if not path.is_file():
+        raise ValueError("the benchmark suite lives in the repository, not in the installed package: "
+                         "run `python bench/run_all.py --quick` from a clone")  # fmt: skip
+    spec = importlib.util.spec_from_file_location("run_all", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _cmd_bench(args, run: RunProgress) -> Output | None:
