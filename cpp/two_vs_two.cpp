@@ -99,6 +99,7 @@ void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrd
         int mm = static_cast<int>(n), nn = static_cast<int>(m), kk = static_cast<int>(k);
         int la = static_cast<int>(ldb), lb = static_cast<int>(lda), lc = static_cast<int>(ldc);
         T one = 1, beta = accumulate ? 1 : 0;
+        const OneBlasThread one_thread(blas.threads);  // in every thread that calls the BLAS
         gemm(&ta, &tb, &mm, &nn, &kk, &one, const_cast<T*>(b), &la, const_cast<T*>(a), &lb, &beta, c, &lc);
         return;
     }
@@ -109,50 +110,6 @@ void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrd
             c[i * ldc + j] = accumulate ? c[i * ldc + j] + s : s;
         }
 }
-
-// Keeps the BLAS single-threaded while any kernel runs: the kernels spread
-// tiles over their own threads, and a BLAS thread pool inside each tile would
-// only compete with them. OpenBLAS's thread count is process-wide, so the
-// first kernel to start saves it and the last to finish restores it (other
-// BLAS users in the process run single-threaded meanwhile).
-class SingleThreadedBlas {
-  public:
-    explicit SingleThreadedBlas(const Blas& blas) : blas_(blas) {
-        if (!controllable()) return;
-        std::lock_guard<std::mutex> lock(mutex());
-        if (users()++ == 0) saved() = set(1);
-    }
-    ~SingleThreadedBlas() {
-        if (!controllable()) return;
-        std::lock_guard<std::mutex> lock(mutex());
-        if (--users() == 0) set(saved());
-    }
-    SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-    SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
-
-  private:
-    bool controllable() const { return blas_.set_threads_local || (blas_.get_threads && blas_.set_threads); }
-    // Sets the thread count, returns the previous one.
-    int set(int threads) const {
-        if (blas_.set_threads_local) return blas_.set_threads_local(threads);
-        const int previous = blas_.get_threads();
-        blas_.set_threads(threads);
-        return previous;
-    }
-    static std::mutex& mutex() {
-        static std::mutex m;
-        return m;
-    }
-    static int& users() {
-        static int n = 0;
-        return n;
-    }
-    static int& saved() {
-        static int n = 0;
-        return n;
-    }
-    Blas blas_;
-};
 
 // Turns a tile of inner products <y_i, p_j> into -d(y_i, p_j) (Euclidean).
 template <class T>
@@ -624,7 +581,7 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
     control.set_total(tiles.size());
     const std::ptrdiff_t largest = tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj;
     BufferPool<T> pool(largest);
-    SingleThreadedBlas single(blas);
+    const OneBlasThread one_thread(blas.threads);  // holds a process-wide count at 1 for the whole call
     parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
         const TilePair& tp = tiles[task];
         const std::ptrdiff_t size = tp.ni * tp.nj;
@@ -727,7 +684,7 @@ void pair_terms(const Prepared<T>& prep, const Options& options, const Blas& bla
         for (std::ptrdiff_t j0 = 0; j0 < n; j0 += cols)
             tiles.push_back({i0, std::min(rows, n - i0), j0, std::min(cols, n - j0)});
     control.set_total(tiles.size());
-    SingleThreadedBlas single(blas);
+    const OneBlasThread one_thread(blas.threads);  // holds a process-wide count at 1 for the whole call
     parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
         const TilePair& tp = tiles[task];
         T* c = out + tp.i0 * n + tp.j0;
