@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cpu_features.hpp"
 #include "euclidean.hpp"
 #include "parallel.hpp"
 
@@ -209,14 +210,9 @@ struct TileSums {
     }
 };
 
-// The hot loop over one row of a tile (no row in it shares y or p with row i).
-// Compiled for several instruction sets; the best one is picked at load time.
-// target_clones needs ifunc support, which glibc has and musl does not.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
-#define PAIRMETRICS_CLONES __attribute__((target_clones("default", "avx2", "arch=skylake-avx512")))
-#else
-#define PAIRMETRICS_CLONES
-#endif
+// The hot loop over one row of a tile (no row in it shares y or p with row i),
+// compiled for each level of cpu_features.hpp; the best the CPU supports is
+// picked once.
 #if defined(__GNUC__) || defined(__clang__)
 #define PAIRMETRICS_FORCE_INLINE inline __attribute__((always_inline))
 #else
@@ -243,18 +239,39 @@ PAIRMETRICS_FORCE_INLINE void plain_row_body(const T* cross, const T* own, const
     *tied = rt;
 }
 
-PAIRMETRICS_CLONES
-void plain_row(const float* cross, const float* own, const float* weight, float own_i, float weight_i, float factor,
-               std::ptrdiff_t len, std::int32_t* col_passed, std::int32_t* col_tied, std::int32_t* passed,
-               std::int32_t* tied) {
-    plain_row_body(cross, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);
-}
+template <class T>
+using PlainRowFn = void (*)(const T*, const T*, const T*, T, T, T, std::ptrdiff_t, std::int32_t*, std::int32_t*,
+                            std::int32_t*, std::int32_t*);
 
-PAIRMETRICS_CLONES
-void plain_row(const double* cross, const double* own, const double* weight, double own_i, double weight_i,
-               double factor, std::ptrdiff_t len, std::int32_t* col_passed, std::int32_t* col_tied,
-               std::int32_t* passed, std::int32_t* tied) {
-    plain_row_body(cross, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);
+#define PAIRMETRICS_PLAIN_ROW(name, attributes)                                                                    \
+    template <class T>                                                                                           \
+    attributes void name(const T* cross, const T* own, const T* weight, T own_i, T weight_i, T factor,          \
+                         std::ptrdiff_t len, std::int32_t* col_passed, std::int32_t* col_tied, std::int32_t* passed, \
+                         std::int32_t* tied) {                                                                   \
+        plain_row_body(cross, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);     \
+    }
+PAIRMETRICS_PLAIN_ROW(plain_row_scalar, )
+#if PAIRMETRICS_X86_SIMD
+PAIRMETRICS_PLAIN_ROW(plain_row_avx2, PAIRMETRICS_TARGET("avx2"))
+PAIRMETRICS_PLAIN_ROW(plain_row_avx512, PAIRMETRICS_TARGET("avx512f"))
+#endif
+#undef PAIRMETRICS_PLAIN_ROW
+
+template <class T>
+PlainRowFn<T> plain_row_for(SimdLevel level) {
+#if PAIRMETRICS_X86_SIMD
+    switch (simd_resolve(level)) {
+        case SimdLevel::avx512:
+            return plain_row_avx512<T>;
+        case SimdLevel::avx2:
+            return plain_row_avx2<T>;
+        default:
+            break;
+    }
+#else
+    (void)level;
+#endif
+    return plain_row_scalar<T>;
 }
 
 // Classifies one pair from cross = x(i, j) + x(j, i): 0 failed, 1 passed,
@@ -283,6 +300,7 @@ void compare_tile(const Terms<T>& t, std::ptrdiff_t i0, std::ptrdiff_t ni, std::
         const T* row = cross + a * nj;
         if (!t.has_twin[static_cast<std::size_t>(i)]) {
             std::int32_t rp = 0, rt = 0;
+            static const PlainRowFn<T> plain_row = plain_row_for<T>(SimdLevel::automatic);
             plain_row(row + b0, t.own.data() + j0 + b0, t.weight.data() + j0 + b0,
                       t.own[static_cast<std::size_t>(i)], t.weight[static_cast<std::size_t>(i)], t.factor, nj - b0,
                       sums.col_passed.data() + b0, sums.col_tied.data() + b0, &rp, &rt);
