@@ -11,9 +11,10 @@ namespace pairmetrics {
 
 // How to set the thread count of the BLAS the caller found; any may be null.
 struct BlasThreads {
-    // The count for the calling thread's BLAS calls; returns the previous
-    // setting, which it also restores (0: "the process-wide count").
-    // OpenBLAS: openblas_set_num_threads_local; MKL: mkl_set_num_threads_local.
+    // The count for the calling thread's BLAS calls only; returns the
+    // previous setting, which it also restores (0: "the process-wide
+    // count"). MKL: mkl_set_num_threads_local. (OpenBLAS's
+    // openblas_set_num_threads_local sets the process-wide count: not this.)
     int (*set_local)(int) = nullptr;
     // Otherwise the process-wide count: OpenBLAS (with or without SciPy's
     // symbol prefix), MKL.

@@ -23,14 +23,13 @@ struct ScipyBlas {
 
 #if !defined(_WIN32)
 // The thread controls a loaded BLAS library exports: per calling thread
-// (OpenBLAS, MKL) if it can, else process-wide (OpenBLAS with or without
-// SciPy's symbol prefix, MKL).
+// (MKL) if it can, else process-wide (OpenBLAS with or without SciPy's
+// symbol prefix, MKL). OpenBLAS's openblas_set_num_threads_local is not
+// used: despite its name it sets the process-wide count.
 inline BlasThreads blas_threads_of(void* handle) {
     BlasThreads out;
-    for (const char* name : {"openblas_set_num_threads_local", "MKL_Set_Num_Threads_Local"}) {
-        out.set_local = reinterpret_cast<int (*)(int)>(dlsym(handle, name));
-        if (out.set_local) return out;
-    }
+    out.set_local = reinterpret_cast<int (*)(int)>(dlsym(handle, "MKL_Set_Num_Threads_Local"));
+    if (out.set_local) return out;
     const char* pairs[][2] = {{"scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"},
                               {"openblas_get_num_threads", "openblas_set_num_threads"},
                               {"MKL_Get_Max_Threads", "MKL_Set_Num_Threads"}};
