@@ -181,14 +181,13 @@ bool group_classes(std::vector<ChunkClasses<L>>& local, std::size_t limit, Class
 // counting the keys below; pairs with equal keys are walked again, counting
 // the keys at or below.
 template <class Gap>
-PairedCounts count_class_pairs(Buffer<std::uint64_t>& keys, const ClassGroups<typename Gap::Label>& groups,
-                               const Gap& gap, int threads, Control& control) {
+PairedCounts count_class_pairs(Buffer<std::uint64_t>& keys, Buffer<std::uint64_t>& scratch,
+                               const ClassGroups<typename Gap::Label>& groups, const Gap& gap, int threads,
+                               Control& control) {
     const auto& value = groups.value;
     const auto& offset = groups.offset;
     const std::size_t k = value.size();
-    std::vector<std::vector<Run>> runs;
-    Buffer<std::uint64_t> scratch(keys.size());
-    runs = sort_class_runs(keys, scratch, offset, k, threads, control);
+    const std::vector<std::vector<Run>> runs = sort_class_runs(keys, scratch, offset, k, threads, control);
     std::size_t work = 0;
     std::vector<ClassPair> far_pairs;
     PairedCounts counts;
@@ -221,9 +220,9 @@ PairedCounts count_class_pairs(Buffer<std::uint64_t>& keys, const ClassGroups<ty
 
 template bool group_classes(std::vector<ChunkClasses<double>>&, std::size_t, ClassGroups<double>&);
 template bool group_classes(std::vector<ChunkClasses<std::uint64_t>>&, std::size_t, ClassGroups<std::uint64_t>&);
-template PairedCounts count_class_pairs(Buffer<std::uint64_t>&, const ClassGroups<double>&, const RealGap&, int,
-                                        Control&);
-template PairedCounts count_class_pairs(Buffer<std::uint64_t>&, const ClassGroups<std::uint64_t>&,
-                                        const IntegerGap&, int, Control&);
+template PairedCounts count_class_pairs(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&, const ClassGroups<double>&,
+                                        const RealGap&, int, Control&);
+template PairedCounts count_class_pairs(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,
+                                        const ClassGroups<std::uint64_t>&, const IntegerGap&, int, Control&);
 
 }  // namespace pairmetrics::paired_detail

@@ -54,10 +54,12 @@ struct ClassGroups {
 template <class L>
 bool group_classes(std::vector<ChunkClasses<L>>& local, std::size_t limit, ClassGroups<L>& groups);
 
-// The counts from the score keys grouped by class (sorted here, in place).
+// The counts from the score keys grouped by class (sorted here, with
+// scratch as work space).
 template <class Gap>
-PairedCounts count_class_pairs(Buffer<std::uint64_t>& keys, const ClassGroups<typename Gap::Label>& groups,
-                               const Gap& gap, int threads, Control& control);
+PairedCounts count_class_pairs(Buffer<std::uint64_t>& keys, Buffer<std::uint64_t>& scratch,
+                               const ClassGroups<typename Gap::Label>& groups, const Gap& gap, int threads,
+                               Control& control);
 
 // A look at the first labels turns most real-valued labels away before
 // anything is allocated.
@@ -83,7 +85,10 @@ bool find_chunk_classes(const Label* labels, std::ptrdiff_t label_stride, const 
                         Buffer<std::uint8_t>& id, Control& control) {
     std::atomic<bool> overflow{false};
     parallel_for(local.size(), threads, [&](std::size_t c) {
-        ChunkClasses<L>& loc = local[c];
+        // Worked on in a local copy: the byte stores of the ids could
+        // otherwise change it, and the loop would reload it every time.
+        ChunkClasses<L> loc;
+        std::uint8_t* class_id = id.data();
         for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
             const std::size_t end = std::min(bound[c + 1], begin + kTickWork);
             for (std::size_t i = begin; i < end; ++i) {
@@ -97,11 +102,12 @@ bool find_chunk_classes(const Label* labels, std::ptrdiff_t label_stride, const 
                     }
                     loc.value[loc.k++] = v;
                 }
-                id[i] = static_cast<std::uint8_t>(t);
+                class_id[i] = static_cast<std::uint8_t>(t);
                 ++loc.size[t];
             }
             control.advance(end - begin);
         }
+        local[c] = loc;
     }, &control);
     return !overflow.load();
 }
@@ -112,12 +118,16 @@ void scatter_keys(const Score* scores, std::ptrdiff_t score_stride, const std::v
                   const std::vector<ChunkClasses<L>>& local, const ClassGroups<L>& groups,
                   const Buffer<std::uint8_t>& id, int threads, Buffer<std::uint64_t>& keys, Control& control) {
     parallel_for(local.size(), threads, [&](std::size_t c) {
-        const ChunkClasses<L>& loc = local[c];
+        // Local copies: stores to the keys cannot change them, so the loop
+        // need not reload them.
+        const std::array<std::uint8_t, kMaxClasses> global = local[c].global;
         std::array<std::size_t, kMaxClasses> at = groups.next[c];
+        const std::uint8_t* class_id = id.data();
+        std::uint64_t* out = keys.data();
         for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
             const std::size_t end = std::min(bound[c + 1], begin + kTickWork);
             for (std::size_t i = begin; i < end; ++i)
-                keys[at[loc.global[id[i]]]++] = order_key(read(scores, score_stride, i));
+                out[at[global[class_id[i]]]++] = order_key(read(scores, score_stride, i));
             control.advance(end - begin);
         }
     }, &control);
@@ -141,10 +151,10 @@ bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const La
     if (!find_chunk_classes<L>(labels, label_stride, bound, limit, threads, local, id, control) ||
         !group_classes(local, limit, groups))
         return false;
-    Buffer<std::uint64_t> keys(n);
+    Buffer<std::uint64_t> keys(n), scratch(n);
     scatter_keys(scores, score_stride, bound, local, groups, id, threads, keys, control);
     id.release();
-    out = count_class_pairs(keys, groups, gap, threads, control);
+    out = count_class_pairs(keys, scratch, groups, gap, threads, control);
     return true;
 }
 
