@@ -120,7 +120,8 @@ class InversionCounter {
     InversionCounter(Buffer<L>& labels, Buffer<std::uint64_t>& index, std::uint64_t* inverted, Gap gap,
                      SimdLevel simd, Control& control)
         : a_(labels), idx_(index), inverted_(inverted), gap_(gap), control_(control), n_(labels.size()),
-          a_buf_(labels.size()), idx_buf_(Track ? labels.size() : 0), vector_(kVectorised ? simd::paired_kernels(simd) : nullptr) {}
+          a_buf_(labels.size()), idx_buf_(Track ? labels.size() : 0),
+          vector_(kVectorised ? simd::paired_kernels(simd) : nullptr) {}
 
     // Sorts the labels ascending and returns the number of inversions.
     std::uint64_t run(int n_threads) {
@@ -504,7 +505,8 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
                 std::size_t live = 0;
                 for (std::size_t j = j0; j < j1; j += kTickWork) {
                     const L b = s[j];
-                    const std::size_t p = std::partition_point(s, s + n, [&](const L& a) { return !gap.far(a, b); }) - s;
+                    const std::size_t p =
+                        std::partition_point(s, s + n, [&](const L& a) { return !gap.far(a, b); }) - s;
                     jobs[live++] = {p, n, j, std::min(j1, j + kTickWork)};
                     if (live == kLanes || j + kTickWork >= j1) {
                         partial[task] += vector->count(s, jobs.data(), live, gap.min_dist);

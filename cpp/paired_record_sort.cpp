@@ -141,13 +141,14 @@ void sort_by_label_descending(R* data, std::size_t n, Ticker& tick) {
     if (src != data) std::copy(src, src + n, data);
 }
 
-template Buffer<Record<false, double>> load_sorted_records(const RecordReader<Record<false, double>>&, std::size_t, int, Control&);
-template void sort_by_label_descending(Record<false, double>*, std::size_t, Ticker&);
-template Buffer<Record<false, std::uint64_t>> load_sorted_records(const RecordReader<Record<false, std::uint64_t>>&, std::size_t, int, Control&);
-template void sort_by_label_descending(Record<false, std::uint64_t>*, std::size_t, Ticker&);
-template Buffer<Record<true, double>> load_sorted_records(const RecordReader<Record<true, double>>&, std::size_t, int, Control&);
-template void sort_by_label_descending(Record<true, double>*, std::size_t, Ticker&);
-template Buffer<Record<true, std::uint64_t>> load_sorted_records(const RecordReader<Record<true, std::uint64_t>>&, std::size_t, int, Control&);
-template void sort_by_label_descending(Record<true, std::uint64_t>*, std::size_t, Ticker&);
+#define PAIRMETRICS_INSTANTIATE(Track, L)                                                                         \
+    template Buffer<Record<Track, L>> load_sorted_records(const RecordReader<Record<Track, L>>&, std::size_t, int,  \
+                                                          Control&);                                              \
+    template void sort_by_label_descending(Record<Track, L>*, std::size_t, Ticker&);
+PAIRMETRICS_INSTANTIATE(false, double)
+PAIRMETRICS_INSTANTIATE(false, std::uint64_t)
+PAIRMETRICS_INSTANTIATE(true, double)
+PAIRMETRICS_INSTANTIATE(true, std::uint64_t)
+#undef PAIRMETRICS_INSTANTIATE
 
 }  // namespace pairmetrics::paired_detail

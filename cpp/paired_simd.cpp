@@ -418,7 +418,8 @@ PAIRMETRICS_TARGET("avx2") std::uint64_t sort_runs_avx2(double* x, std::size_t r
             const __m256d xi = _mm256_set1_pd(x[i]);
             const int own = i / 4;
             const __m256d later = _mm256_castsi256_pd(_mm256_cmpgt_epi64(lane, _mm256_set1_epi64x(i % 4)));
-            count = avx2::add_mask(count, _mm256_and_pd(later, _mm256_cmp_pd(_mm256_sub_pd(xi, v[own]), dist, _CMP_GE_OQ)));
+            const __m256d far = _mm256_cmp_pd(_mm256_sub_pd(xi, v[own]), dist, _CMP_GE_OQ);
+            count = avx2::add_mask(count, _mm256_and_pd(later, far));
             for (int q = own + 1; q < 4; ++q)
                 count = avx2::add_mask(count, _mm256_cmp_pd(_mm256_sub_pd(xi, v[q]), dist, _CMP_GE_OQ));
         }
