@@ -231,8 +231,7 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
             xc = xc64_.data();
         const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
         std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * kColBlock);
-        int previous = -1;
-        if (gemm_.set_threads_local) previous = gemm_.set_threads_local(1);  // our threads are the parallelism
+        const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
         for (i32 c0 = first_col(lo); c0 < n; c0 += kColBlock) {
             const i32 c1 = std::min(n, c0 + kColBlock);
             int m = c1 - c0, rows = hi - lo, k = static_cast<int>(d_);
@@ -247,7 +246,6 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
                 visit(task, i, c0, c1, tile.data() + static_cast<std::size_t>(i - lo) * m);
             control.check();
         }
-        if (gemm_.set_threads_local && previous > 0) gemm_.set_threads_local(previous);
         control.advance(static_cast<std::uint64_t>(hi - lo));
     };
     for_each_tile_task(tasks, n_threads, run, control);
@@ -358,12 +356,6 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
             }
         }
     };
-    auto with_one_blas_thread = [&](auto&& f) {
-        int previous = -1;
-        if (gemm_.set_threads_local) previous = gemm_.set_threads_local(1);  // our threads are the parallelism
-        f();
-        if (gemm_.set_threads_local && previous > 0) gemm_.set_threads_local(previous);
-    };
     const std::uint64_t per_round = static_cast<std::uint64_t>(n) / static_cast<std::uint64_t>(players);
     // Round 0: the diagonal tiles; then players - 1 rounds of disjoint pairs.
     for (i32 round = -1; round < players - 1; ++round) {
@@ -382,7 +374,10 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
             }
             if (b >= blocks) return;  // paired with the idle block
             thread_local std::vector<T> tile;
-            with_one_blas_thread([&] { work(a, b, tile); });
+            {
+                const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
+                work(a, b, tile);
+            }
             control.check();
         }, &control);
         control.advance(per_round);
@@ -462,8 +457,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
         for (int r = 0; r < nr; ++r)
             std::copy_n(xc + static_cast<std::size_t>(rows[lo + r]) * d_, d_, block.data() + static_cast<std::size_t>(r) * d_);
         std::vector<T> tile(static_cast<std::size_t>(nr) * kColBlock);
-        int previous = -1;
-        if (gemm_.set_threads_local) previous = gemm_.set_threads_local(1);
+        const OneBlasThread one_thread(gemm_.threads);
         for (i32 c0 = 0; c0 < n; c0 += kColBlock) {
             const i32 c1 = std::min(n, c0 + kColBlock);
             const int cols = c1 - c0;
@@ -481,7 +475,6 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
             }
             control.check();
         }
-        if (gemm_.set_threads_local && previous > 0) gemm_.set_threads_local(previous);
     };
     for_each_tile_task(tasks, n_threads, run, control);
 }

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "blas_threads.hpp"
 #include "control.hpp"
 #include "parallel.hpp"
 
@@ -50,7 +51,7 @@ void dot_tile(GemmFn<T> gemm, const T* a, int rows, const T* b, int cols, int k,
 struct Gemm {
     GemmFn<float> sgemm = nullptr;
     GemmFn<double> dgemm = nullptr;
-    int (*set_threads_local)(int) = nullptr;  // per-thread BLAS thread count (OpenBLAS), if known
+    BlasThreads threads;  // kept at one BLAS thread per kernel thread
 };
 
 class Distances {

@@ -53,8 +53,9 @@ constexpr std::size_t kDefaultFewClasses = 16;
 // large n. Neither it nor `few_labels` and `few_classes` (which path is
 // taken) changes the counts, nor does `simd` (which vector code runs:
 // automatic picks the best the CPU supports; the caller checks
-// simd_supported for a forced level). The calling thread checks `control` at least every few tens of
-// microseconds of work; a cancellation ends the call with Cancelled.
+// simd_supported for a forced level). The calling thread checks `control`
+// at least every few tens of microseconds of work; a cancellation ends the
+// call with Cancelled.
 template <class Score, class Label>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,

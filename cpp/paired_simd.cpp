@@ -3,39 +3,14 @@
 #include <algorithm>
 #include <limits>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define PAIRMETRICS_HAVE_AVX512 1
+#if PAIRMETRICS_X86_SIMD
 #include <immintrin.h>
-#else
-#define PAIRMETRICS_HAVE_AVX512 0
 #endif
 
 namespace pairmetrics {
-
-bool simd_supported(SimdLevel level) {
-    switch (level) {
-        case SimdLevel::automatic:
-        case SimdLevel::scalar:
-            return true;
-        case SimdLevel::avx512:
-#if PAIRMETRICS_HAVE_AVX512
-            __builtin_cpu_init();
-            return __builtin_cpu_supports("avx512f");  // checks that the OS saves the registers too
-#else
-            return false;
-#endif
-    }
-    return false;
-}
-
-SimdLevel simd_resolve(SimdLevel level) {
-    if (level != SimdLevel::automatic) return level;
-    return simd_supported(SimdLevel::avx512) ? SimdLevel::avx512 : SimdLevel::scalar;
-}
-
 namespace simd {
 
-#if PAIRMETRICS_HAVE_AVX512
+#if PAIRMETRICS_X86_SIMD
 // GCC 12 warns inside its own AVX-512 headers (their "undefined" vectors).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
@@ -44,7 +19,7 @@ namespace simd {
 #endif
 namespace {
 
-#define PAIRMETRICS_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+#define PAIRMETRICS_AVX512 PAIRMETRICS_TARGET("avx512f") __attribute__((always_inline)) inline
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -159,10 +134,12 @@ PAIRMETRICS_AVX512 void count_block(const double* src, CountLane& lane, __m512d 
     lane.j += 8;
 }
 
-PAIRMETRICS_AVX512 void count_tail(const double* src, CountLane& lane, double min_dist) {
-    for (; lane.j < lane.r; ++lane.j) {
-        while (lane.p < lane.m && !(src[lane.p] - src[lane.j] >= min_dist)) ++lane.p;
-        lane.sum += lane.m - lane.p;
+// The last right labels (fewer than a vector), one by one.
+inline void count_tail(const double* src, std::size_t& p, std::size_t m, std::size_t& j, std::size_t r,
+                       std::uint64_t& sum, double min_dist) {
+    for (; j < r; ++j) {
+        while (p < m && !(src[p] - src[j] >= min_dist)) ++p;
+        sum += m - p;
     }
 }
 
@@ -186,9 +163,7 @@ PAIRMETRICS_AVX512 __m512d sort8(__m512d x) {
 
 constexpr std::size_t kLanes = 4;
 
-}  // namespace
-
-__attribute__((target("avx512f"))) std::uint64_t sort_runs_avx512(double* x, std::size_t runs, double min_dist) {
+PAIRMETRICS_TARGET("avx512f") std::uint64_t sort_runs_avx512(double* x, std::size_t runs, double min_dist) {
     const __m512d dist = _mm512_set1_pd(min_dist);
     const __m512i one = _mm512_set1_epi64(1);
     __m512i count = _mm512_setzero_si512();
@@ -219,7 +194,7 @@ __attribute__((target("avx512f"))) std::uint64_t sort_runs_avx512(double* x, std
 }
 
 
-__attribute__((target("avx512f"))) void merge_avx512(const double* src, double* dst, const MergeJob* jobs,
+PAIRMETRICS_TARGET("avx512f") void merge_avx512(const double* src, double* dst, const MergeJob* jobs,
                                                      std::size_t count) {
     for (std::size_t first = 0; first < count; first += kLanes) {
         const std::size_t lanes = std::min(kLanes, count - first);
@@ -252,7 +227,7 @@ __attribute__((target("avx512f"))) void merge_avx512(const double* src, double* 
     }
 }
 
-__attribute__((target("avx512f"))) std::uint64_t count_avx512(const double* src, const CountJob* jobs,
+PAIRMETRICS_TARGET("avx512f") std::uint64_t count_avx512(const double* src, const CountJob* jobs,
                                                               std::size_t count, double min_dist) {
     const __m512d dist = _mm512_set1_pd(min_dist);
     std::uint64_t total = 0;
@@ -271,24 +246,273 @@ __attribute__((target("avx512f"))) std::uint64_t count_avx512(const double* src,
         }
         for (std::size_t t = 0; t < lanes; ++t) {
             while (lane[t].j + 8 <= lane[t].r) count_block(src, lane[t], dist);
-            count_tail(src, lane[t], min_dist);
+            count_tail(src, lane[t].p, lane[t].m, lane[t].j, lane[t].r, lane[t].sum, min_dist);
             total += lane[t].sum - static_cast<std::uint64_t>(_mm512_reduce_add_epi64(lane[t].not_far));
         }
     }
     return total;
 }
 
+// The AVX2 level: the same algorithms on vectors of 4 doubles (masks are
+// vectors of all-ones lanes, subtracted to count).
+namespace avx2 {
+
+#define PAIRMETRICS_AVX2 PAIRMETRICS_TARGET("avx2") __attribute__((always_inline)) inline
+
+// Elements [at, end) of src, up to 4 of them, padded with +inf; the masked
+// load reads no element at or past `end`.
+PAIRMETRICS_AVX2 __m256d load_padded(const double* src, std::size_t at, std::size_t end) {
+    if (at >= end) return _mm256_set1_pd(kInf);
+    const std::size_t avail = end - at;
+    if (avail >= 4) return _mm256_loadu_pd(src + at);
+    const __m256i mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x(static_cast<long long>(avail)),
+                                            _mm256_set_epi64x(3, 2, 1, 0));
+    return _mm256_blendv_pd(_mm256_set1_pd(kInf), _mm256_maskload_pd(src + at, mask), _mm256_castsi256_pd(mask));
+}
+
+// Sorts a bitonic vector ascending: compare-exchange at distance 2, 1.
+PAIRMETRICS_AVX2 __m256d sort_bitonic(__m256d x) {
+    __m256d y = _mm256_permute2f128_pd(x, x, 0x01);  // halves swapped
+    x = _mm256_blend_pd(_mm256_min_pd(x, y), _mm256_max_pd(x, y), 0xC);
+    y = _mm256_permute_pd(x, 0x5);  // neighbours swapped
+    return _mm256_blend_pd(_mm256_min_pd(x, y), _mm256_max_pd(x, y), 0xA);
+}
+
+PAIRMETRICS_AVX2 __m256d reverse(__m256d x) { return _mm256_permute4x64_pd(x, 0x1B); }
+
+// Two ascending vectors in, the 4 smallest (lo) and 4 largest (hi) out, each
+// ascending: one bitonic merge.
+PAIRMETRICS_AVX2 void merge_vectors(__m256d& lo, __m256d& hi) {
+    const __m256d reversed = reverse(hi);
+    const __m256d small = _mm256_min_pd(lo, reversed), large = _mm256_max_pd(lo, reversed);
+    lo = sort_bitonic(small);
+    hi = sort_bitonic(large);
+}
+
+// Sorts 16 labels held in v[0..3] ascending (v[0] the smallest four): each
+// lane sorted across the vectors, a transpose into four sorted runs of 4,
+// then two levels of bitonic merges.
+PAIRMETRICS_AVX2 void exchange(__m256d& a, __m256d& b) {
+    const __m256d low = _mm256_min_pd(a, b);
+    b = _mm256_max_pd(a, b);
+    a = low;
+}
+
+PAIRMETRICS_AVX2 void sort16(__m256d v[4]) {
+    exchange(v[0], v[1]);
+    exchange(v[2], v[3]);
+    exchange(v[0], v[2]);
+    exchange(v[1], v[3]);
+    exchange(v[1], v[2]);
+    const __m256d t0 = _mm256_unpacklo_pd(v[0], v[1]), t1 = _mm256_unpackhi_pd(v[0], v[1]);
+    const __m256d t2 = _mm256_unpacklo_pd(v[2], v[3]), t3 = _mm256_unpackhi_pd(v[2], v[3]);
+    v[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    v[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    v[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    v[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+    merge_vectors(v[0], v[1]);
+    merge_vectors(v[2], v[3]);
+    // 8 + 8: the smallest 8 and the largest 8 are each bitonic; a
+    // compare-exchange at distance 4 and sort_bitonic finish them.
+    const __m256d r0 = reverse(v[3]), r1 = reverse(v[2]);
+    const __m256d l0 = _mm256_min_pd(v[0], r0), l1 = _mm256_min_pd(v[1], r1);
+    const __m256d h0 = _mm256_max_pd(v[0], r0), h1 = _mm256_max_pd(v[1], r1);
+    v[0] = sort_bitonic(_mm256_min_pd(l0, l1));
+    v[1] = sort_bitonic(_mm256_max_pd(l0, l1));
+    v[2] = sort_bitonic(_mm256_min_pd(h0, h1));
+    v[3] = sort_bitonic(_mm256_max_pd(h0, h1));
+}
+
+// Subtracting a comparison mask (all-ones lanes, -1) counts its lanes.
+PAIRMETRICS_AVX2 __m256i add_mask(__m256i count, __m256d mask) {
+    return _mm256_sub_epi64(count, _mm256_castpd_si256(mask));
+}
+
+PAIRMETRICS_AVX2 std::uint64_t horizontal_sum(__m256i x) {
+    const __m128i sum = _mm_add_epi64(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(sum)) + static_cast<std::uint64_t>(_mm_extract_epi64(sum, 1));
+}
+
+struct MergeLane {
+    std::size_t i, m, j, r, k, end;
+    __m256d carry;
+};
+
+PAIRMETRICS_AVX2 void store_clipped(double* dst, MergeLane& lane, __m256d v) {
+    if (lane.k + 4 <= lane.end) {
+        _mm256_storeu_pd(dst + lane.k, v);
+    } else if (lane.k < lane.end) {
+        const __m256i mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x(static_cast<long long>(lane.end - lane.k)),
+                                                _mm256_set_epi64x(3, 2, 1, 0));
+        _mm256_maskstore_pd(dst + lane.k, mask, v);
+    }
+    lane.k += 4;
+}
+
+PAIRMETRICS_AVX2 bool merge_active(const MergeLane& lane) { return lane.i < lane.m || lane.j < lane.r; }
+
+PAIRMETRICS_AVX2 void merge_step(const double* src, double* dst, MergeLane& lane) {
+    const double a = lane.i < lane.m ? src[lane.i] : kInf;
+    const double b = lane.j < lane.r ? src[lane.j] : kInf;
+    const std::size_t left = std::size_t{0} - static_cast<std::size_t>(a <= b);
+    const std::size_t at = (lane.i & left) | (lane.j & ~left), end = (lane.m & left) | (lane.r & ~left);
+    __m256d next = load_padded(src, at, end);
+    lane.i += left & 4;
+    lane.j += ~left & 4;
+    merge_vectors(next, lane.carry);
+    store_clipped(dst, lane, next);
+}
+
+struct CountLane {
+    std::size_t p, m, j, r;
+    std::uint64_t sum;  // 4 (m - p) per block, at the p the block starts from
+    __m256i not_far;    // less these, per b lane
+};
+
+PAIRMETRICS_AVX2 __m256i count_not_far(__m256i count, double a, __m256d b, __m256d min_dist) {
+    // a - b < min_dist: the exact negation of the scalar a - b >= min_dist (no NaN).
+    return add_mask(count, _mm256_cmp_pd(_mm256_sub_pd(_mm256_set1_pd(a), b), min_dist, _CMP_LT_OQ));
+}
+
+PAIRMETRICS_AVX2 void count_block(const double* src, CountLane& lane, __m256d min_dist) {
+    const __m256d b = _mm256_loadu_pd(src + lane.j);
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i c0 = zero, c1 = zero, c2 = zero, c3 = zero;  // four chains of adds
+    std::size_t window = lane.p, last;
+    for (;;) {
+        const std::size_t avail = std::min<std::size_t>(16, lane.m - window);
+        if (avail == 16) {
+            for (std::size_t k = 0; k < 16; k += 4) {
+                c0 = count_not_far(c0, src[window + k], b, min_dist);
+                c1 = count_not_far(c1, src[window + k + 1], b, min_dist);
+                c2 = count_not_far(c2, src[window + k + 2], b, min_dist);
+                c3 = count_not_far(c3, src[window + k + 3], b, min_dist);
+            }
+        } else {  // the end of the left run: labels past it count as far
+            for (std::size_t k = 0; k < avail; ++k) c0 = count_not_far(c0, src[window + k], b, min_dist);
+        }
+        const __m256i count = _mm256_add_epi64(_mm256_add_epi64(c0, c1), _mm256_add_epi64(c2, c3));
+        last = static_cast<std::size_t>(_mm256_extract_epi64(count, 3));
+        window += 16;
+        if (last < window - lane.p) {
+            lane.not_far = _mm256_add_epi64(lane.not_far, count);
+            break;
+        }
+    }
+    lane.sum += 4 * (lane.m - lane.p);
+    lane.p += last;
+    lane.j += 4;
+}
+
+}  // namespace avx2
+
+PAIRMETRICS_TARGET("avx2") std::uint64_t sort_runs_avx2(double* x, std::size_t runs, double min_dist) {
+    const __m256d dist = _mm256_set1_pd(min_dist);
+    const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0);
+    __m256i count = _mm256_setzero_si256();
+    for (std::size_t run = 0; run < runs; ++run, x += 16) {
+        __m256d v[4] = {_mm256_loadu_pd(x), _mm256_loadu_pd(x + 4), _mm256_loadu_pd(x + 8), _mm256_loadu_pd(x + 12)};
+        // Pairs i < j with x[i] - x[j] >= min_dist: in the vector of i the
+        // lanes after i, in the later vectors every lane.
+        for (int i = 0; i < 16; ++i) {
+            const __m256d xi = _mm256_set1_pd(x[i]);
+            const int own = i / 4;
+            const __m256d later = _mm256_castsi256_pd(_mm256_cmpgt_epi64(lane, _mm256_set1_epi64x(i % 4)));
+            const __m256d far = _mm256_cmp_pd(_mm256_sub_pd(xi, v[own]), dist, _CMP_GE_OQ);
+            count = avx2::add_mask(count, _mm256_and_pd(later, far));
+            for (int q = own + 1; q < 4; ++q)
+                count = avx2::add_mask(count, _mm256_cmp_pd(_mm256_sub_pd(xi, v[q]), dist, _CMP_GE_OQ));
+        }
+        avx2::sort16(v);
+        for (int q = 0; q < 4; ++q) _mm256_storeu_pd(x + 4 * q, v[q]);
+    }
+    return avx2::horizontal_sum(count);
+}
+
+PAIRMETRICS_TARGET("avx2") void merge_avx2(const double* src, double* dst, const MergeJob* jobs, std::size_t count) {
+    using avx2::MergeLane;
+    for (std::size_t first = 0; first < count; first += kLanes) {
+        const std::size_t lanes = std::min(kLanes, count - first);
+        MergeLane lane[kLanes];
+        std::size_t used = 0;
+        for (std::size_t t = 0; t < lanes; ++t) {
+            const MergeJob& job = jobs[first + t];
+            const std::size_t end = job.k + (job.m - job.i) + (job.r - job.j);
+            if (job.i == job.m || job.j == job.r) {  // one run: a copy
+                std::copy(src + job.i, src + job.m, dst + job.k);
+                std::copy(src + job.j, src + job.r, dst + job.k + (job.m - job.i));
+                continue;
+            }
+            MergeLane& x = lane[used++];
+            x = MergeLane{job.i + 4, job.m, job.j + 4, job.r, job.k, end, avx2::load_padded(src, job.j, job.r)};
+            __m256d low = avx2::load_padded(src, job.i, job.m);
+            avx2::merge_vectors(low, x.carry);
+            avx2::store_clipped(dst, x, low);
+        }
+        for (;;) {
+            bool all = used > 0;
+            for (std::size_t t = 0; t < used; ++t) all &= avx2::merge_active(lane[t]);
+            if (!all) break;
+            for (std::size_t t = 0; t < used; ++t) avx2::merge_step(src, dst, lane[t]);
+        }
+        for (std::size_t t = 0; t < used; ++t) {
+            while (avx2::merge_active(lane[t])) avx2::merge_step(src, dst, lane[t]);
+            avx2::store_clipped(dst, lane[t], lane[t].carry);
+        }
+    }
+}
+
+PAIRMETRICS_TARGET("avx2") std::uint64_t count_avx2(const double* src, const CountJob* jobs, std::size_t count,
+                                                    double min_dist) {
+    using avx2::CountLane;
+    const __m256d dist = _mm256_set1_pd(min_dist);
+    std::uint64_t total = 0;
+    for (std::size_t first = 0; first < count; first += kLanes) {
+        const std::size_t lanes = std::min(kLanes, count - first);
+        CountLane lane[kLanes];
+        for (std::size_t t = 0; t < lanes; ++t) {
+            const CountJob& job = jobs[first + t];
+            lane[t] = CountLane{job.p, job.m, job.j, job.r, 0, _mm256_setzero_si256()};
+        }
+        for (;;) {
+            bool all = lanes > 0;
+            for (std::size_t t = 0; t < lanes; ++t) all &= lane[t].j + 4 <= lane[t].r;
+            if (!all) break;
+            for (std::size_t t = 0; t < lanes; ++t) avx2::count_block(src, lane[t], dist);
+        }
+        for (std::size_t t = 0; t < lanes; ++t) {
+            while (lane[t].j + 4 <= lane[t].r) avx2::count_block(src, lane[t], dist);
+            count_tail(src, lane[t].p, lane[t].m, lane[t].j, lane[t].r, lane[t].sum, min_dist);
+            total += lane[t].sum - avx2::horizontal_sum(lane[t].not_far);
+        }
+    }
+    return total;
+}
+}  // namespace
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
 
-#else  // no vector code in this build: never called (simd_supported says no)
-
-std::uint64_t sort_runs_avx512(double*, std::size_t, double) { return 0; }
-void merge_avx512(const double*, double*, const MergeJob*, std::size_t) {}
-std::uint64_t count_avx512(const double*, const CountJob*, std::size_t, double) { return 0; }
-
 #endif
+
+const PairedKernels* paired_kernels(SimdLevel level) {
+#if PAIRMETRICS_X86_SIMD
+    static const PairedKernels avx2{sort_runs_avx2, merge_avx2, count_avx2};
+    static const PairedKernels avx512{sort_runs_avx512, merge_avx512, count_avx512};
+    switch (simd_resolve(level)) {
+        case SimdLevel::avx2:
+            return &avx2;
+        case SimdLevel::avx512:
+            return &avx512;
+        default:
+            return nullptr;
+    }
+#else
+    (void)level;
+    return nullptr;
+#endif
+}
 
 }  // namespace simd
 }  // namespace pairmetrics

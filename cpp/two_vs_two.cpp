@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cpu_features.hpp"
 #include "euclidean.hpp"
 #include "parallel.hpp"
 
@@ -99,6 +100,7 @@ void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrd
         int mm = static_cast<int>(n), nn = static_cast<int>(m), kk = static_cast<int>(k);
         int la = static_cast<int>(ldb), lb = static_cast<int>(lda), lc = static_cast<int>(ldc);
         T one = 1, beta = accumulate ? 1 : 0;
+        const OneBlasThread one_thread(blas.threads);  // in every thread that calls the BLAS
         gemm(&ta, &tb, &mm, &nn, &kk, &one, const_cast<T*>(b), &la, const_cast<T*>(a), &lb, &beta, c, &lc);
         return;
     }
@@ -109,50 +111,6 @@ void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrd
             c[i * ldc + j] = accumulate ? c[i * ldc + j] + s : s;
         }
 }
-
-// Keeps the BLAS single-threaded while any kernel runs: the kernels spread
-// tiles over their own threads, and a BLAS thread pool inside each tile would
-// only compete with them. OpenBLAS's thread count is process-wide, so the
-// first kernel to start saves it and the last to finish restores it (other
-// BLAS users in the process run single-threaded meanwhile).
-class SingleThreadedBlas {
-  public:
-    explicit SingleThreadedBlas(const Blas& blas) : blas_(blas) {
-        if (!controllable()) return;
-        std::lock_guard<std::mutex> lock(mutex());
-        if (users()++ == 0) saved() = set(1);
-    }
-    ~SingleThreadedBlas() {
-        if (!controllable()) return;
-        std::lock_guard<std::mutex> lock(mutex());
-        if (--users() == 0) set(saved());
-    }
-    SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-    SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
-
-  private:
-    bool controllable() const { return blas_.set_threads_local || (blas_.get_threads && blas_.set_threads); }
-    // Sets the thread count, returns the previous one.
-    int set(int threads) const {
-        if (blas_.set_threads_local) return blas_.set_threads_local(threads);
-        const int previous = blas_.get_threads();
-        blas_.set_threads(threads);
-        return previous;
-    }
-    static std::mutex& mutex() {
-        static std::mutex m;
-        return m;
-    }
-    static int& users() {
-        static int n = 0;
-        return n;
-    }
-    static int& saved() {
-        static int n = 0;
-        return n;
-    }
-    Blas blas_;
-};
 
 // Turns a tile of inner products <y_i, p_j> into -d(y_i, p_j) (Euclidean).
 template <class T>
@@ -252,14 +210,9 @@ struct TileSums {
     }
 };
 
-// The hot loop over one row of a tile (no row in it shares y or p with row i).
-// Compiled for several instruction sets; the best one is picked at load time.
-// target_clones needs ifunc support, which glibc has and musl does not.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
-#define PAIRMETRICS_CLONES __attribute__((target_clones("default", "avx2", "arch=skylake-avx512")))
-#else
-#define PAIRMETRICS_CLONES
-#endif
+// The hot loop over one row of a tile (no row in it shares y or p with row i),
+// compiled for each level of cpu_features.hpp; the best the CPU supports is
+// picked once.
 #if defined(__GNUC__) || defined(__clang__)
 #define PAIRMETRICS_FORCE_INLINE inline __attribute__((always_inline))
 #else
@@ -286,18 +239,39 @@ PAIRMETRICS_FORCE_INLINE void plain_row_body(const T* cross, const T* own, const
     *tied = rt;
 }
 
-PAIRMETRICS_CLONES
-void plain_row(const float* cross, const float* own, const float* weight, float own_i, float weight_i, float factor,
-               std::ptrdiff_t len, std::int32_t* col_passed, std::int32_t* col_tied, std::int32_t* passed,
-               std::int32_t* tied) {
-    plain_row_body(cross, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);
-}
+template <class T>
+using PlainRowFn = void (*)(const T*, const T*, const T*, T, T, T, std::ptrdiff_t, std::int32_t*, std::int32_t*,
+                            std::int32_t*, std::int32_t*);
 
-PAIRMETRICS_CLONES
-void plain_row(const double* cross, const double* own, const double* weight, double own_i, double weight_i,
-               double factor, std::ptrdiff_t len, std::int32_t* col_passed, std::int32_t* col_tied,
-               std::int32_t* passed, std::int32_t* tied) {
-    plain_row_body(cross, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);
+#define PAIRMETRICS_PLAIN_ROW(name, attributes)                                                                    \
+    template <class T>                                                                                           \
+    attributes void name(const T* cross, const T* own, const T* weight, T own_i, T weight_i, T factor,          \
+                         std::ptrdiff_t len, std::int32_t* col_passed, std::int32_t* col_tied, std::int32_t* passed, \
+                         std::int32_t* tied) {                                                                   \
+        plain_row_body(cross, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);     \
+    }
+PAIRMETRICS_PLAIN_ROW(plain_row_scalar, )
+#if PAIRMETRICS_X86_SIMD
+PAIRMETRICS_PLAIN_ROW(plain_row_avx2, PAIRMETRICS_TARGET("avx2"))
+PAIRMETRICS_PLAIN_ROW(plain_row_avx512, PAIRMETRICS_TARGET("avx512f"))
+#endif
+#undef PAIRMETRICS_PLAIN_ROW
+
+template <class T>
+PlainRowFn<T> plain_row_for(SimdLevel level) {
+#if PAIRMETRICS_X86_SIMD
+    switch (simd_resolve(level)) {
+        case SimdLevel::avx512:
+            return plain_row_avx512<T>;
+        case SimdLevel::avx2:
+            return plain_row_avx2<T>;
+        default:
+            break;
+    }
+#else
+    (void)level;
+#endif
+    return plain_row_scalar<T>;
 }
 
 // Classifies one pair from cross = x(i, j) + x(j, i): 0 failed, 1 passed,
@@ -326,6 +300,7 @@ void compare_tile(const Terms<T>& t, std::ptrdiff_t i0, std::ptrdiff_t ni, std::
         const T* row = cross + a * nj;
         if (!t.has_twin[static_cast<std::size_t>(i)]) {
             std::int32_t rp = 0, rt = 0;
+            static const PlainRowFn<T> plain_row = plain_row_for<T>(SimdLevel::automatic);
             plain_row(row + b0, t.own.data() + j0 + b0, t.weight.data() + j0 + b0,
                       t.own[static_cast<std::size_t>(i)], t.weight[static_cast<std::size_t>(i)], t.factor, nj - b0,
                       sums.col_passed.data() + b0, sums.col_tied.data() + b0, &rp, &rt);
@@ -624,7 +599,7 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
     control.set_total(tiles.size());
     const std::ptrdiff_t largest = tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj;
     BufferPool<T> pool(largest);
-    SingleThreadedBlas single(blas);
+    const OneBlasThread one_thread(blas.threads);  // holds a process-wide count at 1 for the whole call
     parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
         const TilePair& tp = tiles[task];
         const std::ptrdiff_t size = tp.ni * tp.nj;
@@ -727,7 +702,7 @@ void pair_terms(const Prepared<T>& prep, const Options& options, const Blas& bla
         for (std::ptrdiff_t j0 = 0; j0 < n; j0 += cols)
             tiles.push_back({i0, std::min(rows, n - i0), j0, std::min(cols, n - j0)});
     control.set_total(tiles.size());
-    SingleThreadedBlas single(blas);
+    const OneBlasThread one_thread(blas.threads);  // holds a process-wide count at 1 for the whole call
     parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
         const TilePair& tp = tiles[task];
         T* c = out + tp.i0 * n + tp.j0;

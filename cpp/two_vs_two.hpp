@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "blas_threads.hpp"
 #include "control.hpp"
 
 namespace pairmetrics::two_vs_two {
@@ -35,18 +36,13 @@ using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* a
                         int* ldb, T* beta, T* c, int* ldc);
 
 // The BLAS the caller found. Without gemm a plain (slow) product is used.
-// set_threads_local, when given, sets the BLAS's thread count and returns the
-// previous one (OpenBLAS: openblas_set_num_threads_local); otherwise
-// get_threads/set_threads, when both are given, read and set it (OpenBLAS's
-// older entries, MKL). The kernels keep the BLAS single-threaded while they
-// run; callers with a BLAS that offers neither should run the tile kernels
-// on one thread (the BLAS then parallelises each product itself).
+// The kernels keep the BLAS on one thread while they run (OneBlasThread);
+// callers with a BLAS whose thread count cannot be set should run the tile
+// kernels on one thread (the BLAS then parallelises each product itself).
 struct Blas {
     GemmFn<float> sgemm = nullptr;
     GemmFn<double> dgemm = nullptr;
-    int (*set_threads_local)(int) = nullptr;
-    int (*get_threads)() = nullptr;
-    void (*set_threads)(int) = nullptr;
+    BlasThreads threads;
 };
 
 // A strided view of an n x d matrix (strides in elements).

@@ -50,8 +50,8 @@ def problems(draw, max_n=40):
 # few_classes); (0, 0) forces the merge path.
 PATHS = {"classes": (4096, 16), "classes_limit": (4096, 2), "fenwick": (4096, 0), "merge": (0, 0),
          "fenwick_limit": (3, 0)}
-# The merge path of the totals with real labels has vector code (AVX-512),
-# picked at run time; every level this CPU runs is forced in turn.
+# The merge path of the totals with real labels has vector code (AVX2,
+# AVX-512), picked at run time; every level this CPU runs is forced in turn.
 SIMD_LEVELS = _core.paired_simd_levels()
 
 
@@ -165,8 +165,12 @@ def test_vector_code_matches_all_pairs(n, seed, kind, min_dist):
 
 def test_simd_switch():
     assert "scalar" in SIMD_LEVELS
+    assert set(SIMD_LEVELS) <= {"scalar", "avx2", "avx512"}
     with pytest.raises(ValueError, match="simd"):
         _core.paired_counts(np.zeros(3), np.zeros(3), 1.0, simd="sse9")
+    for level in {"avx2", "avx512"} - set(SIMD_LEVELS):  # a level this CPU lacks is refused, not emulated
+        with pytest.raises(ValueError, match="not supported on this CPU"):
+            _core.paired_counts(np.zeros(3), np.zeros(3), 1.0, simd=level)
 
 
 @settings(max_examples=300)

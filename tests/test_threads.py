@@ -206,3 +206,61 @@ def test_default_thread_count_honours_a_threadpoolctl_limit():
         assert resolve_n_jobs(2) == min(2, max_threads())  # an explicit n_jobs is kept
         assert pm.paired_evaluation(scores, labels, 0.1) == free
     assert resolve_n_jobs(None) >= 1
+
+
+# --------------------------------------------------------------------------- BLAS thread count
+
+
+def _scipy_openblas_threads():
+    """Get and set SciPy's OpenBLAS thread count (process-wide) through ctypes, or skip."""
+    import ctypes
+    import glob
+    import os
+
+    import scipy
+
+    libs = glob.glob(os.path.join(os.path.dirname(scipy.__file__), os.pardir, "scipy.libs", "*openblas*"))
+    if not libs:
+        pytest.skip("SciPy does not bundle OpenBLAS here")
+    lib = ctypes.CDLL(libs[0])
+    for prefix in ("scipy_openblas", "openblas"):
+        if hasattr(lib, f"{prefix}_get_num_threads") and hasattr(lib, f"{prefix}_set_num_threads"):
+            get, set_ = getattr(lib, f"{prefix}_get_num_threads"), getattr(lib, f"{prefix}_set_num_threads")
+            get.restype, set_.argtypes = ctypes.c_int, [ctypes.c_int]
+            return get, set_
+    pytest.skip("no OpenBLAS thread control found")
+
+
+BLAS_KERNELS = {
+    "two_vs_two": lambda a: pm.two_vs_two(a["y"], a["p"], n_jobs=2, progress=True),
+    "two_vs_two_one_thread": lambda a: pm.two_vs_two(a["y"], a["p"], n_jobs=1, progress=True),
+    "matching_points": lambda a: pm.min_weight_perfect_matching(points=a["big"][:3000, :3], n_jobs=2, progress=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BLAS_KERNELS))
+def test_caller_blas_threads_survive_an_interrupted_kernel(name, inputs, monkeypatch):
+    get_threads, set_threads = _scipy_openblas_threads()
+
+    @contextlib.contextmanager
+    def interrupting_progress(enabled, description):
+        def callback(done, total):
+            raise KeyboardInterrupt
+
+        yield callback if enabled else None
+
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith("pairmetrics.") and hasattr(module, "progress_callback"):
+            monkeypatch.setattr(module, "progress_callback", interrupting_progress)
+    before = get_threads()
+    set_threads(3)  # the caller's own setting
+    try:
+        for _ in range(3):
+            with pytest.raises(KeyboardInterrupt):
+                BLAS_KERNELS[name](inputs[0])
+            assert get_threads() == 3, "the interrupted kernel left the BLAS thread count changed"
+        monkeypatch.undo()
+        BLAS_KERNELS[name](inputs[0])
+        assert get_threads() == 3, "the kernel left the BLAS thread count changed"
+    finally:
+        set_threads(before)

@@ -84,7 +84,7 @@ mt::Gemm gemm_pointers() {
     mt::Gemm g;
     g.sgemm = reinterpret_cast<mt::GemmFn<float>>(b.sgemm);
     g.dgemm = reinterpret_cast<mt::GemmFn<double>>(b.dgemm);
-    g.set_threads_local = b.set_threads_local;
+    g.threads = b.threads;
     return g;
 }
 

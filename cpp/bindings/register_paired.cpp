@@ -15,7 +15,10 @@ namespace {
 
 // Names of the vector code levels, for the private `simd` switch.
 constexpr std::pair<const char*, SimdLevel> kSimdNames[] = {
-    {"auto", SimdLevel::automatic}, {"scalar", SimdLevel::scalar}, {"avx512", SimdLevel::avx512}};
+    {"auto", SimdLevel::automatic},
+    {"scalar", SimdLevel::scalar},
+    {"avx2", SimdLevel::avx2},
+    {"avx512", SimdLevel::avx512}};
 
 SimdLevel simd_level(const std::string& name) {
     for (const auto& [text, level] : kSimdNames) {
@@ -23,7 +26,7 @@ SimdLevel simd_level(const std::string& name) {
         if (!simd_supported(level)) throw py::value_error("simd='" + name + "' is not supported on this CPU");
         return level;
     }
-    throw py::value_error("simd must be 'auto', 'scalar' or 'avx512', not '" + name + "'");
+    throw py::value_error("simd must be 'auto', 'scalar', 'avx2' or 'avx512', not '" + name + "'");
 }
 
 // The forcible levels this CPU runs (for tests).

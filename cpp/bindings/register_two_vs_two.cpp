@@ -24,9 +24,7 @@ tvt::Blas scipy_gemm() {
     tvt::Blas blas;
     blas.sgemm = reinterpret_cast<tvt::GemmFn<float>>(found.sgemm);
     blas.dgemm = reinterpret_cast<tvt::GemmFn<double>>(found.dgemm);
-    blas.set_threads_local = found.set_threads_local;
-    blas.get_threads = found.get_threads;
-    blas.set_threads = found.set_threads;
+    blas.threads = found.threads;
     return blas;
 }
 
@@ -119,8 +117,7 @@ py::dict counts_to_python(tvt::Counts&& c) {
 // the tiles run on one thread and the BLAS parallelises each product itself
 // (never both: that would oversubscribe the cores).
 int tile_threads(const tvt::Blas& blas, int n_threads) {
-    const bool controllable = blas.set_threads_local != nullptr || (blas.get_threads && blas.set_threads);
-    return (blas.sgemm != nullptr && !controllable) ? 1 : n_threads;
+    return (blas.sgemm != nullptr && !blas.threads.controllable()) ? 1 : n_threads;
 }
 
 template <class T>
@@ -314,7 +311,7 @@ void register_two_vs_two(py::module_& m) {
         const tvt::Blas b = scipy_gemm();
         py::dict out;
         out["gemm"] = b.sgemm != nullptr && b.dgemm != nullptr;
-        out["thread_control"] = b.set_threads_local != nullptr || (b.get_threads != nullptr && b.set_threads != nullptr);
+        out["thread_control"] = b.threads.controllable();
         return out;
     }, "Whether a BLAS gemm and a way to set its thread count were found (dict gemm, thread_control).");
 }

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #endif
 
+#include "blas_threads.hpp"
 #include "common.hpp"
 
 namespace pairmetrics::bindings {
@@ -15,13 +16,31 @@ namespace pairmetrics::bindings {
 struct ScipyBlas {
     void* sgemm = nullptr;
     void* dgemm = nullptr;
-    int (*set_threads_local)(int) = nullptr;  // OpenBLAS: threads of the calling thread's calls
-    // Otherwise the (process-wide) thread count: OpenBLAS with or without
-    // SciPy's symbol prefix, or MKL. With neither, callers run their tiles on
-    // one thread and leave the parallelism to the BLAS.
-    int (*get_threads)() = nullptr;
-    void (*set_threads)(int) = nullptr;
+    // How to set its thread count (none found: callers run their tiles on
+    // one thread and leave the parallelism to the BLAS).
+    BlasThreads threads;
 };
+
+#if !defined(_WIN32)
+// The thread controls a loaded BLAS library exports: per calling thread
+// (MKL) if it can, else process-wide (OpenBLAS with or without SciPy's
+// symbol prefix, MKL). OpenBLAS's openblas_set_num_threads_local is not
+// used: despite its name it sets the process-wide count.
+inline BlasThreads blas_threads_of(void* handle) {
+    BlasThreads out;
+    out.set_local = reinterpret_cast<int (*)(int)>(dlsym(handle, "MKL_Set_Num_Threads_Local"));
+    if (out.set_local) return out;
+    const char* pairs[][2] = {{"scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"},
+                              {"openblas_get_num_threads", "openblas_set_num_threads"},
+                              {"MKL_Get_Max_Threads", "MKL_Set_Num_Threads"}};
+    for (const auto& names : pairs) {
+        out.get_global = reinterpret_cast<int (*)()>(dlsym(handle, names[0]));
+        out.set_global = reinterpret_cast<void (*)(int)>(dlsym(handle, names[1]));
+        if (out.controllable()) return out;
+    }
+    return BlasThreads{};
+}
+#endif
 
 // Looked up on first use; call with the GIL held (the import may release it,
 // so a second lookup is possible and harmless).
@@ -48,20 +67,7 @@ inline ScipyBlas scipy_blas() {
         Dl_info info;
         if (dladdr(out.sgemm, &info) != 0 && info.dli_fname != nullptr) {
             if (void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)) {
-                out.set_threads_local = reinterpret_cast<int (*)(int)>(dlsym(handle, "openblas_set_num_threads_local"));
-                const char* pairs[][2] = {{"scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"},
-                                          {"openblas_get_num_threads", "openblas_set_num_threads"},
-                                          {"MKL_Get_Max_Threads", "MKL_Set_Num_Threads"}};
-                for (const auto& names : pairs) {
-                    if (out.set_threads_local) break;
-                    auto get = reinterpret_cast<int (*)()>(dlsym(handle, names[0]));
-                    auto set = reinterpret_cast<void (*)(int)>(dlsym(handle, names[1]));
-                    if (get && set) {
-                        out.get_threads = get;
-                        out.set_threads = set;
-                        break;
-                    }
-                }
+                out.threads = blas_threads_of(handle);
                 dlclose(handle);  // still loaded by SciPy
             }
         }

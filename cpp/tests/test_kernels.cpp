@@ -20,8 +20,10 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "blas_threads.hpp"
 #include "control.hpp"
 #include "matching.hpp"
 #include "measures.hpp"
@@ -502,6 +504,78 @@ void test_two_vs_two() {
     }));
 }
 
+// --------------------------------------------------------------------------- BLAS threads
+
+// A fake BLAS whose thread counts are plain variables: one per thread (as
+// openblas_set_num_threads_local keeps them) and one for the process. Its
+// gemm records whether it ran on one BLAS thread and throws on call `fail_at`.
+namespace fake_blas {
+thread_local int local = 0;
+std::atomic<int> global{0};
+std::atomic<int> calls{0}, fail_at{-1};
+std::atomic<bool> more_than_one{false};
+int set_local(int threads) { return std::exchange(local, threads); }
+int get_global() { return global.load(); }
+void set_global(int threads) { global.store(threads); }
+template <class T>
+void gemm(char*, char*, int* m, int* n, int*, T*, T*, int*, T*, int*, T*, T* c, int* ldc) {
+    const bool one = local == 1 || (local == 0 && global.load() == 1);
+    if (!one) more_than_one = true;
+    for (int j = 0; j < *n; ++j)
+        for (int i = 0; i < *m; ++i) c[j * *ldc + i] = 0;
+    if (calls++ == fail_at.load()) throw std::runtime_error("gemm failed");
+}
+}  // namespace fake_blas
+
+void test_blas_threads() {
+    namespace tvt = two_vs_two;
+    std::vector<double> x(300 * 4);
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = std::sin(static_cast<double>(k));
+    const tvt::MatrixView<double> view{x.data(), 300, 4, 4, 1};
+    const auto prep = tvt::prepare(view, view, tvt::Metric::cosine);
+    const auto groups = tvt::group_rows(view);
+    tvt::Options options;
+    options.tile_rows = options.tile_cols = 32;
+    for (bool per_thread : {true, false})
+        for (int threads : {1, 2})
+            for (int fail_at : {-1, 0, 5}) {
+                tvt::Blas blas;
+                blas.dgemm = fake_blas::gemm<double>;
+                if (per_thread) {
+                    blas.threads.set_local = fake_blas::set_local;
+                } else {
+                    blas.threads.get_global = fake_blas::get_global;
+                    blas.threads.set_global = fake_blas::set_global;
+                }
+                fake_blas::local = per_thread ? 3 : 0;
+                fake_blas::global = per_thread ? 0 : 5;
+                fake_blas::calls = 0;
+                fake_blas::fail_at = fail_at;
+                fake_blas::more_than_one = false;
+                options.n_threads = threads;
+                Control control;
+                const bool threw = throws<std::runtime_error>(
+                    [&] { tvt::count_all_pairs(prep, {groups.data(), groups.data()}, options, blas, control); });
+                CHECK(threw == (fail_at >= 0));
+                CHECK(!fake_blas::more_than_one.load());
+                // The caller's settings survive, also when the kernel fails.
+                CHECK_EQ(fake_blas::local, per_thread ? 3 : 0);
+                CHECK_EQ(fake_blas::global.load(), per_thread ? 0 : 5);
+            }
+    // Nested guards (a kernel inside a kernel's thread) restore in turn.
+    BlasThreads global_only{nullptr, fake_blas::get_global, fake_blas::set_global};
+    fake_blas::global = 4;
+    {
+        const OneBlasThread outer(global_only);
+        {
+            const OneBlasThread inner(global_only);
+            CHECK_EQ(fake_blas::global.load(), 1);
+        }
+        CHECK_EQ(fake_blas::global.load(), 1);
+    }
+    CHECK_EQ(fake_blas::global.load(), 4);
+}
+
 // --------------------------------------------------------------------------- matching
 
 // Cheapest perfect matching by enumeration (n <= 12).
@@ -722,6 +796,7 @@ int main(int argc, char** argv) {
     const Test tests[] = {
         {"control", test_control},   {"parallel_for", test_parallel_for}, {"paired", test_paired},
         {"measures", test_measures}, {"two_vs_two", test_two_vs_two},     {"matching", test_matching},
+        {"blas_threads", test_blas_threads},
     };
     int run = 0;
     for (const Test& t : tests) {
