@@ -111,8 +111,8 @@ class MatchingResult(Result):
     resolution: float = dataclasses.field(repr=False)
     max_distance: float = dataclasses.field(repr=False)
     stats: dict = dataclasses.field(repr=False, compare=False)
-    _source: Optional[_Source] = dataclasses.field(default=None, repr=False, compare=False)
-    _timings: Optional[dict] = dataclasses.field(default=None, repr=False, compare=False)  # seconds per phase
+    _source: dataclasses.InitVar[Optional[_Source]] = None
+    _timings: dataclasses.InitVar[Optional[dict[str, float]]] = None  # seconds per phase
 
     def certificate(self, D=None, *, points=None, n_jobs=None, progress: bool = False) -> dict:
         """Check the LP dual certificate against every pair of the complete graph.

@@ -126,7 +126,7 @@ class PairedEvaluation(Result):
     n_tied: int
     n_incorrect: int
     min_dist: float
-    _variance: Optional[float] = None
+    _variance: dataclasses.InitVar[Optional[float]] = None
     _unpack = ("n_rankable", "n_correct")
 
     def confidence_interval(self, confidence_level=0.95) -> ConfidenceInterval:
@@ -359,7 +359,7 @@ class PairedComparison(Result):
     covariance: float
     statistic: float
     pvalue: float
-    _difference_variance: float = math.nan
+    _difference_variance: dataclasses.InitVar[float] = math.nan
     _unpack = ("statistic", "pvalue")
 
     def confidence_interval(self, confidence_level=0.95) -> ConfidenceInterval:

@@ -17,16 +17,36 @@ def _equal(a, b) -> bool:
     return bool(a == b)
 
 
+def _private_names(cls: type) -> list[str]:
+    """The ``InitVar`` pseudo-fields of a result class, in constructor order."""
+    public = {f.name for f in dataclasses.fields(cls)}
+    return [
+        name
+        for name, spec in getattr(cls, "__dataclass_fields__", {}).items()
+        if name not in public and "InitVar" in str(spec.type)
+    ]
+
+
 class Result:
     """Mixin for ``@dataclasses.dataclass(eq=False)`` results.
 
     ``_unpack`` names the fields that ``tuple(result)`` / ``a, b = result``
     yields; an empty tuple makes the result non-iterable. A result is always
-    truthy. Fields whose names start with ``_`` are private: they take no
-    part in equality, ``asdict()`` or the repr.
+    truthy.
+
+    Private state (such as a cached variance) is declared as
+    ``_name: dataclasses.InitVar[T] = default``: the constructor takes it as
+    usual, ``__post_init__`` keeps it as a plain attribute, and it is not a
+    dataclass field, so ``dataclasses.asdict``/``fields``, equality,
+    ``asdict()`` and the repr see only the public fields.
+    ``dataclasses.replace`` carries it over (it reads the attribute).
     """
 
-    _unpack: tuple = ()
+    _unpack: tuple[str, ...] = ()
+
+    def __post_init__(self, *private: object) -> None:
+        for name, value in zip(_private_names(type(self)), private):
+            object.__setattr__(self, name, value)  # results are frozen
 
     def __iter__(self):
         if not self._unpack:
