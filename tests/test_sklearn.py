@@ -260,3 +260,60 @@ def test_strided_columns_are_read_in_place():
     _close(*_both(y, scores, average=None))
     _close(*_both(y[:, 1], scores[::1, 1]))
     _close(*_both(y[::2, 0], rng.random(200)[::4]))
+
+
+# --------------------------------------------------------------------------- drop-in fidelity regressions
+
+
+def test_float16_probabilities_summing_to_one_in_float16_are_accepted():
+    # Each row sums to exactly 1 in float16 but not in float32: scikit-learn checks the sum in the
+    # input dtype, so must we (the kernel reads float16 as float32).
+    probs = np.array([[0.2028, 0.5806, 0.2169], [0.1998, 0.404, 0.396], [0.4697, 0.3506, 0.1794],
+                      [0.2028, 0.5806, 0.2169]], dtype=np.float16)
+    assert (probs.sum(axis=1) == 1).all() and not np.allclose(1, probs.astype(np.float32).sum(axis=1))
+    y = [0, 1, 2, 1]
+    for multi_class in ("ovr", "ovo"):
+        ours, theirs = _both(y, probs, multi_class=multi_class)
+        assert theirs is not None
+        _close(ours, theirs)
+    ours, theirs = _both(y, probs.astype(np.float32), multi_class="ovr")
+    assert ours is None and theirs is None  # the same values in float32 do not sum to one: both refuse
+
+
+def test_negative_sample_weight_is_refused():
+    y, scores, weights = [1, 1, 0, 0], [0.75, 0.54, 0.33, 0.79], [-1.0, 1.0, -1.0, 2.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError):
+            metrics.roc_auc_score(y, scores, sample_weight=weights)
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        pm.roc_auc_score(y, scores, sample_weight=weights)
+    # deliberate difference: scikit-learn returns numbers for other negative weights; we refuse them all
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        pm.roc_auc_score([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], sample_weight=[1, 2, 1, -0.5])
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        pm.roc_auc_score([[0, 1], [1, 0], [1, 1], [0, 0]], np.ones((4, 2)), sample_weight=[1, 1, -1, 1])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
+def test_weights_are_not_checked_when_one_class_is_present(bad):
+    y, scores, weights = [1, 1, 1, 1], [0.1, 0.2, 0.3, 0.4], [1.0, bad, 1.0, 1.0]
+    with pytest.warns(UndefinedMetricWarning, match="Only one class"):
+        theirs = metrics.roc_auc_score(y, scores, sample_weight=weights)
+    with pytest.warns(UndefinedMetricWarning, match="Only one class"):
+        ours = pm.roc_auc_score(y, scores, sample_weight=weights)
+    assert np.isnan(ours) and np.isnan(theirs)
+    # with two classes both refuse a NaN weight
+    ours, theirs = _both([0, 1, 0, 1], scores, sample_weight=[1.0, np.nan, 1.0, 1.0])
+    assert ours is None and theirs is None
+
+
+def test_multilabel_minus_one_weighted_average_differs_deliberately():
+    # scikit-learn weighs each label by the sum of its -1/1 entries (n_pos - n_neg): here 1 and -1,
+    # whose sum is 0, so it returns 0. We weigh labels by their positives, as for 0/1 input.
+    y = np.array([[1, -1], [1, 1], [-1, 1], [-1, -1], [1, -1]])
+    scores = np.array([[0.9, 0.1], [0.2, 0.8], [0.3, 0.7], [0.1, 0.2], [0.5, 0.4]])
+    assert metrics.roc_auc_score(y, scores, average="weighted") == 0
+    zero_one = (y == 1).astype(int)
+    _close(pm.roc_auc_score(y, scores, average="weighted"), metrics.roc_auc_score(zero_one, scores, average="weighted"))
+    _close(pm.roc_auc_score(y, scores, average=None), metrics.roc_auc_score(y, scores, average=None))

@@ -217,6 +217,12 @@ def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
     correct. Use :func:`paired_evaluation` to see how many pairs are tied.
     Runs in O(n log n) time and O(n) extra memory.
 
+    Differences from ``pairedeval`` (deliberate): besides the ties above,
+    ``pairedeval`` subtracts labels in their input dtype, so float32 labels
+    whose difference lies within float32 rounding of ``min_dist`` can be
+    rankable there and not here (or the reverse); here float labels are
+    subtracted in double precision and integer labels exactly.
+
     Examples
     --------
     >>> import pairmetrics as pe

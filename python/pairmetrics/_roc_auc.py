@@ -75,11 +75,14 @@ def _target_type(y):
 
 
 def _scores(y_score):
+    """y_score for the kernel, and the dtype it came in (float16 is widened; sums of
+    probabilities are checked in the caller's dtype, as scikit-learn does)."""
+    given = getattr(y_score, "dtype", None)
     arr = as_numeric_array(y_score, "y_score")
     if arr.ndim == 0 or arr.ndim > 2 or arr.size == 0:
         raise ValueError(f"y_score must be a non-empty 1-D or 2-D array, got shape {arr.shape}")
     check_finite(arr, "y_score")
-    return arr
+    return arr, given if isinstance(given, np.dtype) and given.kind == "f" else arr.dtype
 
 
 def _weights(sample_weight, n):
@@ -92,8 +95,17 @@ def _weights(sample_weight, n):
         raise ValueError(f"sample_weight must be 1-D, got shape {w.shape}")
     if w.shape[0] != n:
         raise ValueError(f"sample_weight has {w.shape[0]} entries but y_true has {n} samples")
-    check_finite(w, "sample_weight")
     return np.ascontiguousarray(w, dtype=np.float64)
+
+
+def _check_weight_values(weight):
+    """Finite and non-negative. Checked only once a score is defined, as scikit-learn does:
+    with one class present it returns NaN (and warns) whatever the weights."""
+    check_finite(weight, "sample_weight")
+    if (weight < 0).any():
+        raise ValueError(
+            f"sample_weight must be non-negative, got {weight.min()} (first at index {int(np.argmax(weight < 0))})"
+        )
 
 
 def _binary_auc(positive, score, weight, max_fpr):
@@ -101,6 +113,8 @@ def _binary_auc(positive, score, weight, max_fpr):
     if positive.size == 0 or positive.min() == positive.max():
         _warn("Only one class is present in y_true. ROC AUC score is not defined in that case.")
         return np.nan
+    if weight is not None:
+        _check_weight_values(weight)
     if weight is not None and not np.any(weight):
         raise ValueError("sample_weight must contain at least one non-zero number")
     partial = max_fpr is not None and max_fpr != 1
@@ -139,6 +153,8 @@ def _average_binary(y01, y_score, average, weight, max_fpr):
             return 0.0
     elif average == "samples":
         average_weight, score_weight = weight, None
+        if weight is not None:
+            _check_weight_values(weight)
     if average == "samples":
         rows = np.ascontiguousarray(y01), np.ascontiguousarray(y_score)
         score = np.array([_binary_auc(rows[0][i], rows[1][i], None, max_fpr) for i in range(y01.shape[0])])
@@ -210,6 +226,26 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     sorts (see ``PAIRMETRICS_NUM_THREADS`` and ``threadpoolctl``); the result
     never depends on it.
 
+    Differences from scikit-learn (deliberate; each is tested against it):
+
+    * Multi-label indicators written with -1/1 and ``average="weighted"``:
+      each label is weighted by its (weighted) number of positives.
+      scikit-learn sums the raw indicator values, so a label weighs
+      ``n_pos - n_neg``, which can be zero or negative.
+    * A negative ``sample_weight`` is refused with a ``ValueError``.
+      scikit-learn has no check: depending on the order of the scores it
+      returns a number (possibly outside [0, 1]) or fails inside ``auc``.
+    * NaN or infinite weights are refused for ``average="samples"`` too,
+      where scikit-learn returns NaN. As in scikit-learn, weights are checked
+      only once a score is defined: with one class present the result is
+      NaN with a warning, whatever the weights.
+    * A multi-label ``y_score`` whose shape differs from ``y_true``'s is an
+      error (see Raises).
+
+    Probabilities of multi-class input are checked to sum to one in their own
+    dtype (a float16 row summing to 1 in float16 is accepted), as in
+    scikit-learn, although float16 scores are read as float32.
+
     Examples
     --------
     >>> from pairmetrics import roc_auc_score
@@ -222,7 +258,7 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     if max_fpr is not None:
         max_fpr = check_real(max_fpr, "max_fpr", low=0, low_open=True, high=1)
     y = _as_labels(y_true)
-    scores = _scores(y_score)
+    scores, score_dtype = _scores(y_score)
     if scores.shape[0] != y.shape[0]:
         raise ValueError(
             f"Found input variables with inconsistent numbers of samples: y_true has {y.shape[0]}, y_score {scores.shape[0]}"
@@ -239,7 +275,7 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
             )
         if multi_class == "raise":
             raise ValueError("multi_class must be in ('ovo', 'ovr') for multi-class y_true")
-        return _multiclass(y, scores, labels, multi_class, average, weight)
+        return _multiclass(y, scores, labels, multi_class, average, weight, score_dtype)
     if kind == "binary":
         if scores.ndim == 2 and scores.shape[1] == 1:
             scores = scores[:, 0]
@@ -263,13 +299,13 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     return _average_binary((y == 1).view(np.uint8), scores, average, weight, max_fpr)
 
 
-def _multiclass(y, scores, labels, multi_class, average, weight):
+def _multiclass(y, scores, labels, multi_class, average, weight, score_dtype):
     if scores.ndim != 2:
         raise ValueError(
             "`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains multiple classes. "
             f"Got `y_score.shape={scores.shape}`."
         )
-    if not np.allclose(1, scores.sum(axis=1)):
+    if not np.allclose(1, scores.sum(axis=1, dtype=score_dtype)):
         raise ValueError(
             "Target scores (y_score) need to be probabilities for multiclass roc_auc, "
             "i.e. they should sum up to 1.0 over classes"

@@ -22,6 +22,13 @@ def _float_vector(x, name):
     return arr
 
 
+def _is_integral(x: object) -> bool:
+    try:
+        return np.asarray(x).dtype.kind in "biu"
+    except (TypeError, ValueError):  # ragged input: _float_vector names the argument in its error
+        return False
+
+
 def concordance_index(event_times, predicted_scores, event_observed=None):
     """Harrell's concordance index with lifelines' semantics (drop-in for
     ``lifelines.utils.concordance_index``).
@@ -57,7 +64,8 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
     was censored (two events at the same time are not compared). It is
     correct when ``predicted_scores[j] > predicted_scores[i]`` and tied when
     they are equal (counted 1/2). Inputs are converted to float64 as lifelines
-    does; infinite times and scores are ordered like any others. The counts
+    does (``event_observed`` may hold strings such as ``"0"``/``"1"``);
+    infinite times and scores are ordered like any others. The counts
     come from one sort by time and a Fenwick tree over score ranks: O(n log n)
     time, O(n) memory, identical to lifelines' own counts.
 
@@ -80,11 +88,10 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
         observed = np.ones(times.shape[0], dtype=np.uint8)
         events_float = None
     else:
-        flags = as_numeric_array(event_observed, "event_observed")
-        if flags.dtype.kind in "biu":  # no NaN possible: skip lifelines' float copy
+        if _is_integral(event_observed):  # no NaN possible: skip lifelines' float copy
             events_float = None
-            flags = flags.ravel()
-        else:
+            flags = as_numeric_array(event_observed, "event_observed").ravel()
+        else:  # floats, and anything float() reads (strings "0"/"1"), as lifelines
             events_float = flags = _float_vector(event_observed, "event_observed").ravel()
         if flags.shape != times.shape:
             raise ValueError(
@@ -150,6 +157,13 @@ def concordance_index_censored(event_indicator, event_time, estimate, tied_tol=1
     and not tied. When every comparable set is empty (all events share the
     last time) ``cindex`` is NaN, as in scikit-survival. O(n log n) time (a
     sort by time and a Fenwick tree over estimate ranks), O(n) memory.
+
+    Differences from scikit-survival (deliberate): ``|e_i - e_j| <= tied_tol``
+    is evaluated on the estimates converted exactly to float64 (integers
+    beyond 2**53 are refused). scikit-survival subtracts in the estimate's
+    own dtype, which wraps around for unsigned integers (uint8 estimates 1
+    and 2 differ by 255 one way), so its tied and discordant counts for such
+    input depend on the order of the subtraction.
 
     Examples
     --------
