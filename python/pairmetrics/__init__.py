@@ -7,7 +7,8 @@ classic error measures. Plain-Python references of every kernel live in
 """
 
 from . import _core  # noqa: F401  (fail early if the extension is missing)
-from . import _paired, _two_vs_two, _matching, _crossmatch, _measures, _multilabel, _representations, _roc_auc, _survival
+from . import _crossmatch, _matching, _measures, _multilabel, _paired
+from . import _representations, _roc_auc, _survival, _two_vs_two
 from ._paired import *  # noqa: F401,F403
 from ._two_vs_two import *  # noqa: F401,F403
 from ._matching import *  # noqa: F401,F403

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any, Optional
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from ._matching import (
 )
 from ._progress import progress_callback
 from ._result import Result
+from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed
 from ._validation import (
     as_matrix,
     as_vector,
@@ -127,11 +129,11 @@ class CrossMatchNullDistribution(Result):
 
     N: int
     n: int
-    a0: np.ndarray
-    a1: np.ndarray
-    a2: np.ndarray
-    pmf: np.ndarray
-    cdf: np.ndarray
+    a0: IntArray
+    a1: IntArray
+    a2: IntArray
+    pmf: FloatArray
+    cdf: FloatArray
 
     @property
     def mean(self) -> float:
@@ -263,7 +265,9 @@ def _check_labels(z, name: str = "z") -> np.ndarray:
     return z
 
 
-def crossmatchtest(z, D, *, k: int = _DEFAULT_K, n_jobs=None, progress: bool = False) -> CrossMatchResult:
+def crossmatchtest(
+    z: ArrayLike, D: ArrayLike, *, k: int = _DEFAULT_K, n_jobs: NJobs = None, progress: bool = False
+) -> CrossMatchResult:
     """Cross-match test from group labels and a distance matrix (R-compatible form).
 
     Parameters
@@ -323,8 +327,9 @@ def _pool(x, y):
     return np.concatenate([x.astype(dtype, copy=False), y.astype(dtype, copy=False)]), x.shape[0], y.shape[0]
 
 
-def crossmatch_test(x, y, *, metric="euclidean", alternative: str = "less", k: int = _DEFAULT_K, n_jobs=None,
-                    progress: bool = False, **metric_kwargs) -> CrossMatchResult:  # fmt: skip
+def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean", alternative: str = "less",
+                    k: int = _DEFAULT_K, n_jobs: NJobs = None, progress: bool = False,
+                    **metric_kwargs: Any) -> CrossMatchResult:  # fmt: skip
     """Rosenbaum's cross-match test of whether x and y come from one distribution.
 
     The pooled points are paired by an exact minimum-distance perfect
@@ -399,9 +404,9 @@ class CrossMatchResampleResult(Result):
     Va1: float
     sample_size: int
     n_repeats: int
-    a1: np.ndarray = dataclasses.field(repr=False)
-    pval: np.ndarray = dataclasses.field(repr=False)
-    approxpval: np.ndarray = dataclasses.field(repr=False)
+    a1: IntArray = dataclasses.field(repr=False)
+    pval: FloatArray = dataclasses.field(repr=False)
+    approxpval: FloatArray = dataclasses.field(repr=False)
 
     _unpack = ("mean_a1", "mean_pval")
 
@@ -435,9 +440,10 @@ def _pvalue_table(N: int, n: int, alternative: str):
 
 
 @routed
-def crossmatch_resample(x, y, sample_size: int = 200, n_resamples: int = 500, rng=None, n_jobs=None, *,
-                        alternative: str = "less", metric="euclidean", k: int = _DEFAULT_K, progress: bool = False,
-                        n_repeats=None, **metric_kwargs) -> CrossMatchResampleResult:  # fmt: skip
+def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_resamples: int = 500, rng: Seed = None,
+                        n_jobs: NJobs = None, *, alternative: str = "less", metric: Metric = "euclidean",
+                        k: int = _DEFAULT_K, progress: bool = False, n_repeats: Optional[int] = None,
+                        **metric_kwargs: Any) -> CrossMatchResampleResult:  # fmt: skip
     """Cross-match test on repeated random subsamples of x and y.
 
     Each resample draws ``sample_size`` points from x and ``sample_size``

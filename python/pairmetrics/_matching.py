@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from . import _core
 from ._progress import progress_callback
 from ._result import Result
+from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs
 from ._validation import as_matrix, as_numeric_array, check_finite, check_int, check_progress, check_real, resolve_n_jobs
 
 __all__ = [
@@ -101,20 +102,23 @@ class MatchingResult(Result):
     ``verify(D)`` takes the matrix once the caller no longer holds it.
     """
 
-    mate: np.ndarray
-    pairs: np.ndarray
+    mate: IntArray
+    pairs: IntArray
     cost: float
     dropped: Optional[int]
-    y: np.ndarray = dataclasses.field(repr=False)
-    z: np.ndarray = dataclasses.field(repr=False)
-    blossom_parent: np.ndarray = dataclasses.field(repr=False)
+    y: FloatArray = dataclasses.field(repr=False)
+    z: FloatArray = dataclasses.field(repr=False)
+    blossom_parent: IntArray = dataclasses.field(repr=False)
     resolution: float = dataclasses.field(repr=False)
     max_distance: float = dataclasses.field(repr=False)
-    stats: dict = dataclasses.field(repr=False, compare=False)
+    stats: dict[str, Any] = dataclasses.field(repr=False, compare=False)
     _source: dataclasses.InitVar[Optional[_Source]] = None
     _timings: dataclasses.InitVar[Optional[dict[str, float]]] = None  # seconds per phase
 
-    def certificate(self, D=None, *, points=None, n_jobs=None, progress: bool = False) -> dict:
+    def certificate(
+        self, D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None, n_jobs: NJobs = None,
+        progress: bool = False,
+    ) -> dict[str, Any]:
         """Check the LP dual certificate against every pair of the complete graph.
 
         The reduced cost of pair ij is ``d_ij - y_i - y_j + sum of z over the
@@ -178,7 +182,10 @@ class MatchingResult(Result):
         c["certified_gap_bound"] = c["cost"] - c["dual_objective"] + c.pop("lowering") + c.pop("error_bound")
         return c
 
-    def verify(self, D=None, *, points=None, rtol: float = 1e-9, n_jobs=None, progress: bool = False) -> bool:
+    def verify(
+        self, D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None, rtol: float = 1e-9,
+        n_jobs: NJobs = None, progress: bool = False,
+    ) -> bool:
         """Prove optimality from the dual certificate, on the real distances.
 
         True when every blossom dual is >= 0 and the certified bound on
@@ -235,7 +242,7 @@ class MatchingResult(Result):
         Ds, unit = _prepare_matrix(D)
         return "D", Ds, unit, False
 
-    def mate_with_ghost(self) -> np.ndarray:
+    def mate_with_ghost(self) -> IntArray:
         """``mate`` over the vertices of the solved graph (the ghost is index N)."""
         if self.dropped is None:
             return self.mate
@@ -261,7 +268,7 @@ def solve_sparse_matching(n, eu, ev, w, *, y0=None, mate0=None, progress=None) -
     return _core._mwpm_sparse(n, eu, ev, w, progress, **kwargs)
 
 
-def rank_mahalanobis(X) -> np.ndarray:
+def rank_mahalanobis(X: ArrayLike) -> FloatArray:
     """Rosenbaum's rank-based Mahalanobis distances between the rows of X.
 
     Each column is replaced by its ranks (average ranks for ties), the
@@ -609,8 +616,9 @@ def _make_result(r: dict, n: int, unit: float, source) -> MatchingResult:
     )
 
 
-def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: int = _DEFAULT_K, n_jobs=None,
-                                progress: bool = False, **metric_kwargs) -> MatchingResult:  # fmt: skip
+def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None,
+                                metric: Metric = "euclidean", k: int = _DEFAULT_K, n_jobs: NJobs = None,
+                                progress: bool = False, **metric_kwargs: Any) -> MatchingResult:  # fmt: skip
     """Exact minimum-weight perfect matching of the complete graph on N points.
 
     Give either a distance matrix ``D`` or ``points`` (rows) with a ``metric``.

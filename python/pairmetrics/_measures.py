@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Literal, Optional, overload
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from ._multilabel import __all__ as _multilabel_all
 from ._representations import *  # noqa: F401,F403
 from ._representations import __all__ as _representations_all
 from ._result import Result
+from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import as_numeric_array, check_binary, check_bool, check_choice, check_finite, check_real
 
 __all__ = [
@@ -131,8 +133,20 @@ def _divide(values, n: int, average: bool):
 # --------------------------------------------------------------------------- error measures
 
 
+@overload
+def zero_one_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[False] = ...
+) -> float: ...
+@overload
+def zero_one_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[True]
+) -> FloatArray: ...
+@overload
+def zero_one_error(y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: bool) -> FloatOrArray: ...
 @routed
-def zero_one_error(y_true, y_pred, *, average: bool = False, per_target: bool = False):
+def zero_one_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = False, per_target: bool = False
+) -> FloatOrArray:
     """The 0/1 error: the number of predictions that differ from the actual value.
 
     Parameters
@@ -173,8 +187,20 @@ def zero_one_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
     return _output(_divide(stats["n_wrong"].astype(np.float64), yt.shape[0], average), per_target)
 
 
+@overload
+def absolute_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[False] = ...
+) -> float: ...
+@overload
+def absolute_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[True]
+) -> FloatArray: ...
+@overload
+def absolute_error(y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: bool) -> FloatOrArray: ...
 @routed
-def absolute_error(y_true, y_pred, *, average: bool = False, per_target: bool = False):
+def absolute_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = False, per_target: bool = False
+) -> FloatOrArray:
     """The absolute (L1) error: sum over examples and targets of ``|y_true - y_pred|``.
 
     Parameters
@@ -211,8 +237,22 @@ def absolute_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
     return _output(_divide(stats["abs_sum"], yt.shape[0], average), per_target)
 
 
+@overload
+def sum_squares_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[False] = ...
+) -> float: ...
+@overload
+def sum_squares_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[True]
+) -> FloatArray: ...
+@overload
+def sum_squares_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: bool
+) -> FloatOrArray: ...
 @routed
-def sum_squares_error(y_true, y_pred, *, average: bool = False, per_target: bool = False):
+def sum_squares_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = False, per_target: bool = False
+) -> FloatOrArray:
     """The sum-of-squares (squared L2) error: sum of ``(y_true - y_pred)**2``.
 
     Parameters
@@ -239,8 +279,14 @@ def sum_squares_error(y_true, y_pred, *, average: bool = False, per_target: bool
     return _output(_divide(stats["sq_sum"], yt.shape[0], average), per_target)
 
 
+@overload
+def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[False] = ...) -> float: ...
+@overload
+def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[True]) -> FloatArray: ...
+@overload
+def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool) -> FloatOrArray: ...
 @routed
-def rms_error(y_true, y_pred, *, per_target: bool = False):
+def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False) -> FloatOrArray:
     """The root-mean-square error: ``sqrt(sum_squares_error / n)``.
 
     Parameters
@@ -306,8 +352,14 @@ def _scaled_rms(yt, yp, per_target, max_abs, rms, rescale):
     return np.where(rescale, scaled, rms)
 
 
+@overload
+def worst_case_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[False] = ...) -> float: ...
+@overload
+def worst_case_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[True]) -> FloatArray: ...
+@overload
+def worst_case_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool) -> FloatOrArray: ...
 @routed
-def worst_case_error(y_true, y_pred, *, per_target: bool = False):
+def worst_case_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False) -> FloatOrArray:
     """The worst-case (L-infinity) error: ``max |y_true - y_pred|`` over examples and targets.
 
     Parameters
@@ -337,8 +389,8 @@ class Likelihood(Result):
     ``value, log``.
     """
 
-    value: object
-    log: object
+    value: FloatOrArray
+    log: FloatOrArray
     _unpack = ("value", "log")
 
 
@@ -386,7 +438,9 @@ def _log_likelihood(y_true, y_pred, per_target, eps):
 
 
 @routed
-def likelihood(y_true, y_pred, *, per_target: bool = False, eps=None) -> Likelihood:
+def likelihood(
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False, eps: Optional[float] = None
+) -> Likelihood:
     """The likelihood of 0/1 data: the product of ``y_pred`` where y is 1 and ``1 - y_pred`` where it is 0.
 
     Parameters
@@ -421,8 +475,26 @@ def likelihood(y_true, y_pred, *, per_target: bool = False, eps=None) -> Likelih
     return Likelihood(value=np.exp(ll), log=ll)
 
 
+@overload
+def log_likelihood(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[False] = ...,
+    eps: Optional[float] = ..., base: Optional[float] = ...,
+) -> float: ...
+@overload
+def log_likelihood(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[True], eps: Optional[float] = ...,
+    base: Optional[float] = ...,
+) -> FloatArray: ...
+@overload
+def log_likelihood(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: bool, eps: Optional[float] = ...,
+    base: Optional[float] = ...,
+) -> FloatOrArray: ...
 @routed
-def log_likelihood(y_true, y_pred, *, average: bool = False, per_target: bool = False, eps=None, base=None):
+def log_likelihood(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = False, per_target: bool = False,
+    eps: Optional[float] = None, base: Optional[float] = None,
+) -> FloatOrArray:
     """The log-likelihood of 0/1 data: sum of ``y log p + (1 - y) log(1 - p)``.
 
     Parameters
@@ -452,8 +524,25 @@ def log_likelihood(y_true, y_pred, *, average: bool = False, per_target: bool = 
     return _output(_divide(ll / scale, yt.shape[0], average), per_target)
 
 
+@overload
+def log_loss(
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[False] = ..., eps: Optional[float] = ...,
+    base: Optional[float] = ...,
+) -> float: ...
+@overload
+def log_loss(
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[True], eps: Optional[float] = ...,
+    base: Optional[float] = ...,
+) -> FloatArray: ...
+@overload
+def log_loss(
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool, eps: Optional[float] = ..., base: Optional[float] = ...
+) -> FloatOrArray: ...
 @routed
-def log_loss(y_true, y_pred, *, per_target: bool = False, eps=None, base=None):
+def log_loss(
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False, eps: Optional[float] = None,
+    base: Optional[float] = None,
+) -> FloatOrArray:
     """The log loss: minus the log-likelihood divided by the number of examples.
 
     Parameters
@@ -508,8 +597,8 @@ class BestConstant(Result):
     ``value, error``.
     """
 
-    value: object
-    error: object
+    value: FloatOrArray
+    error: FloatOrArray
     loss: str
     _unpack = ("value", "error")
 
@@ -520,7 +609,7 @@ def _column_mode(column: np.ndarray) -> float:
 
 
 @routed
-def best_constant(y, loss: str) -> BestConstant:
+def best_constant(y: ArrayLike, loss: str) -> BestConstant:
     """The constant prediction that minimises ``loss`` on the data ``y``, per target.
 
     Parameters

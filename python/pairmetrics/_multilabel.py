@@ -15,6 +15,7 @@ import numpy as np
 from . import _core
 from ._routing import routed
 from ._result import Result
+from ._typing import ArrayLike, FloatArray, IntArray
 from ._validation import as_matrix, as_numeric_array, check_binary, check_finite, check_nonnegative_finite
 
 __all__ = ["multilabel_counts", "MultilabelCounts"]
@@ -51,18 +52,18 @@ class MultilabelCounts(Result):
     tn: np.int64
     fp: np.int64
     fn: np.int64
-    tp_per_label: np.ndarray
-    tn_per_label: np.ndarray
-    fp_per_label: np.ndarray
-    fn_per_label: np.ndarray
-    tp_per_sample: np.ndarray
-    tn_per_sample: np.ndarray
-    fp_per_sample: np.ndarray
-    fn_per_sample: np.ndarray
-    sample_accuracy: np.ndarray
+    tp_per_label: IntArray
+    tn_per_label: IntArray
+    fp_per_label: IntArray
+    fn_per_label: IntArray
+    tp_per_sample: IntArray
+    tn_per_sample: IntArray
+    fp_per_sample: IntArray
+    fn_per_sample: IntArray
+    sample_accuracy: FloatArray
     mean_sample_accuracy: np.float64
-    label_accuracy: np.ndarray
-    weighted_score_per_sample: np.ndarray
+    label_accuracy: FloatArray
+    weighted_score_per_sample: FloatArray
     weighted_score: np.float64
     false_pos: float
     false_neg: float
@@ -80,7 +81,7 @@ class MultilabelCounts(Result):
         """The fraction of wrong (sample, label) entries: ``1 - mean_sample_accuracy``."""
         return np.float64((self.fp + self.fn) / (self.n_samples * self.n_labels))
 
-    def confusion_matrices(self) -> np.ndarray:
+    def confusion_matrices(self) -> IntArray:
         """Per-label 2 x 2 matrices ``[[tn, fp], [fn, tp]]``, shape (n_labels, 2, 2).
 
         The layout of ``sklearn.metrics.multilabel_confusion_matrix``.
@@ -161,7 +162,9 @@ def _counts_dense(t, p):
 
 
 @routed
-def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: float = 1.0) -> MultilabelCounts:
+def multilabel_counts(
+    y_true: ArrayLike, y_pred: ArrayLike, *, false_pos: float = 1.0, false_neg: float = 1.0
+) -> MultilabelCounts:
     """TP, TN, FP, FN in total, per label and per sample, with accuracies and a weighted score.
 
     Parameters

@@ -13,6 +13,7 @@ from . import _core
 from ._routing import routed
 from ._progress import progress_callback
 from ._result import Result
+from ._typing import ArrayLike, IntArray, NJobs
 from ._validation import (
     as_vector,
     check_bool,
@@ -129,7 +130,7 @@ class PairedEvaluation(Result):
     _variance: dataclasses.InitVar[Optional[float]] = None
     _unpack = ("n_rankable", "n_correct")
 
-    def confidence_interval(self, confidence_level=0.95) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Confidence interval for ``auc`` (DeLong's for binary labels).
 
         Parameters
@@ -173,7 +174,7 @@ class PairedEvaluation(Result):
             "{interval_notes}", _INTERVAL_NOTES.strip().replace("\n    ", "\n        ")
         )
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"PairedEvaluation(n_rankable={self.n_rankable}, n_correct={self.n_correct}, "
             f"n_tied={self.n_tied}, n_incorrect={self.n_incorrect}, auc={self.auc:.6g}, min_dist={self.min_dist})"
@@ -181,7 +182,9 @@ class PairedEvaluation(Result):
 
 
 @routed
-def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
+def paired_eval(
+    scores: ArrayLike, labels: ArrayLike, min_dist: float = 0.5, *, n_jobs: NJobs = None
+) -> tuple[int, int]:
     """Count rankable pairs and correctly ranked pairs (drop-in for ``pairedeval``).
 
     Parameters
@@ -267,7 +270,16 @@ def _auc_components(counts, per_sample):
 
 
 @routed
-def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, variance=None, progress=False):
+def paired_evaluation(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    min_dist: float = 0.5,
+    *,
+    n_jobs: NJobs = None,
+    warn: bool = True,
+    variance: Optional[bool] = None,
+    progress: bool = False,
+) -> PairedEvaluation:
     """Pair counts and the concordance (AUC) of one model's scores.
 
     Parameters
@@ -356,7 +368,7 @@ class PairedComparison(Result):
 
     a: PairedEvaluation
     b: PairedEvaluation
-    table: np.ndarray
+    table: IntArray
     fisher_odds_ratio: float
     fisher_pvalue: float
     auc_difference: float
@@ -368,7 +380,7 @@ class PairedComparison(Result):
     _difference_variance: dataclasses.InitVar[float] = math.nan
     _unpack = ("statistic", "pvalue")
 
-    def confidence_interval(self, confidence_level=0.95) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Confidence interval for ``auc_difference`` (DeLong's for binary labels).
 
         Parameters
@@ -398,7 +410,15 @@ class PairedComparison(Result):
 
 
 @routed
-def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, progress=False):
+def compare_paired(
+    scores_a: ArrayLike,
+    scores_b: ArrayLike,
+    labels: ArrayLike,
+    min_dist: float = 0.5,
+    *,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+) -> PairedComparison:
     """Compare two models' paired evaluations on one test set.
 
     Parameters

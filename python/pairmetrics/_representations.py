@@ -13,8 +13,12 @@ summarise real predictions (``strict=False``).
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from ._typing import ArrayLike
 from ._validation import as_matrix, check_binary, check_bool, check_finite
 
 __all__ = ["to_indicators", "to_cuts", "from_indicators", "from_cuts", "check_cuts"]
@@ -82,7 +86,7 @@ def _feature_dtype(dtype) -> np.dtype:
     return dt
 
 
-def to_indicators(y, values, *, dtype=np.float64) -> np.ndarray:
+def to_indicators(y: ArrayLike, values: ArrayLike, *, dtype: npt.DTypeLike = np.float64) -> npt.NDArray[Any]:
     """One binary indicator feature per value: ``out[e, i] = 1`` exactly when ``y[e] == values[i]``.
 
     Parameters
@@ -107,7 +111,7 @@ def to_indicators(y, values, *, dtype=np.float64) -> np.ndarray:
     return out
 
 
-def to_cuts(y, values, *, dtype=np.float64) -> np.ndarray:
+def to_cuts(y: ArrayLike, values: ArrayLike, *, dtype: npt.DTypeLike = np.float64) -> npt.NDArray[Any]:
     """Cut features ``Y <= values[i]`` for every value but the largest.
 
     Parameters
@@ -140,7 +144,7 @@ def _features(x, name: str, n_columns: int, what: str) -> np.ndarray:
     return arr
 
 
-def from_indicators(indicators, values, *, strict: bool = True) -> np.ndarray:
+def from_indicators(indicators: ArrayLike, values: ArrayLike, *, strict: bool = True) -> npt.NDArray[Any]:
     """The value each row of indicator features stands for (inverse of :func:`to_indicators`).
 
     Parameters
@@ -170,7 +174,7 @@ def from_indicators(indicators, values, *, strict: bool = True) -> np.ndarray:
     return v[np.argmax(ind, axis=1)]
 
 
-def from_cuts(cuts, values, *, strict: bool = True) -> np.ndarray:
+def from_cuts(cuts: ArrayLike, values: ArrayLike, *, strict: bool = True) -> npt.NDArray[Any]:
     """The value each row of cut features stands for (inverse of :func:`to_cuts`).
 
     Parameters
@@ -202,7 +206,7 @@ def from_cuts(cuts, values, *, strict: bool = True) -> np.ndarray:
     return v[np.argmax(reached, axis=1)]
 
 
-def check_cuts(pred_cuts) -> np.ndarray:
+def check_cuts(pred_cuts: ArrayLike) -> npt.NDArray[np.bool_]:
     """Flag irrational cut predictions, one flag per example.
 
     Predictions of the cut features ``Y <= v_1, ..., Y <= v_{k-1}`` are

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from typing import Optional
 
 import numpy as np
 
 from . import _core
+from ._typing import ArrayLike, FloatOrArray
 from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
 
 __all__ = ["roc_auc_score"]
@@ -171,7 +173,16 @@ def _average_binary(y01, y_score, average, weight, max_fpr):
     return float(np.average(score, weights=average_weight))
 
 
-def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_fpr=None, multi_class="raise", labels=None):
+def roc_auc_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: Optional[str] = "macro",
+    sample_weight: Optional[ArrayLike] = None,
+    max_fpr: Optional[float] = None,
+    multi_class: str = "raise",
+    labels: Optional[ArrayLike] = None,
+) -> FloatOrArray:
     """Area under the ROC curve, with scikit-learn's signature and results.
 
     A drop-in for :func:`sklearn.metrics.roc_auc_score`: binary, multi-label

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from . import _core
+from ._typing import ArrayLike
 from ._validation import as_numeric_array, as_vector, check_finite, check_nonnegative_finite, check_same_length
 
 __all__ = ["concordance_index", "concordance_index_censored"]
@@ -29,7 +32,9 @@ def _is_integral(x: object) -> bool:
         return False
 
 
-def concordance_index(event_times, predicted_scores, event_observed=None):
+def concordance_index(
+    event_times: ArrayLike, predicted_scores: ArrayLike, event_observed: Optional[ArrayLike] = None
+) -> float:
     """Harrell's concordance index with lifelines' semantics (drop-in for
     ``lifelines.utils.concordance_index``).
 
@@ -117,7 +122,9 @@ def _no_comparable_pair_error():
     return NoComparablePairException
 
 
-def concordance_index_censored(event_indicator, event_time, estimate, tied_tol=1e-8):
+def concordance_index_censored(
+    event_indicator: ArrayLike, event_time: ArrayLike, estimate: ArrayLike, tied_tol: float = 1e-8
+) -> tuple[float, int, int, int, int]:
     """Harrell's concordance index with scikit-survival's semantics (drop-in for
     ``sksurv.metrics.concordance_index_censored``).
 

@@ -12,6 +12,7 @@ from . import _core
 from ._routing import routed
 from ._progress import progress_callback
 from ._result import Result
+from ._typing import ArrayLike, FloatArray, NJobs, Seed
 from ._validation import (
     as_matrix,
     check_choice,
@@ -80,7 +81,7 @@ class TwoVsTwoResult(Result):
     n_tied: int
     n_pairs: int
     standard_error: Optional[float]
-    sample_accuracy: np.ndarray = dataclasses.field(repr=False)
+    sample_accuracy: FloatArray = dataclasses.field(repr=False)
     metric: str
     ties: str
     pairs: Union[str, int]
@@ -114,7 +115,7 @@ class TwoVsTwoPermutationResult(Result):
 
     statistic: float
     pvalue: float
-    null_distribution: np.ndarray = dataclasses.field(repr=False)
+    null_distribution: FloatArray = dataclasses.field(repr=False)
     n_permutations: int
     observed: TwoVsTwoResult = dataclasses.field(repr=False)
     alternative: str = "greater"
@@ -350,14 +351,14 @@ def _result(setup: _Setup, counts: dict) -> TwoVsTwoResult:
 
 @routed
 def two_vs_two(
-    y_true,
-    y_pred,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
     metric: str = "cosine",
     ties: str = "fail",
     pairs: Union[str, int] = "all",
-    rng=None,
-    n_jobs: Optional[int] = None,
+    rng: Seed = None,
+    n_jobs: NJobs = None,
     progress: bool = False,
     rtol: Optional[float] = None,
 ) -> TwoVsTwoResult:
@@ -464,17 +465,17 @@ def two_vs_two(
 
 @routed
 def two_vs_two_permutation_test(
-    y_true,
-    y_pred,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
     n_permutations: Optional[int] = None,
     n_resamples: Optional[int] = None,
     alternative: str = "greater",
-    rng=None,
+    rng: Seed = None,
     metric: str = "cosine",
     ties: str = "fail",
     pairs: Union[str, int] = "all",
-    n_jobs: Optional[int] = None,
+    n_jobs: NJobs = None,
     progress: bool = False,
     rtol: Optional[float] = None,
 ) -> TwoVsTwoPermutationResult:
