@@ -317,3 +317,48 @@ def test_multilabel_minus_one_weighted_average_differs_deliberately():
     zero_one = (y == 1).astype(int)
     _close(pm.roc_auc_score(y, scores, average="weighted"), metrics.roc_auc_score(zero_one, scores, average="weighted"))
     _close(pm.roc_auc_score(y, scores, average=None), metrics.roc_auc_score(y, scores, average=None))
+
+
+# --------------------------------------------------------------------------- scikit-learn's own tests
+
+# Every test function of sklearn/metrics/tests/test_ranking.py that calls roc_auc_score.
+SKLEARN_SUITE_TESTS = (
+    "test_roc_curve", "test_roc_curve_toydata", "test_multiclass_ovo_roc_auc_toydata",
+    "test_multiclass_ovo_roc_auc_toydata_binary", "test_multiclass_ovr_roc_auc_toydata",
+    "test_perfect_imperfect_chance_multiclass_roc_auc", "test_micro_averaged_ovr_roc_auc",
+    "test_roc_auc_score_multiclass_labels_error", "test_roc_auc_score_multiclass_error",
+    "test_auc_score_non_binary_class", "test_multiclass_ranking_metrics_raise_for_incorrect_shape_of_y_score",
+    "test_score_scale_invariance", "test_partial_roc_auc_score", "test_metric_at_thresholds",
+)
+
+
+def test_sklearn_own_roc_auc_tests_on_pairmetrics(tmp_path):
+    """scikit-learn's test_ranking.py (shipped in its wheel) with roc_auc_score replaced by ours."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import sklearn
+
+    module = os.path.join(os.path.dirname(sklearn.__file__), "metrics", "tests", "test_ranking.py")
+    if not os.path.exists(module):
+        pytest.skip("this scikit-learn installation does not ship its tests")
+    report = tmp_path / "report.json"
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in [here, *sys.path] if p),
+               PAIRMETRICS_SKLEARN_SUITE_REPORT=str(report))
+    # confcutdir: scikit-learn's own conftest.py (its fixtures, such as global_random_seed) is loaded
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_sklearn_suite_plugin",
+               "--confcutdir", os.path.dirname(sklearn.__file__), *[f"{module}::{name}" for name in SKLEARN_SUITE_TESTS]]
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    tally = json.loads(report.read_text())
+    ran = {name.split("::")[-1].split("[")[0] for name in tally}
+    assert ran == set(SKLEARN_SUITE_TESTS), set(SKLEARN_SUITE_TESTS) - ran  # renamed upstream: update the list
+    assert all(entry["outcome"] in ("passed", "xfailed") for entry in tally.values())
+    # every selected test function called ours (not a silently kept original) in at least one of its cases
+    called = {name.split("::")[-1].split("[")[0] for name, entry in tally.items() if entry["calls"]}
+    assert called == set(SKLEARN_SUITE_TESTS), set(SKLEARN_SUITE_TESTS) - called
+    print(f"\nscikit-learn's ROC AUC tests on pairmetrics: {len(tally)} run, "
+          f"{sum(e['outcome'] == 'xfailed' for e in tally.values())} deliberate differences")

@@ -1,5 +1,10 @@
 """concordance_index (lifelines) and concordance_index_censored (scikit-survival)
-against the libraries themselves and the O(n^2) reference."""
+against the libraries themselves and the O(n^2) reference.
+
+Neither lifelines nor scikit-survival ships its test suite in its wheel (unlike
+scikit-learn, whose ROC AUC tests run against ours in test_sklearn.py), so
+their own tests cannot be run here; the comparisons below call the installed
+functions directly."""
 
 import warnings
 
