@@ -88,7 +88,7 @@ def _two_vs_two_terms(y: numpy.ndarray, p: numpy.ndarray, metric: str, n_threads
     """
     The n x n matrix of comparison terms (<y_i, p_j> of the prepared rows, or -d(y_i, p_j)).
     """
-def concordance_counts(times: numpy.typing.NDArray[numpy.float64], events: numpy.typing.NDArray[numpy.uint8], estimates: numpy.typing.NDArray[numpy.float64], tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple[typing.Any, ...]:
+def concordance_counts(times: numpy.typing.NDArray[numpy.float64], events: numpy.typing.NDArray[numpy.uint8], estimates: numpy.typing.NDArray[numpy.float64], tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple[int, int, int, int]:
     """
     (below, tied, above, tied_time) over comparable pairs (event i, later or same-time censored j): estimate_j below, tied with or above estimate_i.
     """
@@ -104,7 +104,7 @@ def paired_simd_levels() -> list[str]:
     """
     Vector code levels of the paired kernel that this CPU runs ('scalar' always).
     """
-def roc_auc(scores: numpy.ndarray, positive: numpy.typing.NDArray[numpy.uint8], weights: typing.Any, max_fpr: typing.SupportsFloat | typing.SupportsIndex = 1.0, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple[typing.Any, ...]:
+def roc_auc(scores: numpy.ndarray, positive: numpy.typing.NDArray[numpy.uint8], weights: typing.Any, max_fpr: typing.SupportsFloat | typing.SupportsIndex = 1.0, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple[float, float, float]:
     """
     (area, positive_total, negative_total): weighted ROC AUC, or the partial area up to max_fpr when max_fpr < 1; area is NaN when a class has no weight.
     """

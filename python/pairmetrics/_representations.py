@@ -24,7 +24,7 @@ from ._validation import as_matrix, check_binary, check_bool, check_finite
 __all__ = ["to_indicators", "to_cuts", "from_indicators", "from_cuts", "check_cuts"]
 
 
-def _domain(values, *, ordered: bool) -> np.ndarray:
+def _domain(values: Any, *, ordered: bool) -> np.ndarray:
     try:
         v = np.asarray(values)
     except Exception as exc:  # ragged input
@@ -47,7 +47,7 @@ def _domain(values, *, ordered: bool) -> np.ndarray:
     return v
 
 
-def _codes(y, v: np.ndarray) -> np.ndarray:
+def _codes(y: Any, v: np.ndarray) -> np.ndarray:
     """Position in ``v`` of every entry of ``y``; ValueError naming y for a value not in v."""
     try:
         arr = np.asarray(y)
@@ -75,7 +75,7 @@ def _codes(y, v: np.ndarray) -> np.ndarray:
     return order[pos]
 
 
-def _feature_dtype(dtype) -> np.dtype:
+def _feature_dtype(dtype: Any) -> np.dtype[Any]:
     """A real numeric (or bool) result dtype, refused with an error naming ``dtype``."""
     try:
         dt = np.dtype(dtype)
@@ -136,7 +136,7 @@ def to_cuts(y: ArrayLike, values: ArrayLike, *, dtype: npt.DTypeLike = np.float6
     return (codes[:, None] <= np.arange(v.size - 1)).astype(dtype)
 
 
-def _features(x, name: str, n_columns: int, what: str) -> np.ndarray:
+def _features(x: Any, name: str, n_columns: int, what: str) -> np.ndarray:
     arr = as_matrix(x, name, min_cols=0)
     if arr.shape[1] != n_columns:
         raise ValueError(f"{name} must have {n_columns} columns ({what}), got {arr.shape[1]}")
@@ -227,4 +227,4 @@ def check_cuts(pred_cuts: ArrayLike) -> npt.NDArray[np.bool_]:
     """
     p = as_matrix(pred_cuts, "pred_cuts")
     check_finite(p, "pred_cuts")
-    return (p[:, 1:] < p[:, :-1]).any(axis=1)  # no np.diff: it wraps around for unsigned input
+    return np.asarray((p[:, 1:] < p[:, :-1]).any(axis=1))  # no np.diff: it wraps around for unsigned input

@@ -5,11 +5,12 @@ drop-in compatibility with the functions we replace."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
 
-def _equal(a, b) -> bool:
+def _equal(a: object, b: object) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
     if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
@@ -42,32 +43,33 @@ class Result:
     ``dataclasses.replace`` carries it over (it reads the attribute).
     """
 
-    _unpack: tuple[str, ...] = ()
+    _unpack: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self, *private: object) -> None:
         for name, value in zip(_private_names(type(self)), private):
             object.__setattr__(self, name, value)  # results are frozen
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         if not self._unpack:
             raise TypeError(f"{type(self).__name__} does not unpack; use its fields")
         return iter(tuple(getattr(self, name) for name in self._unpack))
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self._unpack:
             raise TypeError(f"{type(self).__name__} has no len(); use its fields")
         return len(self._unpack)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return True
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         return tuple(self)[index]
 
-    def _public_fields(self):
-        return [f.name for f in dataclasses.fields(self) if not f.name.startswith("_")]
+    def _public_fields(self) -> list[str]:
+        fields = dataclasses.fields(self)  # type: ignore[arg-type]  # every subclass is a dataclass
+        return [f.name for f in fields if not f.name.startswith("_")]
 
-    def _public_properties(self):
+    def _public_properties(self) -> list[str]:
         names = []
         for klass in type(self).__mro__:
             for name, value in vars(klass).items():
@@ -75,14 +77,14 @@ class Result:
                     names.append(name)
         return names
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
         return all(_equal(getattr(self, n), getattr(other, n)) for n in self._public_fields())
 
-    __hash__ = None  # results hold arrays and floats: compare them, do not hash them
+    __hash__ = None  # type: ignore[assignment]  # results hold arrays and floats: compare them, do not hash them
 
-    def asdict(self) -> dict:
+    def asdict(self) -> dict[str, Any]:
         """Public fields and derived values (such as ``auc``) as a plain dict; arrays stay arrays,
         nested results become dicts."""
         out = {}
@@ -91,7 +93,7 @@ class Result:
             out[name] = value.asdict() if isinstance(value, Result) else value
         return out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         parts = []
         for name in self._public_fields():
             value = getattr(self, name)

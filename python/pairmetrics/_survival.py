@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._typing import ArrayLike
@@ -13,7 +14,7 @@ from ._validation import as_numeric_array, as_vector, check_finite, check_nonneg
 __all__ = ["concordance_index", "concordance_index_censored"]
 
 
-def _float_vector(x, name):
+def _float_vector(x: Any, name: str) -> np.ndarray:
     """lifelines' conversion: ``np.asarray(x, dtype=float)``; rows and columns of one are flattened."""
     try:
         arr = np.asarray(x, dtype=float)
@@ -114,7 +115,7 @@ def concordance_index(
     return (above + tied / 2) / pairs
 
 
-def _no_comparable_pair_error():
+def _no_comparable_pair_error() -> type[ValueError]:
     try:
         from sksurv.exceptions import NoComparablePairException
     except ImportError:  # the same message, as a ValueError (its base class)
@@ -213,7 +214,7 @@ def concordance_index_censored(
     return cindex, int(below), int(above), int(tied), int(tied_time)
 
 
-def _as_exact_float64(arr, name):
+def _as_exact_float64(arr: np.ndarray, name: str) -> npt.NDArray[np.float64]:
     """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
     if arr.dtype.kind in "iu" and arr.size and arr.dtype.itemsize == 8:
         if max(abs(int(arr.max())), abs(int(arr.min()))) > 2**53:
