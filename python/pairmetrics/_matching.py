@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -112,8 +112,12 @@ class MatchingResult(Result):
     resolution: float = dataclasses.field(repr=False)
     max_distance: float = dataclasses.field(repr=False)
     stats: dict[str, Any] = dataclasses.field(repr=False, compare=False)
-    _source: dataclasses.InitVar[Optional[_Source]] = None
-    _timings: dataclasses.InitVar[Optional[dict[str, float]]] = None  # seconds per phase
+    if TYPE_CHECKING:  # attributes to type checkers; at run time InitVars (see Result)
+        _source: Optional[_Source] = None
+        _timings: Optional[dict[str, float]] = None
+    else:
+        _source: dataclasses.InitVar[Optional[_Source]] = None
+        _timings: dataclasses.InitVar[Optional[dict[str, float]]] = None  # seconds per phase
 
     def certificate(
         self, D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None, n_jobs: NJobs = None,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Literal, Optional, overload
+from typing import Any, Literal, Optional, overload
 
 import numpy as np
 
@@ -52,7 +52,7 @@ _EXACT_INT = 2**53  # integers up to this magnitude are exact in float64
 # --------------------------------------------------------------------------- input handling
 
 
-def _as_targets(x, name: str) -> np.ndarray:
+def _as_targets(x: Any, name: str) -> np.ndarray:
     arr = as_numeric_array(x, name)
     if arr.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D (n,) or 2-D (n, t), got shape {arr.shape}")
@@ -61,7 +61,7 @@ def _as_targets(x, name: str) -> np.ndarray:
     return arr
 
 
-def _pair(y_true, y_pred):
+def _pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
     """Both inputs as 1-D or 2-D arrays of one shape; (n,) against (n, 1) is allowed."""
     yt = _as_targets(y_true, "y_true")
     yp = _as_targets(y_pred, "y_pred")
@@ -73,16 +73,16 @@ def _pair(y_true, y_pred):
     return yt, yp
 
 
-def _output(values: np.ndarray, per_target: bool):
+def _output(values: np.ndarray, per_target: bool) -> FloatOrArray:
     return values.astype(np.float64) if per_target else np.float64(values[0])
 
 
-def _int_range(arr: np.ndarray):
+def _int_range(arr: np.ndarray) -> tuple[int, int]:
     """(min, max) of an integer or bool array as Python ints."""
     return int(arr.min()), int(arr.max())
 
 
-def _kernel_operands(yt: np.ndarray, yp: np.ndarray):
+def _kernel_operands(yt: np.ndarray, yp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The two arrays the error kernel reads: any real dtype, then float32/float64.
 
     Every sum is symmetric in the two, so the float one goes second and
@@ -116,7 +116,9 @@ def _kernel_operands(yt: np.ndarray, yp: np.ndarray):
     return diff, np.broadcast_to(np.zeros(1), diff.shape)
 
 
-def _error_stats(y_true, y_pred, per_target: bool):
+def _error_stats(
+    y_true: Any, y_pred: Any, per_target: bool
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Validated inputs and the kernel's sums (dict abs_sum, sq_sum, max_abs, n_wrong)."""
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
@@ -126,7 +128,7 @@ def _error_stats(y_true, y_pred, per_target: bool):
     return yt, yp, _core._error_stats(a, b, per_target)
 
 
-def _divide(values, n: int, average: bool):
+def _divide(values: np.ndarray, n: int, average: bool) -> np.ndarray:
     return values / n if check_bool(average, "average") else values
 
 
@@ -326,7 +328,9 @@ def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False)
     return _output(rms, per_target)
 
 
-def _scaled_rms(yt, yp, per_target, max_abs, rms, rescale):
+def _scaled_rms(
+    yt: np.ndarray, yp: np.ndarray, per_target: bool, max_abs: np.ndarray, rms: np.ndarray, rescale: np.ndarray
+) -> np.ndarray:
     """The RMS error recomputed on inputs scaled by a power of two that brings max |difference| to [1, 2)."""
     a, b = yt.astype(np.float64), yp.astype(np.float64)
     columns = yt.ndim == 2 and per_target
@@ -394,12 +398,12 @@ class Likelihood(Result):
     _unpack = ("value", "log")
 
 
-def _check_eps(eps) -> float:
+def _check_eps(eps: Optional[float]) -> float:
     """eps in (0, 0.5), or None (0.0: no clipping)."""
     return 0.0 if eps is None else check_real(eps, "eps", low=0, high=0.5, low_open=True, high_open=True)
 
 
-def _log_base(base) -> float:
+def _log_base(base: Optional[float]) -> float:
     """The natural log of ``base`` (finite, > 0, != 1), 1.0 for None."""
     if base is None:
         return 1.0
@@ -425,7 +429,9 @@ def _check_probabilities(p: np.ndarray, name: str) -> None:
     )
 
 
-def _log_likelihood(y_true, y_pred, per_target, eps):
+def _log_likelihood(
+    y_true: Any, y_pred: Any, per_target: bool, eps: Optional[float]
+) -> tuple[np.ndarray, np.ndarray]:
     """Natural log-likelihood, total or per target; everything validated before the kernel."""
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
@@ -470,8 +476,8 @@ def likelihood(
     1 (or 1 for an outcome 0) makes the likelihood 0 and its log ``-inf``;
     pass ``eps`` to clip instead.
     """
-    _, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    ll = _output(ll, per_target)
+    _, log_sum = _log_likelihood(y_true, y_pred, per_target, eps)
+    ll = _output(log_sum, per_target)
     return Likelihood(value=np.exp(ll), log=ll)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from ._typing import ArrayLike, FloatArray, IntArray
 from ._validation import as_matrix, as_numeric_array, check_binary, check_finite, check_nonnegative_finite
 
 __all__ = ["multilabel_counts", "MultilabelCounts"]
+
+# counts of 1s (in both, in y_true, in y_pred), one entry per label or per sample
+_Triple = tuple[IntArray, ...]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -91,14 +95,14 @@ class MultilabelCounts(Result):
         ).reshape(-1, 2, 2)
 
 
-def _issparse(x) -> bool:
+def _issparse(x: object) -> bool:
     """Whether x is a scipy.sparse matrix or array, without importing scipy
     (an object cannot be sparse unless scipy.sparse was imported already)."""
     sparse = sys.modules.get("scipy.sparse")
     return sparse is not None and sparse.issparse(x)
 
 
-def _sparse_binary(x, name: str):
+def _sparse_binary(x: Any, name: str) -> Any:
     """A valid CSR with only stored 1s (explicit zeros dropped, no index stored
     twice); no copy unless there are zeros or the input is not CSR."""
     import scipy.sparse as sp
@@ -128,7 +132,7 @@ def _sparse_binary(x, name: str):
     return m
 
 
-def _dense_binary(x, name: str) -> np.ndarray:
+def _dense_binary(x: Any, name: str) -> np.ndarray:
     """The 0/1 entries as a uint8 array: a view for 1-byte dtypes, else one converted copy."""
     arr = as_matrix(x, name, min_rows=0, min_cols=0)
     if arr.dtype.itemsize == 1 and arr.dtype.kind in "biu":
@@ -138,22 +142,22 @@ def _dense_binary(x, name: str) -> np.ndarray:
     return (arr != 0).view(np.uint8)
 
 
-def _counts_sparse(t, p):
+def _counts_sparse(t: Any, p: Any) -> tuple[_Triple, _Triple]:
     """Per-label and per-sample counts of 1s in both, in t and in p, in one O(nnz) pass."""
     arrays = [t.indptr, t.indices, p.indptr, p.indices]
     index = np.int32 if all(a.dtype == np.int32 for a in arrays) else np.int64
     arrays = [np.ascontiguousarray(a, dtype=index) for a in arrays]
-    return _split(_core._multilabel_sparse(*arrays, t.shape[0], t.shape[1]))
+    return _split(_core._multilabel_sparse(*arrays, t.shape[0], t.shape[1]))  # type: ignore[call-arg]  # 4 arrays
 
 
-def _split(counts: dict, transposed: bool = False):
+def _split(counts: dict[str, IntArray], transposed: bool = False) -> tuple[_Triple, _Triple]:
     """(per-label, per-sample) triples of counts (both, true, pred) from the kernel's dict."""
     labels = tuple(counts[f"label_{k}"] for k in ("both", "true", "pred"))
     samples = tuple(counts[f"sample_{k}"] for k in ("both", "true", "pred"))
     return (samples, labels) if transposed else (labels, samples)
 
 
-def _counts_dense(t, p):
+def _counts_dense(t: np.ndarray, p: np.ndarray) -> tuple[_Triple, _Triple]:
     """Per-label and per-sample counts of 1s in both, in t and in p, in one pass over the bytes."""
     if t.strides[0] < t.strides[1] and p.strides[0] < p.strides[1]:
         # column-major: count the transposes (contiguous rows) and swap the roles
@@ -211,10 +215,12 @@ def multilabel_counts(
     return _result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty)
 
 
-def _result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty) -> MultilabelCounts:
+def _result_from_counts(
+    labels: _Triple, samples: _Triple, n_samples: int, n_labels: int, fp_penalty: float, fn_penalty: float
+) -> MultilabelCounts:
     """The result from per-label and per-sample (both, true, predicted) counts of 1s."""
 
-    def split(counts, size):
+    def split(counts: _Triple, size: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
         tp, true, pred = counts
         fp, fn = pred - tp, true - tp
         return tp, size - tp - fp - fn, fp, fn

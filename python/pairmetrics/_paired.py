@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from . import _core
 from ._routing import routed
 from ._progress import progress_callback
 from ._result import Result
-from ._typing import ArrayLike, IntArray, NJobs
+from ._typing import ArrayLike, FloatArray, IntArray, NJobs
 from ._validation import (
     as_vector,
     check_bool,
@@ -39,7 +39,9 @@ _SEMANTICS = """
     and no count depends on the order of the input."""
 
 
-def _prepare(scores, labels, min_dist, scores_name="scores"):
+def _prepare(
+    scores: ArrayLike, labels: ArrayLike, min_dist: float, scores_name: str = "scores"
+) -> tuple[np.ndarray, np.ndarray, float]:
     scores = as_vector(scores, scores_name, min_length=2)
     labels = as_vector(labels, "labels", min_length=2)
     check_same_length(scores, labels, scores_name, "labels")
@@ -69,7 +71,9 @@ class ConfidenceInterval(Result):
     _unpack = ("low", "high")
 
 
-def _normal_interval(estimate, variance, confidence_level, low, high):
+def _normal_interval(
+    estimate: float, variance: float, confidence_level: float, low: float, high: float
+) -> ConfidenceInterval:
     """``estimate -+ z * sqrt(variance)`` clipped to [low, high]."""
     from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
 
@@ -127,7 +131,10 @@ class PairedEvaluation(Result):
     n_tied: int
     n_incorrect: int
     min_dist: float
-    _variance: dataclasses.InitVar[Optional[float]] = None
+    if TYPE_CHECKING:  # an attribute to type checkers; at run time an InitVar (see Result)
+        _variance: Optional[float] = None
+    else:
+        _variance: dataclasses.InitVar[Optional[float]] = None
     _unpack = ("n_rankable", "n_correct")
 
     def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
@@ -246,7 +253,7 @@ if paired_eval.__doc__:  # None under python -OO
 _CHEAP_VARIANCE_SAMPLES = 100_000
 
 
-def _component_factors(labels):
+def _component_factors(labels: np.ndarray) -> FloatArray:
     """Per-sample ddof factors ``f_i`` of the variance (see _INTERVAL_NOTES):
     per class for binary labels (DeLong), ``n / (n - 1)`` otherwise."""
     n = labels.shape[0]
@@ -255,13 +262,13 @@ def _component_factors(labels):
     n_low = int(np.count_nonzero(is_low))
     n_high = int(np.count_nonzero(labels == high))
     if low != high and n_low + n_high == n:
-        def factor(m):
+        def factor(m: int) -> float:
             return m / (m - 1) if m > 1 else 1.0  # a lone sample's component is 0
         return np.where(is_low, factor(n_low), factor(n_high))
     return np.full(n, n / (n - 1))
 
 
-def _auc_components(counts, per_sample):
+def _auc_components(counts: tuple[int, int, int, int], per_sample: tuple[IntArray, ...]) -> FloatArray:
     """``g_i = credit_i - auc * r_i`` from the kernel's per-sample counts."""
     rankable, tied, incorrect = per_sample
     evaluation_auc = (counts[1] + 0.5 * counts[2]) / counts[0] if counts[0] else math.nan
@@ -377,7 +384,10 @@ class PairedComparison(Result):
     covariance: float
     statistic: float
     pvalue: float
-    _difference_variance: dataclasses.InitVar[float] = math.nan
+    if TYPE_CHECKING:  # an attribute to type checkers; at run time an InitVar (see Result)
+        _difference_variance: float = math.nan
+    else:
+        _difference_variance: dataclasses.InitVar[float] = math.nan
     _unpack = ("statistic", "pvalue")
 
     def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
@@ -474,7 +484,10 @@ def compare_paired(
     return _comparison(counts[0], counts[1], min_dist, labels_f.shape[0], sums, stacklevel=4)  # user, dispatch, here
 
 
-def _comparison(counts_a, counts_b, min_dist, n, sums, stacklevel):
+def _comparison(
+    counts_a: tuple[int, int, int, int], counts_b: tuple[int, int, int, int], min_dist: float, n: int,
+    sums: list[Any], stacklevel: int,
+) -> PairedComparison:
     """The PairedComparison from both models' totals and the sums of the
     per-sample components ``g``: ``(ga.ga, gb.gb, ga.gb)`` plain and weighted
     by the interval factors (in that order; ignored when nothing is rankable)."""

@@ -36,7 +36,9 @@ class Result:
     truthy.
 
     Private state (such as a cached variance) is declared as
-    ``_name: dataclasses.InitVar[T] = default``: the constructor takes it as
+    ``_name: dataclasses.InitVar[T] = default`` (under ``if TYPE_CHECKING``
+    as ``_name: T = default``, so that type checkers see the attribute): the
+    constructor takes it as
     usual, ``__post_init__`` keeps it as a plain attribute, and it is not a
     dataclass field, so ``dataclasses.asdict``/``fields``, equality,
     ``asdict()`` and the repr see only the public fields.

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from . import _core
-from ._typing import ArrayLike, FloatOrArray
+from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
 
 __all__ = ["roc_auc_score"]
 
 
-def _undefined_metric_warning():
+def _undefined_metric_warning() -> type[Warning]:
     """scikit-learn's UndefinedMetricWarning when it is installed (so filters on it keep working)."""
     try:
         from sklearn.exceptions import UndefinedMetricWarning
@@ -24,11 +24,11 @@ def _undefined_metric_warning():
     return UndefinedMetricWarning
 
 
-def _warn(message):
+def _warn(message: str) -> None:
     warnings.warn(message, _undefined_metric_warning(), stacklevel=4)
 
 
-def _as_labels(y_true):
+def _as_labels(y_true: Any) -> np.ndarray:
     """y_true as an ndarray of any dtype (strings allowed), NaN refused."""
     if hasattr(y_true, "toarray") and hasattr(y_true, "nnz"):  # scipy.sparse indicator matrix
         y_true = y_true.toarray()
@@ -50,7 +50,7 @@ def _as_labels(y_true):
     return arr
 
 
-def _unique(y):
+def _unique(y: np.ndarray) -> np.ndarray:
     """``np.unique(y)``, without a sort when y holds at most two values (the common, large case)."""
     if y.dtype.kind in "biuf" and y.size:
         low, high = y.min(), y.max()
@@ -61,7 +61,7 @@ def _unique(y):
     return np.unique(y)
 
 
-def _target_type(y):
+def _target_type(y: np.ndarray) -> str:
     """scikit-learn's ``type_of_target`` for the cases roc_auc_score distinguishes."""
     column = y.ndim == 1 or y.shape[1] == 1
     uniques = _unique(y)
@@ -76,7 +76,7 @@ def _target_type(y):
     return "multiclass" if uniques.size > 2 else "binary"
 
 
-def _scores(y_score):
+def _scores(y_score: Any) -> tuple[np.ndarray, np.dtype[Any]]:
     """y_score for the kernel, and the dtype it came in (float16 is widened; sums of
     probabilities are checked in the caller's dtype, as scikit-learn does)."""
     given = getattr(y_score, "dtype", None)
@@ -87,7 +87,7 @@ def _scores(y_score):
     return arr, given if isinstance(given, np.dtype) and given.kind == "f" else arr.dtype
 
 
-def _weights(sample_weight, n):
+def _weights(sample_weight: Any, n: int) -> Optional[FloatArray]:
     if sample_weight is None:
         return None
     w = as_numeric_array(sample_weight, "sample_weight")
@@ -100,7 +100,7 @@ def _weights(sample_weight, n):
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
-def _check_weight_values(weight):
+def _check_weight_values(weight: np.ndarray) -> None:
     """Finite and non-negative. Checked only once a score is defined, as scikit-learn does:
     with one class present it returns NaN (and warns) whatever the weights."""
     check_finite(weight, "sample_weight")
@@ -110,7 +110,7 @@ def _check_weight_values(weight):
         )
 
 
-def _binary_auc(positive, score, weight, max_fpr):
+def _binary_auc(positive: np.ndarray, score: np.ndarray, weight: Optional[np.ndarray], max_fpr: Optional[float]) -> float:
     """One binary AUC: positive is a uint8 0/1 vector, score a 1-D view."""
     if positive.size == 0 or positive.min() == positive.max():
         _warn("Only one class is present in y_true. ROC AUC score is not defined in that case.")
@@ -119,8 +119,9 @@ def _binary_auc(positive, score, weight, max_fpr):
         _check_weight_values(weight)
     if weight is not None and not np.any(weight):
         raise ValueError("sample_weight must contain at least one non-zero number")
-    partial = max_fpr is not None and max_fpr != 1
-    area, total_pos, total_neg = _core.roc_auc(score, positive, weight, max_fpr if partial else 1.0, resolve_n_jobs(None))
+    fpr = 1.0 if max_fpr is None else max_fpr
+    partial = fpr != 1
+    area, total_pos, total_neg = _core.roc_auc(score, positive, weight, fpr, resolve_n_jobs(None))
     if partial and not total_neg > 0 and total_pos > 0:
         # scikit-learn's curve has a single point then and it raises.
         raise ValueError("max_fpr: no negative sample has nonzero weight, so the partial AUC is undefined")
@@ -133,11 +134,13 @@ def _binary_auc(positive, score, weight, max_fpr):
     if not partial:
         return float(area)
     # McClish correction: 0.5 for a non-discriminant model, 1 for a perfect one.
-    min_area = 0.5 * max_fpr**2
-    return float(0.5 * (1 + (area - min_area) / (max_fpr - min_area)))
+    min_area = 0.5 * fpr**2
+    return float(0.5 * (1 + (area - min_area) / (fpr - min_area)))
 
 
-def _average_binary(y01, y_score, average, weight, max_fpr):
+def _average_binary(
+    y01: np.ndarray, y_score: np.ndarray, average: Optional[str], weight: Optional[np.ndarray], max_fpr: Optional[float]
+) -> FloatOrArray:
     """scikit-learn's ``_average_binary_score`` over the columns of a 0/1 indicator matrix."""
     if y_score.ndim == 1:
         y_score = y_score[:, None]
@@ -310,7 +313,10 @@ def roc_auc_score(
     return _average_binary((y == 1).view(np.uint8), scores, average, weight, max_fpr)
 
 
-def _multiclass(y, scores, labels, multi_class, average, weight, score_dtype):
+def _multiclass(
+    y: np.ndarray, scores: np.ndarray, labels: Any, multi_class: str, average: Optional[str],
+    weight: Optional[np.ndarray], score_dtype: np.dtype[Any],
+) -> FloatOrArray:
     if scores.ndim != 2:
         raise ValueError(
             "`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains multiple classes. "
@@ -321,7 +327,7 @@ def _multiclass(y, scores, labels, multi_class, average, weight, score_dtype):
             "Target scores (y_score) need to be probabilities for multiclass roc_auc, "
             "i.e. they should sum up to 1.0 over classes"
         )
-    options = ("macro", "weighted", None)
+    options: tuple[Optional[str], ...] = ("macro", "weighted", None)
     if multi_class == "ovr":
         options = ("micro",) + options
     if average not in options:
