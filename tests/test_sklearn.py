@@ -350,7 +350,8 @@ def test_sklearn_own_roc_auc_tests_on_pairmetrics(tmp_path):
                PAIRMETRICS_SKLEARN_SUITE_REPORT=str(report))
     # confcutdir: scikit-learn's own conftest.py (its fixtures, such as global_random_seed) is loaded
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_sklearn_suite_plugin",
-               "--confcutdir", os.path.dirname(sklearn.__file__), *[f"{module}::{name}" for name in SKLEARN_SUITE_TESTS]]
+               "--confcutdir", os.path.dirname(sklearn.__file__),
+               *[f"{module}::{name}" for name in SKLEARN_SUITE_TESTS]]
     run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     tally = json.loads(report.read_text())

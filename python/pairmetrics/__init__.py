@@ -7,13 +7,13 @@ classic error measures. Plain-Python references of every kernel live in
 """
 
 from . import _core  # noqa: F401  (fail early if the extension is missing)
-from . import _crossmatch, _matching, _measures, _multilabel, _paired
-from . import _representations, _roc_auc, _survival, _two_vs_two
+from . import _crossmatch, _matching, _measures, _paired, _roc_auc, _survival, _two_vs_two
 from ._paired import *  # noqa: F401,F403
 from ._two_vs_two import *  # noqa: F401,F403
 from ._matching import *  # noqa: F401,F403
 from ._crossmatch import *  # noqa: F401,F403
 from ._measures import *  # noqa: F401,F403
+# already in _measures' names; imported again because type checkers cannot follow its __all__
 from ._multilabel import *  # noqa: F401,F403
 from ._representations import *  # noqa: F401,F403
 from ._roc_auc import *  # noqa: F401,F403

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 
-def _null_support(N: int, n: int):
+def _null_support(N: int, n: int) -> tuple[IntArray, IntArray, IntArray]:
     """a1 values with positive null probability and the matching a0, a2."""
     I = N // 2
     m = N - n
@@ -62,7 +62,7 @@ def _null_support(N: int, n: int):
     return a0, a1, a2
 
 
-def _log_pmf(N: int, n: int, a0, a1, a2):
+def _log_pmf(N: int, n: int, a0: IntArray, a1: IntArray, a2: IntArray) -> FloatArray:
     """log P(A1 = a1) = log(2^a1 I! / (C(N, n) a0! a1! a2!)), exact at any N."""
     from scipy.special import gammaln
 
@@ -71,7 +71,7 @@ def _log_pmf(N: int, n: int, a0, a1, a2):
     return a1 * math.log(2.0) + gammaln(I + 1) - log_choose - gammaln(a0 + 1) - gammaln(a1 + 1) - gammaln(a2 + 1)
 
 
-def _moments(N: int, n: int):
+def _moments(N: int, n: int) -> tuple[float, float]:
     """Exact null mean and variance of A1 (the closed forms of the R package)."""
     m = N - n
     ea1 = n * m / (N - 1)
@@ -104,7 +104,7 @@ def _pvalue(N: int, n: int, a1: int, alternative: str = "less") -> float:
     return float(min(1.0, math.exp(logsumexp(logp[keep]) - logsumexp(logp))))
 
 
-def _approx_pvalue(dev, alternative: str):
+def _approx_pvalue(dev: Any, alternative: str) -> Any:
     """Normal approximation of the p-value from the standardised a1."""
     from scipy.special import ndtr
 
@@ -229,7 +229,7 @@ class CrossMatchResult(Result):
         return self.pval
 
 
-def _stats_from_mate(z: np.ndarray, mate: np.ndarray):
+def _stats_from_mate(z: np.ndarray, mate: np.ndarray) -> tuple[int, int, int]:
     i = np.flatnonzero(mate > np.arange(mate.shape[0]))
     zi, zj = z[i], z[mate[i]]
     a1 = int((zi != zj).sum())
@@ -238,7 +238,7 @@ def _stats_from_mate(z: np.ndarray, mate: np.ndarray):
     return a0, a1, a2
 
 
-def _statistics(a0: int, a1: int, a2: int, alternative: str = "less"):
+def _statistics(a0: int, a1: int, a2: int, alternative: str = "less") -> dict[str, Any]:
     N = 2 * (a0 + a1 + a2)
     n = a1 + 2 * a2
     ea1, va1 = _moments(N, n)
@@ -253,7 +253,7 @@ def _result(z: np.ndarray, matching: MatchingResult, alternative: str = "less") 
     return CrossMatchResult(**_statistics(a0, a1, a2, alternative), matching=matching)
 
 
-def _check_labels(z, name: str = "z") -> np.ndarray:
+def _check_labels(z: Any, name: str = "z") -> np.ndarray:
     z = as_vector(z, name, min_length=2)
     if z.dtype.kind == "f":
         check_finite(z, name)
@@ -309,7 +309,7 @@ def crossmatchtest(
     return _result(z, _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source))
 
 
-def _as_sample(x, name: str) -> np.ndarray:
+def _as_sample(x: Any, name: str) -> np.ndarray:
     x = np.asarray(x) if not isinstance(x, np.ndarray) else x
     if getattr(x, "ndim", None) == 1:
         x = x[:, None]
@@ -318,7 +318,7 @@ def _as_sample(x, name: str) -> np.ndarray:
     return x
 
 
-def _pool(x, y):
+def _pool(x: Any, y: Any) -> tuple[np.ndarray, int, int]:
     x = _as_sample(x, "x")
     y = _as_sample(y, "y")
     if x.shape[1] != y.shape[1]:
@@ -423,7 +423,7 @@ class CrossMatchResampleResult(Result):
         return self.n_repeats
 
 
-def _pvalue_table(N: int, n: int, alternative: str):
+def _pvalue_table(N: int, n: int, alternative: str) -> tuple[IntArray, FloatArray]:
     """Support of A1 and the p-value of each of its values, for one side."""
     null = crossmatch_null_distribution(N, n)
     pmf = null.pmf
@@ -542,7 +542,10 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
     )
 
 
-def _resample_options(metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k):
+def _resample_options(
+    metric: Metric, metric_kwargs: dict[str, Any], alternative: str, n_resamples: int, n_repeats: Optional[int],
+    sample_size: int, k: int,
+) -> tuple[str, int, int, int]:
     """Checked options of :func:`crossmatch_resample` (in memory and on Dask)."""
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")

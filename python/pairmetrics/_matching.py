@@ -42,7 +42,10 @@ class _Source:
 
     __slots__ = ("kind", "metric", "kwargs", "_strong", "_weak")
 
-    def __init__(self, kind, obj=None, metric=None, kwargs=None, strong=False):
+    def __init__(
+        self, kind: str, obj: Any = None, metric: Any = None, kwargs: Optional[dict[str, Any]] = None,
+        strong: bool = False,
+    ) -> None:
         self.kind = kind
         self.metric = metric
         self.kwargs = dict(kwargs or {})
@@ -54,12 +57,12 @@ class _Source:
             except TypeError:  # lists and the like: nothing to refer to
                 pass
 
-    def data(self):
+    def data(self) -> Any:
         if self._strong is not None:
             return self._strong
         return self._weak() if self._weak is not None else None
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[_Source], tuple[Any, ...]]:
         return (_Source, (self.kind, None, self.metric, self.kwargs))
 
 
@@ -209,7 +212,7 @@ class MatchingResult(Result):
         floor = 16 * np.finfo(np.float64).eps * c["magnitude"]
         return bool(c["complete"] and c["min_z"] >= 0 and c["certified_gap_bound"] <= rtol * abs(c["cost"]) + floor)
 
-    def _verification_data(self, D, points):
+    def _verification_data(self, D: Any, points: Any) -> tuple[str, np.ndarray, float, bool]:
         """(kind, array, unit, squared) for the certificate kernels."""
         source = self._source
         if D is not None and points is not None:
@@ -255,7 +258,10 @@ class MatchingResult(Result):
         return out
 
 
-def solve_sparse_matching(n, eu, ev, w, *, y0=None, mate0=None, progress=None) -> dict:
+def solve_sparse_matching(
+    n: int, eu: ArrayLike, ev: ArrayLike, w: ArrayLike, *, y0: Optional[ArrayLike] = None,
+    mate0: Optional[ArrayLike] = None, progress: Any = None,
+) -> dict[str, Any]:
     """Exact minimum-weight perfect matching of a sparse graph with integer weights.
 
     The stable low-level entry point of the blossom solver (used by the
@@ -324,7 +330,7 @@ _CDIST_METRICS = (
 )  # fmt: skip
 
 
-def _check_metric(metric) -> None:
+def _check_metric(metric: object) -> None:
     if callable(metric):
         return
     if not isinstance(metric, str) or (metric not in _CDIST_METRICS and metric != "rank_mahalanobis"):
@@ -337,7 +343,7 @@ def _check_metric(metric) -> None:
 _METRIC_KWARGS = {"p": ("minkowski",), "V": ("seuclidean",), "VI": ("mahalanobis",), "w": None}
 
 
-def _check_metric_kwargs(metric, kwargs: dict, function: str) -> None:
+def _check_metric_kwargs(metric: Metric, kwargs: dict[str, Any], function: str) -> None:
     """An unknown keyword raises a short TypeError naming it (never forwarded blindly to cdist)."""
     for name in kwargs:
         allowed = _METRIC_KWARGS.get(name, ())
@@ -348,7 +354,7 @@ def _check_metric_kwargs(metric, kwargs: dict, function: str) -> None:
             raise TypeError(f"{function}() got an unexpected keyword argument {name!r}{hint}")
 
 
-def _prepare_points(X: np.ndarray, squared: bool):
+def _prepare_points(X: np.ndarray, squared: bool) -> tuple[FloatArray, float, bool]:
     """Points as contiguous float64, scaled by a power of two when extreme; (X, unit, squared)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     spread = float(np.ptp(X, axis=0).max()) if X.size else 0.0
@@ -364,7 +370,7 @@ def _prepare_points(X: np.ndarray, squared: bool):
     return X, unit, squared
 
 
-def _prepare_matrix(D: np.ndarray):
+def _prepare_matrix(D: np.ndarray) -> tuple[np.ndarray, float]:
     """A validated matrix, scaled by a power of two when its largest entry is extreme; (D, unit)."""
     big = float(D.max()) if D.size else 0.0
     if big > 0 and not (_SAFE_MIN <= big <= _SAFE_MAX):
@@ -373,7 +379,7 @@ def _prepare_matrix(D: np.ndarray):
     return D, 1.0
 
 
-def _euclidean_matrix(X, *, squared: bool = False, n_jobs=1) -> np.ndarray:
+def _euclidean_matrix(X: Any, *, squared: bool = False, n_jobs: NJobs = 1) -> np.ndarray:
     """Euclidean distance matrix of the rows of X (BLAS tiles; near pairs from the differences)."""
     Xs, unit, squared = _prepare_points(np.asarray(X, dtype=np.float64), squared)
     D = _core._euclidean_matrix(Xs, squared, resolve_n_jobs(n_jobs))
@@ -382,7 +388,7 @@ def _euclidean_matrix(X, *, squared: bool = False, n_jobs=1) -> np.ndarray:
     return D
 
 
-def _pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
+def _pairwise_distances(X: Any, metric: Metric = "euclidean", **kwargs: Any) -> np.ndarray:
     """The full distance matrix of the rows of X for a cdist metric or 'rank_mahalanobis'."""
     _check_metric(metric)
     X = as_matrix(X, "X", min_rows=1)
@@ -414,7 +420,7 @@ def _pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
     return D
 
 
-def _check_distance_matrix(D, name: str = "D") -> np.ndarray:
+def _check_distance_matrix(D: Any, name: str = "D") -> np.ndarray:
     D = as_numeric_array(D, name)
     if D.ndim != 2 or D.shape[0] != D.shape[1]:
         raise ValueError(f"{name} must be a square 2-D matrix, got shape {D.shape}")
@@ -435,12 +441,14 @@ def _check_distance_matrix(D, name: str = "D") -> np.ndarray:
     return D
 
 
-def _threads(n_jobs, n: int) -> int:
+def _threads(n_jobs: NJobs, n: int) -> int:
     threads = resolve_n_jobs(n_jobs)
     return 1 if n < _PARALLEL_MIN_N else threads
 
 
-def _solve_dense(D: np.ndarray, *, k: int, n_jobs=None, progress: bool = False, source=None) -> MatchingResult:
+def _solve_dense(
+    D: np.ndarray, *, k: int, n_jobs: NJobs = None, progress: bool = False, source: Optional[_Source] = None
+) -> MatchingResult:
     """Matching of the complete graph of a validated distance matrix."""
     n = D.shape[0]
     Ds, unit = _prepare_matrix(D)
@@ -449,7 +457,10 @@ def _solve_dense(D: np.ndarray, *, k: int, n_jobs=None, progress: bool = False, 
     return _make_result(r, n, unit, source)
 
 
-def _solve_points(X: np.ndarray, *, squared: bool, k: int, n_jobs=None, progress: bool = False, source=None) -> MatchingResult:
+def _solve_points(
+    X: np.ndarray, *, squared: bool, k: int, n_jobs: NJobs = None, progress: bool = False,
+    source: Optional[_Source] = None,
+) -> MatchingResult:
     """Matching of the complete Euclidean graph of the rows of X, without the N x N matrix."""
     n = X.shape[0]
     Xs, unit, squared = _prepare_points(X, squared)
@@ -479,7 +490,7 @@ def _solve_points(X: np.ndarray, *, squared: bool, k: int, n_jobs=None, progress
     return _make_result(r, n, unit, source)
 
 
-def _duplicate_groups(X: np.ndarray):
+def _duplicate_groups(X: np.ndarray) -> Optional[tuple[IntArray, list[IntArray], list[IntArray]]]:
     """Rows repeated 4 or more times, for pairing copies up front (Euclidean only).
 
     Returns None when no row occurs 4 times, else ``(keep, kept, removed)``:
@@ -517,7 +528,9 @@ def _duplicate_groups(X: np.ndarray):
     return keep, kept, removed
 
 
-def _expand_duplicates(r: dict, n: int, keep: np.ndarray, kept, removed):
+def _expand_duplicates(
+    r: dict[str, Any], n: int, keep: np.ndarray, kept: list[IntArray], removed: list[IntArray]
+) -> tuple[Optional[dict[str, Any]], list[int]]:
     """The solution of all N points from the one of the kept copies: (dict, []) or (None, failed).
 
     Two coincident points can be matched together in some optimal matching
@@ -594,7 +607,7 @@ def _expand_duplicates(r: dict, n: int, keep: np.ndarray, kept, removed):
     return out, []
 
 
-def _make_result(r: dict, n: int, unit: float, source) -> MatchingResult:
+def _make_result(r: dict[str, Any], n: int, unit: float, source: Optional[_Source]) -> MatchingResult:
     """Package a solver answer (distances were solved in units of ``unit``)."""
     mate_full = r["mate"].astype(np.int64)
     ghost = mate_full.shape[0] > n
@@ -727,7 +740,9 @@ def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Option
     return _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source)
 
 
-def _solve_points_metric(X, metric, metric_kwargs, *, k, n_jobs, progress) -> MatchingResult:
+def _solve_points_metric(
+    X: np.ndarray, metric: Metric, metric_kwargs: dict[str, Any], *, k: int, n_jobs: NJobs, progress: bool
+) -> MatchingResult:
     """Validated points: the Euclidean kernel, or the matrix of another metric."""
     source = _Source("points", X, metric, metric_kwargs, strong=True)
     if metric in ("euclidean", "sqeuclidean") and not metric_kwargs:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._routing import routed
 from ._progress import progress_callback
 from ._result import Result
-from ._typing import ArrayLike, FloatArray, NJobs, Seed
+from ._typing import ArrayLike, FloatArray, IntArray, NJobs, Seed
 from ._validation import (
     as_matrix,
     check_choice,
@@ -132,7 +133,7 @@ class TwoVsTwoPermutationResult(Result):
 # validation and preparation
 
 
-def default_rtol(dtype, n_features: int) -> float:
+def default_rtol(dtype: npt.DTypeLike, n_features: int) -> float:
     """The default tie tolerance: ``8 * sqrt(d) * eps`` of the working dtype."""
     return 8.0 * math.sqrt(n_features) * float(np.finfo(dtype).eps)
 
@@ -172,7 +173,7 @@ def _row_list(rows: np.ndarray, limit: int = 10) -> str:
     return f"[{shown}{', ...' if rows.size > limit else ''}] ({rows.size} in all)"
 
 
-def _prepare_inputs(y_true, y_pred, metric):
+def _prepare_inputs(y_true: Any, y_pred: Any, metric: str) -> tuple[np.ndarray, np.ndarray, str]:
     metric = check_choice(metric, "metric", METRICS)
     y = as_matrix(y_true, "y_true", min_rows=2)
     p = as_matrix(y_pred, "y_pred", min_rows=2)
@@ -192,7 +193,7 @@ def _prepare_inputs(y_true, y_pred, metric):
     return y, p, metric
 
 
-def _resolve_pairs(pairs, n: int):
+def _resolve_pairs(pairs: object, n: int) -> Union[str, int]:
     n_all = n * (n - 1) // 2
     if isinstance(pairs, str):
         return check_choice(pairs, "pairs", PAIR_MODES)
@@ -204,20 +205,23 @@ def _resolve_pairs(pairs, n: int):
         raise ValueError(f"pairs must lie in [1, n(n-1)/2] = [1, {n_all}] for n = {n}, got {pairs}") from None
 
 
-def _resolve_rtol(rtol, dtype, d: int) -> float:
+def _resolve_rtol(rtol: Optional[float], dtype: npt.DTypeLike, d: int) -> float:
     if rtol is None:
         return default_rtol(dtype, d)
     return check_nonnegative_finite(rtol, "rtol")
 
 
-def _sample_pairs(n: int, m: int, rng: np.random.Generator):
+def _sample_pairs(n: int, m: int, rng: np.random.Generator) -> tuple[IntArray, IntArray]:
     """``m`` distinct pairs i < j drawn uniformly without replacement, sorted."""
     n_all = n * (n - 1) // 2
     k = np.sort(rng.choice(n_all, size=m, replace=False)).astype(np.int64)
     # Row i starts at offset s(i) = i (2n - i - 1) / 2 of the upper triangle.
     i = np.floor(((2 * n - 1) - np.sqrt((2.0 * n - 1) ** 2 - 8.0 * k)) / 2).astype(np.int64)
     i = np.clip(i, 0, n - 2)
-    start = lambda r: r * (2 * n - r - 1) // 2  # noqa: E731
+
+    def start(r: IntArray) -> IntArray:
+        return r * (2 * n - r - 1) // 2
+
     for _ in range(2):  # the float estimate is off by at most one
         i = np.where(start(i) > k, i - 1, i)
         i = np.where(start(i + 1) <= k, i + 1, i)
@@ -251,7 +255,7 @@ class _Setup:
     def skip_same_target(self) -> bool:
         return self.pairs == "distinct_targets"
 
-    def count(self, perm=None, progress=None) -> dict:
+    def count(self, perm: Optional[np.ndarray] = None, progress: Any = None) -> dict[str, Any]:
         """Counts (dict: passed, tied, skipped, sample_passed, sample_tied) with y_i paired with p_perm[i]."""
         gp = self.group_p if perm is None else self.group_p[perm]
         # The kernel wants group ids in [0, n); permuted ids still are.
@@ -261,12 +265,15 @@ class _Setup:
                 self.n_threads, None, perm, progress,
             )
         return _core._two_vs_two_pairs(
-            self.y, self.p, self.group_y, gp, self.first, self.second, self.metric, self.rtol,
+            self.y, self.p, self.group_y, gp, self.first, self.second, self.metric, self.rtol,  # type: ignore[arg-type]
             self.skip_same_target, self.n_threads, perm, progress,
         )
 
 
-def _setup(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol):
+def _setup(
+    y_true: Any, y_pred: Any, metric: str, ties: str, pairs: object, generator: np.random.Generator, n_jobs: NJobs,
+    rtol: Optional[float],
+) -> _Setup:
     """Validated inputs and options; ``generator`` is a checked numpy Generator."""
     y, p, metric = _prepare_inputs(y_true, y_pred, metric)
     ties = check_choice(ties, "ties", TIES)
@@ -284,7 +291,7 @@ def _tie_credit(ties: str) -> float:
     return {"fail": 0.0, "pass": 1.0, "half": 0.5, "exclude": 0.0}[ties]
 
 
-def _score(passed: int, tied: int, n_pairs: int, ties: str):
+def _score(passed: int, tied: int, n_pairs: int, ties: str) -> tuple[Union[int, float], int]:
     """(n_passed, n_total) under the tie rule; n_passed is 2x for 'half' kept exact."""
     if ties == "fail":
         return passed, n_pairs
@@ -295,7 +302,7 @@ def _score(passed: int, tied: int, n_pairs: int, ties: str):
     return passed, n_pairs - tied
 
 
-def _result(setup: _Setup, counts: dict) -> TwoVsTwoResult:
+def _result(setup: _Setup, counts: dict[str, Any]) -> TwoVsTwoResult:
     passed, tied, skipped = int(counts["passed"]), int(counts["tied"]), int(counts["skipped"])
     sample_passed, sample_tied = counts["sample_passed"], counts["sample_tied"]
     n = setup.n
@@ -307,7 +314,8 @@ def _result(setup: _Setup, counts: dict) -> TwoVsTwoResult:
             sample_pairs -= sizes[setup.group_y] - 1
     else:
         n_pairs = setup.first.size - skipped
-        sample_pairs = np.bincount(setup.first, minlength=n) + np.bincount(setup.second, minlength=n)
+        second: np.ndarray = setup.second  # type: ignore[assignment]  # set together with first
+        sample_pairs = np.bincount(setup.first, minlength=n) + np.bincount(second, minlength=n)
     n_passed, n_total = _score(passed, tied, n_pairs, setup.ties)
     accuracy = n_passed / n_total if n_total else math.nan
 
@@ -595,7 +603,7 @@ def two_vs_two_permutation_test(
     )
 
 
-def _resolve_resamples(n_permutations, n_resamples) -> int:
+def _resolve_resamples(n_permutations: Optional[int], n_resamples: Optional[int]) -> int:
     """The number of permutations from either name (default 1000)."""
     if n_permutations is not None and n_resamples is not None:
         a = check_int(n_permutations, "n_permutations", low=1)
@@ -610,7 +618,7 @@ def _resolve_resamples(n_permutations, n_resamples) -> int:
     return 1000
 
 
-def _exact_score(passed: int, tied: int, n_pairs: int, ties: str):
+def _exact_score(passed: int, tied: int, n_pairs: int, ties: str) -> tuple[int, int]:
     """(2 * n_passed, n_total) as Python ints."""
     num, den = _score(passed, tied, n_pairs, ties)
     return int(round(2 * num)), int(den)
