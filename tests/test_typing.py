@@ -62,3 +62,26 @@ def test_user_script_runs():
     run = subprocess.run([sys.executable, SCRIPT], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_core_stub_matches_the_extension():
+    """_core.pyi names every function of the compiled module with its parameters (pybind11's own signatures)."""
+    import ast
+    import inspect
+    import re
+
+    from pairmetrics import _core
+
+    stub_path = os.path.join(os.path.dirname(os.path.abspath(pairmetrics.__file__)), "_core.pyi")
+    tree = ast.parse(open(stub_path, encoding="utf-8").read())
+    stubbed = {node.name: [a.arg for a in (*node.args.args, *node.args.kwonlyargs)]
+               for node in tree.body if isinstance(node, ast.FunctionDef)}
+    compiled = {name for name, obj in vars(_core).items() if callable(obj) and not name.startswith("__")}
+    assert set(stubbed) == compiled
+    for name in compiled:
+        doc = inspect.getdoc(getattr(_core, name)) or ""
+        # an overloaded function's doc lists "1. name(...)", "2. name(...)"; their parameters are named alike
+        signature = re.search(rf"^(?:\d+\. )?{name}\(((?!\*args).*)\) ->", doc, re.MULTILINE)
+        assert signature, doc
+        parameters = [p.split(":")[0].strip() for p in re.split(r", (?=\w+:)", signature.group(1)) if p]
+        assert stubbed[name] == parameters, name
