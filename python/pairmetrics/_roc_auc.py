@@ -226,7 +226,8 @@ def roc_auc_score(
     ValueError
         For the inputs scikit-learn refuses (bad shapes, unsupported target
         types, scores that are not probabilities in the multi-class case,
-        inconsistent ``labels``, bad options). Unlike scikit-learn, a
+        inconsistent ``labels``, bad options), and negative, NaN or infinite
+        ``sample_weight`` once a score is defined. Unlike scikit-learn, a
         multi-label ``y_score`` whose shape differs from ``y_true``'s is an
         error instead of being silently truncated.
     NotImplementedError
