@@ -1,21 +1,44 @@
-"""The command line end to end, in a subprocess, as a user runs it."""
+"""The command line end to end: in-process through ``main`` (fast), and as a user runs it in a subprocess."""
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
 
 import numpy as np
-import pytest
-
 import pairmetrics as pe
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pairmetrics.__main__ import _parser, main
 
 
-def cli(*args, check=True):
-    proc = subprocess.run([sys.executable, "-m", "pairmetrics", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+class Result:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def cli(*args, check=True, stdin=b""):
+    """Run ``pairmetrics ARGS`` in this process, with ``stdin`` as standard input."""
+    out, err = io.StringIO(), io.StringIO()
+    fake_stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    saved = sys.stdin
+    sys.stdin = fake_stdin
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([str(a) for a in args])
+    finally:
+        sys.stdin = saved
     if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
+        assert code == 0, err.getvalue()
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def cli_process(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "pairmetrics", *map(str, args)], capture_output=True,
+                          input=stdin, timeout=300, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +52,8 @@ def data():
 def write(path, array, fmt):
     if fmt == "npy":
         np.save(path, array)
+    elif fmt == "parquet":
+        pd.DataFrame(array.reshape(len(array), -1)).rename(columns=str).to_parquet(path)
     elif fmt == "txt":
         np.savetxt(path, array)
     else:
@@ -38,7 +63,7 @@ def write(path, array, fmt):
     return path
 
 
-@pytest.mark.parametrize("fmt", ["npy", "csv", "tsv", "txt"])
+@pytest.mark.parametrize("fmt", ["npy", "csv", "tsv", "txt", "parquet"])
 def test_paired_reads_every_format_and_json_parses(tmp_path, data, fmt):
     _, scores, labels = data
     s = write(tmp_path / f"s.{fmt}", scores, fmt)
@@ -70,7 +95,7 @@ def test_two_vs_two(tmp_path):
     p = y + rng.normal(size=(30, 5))
     ty, tp = write(tmp_path / "y.npy", y, "npy"), write(tmp_path / "p.csv", p, "csv")
     record = json.loads(cli("two-vs-two", ty, tp, "--metric", "euclidean", "--json").stdout)
-    passed, total, accuracy = pe.two_vs_two(y, p, metric="euclidean")
+    passed, total, _ = pe.two_vs_two(y, p, metric="euclidean")
     assert (record["n_passed"], record["n_total"]) == (passed, total)
     assert "2 vs 2 accuracy" in cli("two-vs-two", ty, tp).stdout
 
@@ -142,9 +167,14 @@ def test_demo_runs_every_capability():
     assert "2 vs 2 accuracy" in text and "total" in text
 
 
-def test_bench_quick_runs():
-    proc = cli("bench", "--quick", "--only", "paired")
-    assert "pairmetrics 1 thread" in proc.stdout
+def test_bench_json_is_json_and_text_is_tables():
+    record = json.loads(cli("bench", "--quick", "--only", "reader", "--json").stdout)
+    rows = record["reader"]["rows"]
+    assert {r["reader"] for r in rows} == {"pandas.read_csv (anchor)", "pairmetrics reader"}
+    assert all(r["seconds"] > 0 for r in rows)
+    assert "| reader |" in cli("bench", "--quick", "--only", "reader").stdout
+    proc = cli("bench", "--quick", "--only", "nope", check=False)
+    assert proc.returncode == 2 and "nope" in proc.stderr
 
 
 # --- user mistakes against internal errors -------------------------------------------------
@@ -211,5 +241,222 @@ def test_unusual_npy_files(tmp_path, capsys, array):
 
 def test_no_command_without_stdin_is_one_line_exit_2():
     proc = subprocess.run([sys.executable, "-m", "pairmetrics"], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+                          stdin=subprocess.DEVNULL, timeout=120, check=False)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+# --- reading the input -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pandas_files(tmp_path_factory):
+    """Scores and labels as pandas writes them: ``Series.to_csv(index=False)`` puts the header ``0`` on top."""
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 4, 300).astype(float)
+    scores = labels + rng.normal(size=300)
+    folder = tmp_path_factory.mktemp("pandas")
+    pd.Series(scores).to_csv(folder / "s.csv", index=False)
+    pd.Series(labels).to_csv(folder / "y.csv", index=False)
+    return folder / "s.csv", folder / "y.csv", scores, labels
+
+
+def test_numeric_header_is_read_with_header_flag(pandas_files):
+    s, y, scores, labels = pandas_files
+    record = json.loads(cli("paired", s, y, "--header", "--json").stdout)
+    expected = pe.paired_evaluation(scores, labels)
+    assert (record["n_rankable"], record["n_correct"]) == (expected.n_rankable, expected.n_correct)
+
+
+def test_numeric_header_without_flag_is_an_error_naming_both_flags(pandas_files):
+    s, y, _, _ = pandas_files
+    proc = cli("paired", s, y, "--json", check=False)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "line 1" in proc.stderr and "--header" in proc.stderr and "--no-header" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_no_header_flag_reads_the_first_row_as_data(tmp_path):
+    (tmp_path / "s.csv").write_text("0\n0.5\n2\n1\n")
+    (tmp_path / "y.csv").write_text("0\n1\n2\n1\n")
+    record = json.loads(cli("paired", tmp_path / "s.csv", tmp_path / "y.csv", "--no-header", "--json").stdout)
+    expected = pe.paired_evaluation([0, 0.5, 2, 1], [0, 1, 2, 1])
+    assert (record["n_rankable"], record["n_correct"]) == (expected.n_rankable, expected.n_correct)
+
+
+def test_two_vs_two_counts_every_row_of_a_dataframe_csv(tmp_path):
+    rng = np.random.default_rng(3)
+    y, p = rng.normal(size=(200, 4)), rng.normal(size=(200, 4))
+    pd.DataFrame(y).to_csv(tmp_path / "y.csv", index=False)  # header 0,1,2,3
+    pd.DataFrame(p).to_csv(tmp_path / "p.csv", index=False)
+    assert "0,1,2,3" in cli("two-vs-two", tmp_path / "y.csv", tmp_path / "p.csv", check=False).stderr
+    record = json.loads(cli("two-vs-two", tmp_path / "y.csv", tmp_path / "p.csv", "--header", "--json").stdout)
+    passed, total, _ = pe.two_vs_two(y, p)
+    assert (record["n_passed"], record["n_total"]) == (passed, total) and total == 200 * 199 // 2
+
+
+@pytest.mark.parametrize("header", [False, True])
+def test_byte_order_mark_is_not_data(tmp_path, data, header):
+    _, scores, labels = data
+    for name, values in (("s.csv", scores), ("y.csv", labels)):
+        text = ("value\n" if header else "") + "".join(f"{float(v)!r}\n" for v in values)
+        (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.encode())
+    record = json.loads(cli("paired", tmp_path / "s.csv", tmp_path / "y.csv", "--json").stdout)
+    expected = pe.paired_evaluation(scores, labels)
+    assert (record["n_rankable"], record["n_correct"]) == (expected.n_rankable, expected.n_correct)
+
+
+@pytest.mark.parametrize("fmt", ["npy", "csv", "tsv", "parquet"])
+def test_standard_input(tmp_path, data, fmt):
+    _, scores, labels = data
+    s = write(tmp_path / f"s.{fmt}", scores, fmt)
+    y = write(tmp_path / "y.npy", labels, "npy")
+    record = json.loads(cli("paired", "-", y, "--json", stdin=s.read_bytes()).stdout)
+    assert record["n_correct"] == pe.paired_evaluation(scores, labels).n_correct
+
+
+def test_standard_input_in_a_subprocess_and_only_once(tmp_path, data):
+    _, scores, labels = data
+    y = write(tmp_path / "y.npy", labels, "npy")
+    s = write(tmp_path / "s.csv", scores, "csv")
+    proc = cli_process("paired", "-", y, "--json", stdin=s.read_bytes())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["n_correct"] == pe.paired_evaluation(scores, labels).n_correct
+    proc = cli("paired", "-", "-", check=False, stdin=s.read_bytes())
+    assert proc.returncode == 2 and "only one input" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("s\n1\n2\nthree\n4\n", "line 4: 'three' is not a number"),
+        ("a,b\n1,2\n3\n4,5\n", "line 3 has 1 field, expected 2"),
+        ("a,b\n1,2\n3,4,5\n", "line 3 has 3 fields, expected 2"),
+        ("a,b\n1,2,3\n4,5,6\n", "line 2 has 3 fields, expected 2"),
+        ("a,b\n1,2\n3,\n", "line 3: '' is not a number"),
+        ("a\n1\n\n2\nNA\n", "line 5: 'NA' is not a number"),
+        ("1.5,2x\n3,4\n", "line 1 ('1.5,2x') mixes numbers and text"),
+        ("", "empty"),
+        ("a,b\n", "no data rows"),
+    ],
+)
+def test_malformed_rows_are_errors_naming_the_line(tmp_path, text, message):
+    (tmp_path / "t.csv").write_text(text)
+    proc = cli("measures", tmp_path / "t.csv", tmp_path / "t.csv", check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "t.csv" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_malformed_row_far_down_a_large_file(tmp_path):
+    lines = [f"{float(v)!r}" for v in np.random.default_rng(0).normal(size=50_000)]
+    lines[40_000] = "1.5e"
+    (tmp_path / "t.csv").write_text("x\n" + "\n".join(lines) + "\n")
+    proc = cli("measures", tmp_path / "t.csv", tmp_path / "t.csv", check=False)
+    assert proc.returncode == 2 and "line 40002: '1.5e' is not a number" in proc.stderr
+
+
+def test_non_utf8_text_is_an_error(tmp_path):
+    (tmp_path / "t.csv").write_bytes(b"x\n1.5\n\xff\xfe\n")
+    proc = cli("measures", tmp_path / "t.csv", tmp_path / "t.csv", check=False)
+    assert proc.returncode == 2 and "UTF-8" in proc.stderr
+
+
+def test_parquet_columns_by_name_and_non_numeric_columns(tmp_path, data):
+    _, scores, labels = data
+    pd.DataFrame({"score": scores, "label": labels, "name": ["x"] * len(labels)}).to_parquet(tmp_path / "t.parquet")
+    t = tmp_path / "t.parquet"
+    record = json.loads(cli("paired", t, t, "--column", "score", "--label-column", "label", "--json").stdout)
+    assert record["n_correct"] == pe.paired_evaluation(scores, labels).n_correct
+    proc = cli("paired", t, t, "--column", "name", "--label-column", "label", check=False)
+    assert proc.returncode == 2 and "'name'" in proc.stderr
+
+
+def test_npy_works_without_the_cli_extra_and_text_asks_for_it(tmp_path, data, monkeypatch):
+    _, scores, labels = data
+    s, y = write(tmp_path / "s.npy", scores, "npy"), write(tmp_path / "y.npy", labels, "npy")
+    for module in ("pandas", "pyarrow", "pyarrow.parquet", "tqdm"):
+        monkeypatch.setitem(sys.modules, module, None)  # import fails as if not installed
+    assert json.loads(cli("paired", s, y, "--json").stdout)["n_correct"] == pe.paired_eval(scores, labels)[1]
+    proc = cli("paired", write(tmp_path / "s.csv", scores, "csv"), y, check=False)
+    assert proc.returncode == 2 and 'pip install "pairmetrics[cli]"' in proc.stderr
+    proc = cli("paired", s, y, "--progress", check=False)
+    assert proc.returncode == 2 and 'pip install "pairmetrics[cli]"' in proc.stderr
+
+
+@settings(max_examples=30, deadline=None)
+@given(values=st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=20),
+       delimiter=st.sampled_from([",", "\t"]), bom=st.booleans(), crlf=st.booleans())
+def test_text_values_round_trip_exactly(values, delimiter, bom, crlf):
+    import tempfile
+    from pathlib import Path
+
+    from pairmetrics._io import load_array
+
+    newline = "\r\n" if crlf else "\n"
+    text = f"a{delimiter}b{newline}" + "".join(f"{v!r}{delimiter}{-v!r}{newline}" for v in values)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ("t.csv" if delimiter == "," else "t.tsv")
+        path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode())
+        array = load_array(path, ndim=2)
+    np.testing.assert_array_equal(array, np.column_stack([values, [-v for v in values]]))
+
+
+# --- the command line itself -----------------------------------------------------------------
+
+
+def test_version():
+    proc = cli("--version")
+    assert proc.stdout.strip() == f"pairmetrics {pe.__version__}"
+    assert cli_process("--version").stdout.decode().strip() == f"pairmetrics {pe.__version__}"
+
+
+def test_help_names_the_formats_and_describes_every_argument():
+    assert ".parquet" in cli("--help").stdout
+    parser = _parser()
+    subparsers = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict)).choices
+    for name, sub in subparsers.items():
+        for action in sub._actions:
+            assert action.help, f"{name}: {action.dest} has no help"
+    text = cli("paired", "--help").stdout
+    assert all(word in text for word in ("SCORES", "LABELS", ".csv", ".tsv", ".parquet", ".npy", "'-'"))
+
+
+def test_progress_bar_over_the_whole_run(tmp_path, data):
+    _, scores, labels = data
+    s, y = write(tmp_path / "s.csv", scores, "csv"), write(tmp_path / "y.csv", labels, "csv")
+    proc = cli("paired", s, y, "--progress")
+    assert proc.stderr.count("pairmetrics paired") >= 2 and "100%" in proc.stderr
+    assert proc.stderr.endswith("\n")  # left on screen
+    assert "rankable pairs" in proc.stdout
+    assert cli("paired", s, y, "--no-progress").stderr == ""
+    assert cli("paired", s, y).stderr == ""  # stderr is not a terminal
+
+
+def test_kernel_progress_fills_the_current_step():
+    from pairmetrics._progress import RunProgress, progress_callback
+
+    with contextlib.redirect_stderr(io.StringIO()), RunProgress("run", enabled=True) as run:
+        with run.step("reading", 0.4):
+            pass
+        with run.step("computing", 1.0), progress_callback(True, "kernel") as callback:
+            callback(1, 2)
+            assert run._bar.n == 700  # 0.4 + 0.6 / 2 of 1000
+            callback(1, 4)  # a second kernel starting over never moves the bar back
+            assert run._bar.n == 700
+        assert run._bar.n == 1000
+
+
+@pytest.mark.parametrize("piece_bytes", [1, 7, 64, 1 << 20])
+def test_text_read_in_pieces_keeps_every_row(tmp_path, monkeypatch, piece_bytes):
+    from pairmetrics import _io
+
+    monkeypatch.setattr(_io, "_PIECE_BYTES", piece_bytes)
+    values = np.random.default_rng(5).normal(size=(300, 3)) * 10.0 ** np.arange(-150, 150, 100)
+    lines = [",".join(repr(float(v)) for v in row) for row in values]
+    lines[100:100] = ["", ""]  # blank lines are skipped
+    (tmp_path / "t.csv").write_text("a,b,c\r\n" + "\r\n".join(lines))  # no newline at the end
+    np.testing.assert_array_equal(_io.load_array(tmp_path / "t.csv", ndim=2), values)
+    lines[250] = "1,2"
+    (tmp_path / "t.csv").write_text("a,b,c\n" + "\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="line 252 has 2 fields, expected 3"):
+        _io.load_array(tmp_path / "t.csv", ndim=2)

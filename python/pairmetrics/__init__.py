@@ -7,7 +7,7 @@ classic error measures. Plain-Python references of every kernel live in
 """
 
 from . import _core  # noqa: F401  (fail early if the extension is missing)
-from . import _crossmatch, _matching, _measures, _paired, _roc_auc, _survival, _two_vs_two
+from . import _crossmatch, _crossmatch_groups, _matching, _measures, _paired, _roc_auc, _survival, _two_vs_two
 from ._paired import *  # noqa: F401,F403
 from ._two_vs_two import *  # noqa: F401,F403
 from ._matching import *  # noqa: F401,F403
@@ -18,6 +18,7 @@ from ._multilabel import *  # noqa: F401,F403
 from ._representations import *  # noqa: F401,F403
 from ._roc_auc import *  # noqa: F401,F403
 from ._survival import *  # noqa: F401,F403
+from ._crossmatch_groups import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 
@@ -30,3 +31,4 @@ __all__.extend(_crossmatch.__all__)
 __all__.extend(_measures.__all__)
 __all__.extend(_roc_auc.__all__)
 __all__.extend(_survival.__all__)
+__all__.extend(_crossmatch_groups.__all__)

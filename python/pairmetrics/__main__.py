@@ -1,6 +1,11 @@
 """Command line: ``python -m pairmetrics`` or ``pairmetrics``.
 
 Subcommands: demo, paired, two-vs-two, crossmatch, measures, multilabel, bench.
+Inputs are CSV, TSV, whitespace-separated text, Parquet or NPY files, or ``-``
+for standard input (see ``pairmetrics COMMAND --help``). A progress bar on
+stderr covers the whole run when stderr is a terminal (``--progress`` /
+``--no-progress`` to force). Reading CSV, TSV and Parquet needs the ``cli``
+extra (pyarrow, tqdm for the bar); NPY needs numpy only.
 
 Exit codes: 0 success; 2 a user mistake (bad command line, unreadable file,
 data the library refuses), reported on one line; 70 an internal error (a
@@ -21,14 +26,22 @@ import json
 import math
 import sys
 import traceback
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from ._io import load_array
+from . import __version__
+from ._io import FORMATS_HELP, MissingExtraError, load_array
+from ._progress import RunProgress
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70  # EX_SOFTWARE in sysexits.h
 EXIT_INTERRUPTED = 130
+
+_READ_SHARE = 0.4  # of the progress bar, split between a command's inputs; the computation gets the rest
+
+Output = tuple[dict, list[str]]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,7 +55,7 @@ class _UsageError(Exception):
 
 def _jsonable(value):
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
@@ -54,116 +67,157 @@ def _jsonable(value):
     return value
 
 
-def _emit(args, record: dict, lines) -> None:
+def _emit(args, record: dict, lines: list[str]) -> None:
     if args.json:
-        print(json.dumps(_jsonable(record)))
+        print(json.dumps(_jsonable(record), default=str))
     else:
         for line in lines:
             print(line)
 
 
+class _Inputs:
+    """Reads a command's inputs, each as one step of the run's progress bar; standard input at most once."""
+
+    def __init__(self, args, run: RunProgress, count: int):
+        self._header = args.header
+        self._run = run
+        self._share = _READ_SHARE / count
+        self._stdin_used = False
+
+    def __call__(self, source: str, what: str, **options) -> np.ndarray:
+        if source == "-":
+            if self._stdin_used:
+                raise _UsageError("pairmetrics: error: only one input can be '-' (standard input)")
+            self._stdin_used = True
+        label = f"reading {what}"
+        with self._run.step(label, self._share):
+            progress = self._run.kernel_callback(label) if self._run.enabled else None
+            return load_array(source, header=self._header, progress=progress, **options)
+
+
 # --- subcommands -------------------------------------------------------------------
 
 
-def _cmd_paired(args):
+def _cmd_paired(args, run: RunProgress) -> Output:
     from . import compare_paired, paired_evaluation
 
-    labels = load_array(args.labels, column=args.label_column)
-    scores = load_array(args.scores, column=args.column)
+    read = _Inputs(args, run, 3 if args.compare else 2)
+    labels = read(args.labels, "labels", column=args.label_column)
+    scores = read(args.scores, "scores", column=args.column)
+    progress = run.enabled
     if args.compare:
-        other = load_array(args.compare, column=args.column)
-        c = compare_paired(scores, other, labels, args.min_dist, n_jobs=args.n_jobs)
+        other = read(args.compare, "scores B", column=args.column)
+        with run.step("paired comparison", 1.0):
+            c = compare_paired(scores, other, labels, args.min_dist, n_jobs=args.n_jobs, progress=progress)
         record = {"a": c.a.asdict() | {"auc": c.a.auc}, "b": c.b.asdict() | {"auc": c.b.auc},
                   "fisher_odds_ratio": c.fisher_odds_ratio, "fisher_pvalue": c.fisher_pvalue,
                   "auc_difference": c.auc_difference, "statistic": c.statistic, "pvalue": c.pvalue}
         lines = [
-            f"model A: AUC {c.a.auc:.6f} ({c.a.n_correct} of {c.a.n_rankable} rankable pairs correct, {c.a.n_tied} tied)",
-            f"model B: AUC {c.b.auc:.6f} ({c.b.n_correct} of {c.b.n_rankable} rankable pairs correct, {c.b.n_tied} tied)",
+            f"model {name}: AUC {m.auc:.6f} ({m.n_correct} of {m.n_rankable} rankable pairs correct, {m.n_tied} tied)"
+            for name, m in (("A", c.a), ("B", c.b))
+        ] + [
             f"difference {c.auc_difference:+.6f}: z = {c.statistic:.4f}, p = {c.pvalue:.4g} (paired U-statistic test)",
             f"Fisher's exact test on the 2x2 pair table: p = {c.fisher_pvalue:.4g} (treats pairs as independent)",
         ]
-    else:
-        r = paired_evaluation(scores, labels, args.min_dist, n_jobs=args.n_jobs, warn=False)
-        record = r.asdict() | {"auc": r.auc}
-        lines = [
-            f"rankable pairs  {r.n_rankable}",
-            f"correct         {r.n_correct}",
-            f"tied scores     {r.n_tied}",
-            f"incorrect       {r.n_incorrect}",
-            f"AUC             {r.auc:.6f}  (ties count 1/2; min_dist {r.min_dist:g})",
-        ]
-    _emit(args, record, lines)
+        return record, lines
+    with run.step("paired evaluation", 1.0):
+        r = paired_evaluation(scores, labels, args.min_dist, n_jobs=args.n_jobs, warn=False, progress=progress)
+    record = r.asdict() | {"auc": r.auc}
+    lines = [
+        f"rankable pairs  {r.n_rankable}",
+        f"correct         {r.n_correct}",
+        f"tied scores     {r.n_tied}",
+        f"incorrect       {r.n_incorrect}",
+        f"AUC             {r.auc:.6f}  (ties count 1/2; min_dist {r.min_dist:g})",
+    ]
+    return record, lines
 
 
-def _cmd_two_vs_two(args):
+def _cmd_two_vs_two(args, run: RunProgress) -> Output:
     from . import two_vs_two
 
-    targets = load_array(args.targets, ndim=2)
-    predictions = load_array(args.predictions, ndim=2)
+    read = _Inputs(args, run, 2)
+    targets = read(args.targets, "targets", ndim=2)
+    predictions = read(args.predictions, "predictions", ndim=2)
     pairs = args.pairs if args.pairs in ("all", "distinct_targets") else _int_option(args.pairs, "--pairs")
-    r = two_vs_two(targets, predictions, metric=args.metric, ties=args.ties, pairs=pairs,
-                   rng=args.seed, n_jobs=args.n_jobs, progress=_show_progress(args))
+    with run.step("2 vs 2", 1.0):
+        r = two_vs_two(targets, predictions, metric=args.metric, ties=args.ties, pairs=pairs,
+                       rng=args.seed, n_jobs=args.n_jobs, progress=run.enabled)
     passed, total, accuracy = r
     record = {"n_passed": passed, "n_total": total, "accuracy": accuracy, "metric": args.metric, "ties": args.ties}
-    _emit(args, record, [f"2 vs 2 accuracy {accuracy:.6f}: {passed} of {total} pairs pass "
-                         f"(metric {args.metric}, ties {args.ties})"])
+    return record, [(f"2 vs 2 accuracy {accuracy:.6f}: {passed} of {total} pairs pass "
+                     f"(metric {args.metric}, ties {args.ties})")]
 
 
-def _cmd_crossmatch(args):
+def _cmd_crossmatch(args, run: RunProgress) -> Output:
     from . import crossmatch_test, crossmatchtest
 
+    read = _Inputs(args, run, 2)
     if args.groups or args.distances:
         if not (args.groups and args.distances) or args.x or args.y:
             raise _UsageError("pairmetrics crossmatch: error: give either X Y, or both --groups and --distances")
-        r = crossmatchtest(load_array(args.groups), load_array(args.distances, ndim=2), progress=_show_progress(args))
+        groups, distances = read(args.groups, "groups"), read(args.distances, "distances", ndim=2)
+        with run.step("cross-match", 1.0):
+            r = crossmatchtest(groups, distances, progress=run.enabled)
     else:
         if not (args.x and args.y):
             raise _UsageError("pairmetrics crossmatch: error: give the two samples X Y (or --groups Z --distances D)")
-        r = crossmatch_test(load_array(args.x, ndim=2), load_array(args.y, ndim=2), metric=args.metric,
-                            progress=_show_progress(args))
+        x, y = read(args.x, "X", ndim=2), read(args.y, "Y", ndim=2)
+        with run.step("cross-match", 1.0):
+            r = crossmatch_test(x, y, metric=args.metric, progress=run.enabled)
     record = {k: getattr(r, k) for k in ("a1", "Ea1", "Va1", "dev", "pval", "approxpval")}
-    _emit(args, record, [
+    return record, [
         f"cross-matches a1 = {r.a1} (expected {r.Ea1:.4f} under H0, variance {r.Va1:.4f})",
         f"exact p-value  {r.pval:.6g}",
         f"normal approx  dev = {r.dev:.4f}, p = {r.approxpval:.6g}",
-    ])
+    ]
 
 
-def _cmd_measures(args):
-    from . import (absolute_error, rms_error, sum_squares_error, worst_case_error, zero_one_error)
+def _cmd_measures(args, run: RunProgress) -> Output:
+    from . import absolute_error, rms_error, sum_squares_error, worst_case_error, zero_one_error
 
-    actual = load_array(args.actual, column=args.column, ndim=None)
-    predicted = load_array(args.predicted, column=args.column, ndim=actual.ndim)
+    read = _Inputs(args, run, 2)
+    actual = read(args.actual, "actual values", column=args.column, ndim=None)
+    predicted = read(args.predicted, "predictions", column=args.column, ndim=actual.ndim)
     record = {}
-    for name, func in [("zero_one", zero_one_error), ("absolute", absolute_error),
-                       ("sum_squares", sum_squares_error), ("rms", rms_error), ("worst_case", worst_case_error)]:
-        record[name] = float(func(actual, predicted, average=args.mean)) if name not in ("rms", "worst_case") \
-            else float(func(actual, predicted))
-    if args.probabilities:
-        from . import log_loss
-        record["log_loss"] = float(log_loss(actual, predicted))
+    with run.step("error measures", 1.0):
+        for name, func in [("zero_one", zero_one_error), ("absolute", absolute_error),
+                           ("sum_squares", sum_squares_error), ("rms", rms_error), ("worst_case", worst_case_error)]:
+            averaged = name not in ("rms", "worst_case")
+            record[name] = float(func(actual, predicted, average=args.mean) if averaged else func(actual, predicted))
+        if args.probabilities:
+            from . import log_loss
+
+            record["log_loss"] = float(log_loss(actual, predicted))
     kind = "mean per example" if args.mean else "sum over examples"
-    _emit(args, record, [f"{name:<12}{value:.6g}" for name, value in record.items()] + [f"(0/1, absolute and squares: {kind})"])
+    return record, [f"{name:<12}{value:.6g}" for name, value in record.items()] + [
+        f"(0/1, absolute and squares: {kind})"]
 
 
-def _cmd_multilabel(args):
+def _cmd_multilabel(args, run: RunProgress) -> Output:
     from . import multilabel_counts
 
-    r = multilabel_counts(load_array(args.true, ndim=2), load_array(args.pred, ndim=2),
-                          false_pos=args.false_pos, false_neg=args.false_neg)
+    read = _Inputs(args, run, 2)
+    truth, guess = read(args.true, "true labels", ndim=2), read(args.pred, "predicted labels", ndim=2)
+    with run.step("multi-label counts", 1.0):
+        r = multilabel_counts(truth, guess, false_pos=args.false_pos, false_neg=args.false_neg)
     record = {"tp": r.tp, "tn": r.tn, "fp": r.fp, "fn": r.fn, "mean_sample_accuracy": r.mean_sample_accuracy,
               "weighted_score": r.weighted_score}
-    _emit(args, record, [
+    return record, [
         f"TP {r.tp}  TN {r.tn}  FP {r.fp}  FN {r.fn}",
         f"mean accuracy per sample {float(r.mean_sample_accuracy):.6f}",
-        f"weighted score {float(r.weighted_score):.6f} (false positive -{args.false_pos:g}, false negative -{args.false_neg:g})",
-    ])
+        (f"weighted score {float(r.weighted_score):.6f} "
+         f"(false positive -{args.false_pos:g}, false negative -{args.false_neg:g})"),
+    ]
 
 
-def _cmd_bench(args):
+def _bench_suite() -> Any:
+    """The benchmark suite's ``run_all`` module: inside an installed package, or bench/ of a source checkout."""
     try:
-        from .bench.run_all import run_suite  # installed: the suite ships inside the package
-    except ImportError:  # a source checkout: bench/ next to python/
+        from .bench import run_all  # type: ignore[import-not-found]
+
+        return run_all
+    except ImportError:
         import importlib.util
         from pathlib import Path
 
@@ -171,25 +225,48 @@ def _cmd_bench(args):
         if not path.is_file():
             raise ValueError("the benchmark suite is not installed with this copy of pairmetrics") from None
         spec = importlib.util.spec_from_file_location("run_all", path)
+        assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        run_suite = module.run_suite
-
-    run_suite(args.quick, args.only.split(",") if args.only else None, write=False)
+        return module
 
 
-def _cmd_demo(args):
+def _cmd_bench(args, run: RunProgress) -> Output | None:
+    suite = _bench_suite()
+    names = args.only.split(",") if args.only else suite.available()
+    unknown = sorted(set(names) - set(suite.available()))
+    if unknown:
+        raise _UsageError(f"pairmetrics bench: error: unknown benchmark(s) {', '.join(unknown)}; "
+                          f"available: {', '.join(suite.available())}")
+    out: Callable[..., None] = (lambda *a: None) if args.json else print
+    results: dict = {}
+    for name in names:
+        with run.step(f"benchmark {name}", 1 / len(names)):
+            results.update(suite.run_suite(args.quick, [name], write=False, out=out))
+    return (results, []) if args.json else None
+
+
+def _cmd_demo(args, run: RunProgress) -> None:
     from ._demo import run_demo
 
-    run_demo(small=args.small, json_output=args.json)
+    with run.step("generated data", 1.0):
+        run_demo(small=args.small, json_output=args.json)
 
 
 # --- helpers ---------------------------------------------------------------------------
 
 
 def _show_progress(args) -> bool:
-    """Progress bars only for a person watching a terminal (and tqdm installed)."""
-    return not args.quiet and sys.stderr.isatty()
+    """A bar when asked (--progress), else when a person watches stderr on a terminal and tqdm is installed."""
+    if args.progress is False:
+        return False
+    try:
+        import tqdm  # noqa: F401
+    except ImportError:
+        if args.progress:
+            raise MissingExtraError('--progress needs tqdm: pip install "pairmetrics[cli]"') from None
+        return False
+    return bool(args.progress) or sys.stderr.isatty()
 
 
 def _int_option(text, option):
@@ -201,62 +278,78 @@ def _int_option(text, option):
         ) from None
 
 
+_EPILOG = (FORMATS_HELP + " Exit status: 0 success, 2 a usage or data error (one line on stderr), "
+           "70 an internal error (with its traceback), 130 interrupted.")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="pairmetrics", description="Fast, exact evaluation of model predictions.")
+    parser = _Parser(prog="pairmetrics", description="Fast, exact evaluation of model predictions.", epilog=_EPILOG)
+    parser.add_argument("--version", action="version", version=f"pairmetrics {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    def command(name, func, help_text):
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    def command(name, func, help_text, reads_files=True):
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=FORMATS_HELP if reads_files else None)
         p.set_defaults(func=func)
         p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-        p.add_argument("--quiet", action="store_true", help="no progress bars")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="show a progress bar on stderr over the whole run, or not (default: only when stderr is "
+                            "a terminal; needs tqdm)")
+        p.add_argument("--quiet", dest="progress", action="store_false", default=None, help="the same as --no-progress")
+        if reads_files:
+            first_row = p.add_mutually_exclusive_group()
+            first_row.add_argument("--header", dest="header", action="store_const", const=True, default=None,
+                                   help="the first row of every text input is a header (skipped)")
+            first_row.add_argument("--no-header", dest="header", action="store_const", const=False,
+                                   help="the first row of every text input is data")
         return p
 
-    p = command("demo", _cmd_demo, "run every capability on generated data and print a report")
+    p = command("demo", _cmd_demo, "run every capability on generated data and print a report", reads_files=False)
     p.add_argument("--small", action="store_true", help="smaller data (a few seconds)")
 
     p = command("paired", _cmd_paired, "paired evaluation of scores against labels")
-    p.add_argument("scores")
-    p.add_argument("labels")
+    p.add_argument("scores", metavar="SCORES", help="a model's scores, one per example (file or '-')")
+    p.add_argument("labels", metavar="LABELS", help="the examples' labels, ordinal or real-valued (file or '-')")
     p.add_argument("--min-dist", type=float, default=0.5, help="label separation of a rankable pair (0.5)")
-    p.add_argument("--column", help="column of SCORES (name or index) in a table")
-    p.add_argument("--label-column", help="column of LABELS (name or index) in a table")
+    p.add_argument("--column", help="column of SCORES (and SCORES_B) by header name or 0-based index")
+    p.add_argument("--label-column", help="column of LABELS by header name or 0-based index")
     p.add_argument("--compare", metavar="SCORES_B", help="a second model's scores: compare the two")
-    p.add_argument("--n-jobs", type=int, default=None)
+    p.add_argument("--n-jobs", type=int, default=None, help="threads (default: every core this process may use)")
 
     p = command("two-vs-two", _cmd_two_vs_two, "the 2 vs 2 test of vector predictions")
-    p.add_argument("targets")
-    p.add_argument("predictions")
-    p.add_argument("--metric", default="cosine", choices=["cosine", "correlation", "euclidean", "sqeuclidean"])
-    p.add_argument("--ties", default="fail", choices=["fail", "pass", "half", "exclude"])
-    p.add_argument("--pairs", default="all", help="'all', 'distinct_targets' or a number of sampled pairs")
+    p.add_argument("targets", metavar="TARGETS", help="true vectors, one row per example (file or '-')")
+    p.add_argument("predictions", metavar="PREDICTIONS", help="predicted vectors, rows matching TARGETS (file or '-')")
+    p.add_argument("--metric", default="cosine", choices=["cosine", "correlation", "euclidean", "sqeuclidean"],
+                   help="distance between vectors (cosine)")
+    p.add_argument("--ties", default="fail", choices=["fail", "pass", "half", "exclude"],
+                   help="how a tied pair counts (fail)")
+    p.add_argument("--pairs", default="all", help="'all', 'distinct_targets' or a number of sampled pairs (all)")
     p.add_argument("--seed", type=int, default=None, help="seed for sampled pairs")
-    p.add_argument("--n-jobs", type=int, default=None)
+    p.add_argument("--n-jobs", type=int, default=None, help="threads (default: every core this process may use)")
 
     p = command("crossmatch", _cmd_crossmatch, "Rosenbaum's cross-match test of two samples")
-    p.add_argument("x", nargs="?")
-    p.add_argument("y", nargs="?")
-    p.add_argument("--metric", default="euclidean", help="a scipy cdist metric or 'rank_mahalanobis'")
-    p.add_argument("--groups", help="0/1 group labels (with --distances)")
+    p.add_argument("x", nargs="?", metavar="X", help="the first sample, one point per row (file or '-')")
+    p.add_argument("y", nargs="?", metavar="Y", help="the second sample, same number of columns as X (file or '-')")
+    p.add_argument("--metric", default="euclidean", help="a scipy cdist metric or 'rank_mahalanobis' (euclidean)")
+    p.add_argument("--groups", help="0/1 group labels (with --distances, instead of X Y)")
     p.add_argument("--distances", help="square distance matrix (with --groups)")
 
     p = command("measures", _cmd_measures, "classic error measures of point predictions")
-    p.add_argument("actual")
-    p.add_argument("predicted")
-    p.add_argument("--column", help="column (name or index) in both tables")
+    p.add_argument("actual", metavar="ACTUAL", help="actual values, a vector or a table (file or '-')")
+    p.add_argument("predicted", metavar="PREDICTED", help="predicted values, the shape of ACTUAL (file or '-')")
+    p.add_argument("--column", help="column (header name or 0-based index) in both tables")
     p.add_argument("--mean", action="store_true", help="means per example instead of sums")
     p.add_argument("--probabilities", action="store_true", help="also the log loss (0/1 actual, predicted in [0, 1])")
 
     p = command("multilabel", _cmd_multilabel, "multi-label TP/TN/FP/FN counts and penalised score")
-    p.add_argument("true")
-    p.add_argument("pred")
+    p.add_argument("true", metavar="TRUE", help="0/1 true labels, one row per example (file or '-')")
+    p.add_argument("pred", metavar="PRED", help="0/1 predicted labels, the shape of TRUE (file or '-')")
     p.add_argument("--false-pos", type=float, default=1.0, help="penalty per false positive (1)")
     p.add_argument("--false-neg", type=float, default=1.0, help="penalty per false negative (1)")
 
-    p = command("bench", _cmd_bench, "run the benchmark suite and print the comparison tables")
-    p.add_argument("--quick", action="store_true", help="about a minute")
-    p.add_argument("--only", help="comma-separated benchmark names")
+    p = command("bench", _cmd_bench, "run the benchmark suite and print the comparison tables", reads_files=False)
+    p.add_argument("--quick", action="store_true", help="small sizes, about a minute in all")
+    p.add_argument("--only", help="comma-separated benchmark names (default: all)")
     return parser
 
 
@@ -268,7 +361,7 @@ def _is_user_error(exc: BaseException) -> bool:
     statement in pairmetrics' Python code (its validation). Anything raised
     inside numpy, scipy, the extension or the standard library is not.
     """
-    if isinstance(exc, _UsageError):
+    if isinstance(exc, (_UsageError, MissingExtraError)):
         return True
     if isinstance(exc, OSError):
         return exc.filename is not None
@@ -291,10 +384,35 @@ def _is_user_error(exc: BaseException) -> bool:
     return False
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``pairmetrics`` command line.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 success, 2 a usage or data error, 70 an internal
+        error, 130 interrupted.
+
+    Examples
+    --------
+    >>> from pairmetrics.__main__ import main
+    >>> main(["--version"])  # doctest: +ELLIPSIS
+    pairmetrics ...
+    0
+    """
     try:
         args = _parser().parse_args(argv)
-        args.func(args)
+        with RunProgress(f"pairmetrics {args.command}", _show_progress(args)) as run, run.printing():
+            output = args.func(args, run)
+        if output is not None:  # after the bar is finished, so that it does not cut through the result
+            _emit(args, *output)
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         print("pairmetrics: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -1,97 +1,364 @@
-"""Reading the user's data files for the command line."""
+"""Reading the command line's input: CSV, TSV, whitespace-separated text, Parquet, NPY or standard input.
+
+CSV, TSV and Parquet are read by pyarrow (the ``cli`` extra, imported only
+when such a file is read): its number parsing is correctly rounded, unlike
+``pandas.read_csv``'s default. Whitespace-separated text and NPY need numpy only.
+"""
 
 from __future__ import annotations
 
 import csv
+import io
+import re
+import sys
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 
-__all__ = ["load_array"]
+__all__ = ["FORMATS_HELP", "MissingExtraError", "load_array"]
 
-_TEXT = {".csv": ",", ".tsv": "\t", ".txt": None}
+_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "txt", ".parquet": "parquet", ".pq": "parquet",
+             ".npy": "npy"}
+_DELIMITERS = {"csv": ",", "tsv": "\t", "txt": None}  # None: runs of whitespace, '#' starts a comment
+
+FORMATS_HELP = (
+    "Input formats, by file name suffix: .csv (comma-separated), .tsv/.tab (tab-separated), .txt (separated by "
+    "whitespace, '#' starts a comment), .parquet/.pq, .npy. '-' reads standard input: NPY and Parquet are "
+    "recognised by their first bytes, other input is CSV, or TSV when its first line holds a tab. "
+    "Text may start with a UTF-8 byte-order mark. A first row of names is a header; a numeric first row that could be "
+    "a header of column numbers (such as 0 or 0,1,2) is refused unless --header or --no-header says what it is."
+)
+
+_PIECE_BYTES = 1 << 20  # of text parsed at once: bigger pieces cost memory and gain no speed
+_NPY_MAGIC = b"\x93NUMPY"
+_PARQUET_MAGIC = b"PAR1"
+_COLUMN_NUMBERS = re.compile(r"\s*\d+\s*")
+_NOT_BLANK = re.compile(rb"[^\r\n]")  # like pyarrow, a line of spaces is not blank
 
 
-def load_array(path, *, column=None, ndim=1) -> np.ndarray:
-    """Load a 1-D or 2-D numeric array from .npy (memory-mapped), .csv, .tsv or .txt.
+class MissingExtraError(ImportError):
+    """An optional dependency of the command line is not installed."""
+
+
+def load_array(source: str | Path, *, column: str | None = None, ndim: int | None = 1,
+               header: bool | None = None, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Load a 1-D or 2-D float array from a file, or from standard input when ``source`` is ``'-'``.
 
     ``column`` picks one column of a table by header name or 0-based index;
     without it a one-column table gives a vector and a wider one a matrix.
-    ``ndim=None`` accepts either (one column gives a vector). Errors are
-    ``ValueError`` with the file name in the message.
+    ``ndim=None`` accepts either (one column gives a vector). ``header``
+    says whether a text table's first row is a header; None decides from
+    the row itself (see ``FORMATS_HELP``). ``progress(done, total)`` is
+    called as a CSV or TSV input is parsed (in bytes). Errors are
+    ``ValueError`` naming the input (and the line, for a malformed text row).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file")
-    suffix = path.suffix.lower()
-    if suffix == ".npy":
-        try:
-            data = np.load(path, mmap_mode="r", allow_pickle=False)
-        except Exception as exc:
-            raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
-        if column is not None:
-            if data.ndim != 2:
-                raise ValueError(f"{path}: --column needs a 2-D array, this one has shape {data.shape}")
-            data = data[:, _column_index(column, None, data.shape[1], path)]
-    elif suffix in _TEXT:
-        data = _load_text(path, _TEXT[suffix], column)
+    data = _Input(source)
+    if data.format == "npy":
+        array = _load_npy(data, column)
+    elif data.format == "parquet":
+        array = _load_parquet(data, column)
     else:
-        raise ValueError(f"{path}: unsupported file type {suffix!r} (use .npy, .csv, .tsv or .txt)")
-    if ndim != 2 and data.ndim == 2 and data.shape[1] == 1:
-        data = data[:, 0]
-    if ndim is not None and data.ndim != ndim:
+        array = _load_text(data, column, header, progress)
+    if ndim != 2 and array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if ndim is not None and array.ndim != ndim:
         want = "one column (use --column to pick one)" if ndim == 1 else "a 2-D table"
-        raise ValueError(f"{path}: expected {want}, got shape {data.shape}")
-    return data
+        raise ValueError(f"{data.name}: expected {want}, got shape {array.shape}")
+    return array
 
 
-def _column_index(column, header, width, path) -> int:
-    if header is not None and column in header:
-        return header.index(column)
+class _Input:
+    """A named file or the bytes of standard input, with its format."""
+
+    def __init__(self, source: str | Path):
+        self.content: bytes | None = None
+        if str(source) == "-":
+            self.name = "<stdin>"
+            self.path = None
+            self.content = sys.stdin.buffer.read()
+            self.format = _sniff(self.content)
+            return
+        self.path = Path(source)
+        self.name = str(source)
+        if not self.path.is_file():
+            raise ValueError(f"{self.name}: no such file")
+        suffix = self.path.suffix.lower()
+        if suffix not in _SUFFIXES:
+            known = ", ".join(_SUFFIXES)
+            raise ValueError(f"{self.name}: unsupported file type {suffix!r} (use one of {known}, or '-')")
+        self.format = _SUFFIXES[suffix]
+
+    def binary(self) -> BinaryIO:
+        if self.content is not None:
+            return io.BytesIO(self.content)
+        assert self.path is not None
+        return open(self.path, "rb")
+
+    def size(self) -> int:
+        """Bytes of the input."""
+        return len(self.content) if self.content is not None else self.path.stat().st_size  # type: ignore[union-attr]
+
+    def count_lines(self) -> int:
+        """Lines of text (an upper bound on the rows of a table), counted without decoding."""
+        if self.content is not None:
+            return self.content.count(b"\n") + 1
+        count = 1
+        with self.binary() as stream:
+            while block := stream.read(1 << 20):
+                count += block.count(b"\n")
+        return count
+
+    def pieces(self, skipped: int) -> Iterator[bytes]:
+        """The bytes after the first ``skipped`` lines, in pieces of whole lines, blank pieces left out."""
+        with self.binary() as stream:
+            for _ in range(skipped):
+                stream.readline()
+            rest = b""
+            while block := stream.read(_PIECE_BYTES):
+                block = rest + block if rest else block
+                cut = block.rfind(b"\n") + 1
+                piece, rest = block[:cut], block[cut:]
+                if _NOT_BLANK.search(piece):
+                    yield piece
+            if _NOT_BLANK.search(rest):
+                yield rest
+
+    def source(self) -> Path | BinaryIO:
+        """What a reader opens: the path (streamed) or the bytes read from standard input."""
+        return self.path if self.path is not None else self.binary()
+
+
+def _sniff(content: bytes) -> str:
+    if content.startswith(_NPY_MAGIC):
+        return "npy"
+    if content.startswith(_PARQUET_MAGIC):
+        return "parquet"
+    first_line = content.lstrip(b"\r\n").split(b"\n", 1)[0]
+    return "tsv" if b"\t" in first_line else "csv"
+
+
+def _require(module: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtraError(f"reading this input needs {module.split('.')[0]}: "
+                                f'pip install "pairmetrics[cli]"') from None
+
+
+# --- NPY ----------------------------------------------------------------------------------
+
+
+def _load_npy(data: _Input, column: str | None) -> np.ndarray:
+    try:
+        if data.path is not None:
+            array = np.load(data.path, mmap_mode="r", allow_pickle=False)
+        else:
+            array = np.load(data.binary(), allow_pickle=False)
+    except Exception as exc:
+        raise ValueError(f"{data.name}: not a readable .npy file ({exc})") from None
+    if not isinstance(array, np.ndarray):
+        raise ValueError(f"{data.name}: holds several arrays, not one")
+    if column is not None:
+        if array.ndim != 2:
+            raise ValueError(f"{data.name}: --column needs a 2-D array, this one has shape {array.shape}")
+        picked: np.ndarray = array[:, _column_index(column, None, array.shape[1], data.name)]
+        return picked
+    return array
+
+
+# --- Parquet --------------------------------------------------------------------------------
+
+
+def _load_parquet(data: _Input, column: str | None) -> np.ndarray:
+    pq = _require("pyarrow.parquet")
+    pa = _require("pyarrow")
+    try:
+        parquet = pq.ParquetFile(data.source())
+        names = list(parquet.schema_arrow.names)
+        picked = names if column is None else [names[_column_index(column, names, len(names), data.name)]]
+        table = parquet.read(columns=picked)
+    except (OSError, pa.ArrowException) as exc:
+        raise ValueError(f"{data.name}: not a readable Parquet file ({exc})") from None
+    if table.num_columns == 0:
+        raise ValueError(f"{data.name}: no columns")
+    for name, values in zip(table.column_names, table.columns):
+        if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)
+                or pa.types.is_boolean(values.type)):
+            raise ValueError(f"{data.name}: column {name!r} holds {values.type}, not numbers")
+        if values.null_count:
+            raise ValueError(f"{data.name}: column {name!r} has {values.null_count} missing values")
+    out = np.empty((table.num_rows, table.num_columns), dtype=np.float64)
+    for i, values in enumerate(table.columns):
+        out[:, i] = values.to_numpy()
+    return out
+
+
+# --- text tables ------------------------------------------------------------------------------
+
+
+def _load_text(data: _Input, column: str | None, header: bool | None,
+               progress: Callable[[int, int], None] | None) -> np.ndarray:
+    rows = _rows(data)
+    first = next(rows, None)
+    if first is None:
+        raise ValueError(f"{data.name}: the input is empty")
+    has_header = _has_header(data.name, *first, header)
+    names = [f.strip() for f in first[1]] if has_header else None
+    width = len(first[1])
+    second = next(rows, None)
+    rows.close()
+    if second is None and has_header:
+        raise ValueError(f"{data.name}: no data rows")
+    if second is not None and len(second[1]) != width:  # readers would drop or shift columns
+        raise ValueError(f"{data.name}: {_wrong_width(second[0], len(second[1]), width, first[0])}")
+    picked = None if column is None else _column_index(column, names, width, data.name)
+    skipped = first[0] if has_header else 0  # lines before the data: blank ones, comments, the header
+    try:
+        if data.format == "txt":
+            array = _read_whitespace(data, skipped, picked)
+        else:
+            array = _read_delimited(data, skipped, width, picked, progress)
+    except ValueError as exc:  # a malformed row (the readers' messages do not name the line)
+        raise ValueError(f"{data.name}: {_first_problem(data, picked, has_header) or _one_line(exc)}") from None
+    return array
+
+
+def _read_delimited(data: _Input, skipped: int, width: int, picked: int | None,
+                    progress: Callable[[int, int], None] | None) -> np.ndarray:
+    """CSV or TSV by pyarrow (correctly rounded), piece by piece into one array sized by the count of lines.
+
+    pyarrow's own readers hold much more of the text in memory (its
+    streaming reader reads far ahead of its parser); pieces of whole lines
+    keep the memory used near the size of the numbers plus a few buffers.
+    """
+    pa = _require("pyarrow")
+    pa_csv = _require("pyarrow.csv")
+    names = [f"c{i}" for i in range(width)]
+    read = pa_csv.ReadOptions(column_names=names)
+    parse = pa_csv.ParseOptions(delimiter=_DELIMITERS[data.format])
+    convert = pa_csv.ConvertOptions(column_types={n: pa.float64() for n in names}, null_values=[],
+                                    strings_can_be_null=False, quoted_strings_can_be_null=False,
+                                    include_columns=None if picked is None else [names[picked]])
+    out = np.empty((data.count_lines() - skipped, 1 if picked is not None else width), dtype=np.float64)
+    filled = done = 0
+    total = data.size()
+    for piece in data.pieces(skipped):
+        if progress is not None:
+            done += len(piece)
+            progress(done, total)
+        try:
+            table = pa_csv.read_csv(io.BytesIO(piece), read_options=read, parse_options=parse, convert_options=convert)
+        except pa.ArrowInvalid as exc:
+            raise ValueError(str(exc)) from None
+        for i, values in enumerate(table.columns):
+            out[filled:filled + table.num_rows, i] = values.to_numpy()
+        filled += table.num_rows
+    return out[:filled]
+
+
+def _read_whitespace(data: _Input, skipped: int, picked: int | None) -> np.ndarray:
+    with data.binary() as stream:
+        return np.loadtxt(io.TextIOWrapper(stream, encoding="utf-8-sig"), dtype=np.float64, comments="#",
+                          skiprows=skipped, usecols=picked, ndmin=2)
+
+
+def _rows(data: _Input) -> Generator[tuple[int, list[str]], None, None]:
+    """(line number, fields) of each non-blank row, from the start of the input."""
+    stream = io.TextIOWrapper(data.binary(), encoding="utf-8-sig", newline="")
+    delimiter = _DELIMITERS[data.format]
+    number = 0
+    try:
+        if delimiter is None:
+            for number, line in enumerate(stream, start=1):
+                fields = line.split("#", 1)[0].split()
+                if fields:
+                    yield number, fields
+        else:
+            reader = csv.reader(stream, delimiter=delimiter)
+            for fields in reader:
+                number = reader.line_num
+                if fields:
+                    yield number, fields
+    except UnicodeDecodeError:
+        raise ValueError(f"{data.name}: not UTF-8 text (after line {number})") from None
+    except csv.Error as exc:
+        raise ValueError(f"{data.name}: line {number + 1} is not a readable table row ({exc})") from None
+    finally:
+        stream.close()
+
+
+def _has_header(name: str, number: int, fields: list[str], header: bool | None) -> bool:
+    """Whether the first row is a header: as told, else a row of names is one and a row of numbers is not."""
+    if header is not None:
+        return header
+    numeric = [_is_number(f) for f in fields]
+    if not any(numeric):
+        return True
+    shown = _shown(fields)
+    if not all(numeric):
+        raise ValueError(f"{name}: line {number} ({shown}) mixes numbers and text; pass --header if it is a header "
+                         "row, --no-header if it is data")
+    if _could_be_column_numbers(fields):
+        raise ValueError(f"{name}: line {number} ({shown}) could be a header of column numbers or data; pass --header "
+                         "to skip it or --no-header to read it as data")
+    return False
+
+
+def _could_be_column_numbers(fields: list[str]) -> bool:
+    """0, 1, 2, ...: how pandas labels unnamed columns (``Series.to_csv`` writes the header ``0``)."""
+    return all(_COLUMN_NUMBERS.fullmatch(f) and int(f) == i for i, f in enumerate(fields))
+
+
+def _first_problem(data: _Input, picked: int | None, has_header: bool) -> str | None:
+    """The first malformed row (wrong number of fields, a field that is not a number), or None."""
+    width = first = 0
+    for number, fields in _rows(data):
+        if not first:
+            width, first = len(fields), number
+            if has_header:
+                continue
+        if len(fields) != width:
+            return _wrong_width(number, len(fields), width, first)
+        for field in fields if picked is None else [fields[picked]]:
+            if not _is_number(field):
+                return f"line {number}: {field.strip()!r} is not a number"
+    return None
+
+
+def _wrong_width(number: int, found: int, width: int, first: int) -> str:
+    return f"line {number} has {found} field{'s' * (found != 1)}, expected {width} like line {first}"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return "_" not in text  # float() accepts 1_000; table readers do not
+
+
+def _shown(fields: list[str]) -> str:
+    text = ",".join(f.strip() for f in fields)
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def _one_line(exc: Exception) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return lines[-1] if lines else type(exc).__name__
+
+
+def _column_index(column: str, names: list[str] | None, width: int, name: str) -> int:
+    if names is not None and column in names:
+        return names.index(column)
     try:
         index = int(column)
     except ValueError:
-        names = ", ".join(header) if header else "none (no header row)"
-        raise ValueError(f"{path}: no column {column!r}; columns: {names}") from None
+        shown = ", ".join(names) if names else "none (no header row)"
+        raise ValueError(f"{name}: no column {column!r}; columns: {shown}") from None
     if not -width <= index < width:
-        raise ValueError(f"{path}: column {index} is out of range for {width} columns")
-    return index
-
-
-def _load_text(path, delimiter, column) -> np.ndarray:
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            if delimiter is None:
-                rows = [line.split() for line in f if line.strip() and not line.lstrip().startswith("#")]
-            else:
-                rows = [row for row in csv.reader(f, delimiter=delimiter) if row and any(c.strip() for c in row)]
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a text file (byte {exc.start} is not UTF-8)") from None
-    except csv.Error as exc:
-        raise ValueError(f"{path}: not a readable table ({exc})") from None
-    if not rows:
-        raise ValueError(f"{path}: the file is empty")
-    header = None
-    if not _is_numeric_row(rows[0]):
-        header, rows = [c.strip() for c in rows[0]], rows[1:]
-    if not rows:
-        raise ValueError(f"{path}: no data rows")
-    width = len(rows[0])
-    for number, row in enumerate(rows, start=2 if header else 1):
-        if len(row) != width:
-            raise ValueError(f"{path}: line {number} has {len(row)} fields, expected {width}")
-    try:
-        data = np.array([[float(c) for c in row] for row in rows], dtype=np.float64)
-    except ValueError as exc:
-        raise ValueError(f"{path}: non-numeric value ({exc})") from None
-    if column is not None:
-        data = data[:, _column_index(column, header, width, path)]
-    return data
-
-
-def _is_numeric_row(row) -> bool:
-    try:
-        [float(c) for c in row]
-    except ValueError:
-        return False
-    return True
+        raise ValueError(f"{name}: column {index} is out of range for {width} columns")
+    return index % width
