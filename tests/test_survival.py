@@ -113,8 +113,11 @@ def test_lifelines_input_errors():
             lifelines_utils.concordance_index(*args)
         with pytest.raises(ValueError):
             pm.concordance_index(*args)
-    with pytest.raises(TypeError, match="event_times"):
-        pm.concordance_index(["a", "b"], [1, 2])
+    for exception, times in ((ValueError, ["a", "b"]), (TypeError, [object(), 1])):  # as lifelines
+        with pytest.raises(exception):
+            lifelines_utils.concordance_index(times, [1, 2])
+        with pytest.raises(exception, match="event_times"):
+            pm.concordance_index(times, [1, 2])
 
 
 def test_sksurv_input_errors():
@@ -192,7 +195,7 @@ def test_event_observed_as_strings_like_lifelines():
         assert pm.concordance_index(times, scores, flags) == expected
     with pytest.raises(ValueError, match="NaN"):
         pm.concordance_index(times, scores, ["1", "nan", "0", "1", "0"])
-    with pytest.raises(TypeError, match="event_observed"):
+    with pytest.raises(ValueError, match="event_observed"):  # lifelines: ValueError too
         pm.concordance_index(times, scores, ["1", "yes", "0", "1", "0"])
 
 

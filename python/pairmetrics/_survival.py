@@ -18,8 +18,8 @@ def _float_vector(x: Any, name: str) -> np.ndarray:
     """lifelines' conversion: ``np.asarray(x, dtype=float)``; rows and columns of one are flattened."""
     try:
         arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be array-like of numbers: {exc}") from None
+    except (TypeError, ValueError) as exc:  # the class lifelines raises (strings: ValueError), naming the argument
+        raise type(exc)(f"{name} must be array-like of numbers: {exc}") from None
     arr = as_numeric_array(arr, name)  # record fields and unaligned views become contiguous copies
     if arr.ndim == 2 and (arr.shape[0] == 1 or arr.shape[1] == 1):
         arr = arr.ravel()
