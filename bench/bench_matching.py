@@ -10,6 +10,7 @@ runs; every peer's matching cost is compared with ours.
     python bench/bench_matching.py --quick    # small sizes, < 20 s
     python bench/bench_matching.py --scaling --max-n 100000   # scaling table only
     python bench/bench_matching.py --scaling --sizes 200000 --kinds gaussian   # chosen sizes
+    python bench/bench_matching.py --cosine   # crossmatch_test, metric="cosine" against "euclidean"
 
 The scaling table times ``min_weight_perfect_matching(points=X)`` (the
 default call: every usable core) and ``verify()`` on Gaussian, clustered
@@ -18,6 +19,12 @@ points) for N = 1e3 ... --max-n, each size in a fresh process so that its
 peak RSS is its own, and fits the exponent of time against N. CPU seconds
 are recorded beside wall seconds: on a shared machine the wall time
 measures the load as much as the code.
+
+The cosine mode times ``crossmatch_test(ctrl, stim, metric=...)`` on
+20,000 x 50 points (two samples of 10,000) for "cosine" and its anchor
+"euclidean", alternating, each call in a fresh process (peak RSS of the
+call above the process's RSS before it), and reports medians and ratios
+(bench/results/matching_cosine.json).
 
 Writes bench/results/matching.json (full runs only, unless --out is given)
 and prints a Markdown table.
@@ -185,6 +192,72 @@ def scaling_case_subprocess(kind: str, n: int, verify: bool = True) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+# ---------------------------------------------------------------- cosine against euclidean
+
+COSINE_SCRIPT = """
+import json, sys, time
+import numpy as np
+import pairmetrics as pm
+
+def rss(field):
+    with open("/proc/self/status") as f:  # this process's own figures (not the parent's)
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field))
+
+n, d, metric = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+rng = np.random.default_rng(0)
+ctrl = rng.normal(size=(n // 2, d))
+stim = rng.normal(size=(n - n // 2, d))
+stim[:, :5] += 0.3
+before = rss("VmRSS:")
+cpu, t = time.process_time(), time.perf_counter()
+r = pm.crossmatch_test(ctrl, stim, metric=metric)
+seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+print(json.dumps({"metric": metric, "seconds": seconds, "cpu_seconds": cpu, "a1": int(r.a1), "pvalue": r.pvalue,
+                  "extra_peak_bytes": rss("VmHWM:") - before, "peak_rss_bytes": rss("VmHWM:")}))
+"""
+
+
+def cosine_call(n: int, d: int, metric: str) -> dict:
+    """One crossmatch_test in a fresh process, so that its peak RSS is its own."""
+    out = subprocess.run([sys.executable, "-c", COSINE_SCRIPT, str(n), str(d), metric], capture_output=True, text=True,
+                         check=True, env=os.environ.copy())  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_cosine(n: int = 20000, d: int = 50, repeats: int = 3) -> dict:
+    """crossmatch_test with metric="cosine" against the anchor "euclidean", alternating calls."""
+    runs = []
+    for _ in range(repeats):
+        for metric in ("euclidean", "cosine"):
+            runs.append(cosine_call(n, d, metric))
+            print(f"  {metric:9s} {runs[-1]['seconds']:7.2f} s (cpu {runs[-1]['cpu_seconds']:7.2f}) "
+                  f"extra peak {runs[-1]['extra_peak_bytes'] / 2**20:7.0f} MiB", flush=True)  # fmt: skip
+    med = {m: {k: statistics.median(r[k] for r in runs if r["metric"] == m)
+               for k in ("seconds", "cpu_seconds", "extra_peak_bytes", "peak_rss_bytes")}
+           for m in ("euclidean", "cosine")}  # fmt: skip
+    return {
+        "machine": machine(), "N": n, "d": d, "repeats": repeats, "runs": runs, "median": med,
+        "time_ratio": med["cosine"]["seconds"] / med["euclidean"]["seconds"],
+        "cpu_ratio": med["cosine"]["cpu_seconds"] / med["euclidean"]["cpu_seconds"],
+        "extra_peak_bytes_over_euclidean": med["cosine"]["extra_peak_bytes"] - med["euclidean"]["extra_peak_bytes"],
+        "load_average": os.getloadavg(),
+    }  # fmt: skip
+
+
+def cosine_markdown(result: dict) -> str:
+    lines = ["| metric | median seconds | median CPU seconds | extra peak RSS of the call (MiB) |",
+             "|---|---:|---:|---:|"]  # fmt: skip
+    for metric, m in result["median"].items():
+        mib = m["extra_peak_bytes"] / 2**20
+        lines.append(f"| {metric} | {m['seconds']:.2f} | {m['cpu_seconds']:.2f} | {mib:.0f} |")
+    lines.append("")
+    lines.append(f"N = {result['N']}, d = {result['d']}, {result['repeats']} alternating runs each: cosine / euclidean "
+                 f"time {result['time_ratio']:.2f}x (CPU {result['cpu_ratio']:.2f}x), extra peak memory "
+                 f"{result['extra_peak_bytes_over_euclidean'] / 2**20:+.0f} MiB; load average "
+                 f"{result['load_average'][0]:.1f} at the end.")  # fmt: skip
+    return "\n".join(lines)
+
+
 def fitted_exponent(rows: list) -> float | None:
     """Slope of log(seconds) against log(N) over the sizes >= 4000 (least squares)."""
     pts = [(r["N"], r["seconds"]) for r in rows if r["N"] >= 4000] or [(r["N"], r["seconds"]) for r in rows]
@@ -279,6 +352,13 @@ def plot(result: dict, path) -> None:
     loglog_plot(path, {"complete graph, Gaussian points, d = 50": curves}, xlabel="N")
 
 
+def write_json(path: Path | None, result: dict) -> None:
+    """The results as JSON at ``path`` (nothing when None)."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, indent=2) + "\n")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (< 20 s)")
@@ -288,23 +368,26 @@ def main(argv=None):
     parser.add_argument("--kinds", default=",".join(SCALING_KINDS), help="comma-separated inputs of the scaling table")
     parser.add_argument("--sizes", default=None,
                         help="comma-separated N of the scaling table (instead of 1e3 ... --max-n), e.g. 200000")
+    parser.add_argument("--cosine", action="store_true",
+                        help="only crossmatch_test with metric='cosine' against 'euclidean' (20,000 x 50)")
+    parser.add_argument("--repeats", type=int, default=3, help="alternating runs of each metric in --cosine")
     args = parser.parse_args(argv)
+    if args.cosine:
+        result = run_cosine(n=2000 if args.quick else 20000, repeats=args.repeats)
+        write_json(args.out or (None if args.quick else HERE / "results" / "matching_cosine.json"), result)
+        print(cosine_markdown(result))
+        return result
     if args.scaling:
         if args.sizes:
             sizes = [int(float(n)) for n in args.sizes.split(",")]
         else:
             sizes = [n for n in (1000, 2000, 4000, 8000, 16000, 20000, 32000, 64000, 100000, 200000) if n <= args.max_n]
         result = {"machine": machine(), "scaling": run_scaling(sizes, tuple(args.kinds.split(",")))}
-        out = args.out or HERE / "results" / "matching_scaling.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(args.out or HERE / "results" / "matching_scaling.json", result)
         print(scaling_markdown(result["scaling"]))
         return result
     result = run(quick=args.quick)
-    out = args.out or (None if args.quick else HERE / "results" / "matching.json")
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out or (None if args.quick else HERE / "results" / "matching.json"), result)
     print(markdown(result))
     return result
 

@@ -21,7 +21,15 @@ from ._matching import (
     _solve_dense,
     _solve_points_metric,
 )
+from ._metric_transforms import (
+    DEFAULT_MAX_MATRIX_BYTES,
+    check_matrix_size,
+    check_max_matrix_bytes,
+    is_transformed,
+    matching_equivalent,
+)
 from ._progress import progress_callback
+from ._two_vs_two import check_metric_rows
 from ._result import Result
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed
 from ._validation import (
@@ -318,17 +326,23 @@ def _as_sample(x: Any, name: str) -> np.ndarray:
     return x
 
 
-def _pool(x: Any, y: Any) -> tuple[np.ndarray, int, int]:
+def _pool(x: Any, y: Any, metric: Metric) -> tuple[np.ndarray, int, int]:
     x = _as_sample(x, "x")
     y = _as_sample(y, "y")
     if x.shape[1] != y.shape[1]:
         raise ValueError(f"x and y must have the same dimensionality, got {x.shape[1]} and {y.shape[1]} columns")
     dtype = np.result_type(x.dtype, y.dtype, np.float32) if x.dtype.kind == y.dtype.kind == "f" else np.float64
-    return np.concatenate([x.astype(dtype, copy=False), y.astype(dtype, copy=False)]), x.shape[0], y.shape[0]
+    X = np.concatenate([x.astype(dtype, copy=False), y.astype(dtype, copy=False)])
+    if is_transformed(metric, {}):  # rows the metric is undefined for, named in their own sample
+        rows = X.astype(np.float64, copy=False)  # the dtype the distances are computed in
+        check_metric_rows(rows[: x.shape[0]], "x", metric)
+        check_metric_rows(rows[x.shape[0]:], "y", metric)
+    return X, x.shape[0], y.shape[0]
 
 
 def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean", alternative: str = "less",
                     k: int = _DEFAULT_K, n_jobs: NJobs = None, progress: bool = False,
+                    max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
                     **metric_kwargs: Any) -> CrossMatchResult:  # fmt: skip
     """Rosenbaum's cross-match test of whether x and y come from one distribution.
 
@@ -343,7 +357,12 @@ def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean",
     metric : str or callable
         Any ``scipy.spatial.distance.cdist`` metric, or ``"rank_mahalanobis"``
         for Rosenbaum's rank-based Mahalanobis distance (see
-        :func:`pairmetrics.rank_mahalanobis`).
+        :func:`pairmetrics.rank_mahalanobis`). ``"euclidean"``,
+        ``"sqeuclidean"``, ``"cosine"`` and ``"correlation"`` (without metric
+        keywords) never form the N x N matrix (see
+        :func:`min_weight_perfect_matching`); cosine refuses all-zero rows
+        and correlation constant rows. Every other metric builds it (``8 *
+        N**2`` bytes), up to ``max_matrix_bytes``.
     alternative : {'less', 'greater', 'two-sided'}
         ``'less'`` (default, Rosenbaum's test): the samples differ, so fewer
         cross-matches than by chance, ``P(A1 <= a1)``. ``'greater'``: more
@@ -356,6 +375,10 @@ def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean",
         Threads for the matching; None means every usable core.
     progress : bool
         Show a progress bar (needs tqdm).
+    max_matrix_bytes : int
+        Largest N x N distance matrix a metric that needs one may build
+        (default ``2**31`` bytes: N = 16384 pooled points); a larger one
+        raises ValueError saying how many bytes it would take.
     **metric_kwargs
         ``p``, ``w``, ``V`` or ``VI`` for the cdist metrics that take them;
         any other keyword raises TypeError.
@@ -372,11 +395,13 @@ def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean",
     k = check_int(k, "k", low=1, high=2**31 - 1)
     resolve_n_jobs(n_jobs)
     check_progress(progress)
-    X, n, m = _pool(x, y)
+    max_matrix_bytes = check_max_matrix_bytes(max_matrix_bytes)
+    X, n, m = _pool(x, y, metric)
     if n + m < 2:
         raise ValueError("x and y together need at least 2 points (N >= 2)")
     z = np.repeat(np.array([0, 1], dtype=np.int8), [n, m])
-    matching = _solve_points_metric(X, metric, metric_kwargs, k=k, n_jobs=n_jobs, progress=progress)
+    matching = _solve_points_metric(X, metric, metric_kwargs, k=k, n_jobs=n_jobs, progress=progress,
+                                    max_matrix_bytes=max_matrix_bytes)  # fmt: skip
     return _result(z, matching, alternative)
 
 
@@ -443,6 +468,7 @@ def _pvalue_table(N: int, n: int, alternative: str) -> tuple[IntArray, FloatArra
 def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_resamples: int = 500, rng: Seed = None,
                         n_jobs: NJobs = None, *, alternative: str = "less", metric: Metric = "euclidean",
                         k: int = _DEFAULT_K, progress: bool = False, n_repeats: Optional[int] = None,
+                        max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
                         **metric_kwargs: Any) -> CrossMatchResampleResult:  # fmt: skip
     """Cross-match test on repeated random subsamples of x and y.
 
@@ -471,11 +497,17 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
         As in :func:`crossmatch_test`. Metrics that estimate a scale from
         their data (``rank_mahalanobis``, ``mahalanobis``, ``seuclidean``)
         are computed on each subsample; others once on the pool when it fits
-        in memory.
+        in memory. ``"cosine"`` and ``"correlation"`` are computed as squared
+        Euclidean distances of the unit (centred) rows.
     k : int
         Start graph size of the matching (speed only).
     progress : bool
         Show a progress bar (needs tqdm).
+    max_matrix_bytes : int
+        Largest distance matrix of one subsample (``8 * (2 *
+        sample_size)**2`` bytes, every metric) and of the pool (otherwise
+        the subsamples are computed one by one); default ``2**31``. A
+        subsample above it raises ValueError.
     **metric_kwargs
         ``p``, ``w``, ``V`` or ``VI`` for the cdist metrics that take them.
 
@@ -485,15 +517,16 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
         ``mean_a1`` and ``mean_pval`` (also ``.statistic``, ``.pvalue``) and
         the per-resample ``a1``, ``pval``, ``approxpval``.
     """
-    alternative, n_resamples, sample_size, k = _resample_options(
-        metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k
+    alternative, n_resamples, sample_size, k, max_matrix_bytes = _resample_options(
+        metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k, max_matrix_bytes
     )
     threads = resolve_n_jobs(n_jobs)
     check_progress(progress)
     gen = check_rng(rng)
-    X, n, m = _pool(x, y)
+    X, n, m = _pool(x, y, metric)
     if sample_size > min(n, m):
         raise ValueError(f"sample_size must be <= min(len(x), len(y)) = {min(n, m)}, got {sample_size}")
+    X, metric, metric_kwargs = matching_equivalent(X, metric, metric_kwargs)
     # Sorted draws: the order of points does not matter to the test, and
     # sorted indices gather from the pooled matrix with far fewer cache misses.
     draws = np.stack([
@@ -506,9 +539,9 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
     # Metrics that estimate a scale from the data they are given depend on
     # the subsample; every other metric can be computed once on the pool.
     per_subsample = metric in ("rank_mahalanobis", "mahalanobis", "seuclidean")
-    pool_bytes = (n + m) ** 2 * 8
+    pool_fits = (n + m) ** 2 * 8 <= min(_FULL_MATRIX_BYTES, max_matrix_bytes)
     with progress_callback(progress, "cross-match resamples") as cb:
-        if not per_subsample and pool_bytes <= _FULL_MATRIX_BYTES and n_resamples * N * N >= (n + m) ** 2:
+        if not per_subsample and pool_fits and n_resamples * N * N >= (n + m) ** 2:
             # One pooled matrix, then every subsample is gathered and solved
             # in C++ (each at its own scale).
             full = np.ascontiguousarray(_pairwise_distances(X, metric, **metric_kwargs), dtype=np.float64)
@@ -544,8 +577,8 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
 
 def _resample_options(
     metric: Metric, metric_kwargs: dict[str, Any], alternative: str, n_resamples: int, n_repeats: Optional[int],
-    sample_size: int, k: int,
-) -> tuple[str, int, int, int]:
+    sample_size: int, k: int, max_matrix_bytes: int,
+) -> tuple[str, int, int, int, int]:
     """Checked options of :func:`crossmatch_resample` (in memory and on Dask)."""
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
@@ -557,4 +590,6 @@ def _resample_options(
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
     sample_size = check_int(sample_size, "sample_size", low=1)
     k = check_int(k, "k", low=1, high=2**31 - 1)
-    return alternative, n_resamples, sample_size, k
+    max_matrix_bytes = check_max_matrix_bytes(max_matrix_bytes)
+    check_matrix_size(2 * sample_size, metric, max_matrix_bytes)  # every subsample's matrix
+    return alternative, n_resamples, sample_size, k, max_matrix_bytes

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 import numpy as np
 
 from ._crossmatch import crossmatch_test
+from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, check_max_matrix_bytes
 from ._routing import routed
 from ._validation import check_choice, check_progress, resolve_n_jobs
 
@@ -109,6 +110,7 @@ def crossmatch_groups(
     alternative: Literal["less", "greater", "two-sided"] = "less",
     n_jobs: int | None = None,
     progress: bool = False,
+    max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
 ) -> pd.DataFrame:
     """The exact cross-match test of every group of cells against a reference.
 
@@ -147,6 +149,8 @@ def crossmatch_groups(
         Threads for each matching; None means every usable core.
     progress : bool
         Show a progress bar over the groups (needs tqdm).
+    max_matrix_bytes : int
+        As in :func:`crossmatch_test` (metrics that need an N x N matrix).
 
     Returns
     -------
@@ -170,6 +174,7 @@ def crossmatch_groups(
     correction = check_choice(correction, "correction", _CORRECTIONS)  # type: ignore[assignment]
     check_progress(progress)
     resolve_n_jobs(n_jobs)
+    check_max_matrix_bytes(max_matrix_bytes)
     labels, points, obs_names = _labels_and_points(data, groupby, use_rep)
     if key_added is not None:
         if obs_names is None:
@@ -183,8 +188,8 @@ def crossmatch_groups(
         in_group = labels == group
         in_reference = ~in_group if reference == "rest" else labels == reference
         res = crossmatch_test(_rows(points, in_group), _rows(points, in_reference), metric=metric,
-                              alternative=alternative, n_jobs=n_jobs)  # fmt: skip
-        rows.append((group, int(in_group.sum()), int(in_reference.sum()), res.a1, res.Ea1, res.Va1, res.dev, res.pval))
+                              alternative=alternative, n_jobs=n_jobs, max_matrix_bytes=max_matrix_bytes)  # fmt: skip
+        rows.append((str(group), int(in_group.sum()), int(in_reference.sum()), res.a1, res.Ea1, res.Va1, res.dev, res.pval))
         if obs_names is not None:
             _record_partners(partners, res.matching.mate, in_group, in_reference, np.asarray(obs_names, dtype=object))
     table = pd.DataFrame(rows, columns=["group", "n_cells", "n_reference", "a1", "Ea1", "Va1", "dev", "pvalue"])

@@ -10,6 +10,14 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from . import _core
+from ._metric_transforms import (
+    DEFAULT_MAX_MATRIX_BYTES,
+    UNIT_SCALE,
+    check_matrix_size,
+    check_max_matrix_bytes,
+    is_transformed,
+    unit_rows,
+)
 from ._progress import progress_callback
 from ._result import Result
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs
@@ -241,6 +249,9 @@ class MatchingResult(Result):
             if metric in ("euclidean", "sqeuclidean") and not kwargs:
                 Xs, unit, squared = _prepare_points(X, metric == "sqeuclidean")
                 return "points", Xs, unit, squared
+            if is_transformed(metric, kwargs):
+                Xs, unit, squared = _prepare_points(unit_rows(X, metric), True)
+                return "points", Xs, unit * UNIT_SCALE, squared
             D = _pairwise_distances(X, metric, **kwargs)
         else:
             D = _check_distance_matrix(D, "D")
@@ -459,9 +470,13 @@ def _solve_dense(
 
 def _solve_points(
     X: np.ndarray, *, squared: bool, k: int, n_jobs: NJobs = None, progress: bool = False,
-    source: Optional[_Source] = None,
+    source: Optional[_Source] = None, scale: float = 1.0,
 ) -> MatchingResult:
-    """Matching of the complete Euclidean graph of the rows of X, without the N x N matrix."""
+    """Matching of the complete Euclidean graph of the rows of X, without the N x N matrix.
+
+    ``scale`` multiplies every distance-valued output (the units of a metric
+    solved on transformed points).
+    """
     n = X.shape[0]
     Xs, unit, squared = _prepare_points(X, squared)
     # Copies of a point are paired up front (exact for a metric, not for
@@ -487,7 +502,7 @@ def _solve_points(
     if r is None:
         with progress_callback(progress, "matching") as cb:
             r = _core._mwpm_points(Xs, squared, min(k, n), _threads(n_jobs, n), cb)
-    return _make_result(r, n, unit, source)
+    return _make_result(r, n, unit * scale, source)
 
 
 def _duplicate_groups(X: np.ndarray) -> Optional[tuple[IntArray, list[IntArray], list[IntArray]]]:
@@ -635,7 +650,8 @@ def _make_result(r: dict[str, Any], n: int, unit: float, source: Optional[_Sourc
 
 def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None,
                                 metric: Metric = "euclidean", k: int = _DEFAULT_K, n_jobs: NJobs = None,
-                                progress: bool = False, **metric_kwargs: Any) -> MatchingResult:  # fmt: skip
+                                progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
+                                **metric_kwargs: Any) -> MatchingResult:  # fmt: skip
     """Exact minimum-weight perfect matching of the complete graph on N points.
 
     Give either a distance matrix ``D`` or ``points`` (rows) with a ``metric``.
@@ -658,7 +674,16 @@ def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Option
         rounding error), and every distance the solver uses is computed from
         the coordinate differences in float64.
     metric : str or callable
-        Used with ``points`` only.
+        Used with ``points`` only. ``"cosine"`` and ``"correlation"`` (without
+        metric keywords) are solved on the same path, without the N x N
+        matrix: on rows scaled to unit length (centred first for
+        correlation) the cosine distance is half the squared Euclidean
+        distance, so the matching is the squared Euclidean one of those rows
+        and ``cost``, the duals, ``resolution`` and ``max_distance`` are
+        reported in cosine units. All-zero rows (cosine) and constant rows
+        (correlation) are refused. Every other metric, a callable,
+        ``"rank_mahalanobis"`` and any metric keyword build the N x N float64
+        matrix (``8 * N**2`` bytes), limited by ``max_matrix_bytes``.
     k : int
         The solver starts on each point's k nearest neighbours and adds every
         pair that the dual solution prices out as improving, until none is
@@ -671,6 +696,10 @@ def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Option
         depend on it.
     progress : bool
         Show a progress bar (needs tqdm).
+    max_matrix_bytes : int
+        Largest N x N distance matrix a metric that needs one may build
+        (default ``2**31`` bytes: N = 16384); a larger one raises ValueError
+        saying how many bytes it would take. Raise it to allow more.
     **metric_kwargs
         ``p``, ``w``, ``V`` or ``VI`` for the cdist metrics that take them;
         any other keyword raises TypeError.
@@ -683,7 +712,8 @@ def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Option
     Raises
     ------
     ValueError
-        Bad distances or points (shape, NaN, negative, asymmetric, N < 2).
+        Bad distances or points (shape, NaN, negative, asymmetric, N < 2),
+        rows the metric is undefined for, a matrix above ``max_matrix_bytes``.
     TypeError
         Non-numeric input, a non-integer ``k``, an unknown keyword.
 
@@ -720,18 +750,23 @@ def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Option
     ([[0, 1], [2, 3]], 0.3)
     >>> m.verify()
     True
+    >>> c = pm.min_weight_perfect_matching(points=[[1.0, 0.0], [2.0, 0.1], [0.0, 1.0], [0.1, 3.0]], metric="cosine")
+    >>> c.pairs.tolist(), c.verify()
+    ([[0, 1], [2, 3]], True)
     """
     if (D is None) == (points is None):
         raise ValueError("give exactly one of D (a distance matrix) or points=")
     k = check_int(k, "k", low=1, high=2**31 - 1)
     resolve_n_jobs(n_jobs)
     check_progress(progress)
+    max_matrix_bytes = check_max_matrix_bytes(max_matrix_bytes)
     if points is not None:
         _check_metric(metric)
         _check_metric_kwargs(metric, metric_kwargs, "min_weight_perfect_matching")
         X = as_matrix(points, "points", min_rows=2)
         check_finite(X, "points")
-        return _solve_points_metric(X, metric, metric_kwargs, k=k, n_jobs=n_jobs, progress=progress)
+        return _solve_points_metric(X, metric, metric_kwargs, k=k, n_jobs=n_jobs, progress=progress,
+                                    max_matrix_bytes=max_matrix_bytes)  # fmt: skip
     if metric_kwargs:
         name = next(iter(metric_kwargs))
         raise TypeError(f"min_weight_perfect_matching() got an unexpected keyword argument {name!r}")
@@ -741,11 +776,16 @@ def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Option
 
 
 def _solve_points_metric(
-    X: np.ndarray, metric: Metric, metric_kwargs: dict[str, Any], *, k: int, n_jobs: NJobs, progress: bool
+    X: np.ndarray, metric: Metric, metric_kwargs: dict[str, Any], *, k: int, n_jobs: NJobs, progress: bool,
+    max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
 ) -> MatchingResult:
-    """Validated points: the Euclidean kernel, or the matrix of another metric."""
+    """Validated points: the Euclidean kernel (cosine and correlation on unit rows), or the matrix of another metric."""
     source = _Source("points", X, metric, metric_kwargs, strong=True)
     if metric in ("euclidean", "sqeuclidean") and not metric_kwargs:
         return _solve_points(X, squared=metric == "sqeuclidean", k=k, n_jobs=n_jobs, progress=progress, source=source)
+    if is_transformed(metric, metric_kwargs):
+        return _solve_points(unit_rows(X, metric), squared=True, k=k, n_jobs=n_jobs, progress=progress, source=source,
+                             scale=UNIT_SCALE)  # fmt: skip
+    check_matrix_size(X.shape[0], metric, max_matrix_bytes)
     D = _pairwise_distances(X, metric, **metric_kwargs)
     return _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source)

@@ -138,7 +138,7 @@ def default_rtol(dtype: npt.DTypeLike, n_features: int) -> float:
     return 8.0 * math.sqrt(n_features) * float(np.finfo(dtype).eps)
 
 
-def _check_rows(x: np.ndarray, name: str, metric: str) -> None:
+def check_metric_rows(x: np.ndarray, name: str, metric: str) -> None:
     """Reject rows for which the metric is undefined, or values too large for it."""
     if metric == "cosine":
         bad = np.flatnonzero(~np.any(x != 0, axis=1))
@@ -188,8 +188,8 @@ def _prepare_inputs(y_true: Any, y_pred: Any, metric: str) -> tuple[np.ndarray, 
             raise ValueError(f"{name} has values too large for float64")
     y = np.asarray(y, dtype=dtype)
     p = np.asarray(p, dtype=dtype)
-    _check_rows(y, "y_true", metric)
-    _check_rows(p, "y_pred", metric)
+    check_metric_rows(y, "y_true", metric)
+    check_metric_rows(p, "y_pred", metric)
     return y, p, metric
 
 

@@ -88,6 +88,8 @@ import warnings
 
 import numpy as np
 
+from .._metric_transforms import DEFAULT_MAX_MATRIX_BYTES as _DEFAULT_MATRIX_BYTES
+
 __all__: list[str] = []
 
 # Paired evaluation: the largest score partition (samples) when the data are
@@ -1521,23 +1523,26 @@ def _cm_repeat(xs, ys, dtype, metric, k, metric_kwargs):
     """a1 of the cross-match test on one subsample (rows of x, then rows of y), by the in-memory solver."""
     from .. import _core
     from .._matching import _pairwise_distances
+    from .._metric_transforms import matching_equivalent
 
     points = np.concatenate([np.asarray(xs, dtype=dtype), np.asarray(ys, dtype=dtype)])
     z = np.repeat(np.array([0, 1], dtype=np.int8), [xs.shape[0], ys.shape[0]])
+    points, metric, metric_kwargs = matching_equivalent(points, metric, metric_kwargs, "a subsample of x then y")
     D = _pairwise_distances(points, metric, **metric_kwargs)
     return int(_core._crossmatch_stack(np.ascontiguousarray(D[None], dtype=np.float64), z, k, 1, None)[0])
 
 
 def _dask_crossmatch_resample(x, y, sample_size=200, n_resamples=500, rng=None, n_jobs=None, alternative="less",
-                              metric="euclidean", k=None, progress=False, n_repeats=None, metric_kwargs=None):
+                              metric="euclidean", k=None, progress=False, n_repeats=None,
+                              max_matrix_bytes=_DEFAULT_MATRIX_BYTES, metric_kwargs=None):
     from dask import delayed
 
     from .._crossmatch import CrossMatchResampleResult, _approx_pvalue, _moments, _pvalue_table, _resample_options
     from .._validation import check_progress, check_rng
 
     metric_kwargs = metric_kwargs or {}
-    alternative, n_resamples, sample_size, k = _resample_options(
-        metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k
+    alternative, n_resamples, sample_size, k, _ = _resample_options(
+        metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k, max_matrix_bytes
     )
     if n_jobs is not None:
         _resolve_threads(n_jobs)
