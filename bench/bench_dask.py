@@ -1,4 +1,4 @@
-"""Dask: paired evaluation and the 2 vs 2 test on a local cluster against the in-memory call.
+"""Dask: paired evaluation, the 2 vs 2 test and the drop-ins on a local cluster against the in-memory call.
 
 Every case runs on a ``distributed.LocalCluster`` of 2 worker processes with
 one thread each; the data are created on the workers (``dask.array.random``)
@@ -7,7 +7,11 @@ same machine (all cores), on the same numbers, in the same run. The client's
 memory growth is its peak resident set during the dask call, sampled every
 10 ms, minus its resident set before.
 
-    python bench/bench_dask.py [--quick] [--paired-n N] [--two-vs-two-n N] [--out-of-core N]
+    python bench/bench_dask.py [--quick] [--paired-n N] [--two-vs-two-n N] [--dropins-n N] [--out-of-core N]
+
+The drop-in cases are ``roc_auc_score`` (binary, and with sample weights),
+``concordance_index`` (lifelines) and ``concordance_index_censored``
+(scikit-survival) on ``--dropins-n`` rows (2e7 by default, 1e6 with --quick).
 
 ``--out-of-core N`` also writes N float32 predictions and labels to a Parquet
 store under ``bench/.data`` and evaluates them from disk with workers limited
@@ -136,6 +140,49 @@ def two_vs_two_case(n: int, d: int, chunk: int) -> dict:
     }  # fmt: skip
 
 
+def dropins_case(n: int, chunk: int) -> list:
+    """roc_auc_score, concordance_index and concordance_index_censored on n rows made on the workers."""
+    import dask.array as da
+
+    cluster, client = _cluster()
+    rows = []
+    try:
+        rng = da.random.default_rng(3)
+        scores = rng.random(n, chunks=chunk)
+        positive = (rng.random(n, chunks=chunk) < 0.3).astype(np.int8)
+        weights = rng.random(n, chunks=chunk)
+        times = rng.integers(0, 100_000, n, chunks=chunk).astype(np.float64)
+        events = rng.random(n, chunks=chunk) < 0.7
+        data = client.persist([scores, positive, weights, times, events])
+        distributed_wait(*data)
+        scores, positive, weights, times, events = data
+        cases = [
+            ("roc_auc_score", lambda *a: pm.roc_auc_score(a[1], a[0]), False),
+            ("roc_auc_score, sample_weight", lambda *a: pm.roc_auc_score(a[1], a[0], sample_weight=a[2]), False),
+            ("concordance_index", lambda *a: pm.concordance_index(a[3], a[0], a[4]), False),
+            ("concordance_index_censored", lambda *a: pm.concordance_index_censored(a[4], a[3], a[0])[0], False),
+        ]
+        measured = []
+        for name, call, _ in cases:
+            with PeakRSS() as rss:
+                start = time.perf_counter()
+                value = call(scores, positive, weights, times, events)
+                measured.append((name, call, value, time.perf_counter() - start, rss.growth / GIB))
+        local = [x.compute() for x in (scores, positive, weights, times, events)]
+    finally:
+        client.close()
+        cluster.close()
+    for name, call, value, t_dask, growth in measured:
+        start = time.perf_counter()
+        expected = call(*local)
+        t_memory = time.perf_counter() - start
+        rows.append({"case": name, "n": n, "chunk": chunk, "dask_s": t_dask, "in_memory_s": t_memory,
+                     "ratio": t_dask / t_memory, "client_growth_gib": growth, "answer": float(value),
+                     "relative_difference": abs(float(value) - float(expected)) / abs(float(expected))})  # fmt: skip
+        print(rows[-1], flush=True)
+    return rows
+
+
 def out_of_core_case(n: int, chunk: int) -> dict:
     import dask.array as da
     import dask.dataframe as dd
@@ -187,6 +234,9 @@ def table(result: dict) -> str:
     for r in result.get("two_vs_two", []):
         body.append(["two_vs_two", f"n = {r['n']:.0e}, d = {r['d']}", f"{r['dask_s']:.1f} s",
                      f"{r['in_memory_s']:.1f} s", f"{r['ratio']:.2f}x", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
+    for r in result.get("dropins", []):
+        body.append([r["case"], f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s", f"{r['in_memory_s']:.1f} s",
+                     f"{r['ratio']:.2f}x", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
     for r in result.get("out_of_core", []):
         memory = r.get("in_memory_s")
         body.append(["paired_evaluation from Parquet, 4 GiB workers", f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s",
@@ -200,8 +250,9 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small sizes only (seconds)")
     parser.add_argument("--paired-n", type=float, default=1e8)
     parser.add_argument("--two-vs-two-n", type=float, default=1e5)
+    parser.add_argument("--dropins-n", type=float, default=2e7)
     parser.add_argument("--out-of-core", type=float, default=0)
-    parser.add_argument("--skip", choices=["paired", "two_vs_two"], action="append", default=[])
+    parser.add_argument("--skip", choices=["paired", "two_vs_two", "dropins"], action="append", default=[])
     args = parser.parse_args(argv)
     paired_n = int(1e6 if args.quick else args.paired_n)
     tvt_n = int(5e3 if args.quick else args.two_vs_two_n)
@@ -212,6 +263,9 @@ def main(argv=None):
     if "two_vs_two" not in args.skip:
         result["two_vs_two"] = [two_vs_two_case(tvt_n, 300, min(tvt_n, 10_000))]
         print(result["two_vs_two"][-1], flush=True)
+    if "dropins" not in args.skip:
+        dropins_n = int(1e6 if args.quick else args.dropins_n)
+        result["dropins"] = dropins_case(dropins_n, min(dropins_n, 2_000_000))
     if args.out_of_core:
         result["out_of_core"] = [out_of_core_case(int(args.out_of_core), 10_000_000)]
         print(result["out_of_core"][-1], flush=True)
@@ -230,7 +284,7 @@ def _previous_cases() -> dict:
             previous = json.load(f)
     except (OSError, ValueError):
         return {}
-    return {key: previous[key] for key in ("paired", "two_vs_two", "out_of_core") if key in previous}
+    return {key: previous[key] for key in ("paired", "two_vs_two", "dropins", "out_of_core") if key in previous}
 
 
 if __name__ == "__main__":

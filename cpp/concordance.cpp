@@ -48,10 +48,11 @@ class RankCounts {
 ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_stride, const std::uint8_t* events,
                                      std::ptrdiff_t event_stride, const double* estimates,
                                      std::ptrdiff_t estimate_stride, std::size_t n, double tied_tol,
-                                     Control& control) {
+                                     Control& control, std::uint64_t* per_sample) {
     ConcordanceCounts out;
+    if (per_sample) std::fill(per_sample, per_sample + n * kPerSampleColumns, std::uint64_t{0});
     if (n < 2) return out;
-    control.set_total(4 * static_cast<std::uint64_t>(n));
+    control.set_total((per_sample ? 5 : 4) * static_cast<std::uint64_t>(n));
 
     // Dense ranks of the estimates, and their distinct values.
     std::unique_ptr<Keyed[]> records(new Keyed[n]);  // every slot written below
@@ -70,15 +71,17 @@ ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_st
     }
     const std::size_t n_values = values.size();
 
-    // Samples in time order, each carrying its rank and event flag, so the
-    // sweep below reads memory sequentially. Events are laid out before
+    // Samples in time order, each carrying its index, rank and event flag
+    // (index << 32 | rank << 1 | event; fewer than 2**31 samples), so the
+    // sweeps below read memory sequentially. Events are laid out before
     // censored samples and the radix sort is stable, so within one time the
     // events come first.
     std::size_t n_events = 0;
     for (std::size_t i = 0; i < n; ++i) n_events += events[i * event_stride] != 0;
     for (std::size_t i = 0, e = 0, c = n_events; i < n; ++i) {
         const bool event = events[i * event_stride] != 0;
-        records[event ? e++ : c++] = {order_key(times[i * time_stride]), (std::uint64_t{rank[i]} << 1) | event};
+        records[event ? e++ : c++] = {order_key(times[i * time_stride]),
+                                      (std::uint64_t{i} << 32) | (std::uint64_t{rank[i]} << 1) | event};
         if (i % kCheckEvery == 0) control.check();
     }
     std::vector<std::uint32_t>().swap(rank);
@@ -103,38 +106,94 @@ ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_st
         }
     }
 
+    const auto rank_of = [&](std::size_t k) -> std::size_t { return (records[k].index >> 1) & 0x7fffffffu; };
+    const auto sample_of = [&](std::size_t k) -> std::size_t { return records[k].index >> 32; };
+    // Samples in `tree` below and tied with rank r (tied: within tied_tol).
+    const auto split_counts = [&](const RankCounts& tree, std::size_t r, std::uint64_t& below, std::uint64_t& tied) {
+        if (tied_tol == 0) {
+            below = tree.below(r);
+            tied = tree.at(r);
+        } else {
+            below = tree.below(lo[r]);
+            tied = tree.below(hi[r]) - below;
+        }
+    };
+    // One time's samples: events [begin, split), censored [split, end).
+    const auto group_at = [&](std::size_t end, std::size_t& begin, std::size_t& split) {
+        begin = end - 1;
+        const std::uint64_t key = records[begin].key;
+        while (begin > 0 && records[begin - 1].key == key) --begin;
+        split = begin;
+        while (split < end && (records[split].index & 1)) ++split;
+    };
+
     // Sweep from the latest time down: censored samples of a time enter the
     // tree before its events are compared, events after.
     RankCounts tree(n_values);
+    std::vector<std::uint64_t> tied_before;  // per event of one time, with per-sample output
     std::uint64_t inserted = 0;
     for (std::size_t end = n; end > 0;) {
-        std::size_t begin = end - 1;
-        const std::uint64_t key = records[begin].key;
-        while (begin > 0 && records[begin - 1].key == key) --begin;
-        std::size_t split = begin;  // events [begin, split), censored [split, end)
-        while (split < end && (records[split].index & 1)) ++split;
+        std::size_t begin, split;
+        group_at(end, begin, split);
         const std::uint64_t observed = split - begin, censored = end - split;
-        for (std::size_t k = split; k < end; ++k) tree.add(records[k].index >> 1);
+        for (std::size_t k = split; k < end; ++k) tree.add(rank_of(k));
         inserted += censored;
+        if (per_sample) tied_before.clear();
         for (std::size_t k = begin; k < split; ++k) {
-            const std::size_t r = records[k].index >> 1;
             std::uint64_t below, tied;
-            if (tied_tol == 0) {
-                below = tree.below(r);
-                tied = tree.at(r);
-            } else {
-                below = tree.below(lo[r]);
-                tied = tree.below(hi[r]) - below;
-            }
+            split_counts(tree, rank_of(k), below, tied);
+            const std::uint64_t above = inserted - below - tied;
             out.below += below;
             out.tied += tied;
-            out.above += inserted - below - tied;
+            out.above += above;
+            if (per_sample) {
+                std::uint64_t* row = per_sample + sample_of(k) * kPerSampleColumns;
+                row[kEarlierBelow] = below;
+                row[kEarlierTied] = tied;
+                row[kEarlierAbove] = above;
+                tied_before.push_back(tied);
+            }
         }
         out.tied_time += observed * censored;
-        for (std::size_t k = begin; k < split; ++k) tree.add(records[k].index >> 1);
+        for (std::size_t k = begin; k < split; ++k) {
+            if (per_sample) {  // ties among this time's events: those entered since the query above
+                std::uint64_t below, tied;
+                split_counts(tree, rank_of(k), below, tied);
+                out.event_pairs_tied_both += tied - tied_before[k - begin];
+            }
+            tree.add(rank_of(k));
+        }
+        if (per_sample) out.event_pairs_tied_time += observed * (observed - 1) / 2;
         inserted += observed;
         if ((n - begin) / kCheckEvery != (n - end) / kCheckEvery) control.advance(kCheckEvery);
         end = begin;
+    }
+    if (!per_sample) return out;
+
+    // The later member's view, sweeping forward in time over events only: an
+    // event meets the events of earlier times, a censored sample also those
+    // of its own time.
+    RankCounts earlier_events(n_values);
+    std::uint64_t events_seen = 0;
+    const auto count_later = [&](std::size_t k) {
+        std::uint64_t below, tied;
+        split_counts(earlier_events, rank_of(k), below, tied);
+        std::uint64_t* row = per_sample + sample_of(k) * kPerSampleColumns;
+        row[kLaterBelow] = below;
+        row[kLaterTied] = tied;
+        row[kLaterAbove] = events_seen - below - tied;
+    };
+    for (std::size_t begin = 0; begin < n;) {
+        std::size_t end = begin + 1;
+        while (end < n && records[end].key == records[begin].key) ++end;
+        std::size_t split = begin;
+        while (split < end && (records[split].index & 1)) ++split;
+        for (std::size_t k = begin; k < split; ++k) count_later(k);
+        for (std::size_t k = begin; k < split; ++k) earlier_events.add(rank_of(k));
+        events_seen += split - begin;
+        for (std::size_t k = split; k < end; ++k) count_later(k);
+        if (end / kCheckEvery != begin / kCheckEvery) control.advance(kCheckEvery);
+        begin = end;
     }
     return out;
 }

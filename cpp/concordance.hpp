@@ -23,13 +23,34 @@ struct ConcordanceCounts {
     std::uint64_t tied = 0;       // comparable pairs with tied estimates
     std::uint64_t above = 0;      // comparable pairs with estimate_j > estimate_i (not tied)
     std::uint64_t tied_time = 0;  // (event, censored) pairs at the same time
+    // Filled only with per-sample output: pairs of two events at one time
+    // (not comparable), and those of them whose estimates are tied too.
+    std::uint64_t event_pairs_tied_time = 0;
+    std::uint64_t event_pairs_tied_both = 0;
+};
+
+// Columns of the optional per-sample output (n rows of kPerSampleColumns):
+// counts of sample i's comparable partners whose estimate is below, tied with
+// or above its own, first where i is the earlier event of the pair, then
+// where i is the later member (a later time, or censored at the event's time).
+enum PerSampleColumn : std::size_t {
+    kEarlierBelow,
+    kEarlierTied,
+    kEarlierAbove,
+    kLaterBelow,
+    kLaterTied,
+    kLaterAbove,
+    kPerSampleColumns
 };
 
 // `times` and `estimates` are float64 (infinities allowed when tied_tol is
-// 0; no NaN); `events[i]` nonzero marks an observed event.
+// 0; no NaN); `events[i]` nonzero marks an observed event. With `per_sample`
+// (n * kPerSampleColumns counts, row-major) the kernel also fills the
+// per-sample counts (a second sweep, forward in time) and the event-pair
+// totals; null skips both.
 ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_stride, const std::uint8_t* events,
                                      std::ptrdiff_t event_stride, const double* estimates,
                                      std::ptrdiff_t estimate_stride, std::size_t n, double tied_tol,
-                                     Control& control);
+                                     Control& control, std::uint64_t* per_sample = nullptr);
 
 }  // namespace pairmetrics

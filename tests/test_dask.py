@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import pairmetrics as pm  # noqa: E402
-from pairmetrics.dask import _legacy as _dask  # noqa: E402
+from pairmetrics.dask import measures as dask_measures  # noqa: E402
+from pairmetrics.dask import paired as dask_paired  # noqa: E402
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
@@ -22,7 +23,7 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scope
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(
-        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None, memory_limit="2GiB"
+        processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None, memory_limit="2GiB"
     )
     client = distributed.Client(cluster)
     yield client
@@ -78,7 +79,7 @@ def paired_data(draw, max_n=40):
 def test_paired_evaluation_equals_in_memory(client, monkeypatch, data, many_partitions):
     scores, labels, min_dist, chunks = data
     if many_partitions:  # partitions of a few samples each, many pairs of partitions
-        monkeypatch.setattr(_dask, "PARTITION_SAMPLES", 5)
+        monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 5)
     expected = pm.paired_evaluation(scores, labels, min_dist, warn=False)
     got = pm.paired_evaluation(da.from_array(scores, chunks=chunks), da.from_array(labels, chunks=chunks), min_dist,
                                warn=False)  # fmt: skip
@@ -94,7 +95,7 @@ def test_paired_totals_between_partitions_by_label_bucket(client, monkeypatch, d
     # without per-sample counts, pairs between score partitions are counted by label
     # bucket; many small partitions give many buckets and runs of equal labels
     scores, labels, min_dist, chunks = data
-    monkeypatch.setattr(_dask, "PARTITION_SAMPLES", partition)
+    monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", partition)
     expected = pm.paired_evaluation(scores, labels, min_dist, warn=False, variance=False)
     got = pm.paired_evaluation(da.from_array(scores, chunks=chunks), da.from_array(labels, chunks=chunks), min_dist,
                                warn=False, variance=False)  # fmt: skip
@@ -112,7 +113,7 @@ def test_integer_labels_beyond_float64_precision_are_refused(client):
 
 def test_label_buckets_split_equal_labels_by_partition():
     # one label shared by every sample: buckets still split it (by score partition)
-    labels, parts = _dask._label_bounds(np.arange(100.0), np.zeros(100), np.array([24.5, 49.5, 74.5]), 4)
+    labels, parts = dask_paired._label_bounds(np.arange(100.0), np.zeros(100), np.array([24.5, 49.5, 74.5]), 4)
     np.testing.assert_array_equal(labels, [0, 0, 0])
     np.testing.assert_array_equal(parts, [1, 2, 3])
 
@@ -183,7 +184,7 @@ def test_paired_on_parquet_columns(client, tmp_path):
 
 
 def test_paired_large_real_labels_many_partitions(client, monkeypatch):
-    monkeypatch.setattr(_dask, "PARTITION_SAMPLES", 2000)
+    monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 2000)
     rng = np.random.default_rng(5)
     n = 12000
     scores = rng.random(n).astype(np.float32)
@@ -249,7 +250,7 @@ def _task_bytes(dask_scheduler):
 
 def test_paired_never_gathers_the_data(client, monkeypatch):
     """No task receives or produces more than a partition's worth of the data."""
-    monkeypatch.setattr(_dask, "PARTITION_SAMPLES", 50_000)  # 8 partitions of about n / 8 samples
+    monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 50_000)  # 8 partitions of about n / 8 samples
     plugin = _TaskBytes()
     client.register_plugin(plugin)
     try:
@@ -373,8 +374,8 @@ def test_likelihood_family_equal_in_memory(client):
 )
 def test_best_constant_equals_in_memory(client, monkeypatch, n, columns, kind, loss, seed, small):
     if small:  # several histogram passes before the median's values are gathered; many mode groups
-        monkeypatch.setattr(_dask, "SELECT_GATHER", 2)
-        monkeypatch.setattr(_dask, "MODE_GROUP_SAMPLES", 3)
+        monkeypatch.setattr(dask_measures, "SELECT_GATHER", 2)
+        monkeypatch.setattr(dask_measures, "MODE_GROUP_SAMPLES", 3)
     rng = np.random.default_rng(seed)
     shape = (n,) if columns is None else (n, columns)
     if kind == "binary" or loss == "log_loss":
@@ -442,7 +443,7 @@ def test_label_thresholds_reproduce_the_rounded_difference(y, min_dist):
     """Counting labels >= t is the same test as fl(label - y) >= min_dist."""
     y = np.array(y)
     with np.errstate(all="ignore"):
-        t = _dask._threshold_up(y, min_dist)
+        t = dask_paired._threshold_up(y, min_dist)
         finite = np.isfinite(t)
         assert ((t - y)[finite] >= min_dist).all()
         assert ((np.nextafter(t, -np.inf) - y)[finite] < min_dist).all()
@@ -461,3 +462,275 @@ def test_kernels_accept_unpickled_arrays():
     assert pm.log_loss((y > 0.5).astype(np.float64), p) == pm.log_loss((y > 0.5).astype(np.float64), p.copy())
     p32 = pickle.loads(pickle.dumps(p.astype(np.float32)))
     assert pm.two_vs_two(p32, p32 + 1) == pm.two_vs_two(p32.copy(), p32 + 1)
+
+
+# --------------------------------------------------------------------------- parity: same number or same error
+
+
+def _outcome(func, *args, **kwargs):
+    """The result of a call, or ("error", type, message) when it raises ValueError/TypeError."""
+    try:
+        return func(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+
+def _assert_same(got, expected, rtol):
+    if isinstance(expected, tuple) and expected and expected[0] == "error":
+        assert got == expected
+    else:
+        assert not (isinstance(got, tuple) and got and got[0] == "error"), got
+        assert type(got) is type(expected)
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=0)
+
+
+def _with_empty_chunks(a, chunks):
+    """A dask array of ``a`` whose row chunks include empty ones (between and at the ends)."""
+    parts = [da.from_array(a[:0])]
+    start = 0
+    for size in chunks:
+        parts += [da.from_array(a[start : start + size]), da.from_array(a[:0])]
+        start += size
+    return da.concatenate(parts, axis=0)
+
+
+@st.composite
+def measure_inputs(draw):
+    n = draw(st.integers(1, 30))
+    two_d = draw(st.booleans())
+    shape = (n, draw(st.integers(1, 3))) if two_d else (n,)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["huge", "tiny", "mixed", "float32 max", "int64 big", "ints", "nan"]))
+    if kind in ("huge", "tiny", "mixed"):
+        exponent = {"huge": (150, 300), "tiny": (-300, -150), "mixed": (-300, 300)}[kind]
+        y = rng.standard_normal(shape) * 10.0 ** rng.integers(*exponent, shape)
+        p = rng.standard_normal(shape) * 10.0 ** rng.integers(*exponent, shape)
+    elif kind == "float32 max":
+        y = (rng.uniform(-1, 1, shape) * np.finfo(np.float32).max).astype(np.float32)
+        p = (rng.uniform(-1, 1, shape) * np.finfo(np.float32).max).astype(np.float32)
+    elif kind == "int64 big":
+        y = rng.integers(2**53, 2**62, shape, dtype=np.int64) * rng.choice([-1, 1], shape)
+        p = draw(st.sampled_from([y + rng.integers(-3, 4, shape), rng.standard_normal(shape)]))
+    elif kind == "ints":
+        y, p = rng.integers(-3, 4, shape), rng.integers(-3, 4, shape).astype(np.uint8)
+    else:
+        y, p = rng.standard_normal(shape), rng.standard_normal(shape)
+        y.ravel()[rng.integers(0, y.size)] = draw(st.sampled_from([np.nan, np.inf]))
+    return y, p, draw(chunkings(n)), draw(st.booleans())
+
+
+@settings(max_examples=25, **SETTINGS)
+@given(
+    data=measure_inputs(),
+    name=st.sampled_from(["zero_one_error", "absolute_error", "sum_squares_error", "rms_error", "worst_case_error"]),
+    per_target=st.booleans(),
+)
+def test_error_measures_parity(data, name, per_target):
+    """Same number (up to the order of float sums) or the same error with the same global index."""
+    y, p, chunks, empty = data
+    func = getattr(pm, name)
+    expected = _outcome(func, y, p, per_target=per_target)
+    dy = _with_empty_chunks(y, chunks) if empty else da.from_array(y, chunks=(chunks,) + y.shape[1:])
+    exact = name in ("zero_one_error", "worst_case_error")
+    _assert_same(_outcome(func, dy, p, per_target=per_target), expected, rtol=0 if exact else 1e-13)
+
+
+def test_rms_error_does_not_overflow_or_underflow_on_dask():
+    for scale in (1e200, 1e-170, 1e-310):
+        y = np.array([scale, 0.0, -scale, 0.5 * scale])
+        p = np.zeros(4)
+        expected = pm.rms_error(y, p)
+        assert np.isfinite(expected) and expected > 0
+        got = pm.rms_error(da.from_array(y, chunks=1), p)
+        np.testing.assert_allclose(got, expected, rtol=1e-15)
+    two = np.array([[1e200, 1e-200], [-1e200, 3e-200]])
+    np.testing.assert_allclose(pm.rms_error(da.from_array(two, chunks=(1, 2)), np.zeros((2, 2)), per_target=True),
+                               pm.rms_error(two, np.zeros((2, 2)), per_target=True), rtol=1e-15)  # fmt: skip
+    assert pm.rms_error(da.from_array(two, chunks=(1, 2)), np.zeros((2, 2))) == pytest.approx(1e200, rel=1e-15)
+
+
+def test_measures_take_arrays_with_empty_and_unknown_chunks():
+    rng = np.random.default_rng(12)
+    x = da.from_array(rng.random(200), chunks=10)
+    picked = x[x > 0.5]  # unknown chunk sizes, some chunks may be empty
+    y, p = picked, picked * 0.5
+    got = [pm.absolute_error(y, p), pm.rms_error(y, p), pm.worst_case_error(y, p), pm.zero_one_error(y, p)]
+    yy, pp = y.compute(), p.compute()
+    expected = [pm.absolute_error(yy, pp), pm.rms_error(yy, pp), pm.worst_case_error(yy, pp), pm.zero_one_error(yy, pp)]
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+    empty = _with_empty_chunks(yy, (3, len(yy) - 3))
+    assert pm.best_constant(empty, "absolute") == pm.best_constant(yy, "absolute")
+    assert pm.log_loss(_with_empty_chunks((yy > 0.7).astype(np.int8), (5, len(yy) - 5)), pp) == pm.log_loss(
+        (yy > 0.7).astype(np.int8), pp)
+
+
+def test_measures_from_a_dask_dataframe_with_unknown_sizes():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"y": np.arange(40.0) ** 2, "p": np.arange(40.0)})
+    ddf = dd.from_pandas(frame, npartitions=4)
+    ddf = ddf[ddf.y % 3 != 0]  # partitions of unknown length
+    expected = pm.rms_error(frame.y[frame.y % 3 != 0].to_numpy(), frame.p[frame.y % 3 != 0].to_numpy())
+    np.testing.assert_allclose(pm.rms_error(ddf.y, ddf.p), expected, rtol=1e-14)
+
+
+def _same_error(func, memory_args, dask_args, **kwargs):
+    with pytest.raises(ValueError) as memory:
+        func(*memory_args, **kwargs)
+    with pytest.raises(ValueError) as on_dask:
+        func(*dask_args, **kwargs)
+    assert str(on_dask.value) == str(memory.value)
+    return str(memory.value)
+
+
+def test_errors_report_the_global_index():
+    y = np.linspace(0.0, 1.0, 40)
+    y[33] = np.nan
+    p = np.full(40, 0.5)
+    dy = da.from_array(y, chunks=7)
+    assert "first at flat index 33" in _same_error(pm.absolute_error, (y, p), (dy, p))
+    assert "first at flat index 33" in _same_error(pm.paired_evaluation, (y, p), (dy, p))
+    assert "first at flat index 33" in _same_error(pm.best_constant, (y,), (dy,), loss="squares")
+    assert "first at flat index 33" in _same_error(pm.log_loss, ((p > 0).astype(int), y), ((p > 0).astype(int), dy))
+    bits = (np.arange(40) % 2).astype(np.int8)
+    bits[33] = 3
+    assert "at index 33" in _same_error(pm.log_loss, (bits, p), (da.from_array(bits, chunks=7), p))
+    assert "at index 33" in _same_error(pm.best_constant, (bits,), (da.from_array(bits, chunks=7),), loss="log_loss")
+    probabilities = np.full(40, 0.5)
+    probabilities[33] = 1.5
+    assert "at index 33" in _same_error(pm.log_loss, (bits % 2, probabilities),
+                                        (bits % 2, da.from_array(probabilities, chunks=7)))  # fmt: skip
+    labels = (np.arange(80).reshape(40, 2) % 2).astype(np.int8)
+    labels[33, 1] = 2
+    assert "at index (33, 1)" in _same_error(pm.multilabel_counts, (labels, labels % 2),
+                                             (da.from_array(labels, chunks=(7, 2)), labels % 2))  # fmt: skip
+    matrix = np.random.default_rng(13).random((40, 3))
+    matrix[33, 2] = np.inf
+    assert "first at flat index 101" in _same_error(pm.two_vs_two, (matrix, matrix + 1),
+                                                    (da.from_array(matrix, chunks=(7, 3)), matrix + 1))  # fmt: skip
+    assert "first at flat index 101" in _same_error(pm.crossmatch_resample, (matrix, matrix + 1),
+                                                    (da.from_array(matrix, chunks=(7, 3)), matrix + 1),
+                                                    sample_size=5, n_resamples=2)  # fmt: skip
+
+
+def test_two_vs_two_euclidean_float32_near_its_limit():
+    rng = np.random.default_rng(14)
+    y = (rng.standard_normal((12, 3)) * 1e30).astype(np.float32)
+    p = (y + rng.standard_normal((12, 3)).astype(np.float32) * np.float32(1e29)).astype(np.float32)
+    for metric in ("euclidean", "sqeuclidean"):
+        expected = pm.two_vs_two(y, p, metric=metric)
+        assert pm.two_vs_two(da.from_array(y, chunks=(5, 3)), p, metric=metric) == expected
+    too_big = y.copy()
+    too_big[9, 0] = np.finfo(np.float32).max
+    _same_error(pm.two_vs_two, (too_big, p), (da.from_array(too_big, chunks=(5, 3)), p), metric="euclidean")
+
+
+def test_nothing_rankable_warnings_point_at_the_callers_line():
+    scores, labels = np.arange(6.0), np.zeros(6)
+    for args in ((scores, labels), (da.from_array(scores, chunks=2), labels)):
+        with pytest.warns(RuntimeWarning, match="nothing is rankable") as records:
+            pm.paired_evaluation(*args)
+        assert {r.filename for r in records} == {__file__}
+        with pytest.warns(RuntimeWarning, match="nothing is rankable") as records:
+            pm.compare_paired(args[0], args[0], args[1])
+        assert {r.filename for r in records} == {__file__}
+
+
+@settings(max_examples=10, **SETTINGS)
+@given(data=paired_data(max_n=25), empty=st.booleans())
+def test_paired_evaluation_parity_with_empty_chunks(data, empty):
+    scores, labels, min_dist, chunks = data
+    expected = pm.paired_evaluation(scores, labels, min_dist, warn=False, variance=True)
+    ds = _with_empty_chunks(scores, chunks) if empty else da.from_array(scores, chunks=(chunks,))
+    got = pm.paired_evaluation(ds, labels, min_dist, warn=False, variance=True)
+    assert (got.n_rankable, got.n_correct, got.n_tied, got.n_incorrect) == (
+        expected.n_rankable, expected.n_correct, expected.n_tied, expected.n_incorrect)
+    np.testing.assert_allclose(got.confidence_interval(), expected.confidence_interval(), rtol=1e-12)
+
+
+def test_int64_labels_beyond_2_53_on_dask_are_refused_with_a_reason():
+    labels = np.array([2**60, 1, 2, 3], dtype=np.int64)
+    with pytest.raises(ValueError, match="2\\*\\*52"):
+        pm.paired_evaluation(da.from_array(np.arange(4.0), chunks=2), labels)
+
+
+def test_multilabel_counts_with_empty_chunks():
+    rng = np.random.default_rng(15)
+    t = rng.random((30, 4)) < 0.4
+    p = rng.random((30, 4)) < 0.4
+    assert pm.multilabel_counts(_with_empty_chunks(t, (1, 14, 15)), p) == pm.multilabel_counts(t, p)
+
+
+@settings(max_examples=10, **SETTINGS)
+@given(
+    data=two_vs_two_data(),
+    metric=st.sampled_from(["cosine", "correlation", "euclidean", "sqeuclidean"]),
+    scale=st.sampled_from([1e-300, 1e-30, 1.0, 1e30, 1e300, "float32 max"]),
+    empty=st.booleans(),
+)
+def test_two_vs_two_parity_across_magnitudes(data, metric, scale, empty):
+    """Same result or the same error at every magnitude the dtype holds."""
+    y, p, chunks = data
+    if scale == "float32 max":
+        y, p = (y / 8 * np.finfo(np.float32).max).astype(np.float32), (p / 8 * np.finfo(np.float32).max).astype(
+            np.float32)
+    else:
+        y, p = y.astype(np.float64) * scale, p.astype(np.float64) * scale
+    expected = _outcome(pm.two_vs_two, y, p, metric=metric, ties="half")
+    dy = _with_empty_chunks(y, chunks) if empty else da.from_array(y, chunks=(chunks, -1))
+    assert _outcome(pm.two_vs_two, dy, p, metric=metric, ties="half") == expected
+
+
+@st.composite
+def likelihood_inputs(draw):
+    n = draw(st.integers(1, 25))
+    shape = (n, draw(st.integers(1, 3))) if draw(st.booleans()) else (n,)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    y = rng.integers(0, 2, shape).astype(draw(st.sampled_from([np.int8, np.int64, np.float32, np.float64, bool])))
+    p = rng.choice([0.0, 1e-300, 0.3, 1.0 - 1e-16, 1.0], shape).astype(draw(st.sampled_from([np.float32, np.float64])))
+    flaw = draw(st.sampled_from([None, "label 2", "nan probability", "probability 1.5"]))
+    spot = int(rng.integers(0, y.size))
+    if flaw == "label 2" and y.dtype != bool:
+        y.ravel()[spot] = 2
+    elif flaw == "nan probability":
+        p.ravel()[spot] = np.nan
+    elif flaw == "probability 1.5":
+        p.ravel()[spot] = 1.5
+    return y, p, draw(chunkings(n)), draw(st.booleans())
+
+
+@settings(max_examples=20, **SETTINGS)
+@given(data=likelihood_inputs(), name=st.sampled_from(["log_loss", "log_likelihood", "likelihood"]),
+       per_target=st.booleans(), eps=st.sampled_from([None, 1e-3]))  # fmt: skip
+def test_likelihood_family_parity(data, name, per_target, eps):
+    y, p, chunks, empty = data
+    func = getattr(pm, name)
+    dy = _with_empty_chunks(y, chunks) if empty else da.from_array(y, chunks=(chunks,) + y.shape[1:])
+    expected = _outcome(func, y, p, per_target=per_target, eps=eps)
+    got = _outcome(func, dy, p, per_target=per_target, eps=eps)
+    if name == "likelihood" and not isinstance(expected, tuple):
+        got, expected = got.log, expected.log
+    _assert_same(got, expected, rtol=1e-13)
+
+
+@settings(max_examples=15, **SETTINGS)
+@given(n=st.integers(1, 25), labels=st.integers(1, 4), seed=st.integers(0, 2**32 - 1), flaw=st.booleans(),
+       empty=st.booleans(), dtype=st.sampled_from([bool, np.int64, np.float32]))  # fmt: skip
+def test_multilabel_counts_parity(n, labels, seed, flaw, empty, dtype):
+    rng = np.random.default_rng(seed)
+    t = (rng.random((n, labels)) < 0.4).astype(dtype)
+    p = (rng.random((n, labels)) < 0.4).astype(dtype)
+    if flaw and dtype is not bool:
+        t[rng.integers(0, n), rng.integers(0, labels)] = 3
+    chunks = (n,) if n < 2 else (1, n - 1)
+    dt = _with_empty_chunks(t, chunks) if empty else da.from_array(t, chunks=(chunks, labels))
+    assert _outcome(pm.multilabel_counts, dt, p, false_pos=2.0) == _outcome(pm.multilabel_counts, t, p, false_pos=2.0)
+
+
+@pytest.mark.parametrize("values", [np.array([1 + 1j, 2]), np.array(["a", "b"]), np.array([1, 2], dtype="M8[ns]")])
+def test_non_numeric_dtypes_get_the_in_memory_type_error(values):
+    with pytest.raises(TypeError) as memory:
+        pm.absolute_error(values, np.zeros(2))
+    with pytest.raises(TypeError) as on_dask:
+        pm.absolute_error(da.from_array(values, chunks=1), np.zeros(2))
+    assert str(on_dask.value) == str(memory.value)

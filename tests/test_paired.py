@@ -364,6 +364,13 @@ def test_comparison_variance_matches_brute_force(n, seed, kind):
     b = a + rng.normal(size=n)
     result = pe.compare_paired(a, b, labels, 0.5)
     ca, cb, va, vb, cov = ref.concordance_variance(a, b, labels, 0.5)
+    classes, sizes = np.unique(labels, return_counts=True)
+    if classes.shape[0] == 2:  # binary labels: DeLong's per-class estimate, for the test too
+        if sizes.min() < 2:
+            return
+        from pairmetrics.reference.confidence import delong_covariance
+
+        va, vb, cov = delong_covariance(a, b, labels == classes[1])
     assert result.a.auc == pytest.approx(ca)
     assert result.b.auc == pytest.approx(cb)
     assert result.variance_a == pytest.approx(va, abs=1e-12)
@@ -396,15 +403,31 @@ def test_comparison_reproduces_the_fisher_table_and_delong_for_binary_labels():
 
     (v10a, v01a), (v10b, v01b) = components(a), components(b)
     delong = np.cov(v10a, v10b)[0, 1] / m + np.cov(v01a, v01b)[0, 1] / k
-    exact_relation = n / (n - 1) * (
-        (m - 1) / m * np.cov(v10a, v10b)[0, 1] / m + (k - 1) / k * np.cov(v01a, v01b)[0, 1] / k
-    )
-    assert result.covariance == pytest.approx(exact_relation, rel=1e-10)
-    assert result.covariance == pytest.approx(delong, rel=0.02)
+    assert result.covariance == pytest.approx(delong, rel=1e-10)  # the test uses DeLong's estimate too
+    delong_a = np.var(v10a, ddof=1) / m + np.var(v01a, ddof=1) / k
+    assert result.variance_a == pytest.approx(delong_a, rel=1e-10)
     statistic, pvalue = result
     assert statistic == result.statistic and 0 <= pvalue <= 1
     assert result.covariance > 0
     assert result.fisher_pvalue < result.pvalue < 0.01  # Fisher overstates: pairs are not independent
+
+
+@settings(max_examples=100)
+@given(st.integers(4, 40), st.integers(0, 2**32), st.booleans())
+def test_comparison_test_and_interval_agree(n, seed, binary):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2 if binary else 4, n)
+    labels[0], labels[1] = 0, 1
+    a = labels + rng.normal(size=n)
+    b = labels + rng.normal(size=n)
+    result = pe.compare_paired(a, b, labels)
+    low, high = result.confidence_interval()
+    se = max(result.variance_a + result.variance_b - 2 * result.covariance, 0.0) ** 0.5
+    if se == 0:
+        return
+    assert result.statistic == pytest.approx(result.auc_difference / se, rel=1e-9)
+    if -1 < low and high < 1:  # unclipped: the interval excludes 0 exactly when p < 0.05
+        assert (low > 0 or high < 0) == (result.pvalue < 0.05) or abs(result.pvalue - 0.05) < 1e-9
 
 
 def test_comparison_of_a_model_with_itself_has_no_difference():

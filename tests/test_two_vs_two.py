@@ -57,7 +57,7 @@ def test_matches_reference(metric, ties, mode, kind):
     y, p = random_data(23, 5, seed=1) if kind == "random" else tie_heavy_data(23, 4, seed=2)
     if mode == "sampled":
         pairs = 100
-        first, second = _two_vs_two._sample_pairs(len(y), pairs, np.random.default_rng(5))
+        first, second = _two_vs_two.sample_pairs(len(y), pairs, np.random.default_rng(5))
         expected = ref.two_vs_two(y, p, metric, ties, list(zip(first, second)))
         result = two_vs_two(y, p, metric=metric, ties=ties, pairs=pairs, rng=5)
         assert result.standard_error is not None and result.standard_error >= 0
@@ -240,11 +240,11 @@ def test_distinct_targets_leaves_out_pairs_with_identical_targets():
 
 def test_sampled_pairs_are_distinct_and_valid():
     for n, m in [(2, 1), (5, 10), (100, 300), (100_000, 2000)]:
-        i, j = _two_vs_two._sample_pairs(n, m, np.random.default_rng(0))
+        i, j = _two_vs_two.sample_pairs(n, m, np.random.default_rng(0))
         assert i.size == m
         assert ((0 <= i) & (i < j) & (j < n)).all()
         assert np.unique(i * n + j).size == m
-    i, j = _two_vs_two._sample_pairs(5, 10, np.random.default_rng(1))
+    i, j = _two_vs_two.sample_pairs(5, 10, np.random.default_rng(1))
     assert sorted(zip(i.tolist(), j.tolist())) == [(a, b) for a in range(5) for b in range(a + 1, 5)]
 
 
@@ -433,7 +433,7 @@ def test_permutation_test_matches_reference(monkeypatch, keep_terms, metric, tie
     gen = np.random.default_rng(7)
     pairs = mode
     if isinstance(mode, int):
-        first, second = _two_vs_two._sample_pairs(16, mode, gen)
+        first, second = _two_vs_two.sample_pairs(16, mode, gen)
         pairs = list(zip(first, second))
     perms = [gen.permutation(16) for _ in range(k)]
     observed, pvalue, null = ref.two_vs_two_permutation_test(y, p, perms, metric, ties, pairs)
@@ -495,7 +495,7 @@ def test_progress_exception_reaches_the_caller_unchanged(kernel, n_threads):
     # very exception (not a KeyboardInterrupt), whichever thread was working.
     y, p = random_data(400, 6, seed=21)
     gy, gp = _core._row_groups(y), _core._row_groups(p)
-    first, second = _two_vs_two._sample_pairs(400, 50_000, np.random.default_rng(0))
+    first, second = _two_vs_two.sample_pairs(400, 50_000, np.random.default_rng(0))
     for _ in range(3):
         progress = _raising_progress(1)
         with pytest.raises(_ProgressError, match="stop at"):
@@ -550,7 +550,7 @@ def test_sampled_pairs_cost_does_not_grow_with_n_per_pair():
     # Per-sample counts go to shared counters: a call's kernel work is
     # O(pairs d), so the same pairs on a larger n give the same counts.
     y, p = random_data(3000, 4, seed=23)
-    first, second = _two_vs_two._sample_pairs(300, 2000, np.random.default_rng(2))
+    first, second = _two_vs_two.sample_pairs(300, 2000, np.random.default_rng(2))
     gy, gp = _core._row_groups(y), _core._row_groups(p)
     small = _core._two_vs_two_pairs(y[:300], p[:300], gy[:300], gp[:300], first, second, "cosine", 0.0, False, 2)
     large = _core._two_vs_two_pairs(y, p, gy, gp, first, second, "cosine", 0.0, False, 2)

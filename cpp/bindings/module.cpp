@@ -11,6 +11,7 @@ void register_measures(py::module_& m);
 void register_roc_auc(py::module_& m);
 void register_concordance(py::module_& m);
 void register_group_dominance(py::module_& m);
+void register_bootstrap(py::module_& m);
 }  // namespace pairmetrics::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -23,4 +24,5 @@ PYBIND11_MODULE(_core, m) {
     register_roc_auc(m);
     register_concordance(m);
     register_group_dominance(m);
+    register_bootstrap(m);
 }

@@ -5,25 +5,57 @@ namespace pairmetrics::bindings {
 
 namespace {
 
+struct Inputs {
+    const double* times;
+    const std::uint8_t* events;
+    const double* estimates;
+    std::ptrdiff_t time_stride, event_stride, estimate_stride;
+    std::size_t n;
+};
+
 // Inputs were validated in Python: 1-D float64 times and estimates of one
 // length (no NaN), events as uint8 (0/1), tied_tol >= 0.
-py::tuple concordance_counts_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
-                                const py::array_t<double>& estimates, double tied_tol) {
+Inputs read_inputs(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
+                   const py::array_t<double>& estimates) {
     const std::size_t n = static_cast<std::size_t>(times.shape(0));
     if (times.ndim() != 1 || events.ndim() != 1 || estimates.ndim() != 1 ||
         static_cast<std::size_t>(events.shape(0)) != n || static_cast<std::size_t>(estimates.shape(0)) != n)
         throw py::value_error("times, events and estimates must be 1-D arrays of the same length");
     if (n >= (std::size_t{1} << 31)) throw py::value_error("at most 2**31 - 1 samples");
-    const double* t = times.data();
-    const std::uint8_t* e = events.data();
-    const double* s = estimates.data();
-    const std::ptrdiff_t ts = element_stride<double>(times), es = element_stride<std::uint8_t>(events),
-                         ss = element_stride<double>(estimates);
+    return {times.data(),
+            events.data(),
+            estimates.data(),
+            element_stride<double>(times),
+            element_stride<std::uint8_t>(events),
+            element_stride<double>(estimates),
+            n};
+}
+
+py::tuple concordance_counts_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
+                                const py::array_t<double>& estimates, double tied_tol) {
+    const Inputs in = read_inputs(times, events, estimates);
     const auto control = make_control();
     // Safe without the GIL: raw pointers into arrays the caller keeps alive.
-    const ConcordanceCounts c =
-        run_without_gil(*control, [&] { return concordance_counts(t, ts, e, es, s, ss, n, tied_tol, *control); });
+    const ConcordanceCounts c = run_without_gil(*control, [&] {
+        return concordance_counts(in.times, in.time_stride, in.events, in.event_stride, in.estimates,
+                                  in.estimate_stride, in.n, tied_tol, *control);
+    });
     return py::make_tuple(c.below, c.tied, c.above, c.tied_time);
+}
+
+py::tuple concordance_per_sample_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
+                                    const py::array_t<double>& estimates, double tied_tol) {
+    const Inputs in = read_inputs(times, events, estimates);
+    py::array_t<std::uint64_t> per_sample({static_cast<py::ssize_t>(in.n), static_cast<py::ssize_t>(kPerSampleColumns)});
+    std::uint64_t* out = per_sample.mutable_data();
+    const auto control = make_control();
+    const ConcordanceCounts c = run_without_gil(*control, [&] {
+        return concordance_counts(in.times, in.time_stride, in.events, in.event_stride, in.estimates,
+                                  in.estimate_stride, in.n, tied_tol, *control, out);
+    });
+    return py::make_tuple(py::make_tuple(c.below, c.tied, c.above, c.tied_time, c.event_pairs_tied_time,
+                                         c.event_pairs_tied_both),
+                          per_sample);
 }
 
 }  // namespace
@@ -33,6 +65,11 @@ void register_concordance(py::module_& m) {
           py::arg("events").noconvert(), py::arg("estimates").noconvert(), py::arg("tied_tol") = 0.0,
           "(below, tied, above, tied_time) over comparable pairs (event i, later or same-time "
           "censored j): estimate_j below, tied with or above estimate_i.");
+    m.def("concordance_per_sample", &concordance_per_sample_py, py::arg("times").noconvert(),
+          py::arg("events").noconvert(), py::arg("estimates").noconvert(), py::arg("tied_tol") = 0.0,
+          "((below, tied, above, tied_time, event_pairs_tied_time, event_pairs_tied_both), per_sample): "
+          "per_sample[i] counts sample i's comparable partners with an estimate below, tied with or above "
+          "its own, as the earlier event (columns 0-2) and as the later member (columns 3-5).");
 }
 
 }  // namespace pairmetrics::bindings

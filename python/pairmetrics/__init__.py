@@ -7,7 +7,8 @@ classic error measures. Plain-Python references of every kernel live in
 """
 
 from . import _core  # noqa: F401  (fail early if the extension is missing)
-from . import _crossmatch, _crossmatch_groups, _matching, _measures, _paired, _roc_auc, _survival, _two_vs_two
+from . import (_bootstrap, _compare_models, _concordance, _crossmatch, _crossmatch_groups, _matching, _measures, _paired,
+               _roc_auc, _survival, _two_vs_two, _uno)
 from ._paired import *  # noqa: F401,F403
 from ._two_vs_two import *  # noqa: F401,F403
 from ._matching import *  # noqa: F401,F403
@@ -19,6 +20,10 @@ from ._representations import *  # noqa: F401,F403
 from ._roc_auc import *  # noqa: F401,F403
 from ._survival import *  # noqa: F401,F403
 from ._crossmatch_groups import *  # noqa: F401,F403
+from ._concordance import *  # noqa: F401,F403
+from ._compare_models import *  # noqa: F401,F403
+from ._uno import *  # noqa: F401,F403
+from ._bootstrap import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 
@@ -32,3 +37,7 @@ __all__.extend(_measures.__all__)
 __all__.extend(_roc_auc.__all__)
 __all__.extend(_survival.__all__)
 __all__.extend(_crossmatch_groups.__all__)
+__all__.extend(_concordance.__all__)
+__all__.extend(_compare_models.__all__)
+__all__.extend(_uno.__all__)
+__all__.extend(_bootstrap.__all__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['concordance_counts', 'group_dominance', 'paired_counts', 'paired_simd_levels', 'roc_auc']
+__all__: list[str] = ['bootstrap_auc', 'concordance_counts', 'concordance_per_sample', 'group_dominance', 'paired_counts', 'paired_simd_levels', 'roc_auc']
 def _crossmatch_batch(full: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], draws: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], z: typing.Annotated[numpy.typing.ArrayLike, numpy.int8], k: typing.SupportsInt | typing.SupportsIndex, n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> numpy.typing.NDArray[numpy.int64]:
     """
     Cross-match counts of many subsamples of one pooled distance matrix, in parallel.
@@ -91,6 +91,14 @@ def _two_vs_two_terms(y: numpy.ndarray, p: numpy.ndarray, metric: str, n_threads
 def concordance_counts(times: numpy.typing.NDArray[numpy.float64], events: numpy.typing.NDArray[numpy.uint8], estimates: numpy.typing.NDArray[numpy.float64], tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple[int, int, int, int]:
     """
     (below, tied, above, tied_time) over comparable pairs (event i, later or same-time censored j): estimate_j below, tied with or above estimate_i.
+    """
+def concordance_per_sample(times: numpy.typing.NDArray[numpy.float64], events: numpy.typing.NDArray[numpy.uint8], estimates: numpy.typing.NDArray[numpy.float64], tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple[tuple[int, int, int, int, int, int], numpy.typing.NDArray[numpy.uint64]]:
+    """
+    ((below, tied, above, tied_time, event_pairs_tied_time, event_pairs_tied_both), per_sample): per_sample[i] counts sample i's comparable partners with an estimate below, tied with or above its own, as the earlier event (columns 0-2) and as the later member (columns 3-5).
+    """
+def bootstrap_auc(positive: numpy.typing.NDArray[numpy.uint8], group_end: numpy.typing.NDArray[numpy.int64], stratum_offsets: numpy.typing.NDArray[numpy.int64], cluster_offsets: numpy.typing.NDArray[numpy.int64], members: numpy.typing.NDArray[numpy.int64], seeds: numpy.typing.NDArray[numpy.uint64], n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Bootstrap replicates of the binary ROC AUC over samples sorted by score (one per seed).
     """
 def group_dominance(values: numpy.typing.NDArray[numpy.float64], groups: numpy.typing.NDArray[numpy.uint32], weights: numpy.typing.NDArray[numpy.uint32], thresholds: numpy.typing.NDArray[numpy.float64], query_groups: numpy.typing.NDArray[numpy.uint32], query_weights: numpy.typing.NDArray[numpy.uint32], n_groups: typing.SupportsInt | typing.SupportsIndex) -> tuple[typing.Any, ...]:
     """

@@ -153,6 +153,7 @@ class CrossMatchNullDistribution(Result):
         return float((((self.a1 - mu) ** 2) * self.pmf).sum())
 
 
+@routed
 def crossmatch_null_distribution(N: int, n: int) -> CrossMatchNullDistribution:
     """Exact null distribution of the number of cross-matched pairs A1.
 
@@ -273,6 +274,7 @@ def _check_labels(z: Any, name: str = "z") -> np.ndarray:
     return z
 
 
+@routed
 def crossmatchtest(
     z: ArrayLike, D: ArrayLike, *, k: int = _DEFAULT_K, n_jobs: NJobs = None, progress: bool = False
 ) -> CrossMatchResult:
@@ -305,6 +307,11 @@ def crossmatchtest(
     it is dropped; N and n then refer to the remaining points, as in R.
     R's ``nonbimatch`` rounds scaled distances to integers, so with near-ties
     R and this exact matching may pick different optimal pairs.
+
+    *Dask input:* the labels and distances are computed on the cluster and
+    brought to the client as one array (this solver needs them in one process); above
+    ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
+    gathered arguments together) the call raises a ValueError instead.
     """
     z = _check_labels(z, "z")
     source = _Source("D", D)
@@ -329,17 +336,25 @@ def _as_sample(x: Any, name: str) -> np.ndarray:
 def _pool(x: Any, y: Any, metric: Metric) -> tuple[np.ndarray, int, int]:
     x = _as_sample(x, "x")
     y = _as_sample(y, "y")
-    if x.shape[1] != y.shape[1]:
-        raise ValueError(f"x and y must have the same dimensionality, got {x.shape[1]} and {y.shape[1]} columns")
-    dtype = np.result_type(x.dtype, y.dtype, np.float32) if x.dtype.kind == y.dtype.kind == "f" else np.float64
+    dtype = pool_dtype(x, y)
     X = np.concatenate([x.astype(dtype, copy=False), y.astype(dtype, copy=False)])
     if is_transformed(metric, {}):  # rows the metric is undefined for, named in their own sample
         rows = X.astype(np.float64, copy=False)  # the dtype the distances are computed in
         check_metric_rows(rows[: x.shape[0]], "x", metric)
-        check_metric_rows(rows[x.shape[0]:], "y", metric)
+        check_metric_rows(rows[x.shape[0] :], "y", metric)
     return X, x.shape[0], y.shape[0]
 
 
+def pool_dtype(x: Any, y: Any) -> np.dtype[Any]:
+    """The dtype two samples (numpy or Dask, 2-D) are pooled in, once their dimensions agree."""
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"x and y must have the same dimensionality, got {x.shape[1]} and {y.shape[1]} columns")
+    if x.dtype.kind == y.dtype.kind == "f":
+        return np.result_type(x.dtype, y.dtype, np.float32)
+    return np.dtype(np.float64)
+
+
+@routed
 def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean", alternative: str = "less",
                     k: int = _DEFAULT_K, n_jobs: NJobs = None, progress: bool = False,
                     max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
@@ -388,6 +403,13 @@ def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean",
     CrossMatchResult
         See :func:`crossmatchtest`; group 0 is x and group 1 is y. ``pval``
         and ``approxpval`` are for ``alternative``.
+
+    Notes
+    -----
+    *Dask input:* the samples are computed on the cluster and brought to the
+    client as one array (this solver needs them in one process); above
+    ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
+    gathered arguments together) the call raises a ValueError instead.
     """
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "crossmatch_test")
@@ -517,23 +539,15 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
         ``mean_a1`` and ``mean_pval`` (also ``.statistic``, ``.pvalue``) and
         the per-resample ``a1``, ``pval``, ``approxpval``.
     """
-    alternative, n_resamples, sample_size, k, max_matrix_bytes = _resample_options(
+    alternative, n_resamples, sample_size, k, max_matrix_bytes = resample_options(
         metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k, max_matrix_bytes
     )
     threads = resolve_n_jobs(n_jobs)
     check_progress(progress)
     gen = check_rng(rng)
     X, n, m = _pool(x, y, metric)
-    if sample_size > min(n, m):
-        raise ValueError(f"sample_size must be <= min(len(x), len(y)) = {min(n, m)}, got {sample_size}")
+    draws = draw_subsamples(gen, n, m, sample_size, n_resamples)
     X, metric, metric_kwargs = matching_equivalent(X, metric, metric_kwargs)
-    # Sorted draws: the order of points does not matter to the test, and
-    # sorted indices gather from the pooled matrix with far fewer cache misses.
-    draws = np.stack([
-        np.concatenate([np.sort(gen.choice(n, sample_size, replace=False)),
-                        n + np.sort(gen.choice(m, sample_size, replace=False))])
-        for _ in range(n_resamples)
-    ])  # fmt: skip
     N = 2 * sample_size
     z = np.repeat(np.array([0, 1], dtype=np.int8), [sample_size, sample_size])
     # Metrics that estimate a scale from the data they are given depend on
@@ -551,11 +565,38 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
             chunk = max(1, _STACK_BYTES // (N * N * 8))
             parts = []
             for lo in range(0, n_resamples, chunk):
-                Ds = np.stack([_pairwise_distances(X[d], metric, **metric_kwargs) for d in draws[lo : lo + chunk]])
-                parts.append(_core._crossmatch_stack(np.ascontiguousarray(Ds, dtype=np.float64), z, k, threads, None))
+                parts.append(subsample_a1([X[d] for d in draws[lo : lo + chunk]], metric, metric_kwargs, k, threads))
                 if cb is not None:
                     cb(min(n_resamples, lo + chunk), n_resamples)
             a1 = np.concatenate(parts)
+    return resample_result(a1, sample_size, alternative)
+
+
+def draw_subsamples(gen: np.random.Generator, n: int, m: int, sample_size: int, n_resamples: int) -> np.ndarray:
+    """The resamples' rows in the pool (x's n rows, then y's m), sorted within x and within y."""
+    if sample_size > min(n, m):
+        raise ValueError(f"sample_size must be <= min(len(x), len(y)) = {min(n, m)}, got {sample_size}")
+    # Sorted draws: the order of points does not matter to the test, and
+    # sorted indices gather from the pooled matrix with far fewer cache misses.
+    return np.stack([
+        np.concatenate([np.sort(gen.choice(n, sample_size, replace=False)),
+                        n + np.sort(gen.choice(m, sample_size, replace=False))])
+        for _ in range(n_resamples)
+    ])  # fmt: skip
+
+
+def subsample_a1(subsamples: Any, metric: Metric, metric_kwargs: dict[str, Any], k: int, threads: int) -> np.ndarray:
+    """a1 of each subsample (its first half from x, its second from y), by the C++ solver."""
+    sample_size = subsamples[0].shape[0] // 2
+    z = np.repeat(np.array([0, 1], dtype=np.int8), [sample_size, sample_size])
+    Ds = np.stack([_pairwise_distances(points, metric, **metric_kwargs) for points in subsamples])
+    return _core._crossmatch_stack(np.ascontiguousarray(Ds, dtype=np.float64), z, k, threads, None)
+
+
+def resample_result(a1: np.ndarray, sample_size: int, alternative: str) -> CrossMatchResampleResult:
+    """The CrossMatchResampleResult of the resamples' a1."""
+    N = 2 * sample_size
+    n_resamples = a1.size
     # The null law depends only on the sizes: p-values by table lookup.
     support, table = _pvalue_table(N, sample_size, alternative)
     pval = table[np.searchsorted(support, a1)]
@@ -575,7 +616,7 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
     )
 
 
-def _resample_options(
+def resample_options(
     metric: Metric, metric_kwargs: dict[str, Any], alternative: str, n_resamples: int, n_repeats: Optional[int],
     sample_size: int, k: int, max_matrix_bytes: int,
 ) -> tuple[str, int, int, int, int]:

@@ -20,6 +20,7 @@ from ._metric_transforms import (
 )
 from ._progress import progress_callback
 from ._result import Result
+from ._routing import routed
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs
 from ._validation import as_matrix, as_numeric_array, check_finite, check_int, check_progress, check_real, resolve_n_jobs
 
@@ -289,6 +290,7 @@ def solve_sparse_matching(
     return _core._mwpm_sparse(n, eu, ev, w, progress, **kwargs)
 
 
+@routed
 def rank_mahalanobis(X: ArrayLike) -> FloatArray:
     """Rosenbaum's rank-based Mahalanobis distances between the rows of X.
 
@@ -309,6 +311,13 @@ def rank_mahalanobis(X: ArrayLike) -> FloatArray:
     -------
     ndarray, shape (n, n)
         Symmetric, zero diagonal, >= 0.
+
+    Notes
+    -----
+    *Dask input:* the points are computed on the cluster and brought to the
+    client as one array (this solver needs them in one process); above
+    ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
+    gathered arguments together) the call raises a ValueError instead.
     """
     from scipy.stats import rankdata
 
@@ -648,6 +657,7 @@ def _make_result(r: dict[str, Any], n: int, unit: float, source: Optional[_Sourc
     )
 
 
+@routed
 def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None,
                                 metric: Metric = "euclidean", k: int = _DEFAULT_K, n_jobs: NJobs = None,
                                 progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
@@ -735,6 +745,11 @@ def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Option
     occurring 4 or more times are matched with each other up front (two
     coincident points can always be matched together when the distance is
     a metric); the certificate still covers every pair.
+
+    *Dask input:* the points (or distances) are computed on the cluster and
+    brought to the client as one array (this solver needs them in one process); above
+    ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
+    gathered arguments together) the call raises a ValueError instead.
 
     *Odd N.* A ghost point at distance 0 from every point is added; the point
     matched to it is left out (``mate == -1``, ``dropped``), i.e. the point

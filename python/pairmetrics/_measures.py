@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Literal, Optional, overload
+from typing import Any, Callable, Literal, Optional, overload
 
 import numpy as np
 
@@ -26,7 +26,15 @@ from ._representations import *  # noqa: F401,F403
 from ._representations import __all__ as _representations_all
 from ._result import Result
 from ._typing import ArrayLike, FloatArray, FloatOrArray
-from ._validation import as_numeric_array, check_binary, check_bool, check_choice, check_finite, check_real
+from ._validation import (
+    as_numeric_array,
+    check_binary,
+    check_bool,
+    check_choice,
+    check_finite,
+    check_real,
+    entry_index,
+)
 
 __all__ = [
     "zero_one_error",
@@ -53,7 +61,11 @@ _EXACT_INT = 2**53  # integers up to this magnitude are exact in float64
 
 
 def _as_targets(x: Any, name: str) -> np.ndarray:
-    arr = as_numeric_array(x, name)
+    return check_targets(as_numeric_array(x, name), name)
+
+
+def check_targets(arr: Any, name: str) -> Any:
+    """The shape rules on one input (numpy or Dask): 1-D or 2-D, not empty."""
     if arr.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D (n,) or 2-D (n, t), got shape {arr.shape}")
     if arr.size == 0:
@@ -63,8 +75,11 @@ def _as_targets(x: Any, name: str) -> np.ndarray:
 
 def _pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
     """Both inputs as 1-D or 2-D arrays of one shape; (n,) against (n, 1) is allowed."""
-    yt = _as_targets(y_true, "y_true")
-    yp = _as_targets(y_pred, "y_pred")
+    return matched_pair(_as_targets(y_true, "y_true"), _as_targets(y_pred, "y_pred"))
+
+
+def matched_pair(yt: Any, yp: Any) -> tuple[Any, Any]:
+    """Checked targets (numpy or Dask) of one shape; (n,) against (n, 1) becomes (n,) and (n,)."""
     if yt.shape != yp.shape:
         if yt.ndim != yp.ndim and yt.shape[0] == yp.shape[0] and yt.size == yp.size == yt.shape[0]:
             yt, yp = yt.reshape(-1), yp.reshape(-1)  # (n,) with (n, 1): one target, a view
@@ -73,7 +88,8 @@ def _pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
     return yt, yp
 
 
-def _output(values: np.ndarray, per_target: bool) -> FloatOrArray:
+def output(values: np.ndarray, per_target: bool) -> FloatOrArray:
+    """The public return value: per-target float64 values, or the total as numpy.float64."""
     return values.astype(np.float64) if per_target else np.float64(values[0])
 
 
@@ -82,7 +98,12 @@ def _int_range(arr: np.ndarray) -> tuple[int, int]:
     return int(arr.min()), int(arr.max())
 
 
-def _kernel_operands(yt: np.ndarray, yp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def check_operands(dtype_t: Any, dtype_p: Any, range_t: Any, range_p: Any) -> None:
+    """Raise the error :func:`kernel_operands` raises for arrays of these dtypes and (min, max) ranges."""
+    kernel_operands(np.array(range_t, dtype=dtype_t), np.array(range_p, dtype=dtype_p))
+
+
+def kernel_operands(yt: np.ndarray, yp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The two arrays the error kernel reads: any real dtype, then float32/float64.
 
     Every sum is symmetric in the two, so the float one goes second and
@@ -124,12 +145,47 @@ def _error_stats(
     per_target = check_bool(per_target, "per_target")
     check_finite(yt, "y_true")
     check_finite(yp, "y_pred")
-    a, b = _kernel_operands(yt, yp)
-    return yt, yp, _core._error_stats(a, b, per_target)
+    return yt, yp, error_sums(yt, yp, per_target)
 
 
-def _divide(values: np.ndarray, n: int, average: bool) -> np.ndarray:
+def error_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool) -> dict[str, Any]:
+    """The kernel's sums of checked, finite arrays (dict abs_sum, sq_sum, max_abs, n_wrong; arrays of
+    length t, or 1 for the total); an empty row block gives zeros."""
+    if yt.size == 0:
+        zero = np.zeros(yt.shape[1] if per_target and yt.ndim == 2 else 1)
+        return {"abs_sum": zero, "sq_sum": zero, "max_abs": zero, "n_wrong": zero}
+    return _core._error_stats(*kernel_operands(yt, yp), per_target)
+
+
+def merge_error_sums(parts: Any) -> dict[str, Any]:
+    """The error_sums of row blocks combined into those of the whole."""
+    merged = {key: np.sum([p[key] for p in parts], axis=0) for key in ("abs_sum", "sq_sum", "n_wrong")}
+    merged["max_abs"] = np.max([p["max_abs"] for p in parts], axis=0)
+    return merged
+
+
+def exact_mismatches(yt: np.ndarray, yp: np.ndarray, per_target: bool) -> np.ndarray:
+    """Entries that differ (per target column, or in all as a length-1 array), compared exactly."""
+    wrong = yt != yp  # exact, also for int64 against uint64
+    if per_target and wrong.ndim == 2:
+        return np.count_nonzero(wrong, axis=0).astype(np.float64)
+    return np.array([np.count_nonzero(wrong)], dtype=np.float64)
+
+
+def divide(values: Any, n: int, average: bool) -> Any:
+    """The per-example mean when ``average`` (checked), else the sum."""
     return values / n if check_bool(average, "average") else values
+
+
+_SUM_OF = {"zero_one": "n_wrong", "absolute": "abs_sum", "squares": "sq_sum", "worst_case": "max_abs"}
+
+
+def measure_from_sums(measure: str, stats: dict[str, Any], n: int, average: bool, per_target: bool) -> FloatOrArray:
+    """The public value of a measure ("zero_one", "absolute", "squares", "worst_case") from error_sums."""
+    values = np.asarray(stats[_SUM_OF[measure]], dtype=np.float64)
+    if measure == "worst_case":
+        return output(values, per_target)
+    return output(divide(values, n, average), per_target)
 
 
 # --------------------------------------------------------------------------- error measures
@@ -178,15 +234,10 @@ def zero_one_error(
     """
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
-    if yt.dtype.kind in "biu" and yp.dtype.kind in "biu":
-        wrong = yt != yp  # exact, also for int64 against uint64
-        if per_target and wrong.ndim == 2:
-            counts = np.count_nonzero(wrong, axis=0)
-        else:
-            counts = np.array([np.count_nonzero(wrong)])
-        return _output(_divide(counts.astype(np.float64), yt.shape[0], average), per_target)
+    if yt.dtype.kind in "biu" and yp.dtype.kind in "biu":  # no kernel needed
+        return output(divide(exact_mismatches(yt, yp, per_target), yt.shape[0], average), per_target)
     _, _, stats = _error_stats(yt, yp, per_target)
-    return _output(_divide(stats["n_wrong"].astype(np.float64), yt.shape[0], average), per_target)
+    return measure_from_sums("zero_one", stats, yt.shape[0], average, per_target)
 
 
 @overload
@@ -236,7 +287,7 @@ def absolute_error(
     integers beyond 2**53 against floats are refused.
     """
     yt, _, stats = _error_stats(y_true, y_pred, per_target)
-    return _output(_divide(stats["abs_sum"], yt.shape[0], average), per_target)
+    return measure_from_sums("absolute", stats, yt.shape[0], average, per_target)
 
 
 @overload
@@ -278,7 +329,7 @@ def sum_squares_error(
     sklearn.metrics.mean_squared_error : the per-example mean (divided by ``t`` too).
     """
     yt, _, stats = _error_stats(y_true, y_pred, per_target)
-    return _output(_divide(stats["sq_sum"], yt.shape[0], average), per_target)
+    return measure_from_sums("squares", stats, yt.shape[0], average, per_target)
 
 
 @overload
@@ -318,42 +369,63 @@ def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False)
     scaled by a power of two.
     """
     yt, yp, stats = _error_stats(y_true, y_pred, per_target)
-    n = yt.shape[0]
+    return rms_from_sums(
+        stats, yt.shape[0], per_target,
+        input_magnitude=lambda: input_magnitude(yt, yp, per_target),
+        scaled_square_sum=lambda exponent: scaled_square_sum(yt, yp, per_target, exponent),
+    )  # fmt: skip
+
+
+def rms_from_sums(
+    stats: dict[str, Any], n: int, per_target: bool, input_magnitude: Callable[[], np.ndarray],
+    scaled_square_sum: Callable[[np.ndarray], np.ndarray],
+) -> FloatOrArray:
+    """The RMS error from error_sums; where the squares overflowed or lost digits, from the sum of
+    squares of the differences scaled by a power of two that brings max |difference| to [1, 2).
+
+    ``input_magnitude()`` gives max(|y_true|, |y_pred|) and ``scaled_square_sum(exponent)`` the
+    sum of squares of the differences scaled by 2**-exponent (see the functions of those names),
+    per target or in all like the sums; they are called only when needed.
+    """
     sq_sum, max_abs = stats["sq_sum"], stats["max_abs"]
     rms = np.sqrt(sq_sum / n)
     # Squares lose digits below 2**-1022 and overflow above 2**1024.
     rescale = (max_abs > 0) & ((max_abs < 2.0**-480) | (max_abs > 2.0**480) | ~np.isfinite(sq_sum))
-    if rescale.any():
-        rms = _scaled_rms(yt, yp, per_target, max_abs, rms, rescale)
-    return _output(rms, per_target)
-
-
-def _scaled_rms(
-    yt: np.ndarray, yp: np.ndarray, per_target: bool, max_abs: np.ndarray, rms: np.ndarray, rescale: np.ndarray
-) -> np.ndarray:
-    """The RMS error recomputed on inputs scaled by a power of two that brings max |difference| to [1, 2)."""
-    a, b = yt.astype(np.float64), yp.astype(np.float64)
-    columns = yt.ndim == 2 and per_target
+    if not rescale.any():
+        return output(rms, per_target)
     exponent = np.frexp(max_abs)[1] - 1  # max_abs in [2**e, 2**(e + 1))
     overflowed = ~np.isfinite(max_abs)
     if overflowed.any():  # |a - b| < 2 max(|a|, |b|) < 2**(e + 1), e the inputs' exponent
-        axis = 0 if columns else None
-        inputs = np.maximum(np.abs(a).max(axis=axis), np.abs(b).max(axis=axis))
-        exponent = np.where(overflowed, np.frexp(inputs)[1], exponent)
+        exponent = np.where(overflowed, np.frexp(input_magnitude())[1], exponent)
     exponent = np.where(rescale, exponent, 0)
+    scaled = np.ldexp(np.sqrt(scaled_square_sum(exponent) / n), exponent)
+    return output(np.where(rescale, scaled, rms), per_target)
+
+
+def _columns(yt: np.ndarray, per_target: bool) -> bool:
+    return yt.ndim == 2 and per_target
+
+
+def input_magnitude(yt: np.ndarray, yp: np.ndarray, per_target: bool) -> np.ndarray:
+    """max(|y_true|, |y_pred|) per target column (or in all, length 1), as float64; 0 when empty."""
+    axis = 0 if _columns(yt, per_target) else None
+    a, b = (np.abs(x.astype(np.float64, copy=False)).max(axis=axis, initial=0.0) for x in (yt, yp))
+    return np.atleast_1d(np.maximum(a, b))
+
+
+def scaled_square_sum(yt: np.ndarray, yp: np.ndarray, per_target: bool, exponent: np.ndarray) -> np.ndarray:
+    """The sum of squares of ``(y_true - y_pred) * 2**-exponent`` per target (or in all), exactly scaled."""
+    a, b = yt.astype(np.float64), yp.astype(np.float64)
+    columns = _columns(yt, per_target)
     # Scaling by 2**-e is exact (ldexp, also where 2**-e itself is beyond
     # float64), and no nonzero scaled difference underflows.
-    if not columns:
-        exponent = np.atleast_1d(exponent)[:1]
     shift = -exponent.reshape((1, -1) if columns else (1,) * yt.ndim)
     with np.errstate(over="ignore", invalid="ignore"):
         # Scaling down, the inputs are scaled (their difference may overflow).
         # Scaling up, the differences are (the inputs may be far larger than
         # they are, and |a - b| < 2**-480 is computed exactly).
         scaled = np.where(shift > 0, np.ldexp(a - b, shift), np.ldexp(a, shift) - np.ldexp(b, shift))
-    sq_sum = _core._error_stats(scaled, np.zeros_like(scaled), per_target)["sq_sum"]
-    scaled = np.ldexp(np.sqrt(sq_sum / yt.shape[0]), exponent)
-    return np.where(rescale, scaled, rms)
+    return error_sums(scaled, np.zeros_like(scaled), per_target)["sq_sum"]
 
 
 @overload
@@ -377,8 +449,8 @@ def worst_case_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool =
     -------
     numpy.float64 or numpy.ndarray
     """
-    _, _, stats = _error_stats(y_true, y_pred, per_target)
-    return _output(stats["max_abs"], per_target)
+    yt, _, stats = _error_stats(y_true, y_pred, per_target)
+    return measure_from_sums("worst_case", stats, yt.shape[0], False, per_target)
 
 
 # --------------------------------------------------------------------------- likelihood family
@@ -398,12 +470,12 @@ class Likelihood(Result):
     _unpack = ("value", "log")
 
 
-def _check_eps(eps: Optional[float]) -> float:
+def check_eps(eps: Optional[float]) -> float:
     """eps in (0, 0.5), or None (0.0: no clipping)."""
     return 0.0 if eps is None else check_real(eps, "eps", low=0, high=0.5, low_open=True, high_open=True)
 
 
-def _log_base(base: Optional[float]) -> float:
+def log_base(base: Optional[float]) -> float:
     """The natural log of ``base`` (finite, > 0, != 1), 1.0 for None."""
     if base is None:
         return 1.0
@@ -421,12 +493,24 @@ def _check_probabilities(p: np.ndarray, name: str) -> None:
     if lo >= 0 and hi <= 1:
         return
     check_finite(p, name)
-    outside = np.flatnonzero(((p < 0) | (p > 1)).ravel())
-    where = np.unravel_index(outside[0], p.shape)
-    raise ValueError(
-        f"{name} must hold probabilities in [0, 1], found {p[where].item()!r} at index "
-        f"{tuple(int(i) for i in where) if p.ndim == 2 else int(where[0])} ({outside.size} outside)"
-    )
+    count, first, value = probability_report(p)
+    raise probability_error(name, p.shape, first, value, count)
+
+
+def probability_report(p: np.ndarray) -> tuple[int, int, Any]:
+    """(count, first flat index, its value) of the finite entries of an array (or block) outside [0, 1]."""
+    outside = ((p < 0) | (p > 1)).ravel()
+    count = int(np.count_nonzero(outside))
+    if not count:
+        return 0, -1, None
+    first = int(np.argmax(outside))
+    return count, first, p.ravel()[first].item()
+
+
+def probability_error(name: str, shape: tuple[int, ...], flat: int, value: Any, count: int) -> ValueError:
+    """The error for entries outside [0, 1] (flat index into the whole array of ``shape``)."""
+    index = entry_index(shape, flat)
+    return ValueError(f"{name} must hold probabilities in [0, 1], found {value!r} at index {index} ({count} outside)")
 
 
 def _log_likelihood(
@@ -435,12 +519,24 @@ def _log_likelihood(
     """Natural log-likelihood, total or per target; everything validated before the kernel."""
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
-    eps = _check_eps(eps)
+    eps = check_eps(eps)
     check_binary(yt, "y_true")
     _check_probabilities(yp, "y_pred")
+    return yt, log_likelihood_from_sums(likelihood_sums(yt, yp, per_target, eps))
+
+
+def likelihood_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool, eps: float) -> dict[str, Any]:
+    """The kernel's sums (dict log_sum, n_zero) of checked 0/1 outcomes and probabilities; zeros when empty."""
+    if yt.size == 0:
+        zero = np.zeros(yt.shape[1] if per_target and yt.ndim == 2 else 1)
+        return {"log_sum": zero, "n_zero": zero}
     p = yp if yp.dtype in _KERNEL_FLOATS else np.asarray(yp, dtype=np.float64)
-    stats = _core._log_likelihood(yt, p, per_target, eps)
-    return yt, np.where(stats["n_zero"] > 0, -np.inf, stats["log_sum"])
+    return _core._log_likelihood(yt, p, per_target, eps)
+
+
+def log_likelihood_from_sums(sums: dict[str, Any]) -> np.ndarray:
+    """The natural log-likelihood (total or per target) from likelihood_sums: -inf where a probability was 0."""
+    return np.where(np.asarray(sums["n_zero"]) > 0, -np.inf, sums["log_sum"])
 
 
 @routed
@@ -476,9 +572,14 @@ def likelihood(
     1 (or 1 for an outcome 0) makes the likelihood 0 and its log ``-inf``;
     pass ``eps`` to clip instead.
     """
-    _, log_sum = _log_likelihood(y_true, y_pred, per_target, eps)
-    ll = _output(log_sum, per_target)
-    return Likelihood(value=np.exp(ll), log=ll)
+    _, ll = _log_likelihood(y_true, y_pred, per_target, eps)
+    return likelihood_result(ll, per_target)
+
+
+def likelihood_result(ll: np.ndarray, per_target: bool) -> Likelihood:
+    """The Likelihood from the natural log-likelihood (per target or in all)."""
+    value = output(ll, per_target)
+    return Likelihood(value=np.exp(value), log=value)
 
 
 @overload
@@ -525,9 +626,14 @@ def log_likelihood(
     numpy.float64 or numpy.ndarray
         At most 0 (higher is better); ``-inf`` when an outcome had probability 0.
     """
-    scale = _log_base(base)
+    scale = log_base(base)
     yt, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    return _output(_divide(ll / scale, yt.shape[0], average), per_target)
+    return log_likelihood_result(ll, yt.shape[0], scale, average, per_target)
+
+
+def log_likelihood_result(ll: np.ndarray, n: int, scale: float, average: bool, per_target: bool) -> FloatOrArray:
+    """log_likelihood's value from the natural log-likelihood, ``n`` and the log of the base."""
+    return output(divide(ll / scale, n, average), per_target)
 
 
 @overload
@@ -584,9 +690,14 @@ def log_loss(
     unless ``eps`` is given. For several targets the sum over targets is
     divided by ``n`` (the textbook's definition), not by ``n * t``.
     """
-    scale = _log_base(base)
+    scale = log_base(base)
     yt, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    return _output(-ll / (scale * yt.shape[0]) + 0.0, per_target)  # + 0.0 turns -0.0 into 0.0
+    return log_loss_result(ll, yt.shape[0], scale, per_target)
+
+
+def log_loss_result(ll: np.ndarray, n: int, scale: float, per_target: bool) -> FloatOrArray:
+    """log_loss's value from the natural log-likelihood, ``n`` and the log of the base."""
+    return output(-ll / (scale * n) + 0.0, per_target)  # + 0.0 turns -0.0 into 0.0
 
 
 # --------------------------------------------------------------------------- best constant
@@ -671,17 +782,22 @@ def best_constant(y: ArrayLike, loss: str) -> BestConstant:
             check_binary(arr, "y")
         value = columns.mean(axis=0)
     constant = np.broadcast_to(value, columns.shape)  # a zero-stride view, no copy
-    if loss == "zero_one":
-        error = zero_one_error(columns, constant, per_target=True)
-    elif loss == "absolute":
-        error = absolute_error(columns, constant, per_target=True)
-    elif loss == "squares":
-        error = sum_squares_error(columns, constant, per_target=True)
-    elif loss == "worst_case":
-        error = worst_case_error(columns, constant, per_target=True)
-    else:
-        error = log_loss(columns, constant, per_target=True)
-    if data.ndim == 1:
+    return best_constant_result(value, loss_measure(loss)(columns, constant, per_target=True), loss, data.ndim)
+
+
+def loss_measure(loss: str) -> Callable[..., FloatOrArray]:
+    """The public measure a loss of best_constant names (routed: it takes Dask arrays too)."""
+    measures: dict[str, Callable[..., FloatOrArray]] = {
+        "zero_one": zero_one_error, "absolute": absolute_error, "squares": sum_squares_error,
+        "worst_case": worst_case_error, "log_loss": log_loss,
+    }  # fmt: skip
+    return measures[loss]
+
+
+def best_constant_result(value: np.ndarray, error: Any, loss: str, ndim: int) -> BestConstant:
+    """The BestConstant of per-column values and errors, for data of ``ndim`` dimensions."""
+    error = np.atleast_1d(np.asarray(error, dtype=np.float64))
+    if ndim == 1:
         return BestConstant(value=np.float64(value[0]), error=np.float64(error[0]), loss=loss)
-    return BestConstant(value=value, error=np.asarray(error, dtype=np.float64), loss=loss)
+    return BestConstant(value=value, error=error, loss=loss)
 

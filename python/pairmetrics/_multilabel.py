@@ -135,10 +135,14 @@ def _sparse_binary(x: Any, name: str) -> Any:
 def _dense_binary(x: Any, name: str) -> np.ndarray:
     """The 0/1 entries as a uint8 array: a view for 1-byte dtypes, else one converted copy."""
     arr = as_matrix(x, name, min_rows=0, min_cols=0)
+    check_binary(arr, name)  # free for bool
+    return binary_bytes(arr)
+
+
+def binary_bytes(arr: np.ndarray) -> np.ndarray:
+    """Checked 0/1 entries as uint8: a view for 1-byte dtypes, else one converted copy."""
     if arr.dtype.itemsize == 1 and arr.dtype.kind in "biu":
-        check_binary(arr, name)  # free for bool
         return arr.view(np.uint8)
-    check_binary(arr, name)
     return (arr != 0).view(np.uint8)
 
 
@@ -157,7 +161,7 @@ def _split(counts: dict[str, IntArray], transposed: bool = False) -> tuple[_Trip
     return (samples, labels) if transposed else (labels, samples)
 
 
-def _counts_dense(t: np.ndarray, p: np.ndarray) -> tuple[_Triple, _Triple]:
+def counts_dense(t: np.ndarray, p: np.ndarray) -> tuple[_Triple, _Triple]:
     """Per-label and per-sample counts of 1s in both, in t and in p, in one pass over the bytes."""
     if t.strides[0] < t.strides[1] and p.strides[0] < p.strides[1]:
         # column-major: count the transposes (contiguous rows) and swap the roles
@@ -195,27 +199,37 @@ def multilabel_counts(
     duplicates are summed (so a duplicated stored 1 is an error); stored
     zeros are ignored.
     """
-    fp_penalty = check_nonnegative_finite(false_pos, "false_pos")
-    fn_penalty = check_nonnegative_finite(false_neg, "false_neg")
+    fp_penalty, fn_penalty = check_penalties(false_pos, false_neg)
     sparse = _issparse(y_true) or _issparse(y_pred)
     t = _sparse_binary(y_true, "y_true") if _issparse(y_true) else _dense_binary(y_true, "y_true")
     p = _sparse_binary(y_pred, "y_pred") if _issparse(y_pred) else _dense_binary(y_pred, "y_pred")
-    if t.shape != p.shape:
-        raise ValueError(f"y_true and y_pred must have the same shape, got {t.shape} and {p.shape}")
-    n_samples, n_labels = t.shape
-    if n_samples == 0 or n_labels == 0:
-        raise ValueError(f"y_true is empty (shape {t.shape}); need at least one sample and one label")
+    n_samples, n_labels = check_shapes(t.shape, p.shape)
     if sparse:
         import scipy.sparse as sp
 
         t, p = sp.csr_array(t), sp.csr_array(p)
         labels, samples = _counts_sparse(t, p)
     else:
-        labels, samples = _counts_dense(t, p)
-    return _result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty)
+        labels, samples = counts_dense(t, p)
+    return result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty)
 
 
-def _result_from_counts(
+def check_shapes(shape_t: tuple[int, ...], shape_p: tuple[int, ...]) -> tuple[int, int]:
+    """(n_samples, n_labels) of two 2-D inputs of one shape, not empty."""
+    if shape_t != shape_p:
+        raise ValueError(f"y_true and y_pred must have the same shape, got {shape_t} and {shape_p}")
+    n_samples, n_labels = shape_t
+    if n_samples == 0 or n_labels == 0:
+        raise ValueError(f"y_true is empty (shape {shape_t}); need at least one sample and one label")
+    return n_samples, n_labels
+
+
+def check_penalties(false_pos: float, false_neg: float) -> tuple[float, float]:
+    """The weighted score's penalties, checked: (false_pos, false_neg) as floats."""
+    return check_nonnegative_finite(false_pos, "false_pos"), check_nonnegative_finite(false_neg, "false_neg")
+
+
+def result_from_counts(
     labels: _Triple, samples: _Triple, n_samples: int, n_labels: int, fp_penalty: float, fn_penalty: float
 ) -> MultilabelCounts:
     """The result from per-label and per-sample (both, true, predicted) counts of 1s."""

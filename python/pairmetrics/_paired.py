@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from . import _core
-from ._routing import routed
+from ._routing import routed, warn as warn_caller
 from ._progress import progress_callback
 from ._result import Result
 from ._typing import ArrayLike, FloatArray, IntArray, NJobs
@@ -39,15 +39,14 @@ _SEMANTICS = """
     and no count depends on the order of the input."""
 
 
-def _prepare(
+def prepare_scores(
     scores: ArrayLike, labels: ArrayLike, min_dist: float, scores_name: str = "scores"
 ) -> tuple[np.ndarray, np.ndarray, float]:
     scores = as_vector(scores, scores_name, min_length=2)
     labels = as_vector(labels, "labels", min_length=2)
-    check_same_length(scores, labels, scores_name, "labels")
+    min_dist = check_inputs(scores, labels, min_dist, scores_name)
     check_finite(scores, scores_name)
     check_finite(labels, "labels")
-    min_dist = check_positive_finite(min_dist, "min_dist")
     # Both arrays go to the kernel in their own dtype (no copy): integer labels
     # are compared exactly there, whatever their size and signedness.
     return scores, labels, min_dist
@@ -71,7 +70,7 @@ class ConfidenceInterval(Result):
     _unpack = ("low", "high")
 
 
-def _normal_interval(
+def normal_interval(
     estimate: float, variance: float, confidence_level: float, low: float, high: float
 ) -> ConfidenceInterval:
     """``estimate -+ z * sqrt(variance)`` clipped to [low, high]."""
@@ -168,7 +167,7 @@ class PairedEvaluation(Result):
                 "the variance of auc was not computed (paired_evaluation computes it by default only up to "
                 f"{_CHEAP_VARIANCE_SAMPLES} samples); call paired_evaluation(..., variance=True)"
             )
-        return _normal_interval(self.auc, self._variance, confidence_level, 0.0, 1.0)
+        return normal_interval(self.auc, self._variance, confidence_level, 0.0, 1.0)
 
     @property
     def auc(self) -> float:
@@ -253,22 +252,67 @@ if paired_eval.__doc__:  # None under python -OO
 _CHEAP_VARIANCE_SAMPLES = 100_000
 
 
-def _component_factors(labels: np.ndarray) -> FloatArray:
-    """Per-sample ddof factors ``f_i`` of the variance (see _INTERVAL_NOTES):
-    per class for binary labels (DeLong), ``n / (n - 1)`` otherwise."""
-    n = labels.shape[0]
+def check_inputs(scores: Any, labels: Any, min_dist: float, scores_name: str = "scores") -> float:
+    """The rules on 1-D scores and labels (numpy or Dask) besides finiteness; returns min_dist."""
+    check_same_length(scores, labels, scores_name, "labels")
+    return check_positive_finite(min_dist, "min_dist")
+
+
+def wants_variance(n: int, variance: Optional[bool]) -> bool:
+    """Whether paired_evaluation computes the variance: on request, else up to _CHEAP_VARIANCE_SAMPLES."""
+    return n <= _CHEAP_VARIANCE_SAMPLES if variance is None else check_bool(variance, "variance")
+
+
+def label_extremes(labels: Any) -> tuple[Any, int, Any, int]:
+    """(smallest label, its count, largest label, its count) of a label array (or block)."""
     low, high = labels.min(), labels.max()
-    is_low = labels == low
-    n_low = int(np.count_nonzero(is_low))
-    n_high = int(np.count_nonzero(labels == high))
+    return low, int(np.count_nonzero(labels == low)), high, int(np.count_nonzero(labels == high))
+
+
+def merge_label_extremes(extremes: Any) -> tuple[Any, int, Any, int]:
+    """The label_extremes of the concatenation of arrays from theirs."""
+    low = min(e[0] for e in extremes)
+    high = max(e[2] for e in extremes)
+    return low, sum(e[1] for e in extremes if e[0] == low), high, sum(e[3] for e in extremes if e[2] == high)
+
+
+def component_factors(labels: Any, extremes: tuple[Any, int, Any, int], n: int) -> FloatArray:
+    """Per-sample ddof factors ``f_i`` of the variance (see _INTERVAL_NOTES) of a label array
+    (or block) given the label_extremes of all ``n`` labels: per class for binary labels
+    (DeLong), ``n / (n - 1)`` otherwise."""
+    low, n_low, high, n_high = extremes
     if low != high and n_low + n_high == n:
         def factor(m: int) -> float:
             return m / (m - 1) if m > 1 else 1.0  # a lone sample's component is 0
-        return np.where(is_low, factor(n_low), factor(n_high))
-    return np.full(n, n / (n - 1))
+        return np.where(labels == low, factor(n_low), factor(n_high))
+    return np.full(labels.shape[0], n / (n - 1))
 
 
-def _auc_components(counts: tuple[int, int, int, int], per_sample: tuple[IntArray, ...]) -> FloatArray:
+def sample_factors(labels: np.ndarray) -> FloatArray:
+    """component_factors of a whole label array."""
+    return component_factors(labels, label_extremes(labels), labels.shape[0])
+
+
+def warn_nothing_rankable(what: str = "") -> None:
+    """The warning of a call where no pair of labels is min_dist apart (pointing at the caller's line)."""
+    warn_caller("no pair of labels is min_dist apart: nothing is rankable" + what, RuntimeWarning)
+
+
+def evaluation_from_counts(
+    counts: tuple[int, int, int, int], min_dist: float, warn: bool, weighted_square_sum: Any = None
+) -> PairedEvaluation:
+    """The PairedEvaluation of totals (rankable, correct, tied, incorrect); with the sum of
+    ``f_i g_i**2`` (see auc_components) it carries the variance of auc."""
+    rankable, correct, tied, incorrect = counts
+    if rankable == 0 and warn:
+        warn_nothing_rankable(", auc is nan")
+    var = None
+    if weighted_square_sum is not None:
+        var = float(weighted_square_sum) / float(rankable) ** 2 if rankable else math.nan
+    return PairedEvaluation(rankable, correct, tied, incorrect, min_dist, var)
+
+
+def auc_components(counts: tuple[int, int, int, int], per_sample: tuple[IntArray, ...]) -> FloatArray:
     """``g_i = credit_i - auc * r_i`` from the kernel's per-sample counts."""
     rankable, tied, incorrect = per_sample
     evaluation_auc = (counts[1] + 0.5 * counts[2]) / counts[0] if counts[0] else math.nan
@@ -320,20 +364,18 @@ def paired_evaluation(
     -----
     {semantics}
     """
-    scores, labels, min_dist = _prepare(scores, labels, min_dist)
-    with_variance = labels.shape[0] <= _CHEAP_VARIANCE_SAMPLES if variance is None else check_bool(variance, "variance")
+    scores, labels, min_dist = prepare_scores(scores, labels, min_dist)
+    with_variance = wants_variance(labels.shape[0], variance)
+    warn = check_bool(warn, "warn")
     threads = resolve_n_jobs(n_jobs)
     with progress_callback(check_progress(progress), "paired evaluation") as callback:
         output = _core.paired_counts(scores, labels, min_dist, with_variance, threads, progress=callback)
     counts = output[0] if with_variance else output
-    rankable, correct, tied, incorrect = counts
-    if rankable == 0 and warn:
-        warnings.warn("no pair of labels is min_dist apart: nothing is rankable, auc is nan", RuntimeWarning, stacklevel=2)
-    var = None
+    weighted = None
     if with_variance:
-        g = _auc_components(counts, output[1:])
-        var = float(_component_factors(labels) @ (g * g)) / float(rankable) ** 2 if rankable else math.nan
-    return PairedEvaluation(rankable, correct, tied, incorrect, min_dist, var)
+        g = auc_components(counts, output[1:])
+        weighted = sample_factors(labels) @ (g * g)
+    return evaluation_from_counts(counts, min_dist, warn, weighted)
 
 
 if paired_evaluation.__doc__:  # None under python -OO
@@ -359,7 +401,9 @@ class PairedComparison(Result):
     auc_difference : float
         ``a.auc - b.auc``.
     variance_a, variance_b, covariance : float
-        U-statistic estimates of the sampling (co)variance of the two AUCs.
+        Estimates of the sampling (co)variance of the two AUCs: DeLong's
+        (per-class ddof 1) for binary labels, the one-sample U-statistic
+        ones otherwise; the test and ``confidence_interval()`` both use them.
     statistic : float
         ``auc_difference / sqrt(variance_a + variance_b - 2 covariance)``.
     pvalue : float
@@ -410,13 +454,11 @@ class PairedComparison(Result):
         components of both models. For binary labels these are DeLong's
         paired estimates (ddof 1 within each class), so the interval is
         DeLong's; for ordinal and real-valued labels they are the one-sample
-        U-statistic estimates that ``variance_a``, ``variance_b`` and
-        ``covariance`` hold (see :meth:`PairedEvaluation.confidence_interval`).
-        For binary labels those fields, and so ``statistic``, use the
-        one-sample factor ``n / (n - 1)`` instead of the per-class one: the
-        two differ by a factor 1 + O(1/n).
+        U-statistic estimates (see :meth:`PairedEvaluation.confidence_interval`).
+        ``variance_a``, ``variance_b``, ``covariance`` and ``statistic`` use the
+        same estimates, so the test and the interval always agree.
         """
-        return _normal_interval(self.auc_difference, self._difference_variance, confidence_level, -1.0, 1.0)
+        return normal_interval(self.auc_difference, self._difference_variance, confidence_level, -1.0, 1.0)
 
 
 @routed
@@ -463,30 +505,28 @@ def compare_paired(
     two models the same way with ``g_a * g_b`` (as in DeLong et al. 1988 and
     Pencina & D'Agostino 2004; for binary labels it agrees with DeLong's
     estimator to within a factor 1 + O(1/n)). The per-sample counts come from
-    the same O(n log n) merge passes as the totals.
-    ``result.confidence_interval()`` gives an interval for ``auc_difference``
-    that is exactly DeLong's for binary labels (per-class ddof 1).
+    the same O(n log n) merge passes as the totals. For binary labels the
+    factor ``n / (n - 1)`` is replaced by DeLong's per-class ``m / (m - 1)``
+    (the ``m`` samples of ``i``'s class), for the test and for
+    ``result.confidence_interval()`` alike: both are exactly DeLong's.
     """
-    scores_a, labels_f, min_dist = _prepare(scores_a, labels, min_dist, "scores_a")
-    scores_b, _, _ = _prepare(scores_b, labels, min_dist, "scores_b")
+    scores_a, labels_f, min_dist = prepare_scores(scores_a, labels, min_dist, "scores_a")
+    scores_b, _, _ = prepare_scores(scores_b, labels, min_dist, "scores_b")
     threads = resolve_n_jobs(n_jobs)
     counts, components = [], []
     with progress_callback(check_progress(progress), "paired comparison") as callback:
         outputs = [_core.paired_counts(s, labels_f, min_dist, True, threads, progress=callback) for s in (scores_a, scores_b)]
     for totals, rankable, tied, incorrect in outputs:
         counts.append(totals)
-        components.append(_auc_components(totals, (rankable, tied, incorrect)))
+        components.append(auc_components(totals, (rankable, tied, incorrect)))
     ga, gb = components
-    # The intervals use per-class ddof for binary labels (DeLong); the test
-    # keeps the one-sample factor n / (n - 1) (documented above).
-    factors = _component_factors(labels_f)
+    factors = sample_factors(labels_f)
     sums = [ga @ ga, gb @ gb, ga @ gb, factors @ (ga * ga), factors @ (gb * gb), factors @ (ga * gb)]
-    return _comparison(counts[0], counts[1], min_dist, labels_f.shape[0], sums, stacklevel=4)  # user, dispatch, here
+    return comparison_from_counts(counts[0], counts[1], min_dist, labels_f.shape[0], sums)
 
 
-def _comparison(
-    counts_a: tuple[int, int, int, int], counts_b: tuple[int, int, int, int], min_dist: float, n: int,
-    sums: list[Any], stacklevel: int,
+def comparison_from_counts(
+    counts_a: tuple[int, int, int, int], counts_b: tuple[int, int, int, int], min_dist: float, n: int, sums: list[Any]
 ) -> PairedComparison:
     """The PairedComparison from both models' totals and the sums of the
     per-sample components ``g``: ``(ga.ga, gb.gb, ga.gb)`` plain and weighted
@@ -503,7 +543,7 @@ def _comparison(
     a, b = PairedEvaluation(*counts_a, min_dist, ci_var_a), PairedEvaluation(*counts_b, min_dist, ci_var_b)
     table = np.array([[a.n_correct, b.n_correct], [n_rankable - a.n_correct, n_rankable - b.n_correct]], dtype=np.int64)
     if n_rankable == 0:
-        warnings.warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning, stacklevel=stacklevel)
+        warn_nothing_rankable()
         nan = math.nan
         return PairedComparison(a, b, table, nan, nan, nan, nan, nan, nan, nan, nan, nan)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -511,10 +551,10 @@ def _comparison(
         # and warns; its answer is reported as is (documented above).
         warnings.simplefilter("ignore", RuntimeWarning)
         fisher = stats.fisher_exact(table)
-    scale = n / (n - 1) / float(n_rankable) ** 2
-    var_a, var_b, cov = scale * float(sums[0]), scale * float(sums[1]), scale * float(sums[2])
+    # One variance for the test and the interval: DeLong's per-class one for binary labels.
+    var_a, var_b, cov = ci_var_a, ci_var_b, float(sums[5]) / float(n_rankable) ** 2
     difference = a.auc - b.auc
-    spread = max(var_a + var_b - 2 * cov, 0.0)
+    spread = max(ci_spread, 0.0)
     if spread > 0:
         z = difference / math.sqrt(spread)
         p = float(2 * stats.norm.sf(abs(z)))

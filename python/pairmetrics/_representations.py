@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._routing import routed
 from ._typing import ArrayLike
 from ._validation import as_matrix, check_binary, check_bool, check_finite
 
@@ -86,6 +87,7 @@ def _feature_dtype(dtype: Any) -> np.dtype[Any]:
     return dt
 
 
+@routed
 def to_indicators(y: ArrayLike, values: ArrayLike, *, dtype: npt.DTypeLike = np.float64) -> npt.NDArray[Any]:
     """One binary indicator feature per value: ``out[e, i] = 1`` exactly when ``y[e] == values[i]``.
 
@@ -111,6 +113,7 @@ def to_indicators(y: ArrayLike, values: ArrayLike, *, dtype: npt.DTypeLike = np.
     return out
 
 
+@routed
 def to_cuts(y: ArrayLike, values: ArrayLike, *, dtype: npt.DTypeLike = np.float64) -> npt.NDArray[Any]:
     """Cut features ``Y <= values[i]`` for every value but the largest.
 
@@ -144,6 +147,7 @@ def _features(x: Any, name: str, n_columns: int, what: str) -> np.ndarray:
     return arr
 
 
+@routed
 def from_indicators(indicators: ArrayLike, values: ArrayLike, *, strict: bool = True) -> npt.NDArray[Any]:
     """The value each row of indicator features stands for (inverse of :func:`to_indicators`).
 
@@ -174,6 +178,7 @@ def from_indicators(indicators: ArrayLike, values: ArrayLike, *, strict: bool = 
     return v[np.argmax(ind, axis=1)]
 
 
+@routed
 def from_cuts(cuts: ArrayLike, values: ArrayLike, *, strict: bool = True) -> npt.NDArray[Any]:
     """The value each row of cut features stands for (inverse of :func:`to_cuts`).
 
@@ -206,6 +211,7 @@ def from_cuts(cuts: ArrayLike, values: ArrayLike, *, strict: bool = True) -> npt
     return v[np.argmax(reached, axis=1)]
 
 
+@routed
 def check_cuts(pred_cuts: ArrayLike) -> npt.NDArray[np.bool_]:
     """Flag irrational cut predictions, one flag per example.
 

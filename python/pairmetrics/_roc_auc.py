@@ -1,15 +1,20 @@
-"""ROC AUC with scikit-learn's signature and results (drop-in for ``sklearn.metrics.roc_auc_score``)."""
+"""ROC AUC with scikit-learn's signature and results (drop-in for ``sklearn.metrics.roc_auc_score``).
+
+The checks, the target type and the assembly of a result from counts are
+seams (names without a leading underscore) shared with the Dask path in
+:mod:`pairmetrics.dask.roc_auc`, which computes the same numbers on a cluster.
+"""
 
 from __future__ import annotations
 
 import itertools
-import warnings
 from typing import Any, Optional
 
 import numpy as np
 
 from . import _core
 from ._typing import ArrayLike, FloatArray, FloatOrArray
+from ._routing import routed, warn
 from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
 
 __all__ = ["roc_auc_score"]
@@ -24,8 +29,254 @@ def _undefined_metric_warning() -> type[Warning]:
     return UndefinedMetricWarning
 
 
-def _warn(message: str) -> None:
-    warnings.warn(message, _undefined_metric_warning(), stacklevel=4)
+def warn_undefined(message: str) -> None:
+    """scikit-learn's UndefinedMetricWarning (or RuntimeWarning), attributed to the caller's line."""
+    warn(message, _undefined_metric_warning())
+
+
+# --------------------------------------------------------------------------- checks (numpy or Dask arrays)
+
+
+def check_options(average: Optional[str], multi_class: str, max_fpr: Optional[float]) -> Optional[float]:
+    """Validate the options; returns max_fpr as a float (or None)."""
+    if average is not None:
+        check_choice(average, "average", ("micro", "macro", "samples", "weighted"))
+    check_choice(multi_class, "multi_class", ("raise", "ovr", "ovo"))
+    if max_fpr is not None:
+        max_fpr = check_real(max_fpr, "max_fpr", low=0, low_open=True, high=1)
+    return max_fpr
+
+
+def check_label_shape(shape: tuple[int, ...]) -> None:
+    if len(shape) == 0 or len(shape) > 2 or 0 in shape:
+        raise ValueError(f"y_true must be a non-empty 1-D or 2-D array, got shape {tuple(shape)}")
+
+
+def check_score_shape(shape: tuple[int, ...]) -> None:
+    if len(shape) == 0 or len(shape) > 2 or 0 in shape:
+        raise ValueError(f"y_score must be a non-empty 1-D or 2-D array, got shape {tuple(shape)}")
+
+
+def check_sample_counts(n_true: int, n_score: int) -> None:
+    if n_score != n_true:
+        raise ValueError(
+            f"Found input variables with inconsistent numbers of samples: y_true has {n_true}, y_score {n_score}"
+        )
+
+
+def weight_vector(w: Any, n: int) -> Any:
+    """sample_weight (a numeric numpy or Dask array) as a vector of n entries; shape (n, 1) is flattened."""
+    if w.ndim == 2 and w.shape[1] == 1:
+        w = w[:, 0]
+    if w.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D, got shape {w.shape}")
+    if w.shape[0] != n:
+        raise ValueError(f"sample_weight has {w.shape[0]} entries but y_true has {n} samples")
+    return w
+
+
+def is_integral(values: np.ndarray) -> bool:
+    """True when the numbers are whole (scikit-learn's test for class labels)."""
+    return values.dtype.kind != "f" or bool(np.array_equal(values, np.round(values)))
+
+
+def target_type(uniques: np.ndarray, column: bool, integral: bool) -> str:
+    """scikit-learn's ``type_of_target`` for the cases roc_auc_score distinguishes, from the distinct
+    values of y (sorted), whether y is one column and whether its numbers are whole."""
+    numeric = uniques.dtype.kind in "biuf"
+    integral = numeric and integral
+    if not column:
+        if integral and uniques.size < 3:
+            return "multilabel-indicator"
+        return ("multiclass" if integral or not numeric else "continuous") + "-multioutput"
+    if numeric and not integral:
+        return "continuous"
+    return "multiclass" if uniques.size > 2 else "binary"
+
+
+def problem_kind(kind: str, score_shape: tuple[int, ...], max_fpr: Optional[float], multi_class: str) -> str:
+    """'binary', 'multiclass' or 'multilabel' for a target type, or the error scikit-learn raises."""
+    if kind == "multiclass" or (kind == "binary" and len(score_shape) == 2 and score_shape[1] > 2):
+        if max_fpr is not None and max_fpr != 1.0:
+            raise ValueError(
+                "Partial AUC computation not available in multiclass setting, 'max_fpr' must be"
+                f" set to `None`, received `max_fpr={max_fpr}` instead"
+            )
+        if multi_class == "raise":
+            raise ValueError("multi_class must be in ('ovo', 'ovr') for multi-class y_true")
+        return "multiclass"
+    if kind == "binary":
+        return "binary"
+    if kind != "multilabel-indicator":
+        raise ValueError(f"y_true: {kind} format is not supported")
+    return "multilabel"
+
+
+def binary_scores(scores: Any) -> Any:
+    """The score vector of a binary problem (shape (n, 1) flattened)."""
+    if scores.ndim == 2 and scores.shape[1] == 1:
+        scores = scores[:, 0]
+    if scores.ndim != 1:
+        raise ValueError(f"y_score should be a 1d array for binary y_true, got an array of shape {scores.shape} instead")
+    return scores
+
+
+def check_indicator(uniques: np.ndarray, score_shape: tuple[int, ...]) -> None:
+    if not (np.isin(uniques, (0, 1)).all() or np.isin(uniques, (-1, 1)).all()):
+        raise ValueError(f"y_true: multilabel indicator values must be 0/1 (or -1/1), got {uniques.tolist()}")
+    if len(score_shape) != 2:
+        raise ValueError(
+            f"y_score must be 2-D (n_samples, n_labels) for multilabel y_true, got shape {tuple(score_shape)}"
+        )
+
+
+def check_indicator_shapes(true_shape: tuple[int, ...], score_shape: tuple[int, ...]) -> None:
+    if tuple(true_shape) != tuple(score_shape):
+        raise ValueError(
+            f"y_true has shape {tuple(true_shape)} but y_score has shape {tuple(score_shape)}; they must match"
+        )
+
+
+def check_multiclass(
+    score_shape: tuple[int, ...], probabilities: bool, average: Optional[str], multi_class: str
+) -> None:
+    """The multi-class checks on y_score and the options; ``probabilities``: every row sums to 1."""
+    if len(score_shape) != 2:
+        raise ValueError(
+            "`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains multiple classes. "
+            f"Got `y_score.shape={tuple(score_shape)}`."
+        )
+    if not probabilities:
+        raise ValueError(
+            "Target scores (y_score) need to be probabilities for multiclass roc_auc, "
+            "i.e. they should sum up to 1.0 over classes"
+        )
+    options: tuple[Optional[str], ...] = ("macro", "weighted", None)
+    if multi_class == "ovr":
+        options = ("micro",) + options
+    if average not in options:
+        raise ValueError(f"average must be one of {options} for multiclass problems")
+    if average is None and multi_class == "ovo":
+        raise NotImplementedError("average=None is not implemented for multi_class='ovo'.")
+
+
+def rows_sum_to_one(scores: np.ndarray, dtype: Optional[np.dtype[Any]] = None) -> bool:
+    """scikit-learn's probability test of multi-class scores (one block of rows suffices); ``dtype``: the
+    dtype the caller's scores came in, which the sums are taken in (float16 scores are read as float32)."""
+    return bool(np.allclose(1, scores.sum(axis=1, dtype=dtype)))
+
+
+def multiclass_classes(labels: Any, uniques: np.ndarray, n_columns: int) -> np.ndarray:
+    """The classes (sorted), from ``labels`` or the distinct values of y_true, checked against y_score."""
+    if labels is not None:
+        labels = np.asarray(labels)
+        if labels.ndim == 2 and labels.shape[1] == 1:
+            labels = labels[:, 0]
+        if labels.ndim != 1:
+            raise ValueError(f"labels must be 1-D, got shape {labels.shape}")
+        classes = np.unique(labels)
+        if len(classes) != len(labels):
+            raise ValueError("Parameter 'labels' must be unique")
+        if not np.array_equal(classes, labels):
+            raise ValueError("Parameter 'labels' must be ordered")
+        if len(classes) != n_columns:
+            raise ValueError(
+                f"Number of given labels, {len(classes)}, not equal to the number of columns in 'y_score', {n_columns}"
+            )
+        if len(np.setdiff1d(uniques, classes)):
+            raise ValueError("'y_true' contains labels not in parameter 'labels'")
+        return classes
+    if len(uniques) != n_columns:
+        raise ValueError("Number of classes in y_true not equal to the number of columns in 'y_score'")
+    return uniques
+
+
+def check_ovo_weight(multi_class: str, weighted: bool) -> None:
+    if multi_class == "ovo" and weighted:
+        raise ValueError(
+            "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must be None in this case."
+        )
+
+
+def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
+    """The 0/1 indicator matrix of class codes."""
+    indicator = np.zeros((encoded.shape[0], n_classes), dtype=np.uint8)
+    indicator[np.arange(encoded.shape[0]), encoded] = 1
+    return indicator
+
+
+# --------------------------------------------------------------------------- assembly from counts
+
+
+def is_partial(max_fpr: Optional[float]) -> bool:
+    return max_fpr is not None and max_fpr != 1
+
+
+def binary_auc_defined(n_positive: int, n_negative: int, any_weight: bool) -> bool:
+    """Whether one binary AUC is defined: warns (one class present) or raises (all weights zero) otherwise."""
+    if n_positive == 0 or n_negative == 0:
+        warn_undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
+        return False
+    if not any_weight:
+        raise ValueError("sample_weight must contain at least one non-zero number")
+    return True
+
+
+def binary_auc_value(area: float, total_pos: float, total_neg: float, max_fpr: Optional[float]) -> float:
+    """One binary AUC from the area under the curve normalised by the weight totals (the partial area up to
+    max_fpr when partial), as scikit-learn reports it."""
+    partial = is_partial(max_fpr)
+    if partial and not total_neg > 0 and total_pos > 0:
+        # scikit-learn's curve has a single point then and it raises.
+        raise ValueError("max_fpr: no negative sample has nonzero weight, so the partial AUC is undefined")
+    if not total_neg > 0:
+        warn_undefined("No negative samples in y_true, false positive value should be meaningless")
+        return np.nan
+    if not total_pos > 0:
+        warn_undefined("No positive samples in y_true, true positive value should be meaningless")
+        return np.nan
+    if not partial:
+        return float(area)
+    # McClish correction: 0.5 for a non-discriminant model, 1 for a perfect one.
+    fpr = 1.0 if max_fpr is None else max_fpr  # not None when partial
+    min_area = 0.5 * fpr**2
+    return float(0.5 * (1 + (area - min_area) / (fpr - min_area)))
+
+
+def auc_sums(aucs: Any, weight: Optional[np.ndarray]) -> tuple[float, float, bool]:
+    """(sum of weighted AUCs, sum of weights, any weight nonzero) of a weighted average of AUCs; AUCs of zero
+    weight count as 0 (so a NaN of a weightless label drops out). Sums of blocks add up."""
+    aucs = np.asarray(aucs, dtype=np.float64)
+    if weight is None:
+        return float(aucs.sum()), float(aucs.size), True
+    aucs = np.where(weight == 0, 0.0, aucs)
+    return float(np.multiply(aucs, weight).sum()), float(np.sum(weight)), bool(np.any(weight))
+
+
+def average_from_sums(total: float, weight_total: float, any_weight: bool) -> float:
+    if not any_weight:  # scikit-learn ends in numpy's ZeroDivisionError here
+        raise ValueError("sample_weight is zero for every sample: the 'samples' average is undefined")
+    return float(total / weight_total)
+
+
+def average_label_aucs(aucs: FloatArray, average: Optional[str], average_weight: Optional[np.ndarray]) -> FloatOrArray:
+    """The label (or class) AUCs averaged as ``average`` says (None: the array itself)."""
+    if average is None:
+        return aucs
+    return average_from_sums(*auc_sums(aucs, average_weight))
+
+
+def weighted_average_is_empty(label_weight: np.ndarray) -> bool:
+    """The 'weighted' average of labels without positive weight is 0 (scikit-learn's rule)."""
+    return bool(np.isclose(np.sum(label_weight), 0))
+
+
+def ovo_average(pair_aucs: list[float], prevalence: list[float], average: Optional[str]) -> float:
+    """Hand & Till (2001): the mean over pairs of classes present in y_true."""
+    return float(np.average(pair_aucs, weights=prevalence if average == "weighted" else None))
+
+
+# --------------------------------------------------------------------------- in memory
 
 
 def _as_labels(y_true: Any) -> np.ndarray:
@@ -45,8 +296,7 @@ def _as_labels(y_true: Any) -> np.ndarray:
         raise ValueError("y_true contains NaN or infinite values")
     if arr.dtype.kind not in "biufUS":
         raise ValueError(f"y_true must hold numbers or strings, got dtype {arr.dtype}")
-    if arr.ndim == 0 or arr.ndim > 2 or arr.size == 0:
-        raise ValueError(f"y_true must be a non-empty 1-D or 2-D array, got shape {arr.shape}")
+    check_label_shape(arr.shape)
     return arr
 
 
@@ -61,28 +311,12 @@ def _unique(y: np.ndarray) -> np.ndarray:
     return np.unique(y)
 
 
-def _target_type(y: np.ndarray) -> str:
-    """scikit-learn's ``type_of_target`` for the cases roc_auc_score distinguishes."""
-    column = y.ndim == 1 or y.shape[1] == 1
-    uniques = _unique(y)
-    numeric = y.dtype.kind in "biuf"
-    integral = numeric and (y.dtype.kind != "f" or np.array_equal(uniques, np.round(uniques)))
-    if not column:
-        if integral and uniques.size < 3:
-            return "multilabel-indicator"
-        return ("multiclass" if integral or not numeric else "continuous") + "-multioutput"
-    if numeric and not integral:
-        return "continuous"
-    return "multiclass" if uniques.size > 2 else "binary"
-
-
 def _scores(y_score: Any) -> tuple[np.ndarray, np.dtype[Any]]:
     """y_score for the kernel, and the dtype it came in (float16 is widened; sums of
     probabilities are checked in the caller's dtype, as scikit-learn does)."""
     given = getattr(y_score, "dtype", None)
     arr = as_numeric_array(y_score, "y_score")
-    if arr.ndim == 0 or arr.ndim > 2 or arr.size == 0:
-        raise ValueError(f"y_score must be a non-empty 1-D or 2-D array, got shape {arr.shape}")
+    check_score_shape(arr.shape)
     check_finite(arr, "y_score")
     return arr, given if isinstance(given, np.dtype) and given.kind == "f" else arr.dtype
 
@@ -90,13 +324,7 @@ def _scores(y_score: Any) -> tuple[np.ndarray, np.dtype[Any]]:
 def _weights(sample_weight: Any, n: int) -> Optional[FloatArray]:
     if sample_weight is None:
         return None
-    w = as_numeric_array(sample_weight, "sample_weight")
-    if w.ndim == 2 and w.shape[1] == 1:
-        w = w[:, 0]
-    if w.ndim != 1:
-        raise ValueError(f"sample_weight must be 1-D, got shape {w.shape}")
-    if w.shape[0] != n:
-        raise ValueError(f"sample_weight has {w.shape[0]} entries but y_true has {n} samples")
+    w = weight_vector(as_numeric_array(sample_weight, "sample_weight"), n)
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
@@ -112,30 +340,21 @@ def _check_weight_values(weight: np.ndarray) -> None:
 
 def _binary_auc(positive: np.ndarray, score: np.ndarray, weight: Optional[np.ndarray], max_fpr: Optional[float]) -> float:
     """One binary AUC: positive is a uint8 0/1 vector, score a 1-D view."""
-    if positive.size == 0 or positive.min() == positive.max():
-        _warn("Only one class is present in y_true. ROC AUC score is not defined in that case.")
-        return np.nan
-    if weight is not None:
+    n_positive = int(np.count_nonzero(positive))
+    n_negative = positive.size - n_positive
+    if weight is not None and n_positive and n_negative:
         _check_weight_values(weight)
-    if weight is not None and not np.any(weight):
-        raise ValueError("sample_weight must contain at least one non-zero number")
-    fpr = 1.0 if max_fpr is None else max_fpr
-    partial = fpr != 1
+    if not binary_auc_defined(n_positive, n_negative, weight is None or bool(np.any(weight))):
+        return np.nan
+    fpr = max_fpr if max_fpr is not None and is_partial(max_fpr) else 1.0
     area, total_pos, total_neg = _core.roc_auc(score, positive, weight, fpr, resolve_n_jobs(None))
-    if partial and not total_neg > 0 and total_pos > 0:
-        # scikit-learn's curve has a single point then and it raises.
-        raise ValueError("max_fpr: no negative sample has nonzero weight, so the partial AUC is undefined")
-    if not total_neg > 0:
-        _warn("No negative samples in y_true, false positive value should be meaningless")
-        return np.nan
-    if not total_pos > 0:
-        _warn("No positive samples in y_true, true positive value should be meaningless")
-        return np.nan
-    if not partial:
-        return float(area)
-    # McClish correction: 0.5 for a non-discriminant model, 1 for a perfect one.
-    min_area = 0.5 * fpr**2
-    return float(0.5 * (1 + (area - min_area) / (fpr - min_area)))
+    return binary_auc_value(area, total_pos, total_neg, max_fpr)
+
+
+def sample_aucs(y01: np.ndarray, y_score: np.ndarray, max_fpr: Optional[float]) -> FloatArray:
+    """The binary AUC of every row (the 'samples' average of a multi-label problem)."""
+    rows = np.ascontiguousarray(y01), np.ascontiguousarray(y_score)
+    return np.array([_binary_auc(rows[0][i], rows[1][i], None, max_fpr) for i in range(rows[0].shape[0])])
 
 
 def _average_binary(
@@ -144,38 +363,26 @@ def _average_binary(
     """scikit-learn's ``_average_binary_score`` over the columns of a 0/1 indicator matrix."""
     if y_score.ndim == 1:
         y_score = y_score[:, None]
-    if y01.shape != y_score.shape:
-        raise ValueError(f"y_true has shape {y01.shape} but y_score has shape {y_score.shape}; they must match")
-    average_weight = None
-    score_weight = weight
+    check_indicator_shapes(y01.shape, y_score.shape)
     if average == "micro":
-        if weight is not None:
-            score_weight = np.repeat(weight, y01.shape[1])
-        return _binary_auc(np.ascontiguousarray(y01).ravel(), np.ascontiguousarray(y_score).ravel(), score_weight, max_fpr)
-    if average == "weighted":
-        average_weight = (y01 * weight[:, None]).sum(axis=0) if weight is not None else y01.sum(axis=0, dtype=np.int64)
-        if np.isclose(average_weight.sum(), 0):
-            return 0.0
-    elif average == "samples":
-        average_weight, score_weight = weight, None
+        score_weight = None if weight is None else np.repeat(weight, y01.shape[1])
+        return _binary_auc(np.ascontiguousarray(y01).ravel(), np.ascontiguousarray(y_score).ravel(), score_weight,
+                           max_fpr)  # fmt: skip
+    if average == "samples":
         if weight is not None:
             _check_weight_values(weight)
-    if average == "samples":
-        rows = np.ascontiguousarray(y01), np.ascontiguousarray(y_score)
-        score = np.array([_binary_auc(rows[0][i], rows[1][i], None, max_fpr) for i in range(y01.shape[0])])
-    else:
-        score = np.array(
-            [_binary_auc(y01[:, c], y_score[:, c], score_weight, max_fpr) for c in range(y01.shape[1])], dtype=np.float64
-        )
-    if average is None:
-        return score
-    if average_weight is not None:
-        if not np.any(average_weight):  # scikit-learn ends in numpy's ZeroDivisionError here
-            raise ValueError("sample_weight is zero for every sample: the 'samples' average is undefined")
-        score[average_weight == 0] = 0
-    return float(np.average(score, weights=average_weight))
+        return average_label_aucs(sample_aucs(y01, y_score, max_fpr), average, weight)
+    label_weight = None
+    if average == "weighted":
+        label_weight = (y01 * weight[:, None]).sum(axis=0) if weight is not None else y01.sum(axis=0, dtype=np.int64)
+        if weighted_average_is_empty(label_weight):
+            return 0.0
+    aucs = np.array([_binary_auc(y01[:, c], y_score[:, c], weight, max_fpr) for c in range(y01.shape[1])],
+                    dtype=np.float64)  # fmt: skip
+    return average_label_aucs(aucs, average, label_weight)
 
 
+@routed
 def roc_auc_score(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -261,56 +468,39 @@ def roc_auc_score(
     dtype (a float16 row summing to 1 in float16 is accepted), as in
     scikit-learn, although float16 scores are read as float32.
 
+    Dask arrays, DataFrame columns and Series (numeric or bool ``y_true``)
+    are computed on the cluster, never gathered: one shuffle by score range
+    per binary AUC, with the same checks, warnings and numbers (sums may
+    differ in the last bits); see :mod:`pairmetrics.dask.roc_auc`.
+
     Examples
     --------
     >>> from pairmetrics import roc_auc_score
     >>> roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
     """
-    if average is not None:
-        check_choice(average, "average", ("micro", "macro", "samples", "weighted"))
-    check_choice(multi_class, "multi_class", ("raise", "ovr", "ovo"))
-    if max_fpr is not None:
-        max_fpr = check_real(max_fpr, "max_fpr", low=0, low_open=True, high=1)
+    max_fpr = check_options(average, multi_class, max_fpr)
     y = _as_labels(y_true)
     scores, score_dtype = _scores(y_score)
-    if scores.shape[0] != y.shape[0]:
-        raise ValueError(
-            f"Found input variables with inconsistent numbers of samples: y_true has {y.shape[0]}, y_score {scores.shape[0]}"
-        )
+    check_sample_counts(y.shape[0], scores.shape[0])
     weight = _weights(sample_weight, y.shape[0])
-    kind = _target_type(y)
+    uniques = _unique(y)
+    kind = problem_kind(target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques)), scores.shape,
+                        max_fpr, multi_class)  # fmt: skip
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
-    if kind == "multiclass" or (kind == "binary" and scores.ndim == 2 and scores.shape[1] > 2):
-        if max_fpr is not None and max_fpr != 1.0:
-            raise ValueError(
-                "Partial AUC computation not available in multiclass setting, 'max_fpr' must be"
-                f" set to `None`, received `max_fpr={max_fpr}` instead"
-            )
-        if multi_class == "raise":
-            raise ValueError("multi_class must be in ('ovo', 'ovr') for multi-class y_true")
+    if kind == "multiclass":
         return _multiclass(y, scores, labels, multi_class, average, weight, score_dtype)
     if kind == "binary":
-        if scores.ndim == 2 and scores.shape[1] == 1:
-            scores = scores[:, 0]
-        if scores.ndim != 1:
-            raise ValueError(f"y_score should be a 1d array for binary y_true, got an array of shape {scores.shape} instead")
-        classes = _unique(y)
-        if classes.size != 2:
+        scores = binary_scores(scores)
+        if uniques.size != 2:
             positive = np.zeros(y.shape[0], np.uint8)
         elif y.dtype == np.bool_:
             positive = y.view(np.uint8)
         else:
-            positive = (y == classes[-1]).view(np.uint8)
+            positive = (y == uniques[-1]).view(np.uint8)
         return _binary_auc(positive, scores, weight, max_fpr)
-    if kind != "multilabel-indicator":
-        raise ValueError(f"y_true: {kind} format is not supported")
-    values = _unique(y)
-    if not (np.isin(values, (0, 1)).all() or np.isin(values, (-1, 1)).all()):
-        raise ValueError(f"y_true: multilabel indicator values must be 0/1 (or -1/1), got {values.tolist()}")
-    if scores.ndim != 2:
-        raise ValueError(f"y_score must be 2-D (n_samples, n_labels) for multilabel y_true, got shape {scores.shape}")
+    check_indicator(uniques, scores.shape)
     return _average_binary((y == 1).view(np.uint8), scores, average, weight, max_fpr)
 
 
@@ -318,63 +508,20 @@ def _multiclass(
     y: np.ndarray, scores: np.ndarray, labels: Any, multi_class: str, average: Optional[str],
     weight: Optional[np.ndarray], score_dtype: np.dtype[Any],
 ) -> FloatOrArray:
-    if scores.ndim != 2:
-        raise ValueError(
-            "`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains multiple classes. "
-            f"Got `y_score.shape={scores.shape}`."
-        )
-    if not np.allclose(1, scores.sum(axis=1, dtype=score_dtype)):
-        raise ValueError(
-            "Target scores (y_score) need to be probabilities for multiclass roc_auc, "
-            "i.e. they should sum up to 1.0 over classes"
-        )
-    options: tuple[Optional[str], ...] = ("macro", "weighted", None)
-    if multi_class == "ovr":
-        options = ("micro",) + options
-    if average not in options:
-        raise ValueError(f"average must be one of {options} for multiclass problems")
-    if average is None and multi_class == "ovo":
-        raise NotImplementedError("average=None is not implemented for multi_class='ovo'.")
-    if labels is not None:
-        labels = np.asarray(labels)
-        if labels.ndim == 2 and labels.shape[1] == 1:
-            labels = labels[:, 0]
-        if labels.ndim != 1:
-            raise ValueError(f"labels must be 1-D, got shape {labels.shape}")
-        classes = np.unique(labels)
-        if len(classes) != len(labels):
-            raise ValueError("Parameter 'labels' must be unique")
-        if not np.array_equal(classes, labels):
-            raise ValueError("Parameter 'labels' must be ordered")
-        if len(classes) != scores.shape[1]:
-            raise ValueError(
-                f"Number of given labels, {len(classes)}, not equal to the number of columns in 'y_score', {scores.shape[1]}"
-            )
-        if len(np.setdiff1d(y, classes)):
-            raise ValueError("'y_true' contains labels not in parameter 'labels'")
-    else:
-        classes = np.unique(y)
-        if len(classes) != scores.shape[1]:
-            raise ValueError("Number of classes in y_true not equal to the number of columns in 'y_score'")
+    probabilities = scores.ndim == 2 and rows_sum_to_one(scores, score_dtype)
+    check_multiclass(scores.shape, probabilities, average, multi_class)
+    classes = multiclass_classes(labels, np.unique(y), scores.shape[1])
+    check_ovo_weight(multi_class, weight is not None)
     encoded = np.searchsorted(classes, y)
-    if multi_class == "ovo":
-        if weight is not None:
-            raise ValueError(
-                "sample_weight is not supported for multiclass one-vs-one ROC AUC, "
-                "'sample_weight' must be None in this case."
-            )
-        # Hand & Till (2001): mean over pairs of classes present in y_true.
-        present = np.unique(encoded)
-        pair_scores, prevalence = [], []
-        for a, b in itertools.combinations(present, 2):
-            a_mask, b_mask = encoded == a, encoded == b
-            ab = a_mask | b_mask
-            prevalence.append(np.average(ab))
-            sub = scores[ab]
-            a_auc = _binary_auc(a_mask[ab].view(np.uint8), sub[:, a], None, None)
-            b_auc = _binary_auc(b_mask[ab].view(np.uint8), sub[:, b], None, None)
-            pair_scores.append((a_auc + b_auc) / 2)
-        return float(np.average(pair_scores, weights=prevalence if average == "weighted" else None))
-    indicator = np.zeros((y.shape[0], len(classes)), dtype=np.uint8)
-    indicator[np.arange(y.shape[0]), encoded] = 1
-    return _average_binary(indicator, scores, average, weight, None)
+    if multi_class == "ovr":
+        return _average_binary(one_hot(encoded, len(classes)), scores, average, weight, None)
+    pair_aucs, prevalence = [], []
+    for a, b in itertools.combinations(np.unique(encoded), 2):
+        a_mask, b_mask = encoded == a, encoded == b
+        ab = a_mask | b_mask
+        prevalence.append(np.average(ab))
+        sub = scores[ab]
+        a_auc = _binary_auc(a_mask[ab].view(np.uint8), sub[:, a], None, None)
+        b_auc = _binary_auc(b_mask[ab].view(np.uint8), sub[:, b], None, None)
+        pair_aucs.append((a_auc + b_auc) / 2)
+    return ovo_average(pair_aucs, prevalence, average)

@@ -1,4 +1,9 @@
-"""Concordance of censored survival times: drop-ins for lifelines and scikit-survival."""
+"""Concordance of censored survival times: drop-ins for lifelines and scikit-survival.
+
+The checks and the assembly of results from pair counts are seams (names
+without a leading underscore) shared with the Dask path in
+:mod:`pairmetrics.dask.survival`.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,17 @@ import numpy.typing as npt
 
 from . import _core
 from ._typing import ArrayLike
+from ._routing import routed
 from ._validation import as_numeric_array, as_vector, check_finite, check_nonnegative_finite, check_same_length
 
 __all__ = ["concordance_index", "concordance_index_censored"]
+
+
+def lifelines_vector(arr: Any) -> Any:
+    """lifelines' shapes: rows and columns of one are flattened (numpy or Dask arrays)."""
+    if arr.ndim == 2 and (arr.shape[0] == 1 or arr.shape[1] == 1):
+        arr = arr.ravel()
+    return arr
 
 
 def _float_vector(x: Any, name: str) -> np.ndarray:
@@ -21,9 +34,38 @@ def _float_vector(x: Any, name: str) -> np.ndarray:
     except (TypeError, ValueError) as exc:  # the class lifelines raises (strings: ValueError), naming the argument
         raise type(exc)(f"{name} must be array-like of numbers: {exc}") from None
     arr = as_numeric_array(arr, name)  # record fields and unaligned views become contiguous copies
-    if arr.ndim == 2 and (arr.shape[0] == 1 or arr.shape[1] == 1):
-        arr = arr.ravel()
-    return arr
+    return lifelines_vector(arr)
+
+
+def check_lifelines_shapes(times_shape: tuple[int, ...], scores_shape: tuple[int, ...]) -> None:
+    if tuple(times_shape) != tuple(scores_shape):
+        raise ValueError(
+            f"Event times and predictions must have the same shape: event_times has shape {tuple(times_shape)}, "
+            f"predicted_scores {tuple(scores_shape)}"
+        )
+    if len(times_shape) != 1:
+        raise ValueError(f"Event times can only be 1-dimensional: (n,); event_times has shape {tuple(times_shape)}")
+
+
+def check_event_shape(flags_shape: tuple[int, ...], times_shape: tuple[int, ...]) -> None:
+    if tuple(flags_shape) != tuple(times_shape):
+        raise ValueError(
+            "Observed events must be 1-dimensional of same length as event times: "
+            f"event_observed has shape {tuple(flags_shape)}, event_times {tuple(times_shape)}"
+        )
+
+
+def check_no_nan(has_nan: Any, name: str) -> None:
+    if has_nan:
+        raise ValueError(f"NaNs detected in inputs, please correct or drop (in {name}).")
+
+
+def lifelines_index(below: int, tied: int, above: int) -> float:
+    """lifelines' concordance index from the counts of admissible pairs."""
+    pairs = below + tied + above
+    if pairs == 0:
+        raise ZeroDivisionError("No admissable pairs in the dataset.")
+    return (above + tied / 2) / pairs
 
 
 def _is_integral(x: object) -> bool:
@@ -33,6 +75,7 @@ def _is_integral(x: object) -> bool:
         return False
 
 
+@routed
 def concordance_index(
     event_times: ArrayLike, predicted_scores: ArrayLike, event_observed: Optional[ArrayLike] = None
 ) -> float:
@@ -73,7 +116,9 @@ def concordance_index(
     does (``event_observed`` may hold strings such as ``"0"``/``"1"``);
     infinite times and scores are ordered like any others. The counts
     come from one sort by time and a Fenwick tree over score ranks: O(n log n)
-    time, O(n) memory, identical to lifelines' own counts.
+    time, O(n) memory, identical to lifelines' own counts. Dask collections
+    are counted on the cluster, never gathered, with the same counts (see
+    :mod:`pairmetrics.dask.survival`).
 
     Examples
     --------
@@ -83,13 +128,7 @@ def concordance_index(
     """
     times = _float_vector(event_times, "event_times")
     scores = _float_vector(predicted_scores, "predicted_scores")
-    if times.shape != scores.shape:
-        raise ValueError(
-            f"Event times and predictions must have the same shape: event_times has shape {times.shape}, "
-            f"predicted_scores {scores.shape}"
-        )
-    if times.ndim != 1:
-        raise ValueError(f"Event times can only be 1-dimensional: (n,); event_times has shape {times.shape}")
+    check_lifelines_shapes(times.shape, scores.shape)
     if event_observed is None:
         observed = np.ones(times.shape[0], dtype=np.uint8)
         events_float = None
@@ -99,23 +138,15 @@ def concordance_index(
             flags = as_numeric_array(event_observed, "event_observed").ravel()
         else:  # floats, and anything float() reads (strings "0"/"1"), as lifelines
             events_float = flags = _float_vector(event_observed, "event_observed").ravel()
-        if flags.shape != times.shape:
-            raise ValueError(
-                "Observed events must be 1-dimensional of same length as event times: "
-                f"event_observed has shape {flags.shape}, event_times {times.shape}"
-            )
+        check_event_shape(flags.shape, times.shape)
         observed = (flags != 0).view(np.uint8)
     for name, arr in (("event_times", times), ("predicted_scores", scores), ("event_observed", events_float)):
-        if arr is not None and np.isnan(arr).any():
-            raise ValueError(f"NaNs detected in inputs, please correct or drop (in {name}).")
+        check_no_nan(arr is not None and np.isnan(arr).any(), name)
     below, tied, above, _ = _core.concordance_counts(times, observed, scores, 0.0)
-    pairs = below + tied + above
-    if pairs == 0:
-        raise ZeroDivisionError("No admissable pairs in the dataset.")
-    return (above + tied / 2) / pairs
+    return lifelines_index(below, tied, above)
 
 
-def _no_comparable_pair_error() -> type[ValueError]:
+def no_comparable_pair_error() -> type[ValueError]:
     try:
         from sksurv.exceptions import NoComparablePairException
     except ImportError:  # the same message, as a ValueError (its base class)
@@ -123,6 +154,48 @@ def _no_comparable_pair_error() -> type[ValueError]:
     return NoComparablePairException
 
 
+def event_vector(events: Any) -> Any:
+    """event_indicator (numpy or Dask) as a vector; shape (n, 1) is flattened."""
+    if events.ndim == 2 and events.shape[1] == 1:
+        events = events[:, 0]
+    if events.ndim != 1:
+        raise ValueError(f"event_indicator must be 1-D, got shape {events.shape}")
+    return events
+
+
+def check_sksurv_events(dtype: Any, n: int, any_event: Any) -> None:
+    if dtype != np.bool_:
+        raise ValueError(
+            f"event_indicator: only boolean arrays are supported as class labels for survival analysis, got {dtype}"
+        )
+    if n < 2:
+        raise ValueError("Need a minimum of two samples")
+    if not any_event:
+        raise ValueError("All samples are censored")
+
+
+def check_exact_integers(dtype: Any, max_abs: Any, name: str) -> None:
+    """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
+    if np.dtype(dtype).kind in "iu" and np.dtype(dtype).itemsize == 8 and max_abs > 2**53:
+        raise ValueError(f"{name} has integers beyond 2**53 that float64 cannot hold exactly")
+
+
+def check_comparable(n_events: int, only_last_is_event: bool) -> None:
+    """scikit-survival visits every event but one alone at the strictly latest time; with none to visit it
+    raises. ``only_last_is_event``: the latest time is held by one sample only, and it is an event."""
+    if n_events == 1 and only_last_is_event:
+        raise no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
+
+
+def sksurv_result(below: int, tied: int, above: int, tied_time: int) -> tuple[float, int, int, int, int]:
+    """scikit-survival's (cindex, concordant, discordant, tied_risk, tied_time) from the pair counts."""
+    comparable = below + tied + above
+    with np.errstate(invalid="ignore"):
+        cindex = float(np.float64(below + tied / 2) / np.float64(comparable)) if comparable else float("nan")
+    return cindex, int(below), int(above), int(tied), int(tied_time)
+
+
+@routed
 def concordance_index_censored(
     event_indicator: ArrayLike, event_time: ArrayLike, estimate: ArrayLike, tied_tol: float = 1e-8
 ) -> tuple[float, int, int, int, int]:
@@ -164,7 +237,9 @@ def concordance_index_censored(
     not compared. The pair is concordant when ``estimate[i] > estimate[j]``
     and not tied. When every comparable set is empty (all events share the
     last time) ``cindex`` is NaN, as in scikit-survival. O(n log n) time (a
-    sort by time and a Fenwick tree over estimate ranks), O(n) memory.
+    sort by time and a Fenwick tree over estimate ranks), O(n) memory. Dask
+    collections are counted on the cluster, never gathered, with the same
+    counts (see :mod:`pairmetrics.dask.survival`).
 
     Differences from scikit-survival (deliberate): ``|e_i - e_j| <= tied_tol``
     is evaluated on the estimates converted exactly to float64 (integers
@@ -179,44 +254,25 @@ def concordance_index_censored(
     >>> concordance_index_censored([True, True, False, True], [1, 2, 3, 4], [4.0, 2.0, 3.0, 1.0])
     (0.8, 4, 1, 0, 0)
     """
-    events = np.asarray(event_indicator)
+    events = event_vector(np.asarray(event_indicator))
     times = as_vector(event_time, "event_time")
     estimates = as_vector(estimate, "estimate")
-    if events.ndim == 2 and events.shape[1] == 1:
-        events = events[:, 0]
-    if events.ndim != 1:
-        raise ValueError(f"event_indicator must be 1-D, got shape {events.shape}")
     check_same_length(events, times, "event_indicator", "event_time")
     check_same_length(times, estimates, "event_time", "estimate")
     check_finite(times, "event_time")
     check_finite(estimates, "estimate")
     tied_tol = check_nonnegative_finite(tied_tol, "tied_tol")
-    if events.dtype != np.bool_:
-        raise ValueError(
-            "event_indicator: only boolean arrays are supported as class labels for survival analysis, "
-            f"got {events.dtype}"
-        )
-    if times.shape[0] < 2:
-        raise ValueError("Need a minimum of two samples")
-    if not events.any():
-        raise ValueError("All samples are censored")
-    times = _as_exact_float64(times, "event_time")
-    estimates = _as_exact_float64(estimates, "estimate")
+    check_sksurv_events(events.dtype, times.shape[0], events.dtype == np.bool_ and events.any())
+    times = as_exact_float64(times, "event_time")
+    estimates = as_exact_float64(estimates, "estimate")
     below, tied, above, tied_time = _core.concordance_counts(times, events.view(np.uint8), estimates, tied_tol)
-    # scikit-survival visits every event but one alone at the strictly
-    # latest time; with none to visit it raises.
-    order_last = np.argmax(times)
-    if events.sum() == 1 and events[order_last] and np.count_nonzero(times == times[order_last]) == 1:
-        raise _no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
-    comparable = below + tied + above
-    with np.errstate(invalid="ignore"):
-        cindex = float(np.float64(below + tied / 2) / np.float64(comparable)) if comparable else float("nan")
-    return cindex, int(below), int(above), int(tied), int(tied_time)
+    last = np.argmax(times)
+    check_comparable(int(events.sum()), bool(events[last]) and np.count_nonzero(times == times[last]) == 1)
+    return sksurv_result(below, tied, above, tied_time)
 
 
-def _as_exact_float64(arr: np.ndarray, name: str) -> npt.NDArray[np.float64]:
+def as_exact_float64(arr: np.ndarray, name: str) -> npt.NDArray[np.float64]:
     """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
-    if arr.dtype.kind in "iu" and arr.size and arr.dtype.itemsize == 8:
-        if max(abs(int(arr.max())), abs(int(arr.min()))) > 2**53:
-            raise ValueError(f"{name} has integers beyond 2**53 that float64 cannot hold exactly")
+    if arr.size and arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
+        check_exact_integers(arr.dtype, max(abs(int(arr.max())), abs(int(arr.min()))), name)
     return arr.astype(np.float64, copy=False)

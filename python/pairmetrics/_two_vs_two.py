@@ -140,30 +140,44 @@ def default_rtol(dtype: npt.DTypeLike, n_features: int) -> float:
 
 def check_metric_rows(x: np.ndarray, name: str, metric: str) -> None:
     """Reject rows for which the metric is undefined, or values too large for it."""
+    big = float(np.max(np.abs(x))) if x.size and metric != "cosine" else 0.0
+    check_row_report(name, metric, x.dtype, x.shape[1], undefined_rows(x, metric), big)
+
+
+def undefined_rows(x: np.ndarray, metric: str) -> np.ndarray:
+    """Indices of the rows of a 2-D array (or row block) the metric is undefined for."""
     if metric == "cosine":
-        bad = np.flatnonzero(~np.any(x != 0, axis=1))
-        if bad.size:
-            raise ValueError(
-                f"{name} has all-zero rows {_row_list(bad)}: the cosine distance to a zero vector is undefined"
-            )
-        return
-    big = float(np.max(np.abs(x))) if x.size else 0.0
-    d = x.shape[1]
-    finfo = np.finfo(x.dtype)
+        return np.flatnonzero(~np.any(x != 0, axis=1))
     if metric == "correlation":
-        bad = np.flatnonzero(np.all(x == x[:, :1], axis=1))
-        if bad.size:
-            raise ValueError(
-                f"{name} has constant rows {_row_list(bad)}: the correlation distance to a constant vector is undefined"
-            )
-        limit = float(finfo.max) / (4.0 * d)
-    else:
-        # The kernel scales both sets by one power of two before squaring, so
-        # no finite input overflows: only the differences must stay finite.
-        limit = float(finfo.max) / 4.0
+        return np.flatnonzero(np.all(x == x[:, :1], axis=1))
+    return np.empty(0, np.intp)
+
+
+def magnitude_limit(metric: str, dtype: npt.DTypeLike, d: int) -> float:
+    """The largest |value| the metric takes in ``dtype`` with ``d`` features (inf: no limit)."""
+    finfo = np.finfo(dtype)
+    if metric == "cosine":
+        return math.inf
+    if metric == "correlation":
+        return float(finfo.max) / (4.0 * d)
+    # The kernel scales both sets by one power of two before squaring, so
+    # no finite input overflows: only the differences must stay finite.
+    return float(finfo.max) / 4.0
+
+
+def check_row_report(
+    name: str, metric: str, dtype: npt.DTypeLike, d: int, bad_rows: np.ndarray, big: float
+) -> None:
+    """Raise for the rows a metric is undefined for (global indices) or values beyond its limit."""
+    if bad_rows.size:
+        what = {"cosine": ("all-zero", "a zero"), "correlation": ("constant", "a constant")}[metric]
+        raise ValueError(
+            f"{name} has {what[0]} rows {_row_list(bad_rows)}: the {metric} distance to {what[1]} vector is undefined"
+        )
+    limit = magnitude_limit(metric, dtype, d)
     if big > limit:
         raise ValueError(
-            f"{name} has values up to {big:.3g}, too large for the {metric} metric in {x.dtype} "
+            f"{name} has values up to {big:.3g}, too large for the {metric} metric in {np.dtype(dtype)} "
             f"(limit {limit:.3g}); rescale the data or pass float64"
         )
 
@@ -177,12 +191,10 @@ def _prepare_inputs(y_true: Any, y_pred: Any, metric: str) -> tuple[np.ndarray, 
     metric = check_choice(metric, "metric", METRICS)
     y = as_matrix(y_true, "y_true", min_rows=2)
     p = as_matrix(y_pred, "y_pred", min_rows=2)
-    if y.shape != p.shape:
-        raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
+    check_same_shape(y, p)
     check_finite(y, "y_true")
     check_finite(p, "y_pred")
-    # float32 stays float32 (no copy); everything else is computed in float64.
-    dtype = np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
+    dtype = working_dtype(y, p)
     for name, arr in (("y_true", y), ("y_pred", p)):
         if arr.dtype.kind == "f" and arr.dtype.itemsize > 8 and np.abs(arr).max() > np.finfo(np.float64).max:
             raise ValueError(f"{name} has values too large for float64")
@@ -193,7 +205,18 @@ def _prepare_inputs(y_true: Any, y_pred: Any, metric: str) -> tuple[np.ndarray, 
     return y, p, metric
 
 
-def _resolve_pairs(pairs: object, n: int) -> Union[str, int]:
+def check_same_shape(y: Any, p: Any) -> None:
+    """y_true and y_pred (numpy or Dask) must have one shape."""
+    if y.shape != p.shape:
+        raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
+
+
+def working_dtype(y: Any, p: Any) -> type[np.floating[Any]]:
+    """float32 when both inputs are float32 (no copy), float64 for everything else."""
+    return np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
+
+
+def resolve_pairs(pairs: object, n: int) -> Union[str, int]:
     n_all = n * (n - 1) // 2
     if isinstance(pairs, str):
         return check_choice(pairs, "pairs", PAIR_MODES)
@@ -205,13 +228,13 @@ def _resolve_pairs(pairs: object, n: int) -> Union[str, int]:
         raise ValueError(f"pairs must lie in [1, n(n-1)/2] = [1, {n_all}] for n = {n}, got {pairs}") from None
 
 
-def _resolve_rtol(rtol: Optional[float], dtype: npt.DTypeLike, d: int) -> float:
+def resolve_rtol(rtol: Optional[float], dtype: npt.DTypeLike, d: int) -> float:
     if rtol is None:
         return default_rtol(dtype, d)
     return check_nonnegative_finite(rtol, "rtol")
 
 
-def _sample_pairs(n: int, m: int, rng: np.random.Generator) -> tuple[IntArray, IntArray]:
+def sample_pairs(n: int, m: int, rng: np.random.Generator) -> tuple[IntArray, IntArray]:
     """``m`` distinct pairs i < j drawn uniformly without replacement, sorted."""
     n_all = n * (n - 1) // 2
     k = np.sort(rng.choice(n_all, size=m, replace=False)).astype(np.int64)
@@ -277,13 +300,13 @@ def _setup(
     """Validated inputs and options; ``generator`` is a checked numpy Generator."""
     y, p, metric = _prepare_inputs(y_true, y_pred, metric)
     ties = check_choice(ties, "ties", TIES)
-    pairs = _resolve_pairs(pairs, y.shape[0])
+    pairs = resolve_pairs(pairs, y.shape[0])
     n_threads = resolve_n_jobs(n_jobs)
-    rtol = _resolve_rtol(rtol, y.dtype, y.shape[1])
+    rtol = resolve_rtol(rtol, y.dtype, y.shape[1])
     groups = _core._row_groups(y, n_threads), _core._row_groups(p, n_threads)
     setup = _Setup(y, p, metric, ties, pairs, rtol, n_threads, *groups)
     if isinstance(pairs, int):
-        setup.first, setup.second = _sample_pairs(y.shape[0], pairs, generator)
+        setup.first, setup.second = sample_pairs(y.shape[0], pairs, generator)
     return setup
 
 
@@ -303,39 +326,55 @@ def _score(passed: int, tied: int, n_pairs: int, ties: str) -> tuple[Union[int, 
 
 
 def _result(setup: _Setup, counts: dict[str, Any]) -> TwoVsTwoResult:
-    passed, tied, skipped = int(counts["passed"]), int(counts["tied"]), int(counts["skipped"])
-    sample_passed, sample_tied = counts["sample_passed"], counts["sample_tied"]
     n = setup.n
-    if setup.first is None:
+    same_target = None
+    if setup.first is None and setup.skip_same_target:
+        same_target = np.bincount(setup.group_y, minlength=n)[setup.group_y] - 1
+    return result_from_counts(
+        n, (counts["passed"], counts["tied"], counts["skipped"]), counts["sample_passed"], counts["sample_tied"],
+        metric=setup.metric, ties=setup.ties, pairs=setup.pairs, rtol=setup.rtol, same_target=same_target,
+        first=setup.first, second=setup.second,
+    )
+
+
+def result_from_counts(
+    n: int, totals: Any, sample_passed: np.ndarray, sample_tied: np.ndarray, *, metric: str, ties: str,
+    pairs: Union[str, int], rtol: float, same_target: Optional[np.ndarray] = None, first: Optional[np.ndarray] = None,
+    second: Optional[np.ndarray] = None,
+) -> TwoVsTwoResult:
+    """The TwoVsTwoResult of totals (passed, tied, skipped) and per-sample counts of ``n`` samples:
+    of all pairs (``same_target[i]``: samples with row i's target, skipped for distinct targets)
+    or of the sampled pairs ``(first, second)``."""
+    passed, tied, skipped = (int(v) for v in totals)
+    if first is None:
         n_pairs = n * (n - 1) // 2 - skipped
         sample_pairs = np.full(n, n - 1, dtype=np.int64)
-        if setup.skip_same_target:
-            sizes = np.bincount(setup.group_y, minlength=n)
-            sample_pairs -= sizes[setup.group_y] - 1
+        if same_target is not None:
+            sample_pairs -= same_target
     else:
-        n_pairs = setup.first.size - skipped
-        second: np.ndarray = setup.second  # type: ignore[assignment]  # set together with first
-        sample_pairs = np.bincount(setup.first, minlength=n) + np.bincount(second, minlength=n)
-    n_passed, n_total = _score(passed, tied, n_pairs, setup.ties)
+        n_pairs = first.size - skipped
+        second_of: np.ndarray = second  # type: ignore[assignment]  # set together with first
+        sample_pairs = np.bincount(first, minlength=n) + np.bincount(second_of, minlength=n)
+    n_passed, n_total = _score(passed, tied, n_pairs, ties)
     accuracy = n_passed / n_total if n_total else math.nan
 
-    credit = _tie_credit(setup.ties)
-    s_total = sample_pairs - (sample_tied if setup.ties == "exclude" else 0)
+    credit = _tie_credit(ties)
+    s_total = sample_pairs - (sample_tied if ties == "exclude" else 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         sample_accuracy = np.where(s_total > 0, (sample_passed + credit * sample_tied) / np.maximum(s_total, 1), np.nan)
 
     standard_error = None
-    if setup.first is not None:
+    if first is not None:
         standard_error = math.nan
         if n_total > 1:
             # Pair scores are 0, the tie credit or 1; a simple random sample
             # without replacement of the n (n - 1) / 2 pairs.
-            counted_ties = 0 if setup.ties == "exclude" else tied
+            counted_ties = 0 if ties == "exclude" else tied
             mean_sq = (passed + credit**2 * counted_ties) / n_total
             var = max(mean_sq - accuracy**2, 0.0) * n_total / (n_total - 1)
-            fpc = 1.0 - setup.first.size / (n * (n - 1) // 2)
+            fpc = 1.0 - first.size / (n * (n - 1) // 2)
             standard_error = math.sqrt(var / n_total * fpc)
-    if setup.ties != "half":
+    if ties != "half":
         n_passed = int(n_passed)
     return TwoVsTwoResult(
         n_passed=n_passed,
@@ -346,10 +385,10 @@ def _result(setup: _Setup, counts: dict[str, Any]) -> TwoVsTwoResult:
         n_pairs=int(n_pairs),
         standard_error=standard_error,
         sample_accuracy=sample_accuracy,
-        metric=setup.metric,
-        ties=setup.ties,
-        pairs=setup.pairs,
-        rtol=setup.rtol,
+        metric=metric,
+        ties=ties,
+        pairs=pairs,
+        rtol=rtol,
     )
 
 
@@ -542,7 +581,7 @@ def two_vs_two_permutation_test(
     >>> float(test.pvalue)
     0.01
     """
-    n_permutations = _resolve_resamples(n_permutations, n_resamples)
+    n_permutations = resolve_resamples(n_permutations, n_resamples)
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     progress = check_progress(progress)
     # One generator: the sampled pairs (if any) are drawn first, then the permutations.
@@ -579,13 +618,21 @@ def two_vs_two_permutation_test(
             if callback is not None:
                 callback(done, n_permutations)
 
+    return permutation_result(observed, passed, tied, alternative)
+
+
+def permutation_result(
+    observed: TwoVsTwoResult, null_passed: Any, null_tied: Any, alternative: str
+) -> TwoVsTwoPermutationResult:
+    """The permutation test's result from the observed result and the null counts (passed, tied)."""
+    n_permutations = len(null_passed)
     n_pairs = observed.n_pairs  # the evaluated pairs do not change under permutation
     null = np.empty(n_permutations)
     at_least = at_most = 0
     # Compare accuracies exactly as fractions (2x numerators keep 'half' integral).
-    obs_num2, obs_den = _exact_score(observed.n_strict_passed, observed.n_tied, n_pairs, setup.ties)
+    obs_num2, obs_den = _exact_score(observed.n_strict_passed, observed.n_tied, n_pairs, observed.ties)
     for r in range(n_permutations):
-        num2, den = _exact_score(int(passed[r]), int(tied[r]), n_pairs, setup.ties)
+        num2, den = _exact_score(int(null_passed[r]), int(null_tied[r]), n_pairs, observed.ties)
         null[r] = num2 / (2 * den) if den else math.nan
         if den and obs_den:
             at_least += num2 * obs_den >= obs_num2 * den
@@ -603,7 +650,7 @@ def two_vs_two_permutation_test(
     )
 
 
-def _resolve_resamples(n_permutations: Optional[int], n_resamples: Optional[int]) -> int:
+def resolve_resamples(n_permutations: Optional[int], n_resamples: Optional[int]) -> int:
     """The number of permutations from either name (default 1000)."""
     if n_permutations is not None and n_resamples is not None:
         a = check_int(n_permutations, "n_permutations", low=1)

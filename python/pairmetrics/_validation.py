@@ -101,7 +101,11 @@ def vector_shape(arr: Any, name: str, *, min_length: int = 1) -> Any:
 
 def as_matrix(x: Any, name: str, *, min_rows: int = 1, min_cols: int = 1) -> np.ndarray:
     """A 2-D numeric array with at least ``min_rows`` rows and ``min_cols`` columns."""
-    arr = as_numeric_array(x, name)
+    return matrix_shape(as_numeric_array(x, name), name, min_rows=min_rows, min_cols=min_cols)
+
+
+def matrix_shape(arr: Any, name: str, *, min_rows: int = 1, min_cols: int = 1) -> Any:
+    """``arr`` (numpy or Dask) if it is 2-D with at least ``min_rows`` rows and ``min_cols`` columns."""
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
     if arr.shape[0] < min_rows:
@@ -115,8 +119,13 @@ def check_finite(arr: np.ndarray, name: str) -> None:
     """Raise if a float array holds NaN or +-inf (integer arrays are always finite)."""
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr.ravel()))
-        what = "NaN" if np.isnan(arr.ravel()[bad[0]]) else "infinite values"
-        raise ValueError(f"{name} contains {what} (first at flat index {bad[0]}, {bad.size} non-finite in all)")
+        raise nonfinite_error(name, bool(np.isnan(arr.ravel()[bad[0]])), int(bad[0]), int(bad.size))
+
+
+def nonfinite_error(name: str, is_nan: bool, first: int, count: int) -> ValueError:
+    """The error for non-finite input: the first bad entry (flat index into the whole array) and the count."""
+    what = "NaN" if is_nan else "infinite values"
+    return ValueError(f"{name} contains {what} (first at flat index {first}, {count} non-finite in all)")
 
 
 def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
@@ -302,10 +311,30 @@ def check_binary(arr: np.ndarray, name: str) -> None:
     elif kind == "i":
         if arr.min() >= 0 and arr.max() <= 1:
             return
-    bad = np.flatnonzero(~((arr == 0) | (arr == 1)).ravel())
-    if bad.size:
-        first = np.unravel_index(bad[0], arr.shape)
-        index = first[0] if arr.ndim == 1 else tuple(int(i) for i in first)
-        raise ValueError(
-            f"{name} must hold only 0 and 1, found {arr[first].item()!r} at index {index} ({bad.size} such entries)"
-        )
+    count, first, value = binary_report(arr)
+    if count:
+        raise not_binary_error(name, arr.shape, first, value, count)
+
+
+def binary_report(arr: np.ndarray) -> tuple[int, int, Any]:
+    """(count, first flat index, its value) of the entries of an array (or block) other than 0 and 1."""
+    if arr.dtype.kind == "b" or arr.size == 0:
+        return 0, -1, None
+    bad = ~((arr == 0) | (arr == 1)).ravel()
+    count = int(np.count_nonzero(bad))
+    if not count:
+        return 0, -1, None
+    first = int(np.argmax(bad))
+    return count, first, arr.ravel()[first].item()
+
+
+def entry_index(shape: tuple[int, ...], flat: int) -> Union[int, tuple[int, ...]]:
+    """The index of a flat position as errors show it: an int for 1-D, a tuple otherwise."""
+    index = np.unravel_index(flat, shape)
+    return int(index[0]) if len(shape) == 1 else tuple(int(i) for i in index)
+
+
+def not_binary_error(name: str, shape: tuple[int, ...], flat: int, value: Any, count: int) -> ValueError:
+    """The error for entries other than 0 and 1 (flat index into the whole array of ``shape``)."""
+    index = entry_index(shape, flat)
+    return ValueError(f"{name} must hold only 0 and 1, found {value!r} at index {index} ({count} such entries)")

@@ -99,12 +99,46 @@ def drop_ins() -> None:
     assert c == 0.8 == cindex and concordant + discordant + tied_risk + tied_time == 5
 
 
+def inference() -> None:
+    times, events = [1, 2, 3, 4, 5], [1, 1, 0, 1, 1]
+    one: pm.ConcordanceResult = pm.concordance(times, [1.0, 3.0, 2.0, 4.0, 5.0], events)
+    low, high = one.confidence_interval(confidence_level=0.9)
+    n_pairs = one.concordant + one.discordant
+    assert low < float(one.estimate) < high and int(n_pairs) > 0 and one.n == 5
+    two = pm.concordance(times, np.array([[1.0, 3, 2, 4, 5], [5.0, 4, 3, 2, 1]]), strata=[0, 0, 0, 1, 1])
+    covariance: npt.NDArray[np.float64] = two.covariance
+    assert np.shape(two.estimate) == (2,) and covariance.shape == (2, 2) and two.df == 1 and 0 <= two.pvalue <= 1
+    labels = [0, 0, 0, 1, 1, 1]
+    scores = np.array([[0.1, 0.2, 0.6, 0.4, 0.8, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4, 0.7]])
+    models: pm.ModelComparison = pm.compare_models(scores, labels, n_jobs=1)
+    aucs: npt.NDArray[np.float64] = models.auc
+    statistic, pvalue = models
+    interval = models.confidence_interval()
+    assert aucs.shape == (2,) and models.df == 1 and statistic == models.statistic and 0 <= pvalue <= 1
+    assert interval.low <= interval.high and models.difference_variance().shape == models.difference.shape
+    y = np.array([(True, 1.0), (False, 2.0), (True, 3.0), (True, 4.0), (False, 5.0)],
+                 dtype=[("event", bool), ("time", float)])
+    uno, concordant, discordant, tied_risk, tied_time = pm.concordance_index_ipcw(y, y, [5.0, 3.0, 4.0, 1.0, 2.0])
+    assert 0 <= uno <= 1 and concordant + discordant + tied_risk + tied_time > 0
+    dynamic, mean_auc = pm.cumulative_dynamic_auc(y, y, [5.0, 3.0, 1.0, 4.0, 2.0], [1.5, 3.5])
+    per_time: npt.NDArray[np.float64] = dynamic
+    assert per_time.shape == (2,) and 0 <= mean_auc <= 1
+    rng = np.random.default_rng(0)
+    outcome = rng.integers(0, 2, 60)
+    score = outcome + rng.normal(size=60)
+    boot: pm.BootstrapResult = pm.bootstrap(pm.roc_auc_score, outcome, score, n_resamples=99, stratify=outcome, rng=1)
+    boot_low, boot_high = boot.confidence_interval
+    replicates: npt.NDArray[np.float64] = boot.bootstrap_distribution
+    assert boot_low <= boot_high and replicates.shape == (99,) and boot.standard_error >= 0
+
+
 def main() -> None:
     paired()
     two_vs_two()
     matching_and_crossmatch()
     measures()
     drop_ins()
+    inference()
     assert pm.__version__ and "roc_auc_score" in pm.__all__
 
 

@@ -1,33 +1,29 @@
 """The public functions on Dask collections, computed on the cluster.
 
-Importing this package registers one implementation per public function with
-the routing registry (:mod:`pairmetrics._routing`); calling a public function
-with a Dask collection imports it on first use. It uses only the public
-seams of the capability modules, so dependencies run one way.
+Public functions that take arrays are routed here (see
+:mod:`pairmetrics._routing`): when one of their array arguments is a Dask
+collection (a dask array, a dask DataFrame or Series), the call goes to the
+implementation that the modules of this package register for it. Each builds
+a task graph that runs the same C++ kernels on blocks of the data and reduces
+small per-block results, then validates and assembles them with the very code
+of the in-memory function (its public-in-package seams), so both paths give the
+same numbers and the same errors. Nothing imports dask unless the caller has,
+so ``import pairmetrics`` never loads it, and no capability module imports
+this package.
+
+The graphs run on the active ``distributed.Client`` when there is one, or on
+dask's default scheduler otherwise. No step brings the data to the client or
+to a single task: what reaches the client are counts, quantile samples and
+per-sample results the in-memory function also returns. Inside a task the
+kernels use one thread (the workers' threads are the parallelism) unless
+``n_jobs`` is given. The cost of each path is described in its module:
+:mod:`.paired`, :mod:`.two_vs_two`, :mod:`.measures`, :mod:`.multilabel`,
+:mod:`.crossmatch`, :mod:`.roc_auc`, :mod:`.survival`, :mod:`.matching` (which
+gathers point sets up to a limit the user can raise).
 """
 
 from __future__ import annotations
 
-from .. import _crossmatch, _measures, _multilabel, _paired, _two_vs_two
-from .._routing import register
-from . import _legacy
+from . import crossmatch, matching, measures, multilabel, paired, roc_auc, survival, two_vs_two
 
-for _public, _impl in [
-    (_paired.paired_eval, _legacy._dask_paired_eval),
-    (_paired.paired_evaluation, _legacy._dask_paired_evaluation),
-    (_paired.compare_paired, _legacy._dask_compare_paired),
-    (_two_vs_two.two_vs_two, _legacy._dask_two_vs_two),
-    (_two_vs_two.two_vs_two_permutation_test, _legacy._dask_two_vs_two_permutation_test),
-    (_measures.zero_one_error, _legacy._dask_zero_one_error),
-    (_measures.absolute_error, _legacy._dask_absolute_error),
-    (_measures.sum_squares_error, _legacy._dask_sum_squares_error),
-    (_measures.rms_error, _legacy._dask_rms_error),
-    (_measures.worst_case_error, _legacy._dask_worst_case_error),
-    (_measures.likelihood, _legacy._dask_likelihood),
-    (_measures.log_likelihood, _legacy._dask_log_likelihood),
-    (_measures.log_loss, _legacy._dask_log_loss),
-    (_measures.best_constant, _legacy._dask_best_constant),
-    (_multilabel.multilabel_counts, _legacy._dask_multilabel_counts),
-    (_crossmatch.crossmatch_resample, _legacy._dask_crossmatch_resample),
-]:
-    register(_public)(_impl)
+__all__ = ["crossmatch", "matching", "measures", "multilabel", "paired", "roc_auc", "survival", "two_vs_two"]

@@ -1,0 +1,175 @@
+"""k models scored on one test set: their AUCs, DeLong's covariance and the test that all are equal."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from ._concordance import equality_test
+from ._paired import (
+    ConfidenceInterval,
+    auc_components,
+    sample_factors,
+    normal_interval,
+    prepare_scores,
+)
+from ._result import Result
+from ._routing import routed, warn
+from ._validation import as_numeric_array, resolve_n_jobs
+
+__all__ = ["ModelComparison", "compare_models"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ModelComparison(Result):
+    """AUCs of k models on one test set, with their joint (DeLong) covariance.
+
+    Attributes
+    ----------
+    auc : ndarray, shape (k,)
+        Each model's concordance over the rankable pairs (ties count 1/2);
+        the ROC AUC for binary labels.
+    covariance : ndarray, shape (k, k)
+        DeLong's covariance of the AUCs for binary labels (per-class ddof 1),
+        the one-sample U-statistic covariance for other labels.
+    statistic, pvalue : float
+        Chi-square statistic (``df`` degrees of freedom) and p-value of the
+        test that all k AUCs are equal (DeLong, DeLong & Clarke-Pearson 1988).
+    df : int
+        Rank of the covariance of the k - 1 differences.
+    difference : ndarray, shape (k, k)
+        ``difference[i, j] = auc[i] - auc[j]``.
+    difference_pvalue : ndarray, shape (k, k)
+        Two-sided normal p-value of each pairwise difference (1 on the diagonal).
+    n_rankable : int
+        Rankable pairs (the same for every model).
+    """
+
+    auc: npt.NDArray[np.float64]
+    covariance: npt.NDArray[np.float64]
+    statistic: float
+    pvalue: float
+    df: int
+    difference: npt.NDArray[np.float64]
+    difference_pvalue: npt.NDArray[np.float64]
+    n_rankable: int
+    _unpack = ("statistic", "pvalue")
+
+    def difference_variance(self) -> npt.NDArray[np.float64]:
+        """``Var(auc[i] - auc[j])`` for every pair, shape (k, k)."""
+        diag = np.diag(self.covariance)
+        spread: npt.NDArray[np.float64] = diag[:, None] + diag[None, :] - 2 * self.covariance
+        return np.maximum(spread, 0.0)
+
+    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
+        """Normal confidence intervals of every pairwise difference ``auc[i] - auc[j]``.
+
+        Parameters
+        ----------
+        confidence_level : float, default 0.95
+            Nominal coverage, in (0, 1).
+
+        Returns
+        -------
+        ConfidenceInterval
+            ``low`` and ``high`` are (k, k) arrays, clipped to [-1, 1].
+        """
+        spread = self.difference_variance()
+        k = self.auc.shape[0]
+        low, high = np.empty((k, k)), np.empty((k, k))
+        level = confidence_level
+        for i in range(k):
+            for j in range(k):
+                interval = normal_interval(float(self.difference[i, j]), float(spread[i, j]), confidence_level, -1.0, 1.0)
+                low[i, j], high[i, j], level = interval.low, interval.high, interval.confidence_level
+        return ConfidenceInterval(low, high, level)  # type: ignore[arg-type]
+
+
+def _pairwise_pvalues(difference: npt.NDArray[np.float64], spread: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    from scipy import stats
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(difference) / np.sqrt(spread)
+    pvalues: npt.NDArray[np.float64] = 2 * stats.norm.sf(z)
+    pvalues[(spread == 0) & (difference == 0)] = 1.0  # identical rankings on every pair
+    pvalues[(spread == 0) & (difference != 0)] = 0.0
+    return pvalues
+
+
+@routed
+def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: int | None = None) -> ModelComparison:
+    """Compare k models scored on the same samples: AUCs, covariance, equality test.
+
+    Parameters
+    ----------
+    scores : array_like, shape (k, n)
+        One row of scores per model (``k >= 2``), of any real dtype.
+    labels : array_like, shape (n,)
+        True labels (binary, ordinal or real-valued).
+    min_dist : float, default 0.5
+        Labels must differ by at least this much for a pair to be rankable,
+        as in :func:`paired_evaluation`.
+    n_jobs : int, optional
+        Threads for each model's counts (None: every usable core); results
+        never depend on it.
+
+    Returns
+    -------
+    ModelComparison
+        ``auc``, ``covariance``, the chi-square ``statistic``/``pvalue`` of
+        the test that all AUCs are equal, pairwise ``difference`` and
+        ``difference_pvalue``, and ``confidence_interval()`` for the
+        differences. Unpacks as ``(statistic, pvalue)``.
+
+    Notes
+    -----
+    Each model's per-sample components ``g_i = credit_i - auc * r_i`` come
+    from the O(n log n) merge passes of :func:`paired_evaluation`, so the
+    whole comparison is O(k n log n) time and O(k n) memory. The covariance
+    of models ``a`` and ``b`` is ``sum(f_i * g_a,i * g_b,i) / R**2`` over the
+    ``R`` rankable pairs, with ``f_i = m / (m - 1)`` for the ``m`` samples
+    of ``i``'s class when the labels are binary (exactly DeLong's S10 / m +
+    S01 / n) and ``n / (n - 1)`` otherwise. The test statistic is
+    ``x' (L S L')^+ x`` for the k - 1 differences from the last model, on as
+    many degrees of freedom as ``L S L'`` has rank. For k = 2 it is the
+    square of :func:`compare_paired`'s statistic.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pairmetrics import compare_models
+    >>> labels = [0, 0, 0, 1, 1, 1]
+    >>> scores = np.array([[0.1, 0.2, 0.6, 0.4, 0.8, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4, 0.7], [0.5, 0.6, 0.1, 0.2, 0.9, 0.3]])
+    >>> result = compare_models(scores, labels)
+    >>> result.auc.round(3)
+    array([0.889, 1.   , 0.556])
+    >>> result.df, round(result.pvalue, 4)
+    (2, 0.2019)
+    """
+    models = as_numeric_array(scores, "scores")
+    if models.ndim != 2 or models.shape[0] < 2:
+        raise ValueError(f"scores must be 2-D (k models, n samples) with k >= 2, got shape {models.shape}")
+    prepared = [prepare_scores(row, labels, min_dist, f"scores[{k}]") for k, row in enumerate(models)]
+    labels_arr, min_dist = prepared[0][1], prepared[0][2]
+    threads = resolve_n_jobs(n_jobs)
+    outputs = [_core.paired_counts(row, labels_arr, min_dist, True, threads) for row, _, _ in prepared]
+    n_rankable = int(outputs[0][0][0])
+    auc = np.array([(t[1] + 0.5 * t[2]) / t[0] if t[0] else math.nan for t, *_ in outputs])
+    k = auc.shape[0]
+    if n_rankable == 0:
+        warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning)
+        nan = np.full((k, k), math.nan)
+        return ModelComparison(auc, nan, math.nan, math.nan, 0, nan.copy(), nan.copy(), 0)
+    components = np.array([auc_components(totals, tuple(rest)) for totals, *rest in outputs])  # (k, n)
+    weighted = components * sample_factors(labels_arr)
+    covariance = (weighted @ components.T) / float(n_rankable) ** 2
+    statistic, pvalue, df = equality_test(auc, covariance)
+    difference = auc[:, None] - auc[None, :]
+    comparison = ModelComparison(auc, covariance, statistic, pvalue, df, difference, difference, n_rankable)
+    pvalues = _pairwise_pvalues(difference, comparison.difference_variance())
+    return dataclasses.replace(comparison, difference_pvalue=pvalues)

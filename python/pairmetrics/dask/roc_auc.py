@@ -1,0 +1,300 @@
+"""``roc_auc_score`` on Dask collections: the in-memory numbers, computed on the cluster.
+
+Every check and every result goes through the seams of
+:mod:`pairmetrics._roc_auc`, so messages, warnings and averaging are those of
+the in-memory call. What reaches the client: a few counts per block, the
+distinct values of ``y_true`` (at most ``UNIQUE_LIMIT`` of them), a sample of
+score rows, and six numbers per score partition and label.
+
+One binary AUC (a label, a class, or a pair of classes) costs one shuffle:
+the rows are cut by score range into partitions (equal scores share one,
+from bounds placed on a sample of the scores), the C++ kernel finds each
+partition's AUC and weight totals, and as every score of a partition lies
+below every score of the next one, the pairs between partitions are all
+correctly ranked or all mis-ranked: their area is a product of totals. A
+partial AUC (``max_fpr``) reruns the kernel on the one partition where the
+false positive rate crosses ``max_fpr``. The sums can differ from the
+in-memory ones in the last bits (a different order of additions); counts are
+exact.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+
+from .. import _roc_auc as roc
+from .._routing import register, warn
+from ._helpers import (
+    align_rows,
+    compute,
+    first_nonfinite,
+    key_bounds,
+    offsets,
+    partition_count,
+    partition_data,
+    raise_nonfinite,
+    sample_rows,
+    split_by_key,
+    to_dask_array,
+    tree_reduce,
+)
+
+__all__ = ["UNIQUE_LIMIT"]
+
+# Distinct values of y_true brought to the client; more means a continuous or
+# multi-class target with more classes than any y_score has columns (an error).
+UNIQUE_LIMIT = 4096
+
+
+# --------------------------------------------------------------------------- one pass: checks and samples
+
+
+def _summary(y, s, w, n_parts, n_blocks, seed, limit):
+    """Per block: non-finite reports, distinct labels and counts (capped), whole labels,
+    probability rows, and a sample of (label, score) rows."""
+    y_bad = bool(y.dtype.kind == "f" and not np.isfinite(y).all())
+    values, counts = np.unique(y, return_counts=True)
+    integral = bool(y_bad or roc.is_integral(values))
+    reports = (first_nonfinite(s), first_nonfinite(w) if w is not None else (0, -1, False))
+    probabilities = s.ndim != 2 or not s.shape[0] or roc.rows_sum_to_one(np.asarray(s, dtype=np.float64))
+    take = sample_rows(s, n_parts, n_blocks, seed)
+    return y_bad, values[:limit], counts[:limit], integral, reports, probabilities, y[take], s[take]
+
+
+def _merge_uniques(parts, limit):
+    values = np.concatenate([p[0] for p in parts])
+    counts = np.concatenate([p[1] for p in parts])
+    merged, inverse = np.unique(values, return_inverse=True)
+    totals = np.bincount(inverse.ravel(), weights=counts, minlength=merged.size).astype(np.int64)
+    return merged[:limit], totals[:limit]
+
+
+# --------------------------------------------------------------------------- one binary AUC
+
+
+def _auc_partition(local_fpr, *pieces):
+    """(positives, negatives, any weight, area, positive weight, negative weight) of one score partition."""
+    from .. import _core
+
+    _, scores, payload = partition_data(pieces)
+    if payload.ndim == 2:
+        positive, weight = (payload[:, 0] != 0).view(np.uint8), np.ascontiguousarray(payload[:, 1])
+    else:
+        positive, weight = (payload != 0).view(np.uint8), None
+    n_pos = int(np.count_nonzero(positive))
+    any_weight = weight is None or bool(np.any(weight))
+    if not scores.size:
+        return 0, 0, False, np.nan, 0.0, 0.0
+    area, total_pos, total_neg = _core.roc_auc(scores, positive, weight, local_fpr, 1)
+    return n_pos, positive.size - n_pos, any_weight, float(area), float(total_pos), float(total_neg)
+
+
+class _BinaryAuc:
+    """The graph of one binary AUC over score partitions, and its result from their summaries."""
+
+    def __init__(self, score, positive, weight, sampled_scores, n_parts):
+        bounds = key_bounds(sampled_scores, n_parts)
+        payload = positive.astype(np.float64)
+        if weight is not None:
+            payload = _stack_columns(payload, weight.astype(np.float64))
+        self.pieces = split_by_key(score, payload, bounds)
+
+    def partitions(self, local_fpr=1.0):
+        from dask import delayed
+
+        return [delayed(_auc_partition, pure=True)(local_fpr, *p) for p in self.pieces]
+
+    def result(self, stats, max_fpr, partial_area):
+        """The AUC from the partition summaries (``partial_area(k, fpr)`` runs the kernel on partition k)."""
+        n_pos = sum(s[0] for s in stats)
+        n_neg = sum(s[1] for s in stats)
+        if not roc.binary_auc_defined(n_pos, n_neg, any(s[2] for s in stats)):
+            return np.nan
+        total_pos = sum(s[4] for s in stats)
+        total_neg = sum(s[5] for s in stats)
+        if not (total_pos > 0 and total_neg > 0):
+            return roc.binary_auc_value(np.nan, total_pos, total_neg, max_fpr)
+        cut = max_fpr * total_neg if roc.is_partial(max_fpr) else np.inf
+        area = 0.0
+        fp_above = tp_above = 0.0
+        for k in reversed(range(len(stats))):  # the curve starts at the highest scores
+            _, _, _, local, pos, neg = stats[k]
+            if fp_above + neg > cut:  # max_fpr falls inside this partition
+                if cut > fp_above:
+                    inside = partial_area(k, (cut - fp_above) / neg) * pos * neg if pos > 0 else 0.0
+                    area += inside + (cut - fp_above) * tp_above
+                break
+            if pos > 0 and neg > 0:
+                area += local * pos * neg
+            area += neg * tp_above
+            fp_above += neg
+            tp_above += pos
+        return roc.binary_auc_value(area / (total_pos * total_neg), total_pos, total_neg, max_fpr)
+
+
+def _stack_columns(a, b):
+    import dask.array as da
+
+    return da.stack([a, b], axis=1).rechunk({1: -1})
+
+
+def _binary_aucs(problems, max_fpr, n_rows):
+    """AUCs of (score, positive, weight, sampled scores) problems of at most n_rows rows: one shuffle
+    each, computed together."""
+    if not problems:
+        return []
+    n_parts = partition_count(n_rows)
+    graphs = [_BinaryAuc(*p, n_parts) for p in problems]
+    stats = compute(*[g.partitions() for g in graphs])
+    out = []
+    for graph, column_stats in zip(graphs, stats):
+        def partial_area(k, fpr, graph=graph):
+            (result,) = compute(graph.partitions(fpr)[k])
+            return result[3]
+
+        out.append(graph.result(column_stats, max_fpr, partial_area))
+    return out
+
+
+# --------------------------------------------------------------------------- averages over labels
+
+
+def _samples_block(y01, s, w, max_fpr):
+    """Sums of the per-row AUCs of one block (the 'samples' average), and the warnings they raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sums = roc.auc_sums(roc.sample_aucs(y01, s, max_fpr), w)
+    return sums, {(str(m.message), m.category) for m in caught}
+
+
+def _add_sample_sums(*parts):
+    return (tuple(sum(p[0][i] for p in parts) for i in range(2)) + (any(p[0][2] for p in parts),),
+            set().union(*[p[1] for p in parts]))  # fmt: skip
+
+
+def _average_binary(y01, s, average, w, max_fpr, sampled):
+    """The dask twin of the in-memory ``_average_binary``: the same seams, counts from the cluster."""
+    from dask import delayed
+
+    if s.ndim == 1:
+        s = s[:, None]
+        sampled = sampled[:, None]
+    roc.check_indicator_shapes(y01.shape, s.shape)
+    n_labels = y01.shape[1]
+    if average == "micro":
+        weight = None if w is None else _repeat_rows(w, n_labels, y01)
+        return _binary_aucs([(s.ravel(), y01.ravel(), weight, sampled.ravel())], max_fpr, s.size)[0]
+    if average == "samples":
+        blocks = zip(y01.to_delayed().ravel(), s.to_delayed().ravel(),
+                     w.to_delayed().ravel() if w is not None else itertools.repeat(None))  # fmt: skip
+        parts = [delayed(_samples_block, pure=True)(a, b, c, max_fpr) for a, b, c in blocks]
+        ((total, weight_total, any_weight), messages), = compute(tree_reduce(_add_sample_sums, parts))
+        for message, category in sorted(messages, key=str):
+            warn(message, category)
+        return roc.average_from_sums(total, weight_total, any_weight)
+    label_weight = None
+    if average == "weighted":
+        counts = (y01 * w[:, None]).sum(axis=0) if w is not None else y01.astype(np.int64).sum(axis=0)
+        (label_weight,) = compute(counts)
+        if roc.weighted_average_is_empty(label_weight):
+            return 0.0
+    aucs = _binary_aucs([(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)], max_fpr, s.shape[0])
+    return roc.average_label_aucs(np.array(aucs, dtype=np.float64), average, label_weight)
+
+
+def _repeat_rows(w, n_labels, like):
+    import dask.array as da
+
+    return da.broadcast_to(w[:, None], like.shape, chunks=like.chunks).ravel()
+
+
+# --------------------------------------------------------------------------- multi-class
+
+
+def _encode(y, classes):
+    return np.searchsorted(classes, y)
+
+
+def _one_hot_block(codes, n_classes):
+    return roc.one_hot(codes, n_classes)
+
+
+def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s):
+    roc.check_multiclass(s.shape, probabilities, average, multi_class)
+    classes = roc.multiclass_classes(labels, uniques, s.shape[1])
+    roc.check_ovo_weight(multi_class, w is not None)
+    encoded = y.map_blocks(_encode, classes, dtype=np.int64)
+    sampled_codes = _encode(sampled_y, classes)
+    if multi_class == "ovr":
+        indicator = encoded.map_blocks(_one_hot_block, len(classes), dtype=np.uint8, new_axis=1,
+                                       chunks=(encoded.chunks[0], (len(classes),)))  # fmt: skip
+        return _average_binary(indicator, s, average, w, None, sampled_s)
+    present = np.unique(_encode(uniques, classes))
+    class_counts = dict(zip(_encode(uniques, classes).tolist(), counts.tolist()))
+    problems, prevalence = [], []
+    for a, b in itertools.combinations(present, 2):
+        ab = (encoded == a) | (encoded == b)
+        prevalence.append((class_counts[a] + class_counts[b]) / y.shape[0])
+        in_sample = (sampled_codes == a) | (sampled_codes == b)
+        for c in (a, b):
+            problems.append((s[:, c][ab], (encoded[ab] == c), None, sampled_s[in_sample, c]))
+    aucs = _binary_aucs(problems, None, y.shape[0])
+    pair_aucs = [(aucs[2 * i] + aucs[2 * i + 1]) / 2 for i in range(len(prevalence))]
+    return roc.ovo_average(pair_aucs, prevalence, average)
+
+
+# --------------------------------------------------------------------------- the public function
+
+
+@register(roc.roc_auc_score)
+def roc_auc_score(y_true, y_score, average="macro", sample_weight=None, max_fpr=None, multi_class="raise",
+                  labels=None):  # fmt: skip
+    """:func:`pairmetrics.roc_auc_score` on Dask collections (numeric or bool ``y_true``)."""
+    from dask import delayed
+
+    max_fpr = roc.check_options(average, multi_class, max_fpr)
+    y = to_dask_array(y_true, "y_true")
+    roc.check_label_shape(y.shape)
+    s = to_dask_array(y_score, "y_score")
+    roc.check_score_shape(s.shape)
+    roc.check_sample_counts(y.shape[0], s.shape[0])
+    arrays, names = [y, s], ["y_true", "y_score"]
+    if sample_weight is not None:
+        arrays.append(roc.weight_vector(to_dask_array(sample_weight, "sample_weight"), y.shape[0]))
+        names.append("sample_weight")
+    y, s, *rest = align_rows(arrays, names)
+    w = rest[0] if rest else None
+    n_parts = partition_count(y.shape[0])
+    y_blocks, s_blocks = y.to_delayed().ravel(), s.to_delayed().ravel()
+    w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(y_blocks)
+    limit = max(UNIQUE_LIMIT, s.shape[1] + 1 if s.ndim == 2 else 3)
+    summaries = compute(*[delayed(_summary, pure=True)(a, b, c, n_parts, len(y_blocks), k, limit)
+                          for k, (a, b, c) in enumerate(zip(y_blocks, s_blocks, w_blocks))])  # fmt: skip
+    if any(r[0] for r in summaries):
+        raise ValueError("y_true contains NaN or infinite values")
+    row_offsets = offsets(y.chunks[0])
+    width = s.shape[1] if s.ndim == 2 else 1
+    raise_nonfinite([r[4][0] for r in summaries], "y_score", row_offsets, width)
+    if w is not None:
+        raise_nonfinite([r[4][1] for r in summaries], "sample_weight", row_offsets)
+    uniques, counts = _merge_uniques([(r[1], r[2]) for r in summaries], limit)
+    integral = all(r[3] for r in summaries)
+    sampled_y = np.concatenate([r[6] for r in summaries])
+    sampled_s = np.concatenate([r[7] for r in summaries])
+    kind = roc.problem_kind(roc.target_type(uniques, y.ndim == 1 or y.shape[1] == 1, integral), s.shape, max_fpr,
+                            multi_class)  # fmt: skip
+    if y.ndim == 2 and y.shape[1] == 1:
+        y, sampled_y = y[:, 0], sampled_y[:, 0]
+    if kind == "multiclass":
+        probabilities = all(r[5] for r in summaries)
+        return _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s)
+    if kind == "binary":
+        s = roc.binary_scores(s)
+        sampled_s = roc.binary_scores(sampled_s)
+        positive = (y == uniques[-1]) if uniques.size == 2 else y.map_blocks(np.zeros_like, dtype=bool)
+        return _binary_aucs([(s, positive, w, sampled_s)], max_fpr, s.shape[0])[0]
+    roc.check_indicator(uniques, s.shape)
+    return _average_binary((y == 1).astype(np.uint8), s, average, w, max_fpr, sampled_s)

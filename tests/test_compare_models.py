@@ -1,0 +1,98 @@
+"""compare_models(): k correlated AUCs, DeLong's covariance and the chi-square test of equality."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pairmetrics as pm
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pairmetrics.reference import confidence as ref
+
+
+@st.composite
+def binary_problem(draw):
+    n = draw(st.integers(4, 30))
+    labels = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n).filter(lambda x: 1 < sum(x) < len(x) - 1))
+    k = draw(st.integers(2, 4))
+    scores = [draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)) for _ in range(k)]
+    return np.array(scores, dtype=float), np.array(labels)
+
+
+@settings(max_examples=80, deadline=None)
+@given(binary_problem())
+def test_delong_covariance_matches_reference(problem):
+    scores, labels = problem
+    result = pm.compare_models(scores, labels)
+    k = scores.shape[0]
+    for i in range(k):
+        assert result.auc[i] == pytest.approx(ref.placements(scores[i], labels)[0], abs=1e-14)
+        for j in range(k):
+            var_i, _, cov = ref.delong_covariance(scores[i], scores[j], labels)
+            assert result.covariance[i, j] == pytest.approx(cov, rel=1e-9, abs=1e-15)
+            assert result.covariance[i, i] == pytest.approx(var_i, rel=1e-9, abs=1e-15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(binary_problem())
+def test_two_models_agree_with_compare_paired(problem):
+    scores, labels = problem
+    result = pm.compare_models(scores[:2], labels)
+    pair = pm.compare_paired(scores[0], scores[1], labels)
+    if math.isfinite(pair.statistic) and pair.statistic != 0:
+        assert result.statistic == pytest.approx(pair.statistic**2, rel=1e-9)
+        assert result.pvalue == pytest.approx(pair.pvalue, rel=1e-7, abs=1e-300)
+        assert result.difference_pvalue[0, 1] == pytest.approx(pair.pvalue, rel=1e-7, abs=1e-300)
+    low, high = result.confidence_interval()
+    assert (low[0, 1], high[0, 1]) == pytest.approx(tuple(pair.confidence_interval()), rel=1e-9, abs=1e-15)
+
+
+def test_chi_square_against_explicit_contrast():
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 2, 200)
+    truth = labels + rng.normal(size=200)
+    scores = np.vstack([truth + rng.normal(scale=s, size=200) for s in (0.5, 1.0, 2.0)])
+    result = pm.compare_models(scores, labels)
+    contrast = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]])
+    x = contrast @ result.auc
+    stat = x @ np.linalg.solve(contrast @ result.covariance @ contrast.T, x)
+    from scipy import stats
+
+    assert result.statistic == pytest.approx(stat, rel=1e-9)
+    assert result.pvalue == pytest.approx(stats.chi2.sf(stat, 2), rel=1e-9)
+    assert result.df == 2
+    np.testing.assert_allclose(result.difference, result.auc[:, None] - result.auc[None, :])
+    assert np.all(np.diag(result.difference_pvalue) == 1.0)
+
+
+def test_ordinal_labels_use_the_one_sample_factor():
+    rng = np.random.default_rng(6)
+    labels = rng.integers(0, 4, 80)
+    scores = np.vstack([labels + rng.normal(size=80), labels + rng.normal(size=80)])
+    result = pm.compare_models(scores, labels)
+    a = pm.paired_evaluation(scores[0], labels, variance=True)
+    low, high = a.confidence_interval()
+    se = math.sqrt(result.covariance[0, 0])
+    from scipy import stats
+
+    z = stats.norm.ppf(0.975)
+    assert (low, high) == pytest.approx((max(0, a.auc - z * se), min(1, a.auc + z * se)), rel=1e-9)
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="scores"):
+        pm.compare_models([0.1, 0.2, 0.3], [0, 1, 1])
+    with pytest.raises(ValueError, match="scores"):
+        pm.compare_models(np.zeros((1, 3)), [0, 1, 1])
+    with pytest.raises(ValueError, match="labels"):
+        pm.compare_models(np.zeros((2, 3)), [0, 1])
+    with pytest.raises(ValueError, match=r"scores\[1\]"):
+        pm.compare_models(np.array([[0.1, 0.2, 0.3], [0.1, np.nan, 0.3]]), [0, 1, 1])
+
+
+def test_nothing_rankable_warns():
+    with pytest.warns(RuntimeWarning, match="rankable"):
+        result = pm.compare_models(np.zeros((2, 3)), [1, 1, 1])
+    assert np.isnan(result.auc).all() and math.isnan(result.pvalue)

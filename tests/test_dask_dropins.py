@@ -1,0 +1,276 @@
+"""The scikit-learn, lifelines and scikit-survival drop-ins on Dask collections give the in-memory answers."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+
+import dask.array as da  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import pairmetrics as pm  # noqa: E402
+import pairmetrics.dask.matching  # noqa: E402
+from pairmetrics.dask import paired as dask_paired  # noqa: E402
+from test_dask import client  # noqa: E402,F401  (the 2-worker cluster fixture)
+
+SETTINGS = dict(max_examples=10, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+
+
+@st.composite
+def chunkings(draw, n):
+    """Row chunks summing to n: chunks of one, one chunk, or uneven cuts with empty chunks."""
+    kind = draw(st.sampled_from(["single", "whole", "uneven"]))
+    if kind == "single" and n <= 30:
+        return (1,) * n
+    if kind == "whole":
+        return (n,)
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=6)))  # repeated cuts: empty chunks
+    edges = [0, *cuts, n]
+    return tuple(b - a for a, b in zip(edges, edges[1:]))
+
+
+def _lazy(x, chunks):
+    return None if x is None else da.from_array(x, chunks=(chunks,) + tuple((s,) for s in x.shape[1:]))
+
+
+def _outcome(function, *args, **kwargs):
+    """(result or exception text, warning messages) of one call."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = function(*args, **kwargs)
+        except (ValueError, ZeroDivisionError, NotImplementedError) as exc:
+            result = f"{type(exc).__name__}: {exc}"
+    return result, sorted({str(w.message) for w in caught})
+
+
+def _assert_same(got, expected):
+    assert got[1] == expected[1]
+    if isinstance(expected[0], str) or isinstance(got[0], str):
+        assert got[0] == expected[0]
+    elif isinstance(expected[0], tuple):
+        assert got[0][1:] == expected[0][1:]
+        np.testing.assert_allclose(got[0][0], expected[0][0], rtol=1e-12, equal_nan=True)
+    else:
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-12, atol=1e-14, equal_nan=True)
+
+
+@pytest.fixture
+def few_per_partition(monkeypatch):
+    """Partitions of a few samples: many partitions, many pairs of them."""
+    monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 3)
+
+
+# --------------------------------------------------------------------------- ROC AUC
+
+
+@st.composite
+def binary_problems(draw):
+    n = draw(st.integers(1, 60))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    y = (rng.random(n) < draw(st.sampled_from([0.0, 0.3, 0.5, 1.0]))).astype(np.int64)
+    if draw(st.booleans()):
+        y = np.where(y == 1, 7, -2)  # any two labels: the larger is positive
+    levels = draw(st.sampled_from([2, 5, 1000]))
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.int32]))
+    scores = (rng.integers(0, levels, n) * (1 if dtype == np.int32 else 1 / levels)).astype(dtype)
+    weights = None
+    if draw(st.booleans()):
+        weights = rng.choice([0.0, 0.5, 1.0, 3.25], n)
+    return y, scores, weights, draw(chunkings(n))
+
+
+@settings(**SETTINGS)
+@given(problem=binary_problems(), max_fpr=st.sampled_from([None, 1.0, 0.5, 0.1, 0.999]))
+def test_binary_roc_auc_equals_in_memory(client, few_per_partition, problem, max_fpr):
+    y, scores, weights, chunks = problem
+    expected = _outcome(pm.roc_auc_score, y, scores, sample_weight=weights, max_fpr=max_fpr)
+    got = _outcome(pm.roc_auc_score, _lazy(y, chunks), _lazy(scores, chunks), sample_weight=_lazy(weights, chunks),
+                   max_fpr=max_fpr)  # fmt: skip
+    _assert_same(got, expected)
+
+
+@st.composite
+def label_problems(draw):
+    n = draw(st.integers(2, 40))
+    k = draw(st.integers(2, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    multilabel = draw(st.booleans())
+    if multilabel:
+        y = (rng.random((n, k)) < 0.4).astype(np.int64)
+        scores = rng.choice([0.0, 0.1, 0.5, 0.7, 1.0], (n, k))
+    else:
+        y = rng.integers(0, k, n)
+        scores = rng.random((n, k))
+        scores /= scores.sum(axis=1, keepdims=True)
+    weights = rng.choice([0.0, 0.5, 1.0, 2.0], n) if draw(st.booleans()) else None
+    return multilabel, y, scores, weights, draw(chunkings(n))
+
+
+@settings(**SETTINGS)
+@given(problem=label_problems(), average=st.sampled_from(["macro", "micro", "weighted", "samples", None]),
+       multi_class=st.sampled_from(["ovr", "ovo"]), max_fpr=st.sampled_from([None, 0.5]))  # fmt: skip
+def test_multilabel_and_multiclass_roc_auc_equal_in_memory(client, few_per_partition, problem, average, multi_class,
+                                                           max_fpr):  # fmt: skip
+    multilabel, y, scores, weights, chunks = problem
+    options = dict(average=average, multi_class=multi_class, max_fpr=max_fpr if multilabel else None)
+    expected = _outcome(pm.roc_auc_score, y, scores, sample_weight=weights, **options)
+    got = _outcome(pm.roc_auc_score, _lazy(y, chunks), _lazy(scores, chunks), sample_weight=_lazy(weights, chunks),
+                   **options)  # fmt: skip
+    _assert_same(got, expected)
+
+
+def test_roc_auc_on_dataframe_columns_of_unknown_length(client):
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"y": rng.integers(0, 2, 5000), "s": np.round(rng.random(5000), 3), "w": rng.random(5000)})
+    lazy = dd.from_pandas(frame, npartitions=7)
+    lazy = lazy[lazy.s >= 0]  # a filter: partition lengths unknown
+    expected = pm.roc_auc_score(frame.y, frame.s, sample_weight=frame.w, max_fpr=0.2)
+    assert pm.roc_auc_score(lazy.y, lazy.s, sample_weight=lazy.w, max_fpr=0.2) == pytest.approx(expected, rel=1e-12)
+
+
+def test_roc_auc_errors_match_in_memory(client):
+    y, s = np.array([0, 1, 1, 0, 1]), np.array([0.1, 0.2, np.nan, 0.4, 0.5])
+    for args in [(y, s), (y, np.zeros(4)), (y.astype(float) / 2, np.zeros(5)), (np.arange(5), np.zeros(5))]:
+        expected = _outcome(pm.roc_auc_score, *args)
+        got = _outcome(pm.roc_auc_score, *[da.from_array(a, chunks=2) for a in args])
+        assert isinstance(expected[0], str) and got == expected
+    with pytest.raises(ValueError, match="max_fpr"):
+        pm.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), max_fpr=2)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        pm.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), sample_weights=None)
+
+
+# --------------------------------------------------------------------------- concordance
+
+
+@st.composite
+def survival_problems(draw):
+    n = draw(st.integers(1, 60))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    times = rng.integers(0, draw(st.sampled_from([3, 20, 10**6])), n).astype(draw(st.sampled_from([np.float64,
+                                                                                                    np.int64])))
+    events = rng.random(n) < draw(st.sampled_from([0.0, 0.5, 1.0]))
+    scores = np.round(rng.random(n), draw(st.sampled_from([1, 2, 6]))) * draw(st.sampled_from([1.0, 1e9]))
+    return times, events, scores, draw(chunkings(n))
+
+
+@settings(**SETTINGS)
+@given(problem=survival_problems(), pass_events=st.booleans())
+def test_concordance_index_equals_in_memory(client, few_per_partition, problem, pass_events):
+    times, events, scores, chunks = problem
+    events = events.astype(np.int64) if pass_events else None
+    expected = _outcome(pm.concordance_index, times, scores, events)
+    got = _outcome(pm.concordance_index, _lazy(times, chunks), _lazy(scores, chunks), _lazy(events, chunks))
+    _assert_same(got, expected)
+
+
+@settings(**SETTINGS)
+@given(problem=survival_problems(), tied_tol=st.sampled_from([0.0, 1e-8, 0.05, 1e3]))
+def test_concordance_index_censored_equals_in_memory(client, few_per_partition, problem, tied_tol):
+    times, events, scores, chunks = problem
+    expected = _outcome(pm.concordance_index_censored, events, times, scores, tied_tol)
+    got = _outcome(pm.concordance_index_censored, _lazy(events, chunks), _lazy(times, chunks), _lazy(scores, chunks),
+                   tied_tol)  # fmt: skip
+    _assert_same(got, expected)
+
+
+def test_concordance_tolerance_is_evaluated_in_double_precision(client, few_per_partition):
+    # differences of exactly the tolerance, and ones that round onto it
+    scores = np.array([0.1, 0.2, 0.3, 0.30000000000000004, 1e9, 1e9 + 0.1, 0.7, 0.8])
+    times = np.arange(8.0)
+    events = np.ones(8, bool)
+    for tol in (0.1, 0.2, 0.1 + 1e-17):
+        expected = pm.concordance_index_censored(events, times, scores, tol)
+        assert pm.concordance_index_censored(da.from_array(events, chunks=3), da.from_array(times, chunks=3),
+                                             da.from_array(scores, chunks=3), tol) == expected  # fmt: skip
+
+
+def test_concordance_infinite_values_and_dataframes(client):
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"t": rng.integers(0, 50, 3000).astype(float), "e": rng.integers(0, 2, 3000),
+                          "s": np.round(rng.random(3000), 2)})  # fmt: skip
+    frame.loc[::97, "t"] = np.inf
+    frame.loc[::89, "s"] = -np.inf
+    lazy = dd.from_pandas(frame, npartitions=5)
+    lazy = lazy[lazy.t >= 0]
+    assert pm.concordance_index(lazy.t, lazy.s, lazy.e) == pm.concordance_index(frame.t, frame.s, frame.e)
+    finite = frame[np.isfinite(frame.t) & np.isfinite(frame.s)]
+    lazy = dd.from_pandas(finite, npartitions=4)
+    events = lazy.e.astype(bool)
+    assert pm.concordance_index_censored(events, lazy.t, lazy.s) == pm.concordance_index_censored(
+        finite.e.astype(bool), finite.t, finite.s)
+
+
+def test_concordance_errors_match_in_memory(client):
+    t, s = np.array([1.0, 2.0, np.nan, 4.0]), np.array([0.1, 0.2, 0.3, 0.4])
+    e = np.array([True, False, True, True])
+    cases = [
+        (pm.concordance_index, (t, s)),
+        (pm.concordance_index, (s, s, np.array([1.0, np.nan, 0.0, 1.0]))),
+        (pm.concordance_index, (s, s[:3])),
+        (pm.concordance_index, (np.ones(4), s, np.ones(4))),
+        (pm.concordance_index_censored, (e, t, s)),
+        (pm.concordance_index_censored, (e.astype(int), s, s)),
+        (pm.concordance_index_censored, (np.zeros(4, bool), s, s)),
+        (pm.concordance_index_censored, (e[:1], s[:1], s[:1])),
+        (pm.concordance_index_censored, (np.array([False, False, False, True]), s, s)),
+        (pm.concordance_index_censored, (e, np.array([1, 2, 2**60, 3]), s)),
+    ]
+    for function, args in cases:
+        expected = _outcome(function, *args)
+        got = _outcome(function, *[da.from_array(a, chunks=2) for a in args])
+        assert isinstance(expected[0], str) and got == expected, (function.__name__, args)
+
+
+# --------------------------------------------------------------------------- gathered point sets
+
+
+def test_matching_and_crossmatch_gather_within_the_limit(client, monkeypatch):
+    rng = np.random.default_rng(2)
+    x, y = rng.random((40, 3)), rng.random((30, 3)) + 0.3
+    lazy_x, lazy_y = da.from_array(x, chunks=7), da.from_array(y, chunks=11)
+    assert pm.crossmatch_test(lazy_x, lazy_y).a1 == pm.crossmatch_test(x, y).a1
+    assert pm.crossmatch_test(lazy_x, lazy_y, metric="minkowski", p=3).a1 == pm.crossmatch_test(x, y, metric="minkowski",
+                                                                                                p=3).a1  # fmt: skip
+    assert pm.min_weight_perfect_matching(points=lazy_x).cost == pm.min_weight_perfect_matching(points=x).cost
+    np.testing.assert_array_equal(pm.rank_mahalanobis(lazy_x), pm.rank_mahalanobis(x))
+    D = pm.rank_mahalanobis(np.vstack([x, y]))
+    z = np.repeat([0, 1], [40, 30])
+    assert pm.crossmatchtest(da.from_array(z, chunks=9), da.from_array(D, chunks=20)).a1 == pm.crossmatchtest(z, D).a1
+    monkeypatch.setattr(pairmetrics.dask.matching, "MAX_GATHER_BYTES", x.nbytes - 1)
+    with pytest.raises(ValueError, match="MAX_GATHER_BYTES"):
+        pm.crossmatch_test(lazy_x, y)
+
+
+def test_drop_ins_bring_only_summaries_to_the_client(monkeypatch):
+    """Everything the drop-ins compute to the client is a small fraction of the data."""
+    import pickle
+
+    import pairmetrics.dask.roc_auc
+    import pairmetrics.dask.survival
+
+    received = []
+    for module in (pairmetrics.dask.roc_auc, pairmetrics.dask.survival):
+        def counting(*values, compute=module.compute, **kwargs):
+            results = compute(*values, **kwargs)
+            received.append(len(pickle.dumps(results)))
+            return results
+
+        monkeypatch.setattr(module, "compute", counting)
+    monkeypatch.setattr(pairmetrics.dask._helpers, "cluster_threads", lambda: 2)  # 2 partitions: 4000 samples
+    n = 400_000
+    rng = da.random.default_rng(4)
+    scores, times = rng.random(n, chunks=50_000), rng.integers(0, 1000, n, chunks=50_000)
+    labels, weights = rng.random(n, chunks=50_000) < 0.3, rng.random(n, chunks=50_000)
+    with dask.config.set(scheduler="threads"):
+        assert 0.45 < pm.roc_auc_score(labels, scores, sample_weight=weights, max_fpr=0.5) < 0.55
+        assert 0.45 < pm.concordance_index_censored(labels, times, scores)[0] < 0.55
+    assert 0 < sum(received) < 0.05 * 8 * n
