@@ -113,9 +113,9 @@ def inference() -> None:
     models: pm.ModelComparison = pm.compare_models(scores, labels, n_jobs=1)
     aucs: npt.NDArray[np.float64] = models.auc
     statistic, pvalue = models
-    interval = models.confidence_interval()
+    interval = models.confidence_interval()  # (k, k) arrays of bounds, one interval per pairwise difference
     assert aucs.shape == (2,) and models.df == 1 and statistic == models.statistic and 0 <= pvalue <= 1
-    assert interval.low <= interval.high and models.difference_variance().shape == models.difference.shape
+    assert bool(np.all(interval.low <= interval.high)) and models.difference_variance().shape == models.difference.shape
     y = np.array([(True, 1.0), (False, 2.0), (True, 3.0), (True, 4.0), (False, 5.0)],
                  dtype=[("event", bool), ("time", float)])
     uno, concordant, discordant, tied_risk, tied_time = pm.concordance_index_ipcw(y, y, [5.0, 3.0, 4.0, 1.0, 2.0])
