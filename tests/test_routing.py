@@ -23,7 +23,8 @@ D = np.abs(X[:, None, 0] - X[None, :, 0])
 Z = np.array([0, 1] * (N // 2))
 INDICATORS = pm.to_indicators(LABELS, [0.0, 1.0, 2.0])
 CUTS = pm.to_cuts(LABELS, [0.0, 1.0, 2.0])
-SURVIVAL = np.array(list(zip(BINARY.astype(bool), LABELS + 1.0)), dtype=[("event", "?"), ("time", "<f8")])
+# distinct times, the latest one censored (so the censoring distribution stays positive)
+SURVIVAL = np.array(list(zip(BINARY == 0, np.arange(1.0, N + 1))), dtype=[("event", "?"), ("time", "<f8")])
 
 # One call per public function, with numpy arrays; each array is passed as a dask array below.
 CALLS = {
@@ -60,7 +61,7 @@ CALLS = {
     "concordance": ((LABELS + 1.0, SCORES, BINARY), {}),
     "compare_models": ((np.vstack([SCORES, SCORES[::-1]]), LABELS), {}),
     "concordance_index_ipcw": ((SURVIVAL, SURVIVAL, SCORES), {}),
-    "cumulative_dynamic_auc": ((SURVIVAL, SURVIVAL, SCORES, np.array([1.0])), {}),
+    "cumulative_dynamic_auc": ((SURVIVAL, SURVIVAL, SCORES, np.array([5.0])), {}),
     "bootstrap": ((np.mean, SCORES), {"n_resamples": 20, "rng": 0}),
 }
 
