@@ -260,3 +260,106 @@ def test_strided_columns_are_read_in_place():
     _close(*_both(y, scores, average=None))
     _close(*_both(y[:, 1], scores[::1, 1]))
     _close(*_both(y[::2, 0], rng.random(200)[::4]))
+
+
+# --------------------------------------------------------------------------- drop-in fidelity regressions
+
+
+def test_float16_probabilities_summing_to_one_in_float16_are_accepted():
+    # Each row sums to exactly 1 in float16 but not in float32: scikit-learn checks the sum in the
+    # input dtype, so must we (the kernel reads float16 as float32).
+    probs = np.array([[0.2028, 0.5806, 0.2169], [0.1998, 0.404, 0.396], [0.4697, 0.3506, 0.1794],
+                      [0.2028, 0.5806, 0.2169]], dtype=np.float16)
+    assert (probs.sum(axis=1) == 1).all() and not np.allclose(1, probs.astype(np.float32).sum(axis=1))
+    y = [0, 1, 2, 1]
+    for multi_class in ("ovr", "ovo"):
+        ours, theirs = _both(y, probs, multi_class=multi_class)
+        assert theirs is not None
+        _close(ours, theirs)
+    ours, theirs = _both(y, probs.astype(np.float32), multi_class="ovr")
+    assert ours is None and theirs is None  # the same values in float32 do not sum to one: both refuse
+
+
+def test_negative_sample_weight_is_refused():
+    y, scores, weights = [1, 1, 0, 0], [0.75, 0.54, 0.33, 0.79], [-1.0, 1.0, -1.0, 2.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError):
+            metrics.roc_auc_score(y, scores, sample_weight=weights)
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        pm.roc_auc_score(y, scores, sample_weight=weights)
+    # deliberate difference: scikit-learn returns numbers for other negative weights; we refuse them all
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        pm.roc_auc_score([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], sample_weight=[1, 2, 1, -0.5])
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        pm.roc_auc_score([[0, 1], [1, 0], [1, 1], [0, 0]], np.ones((4, 2)), sample_weight=[1, 1, -1, 1])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
+def test_weights_are_not_checked_when_one_class_is_present(bad):
+    y, scores, weights = [1, 1, 1, 1], [0.1, 0.2, 0.3, 0.4], [1.0, bad, 1.0, 1.0]
+    with pytest.warns(UndefinedMetricWarning, match="Only one class"):
+        theirs = metrics.roc_auc_score(y, scores, sample_weight=weights)
+    with pytest.warns(UndefinedMetricWarning, match="Only one class"):
+        ours = pm.roc_auc_score(y, scores, sample_weight=weights)
+    assert np.isnan(ours) and np.isnan(theirs)
+    # with two classes both refuse a NaN weight
+    ours, theirs = _both([0, 1, 0, 1], scores, sample_weight=[1.0, np.nan, 1.0, 1.0])
+    assert ours is None and theirs is None
+
+
+def test_multilabel_minus_one_weighted_average_differs_deliberately():
+    # scikit-learn weighs each label by the sum of its -1/1 entries (n_pos - n_neg): here 1 and -1,
+    # whose sum is 0, so it returns 0. We weigh labels by their positives, as for 0/1 input.
+    y = np.array([[1, -1], [1, 1], [-1, 1], [-1, -1], [1, -1]])
+    scores = np.array([[0.9, 0.1], [0.2, 0.8], [0.3, 0.7], [0.1, 0.2], [0.5, 0.4]])
+    assert metrics.roc_auc_score(y, scores, average="weighted") == 0
+    zero_one = (y == 1).astype(int)
+    _close(pm.roc_auc_score(y, scores, average="weighted"), metrics.roc_auc_score(zero_one, scores, average="weighted"))
+    _close(pm.roc_auc_score(y, scores, average=None), metrics.roc_auc_score(y, scores, average=None))
+
+
+# --------------------------------------------------------------------------- scikit-learn's own tests
+
+# Every test function of sklearn/metrics/tests/test_ranking.py that calls roc_auc_score.
+SKLEARN_SUITE_TESTS = (
+    "test_roc_curve", "test_roc_curve_toydata", "test_multiclass_ovo_roc_auc_toydata",
+    "test_multiclass_ovo_roc_auc_toydata_binary", "test_multiclass_ovr_roc_auc_toydata",
+    "test_perfect_imperfect_chance_multiclass_roc_auc", "test_micro_averaged_ovr_roc_auc",
+    "test_roc_auc_score_multiclass_labels_error", "test_roc_auc_score_multiclass_error",
+    "test_auc_score_non_binary_class", "test_multiclass_ranking_metrics_raise_for_incorrect_shape_of_y_score",
+    "test_score_scale_invariance", "test_partial_roc_auc_score", "test_metric_at_thresholds",
+)
+
+
+def test_sklearn_own_roc_auc_tests_on_pairmetrics(tmp_path):
+    """scikit-learn's test_ranking.py (shipped in its wheel) with roc_auc_score replaced by ours."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import sklearn
+
+    module = os.path.join(os.path.dirname(sklearn.__file__), "metrics", "tests", "test_ranking.py")
+    if not os.path.exists(module):
+        pytest.skip("this scikit-learn installation does not ship its tests")
+    report = tmp_path / "report.json"
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in [here, *sys.path] if p),
+               PAIRMETRICS_SKLEARN_SUITE_REPORT=str(report))
+    # confcutdir: scikit-learn's own conftest.py (its fixtures, such as global_random_seed) is loaded
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_sklearn_suite_plugin",
+               "--confcutdir", os.path.dirname(sklearn.__file__),
+               *[f"{module}::{name}" for name in SKLEARN_SUITE_TESTS]]
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    tally = json.loads(report.read_text())
+    ran = {name.split("::")[-1].split("[")[0] for name in tally}
+    assert ran == set(SKLEARN_SUITE_TESTS), set(SKLEARN_SUITE_TESTS) - ran  # renamed upstream: update the list
+    assert all(entry["outcome"] in ("passed", "xfailed") for entry in tally.values())
+    # every selected test function called ours (not a silently kept original) in at least one of its cases
+    called = {name.split("::")[-1].split("[")[0] for name, entry in tally.items() if entry["calls"]}
+    assert called == set(SKLEARN_SUITE_TESTS), set(SKLEARN_SUITE_TESTS) - called
+    print(f"\nscikit-learn's ROC AUC tests on pairmetrics: {len(tally)} run, "
+          f"{sum(e['outcome'] == 'xfailed' for e in tally.values())} deliberate differences")

@@ -1,5 +1,10 @@
 """concordance_index (lifelines) and concordance_index_censored (scikit-survival)
-against the libraries themselves and the O(n^2) reference."""
+against the libraries themselves and the O(n^2) reference.
+
+Neither lifelines nor scikit-survival ships its test suite in its wheel (unlike
+scikit-learn, whose ROC AUC tests run against ours in test_sklearn.py), so
+their own tests cannot be run here; the comparisons below call the installed
+functions directly."""
 
 import warnings
 
@@ -108,8 +113,11 @@ def test_lifelines_input_errors():
             lifelines_utils.concordance_index(*args)
         with pytest.raises(ValueError):
             pm.concordance_index(*args)
-    with pytest.raises(TypeError, match="event_times"):
-        pm.concordance_index(["a", "b"], [1, 2])
+    for exception, times in ((ValueError, ["a", "b"]), (TypeError, [object(), 1])):  # as lifelines
+        with pytest.raises(exception):
+            lifelines_utils.concordance_index(times, [1, 2])
+        with pytest.raises(exception, match="event_times"):
+            pm.concordance_index(times, [1, 2])
 
 
 def test_sksurv_input_errors():
@@ -178,3 +186,28 @@ def _counts_by_numpy(times, scores, observed):
         tied += np.count_nonzero(later & (scores[None, :] == si))
         above += np.count_nonzero(later & (scores[None, :] > si))
     return below, tied, above
+
+
+def test_event_observed_as_strings_like_lifelines():
+    times, scores = [1, 2, 3, 4, 5], [1.0, 3.0, 2.0, 4.0, 0.5]
+    for flags in (["1", "1", "0", "1", "0"], np.array(["1", "1", "0", "1", "0"]), ["1.0", "1", "0", "1", "0.0"]):
+        expected = lifelines_utils.concordance_index(times, scores, flags)
+        assert pm.concordance_index(times, scores, flags) == expected
+    with pytest.raises(ValueError, match="NaN"):
+        pm.concordance_index(times, scores, ["1", "nan", "0", "1", "0"])
+    with pytest.raises(ValueError, match="event_observed"):  # lifelines: ValueError too
+        pm.concordance_index(times, scores, ["1", "yes", "0", "1", "0"])
+
+
+def test_uint8_estimates_tied_tol_differs_deliberately():
+    # scikit-survival subtracts uint8 estimates in uint8 (1 - 2 wraps to 255); we compare exact values.
+    events, times = np.ones(4, dtype=bool), np.array([1.0, 2.0, 3.0, 4.0])
+    estimates = np.array([1, 2, 2, 1], dtype=np.uint8)
+    ours = pm.concordance_index_censored(events, times, estimates, 1.0)
+    assert ours == pm.concordance_index_censored(events, times, estimates.astype(np.float64), 1.0)
+    assert ours[1:] == (0, 0, 6, 0)  # every pair within 1.0: tied
+    theirs = sksurv_metrics.concordance_index_censored(events, times, estimates, 1.0)
+    assert tuple(int(v) for v in theirs[1:]) != ours[1:]
+    for tol in (0.0, 1e-8):  # without wraparound at stake the two agree
+        theirs = sksurv_metrics.concordance_index_censored(events, times, estimates, tol)
+        assert tuple(int(v) for v in theirs[1:]) == pm.concordance_index_censored(events, times, estimates, tol)[1:]

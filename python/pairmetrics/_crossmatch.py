@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any, Optional
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from ._metric_transforms import (
 from ._progress import progress_callback
 from ._two_vs_two import check_metric_rows
 from ._result import Result
+from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed
 from ._validation import (
     as_matrix,
     as_vector,
@@ -58,7 +60,7 @@ __all__ = [
 ]
 
 
-def _null_support(N: int, n: int):
+def _null_support(N: int, n: int) -> tuple[IntArray, IntArray, IntArray]:
     """a1 values with positive null probability and the matching a0, a2."""
     I = N // 2
     m = N - n
@@ -68,7 +70,7 @@ def _null_support(N: int, n: int):
     return a0, a1, a2
 
 
-def _log_pmf(N: int, n: int, a0, a1, a2):
+def _log_pmf(N: int, n: int, a0: IntArray, a1: IntArray, a2: IntArray) -> FloatArray:
     """log P(A1 = a1) = log(2^a1 I! / (C(N, n) a0! a1! a2!)), exact at any N."""
     from scipy.special import gammaln
 
@@ -77,7 +79,7 @@ def _log_pmf(N: int, n: int, a0, a1, a2):
     return a1 * math.log(2.0) + gammaln(I + 1) - log_choose - gammaln(a0 + 1) - gammaln(a1 + 1) - gammaln(a2 + 1)
 
 
-def _moments(N: int, n: int):
+def _moments(N: int, n: int) -> tuple[float, float]:
     """Exact null mean and variance of A1 (the closed forms of the R package)."""
     m = N - n
     ea1 = n * m / (N - 1)
@@ -110,7 +112,7 @@ def _pvalue(N: int, n: int, a1: int, alternative: str = "less") -> float:
     return float(min(1.0, math.exp(logsumexp(logp[keep]) - logsumexp(logp))))
 
 
-def _approx_pvalue(dev, alternative: str):
+def _approx_pvalue(dev: Any, alternative: str) -> Any:
     """Normal approximation of the p-value from the standardised a1."""
     from scipy.special import ndtr
 
@@ -135,11 +137,11 @@ class CrossMatchNullDistribution(Result):
 
     N: int
     n: int
-    a0: np.ndarray
-    a1: np.ndarray
-    a2: np.ndarray
-    pmf: np.ndarray
-    cdf: np.ndarray
+    a0: IntArray
+    a1: IntArray
+    a2: IntArray
+    pmf: FloatArray
+    cdf: FloatArray
 
     @property
     def mean(self) -> float:
@@ -236,7 +238,7 @@ class CrossMatchResult(Result):
         return self.pval
 
 
-def _stats_from_mate(z: np.ndarray, mate: np.ndarray):
+def _stats_from_mate(z: np.ndarray, mate: np.ndarray) -> tuple[int, int, int]:
     i = np.flatnonzero(mate > np.arange(mate.shape[0]))
     zi, zj = z[i], z[mate[i]]
     a1 = int((zi != zj).sum())
@@ -245,7 +247,7 @@ def _stats_from_mate(z: np.ndarray, mate: np.ndarray):
     return a0, a1, a2
 
 
-def _statistics(a0: int, a1: int, a2: int, alternative: str = "less"):
+def _statistics(a0: int, a1: int, a2: int, alternative: str = "less") -> dict[str, Any]:
     N = 2 * (a0 + a1 + a2)
     n = a1 + 2 * a2
     ea1, va1 = _moments(N, n)
@@ -260,7 +262,7 @@ def _result(z: np.ndarray, matching: MatchingResult, alternative: str = "less") 
     return CrossMatchResult(**_statistics(a0, a1, a2, alternative), matching=matching)
 
 
-def _check_labels(z, name: str = "z") -> np.ndarray:
+def _check_labels(z: Any, name: str = "z") -> np.ndarray:
     z = as_vector(z, name, min_length=2)
     if z.dtype.kind == "f":
         check_finite(z, name)
@@ -273,7 +275,9 @@ def _check_labels(z, name: str = "z") -> np.ndarray:
 
 
 @routed
-def crossmatchtest(z, D, *, k: int = _DEFAULT_K, n_jobs=None, progress: bool = False) -> CrossMatchResult:
+def crossmatchtest(
+    z: ArrayLike, D: ArrayLike, *, k: int = _DEFAULT_K, n_jobs: NJobs = None, progress: bool = False
+) -> CrossMatchResult:
     """Cross-match test from group labels and a distance matrix (R-compatible form).
 
     Parameters
@@ -320,7 +324,7 @@ def crossmatchtest(z, D, *, k: int = _DEFAULT_K, n_jobs=None, progress: bool = F
     return _result(z, _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source))
 
 
-def _as_sample(x, name: str) -> np.ndarray:
+def _as_sample(x: Any, name: str) -> np.ndarray:
     x = np.asarray(x) if not isinstance(x, np.ndarray) else x
     if getattr(x, "ndim", None) == 1:
         x = x[:, None]
@@ -329,7 +333,7 @@ def _as_sample(x, name: str) -> np.ndarray:
     return x
 
 
-def _pool(x, y, metric):
+def _pool(x: Any, y: Any, metric: Metric) -> tuple[np.ndarray, int, int]:
     x = _as_sample(x, "x")
     y = _as_sample(y, "y")
     dtype = pool_dtype(x, y)
@@ -341,18 +345,20 @@ def _pool(x, y, metric):
     return X, x.shape[0], y.shape[0]
 
 
-def pool_dtype(x, y) -> np.dtype:
+def pool_dtype(x: Any, y: Any) -> np.dtype[Any]:
     """The dtype two samples (numpy or Dask, 2-D) are pooled in, once their dimensions agree."""
     if x.shape[1] != y.shape[1]:
         raise ValueError(f"x and y must have the same dimensionality, got {x.shape[1]} and {y.shape[1]} columns")
-    dtype = np.result_type(x.dtype, y.dtype, np.float32) if x.dtype.kind == y.dtype.kind == "f" else np.float64
-    return dtype
+    if x.dtype.kind == y.dtype.kind == "f":
+        return np.result_type(x.dtype, y.dtype, np.float32)
+    return np.dtype(np.float64)
 
 
 @routed
-def crossmatch_test(x, y, *, metric="euclidean", alternative: str = "less", k: int = _DEFAULT_K, n_jobs=None,
-                    progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
-                    **metric_kwargs) -> CrossMatchResult:  # fmt: skip
+def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean", alternative: str = "less",
+                    k: int = _DEFAULT_K, n_jobs: NJobs = None, progress: bool = False,
+                    max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
+                    **metric_kwargs: Any) -> CrossMatchResult:  # fmt: skip
     """Rosenbaum's cross-match test of whether x and y come from one distribution.
 
     The pooled points are paired by an exact minimum-distance perfect
@@ -445,9 +451,9 @@ class CrossMatchResampleResult(Result):
     Va1: float
     sample_size: int
     n_repeats: int
-    a1: np.ndarray = dataclasses.field(repr=False)
-    pval: np.ndarray = dataclasses.field(repr=False)
-    approxpval: np.ndarray = dataclasses.field(repr=False)
+    a1: IntArray = dataclasses.field(repr=False)
+    pval: FloatArray = dataclasses.field(repr=False)
+    approxpval: FloatArray = dataclasses.field(repr=False)
 
     _unpack = ("mean_a1", "mean_pval")
 
@@ -464,7 +470,7 @@ class CrossMatchResampleResult(Result):
         return self.n_repeats
 
 
-def _pvalue_table(N: int, n: int, alternative: str):
+def _pvalue_table(N: int, n: int, alternative: str) -> tuple[IntArray, FloatArray]:
     """Support of A1 and the p-value of each of its values, for one side."""
     null = crossmatch_null_distribution(N, n)
     pmf = null.pmf
@@ -481,10 +487,11 @@ def _pvalue_table(N: int, n: int, alternative: str):
 
 
 @routed
-def crossmatch_resample(x, y, sample_size: int = 200, n_resamples: int = 500, rng=None, n_jobs=None, *,
-                        alternative: str = "less", metric="euclidean", k: int = _DEFAULT_K, progress: bool = False,
-                        n_repeats=None, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
-                        **metric_kwargs) -> CrossMatchResampleResult:  # fmt: skip
+def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_resamples: int = 500, rng: Seed = None,
+                        n_jobs: NJobs = None, *, alternative: str = "less", metric: Metric = "euclidean",
+                        k: int = _DEFAULT_K, progress: bool = False, n_repeats: Optional[int] = None,
+                        max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
+                        **metric_kwargs: Any) -> CrossMatchResampleResult:  # fmt: skip
     """Cross-match test on repeated random subsamples of x and y.
 
     Each resample draws ``sample_size`` points from x and ``sample_size``
@@ -578,7 +585,7 @@ def draw_subsamples(gen: np.random.Generator, n: int, m: int, sample_size: int, 
     ])  # fmt: skip
 
 
-def subsample_a1(subsamples, metric, metric_kwargs: dict, k: int, threads: int) -> np.ndarray:
+def subsample_a1(subsamples: Any, metric: Metric, metric_kwargs: dict[str, Any], k: int, threads: int) -> np.ndarray:
     """a1 of each subsample (its first half from x, its second from y), by the C++ solver."""
     sample_size = subsamples[0].shape[0] // 2
     z = np.repeat(np.array([0, 1], dtype=np.int8), [sample_size, sample_size])
@@ -609,7 +616,10 @@ def resample_result(a1: np.ndarray, sample_size: int, alternative: str) -> Cross
     )
 
 
-def resample_options(metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k, max_matrix_bytes):
+def resample_options(
+    metric: Metric, metric_kwargs: dict[str, Any], alternative: str, n_resamples: int, n_repeats: Optional[int],
+    sample_size: int, k: int, max_matrix_bytes: int,
+) -> tuple[str, int, int, int, int]:
     """Checked options of :func:`crossmatch_resample` (in memory and on Dask)."""
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import numpy as np
 
 SEED = 20231
 
 
-def _sizes(small: bool) -> dict:
+def _sizes(small: bool) -> dict[str, Any]:
     if small:
         return {"paired": 20_000, "two_vs_two": (500, 300), "crossmatch": (200, 300), "measures": 100_000,
                 "multilabel": (2_000, 200)}
@@ -110,7 +111,7 @@ def _format(value) -> str:
     return str(value)
 
 
-def run_demo(small: bool = False, json_output: bool = False) -> dict:
+def run_demo(small: bool = False, json_output: bool = False) -> dict[str, Any]:
     sizes = _sizes(small)
     report = {}
     total = time.perf_counter()

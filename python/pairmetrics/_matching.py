@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from ._metric_transforms import (
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
+from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs
 from ._validation import as_matrix, as_numeric_array, check_finite, check_int, check_progress, check_real, resolve_n_jobs
 
 __all__ = [
@@ -50,7 +51,10 @@ class _Source:
 
     __slots__ = ("kind", "metric", "kwargs", "_strong", "_weak")
 
-    def __init__(self, kind, obj=None, metric=None, kwargs=None, strong=False):
+    def __init__(
+        self, kind: str, obj: Any = None, metric: Any = None, kwargs: Optional[dict[str, Any]] = None,
+        strong: bool = False,
+    ) -> None:
         self.kind = kind
         self.metric = metric
         self.kwargs = dict(kwargs or {})
@@ -62,12 +66,12 @@ class _Source:
             except TypeError:  # lists and the like: nothing to refer to
                 pass
 
-    def data(self):
+    def data(self) -> Any:
         if self._strong is not None:
             return self._strong
         return self._weak() if self._weak is not None else None
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[_Source], tuple[Any, ...]]:
         return (_Source, (self.kind, None, self.metric, self.kwargs))
 
 
@@ -110,20 +114,27 @@ class MatchingResult(Result):
     ``verify(D)`` takes the matrix once the caller no longer holds it.
     """
 
-    mate: np.ndarray
-    pairs: np.ndarray
+    mate: IntArray
+    pairs: IntArray
     cost: float
     dropped: Optional[int]
-    y: np.ndarray = dataclasses.field(repr=False)
-    z: np.ndarray = dataclasses.field(repr=False)
-    blossom_parent: np.ndarray = dataclasses.field(repr=False)
+    y: FloatArray = dataclasses.field(repr=False)
+    z: FloatArray = dataclasses.field(repr=False)
+    blossom_parent: IntArray = dataclasses.field(repr=False)
     resolution: float = dataclasses.field(repr=False)
     max_distance: float = dataclasses.field(repr=False)
-    stats: dict = dataclasses.field(repr=False, compare=False)
-    _source: Optional[_Source] = dataclasses.field(default=None, repr=False, compare=False)
-    _timings: Optional[dict] = dataclasses.field(default=None, repr=False, compare=False)  # seconds per phase
+    stats: dict[str, Any] = dataclasses.field(repr=False, compare=False)
+    if TYPE_CHECKING:  # attributes to type checkers; at run time InitVars (see Result)
+        _source: Optional[_Source] = None
+        _timings: Optional[dict[str, float]] = None
+    else:
+        _source: dataclasses.InitVar[Optional[_Source]] = None
+        _timings: dataclasses.InitVar[Optional[dict[str, float]]] = None  # seconds per phase
 
-    def certificate(self, D=None, *, points=None, n_jobs=None, progress: bool = False) -> dict:
+    def certificate(
+        self, D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None, n_jobs: NJobs = None,
+        progress: bool = False,
+    ) -> dict[str, Any]:
         """Check the LP dual certificate against every pair of the complete graph.
 
         The reduced cost of pair ij is ``d_ij - y_i - y_j + sum of z over the
@@ -187,7 +198,10 @@ class MatchingResult(Result):
         c["certified_gap_bound"] = c["cost"] - c["dual_objective"] + c.pop("lowering") + c.pop("error_bound")
         return c
 
-    def verify(self, D=None, *, points=None, rtol: float = 1e-9, n_jobs=None, progress: bool = False) -> bool:
+    def verify(
+        self, D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None, rtol: float = 1e-9,
+        n_jobs: NJobs = None, progress: bool = False,
+    ) -> bool:
         """Prove optimality from the dual certificate, on the real distances.
 
         True when every blossom dual is >= 0 and the certified bound on
@@ -207,7 +221,7 @@ class MatchingResult(Result):
         floor = 16 * np.finfo(np.float64).eps * c["magnitude"] + 4 * self.y.shape[0] * math.ulp(0.0)
         return bool(c["complete"] and c["min_z"] >= 0 and c["certified_gap_bound"] <= rtol * abs(c["cost"]) + floor)
 
-    def _verification_data(self, D, points):
+    def _verification_data(self, D: Any, points: Any) -> tuple[str, np.ndarray, float, bool]:
         """(kind, array, unit, squared) for the certificate kernels."""
         source = self._source
         if D is not None and points is not None:
@@ -246,7 +260,7 @@ class MatchingResult(Result):
                 raise ValueError(f"D must be {self.mate.shape[0]} x {self.mate.shape[0]}, got {D.shape}")
         return "D", D, 1.0, False
 
-    def mate_with_ghost(self) -> np.ndarray:
+    def mate_with_ghost(self) -> IntArray:
         """``mate`` over the vertices of the solved graph (the ghost is index N)."""
         if self.dropped is None:
             return self.mate
@@ -255,7 +269,10 @@ class MatchingResult(Result):
         return out
 
 
-def solve_sparse_matching(n, eu, ev, w, *, y0=None, mate0=None, progress=None) -> dict:
+def solve_sparse_matching(
+    n: int, eu: ArrayLike, ev: ArrayLike, w: ArrayLike, *, y0: Optional[ArrayLike] = None,
+    mate0: Optional[ArrayLike] = None, progress: Any = None,
+) -> dict[str, Any]:
     """Exact minimum-weight perfect matching of a sparse graph with integer weights.
 
     The stable low-level entry point of the blossom solver (used by the
@@ -273,7 +290,7 @@ def solve_sparse_matching(n, eu, ev, w, *, y0=None, mate0=None, progress=None) -
 
 
 @routed
-def rank_mahalanobis(X) -> np.ndarray:
+def rank_mahalanobis(X: ArrayLike) -> FloatArray:
     """Rosenbaum's rank-based Mahalanobis distances between the rows of X.
 
     Each column is replaced by its ranks (average ranks for ties), the
@@ -332,7 +349,7 @@ _CDIST_METRICS = (
 )  # fmt: skip
 
 
-def _check_metric(metric) -> None:
+def _check_metric(metric: object) -> None:
     if callable(metric):
         return
     if not isinstance(metric, str) or (metric not in _CDIST_METRICS and metric != "rank_mahalanobis"):
@@ -345,7 +362,7 @@ def _check_metric(metric) -> None:
 _METRIC_KWARGS = {"p": ("minkowski",), "V": ("seuclidean",), "VI": ("mahalanobis",), "w": None}
 
 
-def _check_metric_kwargs(metric, kwargs: dict, function: str) -> None:
+def _check_metric_kwargs(metric: Metric, kwargs: dict[str, Any], function: str) -> None:
     """An unknown keyword raises a short TypeError naming it (never forwarded blindly to cdist)."""
     for name in kwargs:
         allowed = _METRIC_KWARGS.get(name, ())
@@ -356,7 +373,7 @@ def _check_metric_kwargs(metric, kwargs: dict, function: str) -> None:
             raise TypeError(f"{function}() got an unexpected keyword argument {name!r}{hint}")
 
 
-def _prepare_points(X: np.ndarray, squared: bool):
+def _prepare_points(X: np.ndarray, squared: bool) -> tuple[FloatArray, float, bool]:
     """Points as contiguous float64, scaled by a power of two when extreme; (X, unit, squared).
 
     The scaling is exact or refused, so distances of the copy times ``unit``
@@ -397,7 +414,8 @@ def _coordinate_spread(X: np.ndarray) -> float:
     return float(spread.max())
 
 
-def matched_cost(pairs: np.ndarray, *, D=None, points=None, squared: bool = False, unit: float = 1.0) -> float:
+def matched_cost(pairs: np.ndarray, *, D: Any = None, points: Any = None, squared: bool = False,
+                 unit: float = 1.0) -> float:
     """Sum of the distances of ``pairs`` in the caller's data, correctly rounded; ValueError when it overflows.
 
     ``points`` may be a copy of the caller's points scaled exactly by a power of two; ``unit`` is the
@@ -421,7 +439,7 @@ def matched_cost(pairs: np.ndarray, *, D=None, points=None, squared: bool = Fals
     return total
 
 
-def _euclidean_matrix(X, *, squared: bool = False, n_jobs=1) -> np.ndarray:
+def _euclidean_matrix(X: Any, *, squared: bool = False, n_jobs: NJobs = 1) -> np.ndarray:
     """Euclidean distance matrix of the rows of X (BLAS tiles; near pairs from the differences)."""
     Xs, unit, squared = _prepare_points(np.asarray(X, dtype=np.float64), squared)
     D = _core._euclidean_matrix(Xs, squared, resolve_n_jobs(n_jobs))
@@ -430,7 +448,7 @@ def _euclidean_matrix(X, *, squared: bool = False, n_jobs=1) -> np.ndarray:
     return D
 
 
-def _pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
+def _pairwise_distances(X: Any, metric: Metric = "euclidean", **kwargs: Any) -> np.ndarray:
     """The full distance matrix of the rows of X for a cdist metric or 'rank_mahalanobis'."""
     _check_metric(metric)
     X = as_matrix(X, "X", min_rows=1)
@@ -462,7 +480,7 @@ def _pairwise_distances(X, metric="euclidean", **kwargs) -> np.ndarray:
     return D
 
 
-def _check_distance_matrix(D, name: str = "D") -> np.ndarray:
+def _check_distance_matrix(D: Any, name: str = "D") -> np.ndarray:
     D = as_numeric_array(D, name)
     if D.ndim != 2 or D.shape[0] != D.shape[1]:
         raise ValueError(f"{name} must be a square 2-D matrix, got shape {D.shape}")
@@ -483,12 +501,14 @@ def _check_distance_matrix(D, name: str = "D") -> np.ndarray:
     return D
 
 
-def _threads(n_jobs, n: int) -> int:
+def _threads(n_jobs: NJobs, n: int) -> int:
     threads = resolve_n_jobs(n_jobs)
     return 1 if n < _PARALLEL_MIN_N else threads
 
 
-def _solve_dense(D: np.ndarray, *, k: int, n_jobs=None, progress: bool = False, source=None) -> MatchingResult:
+def _solve_dense(
+    D: np.ndarray, *, k: int, n_jobs: NJobs = None, progress: bool = False, source: Optional[_Source] = None
+) -> MatchingResult:
     """Matching of the complete graph of a validated distance matrix."""
     n = D.shape[0]
     with progress_callback(progress, "matching") as cb:
@@ -496,8 +516,10 @@ def _solve_dense(D: np.ndarray, *, k: int, n_jobs=None, progress: bool = False, 
     return _make_result(r, n, 1.0, source, lambda pairs: matched_cost(pairs, D=D))
 
 
-def _solve_points(X: np.ndarray, *, squared: bool, k: int, n_jobs=None, progress: bool = False, source=None,
-                  scale: float = 1.0) -> MatchingResult:  # fmt: skip
+def _solve_points(
+    X: np.ndarray, *, squared: bool, k: int, n_jobs: NJobs = None, progress: bool = False,
+    source: Optional[_Source] = None, scale: float = 1.0,
+) -> MatchingResult:
     """Matching of the complete Euclidean graph of the rows of X, without the N x N matrix.
 
     ``scale`` multiplies every distance-valued output (the units of a metric
@@ -532,7 +554,7 @@ def _solve_points(X: np.ndarray, *, squared: bool, k: int, n_jobs=None, progress
                         lambda pairs: matched_cost(pairs, points=Xs, squared=squared, unit=unit * scale))  # fmt: skip
 
 
-def _duplicate_groups(X: np.ndarray):
+def _duplicate_groups(X: np.ndarray) -> Optional[tuple[IntArray, list[IntArray], list[IntArray]]]:
     """Rows repeated 4 or more times, for pairing copies up front (Euclidean only).
 
     Returns None when no row occurs 4 times, else ``(keep, kept, removed)``:
@@ -570,7 +592,9 @@ def _duplicate_groups(X: np.ndarray):
     return keep, kept, removed
 
 
-def _expand_duplicates(r: dict, n: int, keep: np.ndarray, kept, removed):
+def _expand_duplicates(
+    r: dict[str, Any], n: int, keep: np.ndarray, kept: list[IntArray], removed: list[IntArray]
+) -> tuple[Optional[dict[str, Any]], list[int]]:
     """The solution of all N points from the one of the kept copies: (dict, []) or (None, failed).
 
     Two coincident points can be matched together in some optimal matching
@@ -637,7 +661,8 @@ def _expand_duplicates(r: dict, n: int, keep: np.ndarray, kept, removed):
     return out, []
 
 
-def _make_result(r: dict, n: int, unit: float, source, cost_of) -> MatchingResult:
+def _make_result(r: dict[str, Any], n: int, unit: float, source: Optional[_Source],
+                 cost_of: Callable[[np.ndarray], float]) -> MatchingResult:
     """Package a solver answer (distances were solved in units of ``unit``; ``cost_of(pairs)`` in the caller's)."""
     mate_full = r["mate"].astype(np.int64)
     ghost = mate_full.shape[0] > n
@@ -664,9 +689,10 @@ def _make_result(r: dict, n: int, unit: float, source, cost_of) -> MatchingResul
 
 
 @routed
-def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: int = _DEFAULT_K, n_jobs=None,
+def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None,
+                                metric: Metric = "euclidean", k: int = _DEFAULT_K, n_jobs: NJobs = None,
                                 progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
-                                **metric_kwargs) -> MatchingResult:  # fmt: skip
+                                **metric_kwargs: Any) -> MatchingResult:  # fmt: skip
     """Exact minimum-weight perfect matching of the complete graph on N points.
 
     Give either a distance matrix ``D`` or ``points`` (rows) with a ``metric``.
@@ -804,8 +830,10 @@ def min_weight_perfect_matching(D=None, *, points=None, metric="euclidean", k: i
     return _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source)
 
 
-def _solve_points_metric(X, metric, metric_kwargs, *, k, n_jobs, progress,
-                         max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES) -> MatchingResult:  # fmt: skip
+def _solve_points_metric(
+    X: np.ndarray, metric: Metric, metric_kwargs: dict[str, Any], *, k: int, n_jobs: NJobs, progress: bool,
+    max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
+) -> MatchingResult:
     """Validated points: the Euclidean kernel (cosine and correlation on unit rows), or the matrix of another metric."""
     source = _Source("points", X, metric, metric_kwargs, strong=True)
     if metric in ("euclidean", "sqeuclidean") and not metric_kwargs:

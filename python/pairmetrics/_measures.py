@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any, Callable, Literal, Optional, overload
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from ._multilabel import __all__ as _multilabel_all
 from ._representations import *  # noqa: F401,F403
 from ._representations import __all__ as _representations_all
 from ._result import Result
+from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import (
     as_numeric_array,
     check_binary,
@@ -58,11 +60,11 @@ _EXACT_INT = 2**53  # integers up to this magnitude are exact in float64
 # --------------------------------------------------------------------------- input handling
 
 
-def _as_targets(x, name: str) -> np.ndarray:
+def _as_targets(x: Any, name: str) -> np.ndarray:
     return check_targets(as_numeric_array(x, name), name)
 
 
-def check_targets(arr, name: str):
+def check_targets(arr: Any, name: str) -> Any:
     """The shape rules on one input (numpy or Dask): 1-D or 2-D, not empty."""
     if arr.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D (n,) or 2-D (n, t), got shape {arr.shape}")
@@ -71,12 +73,12 @@ def check_targets(arr, name: str):
     return arr
 
 
-def _pair(y_true, y_pred):
+def _pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
     """Both inputs as 1-D or 2-D arrays of one shape; (n,) against (n, 1) is allowed."""
     return matched_pair(_as_targets(y_true, "y_true"), _as_targets(y_pred, "y_pred"))
 
 
-def matched_pair(yt, yp):
+def matched_pair(yt: Any, yp: Any) -> tuple[Any, Any]:
     """Checked targets (numpy or Dask) of one shape; (n,) against (n, 1) becomes (n,) and (n,)."""
     if yt.shape != yp.shape:
         if yt.ndim != yp.ndim and yt.shape[0] == yp.shape[0] and yt.size == yp.size == yt.shape[0]:
@@ -86,22 +88,22 @@ def matched_pair(yt, yp):
     return yt, yp
 
 
-def output(values: np.ndarray, per_target: bool):
+def output(values: np.ndarray, per_target: bool) -> FloatOrArray:
     """The public return value: per-target float64 values, or the total as numpy.float64."""
     return values.astype(np.float64) if per_target else np.float64(values[0])
 
 
-def _int_range(arr: np.ndarray):
+def _int_range(arr: np.ndarray) -> tuple[int, int]:
     """(min, max) of an integer or bool array as Python ints."""
     return int(arr.min()), int(arr.max())
 
 
-def check_operands(dtype_t, dtype_p, range_t, range_p) -> None:
+def check_operands(dtype_t: Any, dtype_p: Any, range_t: Any, range_p: Any) -> None:
     """Raise the error :func:`kernel_operands` raises for arrays of these dtypes and (min, max) ranges."""
     kernel_operands(np.array(range_t, dtype=dtype_t), np.array(range_p, dtype=dtype_p))
 
 
-def kernel_operands(yt: np.ndarray, yp: np.ndarray):
+def kernel_operands(yt: np.ndarray, yp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The two arrays the error kernel reads: any real dtype, then float32/float64.
 
     Every sum is symmetric in the two, so the float one goes second and
@@ -135,7 +137,9 @@ def kernel_operands(yt: np.ndarray, yp: np.ndarray):
     return diff, np.broadcast_to(np.zeros(1), diff.shape)
 
 
-def _error_stats(y_true, y_pred, per_target: bool):
+def _error_stats(
+    y_true: Any, y_pred: Any, per_target: bool
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Validated inputs and the kernel's sums (dict abs_sum, sq_sum, max_abs, n_wrong)."""
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
@@ -144,7 +148,7 @@ def _error_stats(y_true, y_pred, per_target: bool):
     return yt, yp, error_sums(yt, yp, per_target)
 
 
-def error_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool) -> dict:
+def error_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool) -> dict[str, Any]:
     """The kernel's sums of checked, finite arrays (dict abs_sum, sq_sum, max_abs, n_wrong; arrays of
     length t, or 1 for the total); an empty row block gives zeros."""
     if yt.size == 0:
@@ -153,7 +157,7 @@ def error_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool) -> dict:
     return _core._error_stats(*kernel_operands(yt, yp), per_target)
 
 
-def merge_error_sums(parts) -> dict:
+def merge_error_sums(parts: Any) -> dict[str, Any]:
     """The error_sums of row blocks combined into those of the whole."""
     merged = {key: np.sum([p[key] for p in parts], axis=0) for key in ("abs_sum", "sq_sum", "n_wrong")}
     merged["max_abs"] = np.max([p["max_abs"] for p in parts], axis=0)
@@ -168,7 +172,7 @@ def exact_mismatches(yt: np.ndarray, yp: np.ndarray, per_target: bool) -> np.nda
     return np.array([np.count_nonzero(wrong)], dtype=np.float64)
 
 
-def divide(values, n: int, average: bool):
+def divide(values: Any, n: int, average: bool) -> Any:
     """The per-example mean when ``average`` (checked), else the sum."""
     return values / n if check_bool(average, "average") else values
 
@@ -176,7 +180,7 @@ def divide(values, n: int, average: bool):
 _SUM_OF = {"zero_one": "n_wrong", "absolute": "abs_sum", "squares": "sq_sum", "worst_case": "max_abs"}
 
 
-def measure_from_sums(measure: str, stats: dict, n: int, average: bool, per_target: bool):
+def measure_from_sums(measure: str, stats: dict[str, Any], n: int, average: bool, per_target: bool) -> FloatOrArray:
     """The public value of a measure ("zero_one", "absolute", "squares", "worst_case") from error_sums."""
     values = np.asarray(stats[_SUM_OF[measure]], dtype=np.float64)
     if measure == "worst_case":
@@ -187,8 +191,20 @@ def measure_from_sums(measure: str, stats: dict, n: int, average: bool, per_targ
 # --------------------------------------------------------------------------- error measures
 
 
+@overload
+def zero_one_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[False] = ...
+) -> float: ...
+@overload
+def zero_one_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[True]
+) -> FloatArray: ...
+@overload
+def zero_one_error(y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: bool) -> FloatOrArray: ...
 @routed
-def zero_one_error(y_true, y_pred, *, average: bool = False, per_target: bool = False):
+def zero_one_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = False, per_target: bool = False
+) -> FloatOrArray:
     """The 0/1 error: the number of predictions that differ from the actual value.
 
     Parameters
@@ -224,8 +240,20 @@ def zero_one_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
     return measure_from_sums("zero_one", stats, yt.shape[0], average, per_target)
 
 
+@overload
+def absolute_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[False] = ...
+) -> float: ...
+@overload
+def absolute_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[True]
+) -> FloatArray: ...
+@overload
+def absolute_error(y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: bool) -> FloatOrArray: ...
 @routed
-def absolute_error(y_true, y_pred, *, average: bool = False, per_target: bool = False):
+def absolute_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = False, per_target: bool = False
+) -> FloatOrArray:
     """The absolute (L1) error: sum over examples and targets of ``|y_true - y_pred|``.
 
     Parameters
@@ -262,8 +290,22 @@ def absolute_error(y_true, y_pred, *, average: bool = False, per_target: bool = 
     return measure_from_sums("absolute", stats, yt.shape[0], average, per_target)
 
 
+@overload
+def sum_squares_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[False] = ...
+) -> float: ...
+@overload
+def sum_squares_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[True]
+) -> FloatArray: ...
+@overload
+def sum_squares_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: bool
+) -> FloatOrArray: ...
 @routed
-def sum_squares_error(y_true, y_pred, *, average: bool = False, per_target: bool = False):
+def sum_squares_error(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = False, per_target: bool = False
+) -> FloatOrArray:
     """The sum-of-squares (squared L2) error: sum of ``(y_true - y_pred)**2``.
 
     Parameters
@@ -290,8 +332,14 @@ def sum_squares_error(y_true, y_pred, *, average: bool = False, per_target: bool
     return measure_from_sums("squares", stats, yt.shape[0], average, per_target)
 
 
+@overload
+def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[False] = ...) -> float: ...
+@overload
+def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[True]) -> FloatArray: ...
+@overload
+def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool) -> FloatOrArray: ...
 @routed
-def rms_error(y_true, y_pred, *, per_target: bool = False):
+def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False) -> FloatOrArray:
     """The root-mean-square error: ``sqrt(sum_squares_error / n)``.
 
     Parameters
@@ -328,7 +376,10 @@ def rms_error(y_true, y_pred, *, per_target: bool = False):
     )  # fmt: skip
 
 
-def rms_from_sums(stats: dict, n: int, per_target: bool, input_magnitude, scaled_square_sum):
+def rms_from_sums(
+    stats: dict[str, Any], n: int, per_target: bool, input_magnitude: Callable[[], np.ndarray],
+    scaled_square_sum: Callable[[np.ndarray], np.ndarray],
+) -> FloatOrArray:
     """The RMS error from error_sums; where the squares overflowed or lost digits, from the sum of
     squares of the differences scaled by a power of two that brings max |difference| to [1, 2).
 
@@ -377,8 +428,14 @@ def scaled_square_sum(yt: np.ndarray, yp: np.ndarray, per_target: bool, exponent
     return error_sums(scaled, np.zeros_like(scaled), per_target)["sq_sum"]
 
 
+@overload
+def worst_case_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[False] = ...) -> float: ...
+@overload
+def worst_case_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[True]) -> FloatArray: ...
+@overload
+def worst_case_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool) -> FloatOrArray: ...
 @routed
-def worst_case_error(y_true, y_pred, *, per_target: bool = False):
+def worst_case_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False) -> FloatOrArray:
     """The worst-case (L-infinity) error: ``max |y_true - y_pred|`` over examples and targets.
 
     Parameters
@@ -408,17 +465,17 @@ class Likelihood(Result):
     ``value, log``.
     """
 
-    value: object
-    log: object
+    value: FloatOrArray
+    log: FloatOrArray
     _unpack = ("value", "log")
 
 
-def check_eps(eps) -> float:
+def check_eps(eps: Optional[float]) -> float:
     """eps in (0, 0.5), or None (0.0: no clipping)."""
     return 0.0 if eps is None else check_real(eps, "eps", low=0, high=0.5, low_open=True, high_open=True)
 
 
-def log_base(base) -> float:
+def log_base(base: Optional[float]) -> float:
     """The natural log of ``base`` (finite, > 0, != 1), 1.0 for None."""
     if base is None:
         return 1.0
@@ -440,7 +497,7 @@ def _check_probabilities(p: np.ndarray, name: str) -> None:
     raise probability_error(name, p.shape, first, value, count)
 
 
-def probability_report(p: np.ndarray) -> tuple:
+def probability_report(p: np.ndarray) -> tuple[int, int, Any]:
     """(count, first flat index, its value) of the finite entries of an array (or block) outside [0, 1]."""
     outside = ((p < 0) | (p > 1)).ravel()
     count = int(np.count_nonzero(outside))
@@ -450,13 +507,15 @@ def probability_report(p: np.ndarray) -> tuple:
     return count, first, p.ravel()[first].item()
 
 
-def probability_error(name: str, shape: tuple, flat: int, value, count: int) -> ValueError:
+def probability_error(name: str, shape: tuple[int, ...], flat: int, value: Any, count: int) -> ValueError:
     """The error for entries outside [0, 1] (flat index into the whole array of ``shape``)."""
     index = entry_index(shape, flat)
     return ValueError(f"{name} must hold probabilities in [0, 1], found {value!r} at index {index} ({count} outside)")
 
 
-def _log_likelihood(y_true, y_pred, per_target, eps):
+def _log_likelihood(
+    y_true: Any, y_pred: Any, per_target: bool, eps: Optional[float]
+) -> tuple[np.ndarray, np.ndarray]:
     """Natural log-likelihood, total or per target; everything validated before the kernel."""
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
@@ -466,7 +525,7 @@ def _log_likelihood(y_true, y_pred, per_target, eps):
     return yt, log_likelihood_from_sums(likelihood_sums(yt, yp, per_target, eps))
 
 
-def likelihood_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool, eps: float) -> dict:
+def likelihood_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool, eps: float) -> dict[str, Any]:
     """The kernel's sums (dict log_sum, n_zero) of checked 0/1 outcomes and probabilities; zeros when empty."""
     if yt.size == 0:
         zero = np.zeros(yt.shape[1] if per_target and yt.ndim == 2 else 1)
@@ -475,13 +534,15 @@ def likelihood_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool, eps: float
     return _core._log_likelihood(yt, p, per_target, eps)
 
 
-def log_likelihood_from_sums(sums: dict) -> np.ndarray:
+def log_likelihood_from_sums(sums: dict[str, Any]) -> np.ndarray:
     """The natural log-likelihood (total or per target) from likelihood_sums: -inf where a probability was 0."""
     return np.where(np.asarray(sums["n_zero"]) > 0, -np.inf, sums["log_sum"])
 
 
 @routed
-def likelihood(y_true, y_pred, *, per_target: bool = False, eps=None) -> Likelihood:
+def likelihood(
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False, eps: Optional[float] = None
+) -> Likelihood:
     """The likelihood of 0/1 data: the product of ``y_pred`` where y is 1 and ``1 - y_pred`` where it is 0.
 
     Parameters
@@ -517,12 +578,30 @@ def likelihood(y_true, y_pred, *, per_target: bool = False, eps=None) -> Likelih
 
 def likelihood_result(ll: np.ndarray, per_target: bool) -> Likelihood:
     """The Likelihood from the natural log-likelihood (per target or in all)."""
-    ll = output(ll, per_target)
-    return Likelihood(value=np.exp(ll), log=ll)
+    value = output(ll, per_target)
+    return Likelihood(value=np.exp(value), log=value)
 
 
+@overload
+def log_likelihood(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[False] = ...,
+    eps: Optional[float] = ..., base: Optional[float] = ...,
+) -> float: ...
+@overload
+def log_likelihood(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[True], eps: Optional[float] = ...,
+    base: Optional[float] = ...,
+) -> FloatArray: ...
+@overload
+def log_likelihood(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: bool, eps: Optional[float] = ...,
+    base: Optional[float] = ...,
+) -> FloatOrArray: ...
 @routed
-def log_likelihood(y_true, y_pred, *, average: bool = False, per_target: bool = False, eps=None, base=None):
+def log_likelihood(
+    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = False, per_target: bool = False,
+    eps: Optional[float] = None, base: Optional[float] = None,
+) -> FloatOrArray:
     """The log-likelihood of 0/1 data: sum of ``y log p + (1 - y) log(1 - p)``.
 
     Parameters
@@ -552,13 +631,30 @@ def log_likelihood(y_true, y_pred, *, average: bool = False, per_target: bool = 
     return log_likelihood_result(ll, yt.shape[0], scale, average, per_target)
 
 
-def log_likelihood_result(ll: np.ndarray, n: int, scale: float, average: bool, per_target: bool):
+def log_likelihood_result(ll: np.ndarray, n: int, scale: float, average: bool, per_target: bool) -> FloatOrArray:
     """log_likelihood's value from the natural log-likelihood, ``n`` and the log of the base."""
     return output(divide(ll / scale, n, average), per_target)
 
 
+@overload
+def log_loss(
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[False] = ..., eps: Optional[float] = ...,
+    base: Optional[float] = ...,
+) -> float: ...
+@overload
+def log_loss(
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[True], eps: Optional[float] = ...,
+    base: Optional[float] = ...,
+) -> FloatArray: ...
+@overload
+def log_loss(
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool, eps: Optional[float] = ..., base: Optional[float] = ...
+) -> FloatOrArray: ...
 @routed
-def log_loss(y_true, y_pred, *, per_target: bool = False, eps=None, base=None):
+def log_loss(
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False, eps: Optional[float] = None,
+    base: Optional[float] = None,
+) -> FloatOrArray:
     """The log loss: minus the log-likelihood divided by the number of examples.
 
     Parameters
@@ -599,7 +695,7 @@ def log_loss(y_true, y_pred, *, per_target: bool = False, eps=None, base=None):
     return log_loss_result(ll, yt.shape[0], scale, per_target)
 
 
-def log_loss_result(ll: np.ndarray, n: int, scale: float, per_target: bool):
+def log_loss_result(ll: np.ndarray, n: int, scale: float, per_target: bool) -> FloatOrArray:
     """log_loss's value from the natural log-likelihood, ``n`` and the log of the base."""
     return output(-ll / (scale * n) + 0.0, per_target)  # + 0.0 turns -0.0 into 0.0
 
@@ -618,8 +714,8 @@ class BestConstant(Result):
     ``value, error``.
     """
 
-    value: object
-    error: object
+    value: FloatOrArray
+    error: FloatOrArray
     loss: str
     _unpack = ("value", "error")
 
@@ -630,7 +726,7 @@ def _column_mode(column: np.ndarray) -> float:
 
 
 @routed
-def best_constant(y, loss: str) -> BestConstant:
+def best_constant(y: ArrayLike, loss: str) -> BestConstant:
     """The constant prediction that minimises ``loss`` on the data ``y``, per target.
 
     Parameters
@@ -689,13 +785,16 @@ def best_constant(y, loss: str) -> BestConstant:
     return best_constant_result(value, loss_measure(loss)(columns, constant, per_target=True), loss, data.ndim)
 
 
-def loss_measure(loss: str):
+def loss_measure(loss: str) -> Callable[..., FloatOrArray]:
     """The public measure a loss of best_constant names (routed: it takes Dask arrays too)."""
-    return {"zero_one": zero_one_error, "absolute": absolute_error, "squares": sum_squares_error,
-            "worst_case": worst_case_error, "log_loss": log_loss}[loss]  # fmt: skip
+    measures: dict[str, Callable[..., FloatOrArray]] = {
+        "zero_one": zero_one_error, "absolute": absolute_error, "squares": sum_squares_error,
+        "worst_case": worst_case_error, "log_loss": log_loss,
+    }  # fmt: skip
+    return measures[loss]
 
 
-def best_constant_result(value: np.ndarray, error, loss: str, ndim: int) -> BestConstant:
+def best_constant_result(value: np.ndarray, error: Any, loss: str, ndim: int) -> BestConstant:
     """The BestConstant of per-column values and errors, for data of ``ndim`` dimensions."""
     error = np.atleast_1d(np.asarray(error, dtype=np.float64))
     if ndim == 1:

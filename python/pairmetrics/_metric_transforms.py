@@ -9,9 +9,12 @@ path (no N x N matrix), with every distance-valued output multiplied by
 
 from __future__ import annotations
 
+from typing import Any, TypeGuard
+
 import numpy as np
 
 from ._two_vs_two import check_metric_rows
+from ._typing import Metric
 from ._validation import check_int
 
 # metric name -> whether its rows are centred before they are scaled to unit length
@@ -22,12 +25,12 @@ UNIT_SCALE = 0.5
 DEFAULT_MAX_MATRIX_BYTES = 2**31
 
 
-def is_transformed(metric, metric_kwargs) -> bool:
+def is_transformed(metric: object, metric_kwargs: dict[str, Any]) -> TypeGuard[str]:
     """True when ``metric`` is solved as squared Euclidean distances of transformed rows."""
     return isinstance(metric, str) and metric in _TRANSFORMS and not metric_kwargs
 
 
-def unit_rows(X, metric: str, name: str = "points") -> np.ndarray:
+def unit_rows(X: Any, metric: str, name: str = "points") -> np.ndarray:
     """The rows of X (centred for correlation) scaled to unit length, as float64.
 
     Rows for which the metric is undefined (all-zero for cosine, constant for
@@ -42,7 +45,9 @@ def unit_rows(X, metric: str, name: str = "points") -> np.ndarray:
     return X
 
 
-def matching_equivalent(X, metric, metric_kwargs, name: str = "points"):
+def matching_equivalent(
+    X: Any, metric: Metric, metric_kwargs: dict[str, Any], name: str = "points"
+) -> tuple[Any, Metric, dict[str, Any]]:
     """``(points, metric, metric_kwargs)`` with the same minimum-weight matchings as the input's.
 
     Cosine and correlation become squared Euclidean distances of unit rows
@@ -61,12 +66,12 @@ def _peak_scaled(X: np.ndarray) -> np.ndarray:
     return np.ldexp(X, -np.frexp(peak)[1])
 
 
-def check_max_matrix_bytes(value) -> int:
+def check_max_matrix_bytes(value: object) -> int:
     """The validated ``max_matrix_bytes`` keyword."""
     return check_int(value, "max_matrix_bytes", low=0)
 
 
-def check_matrix_size(n: int, metric, max_matrix_bytes: int) -> None:
+def check_matrix_size(n: int, metric: Metric, max_matrix_bytes: int) -> None:
     """Refuse an N x N float64 distance matrix larger than ``max_matrix_bytes``."""
     need = 8 * n * n
     if need > max_matrix_bytes:

@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from typing import Any
 
 import numpy as np
 
 from . import _core
 from ._routing import routed
 from ._result import Result
+from ._typing import ArrayLike, FloatArray, IntArray
 from ._validation import as_matrix, as_numeric_array, check_binary, check_finite, check_nonnegative_finite
 
 __all__ = ["multilabel_counts", "MultilabelCounts"]
+
+# counts of 1s (in both, in y_true, in y_pred), one entry per label or per sample
+_Triple = tuple[IntArray, ...]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -51,18 +56,18 @@ class MultilabelCounts(Result):
     tn: np.int64
     fp: np.int64
     fn: np.int64
-    tp_per_label: np.ndarray
-    tn_per_label: np.ndarray
-    fp_per_label: np.ndarray
-    fn_per_label: np.ndarray
-    tp_per_sample: np.ndarray
-    tn_per_sample: np.ndarray
-    fp_per_sample: np.ndarray
-    fn_per_sample: np.ndarray
-    sample_accuracy: np.ndarray
+    tp_per_label: IntArray
+    tn_per_label: IntArray
+    fp_per_label: IntArray
+    fn_per_label: IntArray
+    tp_per_sample: IntArray
+    tn_per_sample: IntArray
+    fp_per_sample: IntArray
+    fn_per_sample: IntArray
+    sample_accuracy: FloatArray
     mean_sample_accuracy: np.float64
-    label_accuracy: np.ndarray
-    weighted_score_per_sample: np.ndarray
+    label_accuracy: FloatArray
+    weighted_score_per_sample: FloatArray
     weighted_score: np.float64
     false_pos: float
     false_neg: float
@@ -80,7 +85,7 @@ class MultilabelCounts(Result):
         """The fraction of wrong (sample, label) entries: ``1 - mean_sample_accuracy``."""
         return np.float64((self.fp + self.fn) / (self.n_samples * self.n_labels))
 
-    def confusion_matrices(self) -> np.ndarray:
+    def confusion_matrices(self) -> IntArray:
         """Per-label 2 x 2 matrices ``[[tn, fp], [fn, tp]]``, shape (n_labels, 2, 2).
 
         The layout of ``sklearn.metrics.multilabel_confusion_matrix``.
@@ -90,14 +95,14 @@ class MultilabelCounts(Result):
         ).reshape(-1, 2, 2)
 
 
-def _issparse(x) -> bool:
+def _issparse(x: object) -> bool:
     """Whether x is a scipy.sparse matrix or array, without importing scipy
     (an object cannot be sparse unless scipy.sparse was imported already)."""
     sparse = sys.modules.get("scipy.sparse")
     return sparse is not None and sparse.issparse(x)
 
 
-def _sparse_binary(x, name: str):
+def _sparse_binary(x: Any, name: str) -> Any:
     """A valid CSR with only stored 1s (explicit zeros dropped, no index stored
     twice); no copy unless there are zeros or the input is not CSR."""
     import scipy.sparse as sp
@@ -127,7 +132,7 @@ def _sparse_binary(x, name: str):
     return m
 
 
-def _dense_binary(x, name: str) -> np.ndarray:
+def _dense_binary(x: Any, name: str) -> np.ndarray:
     """The 0/1 entries as a uint8 array: a view for 1-byte dtypes, else one converted copy."""
     arr = as_matrix(x, name, min_rows=0, min_cols=0)
     check_binary(arr, name)  # free for bool
@@ -141,22 +146,22 @@ def binary_bytes(arr: np.ndarray) -> np.ndarray:
     return (arr != 0).view(np.uint8)
 
 
-def _counts_sparse(t, p):
+def _counts_sparse(t: Any, p: Any) -> tuple[_Triple, _Triple]:
     """Per-label and per-sample counts of 1s in both, in t and in p, in one O(nnz) pass."""
     arrays = [t.indptr, t.indices, p.indptr, p.indices]
     index = np.int32 if all(a.dtype == np.int32 for a in arrays) else np.int64
     arrays = [np.ascontiguousarray(a, dtype=index) for a in arrays]
-    return _split(_core._multilabel_sparse(*arrays, t.shape[0], t.shape[1]))
+    return _split(_core._multilabel_sparse(*arrays, t.shape[0], t.shape[1]))  # type: ignore[call-arg]  # 4 arrays
 
 
-def _split(counts: dict, transposed: bool = False):
+def _split(counts: dict[str, IntArray], transposed: bool = False) -> tuple[_Triple, _Triple]:
     """(per-label, per-sample) triples of counts (both, true, pred) from the kernel's dict."""
     labels = tuple(counts[f"label_{k}"] for k in ("both", "true", "pred"))
     samples = tuple(counts[f"sample_{k}"] for k in ("both", "true", "pred"))
     return (samples, labels) if transposed else (labels, samples)
 
 
-def counts_dense(t, p):
+def counts_dense(t: np.ndarray, p: np.ndarray) -> tuple[_Triple, _Triple]:
     """Per-label and per-sample counts of 1s in both, in t and in p, in one pass over the bytes."""
     if t.strides[0] < t.strides[1] and p.strides[0] < p.strides[1]:
         # column-major: count the transposes (contiguous rows) and swap the roles
@@ -165,7 +170,9 @@ def counts_dense(t, p):
 
 
 @routed
-def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: float = 1.0) -> MultilabelCounts:
+def multilabel_counts(
+    y_true: ArrayLike, y_pred: ArrayLike, *, false_pos: float = 1.0, false_neg: float = 1.0
+) -> MultilabelCounts:
     """TP, TN, FP, FN in total, per label and per sample, with accuracies and a weighted score.
 
     Parameters
@@ -207,7 +214,7 @@ def multilabel_counts(y_true, y_pred, *, false_pos: float = 1.0, false_neg: floa
     return result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty)
 
 
-def check_shapes(shape_t: tuple, shape_p: tuple) -> tuple:
+def check_shapes(shape_t: tuple[int, ...], shape_p: tuple[int, ...]) -> tuple[int, int]:
     """(n_samples, n_labels) of two 2-D inputs of one shape, not empty."""
     if shape_t != shape_p:
         raise ValueError(f"y_true and y_pred must have the same shape, got {shape_t} and {shape_p}")
@@ -217,15 +224,17 @@ def check_shapes(shape_t: tuple, shape_p: tuple) -> tuple:
     return n_samples, n_labels
 
 
-def check_penalties(false_pos, false_neg) -> tuple:
+def check_penalties(false_pos: float, false_neg: float) -> tuple[float, float]:
     """The weighted score's penalties, checked: (false_pos, false_neg) as floats."""
     return check_nonnegative_finite(false_pos, "false_pos"), check_nonnegative_finite(false_neg, "false_neg")
 
 
-def result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty) -> MultilabelCounts:
+def result_from_counts(
+    labels: _Triple, samples: _Triple, n_samples: int, n_labels: int, fp_penalty: float, fn_penalty: float
+) -> MultilabelCounts:
     """The result from per-label and per-sample (both, true, predicted) counts of 1s."""
 
-    def split(counts, size):
+    def split(counts: _Triple, size: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
         tp, true, pred = counts
         fp, fn = pred - tp, true - tp
         return tp, size - tp - fp - fn, fp, fn

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from . import _core
 from ._routing import routed, warn as warn_caller
 from ._progress import progress_callback
 from ._result import Result
+from ._typing import ArrayLike, FloatArray, IntArray, NJobs
 from ._validation import (
     as_vector,
     check_bool,
@@ -38,7 +39,9 @@ _SEMANTICS = """
     and no count depends on the order of the input."""
 
 
-def prepare_scores(scores, labels, min_dist, scores_name="scores"):
+def prepare_scores(
+    scores: ArrayLike, labels: ArrayLike, min_dist: float, scores_name: str = "scores"
+) -> tuple[np.ndarray, np.ndarray, float]:
     scores = as_vector(scores, scores_name, min_length=2)
     labels = as_vector(labels, "labels", min_length=2)
     min_dist = check_inputs(scores, labels, min_dist, scores_name)
@@ -67,7 +70,9 @@ class ConfidenceInterval(Result):
     _unpack = ("low", "high")
 
 
-def normal_interval(estimate, variance, confidence_level, low, high):
+def normal_interval(
+    estimate: float, variance: float, confidence_level: float, low: float, high: float
+) -> ConfidenceInterval:
     """``estimate -+ z * sqrt(variance)`` clipped to [low, high]."""
     from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
 
@@ -125,10 +130,13 @@ class PairedEvaluation(Result):
     n_tied: int
     n_incorrect: int
     min_dist: float
-    _variance: Optional[float] = None
+    if TYPE_CHECKING:  # an attribute to type checkers; at run time an InitVar (see Result)
+        _variance: Optional[float] = None
+    else:
+        _variance: dataclasses.InitVar[Optional[float]] = None
     _unpack = ("n_rankable", "n_correct")
 
-    def confidence_interval(self, confidence_level=0.95) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Confidence interval for ``auc`` (DeLong's for binary labels).
 
         Parameters
@@ -172,7 +180,7 @@ class PairedEvaluation(Result):
             "{interval_notes}", _INTERVAL_NOTES.strip().replace("\n    ", "\n        ")
         )
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"PairedEvaluation(n_rankable={self.n_rankable}, n_correct={self.n_correct}, "
             f"n_tied={self.n_tied}, n_incorrect={self.n_incorrect}, auc={self.auc:.6g}, min_dist={self.min_dist})"
@@ -180,7 +188,9 @@ class PairedEvaluation(Result):
 
 
 @routed
-def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
+def paired_eval(
+    scores: ArrayLike, labels: ArrayLike, min_dist: float = 0.5, *, n_jobs: NJobs = None
+) -> tuple[int, int]:
     """Count rankable pairs and correctly ranked pairs (drop-in for ``pairedeval``).
 
     Parameters
@@ -216,6 +226,12 @@ def paired_eval(scores, labels, min_dist=0.5, *, n_jobs=None):
     correct. Use :func:`paired_evaluation` to see how many pairs are tied.
     Runs in O(n log n) time and O(n) extra memory.
 
+    Differences from ``pairedeval`` (deliberate): besides the ties above,
+    ``pairedeval`` subtracts labels in their input dtype, so float32 labels
+    whose difference lies within float32 rounding of ``min_dist`` can be
+    rankable there and not here (or the reverse); here float labels are
+    subtracted in double precision and integer labels exactly.
+
     Examples
     --------
     >>> import pairmetrics as pe
@@ -236,43 +252,43 @@ if paired_eval.__doc__:  # None under python -OO
 _CHEAP_VARIANCE_SAMPLES = 100_000
 
 
-def check_inputs(scores, labels, min_dist, scores_name="scores") -> float:
+def check_inputs(scores: Any, labels: Any, min_dist: float, scores_name: str = "scores") -> float:
     """The rules on 1-D scores and labels (numpy or Dask) besides finiteness; returns min_dist."""
     check_same_length(scores, labels, scores_name, "labels")
     return check_positive_finite(min_dist, "min_dist")
 
 
-def wants_variance(n: int, variance) -> bool:
+def wants_variance(n: int, variance: Optional[bool]) -> bool:
     """Whether paired_evaluation computes the variance: on request, else up to _CHEAP_VARIANCE_SAMPLES."""
     return n <= _CHEAP_VARIANCE_SAMPLES if variance is None else check_bool(variance, "variance")
 
 
-def label_extremes(labels) -> tuple:
+def label_extremes(labels: Any) -> tuple[Any, int, Any, int]:
     """(smallest label, its count, largest label, its count) of a label array (or block)."""
     low, high = labels.min(), labels.max()
     return low, int(np.count_nonzero(labels == low)), high, int(np.count_nonzero(labels == high))
 
 
-def merge_label_extremes(extremes) -> tuple:
+def merge_label_extremes(extremes: Any) -> tuple[Any, int, Any, int]:
     """The label_extremes of the concatenation of arrays from theirs."""
     low = min(e[0] for e in extremes)
     high = max(e[2] for e in extremes)
     return low, sum(e[1] for e in extremes if e[0] == low), high, sum(e[3] for e in extremes if e[2] == high)
 
 
-def component_factors(labels, extremes, n: int) -> np.ndarray:
+def component_factors(labels: Any, extremes: tuple[Any, int, Any, int], n: int) -> FloatArray:
     """Per-sample ddof factors ``f_i`` of the variance (see _INTERVAL_NOTES) of a label array
     (or block) given the label_extremes of all ``n`` labels: per class for binary labels
     (DeLong), ``n / (n - 1)`` otherwise."""
     low, n_low, high, n_high = extremes
     if low != high and n_low + n_high == n:
-        def factor(m):
+        def factor(m: int) -> float:
             return m / (m - 1) if m > 1 else 1.0  # a lone sample's component is 0
         return np.where(labels == low, factor(n_low), factor(n_high))
     return np.full(labels.shape[0], n / (n - 1))
 
 
-def sample_factors(labels) -> np.ndarray:
+def sample_factors(labels: np.ndarray) -> FloatArray:
     """component_factors of a whole label array."""
     return component_factors(labels, label_extremes(labels), labels.shape[0])
 
@@ -282,7 +298,9 @@ def warn_nothing_rankable(what: str = "") -> None:
     warn_caller("no pair of labels is min_dist apart: nothing is rankable" + what, RuntimeWarning)
 
 
-def evaluation_from_counts(counts, min_dist: float, warn: bool, weighted_square_sum=None) -> PairedEvaluation:
+def evaluation_from_counts(
+    counts: tuple[int, int, int, int], min_dist: float, warn: bool, weighted_square_sum: Any = None
+) -> PairedEvaluation:
     """The PairedEvaluation of totals (rankable, correct, tied, incorrect); with the sum of
     ``f_i g_i**2`` (see auc_components) it carries the variance of auc."""
     rankable, correct, tied, incorrect = counts
@@ -294,7 +312,7 @@ def evaluation_from_counts(counts, min_dist: float, warn: bool, weighted_square_
     return PairedEvaluation(rankable, correct, tied, incorrect, min_dist, var)
 
 
-def auc_components(counts, per_sample):
+def auc_components(counts: tuple[int, int, int, int], per_sample: tuple[IntArray, ...]) -> FloatArray:
     """``g_i = credit_i - auc * r_i`` from the kernel's per-sample counts."""
     rankable, tied, incorrect = per_sample
     evaluation_auc = (counts[1] + 0.5 * counts[2]) / counts[0] if counts[0] else math.nan
@@ -303,7 +321,16 @@ def auc_components(counts, per_sample):
 
 
 @routed
-def paired_evaluation(scores, labels, min_dist=0.5, *, n_jobs=None, warn=True, variance=None, progress=False):
+def paired_evaluation(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    min_dist: float = 0.5,
+    *,
+    n_jobs: NJobs = None,
+    warn: bool = True,
+    variance: Optional[bool] = None,
+    progress: bool = False,
+) -> PairedEvaluation:
     """Pair counts and the concordance (AUC) of one model's scores.
 
     Parameters
@@ -392,7 +419,7 @@ class PairedComparison(Result):
 
     a: PairedEvaluation
     b: PairedEvaluation
-    table: np.ndarray
+    table: IntArray
     fisher_odds_ratio: float
     fisher_pvalue: float
     auc_difference: float
@@ -401,10 +428,13 @@ class PairedComparison(Result):
     covariance: float
     statistic: float
     pvalue: float
-    _difference_variance: float = math.nan
+    if TYPE_CHECKING:  # an attribute to type checkers; at run time an InitVar (see Result)
+        _difference_variance: float = math.nan
+    else:
+        _difference_variance: dataclasses.InitVar[float] = math.nan
     _unpack = ("statistic", "pvalue")
 
-    def confidence_interval(self, confidence_level=0.95) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Confidence interval for ``auc_difference`` (DeLong's for binary labels).
 
         Parameters
@@ -432,7 +462,15 @@ class PairedComparison(Result):
 
 
 @routed
-def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, progress=False):
+def compare_paired(
+    scores_a: ArrayLike,
+    scores_b: ArrayLike,
+    labels: ArrayLike,
+    min_dist: float = 0.5,
+    *,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+) -> PairedComparison:
     """Compare two models' paired evaluations on one test set.
 
     Parameters
@@ -487,7 +525,9 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, *, n_jobs=None, pro
     return comparison_from_counts(counts[0], counts[1], min_dist, labels_f.shape[0], sums)
 
 
-def comparison_from_counts(counts_a, counts_b, min_dist, n, sums):
+def comparison_from_counts(
+    counts_a: tuple[int, int, int, int], counts_b: tuple[int, int, int, int], min_dist: float, n: int, sums: list[Any]
+) -> PairedComparison:
     """The PairedComparison from both models' totals and the sums of the
     per-sample components ``g``: ``(ga.ga, gb.gb, ga.gb)`` plain and weighted
     by the interval factors (in that order; ignored when nothing is rankable)."""

@@ -13,15 +13,19 @@ summarise real predictions (``strict=False``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from ._routing import routed
+from ._typing import ArrayLike
 from ._validation import as_matrix, check_binary, check_bool, check_finite
 
 __all__ = ["to_indicators", "to_cuts", "from_indicators", "from_cuts", "check_cuts"]
 
 
-def _domain(values, *, ordered: bool) -> np.ndarray:
+def _domain(values: Any, *, ordered: bool) -> np.ndarray:
     try:
         v = np.asarray(values)
     except Exception as exc:  # ragged input
@@ -44,7 +48,7 @@ def _domain(values, *, ordered: bool) -> np.ndarray:
     return v
 
 
-def _codes(y, v: np.ndarray) -> np.ndarray:
+def _codes(y: Any, v: np.ndarray) -> np.ndarray:
     """Position in ``v`` of every entry of ``y``; ValueError naming y for a value not in v."""
     try:
         arr = np.asarray(y)
@@ -72,7 +76,7 @@ def _codes(y, v: np.ndarray) -> np.ndarray:
     return order[pos]
 
 
-def _feature_dtype(dtype) -> np.dtype:
+def _feature_dtype(dtype: Any) -> np.dtype[Any]:
     """A real numeric (or bool) result dtype, refused with an error naming ``dtype``."""
     try:
         dt = np.dtype(dtype)
@@ -84,7 +88,7 @@ def _feature_dtype(dtype) -> np.dtype:
 
 
 @routed
-def to_indicators(y, values, *, dtype=np.float64) -> np.ndarray:
+def to_indicators(y: ArrayLike, values: ArrayLike, *, dtype: npt.DTypeLike = np.float64) -> npt.NDArray[Any]:
     """One binary indicator feature per value: ``out[e, i] = 1`` exactly when ``y[e] == values[i]``.
 
     Parameters
@@ -110,7 +114,7 @@ def to_indicators(y, values, *, dtype=np.float64) -> np.ndarray:
 
 
 @routed
-def to_cuts(y, values, *, dtype=np.float64) -> np.ndarray:
+def to_cuts(y: ArrayLike, values: ArrayLike, *, dtype: npt.DTypeLike = np.float64) -> npt.NDArray[Any]:
     """Cut features ``Y <= values[i]`` for every value but the largest.
 
     Parameters
@@ -135,7 +139,7 @@ def to_cuts(y, values, *, dtype=np.float64) -> np.ndarray:
     return (codes[:, None] <= np.arange(v.size - 1)).astype(dtype)
 
 
-def _features(x, name: str, n_columns: int, what: str) -> np.ndarray:
+def _features(x: Any, name: str, n_columns: int, what: str) -> np.ndarray:
     arr = as_matrix(x, name, min_cols=0)
     if arr.shape[1] != n_columns:
         raise ValueError(f"{name} must have {n_columns} columns ({what}), got {arr.shape[1]}")
@@ -144,7 +148,7 @@ def _features(x, name: str, n_columns: int, what: str) -> np.ndarray:
 
 
 @routed
-def from_indicators(indicators, values, *, strict: bool = True) -> np.ndarray:
+def from_indicators(indicators: ArrayLike, values: ArrayLike, *, strict: bool = True) -> npt.NDArray[Any]:
     """The value each row of indicator features stands for (inverse of :func:`to_indicators`).
 
     Parameters
@@ -175,7 +179,7 @@ def from_indicators(indicators, values, *, strict: bool = True) -> np.ndarray:
 
 
 @routed
-def from_cuts(cuts, values, *, strict: bool = True) -> np.ndarray:
+def from_cuts(cuts: ArrayLike, values: ArrayLike, *, strict: bool = True) -> npt.NDArray[Any]:
     """The value each row of cut features stands for (inverse of :func:`to_cuts`).
 
     Parameters
@@ -208,7 +212,7 @@ def from_cuts(cuts, values, *, strict: bool = True) -> np.ndarray:
 
 
 @routed
-def check_cuts(pred_cuts) -> np.ndarray:
+def check_cuts(pred_cuts: ArrayLike) -> npt.NDArray[np.bool_]:
     """Flag irrational cut predictions, one flag per example.
 
     Predictions of the cut features ``Y <= v_1, ..., Y <= v_{k-1}`` are
@@ -229,4 +233,4 @@ def check_cuts(pred_cuts) -> np.ndarray:
     """
     p = as_matrix(pred_cuts, "pred_cuts")
     check_finite(p, "pred_cuts")
-    return (p[:, 1:] < p[:, :-1]).any(axis=1)  # no np.diff: it wraps around for unsigned input
+    return np.asarray((p[:, 1:] < p[:, :-1]).any(axis=1))  # no np.diff: it wraps around for unsigned input

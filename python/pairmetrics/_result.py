@@ -5,11 +5,12 @@ drop-in compatibility with the functions we replace."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
 
-def _equal(a, b) -> bool:
+def _equal(a: object, b: object) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
     if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
@@ -17,37 +18,60 @@ def _equal(a, b) -> bool:
     return bool(a == b)
 
 
+def _private_names(cls: type) -> list[str]:
+    """The ``InitVar`` pseudo-fields of a result class, in constructor order."""
+    public = {f.name for f in dataclasses.fields(cls)}
+    return [
+        name
+        for name, spec in getattr(cls, "__dataclass_fields__", {}).items()
+        if name not in public and "InitVar" in str(spec.type)
+    ]
+
+
 class Result:
     """Mixin for ``@dataclasses.dataclass(eq=False)`` results.
 
     ``_unpack`` names the fields that ``tuple(result)`` / ``a, b = result``
     yields; an empty tuple makes the result non-iterable. A result is always
-    truthy. Fields whose names start with ``_`` are private: they take no
-    part in equality, ``asdict()`` or the repr.
+    truthy.
+
+    Private state (such as a cached variance) is declared as
+    ``_name: dataclasses.InitVar[T] = default`` (under ``if TYPE_CHECKING``
+    as ``_name: T = default``, so that type checkers see the attribute): the
+    constructor takes it as
+    usual, ``__post_init__`` keeps it as a plain attribute, and it is not a
+    dataclass field, so ``dataclasses.asdict``/``fields``, equality,
+    ``asdict()`` and the repr see only the public fields.
+    ``dataclasses.replace`` carries it over (it reads the attribute).
     """
 
-    _unpack: tuple = ()
+    _unpack: ClassVar[tuple[str, ...]] = ()
 
-    def __iter__(self):
+    def __post_init__(self, *private: object) -> None:
+        for name, value in zip(_private_names(type(self)), private):
+            object.__setattr__(self, name, value)  # results are frozen
+
+    def __iter__(self) -> Iterator[Any]:
         if not self._unpack:
             raise TypeError(f"{type(self).__name__} does not unpack; use its fields")
         return iter(tuple(getattr(self, name) for name in self._unpack))
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self._unpack:
             raise TypeError(f"{type(self).__name__} has no len(); use its fields")
         return len(self._unpack)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return True
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         return tuple(self)[index]
 
-    def _public_fields(self):
-        return [f.name for f in dataclasses.fields(self) if not f.name.startswith("_")]
+    def _public_fields(self) -> list[str]:
+        fields = dataclasses.fields(self)  # type: ignore[arg-type]  # every subclass is a dataclass
+        return [f.name for f in fields if not f.name.startswith("_")]
 
-    def _public_properties(self):
+    def _public_properties(self) -> list[str]:
         names = []
         for klass in type(self).__mro__:
             for name, value in vars(klass).items():
@@ -55,14 +79,14 @@ class Result:
                     names.append(name)
         return names
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
         return all(_equal(getattr(self, n), getattr(other, n)) for n in self._public_fields())
 
-    __hash__ = None  # results hold arrays and floats: compare them, do not hash them
+    __hash__ = None  # type: ignore[assignment]  # results hold arrays and floats: compare them, do not hash them
 
-    def asdict(self) -> dict:
+    def asdict(self) -> dict[str, Any]:
         """Public fields and derived values (such as ``auc``) as a plain dict; arrays stay arrays,
         nested results become dicts."""
         out = {}
@@ -71,7 +95,7 @@ class Result:
             out[name] = value.asdict() if isinstance(value, Result) else value
         return out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         parts = []
         for name in self._public_fields():
             value = getattr(self, name)

@@ -8,17 +8,19 @@ seams (names without a leading underscore) shared with the Dask path in
 from __future__ import annotations
 
 import itertools
+from typing import Any, Optional
 
 import numpy as np
 
 from . import _core
+from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._routing import routed, warn
 from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
 
 __all__ = ["roc_auc_score"]
 
 
-def _undefined_metric_warning():
+def _undefined_metric_warning() -> type[Warning]:
     """scikit-learn's UndefinedMetricWarning when it is installed (so filters on it keep working)."""
     try:
         from sklearn.exceptions import UndefinedMetricWarning
@@ -27,7 +29,7 @@ def _undefined_metric_warning():
     return UndefinedMetricWarning
 
 
-def warn_undefined(message):
+def warn_undefined(message: str) -> None:
     """scikit-learn's UndefinedMetricWarning (or RuntimeWarning), attributed to the caller's line."""
     warn(message, _undefined_metric_warning())
 
@@ -35,7 +37,7 @@ def warn_undefined(message):
 # --------------------------------------------------------------------------- checks (numpy or Dask arrays)
 
 
-def check_options(average, multi_class, max_fpr):
+def check_options(average: Optional[str], multi_class: str, max_fpr: Optional[float]) -> Optional[float]:
     """Validate the options; returns max_fpr as a float (or None)."""
     if average is not None:
         check_choice(average, "average", ("micro", "macro", "samples", "weighted"))
@@ -45,24 +47,24 @@ def check_options(average, multi_class, max_fpr):
     return max_fpr
 
 
-def check_label_shape(shape):
+def check_label_shape(shape: tuple[int, ...]) -> None:
     if len(shape) == 0 or len(shape) > 2 or 0 in shape:
         raise ValueError(f"y_true must be a non-empty 1-D or 2-D array, got shape {tuple(shape)}")
 
 
-def check_score_shape(shape):
+def check_score_shape(shape: tuple[int, ...]) -> None:
     if len(shape) == 0 or len(shape) > 2 or 0 in shape:
         raise ValueError(f"y_score must be a non-empty 1-D or 2-D array, got shape {tuple(shape)}")
 
 
-def check_sample_counts(n_true, n_score):
+def check_sample_counts(n_true: int, n_score: int) -> None:
     if n_score != n_true:
         raise ValueError(
             f"Found input variables with inconsistent numbers of samples: y_true has {n_true}, y_score {n_score}"
         )
 
 
-def weight_vector(w, n):
+def weight_vector(w: Any, n: int) -> Any:
     """sample_weight (a numeric numpy or Dask array) as a vector of n entries; shape (n, 1) is flattened."""
     if w.ndim == 2 and w.shape[1] == 1:
         w = w[:, 0]
@@ -73,12 +75,12 @@ def weight_vector(w, n):
     return w
 
 
-def is_integral(values):
+def is_integral(values: np.ndarray) -> bool:
     """True when the numbers are whole (scikit-learn's test for class labels)."""
     return values.dtype.kind != "f" or bool(np.array_equal(values, np.round(values)))
 
 
-def target_type(uniques, column, integral):
+def target_type(uniques: np.ndarray, column: bool, integral: bool) -> str:
     """scikit-learn's ``type_of_target`` for the cases roc_auc_score distinguishes, from the distinct
     values of y (sorted), whether y is one column and whether its numbers are whole."""
     numeric = uniques.dtype.kind in "biuf"
@@ -92,7 +94,7 @@ def target_type(uniques, column, integral):
     return "multiclass" if uniques.size > 2 else "binary"
 
 
-def problem_kind(kind, score_shape, max_fpr, multi_class):
+def problem_kind(kind: str, score_shape: tuple[int, ...], max_fpr: Optional[float], multi_class: str) -> str:
     """'binary', 'multiclass' or 'multilabel' for a target type, or the error scikit-learn raises."""
     if kind == "multiclass" or (kind == "binary" and len(score_shape) == 2 and score_shape[1] > 2):
         if max_fpr is not None and max_fpr != 1.0:
@@ -110,7 +112,7 @@ def problem_kind(kind, score_shape, max_fpr, multi_class):
     return "multilabel"
 
 
-def binary_scores(scores):
+def binary_scores(scores: Any) -> Any:
     """The score vector of a binary problem (shape (n, 1) flattened)."""
     if scores.ndim == 2 and scores.shape[1] == 1:
         scores = scores[:, 0]
@@ -119,7 +121,7 @@ def binary_scores(scores):
     return scores
 
 
-def check_indicator(uniques, score_shape):
+def check_indicator(uniques: np.ndarray, score_shape: tuple[int, ...]) -> None:
     if not (np.isin(uniques, (0, 1)).all() or np.isin(uniques, (-1, 1)).all()):
         raise ValueError(f"y_true: multilabel indicator values must be 0/1 (or -1/1), got {uniques.tolist()}")
     if len(score_shape) != 2:
@@ -128,14 +130,16 @@ def check_indicator(uniques, score_shape):
         )
 
 
-def check_indicator_shapes(true_shape, score_shape):
+def check_indicator_shapes(true_shape: tuple[int, ...], score_shape: tuple[int, ...]) -> None:
     if tuple(true_shape) != tuple(score_shape):
         raise ValueError(
             f"y_true has shape {tuple(true_shape)} but y_score has shape {tuple(score_shape)}; they must match"
         )
 
 
-def check_multiclass(score_shape, probabilities, average, multi_class):
+def check_multiclass(
+    score_shape: tuple[int, ...], probabilities: bool, average: Optional[str], multi_class: str
+) -> None:
     """The multi-class checks on y_score and the options; ``probabilities``: every row sums to 1."""
     if len(score_shape) != 2:
         raise ValueError(
@@ -147,7 +151,7 @@ def check_multiclass(score_shape, probabilities, average, multi_class):
             "Target scores (y_score) need to be probabilities for multiclass roc_auc, "
             "i.e. they should sum up to 1.0 over classes"
         )
-    options = ("macro", "weighted", None)
+    options: tuple[Optional[str], ...] = ("macro", "weighted", None)
     if multi_class == "ovr":
         options = ("micro",) + options
     if average not in options:
@@ -156,12 +160,13 @@ def check_multiclass(score_shape, probabilities, average, multi_class):
         raise NotImplementedError("average=None is not implemented for multi_class='ovo'.")
 
 
-def rows_sum_to_one(scores):
-    """scikit-learn's probability test of multi-class scores (one block of rows suffices)."""
-    return bool(np.allclose(1, scores.sum(axis=1)))
+def rows_sum_to_one(scores: np.ndarray, dtype: Optional[np.dtype[Any]] = None) -> bool:
+    """scikit-learn's probability test of multi-class scores (one block of rows suffices); ``dtype``: the
+    dtype the caller's scores came in, which the sums are taken in (float16 scores are read as float32)."""
+    return bool(np.allclose(1, scores.sum(axis=1, dtype=dtype)))
 
 
-def multiclass_classes(labels, uniques, n_columns):
+def multiclass_classes(labels: Any, uniques: np.ndarray, n_columns: int) -> np.ndarray:
     """The classes (sorted), from ``labels`` or the distinct values of y_true, checked against y_score."""
     if labels is not None:
         labels = np.asarray(labels)
@@ -186,14 +191,14 @@ def multiclass_classes(labels, uniques, n_columns):
     return uniques
 
 
-def check_ovo_weight(multi_class, weighted):
+def check_ovo_weight(multi_class: str, weighted: bool) -> None:
     if multi_class == "ovo" and weighted:
         raise ValueError(
             "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must be None in this case."
         )
 
 
-def one_hot(encoded, n_classes):
+def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
     """The 0/1 indicator matrix of class codes."""
     indicator = np.zeros((encoded.shape[0], n_classes), dtype=np.uint8)
     indicator[np.arange(encoded.shape[0]), encoded] = 1
@@ -203,11 +208,11 @@ def one_hot(encoded, n_classes):
 # --------------------------------------------------------------------------- assembly from counts
 
 
-def is_partial(max_fpr):
+def is_partial(max_fpr: Optional[float]) -> bool:
     return max_fpr is not None and max_fpr != 1
 
 
-def binary_auc_defined(n_positive, n_negative, any_weight):
+def binary_auc_defined(n_positive: int, n_negative: int, any_weight: bool) -> bool:
     """Whether one binary AUC is defined: warns (one class present) or raises (all weights zero) otherwise."""
     if n_positive == 0 or n_negative == 0:
         warn_undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
@@ -217,7 +222,7 @@ def binary_auc_defined(n_positive, n_negative, any_weight):
     return True
 
 
-def binary_auc_value(area, total_pos, total_neg, max_fpr):
+def binary_auc_value(area: float, total_pos: float, total_neg: float, max_fpr: Optional[float]) -> float:
     """One binary AUC from the area under the curve normalised by the weight totals (the partial area up to
     max_fpr when partial), as scikit-learn reports it."""
     partial = is_partial(max_fpr)
@@ -233,11 +238,12 @@ def binary_auc_value(area, total_pos, total_neg, max_fpr):
     if not partial:
         return float(area)
     # McClish correction: 0.5 for a non-discriminant model, 1 for a perfect one.
-    min_area = 0.5 * max_fpr**2
-    return float(0.5 * (1 + (area - min_area) / (max_fpr - min_area)))
+    fpr = 1.0 if max_fpr is None else max_fpr  # not None when partial
+    min_area = 0.5 * fpr**2
+    return float(0.5 * (1 + (area - min_area) / (fpr - min_area)))
 
 
-def auc_sums(aucs, weight):
+def auc_sums(aucs: Any, weight: Optional[np.ndarray]) -> tuple[float, float, bool]:
     """(sum of weighted AUCs, sum of weights, any weight nonzero) of a weighted average of AUCs; AUCs of zero
     weight count as 0 (so a NaN of a weightless label drops out). Sums of blocks add up."""
     aucs = np.asarray(aucs, dtype=np.float64)
@@ -247,25 +253,25 @@ def auc_sums(aucs, weight):
     return float(np.multiply(aucs, weight).sum()), float(np.sum(weight)), bool(np.any(weight))
 
 
-def average_from_sums(total, weight_total, any_weight):
+def average_from_sums(total: float, weight_total: float, any_weight: bool) -> float:
     if not any_weight:  # scikit-learn ends in numpy's ZeroDivisionError here
         raise ValueError("sample_weight is zero for every sample: the 'samples' average is undefined")
     return float(total / weight_total)
 
 
-def average_label_aucs(aucs, average, average_weight):
+def average_label_aucs(aucs: FloatArray, average: Optional[str], average_weight: Optional[np.ndarray]) -> FloatOrArray:
     """The label (or class) AUCs averaged as ``average`` says (None: the array itself)."""
     if average is None:
         return aucs
     return average_from_sums(*auc_sums(aucs, average_weight))
 
 
-def weighted_average_is_empty(label_weight):
+def weighted_average_is_empty(label_weight: np.ndarray) -> bool:
     """The 'weighted' average of labels without positive weight is 0 (scikit-learn's rule)."""
     return bool(np.isclose(np.sum(label_weight), 0))
 
 
-def ovo_average(pair_aucs, prevalence, average):
+def ovo_average(pair_aucs: list[float], prevalence: list[float], average: Optional[str]) -> float:
     """Hand & Till (2001): the mean over pairs of classes present in y_true."""
     return float(np.average(pair_aucs, weights=prevalence if average == "weighted" else None))
 
@@ -273,7 +279,7 @@ def ovo_average(pair_aucs, prevalence, average):
 # --------------------------------------------------------------------------- in memory
 
 
-def _as_labels(y_true):
+def _as_labels(y_true: Any) -> np.ndarray:
     """y_true as an ndarray of any dtype (strings allowed), NaN refused."""
     if hasattr(y_true, "toarray") and hasattr(y_true, "nnz"):  # scipy.sparse indicator matrix
         y_true = y_true.toarray()
@@ -294,7 +300,7 @@ def _as_labels(y_true):
     return arr
 
 
-def _unique(y):
+def _unique(y: np.ndarray) -> np.ndarray:
     """``np.unique(y)``, without a sort when y holds at most two values (the common, large case)."""
     if y.dtype.kind in "biuf" and y.size:
         low, high = y.min(), y.max()
@@ -305,38 +311,55 @@ def _unique(y):
     return np.unique(y)
 
 
-def _scores(y_score):
+def _scores(y_score: Any) -> tuple[np.ndarray, np.dtype[Any]]:
+    """y_score for the kernel, and the dtype it came in (float16 is widened; sums of
+    probabilities are checked in the caller's dtype, as scikit-learn does)."""
+    given = getattr(y_score, "dtype", None)
     arr = as_numeric_array(y_score, "y_score")
     check_score_shape(arr.shape)
     check_finite(arr, "y_score")
-    return arr
+    return arr, given if isinstance(given, np.dtype) and given.kind == "f" else arr.dtype
 
 
-def _weights(sample_weight, n):
+def _weights(sample_weight: Any, n: int) -> Optional[FloatArray]:
     if sample_weight is None:
         return None
     w = weight_vector(as_numeric_array(sample_weight, "sample_weight"), n)
-    check_finite(w, "sample_weight")
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
-def _binary_auc(positive, score, weight, max_fpr):
+def _check_weight_values(weight: np.ndarray) -> None:
+    """Finite and non-negative. Checked only once a score is defined, as scikit-learn does:
+    with one class present it returns NaN (and warns) whatever the weights."""
+    check_finite(weight, "sample_weight")
+    if (weight < 0).any():
+        raise ValueError(
+            f"sample_weight must be non-negative, got {weight.min()} (first at index {int(np.argmax(weight < 0))})"
+        )
+
+
+def _binary_auc(positive: np.ndarray, score: np.ndarray, weight: Optional[np.ndarray], max_fpr: Optional[float]) -> float:
     """One binary AUC: positive is a uint8 0/1 vector, score a 1-D view."""
     n_positive = int(np.count_nonzero(positive))
-    if not binary_auc_defined(n_positive, positive.size - n_positive, weight is None or np.any(weight)):
+    n_negative = positive.size - n_positive
+    if weight is not None and n_positive and n_negative:
+        _check_weight_values(weight)
+    if not binary_auc_defined(n_positive, n_negative, weight is None or bool(np.any(weight))):
         return np.nan
-    fpr = max_fpr if is_partial(max_fpr) else 1.0
+    fpr = max_fpr if max_fpr is not None and is_partial(max_fpr) else 1.0
     area, total_pos, total_neg = _core.roc_auc(score, positive, weight, fpr, resolve_n_jobs(None))
     return binary_auc_value(area, total_pos, total_neg, max_fpr)
 
 
-def sample_aucs(y01, y_score, max_fpr):
+def sample_aucs(y01: np.ndarray, y_score: np.ndarray, max_fpr: Optional[float]) -> FloatArray:
     """The binary AUC of every row (the 'samples' average of a multi-label problem)."""
     rows = np.ascontiguousarray(y01), np.ascontiguousarray(y_score)
     return np.array([_binary_auc(rows[0][i], rows[1][i], None, max_fpr) for i in range(rows[0].shape[0])])
 
 
-def _average_binary(y01, y_score, average, weight, max_fpr):
+def _average_binary(
+    y01: np.ndarray, y_score: np.ndarray, average: Optional[str], weight: Optional[np.ndarray], max_fpr: Optional[float]
+) -> FloatOrArray:
     """scikit-learn's ``_average_binary_score`` over the columns of a 0/1 indicator matrix."""
     if y_score.ndim == 1:
         y_score = y_score[:, None]
@@ -346,6 +369,8 @@ def _average_binary(y01, y_score, average, weight, max_fpr):
         return _binary_auc(np.ascontiguousarray(y01).ravel(), np.ascontiguousarray(y_score).ravel(), score_weight,
                            max_fpr)  # fmt: skip
     if average == "samples":
+        if weight is not None:
+            _check_weight_values(weight)
         return average_label_aucs(sample_aucs(y01, y_score, max_fpr), average, weight)
     label_weight = None
     if average == "weighted":
@@ -358,8 +383,16 @@ def _average_binary(y01, y_score, average, weight, max_fpr):
 
 
 @routed
-def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_fpr=None, multi_class="raise",
-                  labels=None):  # fmt: skip
+def roc_auc_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: Optional[str] = "macro",
+    sample_weight: Optional[ArrayLike] = None,
+    max_fpr: Optional[float] = None,
+    multi_class: str = "raise",
+    labels: Optional[ArrayLike] = None,
+) -> FloatOrArray:
     """Area under the ROC curve, with scikit-learn's signature and results.
 
     A drop-in for :func:`sklearn.metrics.roc_auc_score`: binary, multi-label
@@ -400,7 +433,8 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     ValueError
         For the inputs scikit-learn refuses (bad shapes, unsupported target
         types, scores that are not probabilities in the multi-class case,
-        inconsistent ``labels``, bad options). Unlike scikit-learn, a
+        inconsistent ``labels``, bad options), and negative, NaN or infinite
+        ``sample_weight`` once a score is defined. Unlike scikit-learn, a
         multi-label ``y_score`` whose shape differs from ``y_true``'s is an
         error instead of being silently truncated.
     NotImplementedError
@@ -413,6 +447,26 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     results agree with scikit-learn to rounding (1e-12). Every usable core
     sorts (see ``PAIRMETRICS_NUM_THREADS`` and ``threadpoolctl``); the result
     never depends on it.
+
+    Differences from scikit-learn (deliberate; each is tested against it):
+
+    * Multi-label indicators written with -1/1 and ``average="weighted"``:
+      each label is weighted by its (weighted) number of positives.
+      scikit-learn sums the raw indicator values, so a label weighs
+      ``n_pos - n_neg``, which can be zero or negative.
+    * A negative ``sample_weight`` is refused with a ``ValueError``.
+      scikit-learn has no check: depending on the order of the scores it
+      returns a number (possibly outside [0, 1]) or fails inside ``auc``.
+    * NaN or infinite weights are refused for ``average="samples"`` too,
+      where scikit-learn returns NaN. As in scikit-learn, weights are checked
+      only once a score is defined: with one class present the result is
+      NaN with a warning, whatever the weights.
+    * A multi-label ``y_score`` whose shape differs from ``y_true``'s is an
+      error (see Raises).
+
+    Probabilities of multi-class input are checked to sum to one in their own
+    dtype (a float16 row summing to 1 in float16 is accepted), as in
+    scikit-learn, although float16 scores are read as float32.
 
     Dask arrays, DataFrame columns and Series (numeric or bool ``y_true``)
     are computed on the cluster, never gathered: one shuffle by score range
@@ -427,7 +481,7 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     """
     max_fpr = check_options(average, multi_class, max_fpr)
     y = _as_labels(y_true)
-    scores = _scores(y_score)
+    scores, score_dtype = _scores(y_score)
     check_sample_counts(y.shape[0], scores.shape[0])
     weight = _weights(sample_weight, y.shape[0])
     uniques = _unique(y)
@@ -436,7 +490,7 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if kind == "multiclass":
-        return _multiclass(y, scores, labels, multi_class, average, weight)
+        return _multiclass(y, scores, labels, multi_class, average, weight, score_dtype)
     if kind == "binary":
         scores = binary_scores(scores)
         if uniques.size != 2:
@@ -450,8 +504,12 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     return _average_binary((y == 1).view(np.uint8), scores, average, weight, max_fpr)
 
 
-def _multiclass(y, scores, labels, multi_class, average, weight):
-    check_multiclass(scores.shape, scores.ndim == 2 and rows_sum_to_one(scores), average, multi_class)
+def _multiclass(
+    y: np.ndarray, scores: np.ndarray, labels: Any, multi_class: str, average: Optional[str],
+    weight: Optional[np.ndarray], score_dtype: np.dtype[Any],
+) -> FloatOrArray:
+    probabilities = scores.ndim == 2 and rows_sum_to_one(scores, score_dtype)
+    check_multiclass(scores.shape, probabilities, average, multi_class)
     classes = multiclass_classes(labels, np.unique(y), scores.shape[1])
     check_ovo_weight(multi_class, weight is not None)
     encoded = np.searchsorted(classes, y)

@@ -7,33 +7,37 @@ without a leading underscore) shared with the Dask path in
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
+from ._typing import ArrayLike
 from ._routing import routed
 from ._validation import as_numeric_array, as_vector, check_finite, check_nonnegative_finite, check_same_length
 
 __all__ = ["concordance_index", "concordance_index_censored"]
 
 
-def lifelines_vector(arr):
+def lifelines_vector(arr: Any) -> Any:
     """lifelines' shapes: rows and columns of one are flattened (numpy or Dask arrays)."""
     if arr.ndim == 2 and (arr.shape[0] == 1 or arr.shape[1] == 1):
         arr = arr.ravel()
     return arr
 
 
-def _float_vector(x, name):
+def _float_vector(x: Any, name: str) -> np.ndarray:
     """lifelines' conversion: ``np.asarray(x, dtype=float)``; rows and columns of one are flattened."""
     try:
         arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be array-like of numbers: {exc}") from None
+    except (TypeError, ValueError) as exc:  # the class lifelines raises (strings: ValueError), naming the argument
+        raise type(exc)(f"{name} must be array-like of numbers: {exc}") from None
     arr = as_numeric_array(arr, name)  # record fields and unaligned views become contiguous copies
     return lifelines_vector(arr)
 
 
-def check_lifelines_shapes(times_shape, scores_shape):
+def check_lifelines_shapes(times_shape: tuple[int, ...], scores_shape: tuple[int, ...]) -> None:
     if tuple(times_shape) != tuple(scores_shape):
         raise ValueError(
             f"Event times and predictions must have the same shape: event_times has shape {tuple(times_shape)}, "
@@ -43,7 +47,7 @@ def check_lifelines_shapes(times_shape, scores_shape):
         raise ValueError(f"Event times can only be 1-dimensional: (n,); event_times has shape {tuple(times_shape)}")
 
 
-def check_event_shape(flags_shape, times_shape):
+def check_event_shape(flags_shape: tuple[int, ...], times_shape: tuple[int, ...]) -> None:
     if tuple(flags_shape) != tuple(times_shape):
         raise ValueError(
             "Observed events must be 1-dimensional of same length as event times: "
@@ -51,12 +55,12 @@ def check_event_shape(flags_shape, times_shape):
         )
 
 
-def check_no_nan(has_nan, name):
+def check_no_nan(has_nan: Any, name: str) -> None:
     if has_nan:
         raise ValueError(f"NaNs detected in inputs, please correct or drop (in {name}).")
 
 
-def lifelines_index(below, tied, above):
+def lifelines_index(below: int, tied: int, above: int) -> float:
     """lifelines' concordance index from the counts of admissible pairs."""
     pairs = below + tied + above
     if pairs == 0:
@@ -64,8 +68,17 @@ def lifelines_index(below, tied, above):
     return (above + tied / 2) / pairs
 
 
+def _is_integral(x: object) -> bool:
+    try:
+        return np.asarray(x).dtype.kind in "biu"
+    except (TypeError, ValueError):  # ragged input: _float_vector names the argument in its error
+        return False
+
+
 @routed
-def concordance_index(event_times, predicted_scores, event_observed=None):
+def concordance_index(
+    event_times: ArrayLike, predicted_scores: ArrayLike, event_observed: Optional[ArrayLike] = None
+) -> float:
     """Harrell's concordance index with lifelines' semantics (drop-in for
     ``lifelines.utils.concordance_index``).
 
@@ -100,7 +113,8 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
     was censored (two events at the same time are not compared). It is
     correct when ``predicted_scores[j] > predicted_scores[i]`` and tied when
     they are equal (counted 1/2). Inputs are converted to float64 as lifelines
-    does; infinite times and scores are ordered like any others. The counts
+    does (``event_observed`` may hold strings such as ``"0"``/``"1"``);
+    infinite times and scores are ordered like any others. The counts
     come from one sort by time and a Fenwick tree over score ranks: O(n log n)
     time, O(n) memory, identical to lifelines' own counts. Dask collections
     are counted on the cluster, never gathered, with the same counts (see
@@ -119,11 +133,10 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
         observed = np.ones(times.shape[0], dtype=np.uint8)
         events_float = None
     else:
-        flags = as_numeric_array(event_observed, "event_observed")
-        if flags.dtype.kind in "biu":  # no NaN possible: skip lifelines' float copy
+        if _is_integral(event_observed):  # no NaN possible: skip lifelines' float copy
             events_float = None
-            flags = flags.ravel()
-        else:
+            flags = as_numeric_array(event_observed, "event_observed").ravel()
+        else:  # floats, and anything float() reads (strings "0"/"1"), as lifelines
             events_float = flags = _float_vector(event_observed, "event_observed").ravel()
         check_event_shape(flags.shape, times.shape)
         observed = (flags != 0).view(np.uint8)
@@ -133,7 +146,7 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
     return lifelines_index(below, tied, above)
 
 
-def no_comparable_pair_error():
+def no_comparable_pair_error() -> type[ValueError]:
     try:
         from sksurv.exceptions import NoComparablePairException
     except ImportError:  # the same message, as a ValueError (its base class)
@@ -141,7 +154,7 @@ def no_comparable_pair_error():
     return NoComparablePairException
 
 
-def event_vector(events):
+def event_vector(events: Any) -> Any:
     """event_indicator (numpy or Dask) as a vector; shape (n, 1) is flattened."""
     if events.ndim == 2 and events.shape[1] == 1:
         events = events[:, 0]
@@ -150,7 +163,7 @@ def event_vector(events):
     return events
 
 
-def check_sksurv_events(dtype, n, any_event):
+def check_sksurv_events(dtype: Any, n: int, any_event: Any) -> None:
     if dtype != np.bool_:
         raise ValueError(
             f"event_indicator: only boolean arrays are supported as class labels for survival analysis, got {dtype}"
@@ -161,20 +174,20 @@ def check_sksurv_events(dtype, n, any_event):
         raise ValueError("All samples are censored")
 
 
-def check_exact_integers(dtype, max_abs, name):
+def check_exact_integers(dtype: Any, max_abs: Any, name: str) -> None:
     """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
     if np.dtype(dtype).kind in "iu" and np.dtype(dtype).itemsize == 8 and max_abs > 2**53:
         raise ValueError(f"{name} has integers beyond 2**53 that float64 cannot hold exactly")
 
 
-def check_comparable(n_events, only_last_is_event):
+def check_comparable(n_events: int, only_last_is_event: bool) -> None:
     """scikit-survival visits every event but one alone at the strictly latest time; with none to visit it
     raises. ``only_last_is_event``: the latest time is held by one sample only, and it is an event."""
     if n_events == 1 and only_last_is_event:
         raise no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
 
 
-def sksurv_result(below, tied, above, tied_time):
+def sksurv_result(below: int, tied: int, above: int, tied_time: int) -> tuple[float, int, int, int, int]:
     """scikit-survival's (cindex, concordant, discordant, tied_risk, tied_time) from the pair counts."""
     comparable = below + tied + above
     with np.errstate(invalid="ignore"):
@@ -183,7 +196,9 @@ def sksurv_result(below, tied, above, tied_time):
 
 
 @routed
-def concordance_index_censored(event_indicator, event_time, estimate, tied_tol=1e-8):
+def concordance_index_censored(
+    event_indicator: ArrayLike, event_time: ArrayLike, estimate: ArrayLike, tied_tol: float = 1e-8
+) -> tuple[float, int, int, int, int]:
     """Harrell's concordance index with scikit-survival's semantics (drop-in for
     ``sksurv.metrics.concordance_index_censored``).
 
@@ -226,6 +241,13 @@ def concordance_index_censored(event_indicator, event_time, estimate, tied_tol=1
     collections are counted on the cluster, never gathered, with the same
     counts (see :mod:`pairmetrics.dask.survival`).
 
+    Differences from scikit-survival (deliberate): ``|e_i - e_j| <= tied_tol``
+    is evaluated on the estimates converted exactly to float64 (integers
+    beyond 2**53 are refused). scikit-survival subtracts in the estimate's
+    own dtype, which wraps around for unsigned integers (uint8 estimates 1
+    and 2 differ by 255 one way), so its tied and discordant counts for such
+    input depend on the order of the subtraction.
+
     Examples
     --------
     >>> from pairmetrics import concordance_index_censored
@@ -249,7 +271,7 @@ def concordance_index_censored(event_indicator, event_time, estimate, tied_tol=1
     return sksurv_result(below, tied, above, tied_time)
 
 
-def as_exact_float64(arr, name):
+def as_exact_float64(arr: np.ndarray, name: str) -> npt.NDArray[np.float64]:
     """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
     if arr.size and arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
         check_exact_integers(arr.dtype, max(abs(int(arr.max())), abs(int(arr.min()))), name)

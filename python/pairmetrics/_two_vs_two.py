@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._routing import routed
 from ._progress import progress_callback
 from ._result import Result
+from ._typing import ArrayLike, FloatArray, IntArray, NJobs, Seed
 from ._validation import (
     as_matrix,
     check_choice,
@@ -80,7 +82,7 @@ class TwoVsTwoResult(Result):
     n_tied: int
     n_pairs: int
     standard_error: Optional[float]
-    sample_accuracy: np.ndarray = dataclasses.field(repr=False)
+    sample_accuracy: FloatArray = dataclasses.field(repr=False)
     metric: str
     ties: str
     pairs: Union[str, int]
@@ -114,7 +116,7 @@ class TwoVsTwoPermutationResult(Result):
 
     statistic: float
     pvalue: float
-    null_distribution: np.ndarray = dataclasses.field(repr=False)
+    null_distribution: FloatArray = dataclasses.field(repr=False)
     n_permutations: int
     observed: TwoVsTwoResult = dataclasses.field(repr=False)
     alternative: str = "greater"
@@ -131,7 +133,7 @@ class TwoVsTwoPermutationResult(Result):
 # validation and preparation
 
 
-def default_rtol(dtype, n_features: int) -> float:
+def default_rtol(dtype: npt.DTypeLike, n_features: int) -> float:
     """The default tie tolerance: ``8 * sqrt(d) * eps`` of the working dtype."""
     return 8.0 * math.sqrt(n_features) * float(np.finfo(dtype).eps)
 
@@ -151,7 +153,7 @@ def undefined_rows(x: np.ndarray, metric: str) -> np.ndarray:
     return np.empty(0, np.intp)
 
 
-def magnitude_limit(metric: str, dtype, d: int) -> float:
+def magnitude_limit(metric: str, dtype: npt.DTypeLike, d: int) -> float:
     """The largest |value| the metric takes in ``dtype`` with ``d`` features (inf: no limit)."""
     finfo = np.finfo(dtype)
     if metric == "cosine":
@@ -163,7 +165,9 @@ def magnitude_limit(metric: str, dtype, d: int) -> float:
     return float(finfo.max) / 4.0
 
 
-def check_row_report(name: str, metric: str, dtype, d: int, bad_rows: np.ndarray, big: float) -> None:
+def check_row_report(
+    name: str, metric: str, dtype: npt.DTypeLike, d: int, bad_rows: np.ndarray, big: float
+) -> None:
     """Raise for the rows a metric is undefined for (global indices) or values beyond its limit."""
     if bad_rows.size:
         what = {"cosine": ("all-zero", "a zero"), "correlation": ("constant", "a constant")}[metric]
@@ -183,7 +187,7 @@ def _row_list(rows: np.ndarray, limit: int = 10) -> str:
     return f"[{shown}{', ...' if rows.size > limit else ''}] ({rows.size} in all)"
 
 
-def _prepare_inputs(y_true, y_pred, metric):
+def _prepare_inputs(y_true: Any, y_pred: Any, metric: str) -> tuple[np.ndarray, np.ndarray, str]:
     metric = check_choice(metric, "metric", METRICS)
     y = as_matrix(y_true, "y_true", min_rows=2)
     p = as_matrix(y_pred, "y_pred", min_rows=2)
@@ -201,18 +205,18 @@ def _prepare_inputs(y_true, y_pred, metric):
     return y, p, metric
 
 
-def check_same_shape(y, p) -> None:
+def check_same_shape(y: Any, p: Any) -> None:
     """y_true and y_pred (numpy or Dask) must have one shape."""
     if y.shape != p.shape:
         raise ValueError(f"y_true and y_pred must have the same shape, got {y.shape} and {p.shape}")
 
 
-def working_dtype(y, p) -> type:
+def working_dtype(y: Any, p: Any) -> type[np.floating[Any]]:
     """float32 when both inputs are float32 (no copy), float64 for everything else."""
     return np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
 
 
-def resolve_pairs(pairs, n: int):
+def resolve_pairs(pairs: object, n: int) -> Union[str, int]:
     n_all = n * (n - 1) // 2
     if isinstance(pairs, str):
         return check_choice(pairs, "pairs", PAIR_MODES)
@@ -224,20 +228,23 @@ def resolve_pairs(pairs, n: int):
         raise ValueError(f"pairs must lie in [1, n(n-1)/2] = [1, {n_all}] for n = {n}, got {pairs}") from None
 
 
-def resolve_rtol(rtol, dtype, d: int) -> float:
+def resolve_rtol(rtol: Optional[float], dtype: npt.DTypeLike, d: int) -> float:
     if rtol is None:
         return default_rtol(dtype, d)
     return check_nonnegative_finite(rtol, "rtol")
 
 
-def sample_pairs(n: int, m: int, rng: np.random.Generator):
+def sample_pairs(n: int, m: int, rng: np.random.Generator) -> tuple[IntArray, IntArray]:
     """``m`` distinct pairs i < j drawn uniformly without replacement, sorted."""
     n_all = n * (n - 1) // 2
     k = np.sort(rng.choice(n_all, size=m, replace=False)).astype(np.int64)
     # Row i starts at offset s(i) = i (2n - i - 1) / 2 of the upper triangle.
     i = np.floor(((2 * n - 1) - np.sqrt((2.0 * n - 1) ** 2 - 8.0 * k)) / 2).astype(np.int64)
     i = np.clip(i, 0, n - 2)
-    start = lambda r: r * (2 * n - r - 1) // 2  # noqa: E731
+
+    def start(r: IntArray) -> IntArray:
+        return r * (2 * n - r - 1) // 2
+
     for _ in range(2):  # the float estimate is off by at most one
         i = np.where(start(i) > k, i - 1, i)
         i = np.where(start(i + 1) <= k, i + 1, i)
@@ -271,7 +278,7 @@ class _Setup:
     def skip_same_target(self) -> bool:
         return self.pairs == "distinct_targets"
 
-    def count(self, perm=None, progress=None) -> dict:
+    def count(self, perm: Optional[np.ndarray] = None, progress: Any = None) -> dict[str, Any]:
         """Counts (dict: passed, tied, skipped, sample_passed, sample_tied) with y_i paired with p_perm[i]."""
         gp = self.group_p if perm is None else self.group_p[perm]
         # The kernel wants group ids in [0, n); permuted ids still are.
@@ -281,12 +288,15 @@ class _Setup:
                 self.n_threads, None, perm, progress,
             )
         return _core._two_vs_two_pairs(
-            self.y, self.p, self.group_y, gp, self.first, self.second, self.metric, self.rtol,
+            self.y, self.p, self.group_y, gp, self.first, self.second, self.metric, self.rtol,  # type: ignore[arg-type]
             self.skip_same_target, self.n_threads, perm, progress,
         )
 
 
-def _setup(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol):
+def _setup(
+    y_true: Any, y_pred: Any, metric: str, ties: str, pairs: object, generator: np.random.Generator, n_jobs: NJobs,
+    rtol: Optional[float],
+) -> _Setup:
     """Validated inputs and options; ``generator`` is a checked numpy Generator."""
     y, p, metric = _prepare_inputs(y_true, y_pred, metric)
     ties = check_choice(ties, "ties", TIES)
@@ -304,7 +314,7 @@ def _tie_credit(ties: str) -> float:
     return {"fail": 0.0, "pass": 1.0, "half": 0.5, "exclude": 0.0}[ties]
 
 
-def _score(passed: int, tied: int, n_pairs: int, ties: str):
+def _score(passed: int, tied: int, n_pairs: int, ties: str) -> tuple[Union[int, float], int]:
     """(n_passed, n_total) under the tie rule; n_passed is 2x for 'half' kept exact."""
     if ties == "fail":
         return passed, n_pairs
@@ -315,7 +325,7 @@ def _score(passed: int, tied: int, n_pairs: int, ties: str):
     return passed, n_pairs - tied
 
 
-def _result(setup: _Setup, counts: dict) -> TwoVsTwoResult:
+def _result(setup: _Setup, counts: dict[str, Any]) -> TwoVsTwoResult:
     n = setup.n
     same_target = None
     if setup.first is None and setup.skip_same_target:
@@ -327,8 +337,11 @@ def _result(setup: _Setup, counts: dict) -> TwoVsTwoResult:
     )
 
 
-def result_from_counts(n: int, totals, sample_passed, sample_tied, *, metric: str, ties: str, pairs, rtol: float,
-                       same_target=None, first=None, second=None) -> TwoVsTwoResult:
+def result_from_counts(
+    n: int, totals: Any, sample_passed: np.ndarray, sample_tied: np.ndarray, *, metric: str, ties: str,
+    pairs: Union[str, int], rtol: float, same_target: Optional[np.ndarray] = None, first: Optional[np.ndarray] = None,
+    second: Optional[np.ndarray] = None,
+) -> TwoVsTwoResult:
     """The TwoVsTwoResult of totals (passed, tied, skipped) and per-sample counts of ``n`` samples:
     of all pairs (``same_target[i]``: samples with row i's target, skipped for distinct targets)
     or of the sampled pairs ``(first, second)``."""
@@ -340,7 +353,8 @@ def result_from_counts(n: int, totals, sample_passed, sample_tied, *, metric: st
             sample_pairs -= same_target
     else:
         n_pairs = first.size - skipped
-        sample_pairs = np.bincount(first, minlength=n) + np.bincount(second, minlength=n)
+        second_of: np.ndarray = second  # type: ignore[assignment]  # set together with first
+        sample_pairs = np.bincount(first, minlength=n) + np.bincount(second_of, minlength=n)
     n_passed, n_total = _score(passed, tied, n_pairs, ties)
     accuracy = n_passed / n_total if n_total else math.nan
 
@@ -384,14 +398,14 @@ def result_from_counts(n: int, totals, sample_passed, sample_tied, *, metric: st
 
 @routed
 def two_vs_two(
-    y_true,
-    y_pred,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
     metric: str = "cosine",
     ties: str = "fail",
     pairs: Union[str, int] = "all",
-    rng=None,
-    n_jobs: Optional[int] = None,
+    rng: Seed = None,
+    n_jobs: NJobs = None,
     progress: bool = False,
     rtol: Optional[float] = None,
 ) -> TwoVsTwoResult:
@@ -498,17 +512,17 @@ def two_vs_two(
 
 @routed
 def two_vs_two_permutation_test(
-    y_true,
-    y_pred,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
     n_permutations: Optional[int] = None,
     n_resamples: Optional[int] = None,
     alternative: str = "greater",
-    rng=None,
+    rng: Seed = None,
     metric: str = "cosine",
     ties: str = "fail",
     pairs: Union[str, int] = "all",
-    n_jobs: Optional[int] = None,
+    n_jobs: NJobs = None,
     progress: bool = False,
     rtol: Optional[float] = None,
 ) -> TwoVsTwoPermutationResult:
@@ -607,7 +621,9 @@ def two_vs_two_permutation_test(
     return permutation_result(observed, passed, tied, alternative)
 
 
-def permutation_result(observed: TwoVsTwoResult, null_passed, null_tied, alternative: str) -> TwoVsTwoPermutationResult:
+def permutation_result(
+    observed: TwoVsTwoResult, null_passed: Any, null_tied: Any, alternative: str
+) -> TwoVsTwoPermutationResult:
     """The permutation test's result from the observed result and the null counts (passed, tied)."""
     n_permutations = len(null_passed)
     n_pairs = observed.n_pairs  # the evaluated pairs do not change under permutation
@@ -634,7 +650,7 @@ def permutation_result(observed: TwoVsTwoResult, null_passed, null_tied, alterna
     )
 
 
-def resolve_resamples(n_permutations, n_resamples) -> int:
+def resolve_resamples(n_permutations: Optional[int], n_resamples: Optional[int]) -> int:
     """The number of permutations from either name (default 1000)."""
     if n_permutations is not None and n_resamples is not None:
         a = check_int(n_permutations, "n_permutations", low=1)
@@ -649,7 +665,7 @@ def resolve_resamples(n_permutations, n_resamples) -> int:
     return 1000
 
 
-def _exact_score(passed: int, tied: int, n_pairs: int, ties: str):
+def _exact_score(passed: int, tied: int, n_pairs: int, ties: str) -> tuple[int, int]:
     """(2 * n_passed, n_total) as Python ints."""
     num, den = _score(passed, tied, n_pairs, ties)
     return int(round(2 * num)), int(den)

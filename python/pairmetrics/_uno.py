@@ -25,7 +25,7 @@ def survival_arrays(y: Any, name: str) -> tuple[npt.NDArray[np.bool_], Floats]:
             f"{name} must be a structured array with the first field being a binary class event indicator "
             "and the second field the time of the event/censoring"
         )
-    event_field, time_field = y.dtype.names  # type: ignore[misc]
+    event_field, time_field = y.dtype.names
     event = np.asarray(y[event_field]).ravel()
     if event.dtype != np.bool_:
         raise ValueError(f"{name}: elements of event indicator must be boolean, but found {event.dtype}")

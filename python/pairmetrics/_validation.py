@@ -14,6 +14,8 @@ import numbers
 import os
 import sys
 
+from typing import Any, Optional, Sequence, TypeGuard, Union
+
 import numpy as np
 
 __all__ = [
@@ -38,7 +40,7 @@ __all__ = [
 ]
 
 
-def as_numeric_array(x, name: str, *, allow_bool: bool = True) -> np.ndarray:
+def as_numeric_array(x: Any, name: str, *, allow_bool: bool = True) -> np.ndarray:
     """Convert ``x`` to an ndarray of a real numeric dtype the kernels read in place.
 
     No copy when the array already fits. A copy is made only where reading
@@ -78,12 +80,13 @@ def as_numeric_array(x, name: str, *, allow_bool: bool = True) -> np.ndarray:
     return arr
 
 
-def as_vector(x, name: str, *, min_length: int = 1) -> np.ndarray:
+def as_vector(x: Any, name: str, *, min_length: int = 1) -> np.ndarray:
     """A 1-D numeric array; shape (n, 1) is accepted and flattened (as a view)."""
-    return vector_shape(as_numeric_array(x, name), name, min_length=min_length)
+    vector: np.ndarray = vector_shape(as_numeric_array(x, name), name, min_length=min_length)
+    return vector
 
 
-def vector_shape(arr, name: str, *, min_length: int = 1):
+def vector_shape(arr: Any, name: str, *, min_length: int = 1) -> Any:
     """``arr`` (numpy or Dask) as 1-D: shape (n, 1) flattened, anything else but (n,) refused."""
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
@@ -96,12 +99,12 @@ def vector_shape(arr, name: str, *, min_length: int = 1):
     return arr
 
 
-def as_matrix(x, name: str, *, min_rows: int = 1, min_cols: int = 1) -> np.ndarray:
+def as_matrix(x: Any, name: str, *, min_rows: int = 1, min_cols: int = 1) -> np.ndarray:
     """A 2-D numeric array with at least ``min_rows`` rows and ``min_cols`` columns."""
     return matrix_shape(as_numeric_array(x, name), name, min_rows=min_rows, min_cols=min_cols)
 
 
-def matrix_shape(arr, name: str, *, min_rows: int = 1, min_cols: int = 1):
+def matrix_shape(arr: Any, name: str, *, min_rows: int = 1, min_cols: int = 1) -> Any:
     """``arr`` (numpy or Dask) if it is 2-D with at least ``min_rows`` rows and ``min_cols`` columns."""
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
@@ -130,11 +133,14 @@ def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) ->
         raise ValueError(f"{name_a} and {name_b} must have the same length, got {a.shape[0]} and {b.shape[0]}")
 
 
-def _is_real_number(value) -> bool:
+def _is_real_number(value: object) -> TypeGuard[Union[numbers.Real, np.floating[Any], np.integer[Any]]]:
     return not isinstance(value, (bool, np.bool_)) and isinstance(value, (numbers.Real, np.floating, np.integer))
 
 
-def check_real(value, name: str, *, low=None, high=None, low_open=False, high_open=False) -> float:
+def check_real(
+    value: object, name: str, *, low: Optional[float] = None, high: Optional[float] = None, low_open: bool = False,
+    high_open: bool = False,
+) -> float:
     """A finite real number within [low, high] (either end open on request), as float."""
     if not _is_real_number(value):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
@@ -149,17 +155,17 @@ def check_real(value, name: str, *, low=None, high=None, low_open=False, high_op
     return value
 
 
-def check_positive_finite(value, name: str) -> float:
+def check_positive_finite(value: Any, name: str) -> float:
     """A finite real number > 0, returned as float."""
     return check_real(value, name, low=0, low_open=True)
 
 
-def check_nonnegative_finite(value, name: str) -> float:
+def check_nonnegative_finite(value: Any, name: str) -> float:
     """A finite real number >= 0, returned as float."""
     return check_real(value, name, low=0)
 
 
-def check_int(value, name: str, *, low=None, high=None) -> int:
+def check_int(value: object, name: str, *, low: Optional[int] = None, high: Optional[int] = None) -> int:
     """An integer (Python or numpy, not bool) within [low, high], as int."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
@@ -170,7 +176,7 @@ def check_int(value, name: str, *, low=None, high=None) -> int:
     return value
 
 
-def check_rng(rng) -> np.random.Generator:
+def check_rng(rng: Any) -> np.random.Generator:
     """``rng`` as a Generator: None, an int seed, a SeedSequence, a BitGenerator or a Generator."""
     if isinstance(rng, np.random.Generator):
         return rng
@@ -183,12 +189,12 @@ def check_rng(rng) -> np.random.Generator:
     return np.random.default_rng(int(rng))
 
 
-def check_progress(progress) -> bool:
+def check_progress(progress: Any) -> bool:
     """``progress`` must be True or False (a tqdm bar when True and tqdm is installed)."""
     return check_bool(progress, "progress")
 
 
-def check_choice(value, name: str, choices) -> str:
+def check_choice(value: Any, name: str, choices: Sequence[Optional[str]]) -> str:
     if not isinstance(value, str) or value not in choices:
         options = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
@@ -235,7 +241,7 @@ def max_threads() -> int:
 _threadpool_view = None
 
 
-def threadpoolctl_limit():
+def threadpoolctl_limit() -> Optional[int]:
     """The thread limit threadpoolctl currently applies, or None.
 
     Only consulted when the program has imported ``threadpoolctl`` (this
@@ -266,7 +272,7 @@ def threadpoolctl_limit():
     return min(counts) if counts else None
 
 
-def resolve_n_jobs(n_jobs) -> int:
+def resolve_n_jobs(n_jobs: object) -> int:
     """Threads for a kernel, at most :func:`max_threads`.
 
     None means every usable core (see :func:`max_threads`), lowered by an
@@ -287,7 +293,7 @@ def resolve_n_jobs(n_jobs) -> int:
     return min(n_jobs, cores) if n_jobs > 0 else max(1, cores + 1 + n_jobs)
 
 
-def check_bool(value, name: str) -> bool:
+def check_bool(value: Any, name: str) -> bool:
     """A Python or numpy bool (not an int: ``average=1`` is more likely a slip)."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
@@ -310,7 +316,7 @@ def check_binary(arr: np.ndarray, name: str) -> None:
         raise not_binary_error(name, arr.shape, first, value, count)
 
 
-def binary_report(arr: np.ndarray) -> tuple:
+def binary_report(arr: np.ndarray) -> tuple[int, int, Any]:
     """(count, first flat index, its value) of the entries of an array (or block) other than 0 and 1."""
     if arr.dtype.kind == "b" or arr.size == 0:
         return 0, -1, None
@@ -322,13 +328,13 @@ def binary_report(arr: np.ndarray) -> tuple:
     return count, first, arr.ravel()[first].item()
 
 
-def entry_index(shape: tuple, flat: int):
+def entry_index(shape: tuple[int, ...], flat: int) -> Union[int, tuple[int, ...]]:
     """The index of a flat position as errors show it: an int for 1-D, a tuple otherwise."""
     index = np.unravel_index(flat, shape)
     return int(index[0]) if len(shape) == 1 else tuple(int(i) for i in index)
 
 
-def not_binary_error(name: str, shape: tuple, flat: int, value, count: int) -> ValueError:
+def not_binary_error(name: str, shape: tuple[int, ...], flat: int, value: Any, count: int) -> ValueError:
     """The error for entries other than 0 and 1 (flat index into the whole array of ``shape``)."""
     index = entry_index(shape, flat)
     return ValueError(f"{name} must hold only 0 and 1, found {value!r} at index {index} ({count} such entries)")
