@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import threading
 import time
 
 import numpy as np
-
 import pairmetrics as pm
 
 try:  # as part of the installed package (pairmetrics.bench)

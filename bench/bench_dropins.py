@@ -16,7 +16,6 @@ import time
 import warnings
 
 import numpy as np
-
 import pairmetrics as pm
 
 try:  # as part of the installed package (pairmetrics.bench)
@@ -61,30 +60,63 @@ def cases(quick: bool, rng):
     weights = rng.random(n_auc)
     sk = _peer("sklearn.metrics", "roc_auc_score")
     out = [
-        (f"roc_auc_score, binary, n = {n_auc:.0e}", n_auc,
-         lambda: pm.roc_auc_score(y, scores), sk and (lambda: sk(y, scores)), "scikit-learn"),
-        (f"roc_auc_score, binary, sample_weight, n = {n_auc:.0e}", n_auc,
-         lambda: pm.roc_auc_score(y, scores, sample_weight=weights),
-         sk and (lambda: sk(y, scores, sample_weight=weights)), "scikit-learn"),
-        (f"roc_auc_score, binary, max_fpr = 0.1, n = {n_auc:.0e}", n_auc,
-         lambda: pm.roc_auc_score(y, scores, max_fpr=0.1), sk and (lambda: sk(y, scores, max_fpr=0.1)), "scikit-learn"),
+        (
+            f"roc_auc_score, binary, n = {n_auc:.0e}",
+            n_auc,
+            lambda: pm.roc_auc_score(y, scores),
+            sk and (lambda: sk(y, scores)),
+            "scikit-learn",
+        ),
+        (
+            f"roc_auc_score, binary, sample_weight, n = {n_auc:.0e}",
+            n_auc,
+            lambda: pm.roc_auc_score(y, scores, sample_weight=weights),
+            sk and (lambda: sk(y, scores, sample_weight=weights)),
+            "scikit-learn",
+        ),
+        (
+            f"roc_auc_score, binary, max_fpr = 0.1, n = {n_auc:.0e}",
+            n_auc,
+            lambda: pm.roc_auc_score(y, scores, max_fpr=0.1),
+            sk and (lambda: sk(y, scores, max_fpr=0.1)),
+            "scikit-learn",
+        ),
     ]
 
     times = np.round(rng.exponential(10, n_lifelines), 2)  # ties in time
     predicted = np.round(times + rng.normal(0, 5, n_lifelines), 1)  # and in predictions
     observed = rng.random(n_lifelines) < 0.7
     lifelines_ci = _peer("lifelines.utils", "concordance_index")
-    out.append((f"concordance_index, n = {n_lifelines:.0e}", n_lifelines,
-                lambda: pm.concordance_index(times, predicted, observed),
-                lifelines_ci and (lambda: lifelines_ci(times, predicted, observed)), "lifelines"))
+    out.append(
+        (
+            f"concordance_index, n = {n_lifelines:.0e}",
+            n_lifelines,
+            lambda: pm.concordance_index(times, predicted, observed),
+            lifelines_ci and (lambda: lifelines_ci(times, predicted, observed)),
+            "lifelines",
+        )
+    )
 
     t2, e2, risk = times[:n_sksurv], observed[:n_sksurv], -predicted[:n_sksurv]
     sksurv_ci = _peer("sksurv.metrics", "concordance_index_censored")
-    out.append((f"concordance_index_censored, n = {n_sksurv:.0e}", n_sksurv,
-                lambda: pm.concordance_index_censored(e2, t2, risk),
-                sksurv_ci and (lambda: sksurv_ci(e2, t2, risk)), "scikit-survival"))
-    out.append((f"concordance_index_censored, n = {n_lifelines:.0e}", n_lifelines,
-                lambda: pm.concordance_index_censored(observed, times, -predicted), None, "scikit-survival"))
+    out.append(
+        (
+            f"concordance_index_censored, n = {n_sksurv:.0e}",
+            n_sksurv,
+            lambda: pm.concordance_index_censored(e2, t2, risk),
+            sksurv_ci and (lambda: sksurv_ci(e2, t2, risk)),
+            "scikit-survival",
+        )
+    )
+    out.append(
+        (
+            f"concordance_index_censored, n = {n_lifelines:.0e}",
+            n_lifelines,
+            lambda: pm.concordance_index_censored(observed, times, -predicted),
+            None,
+            "scikit-survival",
+        )
+    )
 
     # IPCW measures: the test set doubles as the training set (as in scikit-survival's examples)
     y_surv = np.empty(n_sksurv, dtype=[("event", bool), ("time", float)])
@@ -92,13 +124,25 @@ def cases(quick: bool, rng):
     y_surv["event"][np.argmax(t2)] = False  # a censored last time keeps the censoring curve positive
     grid = np.quantile(t2, np.linspace(0.1, 0.8, 8))
     ipcw = _peer("sksurv.metrics", "concordance_index_ipcw")
-    out.append((f"concordance_index_ipcw, n = {n_sksurv:.0e}", n_sksurv,
-                lambda: pm.concordance_index_ipcw(y_surv, y_surv, risk),
-                ipcw and (lambda: ipcw(y_surv, y_surv, risk)), "scikit-survival"))
+    out.append(
+        (
+            f"concordance_index_ipcw, n = {n_sksurv:.0e}",
+            n_sksurv,
+            lambda: pm.concordance_index_ipcw(y_surv, y_surv, risk),
+            ipcw and (lambda: ipcw(y_surv, y_surv, risk)),
+            "scikit-survival",
+        )
+    )
     dynamic = _peer("sksurv.metrics", "cumulative_dynamic_auc")
-    out.append((f"cumulative_dynamic_auc, 8 times, n = {n_sksurv:.0e}", n_sksurv,
-                lambda: pm.cumulative_dynamic_auc(y_surv, y_surv, risk, grid)[1],
-                dynamic and (lambda: dynamic(y_surv, y_surv, risk, grid)[1]), "scikit-survival"))
+    out.append(
+        (
+            f"cumulative_dynamic_auc, 8 times, n = {n_sksurv:.0e}",
+            n_sksurv,
+            lambda: pm.cumulative_dynamic_auc(y_surv, y_surv, risk, grid)[1],
+            dynamic and (lambda: dynamic(y_surv, y_surv, risk, grid)[1]),
+            "scikit-survival",
+        )
+    )
     return out
 
 
@@ -113,9 +157,13 @@ def bootstrap_case(quick: bool, rng):
         draws = np.random.default_rng(1)
         return np.std([sk(y[i], scores[i]) for i in (draws.integers(0, n, n) for _ in range(100))], ddof=1)
 
-    return (f"bootstrap of roc_auc_score, 100 resamples, n = {n:.0e}", n,
-            lambda: pm.bootstrap(pm.roc_auc_score, y, scores, n_resamples=100, rng=1).standard_error,
-            sk and loop, "numpy + scikit-learn loop")
+    return (
+        f"bootstrap of roc_auc_score, 100 resamples, n = {n:.0e}",
+        n,
+        lambda: pm.bootstrap(pm.roc_auc_score, y, scores, n_resamples=100, rng=1).standard_error,
+        sk and loop,
+        "numpy + scikit-learn loop",
+    )
 
 
 def _same(a, b) -> bool:
@@ -139,19 +187,27 @@ def run(quick: bool = False) -> dict:
             else:
                 (t_ours,), (c_ours,), _ = alternating_medians([ours], repeats)
                 t_peer = c_peer = None
-        rows.append({
-            "case": name,
-            "n": n,
-            "peer": peer_name,
-            "pairmetrics_s": t_ours,
-            "peer_s": t_peer,
-            "speedup": (t_peer / t_ours) if t_peer else None,
-            "pairmetrics_cpu_s": c_ours,
-            "peer_cpu_s": c_peer,
-            "cpu_speedup": (c_peer / c_ours) if c_peer else None,
-        })
-    return {"benchmark": "dropins", "machine": machine(), "repeats": repeats, "quick": quick,
-            "threads": pm._validation.max_threads(), "rows": rows}
+        rows.append(
+            {
+                "case": name,
+                "n": n,
+                "peer": peer_name,
+                "pairmetrics_s": t_ours,
+                "peer_s": t_peer,
+                "speedup": (t_peer / t_ours) if t_peer else None,
+                "pairmetrics_cpu_s": c_ours,
+                "peer_cpu_s": c_peer,
+                "cpu_speedup": (c_peer / c_ours) if c_peer else None,
+            }
+        )
+    return {
+        "benchmark": "dropins",
+        "machine": machine(),
+        "repeats": repeats,
+        "quick": quick,
+        "threads": pm._validation.max_threads(),
+        "rows": rows,
+    }
 
 
 def _seconds(s):
@@ -162,19 +218,27 @@ def table(result: dict) -> str:
     header = ["case", "pairmetrics", "original", "original time", "speed-up (wall)", "speed-up (CPU)"]
     body = []
     for r in result["rows"]:
-        body.append([
-            r["case"],
-            _seconds(r["pairmetrics_s"]),
-            r["peer"],
-            _seconds(r["peer_s"]) if r["peer_s"] else "(not run: O(n^2))" if r["peer"] == "scikit-survival" else "-",
-            f"{r['speedup']:.0f}x" if r["speedup"] else "-",
-            f"{r['cpu_speedup']:.0f}x" if r.get("cpu_speedup") else "-",
-        ])
+        body.append(
+            [
+                r["case"],
+                _seconds(r["pairmetrics_s"]),
+                r["peer"],
+                _seconds(r["peer_s"])
+                if r["peer_s"]
+                else "(not run: O(n^2))"
+                if r["peer"] == "scikit-survival"
+                else "-",
+                f"{r['speedup']:.0f}x" if r["speedup"] else "-",
+                f"{r['cpu_speedup']:.0f}x" if r.get("cpu_speedup") else "-",
+            ]
+        )
     m = result["machine"]
-    footer = (f"\n{m['cpu']}, {m['cores']} cores ({result['threads']} used), numpy {m['numpy']}; "
-              f"median of up to {result['repeats']} alternating runs. CPU time sums this process's "
-              "threads (a steadier measure on a shared machine; pairmetrics' sorts of the two classes "
-              "run side by side in roc_auc_score).")
+    footer = (
+        f"\n{m['cpu']}, {m['cores']} cores ({result['threads']} used), numpy {m['numpy']}; "
+        f"median of up to {result['repeats']} alternating runs. CPU time sums this process's "
+        "threads (a steadier measure on a shared machine; pairmetrics' sorts of the two classes "
+        "run side by side in roc_auc_score)."
+    )
     return markdown_table(header, body) + "\n" + footer
 
 

@@ -43,7 +43,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 import pairmetrics as pm
 from pairmetrics._matching import _euclidean_matrix
 
@@ -76,7 +75,9 @@ def run_pymatching(D):
     n = D.shape[0]
     iu, ju = np.triu_indices(n, 1)
     m = iu.size
-    H = sp.csc_matrix((np.ones(2 * m, dtype=np.uint8), (np.concatenate([iu, ju]), np.tile(np.arange(m), 2))), shape=(n, m))
+    H = sp.csc_matrix(
+        (np.ones(2 * m, dtype=np.uint8), (np.concatenate([iu, ju]), np.tile(np.arange(m), 2))), shape=(n, m)
+    )
     matching = pymatching.Matching.from_check_matrix(H, weights=D[iu, ju])
     pairs = matching.decode_to_matched_dets_array(np.ones(n, dtype=np.uint8))
     return pairs_cost(D, pairs)
@@ -117,7 +118,9 @@ def matching_case(n: int, d: int, peers: tuple, repeats: int, rng) -> list:
     rows.append({"case": "complete graph", "N": n, "d": d, "tool": "pairmetrics (points)", "seconds": t, "cost": ours,
                  "verified": bool(ok), "verify_seconds": tv, "verify_over_solve": tv / t})  # fmt: skip
     t, res = timed(lambda: pm.min_weight_perfect_matching(D), repeats)
-    rows.append({"case": "complete graph", "N": n, "d": d, "tool": "pairmetrics (matrix D)", "seconds": t, "cost": res.cost})
+    rows.append(
+        {"case": "complete graph", "N": n, "d": d, "tool": "pairmetrics (matrix D)", "seconds": t, "cost": res.cost}
+    )
     runners = {"pymatching": run_pymatching, "rustworkx": run_rustworkx, "networkx": run_networkx}
     for name in peers:
         slow = name != "pymatching" or n >= 2000  # single runs for the slow peers
@@ -350,8 +353,12 @@ def plot(result: dict, path) -> None:
             sizes.append(row["N"])
             seconds.append(row["seconds"])
     notes = {"networkx": "timed at the smallest N only: 29 s there"}
-    loglog_plot(path, {"minimum-weight perfect matching, complete graph, Gaussian points, d = 50": curves},
-                xlabel="N (points)", notes=notes)
+    loglog_plot(
+        path,
+        {"minimum-weight perfect matching, complete graph, Gaussian points, d = 50": curves},
+        xlabel="N (points)",
+        notes=notes,
+    )
 
 
 def write_json(path: Path | None, result: dict) -> None:
@@ -368,10 +375,14 @@ def main(argv=None):
     parser.add_argument("--scaling", action="store_true", help="only the scaling table (N = 1e3 ... --max-n)")
     parser.add_argument("--max-n", type=int, default=16000, help="largest N of the scaling table")
     parser.add_argument("--kinds", default=",".join(SCALING_KINDS), help="comma-separated inputs of the scaling table")
-    parser.add_argument("--sizes", default=None,
-                        help="comma-separated N of the scaling table (instead of 1e3 ... --max-n), e.g. 200000")
-    parser.add_argument("--cosine", action="store_true",
-                        help="only crossmatch_test with metric='cosine' against 'euclidean' (20,000 x 50)")
+    parser.add_argument(
+        "--sizes", default=None, help="comma-separated N of the scaling table (instead of 1e3 ... --max-n), e.g. 200000"
+    )
+    parser.add_argument(
+        "--cosine",
+        action="store_true",
+        help="only crossmatch_test with metric='cosine' against 'euclidean' (20,000 x 50)",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="alternating runs of each metric in --cosine")
     args = parser.parse_args(argv)
     if args.cosine:

@@ -15,9 +15,8 @@ import statistics
 import time
 
 import numpy as np
-import scipy.sparse as sp
-
 import pairmetrics as pm
+import scipy.sparse as sp
 
 try:  # as part of the installed package (pairmetrics.bench)
     from ._common import machine, markdown_table, median_time, simple_main
@@ -64,24 +63,54 @@ def dense_cases(n: int, rng):
         return np.sqrt(metrics.mean_squared_error(x, z))
 
     cases = [
-        ("zero_one_error (int64 labels)", lambda: pm.zero_one_error(labels, guess),
-         lambda: np.count_nonzero(labels != guess),
-         metrics and (lambda: metrics.zero_one_loss(labels, guess, normalize=False))),
-        ("absolute_error", lambda: pm.absolute_error(a, b), lambda: np.abs(a - b).sum(),
-         metrics and (lambda: metrics.mean_absolute_error(a, b))),
-        ("absolute_error (float32)", lambda: pm.absolute_error(a32, b32), lambda: np.abs(a32 - b32).sum(),
-         metrics and (lambda: metrics.mean_absolute_error(a32, b32))),
-        ("absolute_error (n/10 x 10, per target)", lambda: pm.absolute_error(a2, b2, per_target=True),
-         lambda: np.abs(a2 - b2).sum(axis=0),
-         metrics and (lambda: metrics.mean_absolute_error(a2, b2, multioutput="raw_values"))),
-        ("sum_squares_error", lambda: pm.sum_squares_error(a, b), lambda: ((a - b) ** 2).sum(),
-         metrics and (lambda: metrics.mean_squared_error(a, b))),
-        ("rms_error", lambda: pm.rms_error(a, b), lambda: np.sqrt(((a - b) ** 2).sum() / n),
-         metrics and (lambda: rmse(a, b))),
-        ("worst_case_error", lambda: pm.worst_case_error(a, b), lambda: np.abs(a - b).max(),
-         metrics and (lambda: metrics.max_error(a, b))),
-        ("log_loss", lambda: pm.log_loss(y, p), lambda: -np.log(np.where(y, p, 1 - p)).sum() / n,
-         metrics and (lambda: metrics.log_loss(y, p))),
+        (
+            "zero_one_error (int64 labels)",
+            lambda: pm.zero_one_error(labels, guess),
+            lambda: np.count_nonzero(labels != guess),
+            metrics and (lambda: metrics.zero_one_loss(labels, guess, normalize=False)),
+        ),
+        (
+            "absolute_error",
+            lambda: pm.absolute_error(a, b),
+            lambda: np.abs(a - b).sum(),
+            metrics and (lambda: metrics.mean_absolute_error(a, b)),
+        ),
+        (
+            "absolute_error (float32)",
+            lambda: pm.absolute_error(a32, b32),
+            lambda: np.abs(a32 - b32).sum(),
+            metrics and (lambda: metrics.mean_absolute_error(a32, b32)),
+        ),
+        (
+            "absolute_error (n/10 x 10, per target)",
+            lambda: pm.absolute_error(a2, b2, per_target=True),
+            lambda: np.abs(a2 - b2).sum(axis=0),
+            metrics and (lambda: metrics.mean_absolute_error(a2, b2, multioutput="raw_values")),
+        ),
+        (
+            "sum_squares_error",
+            lambda: pm.sum_squares_error(a, b),
+            lambda: ((a - b) ** 2).sum(),
+            metrics and (lambda: metrics.mean_squared_error(a, b)),
+        ),
+        (
+            "rms_error",
+            lambda: pm.rms_error(a, b),
+            lambda: np.sqrt(((a - b) ** 2).sum() / n),
+            metrics and (lambda: rmse(a, b)),
+        ),
+        (
+            "worst_case_error",
+            lambda: pm.worst_case_error(a, b),
+            lambda: np.abs(a - b).max(),
+            metrics and (lambda: metrics.max_error(a, b)),
+        ),
+        (
+            "log_loss",
+            lambda: pm.log_loss(y, p),
+            lambda: -np.log(np.where(y, p, 1 - p)).sum() / n,
+            metrics and (lambda: metrics.log_loss(y, p)),
+        ),
         ("likelihood", lambda: pm.likelihood(y, p), lambda: np.log(np.where(y, p, 1 - p)).sum(), None),
     ]
     return cases
@@ -90,8 +119,9 @@ def dense_cases(n: int, rng):
 def random_labels(rng, n, n_labels, per_row):
     nnz = n * per_row
     indptr = np.arange(0, nnz + 1, per_row, dtype=np.int64)
-    m = sp.csr_matrix((np.ones(nnz, dtype=np.int8), rng.integers(0, n_labels, nnz, dtype=np.int32), indptr),
-                      shape=(n, n_labels))
+    m = sp.csr_matrix(
+        (np.ones(nnz, dtype=np.int8), rng.integers(0, n_labels, nnz, dtype=np.int32), indptr), shape=(n, n_labels)
+    )
     m.sum_duplicates()
     m.data[:] = 1
     return m
@@ -110,8 +140,11 @@ def label_cases(n: int, n_labels: int, dense_shape, rng):
 
     def anchor():  # the same counts straight from scipy, no checks
         both = t.multiply(p)
-        return (np.bincount(both.indices, minlength=n_labels), np.bincount(t.indices, minlength=n_labels),
-                np.bincount(p.indices, minlength=n_labels))
+        return (
+            np.bincount(both.indices, minlength=n_labels),
+            np.bincount(t.indices, minlength=n_labels),
+            np.bincount(p.indices, minlength=n_labels),
+        )
 
     cases = []
     if dense_shape:
@@ -122,12 +155,23 @@ def label_cases(n: int, n_labels: int, dense_shape, rng):
             both = dt & dp
             return [x.sum(axis=axis) for x in (both, dt, dp) for axis in (0, 1)]
 
-        cases.append((f"multilabel_counts (dense bool {dense_shape[0]:.0e} x {dense_shape[1]:.0e})",
-                      lambda: pm.multilabel_counts(dt, dp), dense_anchor,
-                      metrics and (lambda: metrics.multilabel_confusion_matrix(dt, dp))))
+        cases.append(
+            (
+                f"multilabel_counts (dense bool {dense_shape[0]:.0e} x {dense_shape[1]:.0e})",
+                lambda: pm.multilabel_counts(dt, dp),
+                dense_anchor,
+                metrics and (lambda: metrics.multilabel_confusion_matrix(dt, dp)),
+            )
+        )
     name = f"multilabel_counts (sparse {n:.0e} x {n_labels:.0e}, {t.nnz:.1e} nnz)"
-    cases.append((name, lambda: pm.multilabel_counts(t, p), anchor,
-                  metrics and (lambda: metrics.multilabel_confusion_matrix(t, p))))
+    cases.append(
+        (
+            name,
+            lambda: pm.multilabel_counts(t, p),
+            anchor,
+            metrics and (lambda: metrics.multilabel_confusion_matrix(t, p)),
+        )
+    )
     return cases
 
 
@@ -141,34 +185,47 @@ def run(quick: bool = False) -> dict:
     for name, ours, anchor, peer in dense_cases(n, rng) + label_cases(*sparse_shape, dense_shape, rng):
         t_ours, t_anchor = alternating_medians([ours, anchor], repeats)
         t_peer = median_time(peer, max(1, repeats // 2)) if peer else None
-        rows.append({
-            "case": name,
-            "pairmetrics_s": t_ours,
-            "anchor_s": t_anchor,
-            "sklearn_s": t_peer,
-            "ratio_vs_anchor": t_ours / t_anchor,
-            "speedup_vs_sklearn": (t_peer / t_ours) if t_peer else None,
-        })
-    return {"benchmark": "measures", "machine": machine(), "n": n, "sparse_shape": list(sparse_shape),
-            "dense_labels_shape": list(dense_shape), "repeats": repeats,
-            "quick": quick, "rows": rows}
+        rows.append(
+            {
+                "case": name,
+                "pairmetrics_s": t_ours,
+                "anchor_s": t_anchor,
+                "sklearn_s": t_peer,
+                "ratio_vs_anchor": t_ours / t_anchor,
+                "speedup_vs_sklearn": (t_peer / t_ours) if t_peer else None,
+            }
+        )
+    return {
+        "benchmark": "measures",
+        "machine": machine(),
+        "n": n,
+        "sparse_shape": list(sparse_shape),
+        "dense_labels_shape": list(dense_shape),
+        "repeats": repeats,
+        "quick": quick,
+        "rows": rows,
+    }
 
 
 def table(result: dict) -> str:
     header = ["case", "pairmetrics", "numpy anchor", "ratio vs anchor", "scikit-learn", "speed-up vs sklearn"]
     body = []
     for r in result["rows"]:
-        body.append([
-            r["case"],
-            f"{1e3 * r['pairmetrics_s']:.1f} ms",
-            f"{1e3 * r['anchor_s']:.1f} ms",
-            f"{r['ratio_vs_anchor']:.2f}",
-            f"{1e3 * r['sklearn_s']:.1f} ms" if r["sklearn_s"] else "-",
-            f"{r['speedup_vs_sklearn']:.1f}x" if r["speedup_vs_sklearn"] else "-",
-        ])
+        body.append(
+            [
+                r["case"],
+                f"{1e3 * r['pairmetrics_s']:.1f} ms",
+                f"{1e3 * r['anchor_s']:.1f} ms",
+                f"{r['ratio_vs_anchor']:.2f}",
+                f"{1e3 * r['sklearn_s']:.1f} ms" if r["sklearn_s"] else "-",
+                f"{r['speedup_vs_sklearn']:.1f}x" if r["speedup_vs_sklearn"] else "-",
+            ]
+        )
     m = result["machine"]
-    footer = (f"\n{m['cpu']}, {m['cores']} cores, numpy {m['numpy']} ({m['blas']}); "
-              f"n = {result['n']:.0e}, median of {result['repeats']}.")
+    footer = (
+        f"\n{m['cpu']}, {m['cores']} cores, numpy {m['numpy']} ({m['blas']}); "
+        f"n = {result['n']:.0e}, median of {result['repeats']}."
+    )
     return markdown_table(header, body) + "\n" + footer
 
 

@@ -35,7 +35,6 @@ HERE = Path(__file__).resolve().parent
 
 def complete_graph(n: int, d: int, seed: int):
     import networkx as nx
-
     from pairmetrics._matching import _euclidean_distances
 
     X = np.random.default_rng(seed).normal(size=(n, d))
@@ -88,7 +87,6 @@ def case(n: int, d: int, *, with_networkx: bool, repeats: int, seed: int) -> dic
 
 def run(quick: bool = False) -> dict:
     import networkx as nx
-
     from pairmetrics import networkx_backend
 
     networkx_backend._register_without_entry_points()  # a source checkout has no entry points

@@ -23,7 +23,6 @@ import statistics
 import time
 
 import numpy as np
-
 import pairmetrics as pe
 from pairmetrics.reference.paired import pairedeval_procedure
 
@@ -105,8 +104,16 @@ def run(quick: bool = False, sizes=None) -> dict:
 
 
 def table(result: dict) -> str:
-    header = ["labels", "n", "numpy sort pipeline", "pairmetrics 1 thread", "pairmetrics default (all cores)",
-              "pairedeval", "vs numpy (1 thr / default)", "speed-up vs pairedeval"]
+    header = [
+        "labels",
+        "n",
+        "numpy sort pipeline",
+        "pairmetrics 1 thread",
+        "pairmetrics default (all cores)",
+        "pairedeval",
+        "vs numpy (1 thr / default)",
+        "speed-up vs pairedeval",
+    ]
     body = []
     for r in result["rows"]:
         mark = "" if r["pairedeval_measured"] else " (est.)"
@@ -128,18 +135,22 @@ def table(result: dict) -> str:
 
 def plot(result: dict, path) -> None:
     """Time against n, log-log, one panel per label kind (pairedeval only where it was measured)."""
-    curves = {"numpy_sort_pipeline_s": "numpy argsort + sort (the anchor)",
-              "pairmetrics_1_thread_s": "pairmetrics, 1 thread",
-              "pairmetrics_all_threads_s": "pairmetrics, default call (all cores)",
-              "pairedeval_s": "pairedeval's procedure (measured sizes)"}
+    curves = {
+        "numpy_sort_pipeline_s": "numpy argsort + sort (the anchor)",
+        "pairmetrics_1_thread_s": "pairmetrics, 1 thread",
+        "pairmetrics_all_threads_s": "pairmetrics, default call (all cores)",
+        "pairedeval_s": "pairedeval's procedure (measured sizes)",
+    }
     panels = {}
     for kind in CASES:
         rows = [r for r in result["rows"] if r["labels"] == kind]
         panels[f"{kind} labels"] = {
-            label: ([r["n"] for r in rows],
-                    [None if key == "pairedeval_s" and not r.get("pairedeval_measured", True) else r[key]
-                     for r in rows])
-            for key, label in curves.items()}
+            label: (
+                [r["n"] for r in rows],
+                [None if key == "pairedeval_s" and not r.get("pairedeval_measured", True) else r[key] for r in rows],
+            )
+            for key, label in curves.items()
+        }
     loglog_plot(path, panels, xlabel="n (predictions)")
 
 

@@ -62,8 +62,9 @@ def _bytes_per_value(call: str, path: Path) -> float | None:
     """Peak resident memory added by one read, per value, in a fresh process (Linux only)."""
     if not Path("/proc/self/clear_refs").exists():
         return None
-    proc = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT.format(call=call), str(path)],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _MEMORY_SCRIPT.format(call=call), str(path)], capture_output=True, text=True, check=True
+    )
     added, size = map(int, proc.stdout.split())
     return added / size
 
@@ -79,24 +80,49 @@ def run(quick: bool = False) -> dict:
         for columns in (1, 8):
             path = Path(tmp) / f"table{columns}.csv"
             values = _write_table(path, n_values, columns, rng)
-            funcs = [lambda call=call, path=path: eval(call, {"pandas": pandas, "load_array": load_array, "path": path})
-                     for call in READERS.values()]
+            funcs = [
+                lambda call=call, path=path: eval(call, {"pandas": pandas, "load_array": load_array, "path": path})
+                for call in READERS.values()
+            ]
             times = alternating_medians(funcs, repeats=3 if quick else 5)
             for (name, call), func, seconds in zip(READERS.items(), funcs, times):
                 wrong = int((func().reshape(values.shape) != values).sum())  # written to 17 digits: exact
-                rows.append({"reader": name, "columns": columns, "values": n_values, "seconds": seconds,
-                             "values_not_exact": wrong,
-                             "ratio_to_anchor": seconds / times[0],
-                             "bytes_per_value": None if quick else _bytes_per_value(call, path)})
+                rows.append(
+                    {
+                        "reader": name,
+                        "columns": columns,
+                        "values": n_values,
+                        "seconds": seconds,
+                        "values_not_exact": wrong,
+                        "ratio_to_anchor": seconds / times[0],
+                        "bytes_per_value": None if quick else _bytes_per_value(call, path),
+                    }
+                )
     return {"machine": machine(), "rows": rows}
 
 
 def table(result: dict) -> str:
-    body = [[r["reader"], r["columns"], f"{r['values']:.0e}", f"{r['seconds']:.3f}", f"{r['ratio_to_anchor']:.2f}",
-             "n/a" if r["bytes_per_value"] is None else f"{r['bytes_per_value']:.1f}", r["values_not_exact"]]
-            for r in result["rows"]]
-    header = ["reader", "columns", "values", "seconds (median)", "x anchor", "peak bytes/value",
-              "values off by rounding"]
+    body = [
+        [
+            r["reader"],
+            r["columns"],
+            f"{r['values']:.0e}",
+            f"{r['seconds']:.3f}",
+            f"{r['ratio_to_anchor']:.2f}",
+            "n/a" if r["bytes_per_value"] is None else f"{r['bytes_per_value']:.1f}",
+            r["values_not_exact"],
+        ]
+        for r in result["rows"]
+    ]
+    header = [
+        "reader",
+        "columns",
+        "values",
+        "seconds (median)",
+        "x anchor",
+        "peak bytes/value",
+        "values off by rounding",
+    ]
     return markdown_table(header, body)
 
 

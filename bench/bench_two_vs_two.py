@@ -94,7 +94,6 @@ def blas_info() -> dict:
     info = {}
     try:
         import scipy
-
         from pairmetrics import _core
 
         info["scipy"] = scipy.__version__
@@ -203,21 +202,42 @@ def measure_sampled(sizes=(30_000, 300_000), n_pairs: int = 3_000_000, d: int = 
 
 
 def table(result: dict) -> str:
-    header = ["n", "dtype", "pairmetrics (s)", "numpy `Y @ P.T` (s)", "pairmetrics / `Y @ P.T`",
-              "vectorised numpy (s)", "vectorised / `Y @ P.T`", "blog loop (s)"]
+    header = [
+        "n",
+        "dtype",
+        "pairmetrics (s)",
+        "numpy `Y @ P.T` (s)",
+        "pairmetrics / `Y @ P.T`",
+        "vectorised numpy (s)",
+        "vectorised / `Y @ P.T`",
+        "blog loop (s)",
+    ]
     rows = []
     for row in result["rows"]:
         m, r = row["median_s"], row["ratio_vs_gemm"]
-        vec = [f"{m['numpy_vectorised']:.3f}", f"{r['numpy_vectorised']:.2f}x"] if "numpy_vectorised" in m else ["-", "-"]
-        rows.append([row["n"], row["dtype"], f"{m['pairmetrics']:.3f}", f"{m['numpy_gemm']:.3f}",
-                     f"{r['pairmetrics']:.2f}x", *vec, f"{m['blog_loop']:.2f}" if "blog_loop" in m else "-"])
+        vec = (
+            [f"{m['numpy_vectorised']:.3f}", f"{r['numpy_vectorised']:.2f}x"] if "numpy_vectorised" in m else ["-", "-"]
+        )
+        rows.append(
+            [
+                row["n"],
+                row["dtype"],
+                f"{m['pairmetrics']:.3f}",
+                f"{m['numpy_gemm']:.3f}",
+                f"{r['pairmetrics']:.2f}x",
+                *vec,
+                f"{m['blog_loop']:.2f}" if "blog_loop" in m else "-",
+            ]
+        )
     out = markdown_table(header, rows)
     sampled = result.get("sampled")
     if sampled:
         base = sampled[0]["median_s"]
-        out += "\n\nSampled pairs (default call): " + ", ".join(
-            f"n = {r['n']}: {r['median_s']:.2f} s ({r['median_s'] / base:.2f}x)" for r in sampled
-        ) + f" for {sampled[0]['pairs']:.0e} pairs, d = {sampled[0]['d']}"
+        out += (
+            "\n\nSampled pairs (default call): "
+            + ", ".join(f"n = {r['n']}: {r['median_s']:.2f} s ({r['median_s'] / base:.2f}x)" for r in sampled)
+            + f" for {sampled[0]['pairs']:.0e} pairs, d = {sampled[0]['d']}"
+        )
     large = result.get("large")
     if large:
         out += (
@@ -227,8 +247,12 @@ def table(result: dict) -> str:
     return out
 
 
-METHOD_NAMES = {"pairmetrics": "pairmetrics (default call)", "numpy_gemm": "numpy Y @ P.T (the anchor)",
-                "numpy_vectorised": "vectorised numpy", "blog_loop": "blog loop (scipy cosine per pair)"}
+METHOD_NAMES = {
+    "pairmetrics": "pairmetrics (default call)",
+    "numpy_gemm": "numpy Y @ P.T (the anchor)",
+    "numpy_vectorised": "vectorised numpy",
+    "blog_loop": "blog loop (scipy cosine per pair)",
+}
 
 
 def plot(result: dict, path) -> None:

@@ -27,12 +27,19 @@ ROOT = HERE.parent
 TIMED_CODE = {
     "paired": ["cpp/paired.cpp", "cpp/paired.hpp", "cpp/paired_simd.cpp", "cpp/bindings/register_paired.cpp"],
     "measures": ["cpp/measures.cpp", "cpp/measures.hpp", "cpp/bindings/register_measures.cpp"],
-    "dropins": ["cpp/roc_auc.cpp", "cpp/roc_auc.hpp", "cpp/concordance.cpp", "cpp/concordance.hpp",
-                "cpp/key_sort.hpp"],
-    "two_vs_two": ["cpp/two_vs_two.cpp", "cpp/two_vs_two.hpp", "cpp/euclidean.hpp",
-                   "cpp/bindings/register_two_vs_two.cpp"],
-    "matching_scaling": ["cpp/matching.cpp", "cpp/matching.hpp", "cpp/matching_distances.cpp",
-                         "cpp/matching_distances.hpp"],
+    "dropins": ["cpp/roc_auc.cpp", "cpp/roc_auc.hpp", "cpp/concordance.cpp", "cpp/concordance.hpp", "cpp/key_sort.hpp"],
+    "two_vs_two": [
+        "cpp/two_vs_two.cpp",
+        "cpp/two_vs_two.hpp",
+        "cpp/euclidean.hpp",
+        "cpp/bindings/register_two_vs_two.cpp",
+    ],
+    "matching_scaling": [
+        "cpp/matching.cpp",
+        "cpp/matching.hpp",
+        "cpp/matching_distances.cpp",
+        "cpp/matching_distances.hpp",
+    ],
     "networkx": ["cpp/matching.cpp", "cpp/matching_distances.cpp", "python/pairmetrics/networkx_backend.py"],
     "dask": ["python/pairmetrics/dask", "python/pairmetrics/_routing.py", "cpp/group_dominance.cpp"],
 }
@@ -58,8 +65,14 @@ def _load(name: str) -> dict:
 def _commit_time(*paths: str) -> int | None:
     """Unix time of the last commit touching ``paths``; None without git history."""
     try:
-        out = subprocess.run(["git", "log", "-1", "--format=%ct", "--", *paths], cwd=ROOT, capture_output=True,
-                             text=True, check=True, timeout=30).stdout.strip()
+        out = subprocess.run(
+            ["git", "log", "-1", "--format=%ct", "--", *paths],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return int(out) if out else None
@@ -80,11 +93,25 @@ def _paired(result: dict) -> list[Row]:
     for r in result["rows"]:
         if r["n"] in (1_000_000, 10_000_000):
             kind = "uniform labels" if r["labels"] == "uniform" else "binary labels"
-            rows.append(Row("paired evaluation", f"{kind}, n = {_size(r['n'])}", r["pairmetrics_all_threads_s"],
-                            "numpy argsort + sort", r["numpy_sort_pipeline_s"]))
+            rows.append(
+                Row(
+                    "paired evaluation",
+                    f"{kind}, n = {_size(r['n'])}",
+                    r["pairmetrics_all_threads_s"],
+                    "numpy argsort + sort",
+                    r["numpy_sort_pipeline_s"],
+                )
+            )
             if r["n"] == 1_000_000:
-                rows.append(Row("paired evaluation", f"{kind}, n = {_size(r['n'])}", r["pairmetrics_all_threads_s"],
-                                "pairedeval's procedure", r["pairedeval_s"]))
+                rows.append(
+                    Row(
+                        "paired evaluation",
+                        f"{kind}, n = {_size(r['n'])}",
+                        r["pairmetrics_all_threads_s"],
+                        "pairedeval's procedure",
+                        r["pairedeval_s"],
+                    )
+                )
     return rows
 
 
@@ -93,14 +120,23 @@ def _measures(result: dict) -> list[Row]:
     rows = []
     for r in result["rows"]:
         if r["case"] in wanted:
-            rows.append(Row("classic measures", wanted[r["case"]], r["pairmetrics_s"], "numpy expression",
-                            r["anchor_s"]))
+            rows.append(
+                Row("classic measures", wanted[r["case"]], r["pairmetrics_s"], "numpy expression", r["anchor_s"])
+            )
             if r.get("sklearn_s"):
-                rows.append(Row("classic measures", wanted[r["case"]], r["pairmetrics_s"], "scikit-learn",
-                                r["sklearn_s"]))
+                rows.append(
+                    Row("classic measures", wanted[r["case"]], r["pairmetrics_s"], "scikit-learn", r["sklearn_s"])
+                )
         elif r["case"].startswith("multilabel_counts (sparse"):
-            rows.append(Row("multi-label counts", "sparse 1e6 x 1e4, 1e7 non-zeros", r["pairmetrics_s"],
-                            "scipy product + bincount", r["anchor_s"]))
+            rows.append(
+                Row(
+                    "multi-label counts",
+                    "sparse 1e6 x 1e4, 1e7 non-zeros",
+                    r["pairmetrics_s"],
+                    "scipy product + bincount",
+                    r["anchor_s"],
+                )
+            )
     return rows
 
 
@@ -113,20 +149,32 @@ def _dropins(result: dict) -> list[Row]:
 
 
 def _two_vs_two(result: dict) -> list[Row]:
-    return [Row("2 vs 2 test", f"n = {r['n']}, d = {r['d']}, {r['dtype']}", r["median_s"]["pairmetrics"],
-                "numpy Y @ P.T", r["median_s"]["numpy_gemm"]) for r in result["rows"] if r["n"] == 20000]
+    return [
+        Row(
+            "2 vs 2 test",
+            f"n = {r['n']}, d = {r['d']}, {r['dtype']}",
+            r["median_s"]["pairmetrics"],
+            "numpy Y @ P.T",
+            r["median_s"]["numpy_gemm"],
+        )
+        for r in result["rows"]
+        if r["n"] == 20000
+    ]
 
 
 def _dask(result: dict) -> list[Row]:
-    rows = [Row("Dask", f"paired evaluation, {_size(r['n'])} {r['dtype']}", r["dask_s"], "in-memory call",
-                r["in_memory_s"]) for r in result.get("paired", [])]
-    rows += [Row("Dask", f"2 vs 2, n = {_size(r['n'])}, d = {r['d']}", r["dask_s"], "in-memory call", r["in_memory_s"])
-             for r in result.get("two_vs_two", [])]
+    rows = [
+        Row("Dask", f"paired evaluation, {_size(r['n'])} {r['dtype']}", r["dask_s"], "in-memory call", r["in_memory_s"])
+        for r in result.get("paired", [])
+    ]
+    rows += [
+        Row("Dask", f"2 vs 2, n = {_size(r['n'])}, d = {r['d']}", r["dask_s"], "in-memory call", r["in_memory_s"])
+        for r in result.get("two_vs_two", [])
+    ]
     return rows
 
 
-READERS = {"paired": _paired, "two_vs_two": _two_vs_two, "measures": _measures, "dropins": _dropins,
-           "dask": _dask}
+READERS = {"paired": _paired, "two_vs_two": _two_vs_two, "measures": _measures, "dropins": _dropins, "dask": _dask}
 
 
 def rows(include_stale: bool = False) -> list[Row]:

@@ -68,7 +68,14 @@ def loglog_plot(path, panels: dict, xlabel: str = "n", notes: dict | None = None
         _log_axis(ax.xaxis, *ax.get_xlim())
         _log_axis(ax.yaxis, *ax.get_ylim())
     # One legend under all panels: never over the data.
-    fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", bbox_to_anchor=(0.5, 0.0),
-               ncol=min(2, len(handles)), fontsize=8, frameon=False)
+    fig.legend(
+        list(handles.values()),
+        list(handles.keys()),
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=min(2, len(handles)),
+        fontsize=8,
+        frameon=False,
+    )
     fig.tight_layout()
     save(fig, path)

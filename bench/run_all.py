@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def available() -> list:
-    return sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules([str(HERE)]) if m.name.startswith("bench_"))
+    return sorted(m.name[len("bench_") :] for m in pkgutil.iter_modules([str(HERE)]) if m.name.startswith("bench_"))
 
 
 def _module(name: str):
@@ -89,8 +89,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="Run the pairmetrics benchmark suite.")
     parser.add_argument("--quick", action="store_true", help="small sizes, about a minute in all")
     parser.add_argument("--only", help=f"comma-separated subset of {available()}")
-    parser.add_argument("--plots-only", action="store_true",
-                        help="time nothing: redraw the plots and the headline chart from results/*.json")
+    parser.add_argument(
+        "--plots-only",
+        action="store_true",
+        help="time nothing: redraw the plots and the headline chart from results/*.json",
+    )
     args = parser.parse_args(argv)
     only = args.only.split(",") if args.only else None
     if args.plots_only:

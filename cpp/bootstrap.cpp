@@ -30,7 +30,8 @@ class SplitMix64 {
 bool is_plain(const ResamplingDesign& design, std::size_t n) {
     if (design.cluster_offsets[n] != static_cast<std::int64_t>(n)) return false;
     for (std::size_t c = 0; c < n; ++c)
-        if (design.cluster_offsets[c] != static_cast<std::int64_t>(c) || design.members[c] != static_cast<std::int64_t>(c))
+        if (design.cluster_offsets[c] != static_cast<std::int64_t>(c) ||
+            design.members[c] != static_cast<std::int64_t>(c))
             return false;
     return true;
 }

@@ -47,8 +47,8 @@ class RankCounts {
 
 ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_stride, const std::uint8_t* events,
                                      std::ptrdiff_t event_stride, const double* estimates,
-                                     std::ptrdiff_t estimate_stride, std::size_t n, double tied_tol,
-                                     Control& control, std::uint64_t* per_sample) {
+                                     std::ptrdiff_t estimate_stride, std::size_t n, double tied_tol, Control& control,
+                                     std::uint64_t* per_sample) {
     ConcordanceCounts out;
     if (per_sample) std::fill(per_sample, per_sample + n * kPerSampleColumns, std::uint64_t{0});
     if (n < 2) return out;

@@ -50,7 +50,7 @@ enum PerSampleColumn : std::size_t {
 // totals; null skips both.
 ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_stride, const std::uint8_t* events,
                                      std::ptrdiff_t event_stride, const double* estimates,
-                                     std::ptrdiff_t estimate_stride, std::size_t n, double tied_tol,
-                                     Control& control, std::uint64_t* per_sample = nullptr);
+                                     std::ptrdiff_t estimate_stride, std::size_t n, double tied_tol, Control& control,
+                                     std::uint64_t* per_sample = nullptr);
 
 }  // namespace pairmetrics

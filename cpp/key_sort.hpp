@@ -47,7 +47,9 @@ inline double double_of_key(std::uint64_t key) {
 
 // The key of a record: the record itself when it is a plain key, else its
 // `key` member.
-inline std::uint64_t key_of(std::uint64_t key) { return key; }
+inline std::uint64_t key_of(std::uint64_t key) {
+    return key;
+}
 template <class R>
 inline std::uint64_t key_of(const R& record) {
     return record.key;

@@ -59,9 +59,8 @@ using WarmStart = BasicWarmStart<std::int64_t>;
 // n vertices, m edges (eu[i], ev[i], w[i]) with 0 <= w[i] <= max_weight(n).
 // Parallel edges and self loops are harmless. warm may be null; a warm start
 // changes the work done, never the optimum.
-BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const std::int32_t* eu,
-                                          const std::int32_t* ev, const std::int64_t* w, Control& control,
-                                          const WarmStart* warm = nullptr);
+BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const std::int32_t* eu, const std::int32_t* ev,
+                                          const std::int64_t* w, Control& control, const WarmStart* warm = nullptr);
 
 // Largest edge weight accepted for n vertices, min(2^50, 2^59 / (n + 1)):
 // n times the largest (internally doubled) weight, the scale of the duals,
@@ -150,10 +149,10 @@ struct CompleteOptions {
 };
 
 struct CompleteStats {
-    int rounds = 0;                // pricing rounds over all passes
-    int passes = 0;                // solves at a given scale (2 when the cost is far below max distance)
-    std::int64_t edges = 0;        // edges in the final subgraph
-    std::int64_t extra_pairs = 0;  // pairs priced outside the neighbour lists
+    int rounds = 0;                        // pricing rounds over all passes
+    int passes = 0;                        // solves at a given scale (2 when the cost is far below max distance)
+    std::int64_t edges = 0;                // edges in the final subgraph
+    std::int64_t extra_pairs = 0;          // pairs priced outside the neighbour lists
     int screens = 0, partial_screens = 0;  // screens of every pair, and of some rows only
     double seconds_neighbours = 0, seconds_solve = 0, seconds_pricing = 0;  // wall time per phase
     BlossomStats last;
@@ -162,10 +161,10 @@ struct CompleteStats {
 struct CompleteResult {
     BlossomResult blossom;  // integer solution; real duals are y * unit and z * unit
     double unit = 0;
-    double resolution = 0;   // distances were rounded to multiples of this
-    double cap = 0;          // weights were capped at this distance (no matched pair reaches it)
+    double resolution = 0;  // distances were rounded to multiples of this
+    double cap = 0;         // weights were capped at this distance (no matched pair reaches it)
     double max_distance = 0;
-    double cost = 0;         // sum of the matched distances
+    double cost = 0;  // sum of the matched distances
 };
 
 CompleteResult complete_min_weight_perfect_matching(const Distances& D, const CompleteOptions& options,

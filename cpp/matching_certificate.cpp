@@ -144,7 +144,8 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
     c.dual_objective = dual.value();
     c.error_bound = cost_err + 4 * eps * (cost.abs + dual.abs) + lost * nv;
     c.magnitude = cost.abs + dual.abs;
-    for (double* x : {&c.max_violation, &c.max_violation_bound, &c.lowering, &c.max_matched_slack, &c.dual_objective, &c.cost, &c.error_bound, &c.magnitude})
+    for (double* x : {&c.max_violation, &c.max_violation_bound, &c.lowering, &c.max_matched_slack, &c.dual_objective,
+                      &c.cost, &c.error_bound, &c.magnitude})
         *x /= s;
     return c;
 }

@@ -18,8 +18,8 @@ using i64 = std::int64_t;
 
 constexpr double kEps64 = euclidean::unit_roundoff<double>();
 constexpr double kEps32 = euclidean::unit_roundoff<float>();
-constexpr i32 kRowBlock = 256;                     // rows per task
-constexpr i32 kColBlock = 2048;                    // columns per tile
+constexpr i32 kRowBlock = 256;   // rows per task
+constexpr i32 kColBlock = 2048;  // columns per tile
 
 // Keeps the `keep` smallest (value, index) seen so far, with a threshold
 // that lets almost every later value be rejected by one comparison.
@@ -78,49 +78,57 @@ template <class T>
 void DenseDistances<T>::nearest(i32 store, i32* cand, double* bound, int n_threads, Control& control) const {
     const i32 n = n_;
     const std::size_t tasks = (static_cast<std::size_t>(n) + kRowBlock - 1) / kRowBlock;
-    parallel_for(tasks, n_threads, [&](std::size_t task) {
-        std::vector<std::pair<double, i32>> buf;
-        const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
-        for (i32 i = lo; i < hi; ++i) {
-            buf.clear();
-            for (i32 j = 0; j < n; ++j)
-                if (j != i) buf.emplace_back((*this)(i, j), j);
-            bound[i] = take_list(buf, store, cand + static_cast<std::size_t>(i) * store);
-        }
-        control.advance(static_cast<std::uint64_t>(hi - lo));
-    }, &control);
+    parallel_for(
+        tasks, n_threads,
+        [&](std::size_t task) {
+            std::vector<std::pair<double, i32>> buf;
+            const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
+            for (i32 i = lo; i < hi; ++i) {
+                buf.clear();
+                for (i32 j = 0; j < n; ++j)
+                    if (j != i) buf.emplace_back((*this)(i, j), j);
+                bound[i] = take_list(buf, store, cand + static_cast<std::size_t>(i) * store);
+            }
+            control.advance(static_cast<std::uint64_t>(hi - lo));
+        },
+        &control);
 }
 
 template <class T>
-void DenseDistances<T>::pairs_below(const double* a, int n_threads, Control& control,
-                                    const PairVisitor& visit) const {
+void DenseDistances<T>::pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const {
     const i32 n = n_;
     const std::size_t tasks = (static_cast<std::size_t>(n) + kRowBlock - 1) / kRowBlock;
-    parallel_for(tasks, n_threads, [&](std::size_t task) {
-        const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
-        for (i32 i = lo; i < hi; ++i)
-            for (i32 j = i + 1; j < n; ++j)
-                if ((*this)(i, j) < a[i] + a[j]) visit(i, j);
-        control.check();
-    }, &control);
+    parallel_for(
+        tasks, n_threads,
+        [&](std::size_t task) {
+            const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
+            for (i32 i = lo; i < hi; ++i)
+                for (i32 j = i + 1; j < n; ++j)
+                    if ((*this)(i, j) < a[i] + a[j]) visit(i, j);
+            control.check();
+        },
+        &control);
 }
 
 template <class T>
-void DenseDistances<T>::pairs_below_rows(const double* a, const std::vector<i32>& rows, int n_threads,
-                                         Control& control, const PairVisitor& visit) const {
+void DenseDistances<T>::pairs_below_rows(const double* a, const std::vector<i32>& rows, int n_threads, Control& control,
+                                         const PairVisitor& visit) const {
     const i32 n = n_;
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
     const std::size_t tasks = (rows.size() + 63) / 64;
-    parallel_for(tasks, n_threads, [&](std::size_t task) {
-        const std::size_t hi = std::min(rows.size(), (task + 1) * 64);
-        for (std::size_t t = task * 64; t < hi; ++t) {
-            const i32 i = rows[t];
-            for (i32 j = 0; j < n; ++j)
-                if (j != i && !(in[j] && j < i) && (*this)(i, j) < a[i] + a[j]) visit(i, j);
-        }
-        control.check();
-    }, &control);
+    parallel_for(
+        tasks, n_threads,
+        [&](std::size_t task) {
+            const std::size_t hi = std::min(rows.size(), (task + 1) * 64);
+            for (std::size_t t = task * 64; t < hi; ++t) {
+                const i32 i = rows[t];
+                for (i32 j = 0; j < n; ++j)
+                    if (j != i && !(in[j] && j < i) && (*this)(i, j) < a[i] + a[j]) visit(i, j);
+            }
+            control.check();
+        },
+        &control);
 }
 
 template class DenseDistances<float>;
@@ -128,8 +136,7 @@ template class DenseDistances<double>;
 
 // ------------------------------------------------------------ Euclidean
 
-EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squared, const Gemm& gemm,
-                                       bool single_ok)
+EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squared, const Gemm& gemm, bool single_ok)
     : X_(X), n_(n), d_(d), squared_(squared), gemm_(gemm) {
     // float32 tiles pay off (twice the BLAS speed) when the product dominates.
     single_ = single_ok && d >= 16 && gemm.sgemm != nullptr;
@@ -242,8 +249,7 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
                 gemm = gemm_.dgemm;
             dot_tile(gemm, xc + static_cast<std::size_t>(lo) * d_, rows, xc + static_cast<std::size_t>(c0) * d_, m, k,
                      tile.data());
-            for (i32 i = lo; i < hi; ++i)
-                visit(task, i, c0, c1, tile.data() + static_cast<std::size_t>(i - lo) * m);
+            for (i32 i = lo; i < hi; ++i) visit(task, i, c0, c1, tile.data() + static_cast<std::size_t>(i - lo) * m);
             control.check();
         }
         control.advance(static_cast<std::uint64_t>(hi - lo));
@@ -303,8 +309,8 @@ double EuclideanDistances::list_and_bound(std::vector<std::pair<T, std::int32_t>
 }
 
 template <class T>
-void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i32* cand, double* bound,
-                                      int n_threads, Control& control) const {
+void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i32* cand, double* bound, int n_threads,
+                                      Control& control) const {
     const i32 n = n_;
     constexpr i32 R = kRowBlock;
     const i32 blocks = (n + R - 1) / R;
@@ -360,37 +366,43 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
     // Round 0: the diagonal tiles; then players - 1 rounds of disjoint pairs.
     for (i32 round = -1; round < players - 1; ++round) {
         const std::size_t tasks = round < 0 ? static_cast<std::size_t>(blocks) : static_cast<std::size_t>(players / 2);
-        parallel_for(tasks, n_threads, [&](std::size_t t) {
-            i32 a, b;
-            if (round < 0) {
-                a = b = static_cast<i32>(t);
-            } else {
-                // Circle method: player players-1 stays, the others rotate.
-                const i32 ti = static_cast<i32>(t);
-                auto seat = [&](i32 s) { return s == players - 1 ? s : (s + round) % (players - 1); };
-                a = seat(ti);
-                b = seat(players - 1 - ti);
-                if (a > b) std::swap(a, b);
-            }
-            if (b >= blocks) return;  // paired with the idle block
-            thread_local std::vector<T> tile;
-            {
-                const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
-                work(a, b, tile);
-            }
-            control.check();
-        }, &control);
+        parallel_for(
+            tasks, n_threads,
+            [&](std::size_t t) {
+                i32 a, b;
+                if (round < 0) {
+                    a = b = static_cast<i32>(t);
+                } else {
+                    // Circle method: player players-1 stays, the others rotate.
+                    const i32 ti = static_cast<i32>(t);
+                    auto seat = [&](i32 s) { return s == players - 1 ? s : (s + round) % (players - 1); };
+                    a = seat(ti);
+                    b = seat(players - 1 - ti);
+                    if (a > b) std::swap(a, b);
+                }
+                if (b >= blocks) return;  // paired with the idle block
+                thread_local std::vector<T> tile;
+                {
+                    const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
+                    work(a, b, tile);
+                }
+                control.check();
+            },
+            &control);
         control.advance(per_round);
     }
     // The lists, and a lower bound on the distance to every point outside.
     const std::size_t chunks = (static_cast<std::size_t>(n) + R - 1) / R;
-    parallel_for(chunks, n_threads, [&](std::size_t t) {
-        const i32 lo = static_cast<i32>(t) * R, hi = std::min(n, lo + R);
-        for (i32 i = lo; i < hi; ++i) {
-            bound[i] = list_and_bound(heaps[i].buf, store, i, cand);
-            heaps[i].buf = {};
-        }
-    }, &control);
+    parallel_for(
+        chunks, n_threads,
+        [&](std::size_t t) {
+            const i32 lo = static_cast<i32>(t) * R, hi = std::min(n, lo + R);
+            for (i32 i = lo; i < hi; ++i) {
+                bound[i] = list_and_bound(heaps[i].buf, store, i, cand);
+                heaps[i].buf = {};
+            }
+        },
+        &control);
 }
 
 std::vector<double> EuclideanDistances::tile_thresholds(const double* a) const {
@@ -455,7 +467,8 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
         int k = static_cast<int>(d_);
         std::vector<T> block(static_cast<std::size_t>(nr) * d_);  // the rows, contiguous
         for (int r = 0; r < nr; ++r)
-            std::copy_n(xc + static_cast<std::size_t>(rows[lo + r]) * d_, d_, block.data() + static_cast<std::size_t>(r) * d_);
+            std::copy_n(xc + static_cast<std::size_t>(rows[lo + r]) * d_, d_,
+                        block.data() + static_cast<std::size_t>(r) * d_);
         std::vector<T> tile(static_cast<std::size_t>(nr) * kColBlock);
         const OneBlasThread one_thread(gemm_.threads);
         for (i32 c0 = 0; c0 < n; c0 += kColBlock) {

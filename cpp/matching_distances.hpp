@@ -24,8 +24,8 @@ namespace pairmetrics::matching {
 // BLAS matrix products (Fortran ABI, 32-bit integers), when the caller found
 // one; null pointers select the plain C++ product.
 template <class T>
-using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* alpha, T* a, int* lda, T* b,
-                        int* ldb, T* beta, T* c, int* ldc);
+using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* alpha, T* a, int* lda, T* b, int* ldb,
+                        T* beta, T* c, int* ldc);
 // out[r * cols + c] = <a_r, b_c> for `rows` rows a_r and `cols` rows b_c of
 // length k, each set contiguous: through `gemm` when given, else plain loops.
 template <class T>
@@ -101,8 +101,7 @@ class DenseDistances final : public Distances {
     }
     double max_distance() const override { return max_; }
     double relative_error() const override { return 0.0; }
-    void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
-                 Control& control) const override;
+    void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads, Control& control) const override;
     void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
     void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
                           const PairVisitor& visit) const override;
@@ -129,8 +128,7 @@ class EuclideanDistances final : public Distances {
     double operator()(std::int32_t i, std::int32_t j) const override;
     double max_distance() const override { return max_; }
     double relative_error() const override { return (static_cast<double>(d_) + 4) * 1.1102230246251565e-16; }
-    void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
-                 Control& control) const override;
+    void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads, Control& control) const override;
     void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
     void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
                           const PairVisitor& visit) const override;
@@ -152,8 +150,8 @@ class EuclideanDistances final : public Distances {
     double list_and_bound(std::vector<std::pair<T, std::int32_t>>& buf, std::int32_t store, std::int32_t i,
                           std::int32_t* cand) const;
     template <class T>
-    void nearest_impl(const T* xc, GemmFn<T> gemm, std::int32_t store, std::int32_t* cand, double* bound,
-                      int n_threads, Control& control) const;
+    void nearest_impl(const T* xc, GemmFn<T> gemm, std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
+                      Control& control) const;
     template <class First, class F>
     void for_tiles(int n_threads, Control& control, First&& first_col, F&& visit) const;
     // Per-point thresholds in tile units, widened by the error of operator().
@@ -167,12 +165,15 @@ class EuclideanDistances final : public Distances {
     // Runs run(T{}, task) for every task in parallel, T the tiles' precision.
     template <class Run>
     void for_each_tile_task(std::size_t tasks, int n_threads, Run&& run, Control& control) const {
-        parallel_for(tasks, n_threads, [&](std::size_t task) {
-            if (single_)
-                run(0.0f, task);
-            else
-                run(0.0, task);
-        }, &control);
+        parallel_for(
+            tasks, n_threads,
+            [&](std::size_t task) {
+                if (single_)
+                    run(0.0f, task);
+                else
+                    run(0.0, task);
+            },
+            &control);
     }
 
     const double* X_;
@@ -180,12 +181,12 @@ class EuclideanDistances final : public Distances {
     std::int64_t d_;
     bool squared_;
     Gemm gemm_;
-    bool single_ = false;          // tiles in float32
-    std::vector<double> xc64_;     // centred coordinates (float64 tiles)
-    std::vector<float> xc32_;      // centred coordinates (float32 tiles)
-    std::vector<double> sq_;       // squared norms of the centred rows (as stored)
+    bool single_ = false;       // tiles in float32
+    std::vector<double> xc64_;  // centred coordinates (float64 tiles)
+    std::vector<float> xc32_;   // centred coordinates (float32 tiles)
+    std::vector<double> sq_;    // squared norms of the centred rows (as stored)
     double sq_max_ = 0, unit_err_ = 0, max_ = 0;
-    double tile_scale_ = 1;        // tiles see coordinates times this power of two
+    double tile_scale_ = 1;  // tiles see coordinates times this power of two
 };
 
 }  // namespace pairmetrics::matching

@@ -60,20 +60,23 @@ Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& con
     L.bound.assign(n, std::numeric_limits<double>::infinity());
     D.nearest(store, L.j.data(), L.bound.data(), n_threads, control);
     const std::size_t blocks = (static_cast<std::size_t>(n) + 255) / 256;
-    parallel_for(blocks, n_threads, [&](std::size_t b) {
-        std::vector<std::pair<double, i32>> row(store);
-        const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
-        for (i32 i = lo; i < hi; ++i) {
-            const std::size_t o = static_cast<std::size_t>(i) * store;
-            for (i32 t = 0; t < store; ++t) row[t] = {D(i, L.j[o + t]), L.j[o + t]};
-            std::sort(row.begin(), row.end());
-            for (i32 t = 0; t < store; ++t) {
-                L.d[o + t] = row[t].first;
-                L.j[o + t] = row[t].second;
+    parallel_for(
+        blocks, n_threads,
+        [&](std::size_t b) {
+            std::vector<std::pair<double, i32>> row(store);
+            const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
+            for (i32 i = lo; i < hi; ++i) {
+                const std::size_t o = static_cast<std::size_t>(i) * store;
+                for (i32 t = 0; t < store; ++t) row[t] = {D(i, L.j[o + t]), L.j[o + t]};
+                std::sort(row.begin(), row.end());
+                for (i32 t = 0; t < store; ++t) {
+                    L.d[o + t] = row[t].first;
+                    L.j[o + t] = row[t].second;
+                }
             }
-        }
-        control.check();
-    }, &control);
+            control.check();
+        },
+        &control);
     return L;
 }
 
@@ -82,7 +85,9 @@ Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& con
 class WeightScale {
   public:
     WeightScale(double cap, i64 wmax)
-        : cap_(cap), wmax_(wmax), scale_(cap > 0 ? static_cast<double>(wmax) / cap : 1.0),
+        : cap_(cap),
+          wmax_(wmax),
+          scale_(cap > 0 ? static_cast<double>(wmax) / cap : 1.0),
           divide_(cap > 0 && !(scale_ < 0x1p1000)) {}
     i64 to_int(double d) const {
         if (d >= cap_) return cap_ > 0 ? wmax_ : 0;
@@ -153,7 +158,11 @@ class PricedSolve {
 
     i64 weight(i32 a, i32 b) const { return b == n_ || a == n_ ? 0 : ws_.to_int(D_(a, b)); }
     bool same_top(i32 i, i32 j) const { return forest_->tree().root(i) == forest_->tree().root(j); }
-    i32 top_size(i32 v) const { return forest_->tree().root(v) < N_ ? 1 : forest_->tree().hi(forest_->tree().root(v)) - forest_->tree().lo(forest_->tree().root(v)); }
+    i32 top_size(i32 v) const {
+        return forest_->tree().root(v) < N_
+                   ? 1
+                   : forest_->tree().hi(forest_->tree().root(v)) - forest_->tree().lo(forest_->tree().root(v));
+    }
     void start_graph(const PassState* from);
     void add_keys(std::vector<std::uint64_t>& ks);
     void begin_round(BlossomResult r);
@@ -206,13 +215,27 @@ class PricedSolve {
     std::vector<i32> prev_top_;
 };
 
-PricedSolve::PricedSolve(const Distances& D, const Lists& L, double cap, const CompleteOptions& opt,
-                         Control& control, CompleteStats& stats, const PassState* from)
-    : D_(D), L_(L), opt_(opt), control_(control), stats_(stats), cap_(cap), n_(D.size()),
-      N_(n_ + (opt.ghost ? 1 : 0)), wmax_(max_weight(N_)), ws_(cap, wmax_), store_(L.store),
-      kk_(std::max<i32>(1, std::min<i32>(opt.k, L.store))), blocks_((static_cast<std::size_t>(n_) + 255) / 256),
-      enough_(4 * static_cast<std::size_t>(kk_)), cand_w_(L.d.size()), radius_(n_, kNoRadius),
-      block_extra_(blocks_), dirty_(n_, 0), skipped_(n_, 0) {
+PricedSolve::PricedSolve(const Distances& D, const Lists& L, double cap, const CompleteOptions& opt, Control& control,
+                         CompleteStats& stats, const PassState* from)
+    : D_(D),
+      L_(L),
+      opt_(opt),
+      control_(control),
+      stats_(stats),
+      cap_(cap),
+      n_(D.size()),
+      N_(n_ + (opt.ghost ? 1 : 0)),
+      wmax_(max_weight(N_)),
+      ws_(cap, wmax_),
+      store_(L.store),
+      kk_(std::max<i32>(1, std::min<i32>(opt.k, L.store))),
+      blocks_((static_cast<std::size_t>(n_) + 255) / 256),
+      enough_(4 * static_cast<std::size_t>(kk_)),
+      cand_w_(L.d.size()),
+      radius_(n_, kNoRadius),
+      block_extra_(blocks_),
+      dirty_(n_, 0),
+      skipped_(n_, 0) {
     for (std::size_t t = 0; t < L.d.size(); ++t) cand_w_[t] = ws_.to_int(L.d[t]);
     for (i32 i = 0; i < n_; ++i)
         if (!std::isinf(L.bound[i])) radius_[i] = ws_.floor_int(L.bound[i]);
@@ -320,15 +343,17 @@ void PricedSolve::add_keys(std::vector<std::uint64_t>& ks) {
     eu.resize(old + ks.size());
     ev.resize(old + ks.size());
     w.resize(old + ks.size());
-    parallel_for((ks.size() + 4095) / 4096, opt.n_threads, [&](std::size_t b) {
-        const std::size_t hi = std::min(ks.size(), (b + 1) * 4096);
-        for (std::size_t t = b * 4096; t < hi; ++t) {
-            const i32 a = static_cast<i32>(ks[t] >> 32), c = static_cast<i32>(ks[t] & 0xffffffffu);
-            eu[old + t] = a;
-            ev[old + t] = c;
-            w[old + t] = weight(a, c);
-        }
-    }, &control);
+    parallel_for((ks.size() + 4095) / 4096, opt.n_threads,
+                 [&](std::size_t b) {
+                     const std::size_t hi = std::min(ks.size(), (b + 1) * 4096);
+                     for (std::size_t t = b * 4096; t < hi; ++t) {
+                         const i32 a = static_cast<i32>(ks[t] >> 32), c = static_cast<i32>(ks[t] & 0xffffffffu);
+                         eu[old + t] = a;
+                         ev[old + t] = c;
+                         w[old + t] = weight(a, c);
+                     }
+                 },
+                 &control);
 }
 
 void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
@@ -346,38 +371,41 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     const std::vector<i64>& c = c_;
     auto& found = found_;
     auto& block_extra = block_extra_;
-    parallel_for(blocks, opt.n_threads, [&](std::size_t b) {
-        i64 extra = 0;
-        const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
-        for (i32 i = lo; i < hi; ++i) {
-            const i64 yi = r.y[i];
-            const std::size_t o = static_cast<std::size_t>(i) * store;
-            auto& f = found[i];
-            f.clear();
-            for (i32 t = 0; t < store; ++t) {
-                const i32 j = L.j[o + t];
-                const i64 rc0 = 2 * cand_w[o + t] - yi - r.y[j];
-                if (rc0 >= 0) continue;
-                const i64 rc = rc0 + forest.common_z(i, j);
-                if (rc < 0) f.emplace_back(rc, j);
+    parallel_for(
+        blocks, opt.n_threads,
+        [&](std::size_t b) {
+            i64 extra = 0;
+            const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
+            for (i32 i = lo; i < hi; ++i) {
+                const i64 yi = r.y[i];
+                const std::size_t o = static_cast<std::size_t>(i) * store;
+                auto& f = found[i];
+                f.clear();
+                for (i32 t = 0; t < store; ++t) {
+                    const i32 j = L.j[o + t];
+                    const i64 rc0 = 2 * cand_w[o + t] - yi - r.y[j];
+                    if (rc0 >= 0) continue;
+                    const i64 rc = rc0 + forest.common_z(i, j);
+                    if (rc < 0) f.emplace_back(rc, j);
+                }
+                if (lists_only || !prefix) continue;
+                // Enough violated pairs for this round: stop looking (with
+                // many of them, as after a start on a poor graph, the scan
+                // would be quadratic; the pairs left are priced again).
+                const i64 ci = c[i];
+                for (i32 t = 0; t < n && r.y[by_y[t]] > ci && f.size() < enough; ++t) {
+                    const i32 j = by_y[t];
+                    if (j == i || yi <= c[j] || same_top(i, j)) continue;
+                    const i64 rc = 2 * weight(i, j) - yi - r.y[j];
+                    if (rc < 0) f.emplace_back(rc, j);
+                    ++extra;
+                    if ((extra & 65535) == 0) control.check();
+                }
             }
-            if (lists_only || !prefix) continue;
-            // Enough violated pairs for this round: stop looking (with
-            // many of them, as after a start on a poor graph, the scan
-            // would be quadratic; the pairs left are priced again).
-            const i64 ci = c[i];
-            for (i32 t = 0; t < n && r.y[by_y[t]] > ci && f.size() < enough; ++t) {
-                const i32 j = by_y[t];
-                if (j == i || yi <= c[j] || same_top(i, j)) continue;
-                const i64 rc = 2 * weight(i, j) - yi - r.y[j];
-                if (rc < 0) f.emplace_back(rc, j);
-                ++extra;
-                if ((extra & 65535) == 0) control.check();
-            }
-        }
-        block_extra[b] = extra;
-        control.check();
-    }, &control);
+            block_extra[b] = extra;
+            control.check();
+        },
+        &control);
 }
 
 void PricedSolve::add_hits(std::vector<Hit>& local) {
@@ -417,48 +445,51 @@ void PricedSolve::price_inside() {
         while ((2 << level) <= b - a) ++level;
         return std::max(ymax[level][a], ymax[level][b - (1 << level)]);
     };
-    parallel_for(tasks, opt.n_threads, [&](std::size_t task) {
-        std::vector<Hit> local;
-        i64 extra = 0;
-        const i32 p0 = static_cast<i32>(task) * 64, p1 = std::min(len, p0 + 64);
-        for (i32 p = p0; p < p1; ++p) {
-            const i32 i = lam.order()[p];
-            if (i >= n) continue;  // the ghost's pairs are all in the graph
-            const i32 t = lam.root(i);
-            if (t < N) continue;  // in no blossom
-            const i32 end = lam.hi(t);
-            const i64 yi = r.y[i], ri = radius[i];
-            if (ri == kNoRadius) continue;  // every pair of i is in its list
-            i32 B = r.parent[i];
-            std::size_t count = 0;
-            for (i32 q = p + 1; q < end && count < enough; ++q) {
-                if (q >= lam.hi(B)) {
-                    while (q >= lam.hi(B)) B = r.parent[B];
-                    // j in [q, hi[B]) meet i first in B: none can
-                    // violate when even the largest y is ruled out.
-                    if (yi + range_max(q, lam.hi(B)) - forest.zsum(B) <= 2 * ri) {
-                        q = lam.hi(B) - 1;
-                        continue;
+    parallel_for(
+        tasks, opt.n_threads,
+        [&](std::size_t task) {
+            std::vector<Hit> local;
+            i64 extra = 0;
+            const i32 p0 = static_cast<i32>(task) * 64, p1 = std::min(len, p0 + 64);
+            for (i32 p = p0; p < p1; ++p) {
+                const i32 i = lam.order()[p];
+                if (i >= n) continue;  // the ghost's pairs are all in the graph
+                const i32 t = lam.root(i);
+                if (t < N) continue;  // in no blossom
+                const i32 end = lam.hi(t);
+                const i64 yi = r.y[i], ri = radius[i];
+                if (ri == kNoRadius) continue;  // every pair of i is in its list
+                i32 B = r.parent[i];
+                std::size_t count = 0;
+                for (i32 q = p + 1; q < end && count < enough; ++q) {
+                    if (q >= lam.hi(B)) {
+                        while (q >= lam.hi(B)) B = r.parent[B];
+                        // j in [q, hi[B]) meet i first in B: none can
+                        // violate when even the largest y is ruled out.
+                        if (yi + range_max(q, lam.hi(B)) - forest.zsum(B) <= 2 * ri) {
+                            q = lam.hi(B) - 1;
+                            continue;
+                        }
+                    }
+                    const i32 j = lam.order()[q];
+                    if (j >= n) continue;
+                    const i64 rlim = std::max(ri, radius[j]);
+                    if (rlim == kNoRadius) continue;  // in a list, priced there
+                    const i64 T = yi + r.y[j] - forest.zsum(B);
+                    if (T <= 2 * rlim) continue;
+                    ++extra;
+                    const i64 rc = 2 * weight(i, j) - T;
+                    if (rc < 0) {
+                        local.push_back(Hit{i, j, rc});
+                        ++count;
                     }
                 }
-                const i32 j = lam.order()[q];
-                if (j >= n) continue;
-                const i64 rlim = std::max(ri, radius[j]);
-                if (rlim == kNoRadius) continue;  // in a list, priced there
-                const i64 T = yi + r.y[j] - forest.zsum(B);
-                if (T <= 2 * rlim) continue;
-                ++extra;
-                const i64 rc = 2 * weight(i, j) - T;
-                if (rc < 0) {
-                    local.push_back(Hit{i, j, rc});
-                    ++count;
-                }
+                if ((p & 15) == 15) control.check();
             }
-            if ((p & 15) == 15) control.check();
-        }
-        add_hits(local);
-        visited += extra;
-    }, &control);
+            add_hits(local);
+            visited += extra;
+        },
+        &control);
     stats.extra_pairs += visited.load();
 }
 
@@ -539,7 +570,7 @@ void PricedSolve::price_screen() {
     // violated when y_i + y_j > 2 wmax: such points see every pair.
     for (i32 i = 0; i < n; ++i)
         a[i] = r.y[i] + ymax > 2 * wmax ? std::numeric_limits<double>::infinity()
-                                         : ws.distance_above((static_cast<double>(r.y[i]) + 0.5) / 2);
+                                        : ws.distance_above((static_cast<double>(r.y[i]) + 0.5) / 2);
     auto raised = [&](i32 i) {
         const double rd = radius[i] == kNoRadius ? 0.0 : ws.distance_above(static_cast<double>(radius[i]));
         return a[i] + (std::abs(a[i]) + rd) / 32;
@@ -611,9 +642,8 @@ void PricedSolve::price_screen() {
         ++stats.screens;
     }
     if (kept.size() != old_kept) {
-        std::sort(kept.begin(), kept.end(), [](const Kept& x, const Kept& y) {
-            return x.i < y.i || (x.i == y.i && x.j < y.j);
-        });
+        std::sort(kept.begin(), kept.end(),
+                  [](const Kept& x, const Kept& y) { return x.i < y.i || (x.i == y.i && x.j < y.j); });
         kept.erase(std::unique(kept.begin(), kept.end(),
                                [](const Kept& x, const Kept& y) { return x.i == y.i && x.j == y.j; }),
                    kept.end());
@@ -638,12 +668,13 @@ bool PricedSolve::screen_pays() const {
         std::vector<i32> len(n), by_len(n);
         for (i32 i = 0; i < n; ++i) {
             const i64 ci = c[i];
-            len[i] = static_cast<i32>(std::partition_point(by_y.begin(), by_y.end(),
-                                                           [&](i32 j) { return r.y[j] > ci; }) - by_y.begin());
+            len[i] = static_cast<i32>(
+                std::partition_point(by_y.begin(), by_y.end(), [&](i32 j) { return r.y[j] > ci; }) - by_y.begin());
             walked += len[i];
             by_len[i] = i;
         }
-        std::sort(by_len.begin(), by_len.end(), [&](i32 a, i32 b) { return len[a] < len[b] || (len[a] == len[b] && a < b); });
+        std::sort(by_len.begin(), by_len.end(),
+                  [&](i32 a, i32 b) { return len[a] < len[b] || (len[a] == len[b] && a < b); });
         std::vector<i64> sorted_c(c.begin(), c.end());
         std::sort(sorted_c.begin(), sorted_c.end());
         std::vector<i32> fen(n + 1, 0);
@@ -651,11 +682,16 @@ bool PricedSolve::screen_pays() const {
         for (i32 i : by_len) {
             for (; added < len[i]; ++added) {
                 const i32 j = by_y[added];
-                for (i32 k = static_cast<i32>(std::lower_bound(sorted_c.begin(), sorted_c.end(), c[j]) - sorted_c.begin()) + 1; k <= n; k += k & -k)
+                for (i32 k =
+                         static_cast<i32>(std::lower_bound(sorted_c.begin(), sorted_c.end(), c[j]) - sorted_c.begin()) +
+                         1;
+                     k <= n; k += k & -k)
                     ++fen[k];
             }
             i64 below = 0;  // inserted j with c_j < y_i
-            for (i32 k = static_cast<i32>(std::lower_bound(sorted_c.begin(), sorted_c.end(), r.y[i]) - sorted_c.begin()); k > 0; k -= k & -k)
+            for (i32 k =
+                     static_cast<i32>(std::lower_bound(sorted_c.begin(), sorted_c.end(), r.y[i]) - sorted_c.begin());
+                 k > 0; k -= k & -k)
                 below += fen[k];
             computed += static_cast<double>(below);
         }
@@ -691,9 +727,8 @@ std::vector<std::uint64_t> PricedSolve::violated_keys() {
     // Hits into the lists of both points, then each point's kk most
     // violated pairs (ties by the other point: the same set whatever the
     // thread count).
-    std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
-        return a.i < b.i || (a.i == b.i && a.j < b.j);
-    });
+    std::sort(hits.begin(), hits.end(),
+              [](const Hit& a, const Hit& b) { return a.i < b.i || (a.i == b.i && a.j < b.j); });
     for (const Hit& h : hits) {
         if (h.i < n) found[h.i].emplace_back(h.rc, h.j);
         if (h.j < n) found[h.j].emplace_back(h.rc, h.i);

@@ -179,9 +179,8 @@ std::int64_t max_weight(std::int32_t n) {
     return std::min<i64>(cap, i64{1} << 50);
 }
 
-BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const std::int32_t* eu,
-                                          const std::int32_t* ev, const std::int64_t* w, Control& control,
-                                          const WarmStart* warm) {
+BlossomResult min_weight_perfect_matching(std::int32_t n, std::size_t m, const std::int32_t* eu, const std::int32_t* ev,
+                                          const std::int64_t* w, Control& control, const WarmStart* warm) {
     return solve_perfect<i64>(n, m, eu, ev, w, control, warm);
 }
 

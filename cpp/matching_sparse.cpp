@@ -151,12 +151,12 @@ SparseSolution<Int> solve_sparse(i32 n, std::size_t m, const i32* eu, const i32*
     return out;
 }
 
-#define PAIRMETRICS_SPARSE_INSTANCES(Int)                                                                          \
-    template std::vector<Int> reduced_costs<Int>(const BasicBlossomResult<Int>&, std::size_t, const i32*,         \
-                                                 const i32*, const Int*);                                           \
-    template void certify<Int>(const BasicBlossomResult<Int>&, const std::vector<Int>&, std::size_t, const i32*,  \
-                               const i32*);                                                                         \
-    template SparseSolution<Int> solve_sparse<Int>(i32, std::size_t, const i32*, const i32*, const Int*,          \
+#define PAIRMETRICS_SPARSE_INSTANCES(Int)                                                                             \
+    template std::vector<Int> reduced_costs<Int>(const BasicBlossomResult<Int>&, std::size_t, const i32*, const i32*, \
+                                                 const Int*);                                                         \
+    template void certify<Int>(const BasicBlossomResult<Int>&, const std::vector<Int>&, std::size_t, const i32*,      \
+                               const i32*);                                                                           \
+    template SparseSolution<Int> solve_sparse<Int>(i32, std::size_t, const i32*, const i32*, const Int*,              \
                                                    const SparseOptions&, Control&);
 PAIRMETRICS_SPARSE_INSTANCES(i64)
 PAIRMETRICS_SPARSE_INSTANCES(i128)

@@ -157,7 +157,8 @@ void run_1d(const A* a, std::ptrdiff_t sa, const B* b, std::ptrdiff_t sb, std::s
         const std::size_t start = i;
         for (; i < stop; i += group) {
             for (std::size_t k = 0; k < Acc::kFlush; ++k) {
-                for (std::size_t l = 0; l < kLanes; ++l) local[l].add(at_a(i + k * kLanes + l), at_b(i + k * kLanes + l));
+                for (std::size_t l = 0; l < kLanes; ++l)
+                    local[l].add(at_a(i + k * kLanes + l), at_b(i + k * kLanes + l));
             }
             for (std::size_t l = 0; l < kLanes; ++l) local[l].flush();
         }
@@ -190,8 +191,8 @@ typename Acc::Result reduce_strided(const A* a, std::ptrdiff_t sa, const B* b, s
 // Per-column results for rows stored contiguously (C order): walk the rows
 // once, with one accumulator per column, so every byte is read exactly once.
 template <class Acc, class A, class B>
-void reduce_rows(View<A> a, View<B> b, std::size_t n, std::size_t t, const Acc& proto,
-                 typename Acc::Result* out, Progress& progress) {
+void reduce_rows(View<A> a, View<B> b, std::size_t n, std::size_t t, const Acc& proto, typename Acc::Result* out,
+                 Progress& progress) {
     std::vector<Acc> acc(t, proto);
     std::size_t since_flush = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -237,8 +238,8 @@ void reduce(View<A> a, View<B> b, std::size_t n, std::size_t t, bool per_column,
     } else {
         for (std::size_t j = 0; j < t; ++j) {
             const auto offset = static_cast<std::ptrdiff_t>(j);
-            columns[j] = reduce_strided(a.data + offset * a.col, a.row, b.data + offset * b.col, b.row, n, proto,
-                                        progress);
+            columns[j] =
+                reduce_strided(a.data + offset * a.col, a.row, b.data + offset * b.col, b.row, n, proto, progress);
         }
     }
     if (per_column) {
@@ -306,8 +307,8 @@ void multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t
     }
 }
 
-void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::size_t n_samples,
-                             std::size_t n_labels, LabelCounts per_label, LabelCounts per_sample, Control& control) {
+void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::size_t n_samples, std::size_t n_labels,
+                             LabelCounts per_label, LabelCounts per_sample, Control& control) {
     // Column counts go to byte counters for up to 255 rows at a time, then to
     // the 64-bit totals: the inner loop is then plain byte adds, which
     // compilers vectorise for contiguous rows.
@@ -363,11 +364,11 @@ void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::si
 }
 
 template void multilabel_sparse_counts<std::int32_t>(const std::int32_t*, const std::int32_t*, std::size_t,
-                                                     const std::int32_t*, const std::int32_t*, std::size_t,
-                                                     std::size_t, std::size_t, LabelCounts, LabelCounts, Control&);
+                                                     const std::int32_t*, const std::int32_t*, std::size_t, std::size_t,
+                                                     std::size_t, LabelCounts, LabelCounts, Control&);
 template void multilabel_sparse_counts<std::int64_t>(const std::int64_t*, const std::int64_t*, std::size_t,
-                                                     const std::int64_t*, const std::int64_t*, std::size_t,
-                                                     std::size_t, std::size_t, LabelCounts, LabelCounts, Control&);
+                                                     const std::int64_t*, const std::int64_t*, std::size_t, std::size_t,
+                                                     std::size_t, LabelCounts, LabelCounts, Control&);
 
 #define PAIRMETRICS_ERROR_STATS(A, B) \
     template void error_stats<A, B>(View<A>, View<B>, std::size_t, std::size_t, bool, ErrorStats*, Control&);
@@ -386,9 +387,9 @@ PAIRMETRICS_ERROR_STATS_A(double)
 #undef PAIRMETRICS_ERROR_STATS_A
 #undef PAIRMETRICS_ERROR_STATS
 
-#define PAIRMETRICS_LOG_LIKELIHOOD(Y, P)                                                                      \
-    template void log_likelihood<Y, P>(View<Y>, View<P>, std::size_t, std::size_t, bool, double,             \
-                                       LogLikelihoodStats*, Control&);
+#define PAIRMETRICS_LOG_LIKELIHOOD(Y, P)                                                                              \
+    template void log_likelihood<Y, P>(View<Y>, View<P>, std::size_t, std::size_t, bool, double, LogLikelihoodStats*, \
+                                       Control&);
 #define PAIRMETRICS_LOG_LIKELIHOOD_Y(Y) PAIRMETRICS_LOG_LIKELIHOOD(Y, float) PAIRMETRICS_LOG_LIKELIHOOD(Y, double)
 PAIRMETRICS_LOG_LIKELIHOOD_Y(bool)
 PAIRMETRICS_LOG_LIKELIHOOD_Y(std::int8_t)

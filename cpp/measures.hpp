@@ -24,9 +24,9 @@ struct View {
 
 // Sums over the differences d = a - b, computed in double.
 struct ErrorStats {
-    double abs_sum = 0.0;   // sum |d|   (NaN or inf if any input was)
-    double sq_sum = 0.0;    // sum d^2
-    double max_abs = 0.0;   // max |d|
+    double abs_sum = 0.0;       // sum |d|   (NaN or inf if any input was)
+    double sq_sum = 0.0;        // sum d^2
+    double max_abs = 0.0;       // max |d|
     std::uint64_t n_wrong = 0;  // count of d != 0
 };
 
@@ -41,10 +41,10 @@ void error_stats(View<A> a, View<B> b, std::size_t n, std::size_t t, bool per_co
 // The caller checks that y holds only 0 and 1 and p only values in [0, 1];
 // the flags report a violation of that precondition.
 struct LogLikelihoodStats {
-    double log_sum = 0.0;       // sum of log q over the examples with q > 0
-    std::uint64_t n_zero = 0;   // examples with q == 0 (log-likelihood is -inf)
-    bool bad_true = false;      // some y is not 0 or 1
-    bool bad_pred = false;      // some p is outside [0, 1] or NaN
+    double log_sum = 0.0;      // sum of log q over the examples with q > 0
+    std::uint64_t n_zero = 0;  // examples with q == 0 (log-likelihood is -inf)
+    bool bad_true = false;     // some y is not 0 or 1
+    bool bad_pred = false;     // some p is outside [0, 1] or NaN
 };
 
 // q = p where y == 1 and 1 - p where y == 0; with eps > 0, q is clipped to
@@ -69,13 +69,12 @@ struct LabelCounts {
 
 template <class I>
 void multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t t_nnz, const I* p_indptr,
-                                      const I* p_indices, std::size_t p_nnz, std::size_t n_samples,
-                                      std::size_t n_labels, LabelCounts per_label, LabelCounts per_sample,
-                              Control& control);
+                              const I* p_indices, std::size_t p_nnz, std::size_t n_samples, std::size_t n_labels,
+                              LabelCounts per_label, LabelCounts per_sample, Control& control);
 
 // The same counts from two dense (n_samples, n_labels) matrices of 0/1 bytes
 // with any strides (in bytes: one byte per entry).
-void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::size_t n_samples,
-                             std::size_t n_labels, LabelCounts per_label, LabelCounts per_sample, Control& control);
+void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::size_t n_samples, std::size_t n_labels,
+                             LabelCounts per_label, LabelCounts per_sample, Control& control);
 
 }  // namespace pairmetrics::measures

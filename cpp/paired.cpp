@@ -62,10 +62,12 @@ std::uint64_t labels_in_score_order(Buffer<Record<Track, typename Gap::Label>>& 
         // A stretch without ties (at most kTickWork long), then the run of
         // equal scores that stopped it, if any.
         const std::size_t limit = std::min(n, begin + kTickWork);
-        for (end = begin + 1; end < limit && records[end].key != records[end - 1].key; ++end) {}
+        for (end = begin + 1; end < limit && records[end].key != records[end - 1].key; ++end) {
+        }
         if (end < n && records[end].key == records[end - 1].key) {
             const std::size_t run = end - 1;
-            for (++end; end < n && records[end].key == records[run].key; ++end) {}
+            for (++end; end < n && records[end].key == records[run].key; ++end) {
+            }
             total += order_tied_run(records.data() + run, end - run, gap, tied, tick);
         }
         for (std::size_t piece = begin; piece < end; piece += kTickWork) {
@@ -78,7 +80,6 @@ std::uint64_t labels_in_score_order(Buffer<Record<Track, typename Gap::Label>>& 
     }
     return total;
 }
-
 
 // Everything after loading: the records hold score keys, labels (and input
 // positions when tracking), sorted by score key.
@@ -103,14 +104,14 @@ PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, co
 
     std::uint64_t inversions;
     if (const LabelRanks<L> ranks = rank_few_labels(sequence, few_labels, control); !ranks.values.empty()) {
-        std::tie(inversions, counts.rankable) = count_with_few_labels<Track>(
-            ranks, index, gap, Track ? inverted.data() : nullptr, Track ? per_sample->rankable : nullptr, n_threads,
-            control);
+        std::tie(inversions, counts.rankable) =
+            count_with_few_labels<Track>(ranks, index, gap, Track ? inverted.data() : nullptr,
+                                         Track ? per_sample->rankable : nullptr, n_threads, control);
     } else {
-        inversions = count_inversions<Track>(sequence, index, Track ? inverted.data() : nullptr, gap, simd, n_threads,
-                                             control);
-        counts.rankable = count_rankable(sequence, index, gap, Track ? per_sample->rankable : nullptr, n_threads, simd,
-                                         control);
+        inversions =
+            count_inversions<Track>(sequence, index, Track ? inverted.data() : nullptr, gap, simd, n_threads, control);
+        counts.rankable =
+            count_rankable(sequence, index, gap, Track ? per_sample->rankable : nullptr, n_threads, simd, control);
     }
     counts.incorrect = inversions - counts.tied;
     counts.correct = counts.rankable - inversions;
@@ -124,8 +125,8 @@ PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, co
 template <bool Track, class Gap, class Score, class Label>
 PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                             std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, Control& control,
-                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
-                            std::size_t few_classes, SimdLevel simd) {
+                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels, std::size_t few_classes,
+                            SimdLevel simd) {
     using L = typename Gap::Label;
     if constexpr (!Track) {
         PairedCounts counts;
@@ -133,9 +134,8 @@ PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, co
                              n_threads, control, counts))
             return counts;
     }
-    Buffer<Record<Track, L>> records =
-        load_sorted_records(InputReader<Track, L, Score, Label>(scores, score_stride, labels, label_stride), n,
-                            n_threads, control);
+    Buffer<Record<Track, L>> records = load_sorted_records(
+        InputReader<Track, L, Score, Label>(scores, score_stride, labels, label_stride), n, n_threads, control);
     return count_pairs<Track>(records, gap, per_sample, n_threads, few_labels, simd, control);
 }
 
@@ -160,8 +160,8 @@ PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, c
         }
         const double threshold = std::max(1.0, std::ceil(min_dist));
         return load_and_count<Track>(scores, score_stride, labels, label_stride, n,
-                                     IntegerGap{static_cast<std::uint64_t>(threshold)}, control, per_sample,
-                                     n_threads, few_labels, few_classes, simd);
+                                     IntegerGap{static_cast<std::uint64_t>(threshold)}, control, per_sample, n_threads,
+                                     few_labels, few_classes, simd);
     }
 }
 
@@ -170,8 +170,8 @@ PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, c
 template <class Score, class Label>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
-                           PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
-                           std::size_t few_classes, SimdLevel simd) {
+                           PairedPerSample* per_sample, int n_threads, std::size_t few_labels, std::size_t few_classes,
+                           SimdLevel simd) {
     simd = simd_resolve(simd);
     // Progress counts elements touched: a sort pass or two plus about log2(n)
     // merge passes, so the total is an estimate that finish() completes.
@@ -181,26 +181,25 @@ PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, con
     if (per_sample)
         return dispatch_labels<true>(scores, score_stride, labels, label_stride, n, min_dist, control, per_sample,
                                      n_threads, few_labels, few_classes, simd);
-    return dispatch_labels<false>(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr,
-                                  n_threads, few_labels, few_classes, simd);
+    return dispatch_labels<false>(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr, n_threads,
+                                  few_labels, few_classes, simd);
 }
 
-#define PAIRMETRICS_INSTANTIATE(Score, Label)                                                               \
-    template PairedCounts paired_counts<Score, Label>(const Score*, std::ptrdiff_t, const Label*,           \
-                                                      std::ptrdiff_t, std::size_t, double, Control&,        \
-                                                      PairedPerSample*, int, std::size_t, std::size_t,    \
-                                                      SimdLevel);
-#define PAIRMETRICS_INSTANTIATE_LABELS(Score)                                                               \
-    PAIRMETRICS_INSTANTIATE(Score, bool)                                                                    \
-    PAIRMETRICS_INSTANTIATE(Score, std::int8_t)                                                             \
-    PAIRMETRICS_INSTANTIATE(Score, std::int16_t)                                                            \
-    PAIRMETRICS_INSTANTIATE(Score, std::int32_t)                                                            \
-    PAIRMETRICS_INSTANTIATE(Score, std::int64_t)                                                            \
-    PAIRMETRICS_INSTANTIATE(Score, std::uint8_t)                                                            \
-    PAIRMETRICS_INSTANTIATE(Score, std::uint16_t)                                                           \
-    PAIRMETRICS_INSTANTIATE(Score, std::uint32_t)                                                           \
-    PAIRMETRICS_INSTANTIATE(Score, std::uint64_t)                                                           \
-    PAIRMETRICS_INSTANTIATE(Score, float)                                                                   \
+#define PAIRMETRICS_INSTANTIATE(Score, Label)                                                                     \
+    template PairedCounts paired_counts<Score, Label>(const Score*, std::ptrdiff_t, const Label*, std::ptrdiff_t, \
+                                                      std::size_t, double, Control&, PairedPerSample*, int,       \
+                                                      std::size_t, std::size_t, SimdLevel);
+#define PAIRMETRICS_INSTANTIATE_LABELS(Score)     \
+    PAIRMETRICS_INSTANTIATE(Score, bool)          \
+    PAIRMETRICS_INSTANTIATE(Score, std::int8_t)   \
+    PAIRMETRICS_INSTANTIATE(Score, std::int16_t)  \
+    PAIRMETRICS_INSTANTIATE(Score, std::int32_t)  \
+    PAIRMETRICS_INSTANTIATE(Score, std::int64_t)  \
+    PAIRMETRICS_INSTANTIATE(Score, std::uint8_t)  \
+    PAIRMETRICS_INSTANTIATE(Score, std::uint16_t) \
+    PAIRMETRICS_INSTANTIATE(Score, std::uint32_t) \
+    PAIRMETRICS_INSTANTIATE(Score, std::uint64_t) \
+    PAIRMETRICS_INSTANTIATE(Score, float)         \
     PAIRMETRICS_INSTANTIATE(Score, double)
 PAIRMETRICS_INSTANTIATE_LABELS(bool)
 PAIRMETRICS_INSTANTIATE_LABELS(std::int8_t)

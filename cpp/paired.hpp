@@ -60,8 +60,7 @@ template <class Score, class Label>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                            PairedPerSample* per_sample = nullptr, int n_threads = 1,
-                           std::size_t few_labels = kDefaultFewLabels,
-                           std::size_t few_classes = kDefaultFewClasses,
+                           std::size_t few_labels = kDefaultFewLabels, std::size_t few_classes = kDefaultFewClasses,
                            SimdLevel simd = SimdLevel::automatic);
 
 }  // namespace pairmetrics

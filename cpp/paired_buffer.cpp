@@ -25,5 +25,4 @@ void* allocate_work(std::size_t bytes) {
     throw std::bad_alloc();
 }
 
-
 }  // namespace pairmetrics::paired_detail

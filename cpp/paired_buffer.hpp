@@ -21,8 +21,7 @@ class Buffer {
 
   public:
     Buffer() = default;
-    explicit Buffer(std::size_t n)
-        : data_(n ? static_cast<T*>(allocate_work(n * sizeof(T))) : nullptr), size_(n) {}
+    explicit Buffer(std::size_t n) : data_(n ? static_cast<T*>(allocate_work(n * sizeof(T))) : nullptr), size_(n) {}
     Buffer(Buffer&& other) noexcept { swap(other); }
     Buffer& operator=(Buffer&& other) noexcept {
         Buffer(std::move(other)).swap(*this);

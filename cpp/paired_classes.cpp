@@ -49,8 +49,8 @@ struct WalkPiece {
 
 // Appends the pieces of the walk of b[0, nb) against a[0, na): about
 // `piece` steps each.
-inline void cut_walk(const std::uint64_t* a, std::size_t na, const std::uint64_t* b, std::size_t nb,
-                     std::size_t piece, std::vector<WalkPiece>& pieces) {
+inline void cut_walk(const std::uint64_t* a, std::size_t na, const std::uint64_t* b, std::size_t nb, std::size_t piece,
+                     std::vector<WalkPiece>& pieces) {
     if (na == 0 || nb == 0) return;
     const std::size_t parts = std::clamp<std::size_t>((na + nb) / piece, 1, nb);
     for (std::size_t t = 0; t < parts; ++t) pieces.push_back({a, na, b, nb * t / parts, nb * (t + 1) / parts});
@@ -61,24 +61,27 @@ inline void cut_walk(const std::uint64_t* a, std::size_t na, const std::uint64_t
 template <bool Strict>
 void walk(std::vector<WalkPiece>& pieces, int n_threads, Control& control) {
     const std::size_t tasks = (pieces.size() + kLanes - 1) / kLanes;
-    parallel_for(tasks, n_threads, [&](std::size_t task) {
-        Ticker tick(control);
-        std::array<BelowCursor<Strict>, kLanes> c;
-        const std::size_t begin = task * kLanes, used = std::min(kLanes, pieces.size() - begin);
-        for (std::size_t t = 0; t < used; ++t) {
-            const WalkPiece& w = pieces[begin + t];
-            const std::uint64_t y = w.b[w.j0];
-            const std::size_t p =
-                (Strict ? std::lower_bound(w.a, w.a + w.na, y) : std::upper_bound(w.a, w.a + w.na, y)) - w.a;
-            c[t] = BelowCursor<Strict>{w.a, w.b, p, w.na, w.j0, w.j1};
-        }
-        step_all(c.data(), used, [](BelowCursor<Strict>& x) { x.step(); }, tick);
-        for (std::size_t t = 0; t < used; ++t) {
-            c[t].finish();
-            pieces[begin + t].count = c[t].count;
-            pieces[begin + t].equal = c[t].equal;
-        }
-    }, &control);
+    parallel_for(
+        tasks, n_threads,
+        [&](std::size_t task) {
+            Ticker tick(control);
+            std::array<BelowCursor<Strict>, kLanes> c;
+            const std::size_t begin = task * kLanes, used = std::min(kLanes, pieces.size() - begin);
+            for (std::size_t t = 0; t < used; ++t) {
+                const WalkPiece& w = pieces[begin + t];
+                const std::uint64_t y = w.b[w.j0];
+                const std::size_t p =
+                    (Strict ? std::lower_bound(w.a, w.a + w.na, y) : std::upper_bound(w.a, w.a + w.na, y)) - w.a;
+                c[t] = BelowCursor<Strict>{w.a, w.b, p, w.na, w.j0, w.j1};
+            }
+            step_all(c.data(), used, [](BelowCursor<Strict>& x) { x.step(); }, tick);
+            for (std::size_t t = 0; t < used; ++t) {
+                c[t].finish();
+                pieces[begin + t].count = c[t].count;
+                pieces[begin + t].equal = c[t].equal;
+            }
+        },
+        &control);
 }
 
 // Counts by classes if the labels take at most min(limit, kMaxClasses)
@@ -96,8 +99,8 @@ struct Run {
 
 // The runs of each class, sorted on their own (in keys or scratch).
 std::vector<std::vector<Run>> sort_class_runs(Buffer<std::uint64_t>& keys, Buffer<std::uint64_t>& scratch,
-                                              const std::array<std::size_t, kMaxClasses + 1>& offset,
-                                              std::size_t k, int threads, Control& control) {
+                                              const std::array<std::size_t, kMaxClasses + 1>& offset, std::size_t k,
+                                              int threads, Control& control) {
     std::vector<std::vector<Run>> runs(k);
     std::vector<Run*> tasks;
     for (std::size_t g = 0; g < k; ++g) {
@@ -112,10 +115,13 @@ std::vector<std::vector<Run>> sort_class_runs(Buffer<std::uint64_t>& keys, Buffe
     for (auto& class_runs : runs)
         for (Run& run : class_runs) tasks.push_back(&run);
     std::sort(tasks.begin(), tasks.end(), [](const Run* x, const Run* y) { return x->size > y->size; });
-    parallel_for(tasks.size(), threads, [&](std::size_t t) {
-        Run& run = *tasks[t];
-        run.sorted = radix_sort_by_key(keys.data() + run.begin, scratch.data() + run.begin, run.size, control);
-    }, &control);
+    parallel_for(
+        tasks.size(), threads,
+        [&](std::size_t t) {
+            Run& run = *tasks[t];
+            run.sorted = radix_sort_by_key(keys.data() + run.begin, scratch.data() + run.begin, run.size, control);
+        },
+        &control);
     return runs;
 }
 

@@ -81,34 +81,37 @@ bool first_labels_fit(const Label* labels, std::ptrdiff_t label_stride, std::siz
 // `limit` classes.
 template <class L, class Label>
 bool find_chunk_classes(const Label* labels, std::ptrdiff_t label_stride, const std::vector<std::size_t>& bound,
-                        std::size_t limit, int threads, std::vector<ChunkClasses<L>>& local,
-                        Buffer<std::uint8_t>& id, Control& control) {
+                        std::size_t limit, int threads, std::vector<ChunkClasses<L>>& local, Buffer<std::uint8_t>& id,
+                        Control& control) {
     std::atomic<bool> overflow{false};
-    parallel_for(local.size(), threads, [&](std::size_t c) {
-        // Worked on in a local copy: the byte stores of the ids could
-        // otherwise change it, and the loop would reload it every time.
-        ChunkClasses<L> loc;
-        std::uint8_t* class_id = id.data();
-        for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
-            const std::size_t end = std::min(bound[c + 1], begin + kTickWork);
-            for (std::size_t i = begin; i < end; ++i) {
-                const L v = label_at<L>(labels, label_stride, i);
-                std::size_t t = loc.k;
-                for (std::size_t u = 0; u < loc.k; ++u) t = loc.value[u] == v ? u : t;
-                if (t == loc.k) {
-                    if (loc.k == limit || overflow.load(std::memory_order_relaxed)) {
-                        overflow.store(true, std::memory_order_relaxed);
-                        return;
+    parallel_for(
+        local.size(), threads,
+        [&](std::size_t c) {
+            // Worked on in a local copy: the byte stores of the ids could
+            // otherwise change it, and the loop would reload it every time.
+            ChunkClasses<L> loc;
+            std::uint8_t* class_id = id.data();
+            for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
+                const std::size_t end = std::min(bound[c + 1], begin + kTickWork);
+                for (std::size_t i = begin; i < end; ++i) {
+                    const L v = label_at<L>(labels, label_stride, i);
+                    std::size_t t = loc.k;
+                    for (std::size_t u = 0; u < loc.k; ++u) t = loc.value[u] == v ? u : t;
+                    if (t == loc.k) {
+                        if (loc.k == limit || overflow.load(std::memory_order_relaxed)) {
+                            overflow.store(true, std::memory_order_relaxed);
+                            return;
+                        }
+                        loc.value[loc.k++] = v;
                     }
-                    loc.value[loc.k++] = v;
+                    class_id[i] = static_cast<std::uint8_t>(t);
+                    ++loc.size[t];
                 }
-                class_id[i] = static_cast<std::uint8_t>(t);
-                ++loc.size[t];
+                control.advance(end - begin);
             }
-            control.advance(end - begin);
-        }
-        local[c] = loc;
-    }, &control);
+            local[c] = loc;
+        },
+        &control);
     return !overflow.load();
 }
 
@@ -117,20 +120,23 @@ template <class L, class Score>
 void scatter_keys(const Score* scores, std::ptrdiff_t score_stride, const std::vector<std::size_t>& bound,
                   const std::vector<ChunkClasses<L>>& local, const ClassGroups<L>& groups,
                   const Buffer<std::uint8_t>& id, int threads, Buffer<std::uint64_t>& keys, Control& control) {
-    parallel_for(local.size(), threads, [&](std::size_t c) {
-        // Local copies: stores to the keys cannot change them, so the loop
-        // need not reload them.
-        const std::array<std::uint8_t, kMaxClasses> global = local[c].global;
-        std::array<std::size_t, kMaxClasses> at = groups.next[c];
-        const std::uint8_t* class_id = id.data();
-        std::uint64_t* out = keys.data();
-        for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
-            const std::size_t end = std::min(bound[c + 1], begin + kTickWork);
-            for (std::size_t i = begin; i < end; ++i)
-                out[at[global[class_id[i]]]++] = order_key(read(scores, score_stride, i));
-            control.advance(end - begin);
-        }
-    }, &control);
+    parallel_for(
+        local.size(), threads,
+        [&](std::size_t c) {
+            // Local copies: stores to the keys cannot change them, so the loop
+            // need not reload them.
+            const std::array<std::uint8_t, kMaxClasses> global = local[c].global;
+            std::array<std::size_t, kMaxClasses> at = groups.next[c];
+            const std::uint8_t* class_id = id.data();
+            std::uint64_t* out = keys.data();
+            for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
+                const std::size_t end = std::min(bound[c + 1], begin + kTickWork);
+                for (std::size_t i = begin; i < end; ++i)
+                    out[at[global[class_id[i]]]++] = order_key(read(scores, score_stride, i));
+                control.advance(end - begin);
+            }
+        },
+        &control);
 }
 
 // Counts by classes if the labels take at most min(limit, kMaxClasses)

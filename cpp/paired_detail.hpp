@@ -27,7 +27,9 @@ constexpr std::size_t kTickWork = std::size_t{1} << 15;
 constexpr std::size_t kLanes = 4;
 
 // Threads worth using for n elements.
-inline int threads_for(std::size_t n, int n_threads) { return n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1; }
+inline int threads_for(std::size_t n, int n_threads) {
+    return n >= 2 * kMinPerThread ? std::max(n_threads, 1) : 1;
+}
 
 // Bounds of the chunks [bound[c], bound[c + 1]) that n elements are cut into
 // for `threads` threads: several chunks per thread, so that a thread the
@@ -95,7 +97,6 @@ struct Record<true, L> {
     std::uint64_t index;
 };
 
-
 // Label i as Gap::Label: a double, or the order key of an integer.
 template <class L, class Label>
 L label_at(const Label* labels, std::ptrdiff_t stride, std::size_t i) {
@@ -136,7 +137,5 @@ void step_all(Cursor* cursors, std::size_t count, Step&& step, Ticker& tick) {
         }
     }
 }
-
-
 
 }  // namespace pairmetrics::paired_detail

@@ -75,21 +75,23 @@ class Fenwick {
 // Inversions of a rank sequence split into chunks, one per thread: pairs
 // inside a chunk from a Fenwick tree, pairs reaching back into earlier chunks
 // from the rank histograms of those chunks (one lookup per element).
-std::uint64_t few_label_inversions_parallel(const Buffer<std::uint32_t>& rank,
-                                                   const std::vector<std::size_t>& above, std::size_t k,
-                                                   int n_threads, Control& control) {
+std::uint64_t few_label_inversions_parallel(const Buffer<std::uint32_t>& rank, const std::vector<std::size_t>& above,
+                                            std::size_t k, int n_threads, Control& control) {
     const std::size_t n = rank.size();
     const std::vector<std::size_t> bound = chunk_bounds(n, n_threads);
     const std::size_t chunks = bound.size() - 1;
     std::vector<std::uint64_t> histogram(chunks * k, 0);
-    parallel_for(chunks, n_threads, [&](std::size_t c) {
-        Ticker tick(control);
-        std::uint64_t* h = histogram.data() + c * k;
-        for (std::size_t q = bound[c]; q < bound[c + 1]; ++q) {
-            ++h[rank[q]];
-            if ((q & (kTickWork - 1)) == 0) tick(kTickWork);
-        }
-    }, &control);
+    parallel_for(
+        chunks, n_threads,
+        [&](std::size_t c) {
+            Ticker tick(control);
+            std::uint64_t* h = histogram.data() + c * k;
+            for (std::size_t q = bound[c]; q < bound[c + 1]; ++q) {
+                ++h[rank[q]];
+                if ((q & (kTickWork - 1)) == 0) tick(kTickWork);
+            }
+        },
+        &control);
     // earlier[c * k + r]: labels in chunks before c with rank >= above[r].
     std::vector<std::uint64_t> earlier(chunks * k, 0), at_least(k + 1, 0);
     for (std::size_t c = 1; c < chunks; ++c) {
@@ -97,19 +99,22 @@ std::uint64_t few_label_inversions_parallel(const Buffer<std::uint32_t>& rank,
         for (std::size_t r = 0; r < k; ++r) earlier[c * k + r] = earlier[(c - 1) * k + r] + at_least[above[r]];
     }
     std::vector<std::uint64_t> partial(chunks, 0);
-    parallel_for(chunks, n_threads, [&](std::size_t c) {
-        Ticker tick(control);
-        Fenwick seen(k);
-        const std::uint64_t* back = earlier.data() + c * k;
-        std::uint64_t total = 0;
-        for (std::size_t q = bound[c]; q < bound[c + 1]; ++q) {
-            const std::uint32_t r = rank[q];
-            total += (q - bound[c]) - seen.count_below(above[r]) + back[r];
-            seen.add(r);
-            if ((q & (kTickWork / 4 - 1)) == 0) tick(kTickWork);
-        }
-        partial[c] = total;
-    }, &control);
+    parallel_for(
+        chunks, n_threads,
+        [&](std::size_t c) {
+            Ticker tick(control);
+            Fenwick seen(k);
+            const std::uint64_t* back = earlier.data() + c * k;
+            std::uint64_t total = 0;
+            for (std::size_t q = bound[c]; q < bound[c + 1]; ++q) {
+                const std::uint32_t r = rank[q];
+                total += (q - bound[c]) - seen.count_below(above[r]) + back[r];
+                seen.add(r);
+                if ((q & (kTickWork / 4 - 1)) == 0) tick(kTickWork);
+            }
+            partial[c] = total;
+        },
+        &control);
     std::uint64_t total = 0;
     for (auto x : partial) total += x;
     return total;
@@ -142,8 +147,7 @@ std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks<t
     for (std::size_t r = 0; r < k; ++r) histogram[r + 1] += histogram[r];  // now: #labels with rank < r
     tick(n);
     std::uint64_t total_rankable = 0;
-    for (std::size_t r = 0; r < k; ++r)
-        total_rankable += (histogram[r + 1] - histogram[r]) * (n - histogram[above[r]]);
+    for (std::size_t r = 0; r < k; ++r) total_rankable += (histogram[r + 1] - histogram[r]) * (n - histogram[above[r]]);
     if constexpr (!Track) {
         if (n_threads > 1 && n >= 2 * kMinPerThread)
             return {few_label_inversions_parallel(ranks.rank, above, k, n_threads, control), total_rankable};
@@ -173,13 +177,12 @@ std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks<t
     return {inversions, total_rankable};
 }
 
-
 template LabelRanks<double> rank_few_labels(const Buffer<double>&, std::size_t, Control&);
 template LabelRanks<std::uint64_t> rank_few_labels(const Buffer<std::uint64_t>&, std::size_t, Control&);
-#define PAIRMETRICS_INSTANTIATE(Track, Gap)                                                                       \
-    template std::pair<std::uint64_t, std::uint64_t> count_with_few_labels<Track, Gap>(                           \
-        const LabelRanks<Gap::Label>&, const Buffer<std::uint64_t>&, const Gap&, std::uint64_t*, std::uint64_t*, \
-        int, Control&);
+#define PAIRMETRICS_INSTANTIATE(Track, Gap)                                                                           \
+    template std::pair<std::uint64_t, std::uint64_t> count_with_few_labels<Track, Gap>(                               \
+        const LabelRanks<Gap::Label>&, const Buffer<std::uint64_t>&, const Gap&, std::uint64_t*, std::uint64_t*, int, \
+        Control&);
 PAIRMETRICS_INSTANTIATE(false, RealGap)
 PAIRMETRICS_INSTANTIATE(true, RealGap)
 PAIRMETRICS_INSTANTIATE(false, IntegerGap)

@@ -18,8 +18,8 @@ namespace pairmetrics::paired_detail {
 // (else an empty `values`), found with a small open-addressing table.
 template <class L>
 struct LabelRanks {
-    std::vector<L> values;            // distinct labels, ascending
-    Buffer<std::uint32_t> rank;       // per position of the sequence
+    std::vector<L> values;       // distinct labels, ascending
+    Buffer<std::uint32_t> rank;  // per position of the sequence
 };
 
 template <class L>

@@ -117,10 +117,16 @@ class InversionCounter {
   public:
     using L = typename Gap::Label;
 
-    InversionCounter(Buffer<L>& labels, Buffer<std::uint64_t>& index, std::uint64_t* inverted, Gap gap,
-                     SimdLevel simd, Control& control)
-        : a_(labels), idx_(index), inverted_(inverted), gap_(gap), control_(control), n_(labels.size()),
-          a_buf_(labels.size()), idx_buf_(Track ? labels.size() : 0),
+    InversionCounter(Buffer<L>& labels, Buffer<std::uint64_t>& index, std::uint64_t* inverted, Gap gap, SimdLevel simd,
+                     Control& control)
+        : a_(labels),
+          idx_(index),
+          inverted_(inverted),
+          gap_(gap),
+          control_(control),
+          n_(labels.size()),
+          a_buf_(labels.size()),
+          idx_buf_(Track ? labels.size() : 0),
           vector_(kVectorised ? simd::paired_kernels(simd) : nullptr) {}
 
     // Sorts the labels ascending and returns the number of inversions.
@@ -130,10 +136,13 @@ class InversionCounter {
         const int threads = threads_for(n, n_threads);
         const std::size_t blocks = (n + kBlock - 1) / kBlock;
         std::vector<std::uint64_t> partial(blocks, 0);
-        parallel_for(blocks, threads, [&](std::size_t b) {
-            Ticker tick(control_);
-            partial[b] = sort_block(b * kBlock, std::min(n, (b + 1) * kBlock), tick);
-        }, &control_);
+        parallel_for(
+            blocks, threads,
+            [&](std::size_t b) {
+                Ticker tick(control_);
+                partial[b] = sort_block(b * kBlock, std::min(n, (b + 1) * kBlock), tick);
+            },
+            &control_);
         std::uint64_t total = 0;
         for (auto c : partial) total += c;
         bool in_buffer = false;
@@ -154,19 +163,22 @@ class InversionCounter {
             // Each task counts and merges about the same stretch of the
             // array, so that the merge finds it in cache.
             const std::size_t tasks = std::max({count_tasks, left_tasks, merge_tasks});
-            parallel_for(tasks, threads, [&](std::size_t t) {
-                Ticker tick(control_);
-                const std::size_t begin = t * kLanes;
-                if (t < count_tasks)
-                    counts[t] = count(level, count_pieces.data() + begin,
-                                      std::min(begin + kLanes, count_pieces.size()) - begin, tick);
-                if (t < left_tasks)
-                    count_left(level, left_pieces.data() + begin, std::min(begin + kLanes, left_pieces.size()) - begin,
-                               tick);
-                if (t < merge_tasks)
-                    merge(level, merge_pieces.data() + begin, std::min(begin + kLanes, merge_pieces.size()) - begin,
-                          tick);
-            }, &control_);
+            parallel_for(
+                tasks, threads,
+                [&](std::size_t t) {
+                    Ticker tick(control_);
+                    const std::size_t begin = t * kLanes;
+                    if (t < count_tasks)
+                        counts[t] = count(level, count_pieces.data() + begin,
+                                          std::min(begin + kLanes, count_pieces.size()) - begin, tick);
+                    if (t < left_tasks)
+                        count_left(level, left_pieces.data() + begin,
+                                   std::min(begin + kLanes, left_pieces.size()) - begin, tick);
+                    if (t < merge_tasks)
+                        merge(level, merge_pieces.data() + begin, std::min(begin + kLanes, merge_pieces.size()) - begin,
+                              tick);
+                },
+                &control_);
             for (auto c : counts) total += c;
             in_buffer = !in_buffer;
         }
@@ -403,8 +415,8 @@ class InversionCounter {
         if constexpr (!Track) {
             std::array<MergeCursor<L>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
-                c[t] = MergeCursor<L>{level.src, level.dst, pieces[t].i, pieces[t].m, pieces[t].j, pieces[t].r,
-                                   pieces[t].k};
+                c[t] = MergeCursor<L>{level.src,   level.dst,   pieces[t].i, pieces[t].m,
+                                      pieces[t].j, pieces[t].r, pieces[t].k};
             step_all(c.data(), n_pieces, [](MergeCursor<L>& x) { x.step(); }, tick);
             for (std::size_t t = 0; t < n_pieces; ++t) c[t].finish();
         } else {
@@ -494,57 +506,57 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
     const std::size_t tasks = threads == 1 ? 1 : kChunksPerThread * static_cast<std::size_t>(threads);
     const std::size_t pieces = tasks * kLanes;
     std::vector<std::uint64_t> partial(tasks, 0);
-    parallel_for(tasks, threads, [&](std::size_t task) {
-        Ticker tick(control);
-        if constexpr (std::is_same_v<L, double>) {
-            if (const simd::PairedKernels* vector = simd::paired_kernels(simd)) {
-                // The task's labels in slices of kTickWork, four at a time,
-                // checking the control in between.
-                const std::size_t j0 = n * task / tasks, j1 = n * (task + 1) / tasks;
-                std::array<simd::CountJob, kLanes> jobs;
-                std::size_t live = 0;
-                for (std::size_t j = j0; j < j1; j += kTickWork) {
-                    const L b = s[j];
-                    const std::size_t p =
-                        std::partition_point(s, s + n, [&](const L& a) { return !gap.far(a, b); }) - s;
-                    jobs[live++] = {p, n, j, std::min(j1, j + kTickWork)};
-                    if (live == kLanes || j + kTickWork >= j1) {
-                        partial[task] += vector->count(s, jobs.data(), live, gap.min_dist);
-                        tick(live * kTickWork);
-                        live = 0;
+    parallel_for(
+        tasks, threads,
+        [&](std::size_t task) {
+            Ticker tick(control);
+            if constexpr (std::is_same_v<L, double>) {
+                if (const simd::PairedKernels* vector = simd::paired_kernels(simd)) {
+                    // The task's labels in slices of kTickWork, four at a time,
+                    // checking the control in between.
+                    const std::size_t j0 = n * task / tasks, j1 = n * (task + 1) / tasks;
+                    std::array<simd::CountJob, kLanes> jobs;
+                    std::size_t live = 0;
+                    for (std::size_t j = j0; j < j1; j += kTickWork) {
+                        const L b = s[j];
+                        const std::size_t p =
+                            std::partition_point(s, s + n, [&](const L& a) { return !gap.far(a, b); }) - s;
+                        jobs[live++] = {p, n, j, std::min(j1, j + kTickWork)};
+                        if (live == kLanes || j + kTickWork >= j1) {
+                            partial[task] += vector->count(s, jobs.data(), live, gap.min_dist);
+                            tick(live * kTickWork);
+                            live = 0;
+                        }
                     }
+                    return;
                 }
-                return;
             }
-        }
-        std::array<CountCursor<Gap>, kLanes> c;
-        std::size_t used = 0;
-        for (std::size_t t = task * kLanes; t < (task + 1) * kLanes; ++t) {
-            const std::size_t j0 = n * t / pieces, j1 = n * (t + 1) / pieces;
-            if (j0 == j1) continue;
-            const L b = s[j0];
-            const std::size_t p = std::partition_point(s, s + n, [&](const L& a) { return !gap.far(a, b); }) - s;
-            c[used++] = CountCursor<Gap>{s, p, n, j0, j1, 0};
-        }
-        step_all(c.data(), used, [&gap](CountCursor<Gap>& x) { x.step(gap); }, tick);
-        for (std::size_t t = 0; t < used; ++t) partial[task] += c[t].count;
-    }, &control);
+            std::array<CountCursor<Gap>, kLanes> c;
+            std::size_t used = 0;
+            for (std::size_t t = task * kLanes; t < (task + 1) * kLanes; ++t) {
+                const std::size_t j0 = n * t / pieces, j1 = n * (t + 1) / pieces;
+                if (j0 == j1) continue;
+                const L b = s[j0];
+                const std::size_t p = std::partition_point(s, s + n, [&](const L& a) { return !gap.far(a, b); }) - s;
+                c[used++] = CountCursor<Gap>{s, p, n, j0, j1, 0};
+            }
+            step_all(c.data(), used, [&gap](CountCursor<Gap>& x) { x.step(gap); }, tick);
+            for (std::size_t t = 0; t < used; ++t) partial[task] += c[t].count;
+        },
+        &control);
     std::uint64_t total = 0;
     for (auto c : partial) total += c;
     return total;
 }
-
 
 template std::uint64_t count_inversions<false, RealGap>(Buffer<double>&, Buffer<std::uint64_t>&, std::uint64_t*,
                                                         const RealGap&, SimdLevel, int, Control&);
 template std::uint64_t count_inversions<true, RealGap>(Buffer<double>&, Buffer<std::uint64_t>&, std::uint64_t*,
                                                        const RealGap&, SimdLevel, int, Control&);
 template std::uint64_t count_inversions<false, IntegerGap>(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,
-                                                           std::uint64_t*, const IntegerGap&, SimdLevel, int,
-                                                           Control&);
+                                                           std::uint64_t*, const IntegerGap&, SimdLevel, int, Control&);
 template std::uint64_t count_inversions<true, IntegerGap>(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,
-                                                          std::uint64_t*, const IntegerGap&, SimdLevel, int,
-                                                          Control&);
+                                                          std::uint64_t*, const IntegerGap&, SimdLevel, int, Control&);
 template std::uint64_t count_rankable<RealGap>(const Buffer<double>&, const Buffer<std::uint64_t>&, const RealGap&,
                                                std::uint64_t*, int, SimdLevel, Control&);
 template std::uint64_t count_rankable<IntegerGap>(const Buffer<std::uint64_t>&, const Buffer<std::uint64_t>&,

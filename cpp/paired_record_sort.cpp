@@ -36,23 +36,29 @@ Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int 
         }
     };
     std::vector<KeyBits> chunk_bits(chunks);
-    parallel_for(chunks, threads, [&](std::size_t c) {
-        KeyBits bits;  // local: neighbouring chunks share a cache line
-        for_keys(c, [&](const std::uint64_t* key, std::size_t size) {
-            for (std::size_t i = 0; i < size; ++i) bits.add(key[i]);
-        });
-        chunk_bits[c] = bits;
-    }, &control);
+    parallel_for(
+        chunks, threads,
+        [&](std::size_t c) {
+            KeyBits bits;  // local: neighbouring chunks share a cache line
+            for_keys(c, [&](const std::uint64_t* key, std::size_t size) {
+                for (std::size_t i = 0; i < size; ++i) bits.add(key[i]);
+            });
+            chunk_bits[c] = bits;
+        },
+        &control);
     KeyBits key_bits;
     for (const KeyBits& bits : chunk_bits) key_bits.add(bits);
     const std::uint64_t varying = key_bits.varying();
     if (varying == 0 || n <= 4 * msd::kInsertionSort) {
-        parallel_for(chunks, threads, [&](std::size_t c) {
-            for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
-                reader.records(begin, std::min(bound[c + 1], begin + kTickWork), records.data() + begin);
-                control.check();
-            }
-        }, &control);
+        parallel_for(
+            chunks, threads,
+            [&](std::size_t c) {
+                for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kTickWork) {
+                    reader.records(begin, std::min(bound[c + 1], begin + kTickWork), records.data() + begin);
+                    control.check();
+                }
+            },
+            &control);
         if (varying != 0) {
             Buffer<R> scratch(n);
             msd::RadixWorkspace ws;
@@ -66,44 +72,54 @@ Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int 
     const int shift = width - bits;
     const std::size_t buckets = std::size_t{1} << bits, mask = buckets - 1;
     std::vector<std::size_t> histogram(chunks * buckets, 0);
-    parallel_for(chunks, threads, [&](std::size_t c) {
-        std::size_t* h = histogram.data() + c * buckets;
-        for_keys(c, [&](const std::uint64_t* key, std::size_t size) {
-            for (std::size_t i = 0; i < size; ++i) ++h[(key[i] >> shift) & mask];
-        });
-    }, &control);
+    parallel_for(
+        chunks, threads,
+        [&](std::size_t c) {
+            std::size_t* h = histogram.data() + c * buckets;
+            for_keys(c, [&](const std::uint64_t* key, std::size_t size) {
+                for (std::size_t i = 0; i < size; ++i) ++h[(key[i] >> shift) & mask];
+            });
+        },
+        &control);
     std::vector<std::size_t> start(buckets + 1, 0);
     for (std::size_t b = 0, total = 0; b < buckets; ++b) {
         start[b] = total;
         for (std::size_t c = 0; c < chunks; ++c) total += std::exchange(histogram[c * buckets + b], total);
         start[b + 1] = total;
     }
-    parallel_for(chunks, threads, [&](std::size_t c) {
-        std::size_t* next = histogram.data() + c * buckets;
-        Ticker tick(control);
-        R block[kReadBlock];
-        for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kReadBlock) {
-            const std::size_t end = std::min(bound[c + 1], begin + kReadBlock);
-            reader.records(begin, end, block);
-            for (std::size_t i = 0; i < end - begin; ++i) records[next[(block[i].key >> shift) & mask]++] = block[i];
-            tick(end - begin);
-        }
-    }, &control);
+    parallel_for(
+        chunks, threads,
+        [&](std::size_t c) {
+            std::size_t* next = histogram.data() + c * buckets;
+            Ticker tick(control);
+            R block[kReadBlock];
+            for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kReadBlock) {
+                const std::size_t end = std::min(bound[c + 1], begin + kReadBlock);
+                reader.records(begin, end, block);
+                for (std::size_t i = 0; i < end - begin; ++i)
+                    records[next[(block[i].key >> shift) & mask]++] = block[i];
+                tick(end - begin);
+            }
+        },
+        &control);
     // Buckets in groups (one workspace each); many groups balance skewed
     // sizes over the threads.
     const std::size_t groups = threads == 1 ? 1 : std::min<std::size_t>(buckets, 16 * chunks);
-    parallel_for(groups, threads, [&](std::size_t g) {
-        const std::size_t first = buckets * g / groups, last = buckets * (g + 1) / groups;
-        std::size_t largest = 0;
-        for (std::size_t b = first; b < last; ++b) largest = std::max(largest, start[b + 1] - start[b]);
-        Buffer<R> scratch(largest);
-        msd::RadixWorkspace ws;
-        Ticker tick(control);
-        for (std::size_t b = first; b < last; ++b) {
-            const std::size_t size = start[b + 1] - start[b];
-            if (size > 1) msd::sort_segment(records.data() + start[b], scratch.data(), size, 0, ws, tick);
-        }
-    }, &control);
+    parallel_for(
+        groups, threads,
+        [&](std::size_t g) {
+            const std::size_t first = buckets * g / groups, last = buckets * (g + 1) / groups;
+            std::size_t largest = 0;
+            for (std::size_t b = first; b < last; ++b) largest = std::max(largest, start[b + 1] - start[b]);
+            Buffer<R> scratch(largest);
+            msd::RadixWorkspace ws;
+            Ticker tick(control);
+            for (std::size_t b = first; b < last; ++b) {
+                const std::size_t size = start[b + 1] - start[b];
+                if (size > 1) msd::sort_segment(records.data() + start[b], scratch.data(), size, 0, ws, tick);
+            }
+        },
+        &control);
     return records;
 }
 
@@ -141,9 +157,9 @@ void sort_by_label_descending(R* data, std::size_t n, Ticker& tick) {
     if (src != data) std::copy(src, src + n, data);
 }
 
-#define PAIRMETRICS_INSTANTIATE(Track, L)                                                                         \
-    template Buffer<Record<Track, L>> load_sorted_records(const RecordReader<Record<Track, L>>&, std::size_t, int,  \
-                                                          Control&);                                              \
+#define PAIRMETRICS_INSTANTIATE(Track, L)                                                                          \
+    template Buffer<Record<Track, L>> load_sorted_records(const RecordReader<Record<Track, L>>&, std::size_t, int, \
+                                                          Control&);                                               \
     template void sort_by_label_descending(Record<Track, L>*, std::size_t, Ticker&);
 PAIRMETRICS_INSTANTIATE(false, double)
 PAIRMETRICS_INSTANTIATE(false, std::uint64_t)

@@ -71,7 +71,9 @@ PAIRMETRICS_AVX512 void store_clipped(double* dst, MergeLane& lane, __m512d v) {
     lane.k += 8;
 }
 
-PAIRMETRICS_AVX512 bool merge_active(const MergeLane& lane) { return lane.i < lane.m || lane.j < lane.r; }
+PAIRMETRICS_AVX512 bool merge_active(const MergeLane& lane) {
+    return lane.i < lane.m || lane.j < lane.r;
+}
 
 PAIRMETRICS_AVX512 void merge_step(const double* src, double* dst, MergeLane& lane) {
     const double a = lane.i < lane.m ? src[lane.i] : kInf;
@@ -94,8 +96,8 @@ PAIRMETRICS_AVX512 void merge_step(const double* src, double* dst, MergeLane& la
 // the next block starts; windows move on while it fills them all.
 struct CountLane {
     std::size_t p, m, j, r;
-    std::uint64_t sum;    // 8 (m - p) per block, at the p the block starts from
-    __m512i not_far;      // less these, per b lane
+    std::uint64_t sum;  // 8 (m - p) per block, at the p the block starts from
+    __m512i not_far;    // less these, per b lane
 };
 
 PAIRMETRICS_AVX512 __m512i count_not_far(__m512i count, double a, __m512d b, __m512d min_dist) {
@@ -175,8 +177,8 @@ PAIRMETRICS_TARGET("avx512f") std::uint64_t sort_runs_avx512(double* x, std::siz
             const __mmask8 later = static_cast<__mmask8>(0xFF00u >> (7 - i));
             count = _mm512_mask_add_epi64(
                 count, _mm512_mask_cmp_pd_mask(later, _mm512_sub_pd(xi, lo), dist, _CMP_GE_OQ), count, one);
-            count = _mm512_mask_add_epi64(count, _mm512_cmp_pd_mask(_mm512_sub_pd(xi, hi), dist, _CMP_GE_OQ),
-                                          count, one);
+            count =
+                _mm512_mask_add_epi64(count, _mm512_cmp_pd_mask(_mm512_sub_pd(xi, hi), dist, _CMP_GE_OQ), count, one);
         }
         for (int i = 8; i < 16; ++i) {
             const __m512d xi = _mm512_set1_pd(x[i]);
@@ -193,9 +195,8 @@ PAIRMETRICS_TARGET("avx512f") std::uint64_t sort_runs_avx512(double* x, std::siz
     return static_cast<std::uint64_t>(_mm512_reduce_add_epi64(count));
 }
 
-
-PAIRMETRICS_TARGET("avx512f") void merge_avx512(const double* src, double* dst, const MergeJob* jobs,
-                                                     std::size_t count) {
+PAIRMETRICS_TARGET("avx512f")
+void merge_avx512(const double* src, double* dst, const MergeJob* jobs, std::size_t count) {
     for (std::size_t first = 0; first < count; first += kLanes) {
         const std::size_t lanes = std::min(kLanes, count - first);
         MergeLane lane[kLanes];
@@ -227,8 +228,8 @@ PAIRMETRICS_TARGET("avx512f") void merge_avx512(const double* src, double* dst, 
     }
 }
 
-PAIRMETRICS_TARGET("avx512f") std::uint64_t count_avx512(const double* src, const CountJob* jobs,
-                                                              std::size_t count, double min_dist) {
+PAIRMETRICS_TARGET("avx512f")
+std::uint64_t count_avx512(const double* src, const CountJob* jobs, std::size_t count, double min_dist) {
     const __m512d dist = _mm512_set1_pd(min_dist);
     std::uint64_t total = 0;
     for (std::size_t first = 0; first < count; first += kLanes) {
@@ -265,8 +266,8 @@ PAIRMETRICS_AVX2 __m256d load_padded(const double* src, std::size_t at, std::siz
     if (at >= end) return _mm256_set1_pd(kInf);
     const std::size_t avail = end - at;
     if (avail >= 4) return _mm256_loadu_pd(src + at);
-    const __m256i mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x(static_cast<long long>(avail)),
-                                            _mm256_set_epi64x(3, 2, 1, 0));
+    const __m256i mask =
+        _mm256_cmpgt_epi64(_mm256_set1_epi64x(static_cast<long long>(avail)), _mm256_set_epi64x(3, 2, 1, 0));
     return _mm256_blendv_pd(_mm256_set1_pd(kInf), _mm256_maskload_pd(src + at, mask), _mm256_castsi256_pd(mask));
 }
 
@@ -278,7 +279,9 @@ PAIRMETRICS_AVX2 __m256d sort_bitonic(__m256d x) {
     return _mm256_blend_pd(_mm256_min_pd(x, y), _mm256_max_pd(x, y), 0xA);
 }
 
-PAIRMETRICS_AVX2 __m256d reverse(__m256d x) { return _mm256_permute4x64_pd(x, 0x1B); }
+PAIRMETRICS_AVX2 __m256d reverse(__m256d x) {
+    return _mm256_permute4x64_pd(x, 0x1B);
+}
 
 // Two ascending vectors in, the 4 smallest (lo) and 4 largest (hi) out, each
 // ascending: one bitonic merge.
@@ -349,7 +352,9 @@ PAIRMETRICS_AVX2 void store_clipped(double* dst, MergeLane& lane, __m256d v) {
     lane.k += 4;
 }
 
-PAIRMETRICS_AVX2 bool merge_active(const MergeLane& lane) { return lane.i < lane.m || lane.j < lane.r; }
+PAIRMETRICS_AVX2 bool merge_active(const MergeLane& lane) {
+    return lane.i < lane.m || lane.j < lane.r;
+}
 
 PAIRMETRICS_AVX2 void merge_step(const double* src, double* dst, MergeLane& lane) {
     const double a = lane.i < lane.m ? src[lane.i] : kInf;
@@ -462,8 +467,8 @@ PAIRMETRICS_TARGET("avx2") void merge_avx2(const double* src, double* dst, const
     }
 }
 
-PAIRMETRICS_TARGET("avx2") std::uint64_t count_avx2(const double* src, const CountJob* jobs, std::size_t count,
-                                                    double min_dist) {
+PAIRMETRICS_TARGET("avx2")
+std::uint64_t count_avx2(const double* src, const CountJob* jobs, std::size_t count, double min_dist) {
     using avx2::CountLane;
     const __m256d dist = _mm256_set1_pd(min_dist);
     std::uint64_t total = 0;

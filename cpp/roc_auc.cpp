@@ -15,8 +15,12 @@ struct Weighted {
     double weight;
 };
 
-inline double weight_of(std::uint64_t) { return 1.0; }
-inline double weight_of(const Weighted& r) { return r.weight; }
+inline double weight_of(std::uint64_t) {
+    return 1.0;
+}
+inline double weight_of(const Weighted& r) {
+    return r.weight;
+}
 
 constexpr std::size_t kCheckEvery = std::size_t{1} << 16;
 
@@ -138,11 +142,11 @@ RocAuc roc_auc(const Score* scores, std::ptrdiff_t score_stride, const std::uint
     if (weights == nullptr)
         return run<std::uint64_t>(scores, score_stride, positive, positive_stride, weights, weight_stride, n, max_fpr,
                                   n_threads, control);
-    return run<Weighted>(scores, score_stride, positive, positive_stride, weights, weight_stride, n, max_fpr,
-                         n_threads, control);
+    return run<Weighted>(scores, score_stride, positive, positive_stride, weights, weight_stride, n, max_fpr, n_threads,
+                         control);
 }
 
-#define PAIRMETRICS_ROC_AUC(T)                                                                                   \
+#define PAIRMETRICS_ROC_AUC(T)                                                                               \
     template RocAuc roc_auc<T>(const T*, std::ptrdiff_t, const std::uint8_t*, std::ptrdiff_t, const double*, \
                                std::ptrdiff_t, std::size_t, double, int, Control&);
 PAIRMETRICS_ROC_AUC(bool)

@@ -91,9 +91,8 @@ GemmFn<double> gemm_of<double>(const Blas& blas) {
 // C (m x n, row major, ldc) = A (m x k, lda) * B (n x k, ldb)^T, plus C when
 // accumulate is set.
 template <class T>
-void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrdiff_t k, const T* a,
-                 std::ptrdiff_t lda, const T* b, std::ptrdiff_t ldb, T* c, std::ptrdiff_t ldc,
-                 bool accumulate = false) {
+void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrdiff_t k, const T* a, std::ptrdiff_t lda,
+                 const T* b, std::ptrdiff_t ldb, T* c, std::ptrdiff_t ldc, bool accumulate = false) {
     if (GemmFn<T> gemm = gemm_of<T>(blas)) {
         // Row major C = A B^T is column major C^T = B A^T.
         char ta = 'T', tb = 'N';
@@ -170,7 +169,8 @@ std::vector<unsigned char> twins(const std::int32_t* gy, const std::int32_t* gp,
     }
     std::vector<unsigned char> out(static_cast<std::size_t>(n));
     for (std::ptrdiff_t i = 0; i < n; ++i)
-        out[static_cast<std::size_t>(i)] = cy[static_cast<std::size_t>(gy[i])] > 1 || cp[static_cast<std::size_t>(gp[i])] > 1;
+        out[static_cast<std::size_t>(i)] =
+            cy[static_cast<std::size_t>(gy[i])] > 1 || cp[static_cast<std::size_t>(gp[i])] > 1;
     return out;
 }
 
@@ -220,10 +220,9 @@ struct TileSums {
 #endif
 
 template <class T>
-PAIRMETRICS_FORCE_INLINE void plain_row_body(const T* cross, const T* own, const T* weight, T own_i,
-                                                          T weight_i, T factor, std::ptrdiff_t len,
-                                                          std::int32_t* col_passed, std::int32_t* col_tied,
-                                                          std::int32_t* passed, std::int32_t* tied) {
+PAIRMETRICS_FORCE_INLINE void plain_row_body(const T* cross, const T* own, const T* weight, T own_i, T weight_i,
+                                             T factor, std::ptrdiff_t len, std::int32_t* col_passed,
+                                             std::int32_t* col_tied, std::int32_t* passed, std::int32_t* tied) {
     std::int32_t rp = 0, rt = 0;
     for (std::ptrdiff_t b = 0; b < len; ++b) {
         const T v = cross[b] - (own_i + own[b]);
@@ -243,12 +242,12 @@ template <class T>
 using PlainRowFn = void (*)(const T*, const T*, const T*, T, T, T, std::ptrdiff_t, std::int32_t*, std::int32_t*,
                             std::int32_t*, std::int32_t*);
 
-#define PAIRMETRICS_PLAIN_ROW(name, attributes)                                                                    \
-    template <class T>                                                                                           \
-    attributes void name(const T* cross, const T* own, const T* weight, T own_i, T weight_i, T factor,          \
+#define PAIRMETRICS_PLAIN_ROW(name, attributes)                                                                      \
+    template <class T>                                                                                               \
+    attributes void name(const T* cross, const T* own, const T* weight, T own_i, T weight_i, T factor,               \
                          std::ptrdiff_t len, std::int32_t* col_passed, std::int32_t* col_tied, std::int32_t* passed, \
-                         std::int32_t* tied) {                                                                   \
-        plain_row_body(cross, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);     \
+                         std::int32_t* tied) {                                                                       \
+        plain_row_body(cross, own, weight, own_i, weight_i, factor, len, col_passed, col_tied, passed, tied);        \
     }
 PAIRMETRICS_PLAIN_ROW(plain_row_scalar, )
 #if PAIRMETRICS_X86_SIMD
@@ -301,9 +300,9 @@ void compare_tile(const Terms<T>& t, std::ptrdiff_t i0, std::ptrdiff_t ni, std::
         if (!t.has_twin[static_cast<std::size_t>(i)]) {
             std::int32_t rp = 0, rt = 0;
             static const PlainRowFn<T> plain_row = plain_row_for<T>(SimdLevel::automatic);
-            plain_row(row + b0, t.own.data() + j0 + b0, t.weight.data() + j0 + b0,
-                      t.own[static_cast<std::size_t>(i)], t.weight[static_cast<std::size_t>(i)], t.factor, nj - b0,
-                      sums.col_passed.data() + b0, sums.col_tied.data() + b0, &rp, &rt);
+            plain_row(row + b0, t.own.data() + j0 + b0, t.weight.data() + j0 + b0, t.own[static_cast<std::size_t>(i)],
+                      t.weight[static_cast<std::size_t>(i)], t.factor, nj - b0, sums.col_passed.data() + b0,
+                      sums.col_tied.data() + b0, &rp, &rt);
             sums.row_passed[static_cast<std::size_t>(a)] += rp;
             sums.row_tied[static_cast<std::size_t>(a)] += rt;
             sums.passed += static_cast<std::uint64_t>(rp);
@@ -494,7 +493,9 @@ std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads, Cont
     std::vector<std::int32_t> leaders;  // first rows of the groups within one hash run
     for (std::size_t lo = 0; lo < order.size();) {
         std::size_t hi = lo + 1;
-        while (hi < order.size() && hash[static_cast<std::size_t>(order[hi])] == hash[static_cast<std::size_t>(order[lo])]) ++hi;
+        while (hi < order.size() &&
+               hash[static_cast<std::size_t>(order[hi])] == hash[static_cast<std::size_t>(order[lo])])
+            ++hi;
         leaders.clear();
         for (std::size_t q = lo; q < hi; ++q) {  // in increasing row order
             const std::int32_t i = order[q];
@@ -540,7 +541,8 @@ Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metri
             big = 0.0;
             for (std::ptrdiff_t i = 0; i < n; ++i)
                 for (std::ptrdiff_t k = 0; k < d; ++k)
-                    big = std::max({big, std::abs(static_cast<double>(y(i, k))), std::abs(static_cast<double>(p(i, k)))});
+                    big =
+                        std::max({big, std::abs(static_cast<double>(y(i, k))), std::abs(static_cast<double>(p(i, k)))});
         }
         shift = euclidean::power_of_two_shift(big);
         if (reference.centre != nullptr) {
@@ -592,37 +594,41 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
                        Control& control) {
     const Terms<T> terms = make_terms(prep, groups, options);
     const std::ptrdiff_t n = prep.n, d = prep.d;
-    const std::vector<TilePair> tiles = options.split > 0
-                                            ? block_tiles(options.split, n, rows_of<T>(options, n), cols_of<T>(options, n))
-                                            : upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
+    const std::vector<TilePair> tiles =
+        options.split > 0 ? block_tiles(options.split, n, rows_of<T>(options, n), cols_of<T>(options, n))
+                          : upper_tiles(n, rows_of<T>(options, n), cols_of<T>(options, n));
     Accumulator acc(n);
     control.set_total(tiles.size());
     const std::ptrdiff_t largest = tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj;
     BufferPool<T> pool(largest);
     const OneBlasThread one_thread(blas.threads);  // holds a process-wide count at 1 for the whole call
-    parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
-        const TilePair& tp = tiles[task];
-        const std::ptrdiff_t size = tp.ni * tp.nj;
-        const T* y = prep.y.data();
-        const T* p = prep.p.data();
-        // cross = Y_I P_J^T + (Y_J P_I^T)^T, the second product written as P_I Y_J^T.
-        auto cross = pool.take();
-        product_abt(blas, tp.ni, tp.nj, d, y + tp.i0 * d, d, p + tp.j0 * d, d, cross.get(), tp.nj);
-        if (prep.metric == Metric::euclidean) {
-            // Distances are not linear in the products: convert each, then add.
-            auto other = pool.take();
-            product_abt(blas, tp.ni, tp.nj, d, p + tp.i0 * d, d, y + tp.j0 * d, d, other.get(), tp.nj);
-            inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, true, cross.get(), tp.nj);
-            inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, false, other.get(), tp.nj);
-            for (std::ptrdiff_t q = 0; q < size; ++q) cross[static_cast<std::size_t>(q)] += other[static_cast<std::size_t>(q)];
-        } else {
-            product_abt(blas, tp.ni, tp.nj, d, p + tp.i0 * d, d, y + tp.j0 * d, d, cross.get(), tp.nj, true);
-        }
-        TileSums sums;
-        compare_tile(terms, tp.i0, tp.ni, tp.j0, tp.nj, cross.get(), sums);
-        acc.add(sums, tp.i0, tp.j0);
-        control.advance(1);
-    }, &control);
+    parallel_for(
+        tiles.size(), options.n_threads,
+        [&](std::size_t task) {
+            const TilePair& tp = tiles[task];
+            const std::ptrdiff_t size = tp.ni * tp.nj;
+            const T* y = prep.y.data();
+            const T* p = prep.p.data();
+            // cross = Y_I P_J^T + (Y_J P_I^T)^T, the second product written as P_I Y_J^T.
+            auto cross = pool.take();
+            product_abt(blas, tp.ni, tp.nj, d, y + tp.i0 * d, d, p + tp.j0 * d, d, cross.get(), tp.nj);
+            if (prep.metric == Metric::euclidean) {
+                // Distances are not linear in the products: convert each, then add.
+                auto other = pool.take();
+                product_abt(blas, tp.ni, tp.nj, d, p + tp.i0 * d, d, y + tp.j0 * d, d, other.get(), tp.nj);
+                inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, true, cross.get(), tp.nj);
+                inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, false, other.get(), tp.nj);
+                for (std::ptrdiff_t q = 0; q < size; ++q)
+                    cross[static_cast<std::size_t>(q)] += other[static_cast<std::size_t>(q)];
+            } else {
+                product_abt(blas, tp.ni, tp.nj, d, p + tp.i0 * d, d, y + tp.j0 * d, d, cross.get(), tp.nj, true);
+            }
+            TileSums sums;
+            compare_tile(terms, tp.i0, tp.ni, tp.j0, tp.nj, cross.get(), sums);
+            acc.add(sums, tp.i0, tp.j0);
+            control.advance(1);
+        },
+        &control);
     return acc.take();
 }
 
@@ -653,34 +659,37 @@ Counts count_listed_pairs(const Prepared<T>& prep, const Groups& groups, const O
     constexpr std::size_t kChunk = 1 << 12;
     const std::size_t n_chunks = (n_pairs + kChunk - 1) / kChunk;
     control.set_total(n_chunks);
-    parallel_for(n_chunks, options.n_threads, [&](std::size_t c) {
-        const std::size_t lo = c * kChunk, hi = std::min(n_pairs, lo + kChunk);
-        std::uint64_t np_ = 0, nt = 0, ns = 0;
-        for (std::size_t k = lo; k < hi; ++k) {
-            const std::ptrdiff_t i = first[k], j = second[k];
-            switch (classify(terms, i, j, static_cast<T>(term(i, j) + term(j, i)))) {
-                case 1:
-                    ++np_;
-                    sample_passed[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed);
-                    sample_passed[static_cast<std::size_t>(j)].fetch_add(1, std::memory_order_relaxed);
-                    break;
-                case 2:
-                    ++nt;
-                    sample_tied[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed);
-                    sample_tied[static_cast<std::size_t>(j)].fetch_add(1, std::memory_order_relaxed);
-                    break;
-                case 3:
-                    ++ns;
-                    break;
-                default:
-                    break;
+    parallel_for(
+        n_chunks, options.n_threads,
+        [&](std::size_t c) {
+            const std::size_t lo = c * kChunk, hi = std::min(n_pairs, lo + kChunk);
+            std::uint64_t np_ = 0, nt = 0, ns = 0;
+            for (std::size_t k = lo; k < hi; ++k) {
+                const std::ptrdiff_t i = first[k], j = second[k];
+                switch (classify(terms, i, j, static_cast<T>(term(i, j) + term(j, i)))) {
+                    case 1:
+                        ++np_;
+                        sample_passed[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+                        sample_passed[static_cast<std::size_t>(j)].fetch_add(1, std::memory_order_relaxed);
+                        break;
+                    case 2:
+                        ++nt;
+                        sample_tied[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+                        sample_tied[static_cast<std::size_t>(j)].fetch_add(1, std::memory_order_relaxed);
+                        break;
+                    case 3:
+                        ++ns;
+                        break;
+                    default:
+                        break;
+                }
             }
-        }
-        passed.fetch_add(np_, std::memory_order_relaxed);
-        tied.fetch_add(nt, std::memory_order_relaxed);
-        skipped.fetch_add(ns, std::memory_order_relaxed);
-        control.advance(1);
-    }, &control);
+            passed.fetch_add(np_, std::memory_order_relaxed);
+            tied.fetch_add(nt, std::memory_order_relaxed);
+            skipped.fetch_add(ns, std::memory_order_relaxed);
+            control.advance(1);
+        },
+        &control);
     Counts out;
     out.passed = passed.load();
     out.tied = tied.load();
@@ -703,20 +712,22 @@ void pair_terms(const Prepared<T>& prep, const Options& options, const Blas& bla
             tiles.push_back({i0, std::min(rows, n - i0), j0, std::min(cols, n - j0)});
     control.set_total(tiles.size());
     const OneBlasThread one_thread(blas.threads);  // holds a process-wide count at 1 for the whole call
-    parallel_for(tiles.size(), options.n_threads, [&](std::size_t task) {
-        const TilePair& tp = tiles[task];
-        T* c = out + tp.i0 * n + tp.j0;
-        product_abt(blas, tp.ni, tp.nj, d, prep.y.data() + tp.i0 * d, d, prep.p.data() + tp.j0 * d, d, c, n);
-        if (prep.metric == Metric::euclidean) inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, true, c, n);
-        control.advance(1);
-    }, &control);
+    parallel_for(
+        tiles.size(), options.n_threads,
+        [&](std::size_t task) {
+            const TilePair& tp = tiles[task];
+            T* c = out + tp.i0 * n + tp.j0;
+            product_abt(blas, tp.ni, tp.nj, d, prep.y.data() + tp.i0 * d, d, prep.p.data() + tp.j0 * d, d, c, n);
+            if (prep.metric == Metric::euclidean) inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, true, c, n);
+            control.advance(1);
+        },
+        &control);
 }
 
 template <class T>
 void count_permuted(const T* terms_matrix, const T* terms_transposed, const Prepared<T>& prep, const Groups& groups,
-                    const Options& options,
-                    const std::int64_t* perms, std::size_t n_perms, std::uint64_t* passed, std::uint64_t* tied,
-                    Control& control) {
+                    const Options& options, const std::int64_t* perms, std::size_t n_perms, std::uint64_t* passed,
+                    std::uint64_t* tied, Control& control) {
     const std::ptrdiff_t n = prep.n;
     const Terms<T> base = make_terms(prep, groups, options);
     for (std::size_t r = 0; r < n_perms * static_cast<std::size_t>(n); ++r)
@@ -743,40 +754,43 @@ void count_permuted(const T* terms_matrix, const T* terms_transposed, const Prep
     std::vector<std::atomic<std::uint64_t>> np_(n_perms), nt_(n_perms);
     control.set_total(n_perms * tiles.size());
     BufferPool<T> pool(tiles.empty() ? 0 : tiles.front().ni * tiles.front().nj);
-    parallel_for(n_perms * tiles.size(), options.n_threads, [&](std::size_t task) {
-        const std::size_t r = task / tiles.size();
-        const TilePair& tp = tiles[task % tiles.size()];
-        const std::int64_t* pi = perms + r * static_cast<std::size_t>(n);
-        auto cross = pool.take();
-        // cross[a, b] = X[i, pi_j] + X^T[pi_i, j]: a gather within row i of X
-        // and a contiguous run of row pi_i of X^T.
-        T* c = cross.get();
-        const std::int64_t* pj = pi + tp.j0;
-        for (std::ptrdiff_t a = 0; a < tp.ni; ++a) {
-            const T* row = terms_matrix + (tp.i0 + a) * n;
-            const T* row_t = terms_transposed + pi[tp.i0 + a] * n + tp.j0;
-            T* out = c + a * tp.nj;
-            for (std::ptrdiff_t b = 0; b < tp.nj; ++b) out[b] = row[pj[b]] + row_t[b];
-        }
-        TileSums sums;
-        compare_tile(per[r], tp.i0, tp.ni, tp.j0, tp.nj, cross.get(), sums);
-        np_[r] += sums.passed;
-        nt_[r] += sums.tied;
-        control.advance(1);
-    }, &control);
+    parallel_for(
+        n_perms * tiles.size(), options.n_threads,
+        [&](std::size_t task) {
+            const std::size_t r = task / tiles.size();
+            const TilePair& tp = tiles[task % tiles.size()];
+            const std::int64_t* pi = perms + r * static_cast<std::size_t>(n);
+            auto cross = pool.take();
+            // cross[a, b] = X[i, pi_j] + X^T[pi_i, j]: a gather within row i of X
+            // and a contiguous run of row pi_i of X^T.
+            T* c = cross.get();
+            const std::int64_t* pj = pi + tp.j0;
+            for (std::ptrdiff_t a = 0; a < tp.ni; ++a) {
+                const T* row = terms_matrix + (tp.i0 + a) * n;
+                const T* row_t = terms_transposed + pi[tp.i0 + a] * n + tp.j0;
+                T* out = c + a * tp.nj;
+                for (std::ptrdiff_t b = 0; b < tp.nj; ++b) out[b] = row[pj[b]] + row_t[b];
+            }
+            TileSums sums;
+            compare_tile(per[r], tp.i0, tp.ni, tp.j0, tp.nj, cross.get(), sums);
+            np_[r] += sums.passed;
+            nt_[r] += sums.tied;
+            control.advance(1);
+        },
+        &control);
     for (std::size_t r = 0; r < n_perms; ++r) {
         passed[r] = np_[r].load();
         tied[r] = nt_[r].load();
     }
 }
 
-#define PAIRMETRICS_INSTANTIATE(T)                                                                               \
-    template std::vector<std::int32_t> group_rows<T>(const MatrixView<T>&, int, Control*);                       \
-    template Prepared<T> prepare<T>(const MatrixView<T>&, const MatrixView<T>&, Metric, const std::int64_t*, int,  \
+#define PAIRMETRICS_INSTANTIATE(T)                                                                                \
+    template std::vector<std::int32_t> group_rows<T>(const MatrixView<T>&, int, Control*);                        \
+    template Prepared<T> prepare<T>(const MatrixView<T>&, const MatrixView<T>&, Metric, const std::int64_t*, int, \
                                     Control*, const Reference&);                                                  \
     template Counts count_all_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const Blas&, Control&); \
     template Counts count_listed_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const std::int64_t*, \
-                                          const std::int64_t*, std::size_t, Control&);                           \
+                                          const std::int64_t*, std::size_t, Control&);                            \
     template void pair_terms<T>(const Prepared<T>&, const Options&, const Blas&, T*, Control&);                   \
     template void count_permuted<T>(const T*, const T*, const Prepared<T>&, const Groups&, const Options&,        \
                                     const std::int64_t*, std::size_t, std::uint64_t*, std::uint64_t*, Control&);

@@ -32,8 +32,8 @@ enum class Metric { cosine, correlation, euclidean, sqeuclidean };
 // Fortran BLAS gemm (column major, 32-bit integers), as exported by the
 // reference BLAS interface of OpenBLAS, MKL, ...
 template <class T>
-using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* alpha, T* a, int* lda, T* b,
-                        int* ldb, T* beta, T* c, int* ldc);
+using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* alpha, T* a, int* lda, T* b, int* ldb,
+                        T* beta, T* c, int* ldc);
 
 // The BLAS the caller found. Without gemm a plain (slow) product is used.
 // The kernels keep the BLAS on one thread while they run (OneBlasThread);
@@ -87,7 +87,7 @@ template <class T>
 struct Prepared {
     Metric metric = Metric::cosine;
     std::ptrdiff_t n = 0, d = 0;
-    std::vector<T> y, p;        // n x d, row major
+    std::vector<T> y, p;         // n x d, row major
     std::vector<double> ny, np;  // squared norms of the prepared rows
     std::vector<T> own;
 };
@@ -102,9 +102,8 @@ struct Reference {
 };
 
 template <class T>
-Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric,
-                    const std::int64_t* perm = nullptr, int n_threads = 1, Control* control = nullptr,
-                    const Reference& reference = Reference{});
+Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric, const std::int64_t* perm = nullptr,
+                    int n_threads = 1, Control* control = nullptr, const Reference& reference = Reference{});
 
 // All pairs, tile by tile. perm (optional) pairs y_i with p_perm[i].
 template <class T>
@@ -114,8 +113,7 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
 // The listed pairs only (pair k is (first[k], second[k]), first != second).
 template <class T>
 Counts count_listed_pairs(const Prepared<T>& prep, const Groups& groups, const Options& options,
-                          const std::int64_t* first, const std::int64_t* second, std::size_t n_pairs,
-                          Control& control);
+                          const std::int64_t* first, const std::int64_t* second, std::size_t n_pairs, Control& control);
 
 // The full n x n matrix of comparison terms X (X[i, j] = <y_i, p_j> of the
 // prepared rows, or -d(y_i, p_j) for the Euclidean metric), row major, for
@@ -128,8 +126,7 @@ void pair_terms(const Prepared<T>& prep, const Options& options, const Blas& bla
 // its transpose (both row major).
 template <class T>
 void count_permuted(const T* terms, const T* terms_transposed, const Prepared<T>& prep, const Groups& groups,
-                    const Options& options,
-                    const std::int64_t* perms, std::size_t n_perms, std::uint64_t* passed, std::uint64_t* tied,
-                    Control& control);
+                    const Options& options, const std::int64_t* perms, std::size_t n_perms, std::uint64_t* passed,
+                    std::uint64_t* tied, Control& control);
 
 }  // namespace pairmetrics::two_vs_two

@@ -127,8 +127,9 @@ class DocstringWarningsAreNotFatal(logging.Filter):
         location = str(getattr(record, "location", "") or "")
         if "docstring of" not in location:
             return True
-        logging.getLogger("sphinx.pairmetrics").info("docstring markup (not fatal): %s: %s", location,
-                                                    record.getMessage())
+        logging.getLogger("sphinx.pairmetrics").info(
+            "docstring markup (not fatal): %s: %s", location, record.getMessage()
+        )
         return False
 
 

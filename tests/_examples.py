@@ -56,9 +56,10 @@ def run_console(block: str, directory: str) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")]))}
     for command, expected in commands:
         if command.startswith("pairmetrics "):
-            command = f"{sys.executable} -m pairmetrics " + command[len("pairmetrics "):]
-        done = subprocess.run(command, shell=True, cwd=directory, env=env, capture_output=True, text=True, check=False,
-                              timeout=300)
+            command = f"{sys.executable} -m pairmetrics " + command[len("pairmetrics ") :]
+        done = subprocess.run(
+            command, shell=True, cwd=directory, env=env, capture_output=True, text=True, check=False, timeout=300
+        )
         assert done.returncode == 0, (command, done.stderr)
         assert done.stdout.splitlines() == expected, command
 

@@ -45,8 +45,15 @@ def test_fast_replicates_are_exact_aucs_of_the_drawn_counts():
     position = np.empty(60, dtype=np.int64)
     position[order] = np.arange(60)
     flags = (y[order] == 1).astype(np.uint8)
-    out = _core.bootstrap_auc(flags, group_end, design.stratum_offsets, design.cluster_offsets,
-                              position[design.members], np.arange(5, dtype=np.uint64), 2)
+    out = _core.bootstrap_auc(
+        flags,
+        group_end,
+        design.stratum_offsets,
+        design.cluster_offsets,
+        position[design.members],
+        np.arange(5, dtype=np.uint64),
+        2,
+    )
     np.testing.assert_allclose(out, pm.roc_auc_score(y, score), rtol=1e-12)
 
 

@@ -38,8 +38,13 @@ def cli(*args, check=True, stdin=b""):
 
 
 def cli_process(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "pairmetrics", *map(str, args)], capture_output=True,
-                          input=stdin, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pairmetrics", *map(str, args)],
+        capture_output=True,
+        input=stdin,
+        timeout=300,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +77,10 @@ def test_paired_reads_every_format_and_json_parses(tmp_path, data, fmt):
     record = json.loads(cli("paired", s, y, "--min-dist", 1.0, "--json").stdout)
     expected = pe.paired_evaluation(scores, labels, 1.0)
     assert (record["n_rankable"], record["n_correct"], record["n_tied"]) == (
-        expected.n_rankable, expected.n_correct, expected.n_tied)
+        expected.n_rankable,
+        expected.n_correct,
+        expected.n_tied,
+    )
     assert record["auc"] == pytest.approx(expected.auc)
     assert "AUC" in cli("paired", s, y).stdout
 
@@ -232,8 +240,10 @@ def test_unreadable_and_directory_paths_are_user_mistakes(tmp_path, capsys):
     assert code == 2 and "bad.npy" in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("array", [np.array(["a", "b"]), np.array([1 + 2j, 3j]), np.zeros((2, 2, 2)),
-                                   np.array([1, 2], ">i8"), np.array([], float)])
+@pytest.mark.parametrize(
+    "array",
+    [np.array(["a", "b"]), np.array([1 + 2j, 3j]), np.zeros((2, 2, 2)), np.array([1, 2], ">i8"), np.array([], float)],
+)
 def test_unusual_npy_files(tmp_path, capsys, array):
     np.save(tmp_path / "a.npy", array)
     np.save(tmp_path / "y.npy", np.arange(array.shape[0], dtype=float) if array.ndim == 1 else np.arange(2.0))
@@ -246,8 +256,14 @@ def test_unusual_npy_files(tmp_path, capsys, array):
 
 
 def test_no_command_without_stdin_is_one_line_exit_2():
-    proc = subprocess.run([sys.executable, "-m", "pairmetrics"], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pairmetrics"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -390,8 +406,12 @@ def test_npy_works_without_the_cli_extra_and_text_asks_for_it(tmp_path, data, mo
 
 
 @settings(max_examples=30, deadline=None)
-@given(values=st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=20),
-       delimiter=st.sampled_from([",", "\t"]), bom=st.booleans(), crlf=st.booleans())
+@given(
+    values=st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=20),
+    delimiter=st.sampled_from([",", "\t"]),
+    bom=st.booleans(),
+    crlf=st.booleans(),
+)
 def test_text_values_round_trip_exactly(values, delimiter, bom, crlf):
     import tempfile
     from pathlib import Path

@@ -4,15 +4,14 @@ import dataclasses
 import math
 
 import numpy as np
+import pairmetrics as pm
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from scipy import stats
-
-import pairmetrics as pm
 from pairmetrics.reference import confidence as ref
 from pairmetrics.reference import paired as paired_ref
+from scipy import stats
 
 
 @st.composite
@@ -21,7 +20,7 @@ def binary_problems(draw, max_n=30):
     labels = draw(hnp.arrays(np.int64, n, elements=st.integers(0, 1)))
     labels[:2], labels[2:4] = 0, 1  # DeLong needs two samples of each class
     pool = draw(st.sampled_from([2, 4, 0]))
-    elements = st.integers(0, pool) if pool else st.integers(-10**6, 10**6)
+    elements = st.integers(0, pool) if pool else st.integers(-(10**6), 10**6)
     a = draw(hnp.arrays(np.int64, n, elements=elements)).astype(float)
     b = draw(hnp.arrays(np.int64, n, elements=elements)).astype(float)
     encoding = draw(st.sampled_from([(0, 1), (-1, 1), (2.5, 7.0)]))
@@ -46,7 +45,8 @@ def test_binary_interval_is_delongs(problem, level):
 
     comparison = pm.compare_paired(a, b, labels)
     assert (comparison.a.confidence_interval(level).low, comparison.b.confidence_interval(level).high) == pytest.approx(
-        (ref.delong_interval(auc_a, var_a, z)[0], ref.delong_interval(auc_b, var_b, z)[1]), abs=1e-12)
+        (ref.delong_interval(auc_a, var_a, z)[0], ref.delong_interval(auc_b, var_b, z)[1]), abs=1e-12
+    )
     expected = ref.delong_interval(auc_a - auc_b, max(var_a + var_b - 2 * cov, 0.0), z, -1.0, 1.0)
     difference = comparison.confidence_interval(level)
     assert (difference.low, difference.high) == pytest.approx(expected, abs=1e-12)

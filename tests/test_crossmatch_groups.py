@@ -1,9 +1,8 @@
 """crossmatch_groups: each group against a reference, on AnnData objects and plain arrays."""
 
 import numpy as np
-import pytest
-
 import pairmetrics as pm
+import pytest
 from pairmetrics._crossmatch_groups import adjust_pvalues
 
 pd = pytest.importorskip("pandas")

@@ -10,10 +10,9 @@ dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
 import dask.array as da  # noqa: E402
+import pairmetrics as pm  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-import pairmetrics as pm  # noqa: E402
 from pairmetrics.dask import measures as dask_measures  # noqa: E402
 from pairmetrics.dask import paired as dask_paired  # noqa: E402
 
@@ -408,7 +407,8 @@ def test_multilabel_counts_equal_in_memory(client):
     t = rng.random((77, 6)) < 0.3
     p = (rng.random((77, 6)) < 0.3).astype(np.float64)
     assert pm.multilabel_counts(da.from_array(t, chunks=(10, 3)), p, false_neg=5) == pm.multilabel_counts(
-        t, p, false_neg=5)
+        t, p, false_neg=5
+    )
 
 
 def test_crossmatch_resample_equal_in_memory(client):
@@ -561,7 +561,8 @@ def test_measures_take_arrays_with_empty_and_unknown_chunks():
     empty = _with_empty_chunks(yy, (3, len(yy) - 3))
     assert pm.best_constant(empty, "absolute") == pm.best_constant(yy, "absolute")
     assert pm.log_loss(_with_empty_chunks((yy > 0.7).astype(np.int8), (5, len(yy) - 5)), pp) == pm.log_loss(
-        (yy > 0.7).astype(np.int8), pp)
+        (yy > 0.7).astype(np.int8), pp
+    )
 
 
 def test_measures_from_a_dask_dataframe_with_unknown_sizes():
@@ -644,7 +645,11 @@ def test_paired_evaluation_parity_with_empty_chunks(data, empty):
     ds = _with_empty_chunks(scores, chunks) if empty else da.from_array(scores, chunks=(chunks,))
     got = pm.paired_evaluation(ds, labels, min_dist, warn=False, variance=True)
     assert (got.n_rankable, got.n_correct, got.n_tied, got.n_incorrect) == (
-        expected.n_rankable, expected.n_correct, expected.n_tied, expected.n_incorrect)
+        expected.n_rankable,
+        expected.n_correct,
+        expected.n_tied,
+        expected.n_incorrect,
+    )
     np.testing.assert_allclose(got.confidence_interval(), expected.confidence_interval(), rtol=1e-12)
 
 
@@ -672,8 +677,10 @@ def test_two_vs_two_parity_across_magnitudes(data, metric, scale, empty):
     """Same result or the same error at every magnitude the dtype holds."""
     y, p, chunks = data
     if scale == "float32 max":
-        y, p = (y / 8 * np.finfo(np.float32).max).astype(np.float32), (p / 8 * np.finfo(np.float32).max).astype(
-            np.float32)
+        y, p = (
+            (y / 8 * np.finfo(np.float32).max).astype(np.float32),
+            (p / 8 * np.finfo(np.float32).max).astype(np.float32),
+        )
     else:
         y, p = y.astype(np.float64) * scale, p.astype(np.float64) * scale
     expected = _outcome(pm.two_vs_two, y, p, metric=metric, ties="half")

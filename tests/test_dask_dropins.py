@@ -11,11 +11,10 @@ dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 
 import dask.array as da  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
 import pairmetrics as pm  # noqa: E402
 import pairmetrics.dask.matching  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 from pairmetrics.dask import paired as dask_paired  # noqa: E402
 from test_dask import client  # noqa: E402,F401  (the 2-worker cluster fixture)
 
@@ -155,8 +154,9 @@ def test_roc_auc_errors_match_in_memory(client):
 def survival_problems(draw):
     n = draw(st.integers(1, 60))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    times = rng.integers(0, draw(st.sampled_from([3, 20, 10**6])), n).astype(draw(st.sampled_from([np.float64,
-                                                                                                    np.int64])))
+    times = rng.integers(0, draw(st.sampled_from([3, 20, 10**6])), n).astype(
+        draw(st.sampled_from([np.float64, np.int64]))
+    )
     events = rng.random(n) < draw(st.sampled_from([0.0, 0.5, 1.0]))
     scores = np.round(rng.random(n), draw(st.sampled_from([1, 2, 6]))) * draw(st.sampled_from([1.0, 1e9]))
     return times, events, scores, draw(chunkings(n))
@@ -206,7 +206,8 @@ def test_concordance_infinite_values_and_dataframes(client):
     lazy = dd.from_pandas(finite, npartitions=4)
     events = lazy.e.astype(bool)
     assert pm.concordance_index_censored(events, lazy.t, lazy.s) == pm.concordance_index_censored(
-        finite.e.astype(bool), finite.t, finite.s)
+        finite.e.astype(bool), finite.t, finite.s
+    )
 
 
 def test_concordance_errors_match_in_memory(client):
@@ -254,18 +255,18 @@ def test_drop_ins_bring_only_summaries_to_the_client(monkeypatch):
     """Everything the drop-ins compute to the client is a small fraction of the data."""
     import pickle
 
-    import pairmetrics.dask.roc_auc
-    import pairmetrics.dask.survival
+    from pairmetrics.dask import _helpers, roc_auc, survival
 
     received = []
-    for module in (pairmetrics.dask.roc_auc, pairmetrics.dask.survival):
+    for module in (roc_auc, survival):
+
         def counting(*values, compute=module.compute, **kwargs):
             results = compute(*values, **kwargs)
             received.append(len(pickle.dumps(results)))
             return results
 
         monkeypatch.setattr(module, "compute", counting)
-    monkeypatch.setattr(pairmetrics.dask._helpers, "cluster_threads", lambda: 2)  # 2 partitions: 4000 samples
+    monkeypatch.setattr(_helpers, "cluster_threads", lambda: 2)  # 2 partitions: 4000 samples
     n = 400_000
     rng = da.random.default_rng(4)
     scores, times = rng.random(n, chunks=50_000), rng.integers(0, 1000, n, chunks=50_000)

@@ -32,18 +32,18 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pairmetrics as pm
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import pairmetrics as pm
 from pairmetrics import reference as ref
 from pairmetrics._result import Result
 
 # Examples per test; PAIRMETRICS_FUZZ_EXAMPLES scales them (CI keeps the default).
 _EXAMPLES = int(os.environ.get("PAIRMETRICS_FUZZ_EXAMPLES", "80"))
-FUZZ = settings(max_examples=_EXAMPLES, deadline=None, derandomize=True, database=None,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=_EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
 FEW = settings(FUZZ, max_examples=max(1, _EXAMPLES // 2))
 
 
@@ -55,6 +55,7 @@ class Hang(Exception):
 def _watchdog():
     """A hang is a failure: an alarm raises in the test after two minutes (the
     kernels poll for signals), and a stuck process is killed after three."""
+
     def alarm(signum, frame):
         raise Hang("no answer within 120 s")
 
@@ -71,8 +72,33 @@ def _watchdog():
 
 # --------------------------------------------------------------------------- arrays
 
-NUMERIC = ["?", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8",
-           ">i2", ">i4", ">i8", ">u2", ">u4", ">u8", ">f4", ">f8", ">f2", "g", "longlong", "ulonglong", "intc"]
+NUMERIC = [
+    "?",
+    "i1",
+    "i2",
+    "i4",
+    "i8",
+    "u1",
+    "u2",
+    "u4",
+    "u8",
+    "f2",
+    "f4",
+    "f8",
+    ">i2",
+    ">i4",
+    ">i8",
+    ">u2",
+    ">u4",
+    ">u8",
+    ">f4",
+    ">f8",
+    ">f2",
+    "g",
+    "longlong",
+    "ulonglong",
+    "intc",
+]
 FOREIGN_DTYPES = ["c8", "c16", "O", "Ostr", "U3", "S2", "M8[ns]", "m8[s]"]
 
 
@@ -117,9 +143,11 @@ def _cast(vals, kind, dtype: np.dtype, rng):
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         if kind == "bigint" and info.bits == 64:
-            base = (2**62 if dtype.kind == "i" else 2**63 + 5)
-            out = np.array([base + int(v) for v in np.nan_to_num(vals, posinf=3, neginf=-3).ravel() % 4],
-                           dtype=dtype.newbyteorder("="))
+            base = 2**62 if dtype.kind == "i" else 2**63 + 5
+            out = np.array(
+                [base + int(v) for v in np.nan_to_num(vals, posinf=3, neginf=-3).ravel() % 4],
+                dtype=dtype.newbyteorder("="),
+            )
             return out.reshape(vals.shape).astype(dtype)
         clean = np.nan_to_num(vals, nan=0.0, posinf=info.max, neginf=info.min)
         return np.clip(np.round(clean), info.min, info.max).astype(dtype)
@@ -142,8 +170,14 @@ def _foreign(vals, dtype_name):
 
 
 @st.composite
-def arrays(draw, shape, kinds=("small", "normal", "extreme", "bigint", "noncanonical", "constant"),
-           dtypes=None, foreign=True, layouts=None):
+def arrays(
+    draw,
+    shape,
+    kinds=("small", "normal", "extreme", "bigint", "noncanonical", "constant"),
+    dtypes=None,
+    foreign=True,
+    layouts=None,
+):
     """(object passed to the API, canonical ndarray of the same values or None, description)."""
     names = list(dtypes or NUMERIC) + (FOREIGN_DTYPES if foreign else [])
     dtype_name = draw(st.sampled_from(names))
@@ -159,8 +193,12 @@ def arrays(draw, shape, kinds=("small", "normal", "extreme", "bigint", "noncanon
     canonical = np.array(base, dtype=base.dtype.newbyteorder("="), order="C")  # keeps 0-d arrays 0-d
     if canonical.dtype.kind == "b":
         canonical = canonical.view(np.uint8) != 0
-    layout = draw(st.sampled_from(layouts or ["plain", "strided", "reversed", "fortran", "readonly", "record",
-                                              "list", "pandas", "sparse", "memory"]))
+    layout = draw(
+        st.sampled_from(
+            layouts
+            or ["plain", "strided", "reversed", "fortran", "readonly", "record", "list", "pandas", "sparse", "memory"]
+        )
+    )
     obj = _layout(base, canonical, layout, draw)
     if obj is None:
         obj, layout = base, "plain"
@@ -194,8 +232,15 @@ def _layout(base, canonical, layout, draw):
         import pandas as pd
 
         return pd.Series(canonical) if canonical.ndim == 1 else pd.DataFrame(canonical)
-    if layout == "sparse" and canonical.ndim == 2 and canonical.dtype.kind in "biuf" and 4 <= canonical.dtype.itemsize <= 8 \
-            or layout == "sparse" and canonical.ndim == 2 and canonical.dtype.kind in "biu":
+    if (
+        layout == "sparse"
+        and canonical.ndim == 2
+        and canonical.dtype.kind in "biuf"
+        and 4 <= canonical.dtype.itemsize <= 8
+        or layout == "sparse"
+        and canonical.ndim == 2
+        and canonical.dtype.kind in "biu"
+    ):
         import scipy.sparse as sp
 
         fmt = draw(st.sampled_from(["csr", "csc", "coo", "lil", "dok", "csr_array"]))
@@ -227,7 +272,11 @@ INTS_BAD = [1.5, "x", None, True, np.float64(2.0), 2**63, -(2**63) - 1, 2**31, [
 
 
 def option(valid, invalid=(), p_invalid=0.25):
-    return st.one_of(st.sampled_from(list(valid)), st.sampled_from(list(invalid))) if invalid else st.sampled_from(list(valid))
+    return (
+        st.one_of(st.sampled_from(list(valid)), st.sampled_from(list(invalid)))
+        if invalid
+        else st.sampled_from(list(valid))
+    )
 
 
 N_JOBS = option([None, 1, 2, -1, np.int64(2)], [0, 1.5, "x", 2**40, True, -(2**40), [2]])
@@ -237,11 +286,31 @@ BOOL = option([False, True, np.bool_(True)], [1, "yes", None, 0.0])
 # --------------------------------------------------------------------------- outcomes
 
 FOREIGN_TEXT = [
-    "incompatible function arguments", "Invoked with", "ufunc", "could not be broadcast", "setting an array element",
-    "could not convert", "unsupported operand", "not supported between instances", "out of bounds for axis",
-    "Cannot cast", "cannot be safely cast", "invalid literal", "unhashable", "has no len", "SeedSequence",
-    "float() argument", "int() argument", "object cannot be interpreted", "cdist_", "pybind11",
-    "not subscriptable", "Python int too large", "bit generator", "nonzero", "truth value",
+    "incompatible function arguments",
+    "Invoked with",
+    "ufunc",
+    "could not be broadcast",
+    "setting an array element",
+    "could not convert",
+    "unsupported operand",
+    "not supported between instances",
+    "out of bounds for axis",
+    "Cannot cast",
+    "cannot be safely cast",
+    "invalid literal",
+    "unhashable",
+    "has no len",
+    "SeedSequence",
+    "float() argument",
+    "int() argument",
+    "object cannot be interpreted",
+    "cdist_",
+    "pybind11",
+    "not subscriptable",
+    "Python int too large",
+    "bit generator",
+    "nonzero",
+    "truth value",
 ]
 
 
@@ -364,8 +433,13 @@ def fresh(kwargs):
 def shapes(n_max=8, d_max=3, vector=True):
     n = st.integers(0, n_max)
     if vector:
-        return st.one_of(n.map(lambda k: (k,)), n.map(lambda k: (k, 1)), st.just(()),
-                         st.tuples(n, st.integers(2, 3)), st.tuples(n, st.just(1), st.just(2)))
+        return st.one_of(
+            n.map(lambda k: (k,)),
+            n.map(lambda k: (k, 1)),
+            st.just(()),
+            st.tuples(n, st.integers(2, 3)),
+            st.tuples(n, st.just(1), st.just(2)),
+        )
     return st.one_of(st.tuples(n, st.integers(0, d_max)), n.map(lambda k: (k,)), st.tuples(n, st.just(2), st.just(1)))
 
 
@@ -416,9 +490,13 @@ def test_error_measures_of_integers_beyond_2_53_are_exact():
 @given(data=st.data())
 def test_compare_paired(data):
     shape = data.draw(shapes(n_max=7))
-    drawn = {"scores_a": data.draw(arrays(shape)), "scores_b": data.draw(arrays(shape)),
-             "labels": data.draw(arrays(shape, foreign=False)), "min_dist": data.draw(MIN_DIST),
-             "n_jobs": data.draw(N_JOBS)}
+    drawn = {
+        "scores_a": data.draw(arrays(shape)),
+        "scores_b": data.draw(arrays(shape)),
+        "labels": data.draw(arrays(shape, foreign=False)),
+        "min_dist": data.draw(MIN_DIST),
+        "n_jobs": data.draw(N_JOBS),
+    }
     fancy, canon, exact = split(drawn)
     names = ["scores_a", "scores_b", "labels", "min_dist", "n_jobs"]
     result = check_layouts(pm.compare_paired, names, fancy, canon, exact, rtol=1e-9)
@@ -444,10 +522,17 @@ RNG = option([0, 7, np.random.default_rng(0), np.random.SeedSequence(3)], ["x", 
 def test_two_vs_two(data):
     shape = data.draw(shapes(n_max=7, vector=False))
     other = shape if data.draw(st.integers(0, 5)) else data.draw(shapes(n_max=7, vector=False))
-    drawn = {"y_true": data.draw(arrays(shape)), "y_pred": data.draw(arrays(other)),
-             "metric": data.draw(METRICS_2V2), "ties": data.draw(TIES), "pairs": data.draw(PAIRS),
-             "rng": data.draw(RNG), "n_jobs": data.draw(N_JOBS), "progress": data.draw(BOOL),
-             "rtol": data.draw(RTOL)}
+    drawn = {
+        "y_true": data.draw(arrays(shape)),
+        "y_pred": data.draw(arrays(other)),
+        "metric": data.draw(METRICS_2V2),
+        "ties": data.draw(TIES),
+        "pairs": data.draw(PAIRS),
+        "rng": data.draw(RNG),
+        "n_jobs": data.draw(N_JOBS),
+        "progress": data.draw(BOOL),
+        "rtol": data.draw(RTOL),
+    }
     fancy, canon, exact = split(drawn)
     names = ["y_true", "y_pred", "metric", "ties", "pairs", "rng", "n_jobs", "progress", "rtol"]
     result = check_layouts(lambda **kw: pm.two_vs_two(**fresh(kw)), names, fancy, canon, exact)
@@ -456,8 +541,9 @@ def test_two_vs_two(data):
     y, p = canon["y_true"], canon["y_pred"]
     if not (np.abs(y).max(initial=0) < 1e100 and np.abs(p).max(initial=0) < 1e100):
         return  # the reference works in float64 without rescaling
-    want = ref.two_vs_two.two_vs_two(y, p, metric=canon["metric"], ties=canon["ties"], pairs=canon["pairs"],
-                                     rtol=canon["rtol"])
+    want = ref.two_vs_two.two_vs_two(
+        y, p, metric=canon["metric"], ties=canon["ties"], pairs=canon["pairs"], rtol=canon["rtol"]
+    )
     assert (result.n_passed, result.n_total) == (want["n_passed"], want["n_total"])
 
 
@@ -465,11 +551,18 @@ def test_two_vs_two(data):
 @given(data=st.data())
 def test_two_vs_two_permutation_test(data):
     shape = data.draw(shapes(n_max=6, vector=False))
-    drawn = {"y_true": data.draw(arrays(shape)), "y_pred": data.draw(arrays(shape)),
-             "n_permutations": data.draw(option([1, 5, np.int32(3)], [0, -2, 2.5, "10", None])),
-             "rng": data.draw(RNG), "metric": data.draw(METRICS_2V2), "ties": data.draw(TIES),
-             "pairs": data.draw(PAIRS), "n_jobs": data.draw(N_JOBS), "progress": data.draw(BOOL),
-             "rtol": data.draw(RTOL)}
+    drawn = {
+        "y_true": data.draw(arrays(shape)),
+        "y_pred": data.draw(arrays(shape)),
+        "n_permutations": data.draw(option([1, 5, np.int32(3)], [0, -2, 2.5, "10", None])),
+        "rng": data.draw(RNG),
+        "metric": data.draw(METRICS_2V2),
+        "ties": data.draw(TIES),
+        "pairs": data.draw(PAIRS),
+        "n_jobs": data.draw(N_JOBS),
+        "progress": data.draw(BOOL),
+        "rtol": data.draw(RTOL),
+    }
     fancy, canon, exact = split(drawn)
     names = ["y_true", "y_pred", "n_permutations", "rng", "metric", "ties", "pairs", "n_jobs", "progress", "rtol"]
     check_layouts(lambda **kw: pm.two_vs_two_permutation_test(**fresh(kw)), names, fancy, canon, exact)
@@ -477,8 +570,9 @@ def test_two_vs_two_permutation_test(data):
 
 # --------------------------------------------------------------------------- matching and the cross-match test
 
-CDIST = option(["euclidean", "sqeuclidean", "cityblock", "chebyshev", "rank_mahalanobis"],
-               ["nope", 3, None, "Euclidean"])
+CDIST = option(
+    ["euclidean", "sqeuclidean", "cityblock", "chebyshev", "rank_mahalanobis"], ["nope", 3, None, "Euclidean"]
+)
 K = option([1, 3, 10, np.int16(4)], [0, -1, 2.5, "3", None, True])
 
 
@@ -513,8 +607,11 @@ def distance_matrices(draw):
         base = D.astype(dtype)
     if base.dtype.kind in "biuf":
         canonical = np.array(base, dtype=base.dtype.newbyteorder("="), order="C")
-        layout = draw(st.sampled_from(["plain", "strided", "reversed", "fortran", "readonly", "record", "list",
-                                       "pandas", "sparse"]))
+        layout = draw(
+            st.sampled_from(
+                ["plain", "strided", "reversed", "fortran", "readonly", "record", "list", "pandas", "sparse"]
+            )
+        )
         obj = _layout(base, canonical, layout, draw)
         return (base if obj is None else obj), canonical, f"D {dtype} {spoil} {layout}"
     return base, None, f"D {dtype}"
@@ -539,13 +636,18 @@ def test_min_weight_perfect_matching_from_distances(data):
 @given(data=st.data())
 def test_min_weight_perfect_matching_from_points(data):
     shape = data.draw(shapes(n_max=8, vector=False))
-    drawn = {"points": data.draw(arrays(shape, kinds=("small", "normal", "extreme", "constant"))),
-             "metric": data.draw(CDIST), "k": data.draw(K), "progress": data.draw(BOOL)}
+    drawn = {
+        "points": data.draw(arrays(shape, kinds=("small", "normal", "extreme", "constant"))),
+        "metric": data.draw(CDIST),
+        "k": data.draw(K),
+        "progress": data.draw(BOOL),
+    }
     fancy, canon, exact = split(drawn)
     names = ["points", "metric", "k", "progress", "D"]
     extra = {}  # unknown keywords: test_unknown_keyword_is_a_short_type_error_naming_it
-    result = check_layouts(pm.min_weight_perfect_matching, names, {**fancy, **extra}, {**canon, **extra}, exact,
-                           rtol=1e-9)
+    result = check_layouts(
+        pm.min_weight_perfect_matching, names, {**fancy, **extra}, {**canon, **extra}, exact, rtol=1e-9
+    )
     if result is None or isinstance(result, Raised):
         return
     assert result.verify()
@@ -568,9 +670,13 @@ def test_rank_mahalanobis(data):
 def test_crossmatch(data):
     n, m = data.draw(st.integers(0, 5)), data.draw(st.integers(0, 5))
     d = data.draw(st.integers(1, 3))
-    drawn = {"x": data.draw(arrays(data.draw(st.sampled_from([(n, d), (n,)])))),
-             "y": data.draw(arrays(data.draw(st.sampled_from([(m, d), (m,), (m, d + 1)])))),
-             "metric": data.draw(CDIST), "k": data.draw(K), "progress": data.draw(BOOL)}
+    drawn = {
+        "x": data.draw(arrays(data.draw(st.sampled_from([(n, d), (n,)])))),
+        "y": data.draw(arrays(data.draw(st.sampled_from([(m, d), (m,), (m, d + 1)])))),
+        "metric": data.draw(CDIST),
+        "k": data.draw(K),
+        "progress": data.draw(BOOL),
+    }
     fancy, canon, exact = split(drawn)
     extra = {}  # unknown keywords: test_unknown_keyword_is_a_short_type_error_naming_it
     names = ["x", "y", "metric", "k", "progress"]
@@ -586,8 +692,12 @@ def test_crossmatchtest(data):
     D = data.draw(distance_matrices())
     n = D[0].shape[0] if hasattr(D[0], "shape") and D[0].ndim else 0
     z_shape = data.draw(st.sampled_from([(n,), (n, 1), (max(n - 1, 0),)]))
-    drawn = {"z": data.draw(arrays(z_shape, kinds=("binary", "binary", "small", "extreme", "noncanonical"))),
-             "D": D, "k": data.draw(K), "progress": data.draw(BOOL)}
+    drawn = {
+        "z": data.draw(arrays(z_shape, kinds=("binary", "binary", "small", "extreme", "noncanonical"))),
+        "D": D,
+        "k": data.draw(K),
+        "progress": data.draw(BOOL),
+    }
     fancy, canon, exact = split(drawn)
     result = check_layouts(pm.crossmatchtest, ["z", "D", "k", "progress"], fancy, canon, exact, rtol=1e-9)
     if result is None or isinstance(result, Raised):
@@ -596,8 +706,10 @@ def test_crossmatchtest(data):
 
 
 @FUZZ
-@given(N=option([2, 4, 10, 340, np.int64(12)], [0, 1, 3, -2, 2.0, "4", None, True]),
-       n=option([0, 1, 2, 5, 340], [-1, 1.5, "2", None, 10**6]))
+@given(
+    N=option([2, 4, 10, 340, np.int64(12)], [0, 1, 3, -2, 2.0, "4", None, True]),
+    n=option([0, 1, 2, 5, 340], [-1, 1.5, "2", None, 10**6]),
+)
 def test_crossmatch_null_distribution(N, n):
     result = call(pm.crossmatch_null_distribution, {"N": N, "n": n}, ["N", "n"])
     if isinstance(result, Raised):
@@ -613,10 +725,16 @@ def test_crossmatch_null_distribution(N, n):
 @given(data=st.data())
 def test_crossmatch_resample(data):
     n, m = data.draw(st.integers(0, 8)), data.draw(st.integers(0, 8))
-    drawn = {"x": data.draw(arrays((n, 2))), "y": data.draw(arrays(data.draw(st.sampled_from([(m, 2), (m, 3)])))),
-             "sample_size": data.draw(option([1, 2, 3], [0, -1, 1.5, "2", 10**6])),
-             "n_repeats": data.draw(option([1, 4], [0, 2.5, None])),
-             "rng": data.draw(RNG), "n_jobs": data.draw(N_JOBS), "metric": data.draw(CDIST), "k": data.draw(K)}
+    drawn = {
+        "x": data.draw(arrays((n, 2))),
+        "y": data.draw(arrays(data.draw(st.sampled_from([(m, 2), (m, 3)])))),
+        "sample_size": data.draw(option([1, 2, 3], [0, -1, 1.5, "2", 10**6])),
+        "n_repeats": data.draw(option([1, 4], [0, 2.5, None])),
+        "rng": data.draw(RNG),
+        "n_jobs": data.draw(N_JOBS),
+        "metric": data.draw(CDIST),
+        "k": data.draw(K),
+    }
     fancy, canon, exact = split(drawn)
     names = ["x", "y", "sample_size", "n_repeats", "rng", "n_jobs", "metric", "k"]
     check_layouts(lambda **kw: pm.crossmatch_resample(**fresh(kw)), names, fancy, canon, exact, rtol=1e-9)
@@ -663,9 +781,12 @@ BASE = option([None, 2, 10.0, math.e], [1, 0, -2.0, "e", float("nan")])
 def test_likelihood_measures(data):
     func = data.draw(st.sampled_from([pm.likelihood, pm.log_likelihood, pm.log_loss]))
     shape = data.draw(shapes(n_max=6))
-    drawn = {"y_true": data.draw(arrays(shape, kinds=("binary", "binary", "small", "extreme", "noncanonical"))),
-             "y_pred": data.draw(arrays(shape, kinds=("prob", "prob", "binary", "extreme", "normal"))),
-             "per_target": data.draw(BOOL), "eps": data.draw(EPS)}
+    drawn = {
+        "y_true": data.draw(arrays(shape, kinds=("binary", "binary", "small", "extreme", "noncanonical"))),
+        "y_pred": data.draw(arrays(shape, kinds=("prob", "prob", "binary", "extreme", "normal"))),
+        "per_target": data.draw(BOOL),
+        "eps": data.draw(EPS),
+    }
     if func is not pm.likelihood:
         drawn["base"] = data.draw(BASE)
     if func is pm.log_likelihood:
@@ -677,17 +798,21 @@ def test_likelihood_measures(data):
         return
     yt, yp = canon["y_true"], canon["y_pred"]
     eps = canon["eps"]
-    want = ref.measures.log_loss(yt.tolist(), yp.tolist(), per_target=bool(canon["per_target"]),
-                                 eps=None if eps is None else float(eps))
+    want = ref.measures.log_loss(
+        yt.tolist(), yp.tolist(), per_target=bool(canon["per_target"]), eps=None if eps is None else float(eps)
+    )
     assert np.allclose(np.asarray(result, dtype=float), np.asarray(want, dtype=float), rtol=1e-9)
 
 
 @FEW
 @given(data=st.data())
 def test_best_constant(data):
-    drawn = {"y": data.draw(arrays(data.draw(shapes(n_max=6)))),
-             "loss": data.draw(option(["zero_one", "absolute", "squares", "worst_case", "log_loss"],
-                                      ["rms", None, 0, "Absolute"]))}
+    drawn = {
+        "y": data.draw(arrays(data.draw(shapes(n_max=6)))),
+        "loss": data.draw(
+            option(["zero_one", "absolute", "squares", "worst_case", "log_loss"], ["rms", None, 0, "Absolute"])
+        ),
+    }
     fancy, canon, exact = split(drawn)
     check_layouts(pm.best_constant, ["y", "loss"], fancy, canon, exact, rtol=1e-9)
 
@@ -695,27 +820,47 @@ def test_best_constant(data):
 @FUZZ
 @given(data=st.data())
 def test_representations(data):
-    func = data.draw(st.sampled_from([pm.to_indicators, pm.to_cuts, pm.from_indicators, pm.from_cuts,
-                                      pm.check_cuts]))
+    func = data.draw(st.sampled_from([pm.to_indicators, pm.to_cuts, pm.from_indicators, pm.from_cuts, pm.check_cuts]))
     n = data.draw(st.integers(0, 6))
     k = data.draw(st.integers(0, 4))
-    values = data.draw(st.one_of(
-        st.just(list(range(k))), st.just(["a", "b", "c"][:k]), st.just([0.5, 0.5, 1.0]), st.just([]),
-        st.just(np.arange(k)[::-1]), st.just(None), st.just([[0, 1], [2, 3]]), st.just([np.nan, 1.0])))
+    values = data.draw(
+        st.one_of(
+            st.just(list(range(k))),
+            st.just(["a", "b", "c"][:k]),
+            st.just([0.5, 0.5, 1.0]),
+            st.just([]),
+            st.just(np.arange(k)[::-1]),
+            st.just(None),
+            st.just([[0, 1], [2, 3]]),
+            st.just([np.nan, 1.0]),
+        )
+    )
     if func in (pm.to_indicators, pm.to_cuts):
-        drawn = {"y": data.draw(arrays(data.draw(st.sampled_from([(n,), (n, 1), (n, 2)])),
-                                       kinds=("small", "binary", "extreme"))),
-                 "values": values, "dtype": data.draw(option([np.float64, np.float32, np.int8, bool, "f8"],
-                                                             ["nope", None, object, np.complex128]))}
+        drawn = {
+            "y": data.draw(
+                arrays(data.draw(st.sampled_from([(n,), (n, 1), (n, 2)])), kinds=("small", "binary", "extreme"))
+            ),
+            "values": values,
+            "dtype": data.draw(
+                option([np.float64, np.float32, np.int8, bool, "f8"], ["nope", None, object, np.complex128])
+            ),
+        }
         names = ["y", "values", "dtype"]
     elif func is pm.check_cuts:
         drawn = {"pred_cuts": data.draw(arrays((n, k), kinds=("prob", "binary", "extreme", "small")))}
         names = ["pred_cuts"]
     else:
         key = "indicators" if func is pm.from_indicators else "cuts"
-        drawn = {key: data.draw(arrays(data.draw(st.sampled_from([(n, k), (n, max(k - 1, 0)), (n,)])),
-                                       kinds=("prob", "binary", "extreme", "small"))),
-                 "values": values, "strict": data.draw(BOOL)}
+        drawn = {
+            key: data.draw(
+                arrays(
+                    data.draw(st.sampled_from([(n, k), (n, max(k - 1, 0)), (n,)])),
+                    kinds=("prob", "binary", "extreme", "small"),
+                )
+            ),
+            "values": values,
+            "strict": data.draw(BOOL),
+        }
         names = [key, "values", "strict"]
     fancy, canon, exact = split(drawn)
     check_layouts(func, names, fancy, canon, exact, rtol=1e-12)
@@ -727,19 +872,23 @@ def test_multilabel_counts(data):
     n, k = data.draw(st.integers(0, 6)), data.draw(st.integers(0, 5))
     other = (n, k) if data.draw(st.integers(0, 5)) else (n, k + 1)
     kinds = ("binary", "binary", "binary", "small", "noncanonical", "extreme")
-    drawn = {"y_true": data.draw(arrays(data.draw(st.sampled_from([(n, k), (n,), (n, k, 1)])), kinds=kinds)),
-             "y_pred": data.draw(arrays(other, kinds=kinds)),
-             "false_pos": data.draw(option([1.0, 0, 2.5, np.float32(1)], [-1.0, float("nan"), "1", None])),
-             "false_neg": data.draw(option([1.0, 5], [float("inf"), [1.0]]))}
+    drawn = {
+        "y_true": data.draw(arrays(data.draw(st.sampled_from([(n, k), (n,), (n, k, 1)])), kinds=kinds)),
+        "y_pred": data.draw(arrays(other, kinds=kinds)),
+        "false_pos": data.draw(option([1.0, 0, 2.5, np.float32(1)], [-1.0, float("nan"), "1", None])),
+        "false_neg": data.draw(option([1.0, 5], [float("inf"), [1.0]])),
+    }
     fancy, canon, exact = split(drawn)
     names = ["y_true", "y_pred", "false_pos", "false_neg"]
     result = check_layouts(pm.multilabel_counts, names, fancy, canon, exact, rtol=1e-12)
     if result is None or isinstance(result, Raised):
         return
-    want = ref.measures.multilabel_counts(canon["y_true"].tolist(), canon["y_pred"].tolist(),
-                                          float(canon["false_pos"]), float(canon["false_neg"]))
+    want = ref.measures.multilabel_counts(
+        canon["y_true"].tolist(), canon["y_pred"].tolist(), float(canon["false_pos"]), float(canon["false_neg"])
+    )
     assert (int(result.tp), int(result.tn), int(result.fp), int(result.fn)) == tuple(
-        want[k] for k in ("tp", "tn", "fp", "fn"))
+        want[k] for k in ("tp", "tn", "fp", "fn")
+    )
 
 
 # --------------------------------------------------------------------------- unknown keywords
@@ -751,27 +900,34 @@ _KWARGS_MARK = pytest.mark.xfail(strict=True, reason="unknown keywords reach sci
 _PUBLIC_FUNCTIONS = [n for n in pm.__all__ if callable(getattr(pm, n)) and not isinstance(getattr(pm, n), type)]
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_KWARGS_MARK) if n in _KWARGS_NOT_YET else n
-                                  for n in _PUBLIC_FUNCTIONS])
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=_KWARGS_MARK) if n in _KWARGS_NOT_YET else n for n in _PUBLIC_FUNCTIONS]
+)
 def test_unknown_keyword_is_a_short_type_error_naming_it(name):
     func = getattr(pm, name)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(6, 2))
     guesses = {
-        "crossmatch_null_distribution": ((4, 2), {}), "best_constant": (([1.0, 2.0], "absolute"), {}),
+        "crossmatch_null_distribution": ((4, 2), {}),
+        "best_constant": (([1.0, 2.0], "absolute"), {}),
         "check_cuts": ((np.array([[0.9, 0.1]]),), {}),
-        "to_indicators": (([0, 1], [0, 1]), {}), "to_cuts": (([0, 1], [0, 1]), {}),
-        "from_indicators": ((np.eye(2), [0, 1]), {}), "from_cuts": ((np.ones((2, 1)), [0, 1]), {}),
-        "rank_mahalanobis": ((x,), {}), "min_weight_perfect_matching": ((), {"points": x}),
+        "to_indicators": (([0, 1], [0, 1]), {}),
+        "to_cuts": (([0, 1], [0, 1]), {}),
+        "from_indicators": ((np.eye(2), [0, 1]), {}),
+        "from_cuts": ((np.ones((2, 1)), [0, 1]), {}),
+        "rank_mahalanobis": ((x,), {}),
+        "min_weight_perfect_matching": ((), {"points": x}),
         "crossmatchtest": (([0, 1, 0, 1, 0, 1], _distance_matrix(x)), {}),
         "multilabel_counts": ((np.eye(3), np.eye(3)), {}),
         "crossmatch_resample": ((x, x), {"sample_size": 2, "n_repeats": 1, "rng": 0}),
-        "roc_auc_score": (([0, 1, 0, 1, 0, 1], x[:, 0]), {}), "concordance_index": ((x[:, 1], x[:, 0]), {}),
+        "roc_auc_score": (([0, 1, 0, 1, 0, 1], x[:, 0]), {}),
+        "concordance_index": ((x[:, 1], x[:, 0]), {}),
         "concordance_index_censored": (([1, 0, 1, 1, 0, 1], x[:, 1], x[:, 0]), {}),
         "compare_paired": ((x[:, 0], x[:, 1], [0, 1, 0, 1, 0, 1]), {}),
     }
-    args, kwargs = guesses.get(name, ((x, x + 1) if "two_vs_two" in name or "crossmatch" in name
-                                      else (x[:, 0], [0, 1, 0, 1, 0, 1]), {}))
+    args, kwargs = guesses.get(
+        name, ((x, x + 1) if "two_vs_two" in name or "crossmatch" in name else (x[:, 0], [0, 1, 0, 1, 0, 1]), {})
+    )
     with pytest.raises(TypeError) as info:
         func(*args, **kwargs, kk=3)
     message = str(info.value)
@@ -779,6 +935,7 @@ def test_unknown_keyword_is_a_short_type_error_naming_it(name):
 
 
 # --------------------------------------------------------------------------- command line
+
 
 def run_cli(argv):
     from pairmetrics.__main__ import main
@@ -806,10 +963,31 @@ def _write(path: Path, obj, fmt: str):
 
 
 SUBCOMMANDS = {
-    "paired": (2, lambda: [], [["--min-dist", "0.5"], ["--min-dist", "-1"], ["--n-jobs", "x"], ["--n-jobs", "0"],
-                                ["--column", "b"], ["--compare", "{0}"], []]),
-    "two-vs-two": (2, None, [["--metric", "euclidean"], ["--pairs", "3", "--seed", "1"], ["--pairs", "x"],
-                             ["--ties", "half"], ["--n-jobs", "-1"], []]),
+    "paired": (
+        2,
+        lambda: [],
+        [
+            ["--min-dist", "0.5"],
+            ["--min-dist", "-1"],
+            ["--n-jobs", "x"],
+            ["--n-jobs", "0"],
+            ["--column", "b"],
+            ["--compare", "{0}"],
+            [],
+        ],
+    ),
+    "two-vs-two": (
+        2,
+        None,
+        [
+            ["--metric", "euclidean"],
+            ["--pairs", "3", "--seed", "1"],
+            ["--pairs", "x"],
+            ["--ties", "half"],
+            ["--n-jobs", "-1"],
+            [],
+        ],
+    ),
     "crossmatch": (2, None, [["--metric", "cityblock"], ["--metric", "nope"], []]),
     "measures": (2, None, [["--mean"], ["--probabilities"], ["--column", "0"], []]),
     "multilabel": (2, None, [["--false-pos", "2"], ["--false-neg", "x"], []]),
@@ -825,8 +1003,9 @@ def test_cli_subcommands(data):
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         for i in range(SUBCOMMANDS[command][0]):
-            obj, _, _ = data.draw(arrays(shape, kinds=("small", "binary", "extreme", "bigint", "noncanonical"),
-                                         layouts=["plain"]))
+            obj, _, _ = data.draw(
+                arrays(shape, kinds=("small", "binary", "extreme", "bigint", "noncanonical"), layouts=["plain"])
+            )
             fmt = data.draw(st.sampled_from(["npy", "npy", "csv", "header", "garbage"]))
             paths.append(_write(Path(tmp) / f"f{i}", obj, fmt))
         extra = [a.format(*paths) for a in data.draw(st.sampled_from(SUBCOMMANDS[command][2]))]
@@ -849,10 +1028,12 @@ def test_cli_subcommands(data):
 @given(data=st.data())
 def test_roc_auc_score(data):
     shape = data.draw(shapes(n_max=8))
-    drawn = {"y_true": data.draw(arrays(shape, kinds=("binary", "binary", "small", "extreme", "noncanonical"))),
-             "y_score": data.draw(arrays(shape)),
-             "average": data.draw(option(["macro", "micro", None, "weighted"], ["mean", 3])),
-             "max_fpr": data.draw(option([None, 0.5, 1.0], [0.0, -1.0, 2.0, "x"]))}
+    drawn = {
+        "y_true": data.draw(arrays(shape, kinds=("binary", "binary", "small", "extreme", "noncanonical"))),
+        "y_score": data.draw(arrays(shape)),
+        "average": data.draw(option(["macro", "micro", None, "weighted"], ["mean", 3])),
+        "max_fpr": data.draw(option([None, 0.5, 1.0], [0.0, -1.0, 2.0, "x"])),
+    }
     if data.draw(st.booleans()):
         drawn["sample_weight"] = data.draw(arrays(shape[:1], kinds=("small", "normal", "extreme")))
     fancy, canon, exact = split(drawn)
@@ -865,23 +1046,33 @@ def test_roc_auc_score(data):
 def test_concordance_index(data):
     n = data.draw(st.integers(0, 8))
     shape = data.draw(st.sampled_from([(n,), (n, 1), (max(n - 1, 0),)]))
-    drawn = {"event_times": data.draw(arrays((n,), kinds=("small", "normal", "extreme", "constant"))),
-             "predicted_scores": data.draw(arrays(shape)),
-             "event_observed": data.draw(st.one_of(st.none(), arrays((n,), kinds=("binary", "noncanonical",
-                                                                                  "small"))))}
+    drawn = {
+        "event_times": data.draw(arrays((n,), kinds=("small", "normal", "extreme", "constant"))),
+        "predicted_scores": data.draw(arrays(shape)),
+        "event_observed": data.draw(st.one_of(st.none(), arrays((n,), kinds=("binary", "noncanonical", "small")))),
+    }
     fancy, canon, exact = split(drawn)
-    check_layouts(pm.concordance_index, ["event_times", "predicted_scores", "event_observed"], fancy, canon, exact,
-                  rtol=1e-12)
+    check_layouts(
+        pm.concordance_index, ["event_times", "predicted_scores", "event_observed"], fancy, canon, exact, rtol=1e-12
+    )
 
 
 @FUZZ
 @given(data=st.data())
 def test_concordance_index_censored(data):
     n = data.draw(st.integers(0, 8))
-    drawn = {"event_indicator": data.draw(arrays((n,), kinds=("binary", "noncanonical", "small"))),
-             "event_time": data.draw(arrays((n,), kinds=("small", "normal", "extreme"))),
-             "estimate": data.draw(arrays(data.draw(st.sampled_from([(n,), (n, 1), (n + 1,)])))),
-             "tied_tol": data.draw(option([1e-8, 0.0, 0.5], [-1.0, float("nan"), "x", None]))}
+    drawn = {
+        "event_indicator": data.draw(arrays((n,), kinds=("binary", "noncanonical", "small"))),
+        "event_time": data.draw(arrays((n,), kinds=("small", "normal", "extreme"))),
+        "estimate": data.draw(arrays(data.draw(st.sampled_from([(n,), (n, 1), (n + 1,)])))),
+        "tied_tol": data.draw(option([1e-8, 0.0, 0.5], [-1.0, float("nan"), "x", None])),
+    }
     fancy, canon, exact = split(drawn)
-    check_layouts(pm.concordance_index_censored, ["event_indicator", "event_time", "estimate", "tied_tol"], fancy,
-                  canon, exact, rtol=1e-12)
+    check_layouts(
+        pm.concordance_index_censored,
+        ["event_indicator", "event_time", "estimate", "tied_tol"],
+        fancy,
+        canon,
+        exact,
+        rtol=1e-12,
+    )

@@ -2,9 +2,8 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 import pairmetrics
+import pytest
 
 
 def _run_python(*args, code):

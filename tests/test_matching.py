@@ -4,16 +4,27 @@ from fractions import Fraction
 
 import networkx as nx
 import numpy as np
+import pairmetrics as pm
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.spatial.distance import cdist
-
-import pairmetrics as pm
 from pairmetrics import _core
 from pairmetrics.reference import matching as ref
+from scipy.spatial.distance import cdist
 
-DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32, np.float64]
+DTYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float32,
+    np.float64,
+]
 
 
 def random_points(rng, n, d=3, ties=False):
@@ -327,7 +338,7 @@ def test_sparse_kernel_warm_start_from_any_point():
     # A warm start only changes the work: from arbitrary duals and an
     # arbitrary (even inconsistent) matching the optimum is the same.
     rng = np.random.default_rng(16)
-    for trial in range(60):
+    for _trial in range(60):
         n = int(rng.integers(1, 16)) * 2
         iu, ju = np.triu_indices(n, 1)
         keep = rng.random(iu.size) < 0.6
@@ -357,10 +368,14 @@ def test_reduced_costs_sum_common_blossoms():
     # on solutions with nested blossoms (heavy-tailed points nest deeply).
     rng = np.random.default_rng(17)
     nested = 0
-    for trial in range(8):
+    for _trial in range(8):
         X = rng.standard_cauchy(size=(60, 2))
         res = pm.min_weight_perfect_matching(points=X, k=3)
-        y, z, parent = (res.y * 1e6).round().astype(np.int64), (res.z * 1e6).round().astype(np.int64), res.blossom_parent
+        y, z, parent = (
+            (res.y * 1e6).round().astype(np.int64),
+            (res.z * 1e6).round().astype(np.int64),
+            res.blossom_parent,
+        )
         nv = y.size
         anc = []
         for v in range(nv):
@@ -429,7 +444,7 @@ def test_distances_over_many_orders_of_magnitude_are_exact(n, seed, spread):
 
 def test_points_at_very_different_scales_are_exact():
     rng = np.random.default_rng(21)
-    for trial in range(20):
+    for _trial in range(20):
         parts = [rng.normal(size=(3, 2)) * s + rng.normal(size=2) * 1e3 for s in (1e-9, 1e-5, 1.0)]
         X = np.concatenate(parts)[: int(rng.integers(5, 10))]
         D = cdist(X, X)
@@ -747,8 +762,11 @@ def test_subnormal_costs():
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(st.integers(2, 7).flatmap(lambda n: st.tuples(st.just(n), st.lists(magnitudes, min_size=n * (n - 1) // 2,
-                                                                          max_size=n * (n - 1) // 2))))
+@given(
+    st.integers(2, 7).flatmap(
+        lambda n: st.tuples(st.just(n), st.lists(magnitudes, min_size=n * (n - 1) // 2, max_size=n * (n - 1) // 2))
+    )
+)
 def test_any_finite_matrix_is_solved_exactly_or_refused(case):
     n, values = case
     D = symmetric(values, n)

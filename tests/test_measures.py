@@ -1,12 +1,11 @@
 import math
 
 import numpy as np
+import pairmetrics as pm
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-import pairmetrics as pm
 from pairmetrics.reference import measures as ref
 
 ERRORS = {
@@ -14,8 +13,19 @@ ERRORS = {
     "absolute": (pm.absolute_error, ref.absolute_error),
     "squares": (pm.sum_squares_error, ref.sum_squares_error),
 }
-ALL_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-              np.float32, np.float64]
+ALL_DTYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float32,
+    np.float64,
+]
 HOLIDAY = [1, 6, 6, 2, 1]
 DAYS = [1, 2, 3, 4, 5, 6]
 
@@ -46,8 +56,9 @@ def test_holiday_indicator_representation():
 
 def test_holiday_tables():
     ind = pm.to_indicators(HOLIDAY, DAYS)
-    np.testing.assert_array_equal(ind, [[1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 1],
-                                        [0, 1, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(
+        ind, [[1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 1], [0, 1, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0]]
+    )
     cuts = pm.to_cuts(HOLIDAY, DAYS)
     np.testing.assert_array_equal(cuts, [[1] * 5, [0] * 5, [0] * 5, [0, 1, 1, 1, 1], [1] * 5])
     np.testing.assert_array_equal(pm.from_indicators(ind, DAYS), HOLIDAY)
@@ -75,7 +86,7 @@ def pairs(draw, max_n=25):
 @given(pairs(), st.booleans(), st.booleans())
 def test_sums_match_reference(ab, average, per_target):
     a, b = ab
-    for name, (fast, slow) in ERRORS.items():
+    for _name, (fast, slow) in ERRORS.items():
         got = fast(a, b, average=average, per_target=per_target)
         want = slow(a.tolist(), b.tolist(), average=average, per_target=per_target)
         close(got, want, rel=1e-12, abs_=1e-9)
@@ -109,8 +120,12 @@ def test_log_likelihood_matches_reference(yp, per_target, eps):
     want = ref.log_likelihood(y.tolist(), p.tolist(), per_target=per_target, eps=eps)
     got = pm.log_likelihood(y, p, per_target=per_target, eps=eps)
     close(got, want, rel=1e-12, abs_=1e-10)
-    close(pm.log_loss(y, p, per_target=per_target, eps=eps),
-          ref.log_loss(y.tolist(), p.tolist(), per_target=per_target, eps=eps), rel=1e-12, abs_=1e-10)
+    close(
+        pm.log_loss(y, p, per_target=per_target, eps=eps),
+        ref.log_loss(y.tolist(), p.tolist(), per_target=per_target, eps=eps),
+        rel=1e-12,
+        abs_=1e-10,
+    )
     lik = pm.likelihood(y, p, per_target=per_target, eps=eps)
     close(lik.log, want, rel=1e-12, abs_=1e-10)
     close(lik.value, np.exp(np.asarray(want)), rel=1e-9, abs_=0)
@@ -121,8 +136,13 @@ def test_blocked_paths_and_layouts_agree():
     rng = np.random.default_rng(1)
     a = rng.normal(size=(3001, 7))
     b = rng.normal(size=(3001, 7))
-    for x, z in [(a, b), (np.asfortranarray(a), np.asfortranarray(b)), (a, np.asfortranarray(b)),
-                 (a[::-1], b[::-1]), (a[:, ::2], b[:, ::2])]:
+    for x, z in [
+        (a, b),
+        (np.asfortranarray(a), np.asfortranarray(b)),
+        (a, np.asfortranarray(b)),
+        (a[::-1], b[::-1]),
+        (a[:, ::2], b[:, ::2]),
+    ]:
         expected = [math.fsum(col) for col in np.abs(x - z).T]
         close(pm.absolute_error(x, z, per_target=True), expected, rel=1e-13)
         close(pm.absolute_error(x, z), math.fsum(expected), rel=1e-13)
@@ -205,7 +225,7 @@ def test_mixed_dtypes(dtype, other):
     a = np.array([0, 1, 1, 0, 1, 1], dtype=dtype)
     b = np.array([0.5, 1, 0, 0, 0.25, 1] if other != np.int64 else [0, 1, 0, 0, 1, 3], dtype=other)
     for x, z in [(a, b), (b, a)]:
-        for name, (fast, slow) in ERRORS.items():
+        for _name, (fast, slow) in ERRORS.items():
             for per_target in (False, True):
                 close(fast(x, z, per_target=per_target), slow(x.tolist(), z.tolist(), per_target=per_target))
         close(pm.worst_case_error(x, z), ref.worst_case_error(x.tolist(), z.tolist()))
@@ -228,7 +248,7 @@ def test_readonly_noncontiguous_and_lists_give_the_same_answer():
     rng = np.random.default_rng(4)
     a = rng.normal(size=(40, 6))
     b = rng.normal(size=(40, 6))
-    y = (rng.random((40, 6)) < 0.5)
+    y = rng.random((40, 6)) < 0.5
     p = rng.random((40, 6))
     views = [(a[::2, ::3], b[::2, ::3]), (a.T, b.T), (a[::-1, 1:], b[::-1, 1:])]
     for x, z in views:
@@ -256,16 +276,23 @@ def test_column_vector_against_vector():
 
 
 @settings(max_examples=100)
-@given(st.integers(1, 12).flatmap(lambda n: hnp.arrays(np.float64, st.sampled_from([(n,), (n, 2)]),
-                                                      elements=st.integers(-4, 4).map(float))),
-       st.sampled_from(["zero_one", "absolute", "squares", "worst_case"]))
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: hnp.arrays(np.float64, st.sampled_from([(n,), (n, 2)]), elements=st.integers(-4, 4).map(float))
+    ),
+    st.sampled_from(["zero_one", "absolute", "squares", "worst_case"]),
+)
 def test_best_constant_matches_reference_and_is_optimal(y, loss):
     value, error = pm.best_constant(y, loss)
     want_value, want_error = ref.best_constant(y.tolist(), loss)
     close(np.atleast_1d(value), want_value, abs_=1e-12)
     close(np.atleast_1d(error), want_error, abs_=1e-9)
-    measure = {"zero_one": ref.zero_one_error, "absolute": ref.absolute_error,
-               "squares": ref.sum_squares_error, "worst_case": ref.worst_case_error}[loss]
+    measure = {
+        "zero_one": ref.zero_one_error,
+        "absolute": ref.absolute_error,
+        "squares": ref.sum_squares_error,
+        "worst_case": ref.worst_case_error,
+    }[loss]
     columns = y if y.ndim == 2 else y[:, None]
     for j, col in enumerate(columns.T):
         for c in np.unique(np.concatenate([col, col + 0.5, [col.mean()]])):
@@ -300,8 +327,11 @@ def test_representations_round_trip_strings(y):
     assert not pm.check_cuts(cuts).any()
 
 
-@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 10), st.integers(1, 5)),
-                  elements=st.sampled_from([0.0, 0.2, 0.5, 1.0])))
+@given(
+    hnp.arrays(
+        np.float64, st.tuples(st.integers(1, 10), st.integers(1, 5)), elements=st.sampled_from([0.0, 0.2, 0.5, 1.0])
+    )
+)
 def test_check_cuts_matches_reference(p):
     np.testing.assert_array_equal(pm.check_cuts(p), ref.check_cuts(p.tolist()))
     np.testing.assert_array_equal(pm.check_cuts(p.astype(np.float32)), ref.check_cuts(p.tolist()))
@@ -315,15 +345,27 @@ def test_lenient_inverses():
     days = DAYS
     pred = [[0.5, 0.3, 0.1, 0.1, 0.1, 0.5], [0, 0, 0.2, 0.7, 0, 0.1]]
     np.testing.assert_array_equal(pm.from_indicators(pred, days, strict=False), [1, 4])
-    np.testing.assert_array_equal(pm.from_cuts([[0.4, 0.6, 0.6, 0.6, 0.6], [0, 0, 0, 0, 0.2]], days, strict=False),
-                                  [2, 6])
+    np.testing.assert_array_equal(
+        pm.from_cuts([[0.4, 0.6, 0.6, 0.6, 0.6], [0, 0, 0, 0, 0.2]], days, strict=False), [2, 6]
+    )
 
 
 # --------------------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize("fn", [pm.absolute_error, pm.sum_squares_error, pm.rms_error, pm.worst_case_error,
-                                pm.zero_one_error, pm.log_loss, pm.log_likelihood, pm.likelihood])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pm.absolute_error,
+        pm.sum_squares_error,
+        pm.rms_error,
+        pm.worst_case_error,
+        pm.zero_one_error,
+        pm.log_loss,
+        pm.log_likelihood,
+        pm.likelihood,
+    ],
+)
 def test_bad_shapes_and_values(fn):
     with pytest.raises(ValueError, match="same shape"):
         fn([0, 1, 1], [0, 1])
@@ -470,8 +512,11 @@ def test_rms_error_never_overflows_or_underflows(scale):
     close(cols / scale, expected_cols, rel=tol)
     # one huge and one ordinary column: each is scaled on its own
     mixed = np.column_stack([a[:, 0] * scale, a[:, 1]])
-    close(pm.rms_error(mixed, np.column_stack([b[:, 0] * scale, b[:, 1]]), per_target=True) / [scale, 1],
-          expected_cols[:2], rel=tol)
+    close(
+        pm.rms_error(mixed, np.column_stack([b[:, 0] * scale, b[:, 1]]), per_target=True) / [scale, 1],
+        expected_cols[:2],
+        rel=tol,
+    )
     assert pm.rms_error([scale, scale], [scale, scale]) == 0.0
 
 

@@ -1,16 +1,15 @@
 """Cosine and correlation matchings on the Euclidean point path; the size limit of dense-matrix metrics."""
 
 import numpy as np
+import pairmetrics as pm
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.spatial import distance
-from scipy.spatial.distance import cdist
-
-import pairmetrics as pm
 from pairmetrics import _matching
 from pairmetrics._matching import _solve_dense
 from pairmetrics.reference import matching as ref
+from scipy.spatial import distance
+from scipy.spatial.distance import cdist
 
 METRICS = ["cosine", "correlation"]
 

@@ -1,18 +1,28 @@
 import numpy as np
+import pairmetrics as pm
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-import pairmetrics as pm
 from pairmetrics.reference import measures as ref
 
 metrics = pytest.importorskip("sklearn.metrics")
 
 FIELDS = [f"{k}_per_{axis}" for k in ("tp", "tn", "fp", "fn") for axis in ("label", "sample")]
-ALL_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-              np.float32, np.float64]
+ALL_DTYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float32,
+    np.float64,
+]
 
 
 def random_labels(rng, n, n_labels, density):
@@ -26,8 +36,7 @@ def check_against_reference(got, y_true, y_pred, false_pos=1.0, false_neg=1.0):
     for field in ("sample_accuracy", "label_accuracy", "weighted_score_per_sample"):
         np.testing.assert_allclose(getattr(got, field), want[field], rtol=1e-14, atol=1e-14, err_msg=field)
     np.testing.assert_allclose(got.mean_sample_accuracy, np.mean(want["sample_accuracy"]), rtol=1e-14)
-    np.testing.assert_allclose(got.weighted_score, np.mean(want["weighted_score_per_sample"]), rtol=1e-14,
-                               atol=1e-14)
+    np.testing.assert_allclose(got.weighted_score, np.mean(want["weighted_score_per_sample"]), rtol=1e-14, atol=1e-14)
 
 
 @st.composite
@@ -40,8 +49,12 @@ def label_pairs(draw):
 
 
 @settings(max_examples=100)
-@given(label_pairs(), st.sampled_from([0.0, 1.0, 2.5]), st.sampled_from([0.0, 1.0, 5.0]),
-       st.sampled_from(["dense", "csr", "csc", "coo", "mixed"]))
+@given(
+    label_pairs(),
+    st.sampled_from([0.0, 1.0, 2.5]),
+    st.sampled_from([0.0, 1.0, 5.0]),
+    st.sampled_from(["dense", "csr", "csc", "coo", "mixed"]),
+)
 def test_matches_reference(tp, false_pos, false_neg, layout):
     t, p = tp
     if layout == "dense":
@@ -86,8 +99,7 @@ def test_every_dtype(dtype):
     t = random_labels(rng, 20, 7, 0.3)
     p = random_labels(rng, 20, 7, 0.3)
     check_against_reference(pm.multilabel_counts(t.astype(dtype), p.astype(dtype)), t, p)
-    check_against_reference(pm.multilabel_counts(sp.csr_matrix(t.astype(dtype)), sp.csr_matrix(p.astype(dtype))),
-                            t, p)
+    check_against_reference(pm.multilabel_counts(sp.csr_matrix(t.astype(dtype)), sp.csr_matrix(p.astype(dtype))), t, p)
 
 
 def test_readonly_noncontiguous_and_lists():
@@ -97,8 +109,12 @@ def test_readonly_noncontiguous_and_lists():
     want = pm.multilabel_counts(t[::2, ::3].copy(), p[::2, ::3].copy())
     ro_t, ro_p = t[::2, ::3], p[::2, ::3]
     ro_t.flags.writeable = False
-    for a, b in [(t[::2, ::3], p[::2, ::3]), (ro_t, ro_p), (t[::2, ::3].tolist(), p[::2, ::3].tolist()),
-                 (np.asfortranarray(t[::2, ::3]), p[::2, ::3])]:
+    for a, b in [
+        (t[::2, ::3], p[::2, ::3]),
+        (ro_t, ro_p),
+        (t[::2, ::3].tolist(), p[::2, ::3].tolist()),
+        (np.asfortranarray(t[::2, ::3]), p[::2, ::3]),
+    ]:
         got = pm.multilabel_counts(a, b)
         for field in FIELDS:
             np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
@@ -192,8 +208,11 @@ def test_non_canonical_bools_count_as_ones():
     t = np.array([[2, 0, 1], [0, 3, 255]], np.uint8).view(bool)  # numpy prints True for 2, 3, 255
     p = np.array([[1, 0, 0], [0, 1, 1]], bool)
     canonical = t.view(np.uint8) != 0
-    for got in (pm.multilabel_counts(t, p), pm.multilabel_counts(sp.csr_array(t), p),
-                pm.multilabel_counts(t, sp.csr_array(p))):
+    for got in (
+        pm.multilabel_counts(t, p),
+        pm.multilabel_counts(sp.csr_array(t), p),
+        pm.multilabel_counts(t, sp.csr_array(p)),
+    ):
         check_against_reference(got, canonical, p)
         assert got.tn == 2 and (got.tn_per_label >= 0).all() and (got.tn_per_sample >= 0).all()
     # stored non-canonical bools in a sparse matrix

@@ -17,7 +17,6 @@ nx = pytest.importorskip("networkx", minversion="3.4")
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
 from pairmetrics import networkx_backend as nb  # noqa: E402
 
 nb._register_without_entry_points()
@@ -29,6 +28,7 @@ def _quiet_conversion_cache():
     nx.config.warnings_to_ignore.add("cache")
     yield
     nx.config.warnings_to_ignore.discard("cache")
+
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True)
 HERE = Path(__file__).resolve().parent

@@ -3,17 +3,27 @@ import signal
 import warnings
 
 import numpy as np
+import pairmetrics as pe
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-import pairmetrics as pe
 from pairmetrics import _core
 from pairmetrics.reference import paired as ref
 
-SCORE_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                np.float32, np.float64]
+SCORE_DTYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float32,
+    np.float64,
+]
 LABEL_DTYPES = SCORE_DTYPES
 
 
@@ -48,8 +58,13 @@ def problems(draw, max_n=40):
 # Fenwick trees over label ranks up to few_labels distinct values, merge passes
 # otherwise. Per-sample counts take the last two. Each entry: (few_labels,
 # few_classes); (0, 0) forces the merge path.
-PATHS = {"classes": (4096, 16), "classes_limit": (4096, 2), "fenwick": (4096, 0), "merge": (0, 0),
-         "fenwick_limit": (3, 0)}
+PATHS = {
+    "classes": (4096, 16),
+    "classes_limit": (4096, 2),
+    "fenwick": (4096, 0),
+    "merge": (0, 0),
+    "fenwick_limit": (3, 0),
+}
 # The merge path of the totals with real labels has vector code (AVX2,
 # AVX-512), picked at run time; every level this CPU runs is forced in turn.
 SIMD_LEVELS = _core.paired_simd_levels()
@@ -85,9 +100,15 @@ def _all_pairs_counts(scores, labels, min_dist):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 400), st.integers(1, 18), st.sampled_from(["f8", "f4", "i8", "u8", "i1", "bool"]),
-       st.sampled_from(["distinct", "tied", "constant"]), st.sampled_from([0.5, 1.0, 1e-9, 2.0, 0.25]),
-       st.integers(0, 2**32), st.sampled_from([1, 2]))
+@given(
+    st.integers(1, 400),
+    st.integers(1, 18),
+    st.sampled_from(["f8", "f4", "i8", "u8", "i1", "bool"]),
+    st.sampled_from(["distinct", "tied", "constant"]),
+    st.sampled_from([0.5, 1.0, 1e-9, 2.0, 0.25]),
+    st.integers(0, 2**32),
+    st.sampled_from([1, 2]),
+)
 def test_per_class_path_matches_all_pairs(n, k, label_dtype, score_kind, min_dist, seed, threads):
     # Binary, bool, ordinal and small-integer labels; k near the class limits
     # (2, 8, 16) so that the path is taken, refused and taken again.
@@ -100,8 +121,11 @@ def test_per_class_path_matches_all_pairs(n, k, label_dtype, score_kind, min_dis
     else:
         low = 0 if label_dtype[0] == "u" else -k // 2
         labels = rng.integers(low, low + k, n).astype(label_dtype)
-    scores = {"distinct": rng.random(n), "tied": rng.integers(0, 4, n).astype(np.float32),
-              "constant": np.full(n, -0.0)}[score_kind]
+    scores = {
+        "distinct": rng.random(n),
+        "tied": rng.integers(0, 4, n).astype(np.float32),
+        "constant": np.full(n, -0.0),
+    }[score_kind]
     if score_kind == "tied":
         scores[rng.random(n) < 0.3] = -0.0  # -0.0 and 0.0 are tied scores
     expected = _all_pairs_counts(scores, labels, min_dist)
@@ -144,18 +168,24 @@ def test_merge_path_at_sizes_that_interleave_several_merges(n, seed, min_dist, t
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(1, 700), st.integers(0, 2**32), st.sampled_from(["uniform", "clustered", "huge", "zeros", "ties"]),
-       st.sampled_from([1e-9, 0.1, 0.5, 1.0, 3.0]))
+@given(
+    st.integers(1, 700),
+    st.integers(0, 2**32),
+    st.sampled_from(["uniform", "clustered", "huge", "zeros", "ties"]),
+    st.sampled_from([1e-9, 0.1, 0.5, 1.0, 3.0]),
+)
 def test_vector_code_matches_all_pairs(n, seed, kind, min_dist):
     # Run lengths around the vector widths (8, 16) and their tails; labels
     # where most pairs are near (windows that move on), magnitudes where
     # a - b rounds, and -0.0 next to 0.0.
     rng = np.random.default_rng(seed)
-    labels = {"uniform": rng.random(n) * 4,
-              "clustered": np.where(rng.random(n) < 0.9, rng.random(n) * 0.05, rng.random(n) * 5),
-              "huge": 1e16 + rng.integers(-8, 8, n) * 2.0,
-              "zeros": rng.choice([-0.0, 0.0, 1.0, -1.0], n),
-              "ties": rng.integers(0, 5, n) * 0.5}[kind]
+    labels = {
+        "uniform": rng.random(n) * 4,
+        "clustered": np.where(rng.random(n) < 0.9, rng.random(n) * 0.05, rng.random(n) * 5),
+        "huge": 1e16 + rng.integers(-8, 8, n) * 2.0,
+        "zeros": rng.choice([-0.0, 0.0, 1.0, -1.0], n),
+        "ties": rng.integers(0, 5, n) * 0.5,
+    }[kind]
     scores = rng.random(n) if seed % 2 else rng.integers(0, 30, n).astype(np.float64)
     expected = _all_pairs_counts(scores, labels, min_dist)
     for simd in SIMD_LEVELS:
@@ -468,8 +498,13 @@ def test_int64_and_uint64_labels_beyond_2_53_are_compared_exactly():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(2, 30), st.sampled_from([np.int64, np.uint64]), st.integers(0, 2**32),
-       st.sampled_from([1, 2.5, 2.0**40, 2.0**62 + 2**11, 2.0**63, 2.0**64 - 4096]), st.sampled_from(sorted(PATHS)))
+@given(
+    st.integers(2, 30),
+    st.sampled_from([np.int64, np.uint64]),
+    st.integers(0, 2**32),
+    st.sampled_from([1, 2.5, 2.0**40, 2.0**62 + 2**11, 2.0**63, 2.0**64 - 4096]),
+    st.sampled_from(sorted(PATHS)),
+)
 def test_wide_integer_labels_match_exact_reference(n, dtype, seed, min_dist, path):
     rng = np.random.default_rng(seed)
     info = np.iinfo(dtype)
@@ -513,8 +548,14 @@ def test_record_array_columns_are_read_with_their_stride():
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(8)
     n = 5000
-    frame = pd.DataFrame({"flag": rng.integers(0, 2, n).astype(np.int8), "score": rng.random(n),
-                          "label": rng.integers(0, 5, n).astype(np.int32), "small": rng.random(n).astype(np.float32)})
+    frame = pd.DataFrame(
+        {
+            "flag": rng.integers(0, 2, n).astype(np.int8),
+            "score": rng.random(n),
+            "label": rng.integers(0, 5, n).astype(np.int32),
+            "small": rng.random(n).astype(np.float32),
+        }
+    )
     records = frame.to_records()
     assert records.dtype.itemsize % 8 != 0  # fields not 8 bytes wide: a stride that is no multiple of 8
     expected = pe.paired_evaluation(frame["score"].to_numpy(), frame["label"].to_numpy())
@@ -523,7 +564,9 @@ def test_record_array_columns_are_read_with_their_stride():
         frame["small"].to_numpy(), frame["flag"].to_numpy()
     )
     compared = pe.compare_paired(records["score"], records["small"], records["label"])
-    assert compared == pe.compare_paired(frame["score"].to_numpy(), frame["small"].to_numpy(), frame["label"].to_numpy())
+    assert compared == pe.compare_paired(
+        frame["score"].to_numpy(), frame["small"].to_numpy(), frame["label"].to_numpy()
+    )
 
 
 @pytest.mark.parametrize("kind", ["uniform", "binary", "ordinal_int", "tied_scores"])
@@ -531,8 +574,12 @@ def test_every_path_and_thread_count_gives_identical_counts(kind):
     rng = np.random.default_rng(21)
     n = 400_000  # large enough for every thread split, in the sorts and in the merge passes
     scores = rng.random(n) if kind != "tied_scores" else rng.integers(0, 1000, n).astype(np.float32)
-    labels = {"uniform": rng.random(n), "binary": (rng.random(n) < 0.3).astype(np.float64),
-              "ordinal_int": rng.integers(-3, 4, n), "tied_scores": rng.normal(size=n)}[kind]
+    labels = {
+        "uniform": rng.random(n),
+        "binary": (rng.random(n) < 0.3).astype(np.float64),
+        "ordinal_int": rng.integers(-3, 4, n),
+        "tied_scores": rng.normal(size=n),
+    }[kind]
     reference = _core.paired_counts(scores, labels, 0.1, False, 1, 0, simd="scalar")
     for threads in (1, 2, 3, 4):
         for path in PATHS.values():
@@ -628,7 +675,9 @@ _dominance_values = st.sampled_from([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, math.
 
 @settings(max_examples=300, deadline=None)
 @given(
-    points=st.lists(st.tuples(_dominance_values.filter(math.isfinite), st.integers(0, 3), st.integers(1, 4)), max_size=25),
+    points=st.lists(
+        st.tuples(_dominance_values.filter(math.isfinite), st.integers(0, 3), st.integers(1, 4)), max_size=25
+    ),
     queries=st.lists(st.tuples(_dominance_values, st.integers(0, 3), st.integers(1, 4)), max_size=25),
     weighted=st.booleans(),
 )

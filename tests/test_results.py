@@ -8,9 +8,8 @@ import pickle
 import warnings
 
 import numpy as np
-import pytest
-
 import pairmetrics as pm
+import pytest
 from pairmetrics._paired import ConfidenceInterval
 from pairmetrics._result import Result
 
@@ -34,7 +33,9 @@ def _results():
             pm.BestConstant: pm.best_constant([1.0, 2.0, 2.0], "absolute"),
             pm.MultilabelCounts: pm.multilabel_counts([[0, 1], [1, 1]], [[1, 1], [0, 1]]),
             pm.ConcordanceResult: pm.concordance([1, 2, 3, 4, 5], [1.0, 3.0, 2.0, 4.0, 5.0], [1, 1, 0, 1, 1]),
-            pm.ModelComparison: pm.compare_models(np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]]), [0, 0, 1, 1]),
+            pm.ModelComparison: pm.compare_models(
+                np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]]), [0, 0, 1, 1]
+            ),
             pm.BootstrapResult: pm.bootstrap(np.mean, [1.0, 2.0, 4.0, 8.0, 16.0], n_resamples=9, rng=3),
         }
 

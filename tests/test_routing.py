@@ -7,7 +7,6 @@ import pytest
 
 dask = pytest.importorskip("dask")
 import dask.array as da  # noqa: E402
-
 import pairmetrics as pm  # noqa: E402
 from pairmetrics import _routing  # noqa: E402
 

@@ -19,9 +19,8 @@ import sys
 import threading
 import time
 
-import pytest
-
 import pairmetrics
+import pytest
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -88,9 +87,18 @@ for name in sys.argv[1:]:
 # Kernels known not to meet the bound yet (remove a name once it does: strict).
 _NOT_YET: set = set()
 _NOT_YET_MARK = pytest.mark.xfail(strict=True, reason="the paired kernels do not poll for Ctrl-C often enough yet")
-KERNELS = ["two_vs_two", "two_vs_two_permutation_test", "matching", "crossmatch_test", "crossmatch_cityblock",
-           "crossmatch_resample",
-           "measures", "multilabel_counts", "paired_evaluation", "compare_paired"]
+KERNELS = [
+    "two_vs_two",
+    "two_vs_two_permutation_test",
+    "matching",
+    "crossmatch_test",
+    "crossmatch_cityblock",
+    "crossmatch_resample",
+    "measures",
+    "multilabel_counts",
+    "paired_evaluation",
+    "compare_paired",
+]
 
 
 def _interrupt_each(names, wait=0.8, give_up=4.0):
@@ -104,8 +112,14 @@ def _interrupt_each(names, wait=0.8, give_up=4.0):
     env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
     delays, todo = {}, list(names)
     while todo:
-        child = subprocess.Popen([sys.executable, "-c", CHILD, *todo], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, *todo],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
         lines = queue.Queue()
         threading.Thread(target=lambda: [lines.put(json.loads(x)) for x in child.stdout], daemon=True).start()
 

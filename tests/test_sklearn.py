@@ -3,20 +3,30 @@
 import warnings
 
 import numpy as np
+import pairmetrics as pm
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-import pairmetrics as pm
 from pairmetrics import _core
 from pairmetrics.reference import roc_auc as ref
 
 metrics = pytest.importorskip("sklearn.metrics")
 from sklearn.exceptions import UndefinedMetricWarning  # noqa: E402
 
-SCORE_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                np.float32, np.float64]
+SCORE_DTYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float32,
+    np.float64,
+]
 
 
 def _both(*args, **kwargs):
@@ -125,16 +135,24 @@ def multilabel_problems(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(multilabel_problems(), st.sampled_from(["macro", "micro", "weighted", "samples", None]),
-       st.sampled_from([None, 0.5]))
+@given(
+    multilabel_problems(),
+    st.sampled_from(["macro", "micro", "weighted", "samples", None]),
+    st.sampled_from([None, 0.5]),
+)
 def test_multilabel_every_average(problem, average, max_fpr):
     y, scores, weights = problem
     _close(*_both(y, scores, average=average, sample_weight=weights, max_fpr=max_fpr))
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(6, 40), st.integers(3, 5), st.integers(0, 2**32 - 1), st.booleans(),
-       st.sampled_from(["macro", "weighted", "micro", None]))
+@given(
+    st.integers(6, 40),
+    st.integers(3, 5),
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+    st.sampled_from(["macro", "weighted", "micro", None]),
+)
 def test_multiclass_ovr_and_ovo(n, k, seed, weighted, average):
     rng = np.random.default_rng(seed)
     y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
@@ -268,8 +286,10 @@ def test_strided_columns_are_read_in_place():
 def test_float16_probabilities_summing_to_one_in_float16_are_accepted():
     # Each row sums to exactly 1 in float16 but not in float32: scikit-learn checks the sum in the
     # input dtype, so must we (the kernel reads float16 as float32).
-    probs = np.array([[0.2028, 0.5806, 0.2169], [0.1998, 0.404, 0.396], [0.4697, 0.3506, 0.1794],
-                      [0.2028, 0.5806, 0.2169]], dtype=np.float16)
+    probs = np.array(
+        [[0.2028, 0.5806, 0.2169], [0.1998, 0.404, 0.396], [0.4697, 0.3506, 0.1794], [0.2028, 0.5806, 0.2169]],
+        dtype=np.float16,
+    )
     assert (probs.sum(axis=1) == 1).all() and not np.allclose(1, probs.astype(np.float32).sum(axis=1))
     y = [0, 1, 2, 1]
     for multi_class in ("ovr", "ovo"):
@@ -323,12 +343,20 @@ def test_multilabel_minus_one_weighted_average_differs_deliberately():
 
 # Every test function of sklearn/metrics/tests/test_ranking.py that calls roc_auc_score.
 SKLEARN_SUITE_TESTS = (
-    "test_roc_curve", "test_roc_curve_toydata", "test_multiclass_ovo_roc_auc_toydata",
-    "test_multiclass_ovo_roc_auc_toydata_binary", "test_multiclass_ovr_roc_auc_toydata",
-    "test_perfect_imperfect_chance_multiclass_roc_auc", "test_micro_averaged_ovr_roc_auc",
-    "test_roc_auc_score_multiclass_labels_error", "test_roc_auc_score_multiclass_error",
-    "test_auc_score_non_binary_class", "test_multiclass_ranking_metrics_raise_for_incorrect_shape_of_y_score",
-    "test_score_scale_invariance", "test_partial_roc_auc_score", "test_metric_at_thresholds",
+    "test_roc_curve",
+    "test_roc_curve_toydata",
+    "test_multiclass_ovo_roc_auc_toydata",
+    "test_multiclass_ovo_roc_auc_toydata_binary",
+    "test_multiclass_ovr_roc_auc_toydata",
+    "test_perfect_imperfect_chance_multiclass_roc_auc",
+    "test_micro_averaged_ovr_roc_auc",
+    "test_roc_auc_score_multiclass_labels_error",
+    "test_roc_auc_score_multiclass_error",
+    "test_auc_score_non_binary_class",
+    "test_multiclass_ranking_metrics_raise_for_incorrect_shape_of_y_score",
+    "test_score_scale_invariance",
+    "test_partial_roc_auc_score",
+    "test_metric_at_thresholds",
 )
 
 
@@ -346,12 +374,25 @@ def test_sklearn_own_roc_auc_tests_on_pairmetrics(tmp_path):
         pytest.skip("this scikit-learn installation does not ship its tests")
     report = tmp_path / "report.json"
     here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in [here, *sys.path] if p),
-               PAIRMETRICS_SKLEARN_SUITE_REPORT=str(report))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(p for p in [here, *sys.path] if p),
+        PAIRMETRICS_SKLEARN_SUITE_REPORT=str(report),
+    )
     # confcutdir: scikit-learn's own conftest.py (its fixtures, such as global_random_seed) is loaded
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_sklearn_suite_plugin",
-               "--confcutdir", os.path.dirname(sklearn.__file__),
-               *[f"{module}::{name}" for name in SKLEARN_SUITE_TESTS]]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "_sklearn_suite_plugin",
+        "--confcutdir",
+        os.path.dirname(sklearn.__file__),
+        *[f"{module}::{name}" for name in SKLEARN_SUITE_TESTS],
+    ]
     run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     tally = json.loads(report.read_text())
@@ -361,5 +402,7 @@ def test_sklearn_own_roc_auc_tests_on_pairmetrics(tmp_path):
     # every selected test function called ours (not a silently kept original) in at least one of its cases
     called = {name.split("::")[-1].split("[")[0] for name, entry in tally.items() if entry["calls"]}
     assert called == set(SKLEARN_SUITE_TESTS), set(SKLEARN_SUITE_TESTS) - called
-    print(f"\nscikit-learn's ROC AUC tests on pairmetrics: {len(tally)} run, "
-          f"{sum(e['outcome'] == 'xfailed' for e in tally.values())} deliberate differences")
+    print(
+        f"\nscikit-learn's ROC AUC tests on pairmetrics: {len(tally)} run, "
+        f"{sum(e['outcome'] == 'xfailed' for e in tally.values())} deliberate differences"
+    )

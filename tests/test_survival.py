@@ -9,12 +9,11 @@ functions directly."""
 import warnings
 
 import numpy as np
+import pairmetrics as pm
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-import pairmetrics as pm
 from pairmetrics.reference import survival as ref
 
 lifelines_utils = pytest.importorskip("lifelines.utils")
@@ -60,7 +59,9 @@ def test_concordance_index_matches_lifelines(data, pass_events):
         assert ours is theirs
         return
     assert ours == pytest.approx(theirs, rel=1e-15, abs=1e-15)
-    correct, tied, pairs = ref.lifelines_concordance(times.tolist(), scores.tolist(), None if observed is None else events)
+    correct, tied, pairs = ref.lifelines_concordance(
+        times.tolist(), scores.tolist(), None if observed is None else events
+    )
     assert ours == pytest.approx((correct + tied / 2) / pairs, rel=1e-15)
 
 
@@ -108,7 +109,12 @@ def test_no_admissible_pair_raises_like_lifelines():
 
 
 def test_lifelines_input_errors():
-    for args in (([1, 2, 3], [1, 2]), ([[1, 2], [3, 4]], [[1, 2], [3, 4]]), ([1, np.nan], [1, 2]), ([1, 2], [1, 2], [1])):
+    for args in (
+        ([1, 2, 3], [1, 2]),
+        ([[1, 2], [3, 4]], [[1, 2], [3, 4]]),
+        ([1, np.nan], [1, 2]),
+        ([1, 2], [1, 2], [1]),
+    ):
         with pytest.raises(ValueError):
             lifelines_utils.concordance_index(*args)
         with pytest.raises(ValueError):
@@ -152,7 +158,8 @@ def test_numeric_dtypes_and_pandas(dtype):
     scores = rng.integers(0, 10, 300).astype(dtype)
     events = rng.random(300) < 0.6
     assert pm.concordance_index(pd.Series(times), pd.Series(scores), pd.Series(events)) == pytest.approx(
-        lifelines_utils.concordance_index(pd.Series(times), pd.Series(scores), pd.Series(events)), rel=1e-15)
+        lifelines_utils.concordance_index(pd.Series(times), pd.Series(scores), pd.Series(events)), rel=1e-15
+    )
     theirs = sksurv_metrics.concordance_index_censored(events, times, scores)
     ours = pm.concordance_index_censored(events, times, scores)
     assert ours[1:] == tuple(int(v) for v in theirs[1:])
@@ -167,7 +174,8 @@ def test_larger_input_matches_lifelines():
     scores = np.round(times + rng.normal(size=n), 2)
     observed = rng.random(n) < 0.7
     assert pm.concordance_index(times, scores, observed) == pytest.approx(
-        lifelines_utils.concordance_index(times, scores, observed), rel=1e-13)
+        lifelines_utils.concordance_index(times, scores, observed), rel=1e-13
+    )
     times, scores, observed = times[:8000], scores[:8000], observed[:8000]
     below, tied, above = (int(v) for v in _counts_by_numpy(times, scores, observed))
     c = pm.concordance_index_censored(observed, times, -scores, tied_tol=0.0)
@@ -180,7 +188,7 @@ def _counts_by_numpy(times, scores, observed):
     t_ev, s_ev = times[observed][order], scores[observed][order]
     below = tied = above = 0
     for start in range(0, t_ev.size, 500):
-        ti, si = t_ev[start:start + 500, None], s_ev[start:start + 500, None]
+        ti, si = t_ev[start : start + 500, None], s_ev[start : start + 500, None]
         later = (times[None, :] > ti) | ((times[None, :] == ti) & ~observed[None, :])
         below += np.count_nonzero(later & (scores[None, :] < si))
         tied += np.count_nonzero(later & (scores[None, :] == si))

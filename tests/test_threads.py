@@ -15,10 +15,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pairmetrics as pm
 import pytest
 import scipy.sparse as sp
-
-import pairmetrics as pm
 from pairmetrics._result import Result
 
 
@@ -58,9 +57,25 @@ def _inputs(seed):
     guess = rng.integers(0, 2, (2000, 30))
     probs = rng.random(50_000)
     outcomes = (rng.random(50_000) < probs).astype(np.int8)
-    return dict(labels=labels, scores=scores, other=other, y=y, p=p, pts=pts, D=_distances(pts), x1=x1, x2=x2,
-                z=np.r_[np.zeros(60), np.ones(60)], D12=_distances(np.vstack([x1, x2])), truth=truth, guess=guess,
-                probs=probs, outcomes=outcomes, big=rng.normal(size=(20_000, 10)), big2=rng.normal(size=(20_000, 10)))
+    return dict(
+        labels=labels,
+        scores=scores,
+        other=other,
+        y=y,
+        p=p,
+        pts=pts,
+        D=_distances(pts),
+        x1=x1,
+        x2=x2,
+        z=np.r_[np.zeros(60), np.ones(60)],
+        D12=_distances(np.vstack([x1, x2])),
+        truth=truth,
+        guess=guess,
+        probs=probs,
+        outcomes=outcomes,
+        big=rng.normal(size=(20_000, 10)),
+        big2=rng.normal(size=(20_000, 10)),
+    )
 
 
 KERNELS = {
@@ -68,18 +83,21 @@ KERNELS = {
     "compare_paired": lambda a: pm.compare_paired(a["scores"], a["other"], a["labels"], n_jobs=2),
     "two_vs_two": lambda a: pm.two_vs_two(a["y"], a["p"], metric="correlation", n_jobs=2),
     "two_vs_two_sampled": lambda a: pm.two_vs_two(a["y"], a["p"], metric="euclidean", pairs=5000, rng=1, n_jobs=2),
-    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(a["y"][:150], a["p"][:150],
-                                                                             n_permutations=20, rng=3, n_jobs=2),
+    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(
+        a["y"][:150], a["p"][:150], n_permutations=20, rng=3, n_jobs=2
+    ),
     "matching_points": lambda a: pm.min_weight_perfect_matching(points=a["pts"]),
     "matching_distances": lambda a: pm.min_weight_perfect_matching(a["D"]),
     "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], metric="cityblock"),
     "crossmatchtest": lambda a: pm.crossmatchtest(a["z"], a["D12"]),
-    "crossmatch_resample": lambda a: pm.crossmatch_resample(a["x1"], a["x2"], sample_size=20, n_repeats=40, rng=5,
-                                                            n_jobs=2),
+    "crossmatch_resample": lambda a: pm.crossmatch_resample(
+        a["x1"], a["x2"], sample_size=20, n_repeats=40, rng=5, n_jobs=2
+    ),
     "rank_mahalanobis": lambda a: pm.rank_mahalanobis(a["pts"]),
-    "measures": lambda a: [f(a["big"], a["big2"], per_target=True) for f in
-                           (pm.zero_one_error, pm.absolute_error, pm.sum_squares_error, pm.rms_error,
-                            pm.worst_case_error)],
+    "measures": lambda a: [
+        f(a["big"], a["big2"], per_target=True)
+        for f in (pm.zero_one_error, pm.absolute_error, pm.sum_squares_error, pm.rms_error, pm.worst_case_error)
+    ],
     "log_loss": lambda a: (pm.log_loss(a["outcomes"], a["probs"]), pm.likelihood(a["outcomes"], a["probs"], eps=1e-9)),
     "multilabel_dense": lambda a: pm.multilabel_counts(a["truth"], a["guess"], false_neg=2.0),
     "multilabel_sparse": lambda a: pm.multilabel_counts(sp.csr_matrix(a["truth"]), sp.csr_matrix(a["guess"])),
@@ -154,11 +172,12 @@ def _patch_progress(monkeypatch):
 PROGRESS_KERNELS = {
     "two_vs_two": lambda a: pm.two_vs_two(a["y"], a["p"], n_jobs=2, progress=True),
     "two_vs_two_one_thread": lambda a: pm.two_vs_two(a["y"], a["p"], n_jobs=1, progress=True),
-    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(a["y"][:100], a["p"][:100],
-                                                                             n_permutations=200, rng=0, n_jobs=2,
-                                                                             progress=True),
+    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(
+        a["y"][:100], a["p"][:100], n_permutations=200, rng=0, n_jobs=2, progress=True
+    ),
     "two_vs_two_permutation_recompute": lambda a: pm.two_vs_two_permutation_test(
-        a["y"][:100], a["p"][:100], pairs=500, rng=0, n_permutations=200, n_jobs=2, progress=True),
+        a["y"][:100], a["p"][:100], pairs=500, rng=0, n_permutations=200, n_jobs=2, progress=True
+    ),
     "matching_points": lambda a: pm.min_weight_perfect_matching(points=a["pts"], progress=True),
     "matching_distances": lambda a: pm.min_weight_perfect_matching(a["D"], progress=True),
     "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], progress=True),

@@ -1,14 +1,13 @@
 import math
 
 import numpy as np
+import pairmetrics
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.spatial import distance
-
-import pairmetrics
 from pairmetrics import _core, _two_vs_two, two_vs_two, two_vs_two_permutation_test
 from pairmetrics.reference import two_vs_two as ref
+from scipy.spatial import distance
 
 METRICS = ["cosine", "correlation", "euclidean", "sqeuclidean"]
 TIES = ["fail", "pass", "half", "exclude"]
@@ -104,7 +103,9 @@ def test_property_matches_reference(data, metric, ties, mode):
         with pytest.raises(ValueError, match="y_true|y_pred"):
             two_vs_two(y, p, metric=metric)
         return
-    assert_matches_reference(two_vs_two(y, p, metric=metric, ties=ties, pairs=mode), ref.two_vs_two(y, p, metric, ties, mode))
+    assert_matches_reference(
+        two_vs_two(y, p, metric=metric, ties=ties, pairs=mode), ref.two_vs_two(y, p, metric, ties, mode)
+    )
 
 
 # ---------------------------------------------------------------- ties, blocking, threads
@@ -264,7 +265,19 @@ def test_sampled_standard_error():
 # ---------------------------------------------------------------- inputs
 
 
-DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32, np.float64]
+DTYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float32,
+    np.float64,
+]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -336,7 +349,8 @@ def test_large_values():
 
 @pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
 @pytest.mark.parametrize(
-    "dtype, scales", [(np.float64, [2.0**-600, 1e-161, 1e-200, 1e-300, 1e-310, 1e100]), (np.float32, [1e-22, 1e-30, 1e-40])]
+    "dtype, scales",
+    [(np.float64, [2.0**-600, 1e-161, 1e-200, 1e-300, 1e-310, 1e100]), (np.float32, [1e-22, 1e-30, 1e-40])],
 )
 def test_euclidean_scale_invariance(metric, dtype, scales):
     # Squares of tiny coordinates underflow: the kernel rescales both sets by
@@ -348,7 +362,9 @@ def test_euclidean_scale_invariance(metric, dtype, scales):
         ys, ps = (y * scale).astype(dtype), (p * scale).astype(dtype)
         if np.any((ys != 0) & (np.abs(ys) < np.finfo(dtype).tiny)):
             # subnormal input has fewer digits: compare with the reference on the same values
-            expected = ref.two_vs_two(ys.astype(np.float64) / scale, ps.astype(np.float64) / scale, metric, "half", "all")
+            expected = ref.two_vs_two(
+                ys.astype(np.float64) / scale, ps.astype(np.float64) / scale, metric, "half", "all"
+            )
             got = two_vs_two(ys, ps, metric=metric, ties="half")
             assert got.n_tied == 0 and abs(got.accuracy - expected["accuracy"]) <= 2 / got.n_pairs
             continue
@@ -385,9 +401,17 @@ def test_expansion_guard_agrees_with_cdist_near_duplicates():
         (dict(y_true=np.array([["a", "b"], ["c", "d"]]), y_pred=np.ones((2, 2))), TypeError, "y_true"),
         (dict(y_true=np.ones((4, 3)), y_pred=np.full((4, 3), np.nan)), ValueError, "y_pred contains NaN"),
         (dict(y_true=np.full((4, 3), np.inf), y_pred=np.ones((4, 3))), ValueError, "y_true contains infinite"),
-        (dict(y_true=np.eye(4)[[0, 1, 2, 2]] * [[1], [1], [0], [1]], y_pred=np.ones((4, 4))), ValueError, r"y_true has all-zero rows \[2\]"),
+        (
+            dict(y_true=np.eye(4)[[0, 1, 2, 2]] * [[1], [1], [0], [1]], y_pred=np.ones((4, 4))),
+            ValueError,
+            r"y_true has all-zero rows \[2\]",
+        ),
         (dict(y_true=np.eye(3), y_pred=np.eye(3) * 0), ValueError, r"y_pred has all-zero rows \[0, 1, 2\]"),
-        (dict(y_true=np.eye(3), y_pred=np.array([[1, 2, 3], [4, 4, 4], [0, 1, 0]]), metric="correlation"), ValueError, r"y_pred has constant rows \[1\]"),
+        (
+            dict(y_true=np.eye(3), y_pred=np.array([[1, 2, 3], [4, 4, 4], [0, 1, 0]]), metric="correlation"),
+            ValueError,
+            r"y_pred has constant rows \[1\]",
+        ),
         (dict(y_true=np.eye(3), y_pred=np.eye(3), metric="cityblock"), ValueError, "metric"),
         (dict(y_true=np.eye(3), y_pred=np.eye(3), ties="random"), ValueError, "ties"),
         (dict(y_true=np.eye(3), y_pred=np.eye(3), pairs="some"), ValueError, "pairs"),
@@ -422,7 +446,13 @@ def test_bad_permutation_input():
 
 @pytest.mark.parametrize("keep_terms", [True, False])
 @pytest.mark.parametrize(
-    "metric, ties, mode", [("cosine", "fail", "all"), ("euclidean", "half", "distinct_targets"), ("correlation", "exclude", 40), ("sqeuclidean", "pass", "all")]
+    "metric, ties, mode",
+    [
+        ("cosine", "fail", "all"),
+        ("euclidean", "half", "distinct_targets"),
+        ("correlation", "exclude", 40),
+        ("sqeuclidean", "pass", "all"),
+    ],
 )
 def test_permutation_test_matches_reference(monkeypatch, keep_terms, metric, ties, mode):
     if not keep_terms:
@@ -509,8 +539,19 @@ def test_progress_exception_reaches_the_caller_unchanged(kernel, n_threads):
                 terms = _core._two_vs_two_terms(y, p, "cosine", 1)
                 perms = np.stack([np.random.default_rng(r).permutation(400) for r in range(4)])
                 _core._two_vs_two_permuted(
-                    terms, np.ascontiguousarray(terms.T), y, p, gy, gp, perms, "cosine", 0.0, False, n_threads,
-                    (16, 32), progress,
+                    terms,
+                    np.ascontiguousarray(terms.T),
+                    y,
+                    p,
+                    gy,
+                    gp,
+                    perms,
+                    "cosine",
+                    0.0,
+                    False,
+                    n_threads,
+                    (16, 32),
+                    progress,
                 )
     # the public functions pass a tqdm callback only; a raising one must also surface
     with pytest.raises(_ProgressError):

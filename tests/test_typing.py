@@ -6,9 +6,8 @@ import subprocess
 import sys
 import sysconfig
 
-import pytest
-
 import pairmetrics
+import pytest
 
 pytest.importorskip("mypy", reason="mypy is not installed (it is in the 'test' extra)")
 
@@ -41,8 +40,18 @@ def mypy_output(tmp_path_factory):
     if path is not None:
         env["MYPYPATH"] = path
     # Only the scripts' own errors are reported (CI runs mypy over the package separately).
-    command = [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-error-summary",
-               "--cache-dir", str(tmp / "cache"), SCRIPT, str(wrong)]
+    command = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--strict",
+        "--follow-imports=silent",
+        "--no-error-summary",
+        "--cache-dir",
+        str(tmp / "cache"),
+        SCRIPT,
+        str(wrong),
+    ]
     run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp, timeout=600)
     return run.stdout + run.stderr
 
@@ -59,8 +68,13 @@ def test_wrong_calls_are_caught(mypy_output):
 
 def test_user_script_runs():
     # The script's assertions hold at run time too: its calls are real, not only type-checked.
-    run = subprocess.run([sys.executable, SCRIPT], capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    run = subprocess.run(
+        [sys.executable, SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -74,8 +88,11 @@ def test_core_stub_matches_the_extension():
 
     stub_path = os.path.join(os.path.dirname(os.path.abspath(pairmetrics.__file__)), "_core.pyi")
     tree = ast.parse(open(stub_path, encoding="utf-8").read())
-    stubbed = {node.name: [a.arg for a in (*node.args.args, *node.args.kwonlyargs)]
-               for node in tree.body if isinstance(node, ast.FunctionDef)}
+    stubbed = {
+        node.name: [a.arg for a in (*node.args.args, *node.args.kwonlyargs)]
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+    }
     compiled = {name for name, obj in vars(_core).items() if callable(obj) and not name.startswith("__")}
     assert set(stubbed) == compiled
     for name in compiled:

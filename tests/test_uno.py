@@ -110,8 +110,12 @@ def _cases():
     test_beyond = _survival([True, False, False, True, True, False, True], [1, 3, 5, 19, 12, 13, 7])
     test_inside = _survival([True, False, False, True, True, False, False], [1, 3, 5, 7, 12, 13, 20])
     estimate = np.array([5, 8, 13, 11, 9, 7, 4], dtype=float)
-    return [(train_some, test_beyond, estimate), (train_events, test_inside, estimate),
-            (train_some, test_inside, estimate), (train_events, test_beyond, estimate)]
+    return [
+        (train_some, test_beyond, estimate),
+        (train_events, test_inside, estimate),
+        (train_some, test_inside, estimate),
+        (train_events, test_beyond, estimate),
+    ]
 
 
 @pytest.mark.parametrize("train,test,estimate", _cases())

@@ -14,7 +14,8 @@ const T* vector_data(const py::array_t<T>& a, const char* name) {
 
 // Inputs were built in Python (sorted positions, offsets, seeds); only their
 // shapes and the offsets' ranges are checked here, so no index leaves its array.
-py::array_t<double> bootstrap_auc_py(const py::array_t<std::uint8_t>& positive, const py::array_t<std::int64_t>& group_end,
+py::array_t<double> bootstrap_auc_py(const py::array_t<std::uint8_t>& positive,
+                                     const py::array_t<std::int64_t>& group_end,
                                      const py::array_t<std::int64_t>& stratum_offsets,
                                      const py::array_t<std::int64_t>& cluster_offsets,
                                      const py::array_t<std::int64_t>& members, const py::array_t<std::uint64_t>& seeds,

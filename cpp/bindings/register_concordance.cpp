@@ -46,23 +46,24 @@ py::tuple concordance_counts_py(const py::array_t<double>& times, const py::arra
 py::tuple concordance_per_sample_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
                                     const py::array_t<double>& estimates, double tied_tol) {
     const Inputs in = read_inputs(times, events, estimates);
-    py::array_t<std::uint64_t> per_sample({static_cast<py::ssize_t>(in.n), static_cast<py::ssize_t>(kPerSampleColumns)});
+    py::array_t<std::uint64_t> per_sample(
+        {static_cast<py::ssize_t>(in.n), static_cast<py::ssize_t>(kPerSampleColumns)});
     std::uint64_t* out = per_sample.mutable_data();
     const auto control = make_control();
     const ConcordanceCounts c = run_without_gil(*control, [&] {
         return concordance_counts(in.times, in.time_stride, in.events, in.event_stride, in.estimates,
                                   in.estimate_stride, in.n, tied_tol, *control, out);
     });
-    return py::make_tuple(py::make_tuple(c.below, c.tied, c.above, c.tied_time, c.event_pairs_tied_time,
-                                         c.event_pairs_tied_both),
-                          per_sample);
+    return py::make_tuple(
+        py::make_tuple(c.below, c.tied, c.above, c.tied_time, c.event_pairs_tied_time, c.event_pairs_tied_both),
+        per_sample);
 }
 
 }  // namespace
 
 void register_concordance(py::module_& m) {
-    m.def("concordance_counts", &concordance_counts_py, py::arg("times").noconvert(),
-          py::arg("events").noconvert(), py::arg("estimates").noconvert(), py::arg("tied_tol") = 0.0,
+    m.def("concordance_counts", &concordance_counts_py, py::arg("times").noconvert(), py::arg("events").noconvert(),
+          py::arg("estimates").noconvert(), py::arg("tied_tol") = 0.0,
           "(below, tied, above, tied_time) over comparable pairs (event i, later or same-time "
           "censored j): estimate_j below, tied with or above estimate_i.");
     m.def("concordance_per_sample", &concordance_per_sample_py, py::arg("times").noconvert(),

@@ -62,7 +62,8 @@ py::dict sparse(std::int32_t n, const i32arr& eu, const i32arr& ev, const i64arr
     const std::int32_t* pv = ev.data();
     const std::int64_t* pw = w.data();
     for (std::size_t e = 0; e < m; ++e) {
-        if (pu[e] < 0 || pu[e] >= n || pv[e] < 0 || pv[e] >= n) throw std::invalid_argument("edge endpoint out of range");
+        if (pu[e] < 0 || pu[e] >= n || pv[e] < 0 || pv[e] >= n)
+            throw std::invalid_argument("edge endpoint out of range");
         if (pw[e] < 0 || pw[e] > wmax) throw std::invalid_argument("edge weight outside [0, max_weight(n)]");
     }
     if (y0.has_value() != mate0.has_value()) throw std::invalid_argument("give both y0 and mate0 or neither");
@@ -129,7 +130,8 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
 
 template <class T>
 py::dict dense(const py::array_t<T>& D, double max_distance, int k, int n_threads, py::object progress) {
-    if (D.ndim() != 2 || D.shape(0) != D.shape(1) || D.shape(0) < 2) throw std::invalid_argument("D must be square, N >= 2");
+    if (D.ndim() != 2 || D.shape(0) != D.shape(1) || D.shape(0) < 2)
+        throw std::invalid_argument("D must be square, N >= 2");
     if (!(max_distance >= 0)) throw std::invalid_argument("max_distance must be >= 0");
     const auto n = static_cast<std::int32_t>(D.shape(0));
     const mt::DenseDistances<T> provider(D.data(), n, element_stride<T>(D, 0), element_stride<T>(D, 1), max_distance);
@@ -160,9 +162,8 @@ py::dict certify(const mt::Distances& D, const f64arr& y, const i32arr& parent, 
         if (mate.data()[i] < 0 || mate.data()[i] >= nv) throw std::invalid_argument("mate out of range");
     const double *py_ = y.data(), *pz = z.data();
     const std::int32_t* pm = mate.data();
-    mt::Certificate c = run_without_gil(control, [&] {
-        return mt::certificate(D, nv == n + 1, py_, par, pz, pm, n_threads, control);
-    });
+    mt::Certificate c =
+        run_without_gil(control, [&] { return mt::certificate(D, nv == n + 1, py_, par, pz, pm, n_threads, control); });
     py::dict d;
     d["max_violation"] = c.max_violation;
     d["max_violation_bound"] = c.max_violation_bound;
@@ -198,8 +199,8 @@ py::dict certificate_points(const f64arr& X, bool squared, const f64arr& y, cons
 
 py::array_t<std::int64_t> crossmatch_batch(const py::array_t<double, py::array::c_style>& full,
                                            const py::array_t<std::int64_t, py::array::c_style>& draws,
-                                           const py::array_t<std::int8_t, py::array::c_style>& z, int k,
-                                           int n_threads, py::object progress) {
+                                           const py::array_t<std::int8_t, py::array::c_style>& z, int k, int n_threads,
+                                           py::object progress) {
     if (full.ndim() != 2 || full.shape(0) != full.shape(1)) throw std::invalid_argument("full must be square");
     if (draws.ndim() != 2 || z.ndim() != 1 || draws.shape(1) != z.shape(0))
         throw std::invalid_argument("draws must be (n_draws, m) with m = len(z)");
@@ -226,8 +227,8 @@ py::array_t<std::int64_t> crossmatch_batch(const py::array_t<double, py::array::
 }
 
 py::array_t<std::int64_t> crossmatch_stack(const py::array_t<double, py::array::c_style>& Ds,
-                                           const py::array_t<std::int8_t, py::array::c_style>& z, int k,
-                                           int n_threads, py::object progress) {
+                                           const py::array_t<std::int8_t, py::array::c_style>& z, int k, int n_threads,
+                                           py::object progress) {
     if (Ds.ndim() != 3 || Ds.shape(1) != Ds.shape(2) || Ds.shape(1) != z.shape(0) || Ds.shape(1) < 2)
         throw std::invalid_argument("Ds must be (n_draws, m, m) with m = len(z) >= 2");
     const std::int64_t n_draws = Ds.shape(0);
@@ -286,7 +287,8 @@ py::dict sparse_exact(std::int32_t n, const i32arr& eu, const i32arr& ev, const 
     if (n < 0) throw std::invalid_argument("n must be >= 0");
     const std::int32_t *pu = eu.data(), *pv = ev.data();
     for (std::size_t e = 0; e < m; ++e)
-        if (pu[e] < 0 || pu[e] >= n || pv[e] < 0 || pv[e] >= n) throw std::invalid_argument("edge endpoint out of range");
+        if (pu[e] < 0 || pu[e] >= n || pv[e] < 0 || pv[e] >= n)
+            throw std::invalid_argument("edge endpoint out of range");
     mt::SparseOptions opt;
     opt.price_above = std::max(0, price_above);
     opt.start_edges = std::max(1, start_edges);
@@ -304,7 +306,8 @@ py::dict sparse_exact(std::int32_t n, const i32arr& eu, const i32arr& ev, const 
         const std::int64_t top = mt::max_weight(n);
         for (std::size_t e = 0; e < m; ++e)
             if (pw[e] < 0 || pw[e] > top) throw std::invalid_argument("edge weight outside [0, max_weight(n)]");
-        pack(run_without_gil(*control, [&] { return mt::solve_sparse<std::int64_t>(n, m, pu, pv, pw, opt, *control); }));
+        pack(
+            run_without_gil(*control, [&] { return mt::solve_sparse<std::int64_t>(n, m, pu, pv, pw, opt, *control); }));
         return d;
     }
     std::vector<mt::i128> w(m);
@@ -339,10 +342,14 @@ py::array_t<double> enclosing_z(const i32arr& parent, const f64arr& z, std::int3
 void register_matching(py::module_& m) {
     m.def("_mwpm_enclosing_z", &enclosing_z, py::arg("parent"), py::arg("z"), py::arg("n_vertices"),
           "Sum of the blossom duals z over the blossoms holding each vertex.");
-    m.def("_mwpm_max_weight_128", [](std::int32_t n) {
-        const mt::i128 top = mt::max_weight_128(n);
-        return py::make_tuple(static_cast<std::int64_t>(top >> 64), static_cast<std::uint64_t>(top & ~std::uint64_t{0}));
-    }, py::arg("n"), "Largest 128-bit edge weight for n vertices, as (high, low) 64-bit halves.");
+    m.def(
+        "_mwpm_max_weight_128",
+        [](std::int32_t n) {
+            const mt::i128 top = mt::max_weight_128(n);
+            return py::make_tuple(static_cast<std::int64_t>(top >> 64),
+                                  static_cast<std::uint64_t>(top & ~std::uint64_t{0}));
+        },
+        py::arg("n"), "Largest 128-bit edge weight for n vertices, as (high, low) 64-bit halves.");
     m.def("_mwpm_sparse_exact", &sparse_exact, py::arg("n"), py::arg("eu"), py::arg("ev"), py::arg("w_hi"),
           py::arg("w_lo"), py::arg("wide"), py::arg("price_above"), py::arg("start_edges"),
           py::arg("progress") = py::none(),

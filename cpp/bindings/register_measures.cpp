@@ -167,7 +167,8 @@ py::dict multilabel_dense(const py::array& t, const py::array& p) {
     const auto control = make_control();
     // Safe without the GIL: raw pointers into t and p (alive through the
     // caller's references) and into the output arrays created above.
-    run_without_gil(*control, [&] { ms::multilabel_dense_counts(vt, vp, n_samples, n_labels, per_label, per_sample, *control); });
+    run_without_gil(*control,
+                    [&] { ms::multilabel_dense_counts(vt, vp, n_samples, n_labels, per_label, per_sample, *control); });
     return counts_dict(l_both, l_true, l_pred, s_both, s_true, s_pred);
 }
 

@@ -14,11 +14,10 @@ namespace pairmetrics::bindings {
 namespace {
 
 // Names of the vector code levels, for the private `simd` switch.
-constexpr std::pair<const char*, SimdLevel> kSimdNames[] = {
-    {"auto", SimdLevel::automatic},
-    {"scalar", SimdLevel::scalar},
-    {"avx2", SimdLevel::avx2},
-    {"avx512", SimdLevel::avx512}};
+constexpr std::pair<const char*, SimdLevel> kSimdNames[] = {{"auto", SimdLevel::automatic},
+                                                            {"scalar", SimdLevel::scalar},
+                                                            {"avx2", SimdLevel::avx2},
+                                                            {"avx512", SimdLevel::avx512}};
 
 SimdLevel simd_level(const std::string& name) {
     for (const auto& [text, level] : kSimdNames) {
@@ -41,8 +40,8 @@ std::vector<std::string> paired_simd_levels() {
 // native byte order, canonical bools); scores and labels arrive in any real
 // dtype, possibly strided, and are read in place.
 py::object paired_counts_py(const py::array& scores, const py::array& labels, double min_dist, bool per_sample,
-                            int n_threads, std::size_t few_labels, std::size_t few_classes,
-                            py::object progress, const std::string& simd) {
+                            int n_threads, std::size_t few_labels, std::size_t few_classes, py::object progress,
+                            const std::string& simd) {
     const SimdLevel level = simd_level(simd);
     if (scores.ndim() != 1 || labels.ndim() != 1 || scores.shape(0) != labels.shape(0))
         throw py::value_error("scores and labels must be 1-D arrays of the same length");

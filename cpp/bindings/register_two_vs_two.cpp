@@ -138,9 +138,9 @@ py::dict all_pairs(const py::array& y, const py::array& p, const tvt::Groups& gr
 }
 
 template <class T>
-py::dict listed_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups,
-                       const tvt::Options& options, const IndexArray& first, const IndexArray& second,
-                       const std::int64_t* perm, const py::object& progress) {
+py::dict listed_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups, const tvt::Options& options,
+                      const IndexArray& first, const IndexArray& second, const std::int64_t* perm,
+                      const py::object& progress) {
     const auto yv = view_of<T>(y), pv = view_of<T>(p);
     const std::size_t m = static_cast<std::size_t>(first.shape(0));
     const auto control = make_control(progress);
@@ -171,8 +171,8 @@ py::array pair_terms(const py::array& y, const py::array& p, tvt::Options option
 
 template <class T>
 py::dict permuted(const py::array& terms, const py::array& terms_t, const py::array& y, const py::array& p,
-                   const tvt::Groups& groups, const tvt::Options& options, const IndexArray& perms,
-                   const py::object& progress) {
+                  const tvt::Groups& groups, const tvt::Options& options, const IndexArray& perms,
+                  const py::object& progress) {
     const py::ssize_t n = y.shape(0);
     for (const py::array* a : {&terms, &terms_t})
         if (a->dtype().kind() != 'f' || a->dtype().itemsize() != static_cast<py::ssize_t>(sizeof(T)) ||
@@ -204,9 +204,8 @@ void register_two_vs_two(py::module_& m) {
     m.def(
         "_two_vs_two_all",
         [](const py::array& y, const py::array& p, const IntArray& gy, const IntArray& gp, const std::string& metric,
-           double rtol, bool skip_same_target, int n_threads, const py::object& tile,
-           const py::object& perm, const py::object& progress, py::ssize_t split, const py::object& centre,
-           double max_abs) {
+           double rtol, bool skip_same_target, int n_threads, const py::object& tile, const py::object& perm,
+           const py::object& progress, py::ssize_t split, const py::object& centre, double max_abs) {
             check_matrices(y, p);
             const auto groups = groups_of(gy, gp, y.shape(0));
             auto options = options_of(metric, rtol, skip_same_target, n_threads, tile);
@@ -228,9 +227,9 @@ void register_two_vs_two(py::module_& m) {
             });
         },
         py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"), py::arg("metric"), py::arg("rtol"),
-        py::arg("skip_same_target"), py::arg("n_threads"), py::arg("tile") = py::none(),
-        py::arg("perm") = py::none(), py::arg("progress") = py::none(), py::arg("split") = 0,
-        py::arg("centre") = py::none(), py::arg("max_abs") = -1.0,
+        py::arg("skip_same_target"), py::arg("n_threads"), py::arg("tile") = py::none(), py::arg("perm") = py::none(),
+        py::arg("progress") = py::none(), py::arg("split") = 0, py::arg("centre") = py::none(),
+        py::arg("max_abs") = -1.0,
         "2 vs 2 counts over all pairs: dict of passed, tied, skipped, sample_passed, sample_tied. split > 0 counts "
         "only the pairs i < split <= j; centre (the mean scaled target row) and max_abs (largest |coordinate| of "
         "y and p) prepare a row block of a larger problem as the whole.");
@@ -258,23 +257,22 @@ void register_two_vs_two(py::module_& m) {
 
     m.def(
         "_two_vs_two_terms",
-        [](const py::array& y, const py::array& p, const std::string& metric, int n_threads,
-           const py::object& tile, const py::object& progress) -> py::array {
+        [](const py::array& y, const py::array& p, const std::string& metric, int n_threads, const py::object& tile,
+           const py::object& progress) -> py::array {
             check_matrices(y, p);
             const auto options = options_of(metric, 0.0, false, n_threads, tile);
-            return dispatch_pair(y, p, [&](auto tag) {
-                return pair_terms<typename decltype(tag)::type>(y, p, options, progress);
-            });
+            return dispatch_pair(
+                y, p, [&](auto tag) { return pair_terms<typename decltype(tag)::type>(y, p, options, progress); });
         },
-        py::arg("y"), py::arg("p"), py::arg("metric"), py::arg("n_threads"),
-        py::arg("tile") = py::none(), py::arg("progress") = py::none(),
+        py::arg("y"), py::arg("p"), py::arg("metric"), py::arg("n_threads"), py::arg("tile") = py::none(),
+        py::arg("progress") = py::none(),
         "The n x n matrix of comparison terms (<y_i, p_j> of the prepared rows, or -d(y_i, p_j)).");
 
     m.def(
         "_two_vs_two_permuted",
-        [](const py::array& terms, const py::array& terms_t, const py::array& y, const py::array& p,
-           const IntArray& gy, const IntArray& gp, const IndexArray& perms, const std::string& metric, double rtol, bool skip_same_target, int n_threads,
-           const py::object& tile, const py::object& progress) {
+        [](const py::array& terms, const py::array& terms_t, const py::array& y, const py::array& p, const IntArray& gy,
+           const IntArray& gp, const IndexArray& perms, const std::string& metric, double rtol, bool skip_same_target,
+           int n_threads, const py::object& tile, const py::object& progress) {
             check_matrices(y, p);
             const auto groups = groups_of(gy, gp, y.shape(0));
             const auto options = options_of(metric, rtol, skip_same_target, n_threads, tile);
@@ -282,9 +280,9 @@ void register_two_vs_two(py::module_& m) {
                 return permuted<typename decltype(tag)::type>(terms, terms_t, y, p, groups, options, perms, progress);
             });
         },
-        py::arg("terms"), py::arg("terms_t"), py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"), py::arg("perms"),
-        py::arg("metric"), py::arg("rtol"), py::arg("skip_same_target"), py::arg("n_threads"), py::arg("tile") = py::none(),
-        py::arg("progress") = py::none(),
+        py::arg("terms"), py::arg("terms_t"), py::arg("y"), py::arg("p"), py::arg("group_y"), py::arg("group_p"),
+        py::arg("perms"), py::arg("metric"), py::arg("rtol"), py::arg("skip_same_target"), py::arg("n_threads"),
+        py::arg("tile") = py::none(), py::arg("progress") = py::none(),
         "Passed and tied counts (dict of two arrays) for each row of perms (y_i paired with p_perm[i]).");
 
     m.def(
@@ -305,15 +303,19 @@ void register_two_vs_two(py::module_& m) {
             });
             return out;
         },
-        py::arg("x"), py::arg("n_threads") = 1, "Group ids of identical rows: the index of the first row equal to each row.");
+        py::arg("x"), py::arg("n_threads") = 1,
+        "Group ids of identical rows: the index of the first row equal to each row.");
 
-    m.def("_two_vs_two_blas", [] {
-        const tvt::Blas b = scipy_gemm();
-        py::dict out;
-        out["gemm"] = b.sgemm != nullptr && b.dgemm != nullptr;
-        out["thread_control"] = b.threads.controllable();
-        return out;
-    }, "Whether a BLAS gemm and a way to set its thread count were found (dict gemm, thread_control).");
+    m.def(
+        "_two_vs_two_blas",
+        [] {
+            const tvt::Blas b = scipy_gemm();
+            py::dict out;
+            out["gemm"] = b.sgemm != nullptr && b.dgemm != nullptr;
+            out["thread_control"] = b.threads.controllable();
+            return out;
+        },
+        "Whether a BLAS gemm and a way to set its thread count were found (dict gemm, thread_control).");
 }
 
 }  // namespace pairmetrics::bindings

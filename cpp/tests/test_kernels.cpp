@@ -38,36 +38,36 @@ using namespace pairmetrics;
 int g_failures = 0;
 int g_checks = 0;
 
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        ++g_checks;                                                                      \
-        if (!(cond)) {                                                                   \
-            ++g_failures;                                                                \
+#define CHECK(cond)                                                                       \
+    do {                                                                                  \
+        ++g_checks;                                                                       \
+        if (!(cond)) {                                                                    \
+            ++g_failures;                                                                 \
             std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                                \
+        }                                                                                 \
     } while (0)
 
-#define CHECK_EQ(a, b)                                                                                    \
-    do {                                                                                                  \
-        ++g_checks;                                                                                       \
-        const auto va_ = (a);                                                                             \
-        const auto vb_ = (b);                                                                             \
-        if (!(va_ == vb_)) {                                                                              \
-            ++g_failures;                                                                                 \
-            std::fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s (%.17g vs %.17g)\n", __FILE__, __LINE__, \
-                         #a, #b, static_cast<double>(va_), static_cast<double>(vb_));                     \
-        }                                                                                                 \
+#define CHECK_EQ(a, b)                                                                                              \
+    do {                                                                                                            \
+        ++g_checks;                                                                                                 \
+        const auto va_ = (a);                                                                                       \
+        const auto vb_ = (b);                                                                                       \
+        if (!(va_ == vb_)) {                                                                                        \
+            ++g_failures;                                                                                           \
+            std::fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s (%.17g vs %.17g)\n", __FILE__, __LINE__, #a, #b, \
+                         static_cast<double>(va_), static_cast<double>(vb_));                                       \
+        }                                                                                                           \
     } while (0)
 
-#define CHECK_CLOSE(a, b, rel)                                                                             \
-    do {                                                                                                   \
-        ++g_checks;                                                                                        \
-        const double va_ = (a), vb_ = (b);                                                                 \
-        if (!(std::fabs(va_ - vb_) <= (rel) * std::max({1.0, std::fabs(va_), std::fabs(vb_)}))) {         \
-            ++g_failures;                                                                                  \
-            std::fprintf(stderr, "%s:%d: CHECK_CLOSE failed: %s ~ %s (%.17g vs %.17g)\n", __FILE__, __LINE__, \
-                         #a, #b, va_, vb_);                                                                \
-        }                                                                                                  \
+#define CHECK_CLOSE(a, b, rel)                                                                                        \
+    do {                                                                                                              \
+        ++g_checks;                                                                                                   \
+        const double va_ = (a), vb_ = (b);                                                                            \
+        if (!(std::fabs(va_ - vb_) <= (rel) * std::max({1.0, std::fabs(va_), std::fabs(vb_)}))) {                     \
+            ++g_failures;                                                                                             \
+            std::fprintf(stderr, "%s:%d: CHECK_CLOSE failed: %s ~ %s (%.17g vs %.17g)\n", __FILE__, __LINE__, #a, #b, \
+                         va_, vb_);                                                                                   \
+        }                                                                                                             \
     } while (0)
 
 template <class E, class F>
@@ -134,9 +134,12 @@ void test_parallel_for() {
     for (int threads : {1, 3}) {
         Control control;
         CHECK(throws<UserError>([&] {
-            parallel_for(100, threads, [&](std::size_t i) {
-                if (i == 37) throw UserError();
-            }, &control);
+            parallel_for(
+                100, threads,
+                [&](std::size_t i) {
+                    if (i == 37) throw UserError();
+                },
+                &control);
         }));
     }
     // Zero tasks and zero or negative thread counts are harmless.
@@ -342,8 +345,9 @@ void test_measures() {
     std::bernoulli_distribution coin(0.4);
     for (std::size_t k = 0; k < ns * nl; ++k) T[k] = coin(gen), P[k] = coin(gen);
     std::vector<std::int64_t> lb(nl), lt(nl), lp(nl), sb(ns), st(ns), sp(ns);
-    multilabel_dense_counts({T.data(), static_cast<std::ptrdiff_t>(nl), 1}, {P.data(), static_cast<std::ptrdiff_t>(nl), 1},
-                            ns, nl, {lb.data(), lt.data(), lp.data()}, {sb.data(), st.data(), sp.data()}, control);
+    multilabel_dense_counts({T.data(), static_cast<std::ptrdiff_t>(nl), 1},
+                            {P.data(), static_cast<std::ptrdiff_t>(nl), 1}, ns, nl, {lb.data(), lt.data(), lp.data()},
+                            {sb.data(), st.data(), sp.data()}, control);
     std::vector<std::int32_t> tp{0}, ti, pp{0}, pi;
     for (std::size_t i = 0; i < ns; ++i) {
         std::int64_t both = 0, t1 = 0, p1 = 0;
@@ -422,7 +426,8 @@ void two_vs_two_case(std::mt19937_64& gen, std::ptrdiff_t n, std::ptrdiff_t d, t
     // T copies; y stored column major (a strided view), p row major.
     std::vector<T> ys(n * d), ps(n * d);
     for (std::ptrdiff_t i = 0; i < n; ++i)
-        for (std::ptrdiff_t k = 0; k < d; ++k) ys[k * n + i] = static_cast<T>(y[i * d + k]), ps[i * d + k] = static_cast<T>(p[i * d + k]);
+        for (std::ptrdiff_t k = 0; k < d; ++k)
+            ys[k * n + i] = static_cast<T>(y[i * d + k]), ps[i * d + k] = static_cast<T>(p[i * d + k]);
     MatrixView<T> yv{ys.data(), n, d, 1, n};
     MatrixView<T> pv{ps.data(), n, d, d, 1};
 
@@ -441,8 +446,10 @@ void two_vs_two_case(std::mt19937_64& gen, std::ptrdiff_t n, std::ptrdiff_t d, t
                 ++want_tied;
                 continue;
             }
-            const double lhs = metric_distance(&y[i * d], &p[i * d], d, metric) + metric_distance(&y[j * d], &p[j * d], d, metric);
-            const double rhs = metric_distance(&y[i * d], &p[j * d], d, metric) + metric_distance(&y[j * d], &p[i * d], d, metric);
+            const double lhs =
+                metric_distance(&y[i * d], &p[i * d], d, metric) + metric_distance(&y[j * d], &p[j * d], d, metric);
+            const double rhs =
+                metric_distance(&y[i * d], &p[j * d], d, metric) + metric_distance(&y[j * d], &p[i * d], d, metric);
             want_passed += lhs < rhs;
         }
     Options options;
@@ -459,7 +466,8 @@ void two_vs_two_case(std::mt19937_64& gen, std::ptrdiff_t n, std::ptrdiff_t d, t
         CHECK_EQ(all.passed, want_passed);
         CHECK_EQ(all.tied, want_tied);
         CHECK_EQ(all.skipped, want_skipped);
-        const Counts listed = count_listed_pairs(prep, groups, options, first.data(), second.data(), first.size(), control);
+        const Counts listed =
+            count_listed_pairs(prep, groups, options, first.data(), second.data(), first.size(), control);
         CHECK_EQ(listed.passed, want_passed);
         CHECK_EQ(listed.tied, want_tied);
         // The identity permutation through the kept matrix gives the same counts.
@@ -471,7 +479,8 @@ void two_vs_two_case(std::mt19937_64& gen, std::ptrdiff_t n, std::ptrdiff_t d, t
             std::vector<std::int64_t> perm(n);
             std::iota(perm.begin(), perm.end(), 0);
             std::uint64_t passed = 0, tied = 0;
-            count_permuted(terms.data(), terms_t.data(), prep, groups, options, perm.data(), 1, &passed, &tied, control);
+            count_permuted(terms.data(), terms_t.data(), prep, groups, options, perm.data(), 1, &passed, &tied,
+                           control);
             CHECK_EQ(passed, want_passed);
             CHECK_EQ(tied, want_tied);
         }
@@ -514,9 +523,15 @@ thread_local int local = 0;
 std::atomic<int> global{0};
 std::atomic<int> calls{0}, fail_at{-1};
 std::atomic<bool> more_than_one{false};
-int set_local(int threads) { return std::exchange(local, threads); }
-int get_global() { return global.load(); }
-void set_global(int threads) { global.store(threads); }
+int set_local(int threads) {
+    return std::exchange(local, threads);
+}
+int get_global() {
+    return global.load();
+}
+void set_global(int threads) {
+    global.store(threads);
+}
 template <class T>
 void gemm(char*, char*, int* m, int* n, int*, T*, T*, int*, T*, int*, T*, T* c, int* ldc) {
     const bool one = local == 1 || (local == 0 && global.load() == 1);
@@ -689,7 +704,8 @@ void test_matching() {
         const double scale = top > 0 ? static_cast<double>(matching::max_weight(nv) - 16) / top : 1.0;
         std::vector<std::int64_t> w(nv * nv, 0);
         for (int i = 0; i < n; ++i)
-            for (int j = 0; j < n; ++j) w[i * nv + j] = static_cast<std::int64_t>(std::floor(D[i * n + j] * scale + 0.5));
+            for (int j = 0; j < n; ++j)
+                w[i * nv + j] = static_cast<std::int64_t>(std::floor(D[i * n + j] * scale + 0.5));
         std::vector<int> bmate(nv, -1);
         brute_matching(w, nv, bmate);
         // The complete-graph solve is exact on the real distances: its cost
@@ -716,8 +732,8 @@ void test_matching() {
             std::vector<double> y(r.blossom.y.size()), zz(r.blossom.z.size());
             for (std::size_t t = 0; t < y.size(); ++t) y[t] = static_cast<double>(r.blossom.y[t]) * r.unit;
             for (std::size_t t = 0; t < zz.size(); ++t) zz[t] = static_cast<double>(r.blossom.z[t]) * r.unit;
-            const auto c = matching::certificate(dd, ghost, y.data(), r.blossom.parent, zz.data(), r.blossom.mate.data(),
-                                                 2, control);
+            const auto c = matching::certificate(dd, ghost, y.data(), r.blossom.parent, zz.data(),
+                                                 r.blossom.mate.data(), 2, control);
             CHECK(c.complete && c.min_z >= 0);
             CHECK(c.cost - c.dual_objective + c.lowering + c.error_bound <= 1e-9 * c.cost + 16 * 2.3e-16 * c.magnitude);
         }
@@ -773,7 +789,8 @@ void test_matching() {
     for (int threads : {1, 2}) {
         Control stopped;
         stopped.cancel();
-        CHECK(throws<Cancelled>([&] { matching::crossmatch_counts(64, m, z.data(), 10, threads, stopped, gather(many)); }));
+        CHECK(throws<Cancelled>(
+            [&] { matching::crossmatch_counts(64, m, z.data(), 10, threads, stopped, gather(many)); }));
     }
 
     // Exact Euclidean distances come from the coordinate differences.
@@ -794,8 +811,8 @@ struct Test {
 
 int main(int argc, char** argv) {
     const Test tests[] = {
-        {"control", test_control},   {"parallel_for", test_parallel_for}, {"paired", test_paired},
-        {"measures", test_measures}, {"two_vs_two", test_two_vs_two},     {"matching", test_matching},
+        {"control", test_control},           {"parallel_for", test_parallel_for}, {"paired", test_paired},
+        {"measures", test_measures},         {"two_vs_two", test_two_vs_two},     {"matching", test_matching},
         {"blas_threads", test_blas_threads},
     };
     int run = 0;

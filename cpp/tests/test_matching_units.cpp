@@ -27,13 +27,13 @@ using matching::i128;
 int g_failures = 0;
 int g_checks = 0;
 
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        ++g_checks;                                                                      \
-        if (!(cond)) {                                                                   \
-            ++g_failures;                                                                \
+#define CHECK(cond)                                                                       \
+    do {                                                                                  \
+        ++g_checks;                                                                       \
+        if (!(cond)) {                                                                    \
+            ++g_failures;                                                                 \
             std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                                \
+        }                                                                                 \
     } while (0)
 
 template <class F>
@@ -159,7 +159,6 @@ void test_whole_float64_range() {
     CHECK(solve_cost(S, 4, nullptr) == 5e-324 + 1e-323);
 }
 
-
 // The blossom forest: a hand-made laminar family over 6 vertices,
 // blossoms 6 = {0, 1, 2}, 7 = {6, 3, 4} and vertex 5 alone.
 void test_forest() {
@@ -278,7 +277,8 @@ void test_crossmatch_counts() {
     const std::vector<std::int8_t> z = {0, 1, 1, 0, 0, 1, 1, 0};
     auto fill = [&](std::int64_t draw, double* D) {
         for (int i = 0; i < m; ++i)
-            for (int j = 0; j < m; ++j) D[i * m + j] = std::abs(i - j) * (1.0 + static_cast<double>(draw)) + (i / 2 == j / 2 ? 0 : 0.5);
+            for (int j = 0; j < m; ++j)
+                D[i * m + j] = std::abs(i - j) * (1.0 + static_cast<double>(draw)) + (i / 2 == j / 2 ? 0 : 0.5);
     };
     Control control;
     const auto a1 = matching::crossmatch_counts(3, m, z.data(), 10, 2, control, fill);

@@ -6,24 +6,37 @@ classic error measures. Plain-Python references of every kernel live in
 :mod:`pairmetrics.reference`.
 """
 
-from . import _core  # noqa: F401  (fail early if the extension is missing)
-from . import (_bootstrap, _compare_models, _concordance, _crossmatch, _crossmatch_groups, _matching, _measures, _paired,
-               _roc_auc, _survival, _two_vs_two, _uno)
-from ._paired import *  # noqa: F401,F403
-from ._two_vs_two import *  # noqa: F401,F403
-from ._matching import *  # noqa: F401,F403
+from . import (
+    _bootstrap,
+    _compare_models,
+    _concordance,
+    _core,  # noqa: F401  (fail early if the extension is missing)
+    _crossmatch,
+    _crossmatch_groups,
+    _matching,
+    _measures,
+    _paired,
+    _roc_auc,
+    _survival,
+    _two_vs_two,
+    _uno,
+)
+from ._bootstrap import *  # noqa: F401,F403
+from ._compare_models import *  # noqa: F401,F403
+from ._concordance import *  # noqa: F401,F403
 from ._crossmatch import *  # noqa: F401,F403
+from ._crossmatch_groups import *  # noqa: F401,F403
+from ._matching import *  # noqa: F401,F403
 from ._measures import *  # noqa: F401,F403
+
 # already in _measures' names; imported again because type checkers cannot follow its __all__
 from ._multilabel import *  # noqa: F401,F403
+from ._paired import *  # noqa: F401,F403
 from ._representations import *  # noqa: F401,F403
 from ._roc_auc import *  # noqa: F401,F403
 from ._survival import *  # noqa: F401,F403
-from ._crossmatch_groups import *  # noqa: F401,F403
-from ._concordance import *  # noqa: F401,F403
-from ._compare_models import *  # noqa: F401,F403
+from ._two_vs_two import *  # noqa: F401,F403
 from ._uno import *  # noqa: F401,F403
-from ._bootstrap import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 

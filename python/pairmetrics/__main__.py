@@ -109,9 +109,15 @@ def _cmd_paired(args, run: RunProgress) -> Output:
         other = read(args.compare, "scores B", column=args.column)
         with run.step("paired comparison", 1.0):
             c = compare_paired(scores, other, labels, args.min_dist, n_jobs=args.n_jobs, progress=progress)
-        record = {"a": c.a.asdict() | {"auc": c.a.auc}, "b": c.b.asdict() | {"auc": c.b.auc},
-                  "fisher_odds_ratio": c.fisher_odds_ratio, "fisher_pvalue": c.fisher_pvalue,
-                  "auc_difference": c.auc_difference, "statistic": c.statistic, "pvalue": c.pvalue}
+        record = {
+            "a": c.a.asdict() | {"auc": c.a.auc},
+            "b": c.b.asdict() | {"auc": c.b.auc},
+            "fisher_odds_ratio": c.fisher_odds_ratio,
+            "fisher_pvalue": c.fisher_pvalue,
+            "auc_difference": c.auc_difference,
+            "statistic": c.statistic,
+            "pvalue": c.pvalue,
+        }
         lines = [
             f"model {name}: AUC {m.auc:.6f} ({m.n_correct} of {m.n_rankable} rankable pairs correct, {m.n_tied} tied)"
             for name, m in (("A", c.a), ("B", c.b))
@@ -141,12 +147,21 @@ def _cmd_two_vs_two(args, run: RunProgress) -> Output:
     predictions = read(args.predictions, "predictions", ndim=2)
     pairs = args.pairs if args.pairs in ("all", "distinct_targets") else _int_option(args.pairs, "--pairs")
     with run.step("2 vs 2", 1.0):
-        r = two_vs_two(targets, predictions, metric=args.metric, ties=args.ties, pairs=pairs,
-                       rng=args.seed, n_jobs=args.n_jobs, progress=run.enabled)
+        r = two_vs_two(
+            targets,
+            predictions,
+            metric=args.metric,
+            ties=args.ties,
+            pairs=pairs,
+            rng=args.seed,
+            n_jobs=args.n_jobs,
+            progress=run.enabled,
+        )
     passed, total, accuracy = r
     record = {"n_passed": passed, "n_total": total, "accuracy": accuracy, "metric": args.metric, "ties": args.ties}
-    return record, [(f"2 vs 2 accuracy {accuracy:.6f}: {passed} of {total} pairs pass "
-                     f"(metric {args.metric}, ties {args.ties})")]
+    return record, [
+        (f"2 vs 2 accuracy {accuracy:.6f}: {passed} of {total} pairs pass (metric {args.metric}, ties {args.ties})")
+    ]
 
 
 def _cmd_crossmatch(args, run: RunProgress) -> Output:
@@ -181,8 +196,13 @@ def _cmd_measures(args, run: RunProgress) -> Output:
     predicted = read(args.predicted, "predictions", column=args.column, ndim=actual.ndim)
     record = {}
     with run.step("error measures", 1.0):
-        for name, func in [("zero_one", zero_one_error), ("absolute", absolute_error),
-                           ("sum_squares", sum_squares_error), ("rms", rms_error), ("worst_case", worst_case_error)]:
+        for name, func in [
+            ("zero_one", zero_one_error),
+            ("absolute", absolute_error),
+            ("sum_squares", sum_squares_error),
+            ("rms", rms_error),
+            ("worst_case", worst_case_error),
+        ]:
             averaged = name not in ("rms", "worst_case")
             record[name] = float(func(actual, predicted, average=args.mean) if averaged else func(actual, predicted))
         if args.probabilities:
@@ -191,7 +211,8 @@ def _cmd_measures(args, run: RunProgress) -> Output:
             record["log_loss"] = float(log_loss(actual, predicted))
     kind = "mean per example" if args.mean else "sum over examples"
     return record, [f"{name:<12}{value:.6g}" for name, value in record.items()] + [
-        f"(0/1, absolute and squares: {kind})"]
+        f"(0/1, absolute and squares: {kind})"
+    ]
 
 
 def _cmd_multilabel(args, run: RunProgress) -> Output:
@@ -201,13 +222,21 @@ def _cmd_multilabel(args, run: RunProgress) -> Output:
     truth, guess = read(args.true, "true labels", ndim=2), read(args.pred, "predicted labels", ndim=2)
     with run.step("multi-label counts", 1.0):
         r = multilabel_counts(truth, guess, false_pos=args.false_pos, false_neg=args.false_neg)
-    record = {"tp": r.tp, "tn": r.tn, "fp": r.fp, "fn": r.fn, "mean_sample_accuracy": r.mean_sample_accuracy,
-              "weighted_score": r.weighted_score}
+    record = {
+        "tp": r.tp,
+        "tn": r.tn,
+        "fp": r.fp,
+        "fn": r.fn,
+        "mean_sample_accuracy": r.mean_sample_accuracy,
+        "weighted_score": r.weighted_score,
+    }
     return record, [
         f"TP {r.tp}  TN {r.tn}  FP {r.fp}  FN {r.fn}",
         f"mean accuracy per sample {float(r.mean_sample_accuracy):.6f}",
-        (f"weighted score {float(r.weighted_score):.6f} "
-         f"(false positive -{args.false_pos:g}, false negative -{args.false_neg:g})"),
+        (
+            f"weighted score {float(r.weighted_score):.6f} "
+            f"(false positive -{args.false_pos:g}, false negative -{args.false_neg:g})"
+        ),
     ]
 
 
@@ -232,8 +261,10 @@ def _cmd_bench(args, run: RunProgress) -> Output | None:
     names = args.only.split(",") if args.only else suite.available()
     unknown = sorted(set(names) - set(suite.available()))
     if unknown:
-        raise _UsageError(f"pairmetrics bench: error: unknown benchmark(s) {', '.join(unknown)}; "
-                          f"available: {', '.join(suite.available())}")
+        raise _UsageError(
+            f"pairmetrics bench: error: unknown benchmark(s) {', '.join(unknown)}; "
+            f"available: {', '.join(suite.available())}"
+        )
     out: Callable[..., None] = (lambda *a: None) if args.json else print
     results: dict = {}
     for name in names:
@@ -274,8 +305,10 @@ def _int_option(text, option):
         ) from None
 
 
-_EPILOG = (FORMATS_HELP + " Exit status: 0 success, 2 a usage or data error (one line on stderr), "
-           "70 an internal error (with its traceback), 130 interrupted.")
+_EPILOG = (
+    FORMATS_HELP + " Exit status: 0 success, 2 a usage or data error (one line on stderr), "
+    "70 an internal error (with its traceback), 130 interrupted."
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -288,16 +321,31 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=FORMATS_HELP if reads_files else None)
         p.set_defaults(func=func)
         p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help="show a progress bar on stderr over the whole run, or not (default: only when stderr is "
-                            "a terminal; needs tqdm)")
+        p.add_argument(
+            "--progress",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="show a progress bar on stderr over the whole run, or not (default: only when stderr is "
+            "a terminal; needs tqdm)",
+        )
         p.add_argument("--quiet", dest="progress", action="store_false", default=None, help="the same as --no-progress")
         if reads_files:
             first_row = p.add_mutually_exclusive_group()
-            first_row.add_argument("--header", dest="header", action="store_const", const=True, default=None,
-                                   help="the first row of every text input is a header (skipped)")
-            first_row.add_argument("--no-header", dest="header", action="store_const", const=False,
-                                   help="the first row of every text input is data")
+            first_row.add_argument(
+                "--header",
+                dest="header",
+                action="store_const",
+                const=True,
+                default=None,
+                help="the first row of every text input is a header (skipped)",
+            )
+            first_row.add_argument(
+                "--no-header",
+                dest="header",
+                action="store_const",
+                const=False,
+                help="the first row of every text input is data",
+            )
         return p
 
     p = command("demo", _cmd_demo, "run every capability on generated data and print a report", reads_files=False)
@@ -315,10 +363,15 @@ def _parser() -> argparse.ArgumentParser:
     p = command("two-vs-two", _cmd_two_vs_two, "the 2 vs 2 test of vector predictions")
     p.add_argument("targets", metavar="TARGETS", help="true vectors, one row per example (file or '-')")
     p.add_argument("predictions", metavar="PREDICTIONS", help="predicted vectors, rows matching TARGETS (file or '-')")
-    p.add_argument("--metric", default="cosine", choices=["cosine", "correlation", "euclidean", "sqeuclidean"],
-                   help="distance between vectors (cosine)")
-    p.add_argument("--ties", default="fail", choices=["fail", "pass", "half", "exclude"],
-                   help="how a tied pair counts (fail)")
+    p.add_argument(
+        "--metric",
+        default="cosine",
+        choices=["cosine", "correlation", "euclidean", "sqeuclidean"],
+        help="distance between vectors (cosine)",
+    )
+    p.add_argument(
+        "--ties", default="fail", choices=["fail", "pass", "half", "exclude"], help="how a tied pair counts (fail)"
+    )
     p.add_argument("--pairs", default="all", help="'all', 'distinct_targets' or a number of sampled pairs (all)")
     p.add_argument("--seed", type=int, default=None, help="seed for sampled pairs")
     p.add_argument("--n-jobs", type=int, default=None, help="threads (default: every core this process may use)")
@@ -420,8 +473,10 @@ def main(argv: list[str] | None = None) -> int:
             print(message.splitlines()[0] if message else type(exc).__name__, file=sys.stderr)
             return EXIT_USAGE
         traceback.print_exc()
-        print("pairmetrics: internal error (a bug in pairmetrics; please report it with the traceback above)",
-              file=sys.stderr)
+        print(
+            "pairmetrics: internal error (a bug in pairmetrics; please report it with the traceback above)",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
     return 0
 

@@ -14,9 +14,9 @@ from ._concordance import equality_test
 from ._paired import (
     ConfidenceInterval,
     auc_components,
-    sample_factors,
     normal_interval,
     prepare_scores,
+    sample_factors,
 )
 from ._result import Result
 from ._routing import routed, warn
@@ -85,7 +85,9 @@ class ModelComparison(Result):
         level = confidence_level
         for i in range(k):
             for j in range(k):
-                interval = normal_interval(float(self.difference[i, j]), float(spread[i, j]), confidence_level, -1.0, 1.0)
+                interval = normal_interval(
+                    float(self.difference[i, j]), float(spread[i, j]), confidence_level, -1.0, 1.0
+                )
                 low[i, j], high[i, j], level = interval.low, interval.high, interval.confidence_level
         return ConfidenceInterval(low, high, level)  # type: ignore[arg-type]
 

@@ -1,131 +1,351 @@
 """
 Compiled kernels of pairmetrics (use the pairmetrics package, not this module).
 """
+
 from __future__ import annotations
+
+import typing
+
 import numpy
 import numpy.typing
-import typing
-__all__: list[str] = ['bootstrap_auc', 'concordance_counts', 'concordance_per_sample', 'group_dominance', 'paired_counts', 'paired_simd_levels', 'roc_auc']
-def _crossmatch_batch(full: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], draws: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], z: typing.Annotated[numpy.typing.ArrayLike, numpy.int8], k: typing.SupportsInt | typing.SupportsIndex, n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> numpy.typing.NDArray[numpy.int64]:
+
+__all__: list[str] = [
+    "bootstrap_auc",
+    "concordance_counts",
+    "concordance_per_sample",
+    "group_dominance",
+    "paired_counts",
+    "paired_simd_levels",
+    "roc_auc",
+]
+
+def _crossmatch_batch(
+    full: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    draws: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+    z: typing.Annotated[numpy.typing.ArrayLike, numpy.int8],
+    k: typing.SupportsInt | typing.SupportsIndex,
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> numpy.typing.NDArray[numpy.int64]:
     """
     Cross-match counts of many subsamples of one pooled distance matrix, in parallel.
     """
-def _crossmatch_stack(Ds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: typing.Annotated[numpy.typing.ArrayLike, numpy.int8], k: typing.SupportsInt | typing.SupportsIndex, n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> numpy.typing.NDArray[numpy.int64]:
+
+def _crossmatch_stack(
+    Ds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    z: typing.Annotated[numpy.typing.ArrayLike, numpy.int8],
+    k: typing.SupportsInt | typing.SupportsIndex,
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> numpy.typing.NDArray[numpy.int64]:
     """
     Cross-match counts of a stack of distance matrices, in parallel.
     """
+
 def _error_stats(a: numpy.ndarray, b: numpy.ndarray, per_column: bool) -> dict[str, typing.Any]:
     """
     Per-column (or total) sum |a-b|, sum (a-b)^2, max |a-b| and count of a != b in one pass: dict abs_sum, sq_sum, max_abs, n_wrong.
     """
-def _euclidean_matrix(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], squared: bool, n_threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+
+def _euclidean_matrix(
+    X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    squared: bool,
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+) -> numpy.typing.NDArray[numpy.float64]:
     """
     Euclidean distance matrix of the rows of X (BLAS tiles, cancellation-guarded).
     """
-def _log_likelihood(y: numpy.ndarray, p: numpy.ndarray, per_column: bool, eps: typing.SupportsFloat | typing.SupportsIndex) -> dict[str, typing.Any]:
+
+def _log_likelihood(
+    y: numpy.ndarray, p: numpy.ndarray, per_column: bool, eps: typing.SupportsFloat | typing.SupportsIndex
+) -> dict[str, typing.Any]:
     """
     Per-column (or total) natural log-likelihood of 0/1 outcomes y under probabilities p and the count of zero-probability outcomes: dict log_sum, n_zero.
     """
+
 def _multilabel_dense(t: numpy.ndarray, p: numpy.ndarray) -> dict[str, typing.Any]:
     """
     Per-label and per-sample counts of 1s in both, in t and in p, for 2-D uint8 0/1 arrays: dict label_both, label_true, label_pred, sample_both, sample_true, sample_pred.
     """
-def _multilabel_sparse(t_indptr: numpy.ndarray, t_indices: numpy.ndarray, p_indptr: numpy.ndarray, p_indices: numpy.ndarray, n_samples: typing.SupportsInt | typing.SupportsIndex, n_labels: typing.SupportsInt | typing.SupportsIndex) -> dict[str, typing.Any]:
+
+def _multilabel_sparse(
+    t_indptr: numpy.ndarray,
+    t_indices: numpy.ndarray,
+    p_indptr: numpy.ndarray,
+    p_indices: numpy.ndarray,
+    n_samples: typing.SupportsInt | typing.SupportsIndex,
+    n_labels: typing.SupportsInt | typing.SupportsIndex,
+) -> dict[str, typing.Any]:
     """
     The counts of _multilabel_dense from CSR indices holding only 1s (validated, without duplicates).
     """
-def _mwpm_certificate_dense(D: typing.Annotated[numpy.typing.ArrayLike, "float64 or float32"], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mate: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> dict[str, typing.Any]:
+
+def _mwpm_certificate_dense(
+    D: typing.Annotated[numpy.typing.ArrayLike, "float64 or float32"],
+    y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    mate: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> dict[str, typing.Any]:
     """
     LP dual certificate of a matching against every pair of a distance matrix.
     """
-def _mwpm_certificate_points(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], squared: bool, y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mate: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> dict[str, typing.Any]:
+
+def _mwpm_certificate_points(
+    X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    squared: bool,
+    y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    mate: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> dict[str, typing.Any]:
     """
     LP dual certificate of a matching against every pair of Euclidean points.
     """
-def _mwpm_dense(D: typing.Annotated[numpy.typing.ArrayLike, "float64 or float32"], max_distance: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsInt | typing.SupportsIndex, n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> dict[str, typing.Any]:
+
+def _mwpm_dense(
+    D: typing.Annotated[numpy.typing.ArrayLike, "float64 or float32"],
+    max_distance: typing.SupportsFloat | typing.SupportsIndex,
+    k: typing.SupportsInt | typing.SupportsIndex,
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> dict[str, typing.Any]:
     """
     Exact minimum-weight perfect matching on the complete graph of a distance matrix
     (max_distance: the largest entry of D).
     """
-def _mwpm_enclosing_z(parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n_vertices: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+
+def _mwpm_enclosing_z(
+    parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    n_vertices: typing.SupportsInt | typing.SupportsIndex,
+) -> numpy.typing.NDArray[numpy.float64]:
     """
     Sum of the blossom duals z over the blossoms holding each vertex.
     """
+
 def _mwpm_max_weight(n: typing.SupportsInt | typing.SupportsIndex) -> int:
     """
     Largest integer edge weight accepted by the blossom solver for n vertices.
     """
+
 def _mwpm_max_weight_128(n: typing.SupportsInt | typing.SupportsIndex) -> tuple[int, int]:
     """
     Largest 128-bit edge weight for n vertices, as (high, low) 64-bit halves.
     """
-def _mwpm_points(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], squared: bool, k: typing.SupportsInt | typing.SupportsIndex, n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> dict[str, typing.Any]:
+
+def _mwpm_points(
+    X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    squared: bool,
+    k: typing.SupportsInt | typing.SupportsIndex,
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> dict[str, typing.Any]:
     """
     Exact minimum-weight perfect matching on the complete Euclidean graph of the rows of X.
     """
-def _mwpm_reduced_costs(y: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], z: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], u: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], v: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], w: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> numpy.typing.NDArray[numpy.int64]:
+
+def _mwpm_reduced_costs(
+    y: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+    parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    z: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+    u: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    v: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    w: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+) -> numpy.typing.NDArray[numpy.int64]:
     """
     Exact reduced costs of pairs against a blossom dual solution.
     """
-def _mwpm_sparse(n: typing.SupportsInt | typing.SupportsIndex, eu: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], ev: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], w: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], progress: typing.Any = None, y0: typing.Annotated[numpy.typing.ArrayLike, numpy.int64] | None = None, mate0: typing.Annotated[numpy.typing.ArrayLike, numpy.int32] | None = None) -> dict[str, typing.Any]:
+
+def _mwpm_sparse(
+    n: typing.SupportsInt | typing.SupportsIndex,
+    eu: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    ev: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    w: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+    progress: typing.Any = None,
+    y0: typing.Annotated[numpy.typing.ArrayLike, numpy.int64] | None = None,
+    mate0: typing.Annotated[numpy.typing.ArrayLike, numpy.int32] | None = None,
+) -> dict[str, typing.Any]:
     """
     Exact minimum-weight perfect matching on a sparse graph with integer weights
     (optionally warm-started from duals y0 and a matching mate0 of an earlier solve).
     """
-def _mwpm_sparse_exact(n: typing.SupportsInt | typing.SupportsIndex, eu: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], ev: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], w_hi: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], w_lo: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], wide: bool, price_above: typing.SupportsInt | typing.SupportsIndex, start_edges: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> dict[str, typing.Any]:
+
+def _mwpm_sparse_exact(
+    n: typing.SupportsInt | typing.SupportsIndex,
+    eu: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    ev: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    w_hi: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+    w_lo: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64],
+    wide: bool,
+    price_above: typing.SupportsInt | typing.SupportsIndex,
+    start_edges: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> dict[str, typing.Any]:
     """
     Exact, priced and certified minimum-weight perfect matching of a sparse graph with
     integer weights: int64 (w_hi; wide=False) or 128-bit (w_hi * 2**64 + w_lo; wide=True).
     """
-def _row_groups(x: numpy.ndarray, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> numpy.typing.NDArray[numpy.int32]:
+
+def _row_groups(
+    x: numpy.ndarray, n_threads: typing.SupportsInt | typing.SupportsIndex = 1
+) -> numpy.typing.NDArray[numpy.int32]:
     """
     Group ids of identical rows: the index of the first row equal to each row.
     """
-def _two_vs_two_all(y: numpy.ndarray, p: numpy.ndarray, group_y: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], group_p: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], metric: str, rtol: typing.SupportsFloat | typing.SupportsIndex, skip_same_target: bool, n_threads: typing.SupportsInt | typing.SupportsIndex, tile: typing.Any = None, perm: typing.Any = None, progress: typing.Any = None, split: typing.SupportsInt | typing.SupportsIndex = 0, centre: typing.Any = None, max_abs: typing.SupportsFloat | typing.SupportsIndex = -1.0) -> dict[str, typing.Any]:
+
+def _two_vs_two_all(
+    y: numpy.ndarray,
+    p: numpy.ndarray,
+    group_y: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    group_p: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    metric: str,
+    rtol: typing.SupportsFloat | typing.SupportsIndex,
+    skip_same_target: bool,
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    tile: typing.Any = None,
+    perm: typing.Any = None,
+    progress: typing.Any = None,
+    split: typing.SupportsInt | typing.SupportsIndex = 0,
+    centre: typing.Any = None,
+    max_abs: typing.SupportsFloat | typing.SupportsIndex = -1.0,
+) -> dict[str, typing.Any]:
     """
     2 vs 2 counts over all pairs: dict of passed, tied, skipped, sample_passed, sample_tied. split > 0 counts only the pairs i < split <= j; centre (the mean scaled target row) and max_abs (largest |coordinate| of y and p) prepare a row block of a larger problem as the whole.
     """
+
 def _two_vs_two_blas() -> dict[str, typing.Any]:
     """
     Whether a BLAS gemm and a way to set its thread count were found (dict gemm, thread_control).
     """
-def _two_vs_two_pairs(y: numpy.ndarray, p: numpy.ndarray, group_y: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], group_p: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], first: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], second: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], metric: str, rtol: typing.SupportsFloat | typing.SupportsIndex, skip_same_target: bool, n_threads: typing.SupportsInt | typing.SupportsIndex, perm: typing.Any = None, progress: typing.Any = None) -> dict[str, typing.Any]:
+
+def _two_vs_two_pairs(
+    y: numpy.ndarray,
+    p: numpy.ndarray,
+    group_y: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    group_p: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    first: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+    second: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+    metric: str,
+    rtol: typing.SupportsFloat | typing.SupportsIndex,
+    skip_same_target: bool,
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    perm: typing.Any = None,
+    progress: typing.Any = None,
+) -> dict[str, typing.Any]:
     """
     2 vs 2 counts over the listed pairs (first[k], second[k]), as for _two_vs_two_all.
     """
-def _two_vs_two_permuted(terms: numpy.ndarray, terms_t: numpy.ndarray, y: numpy.ndarray, p: numpy.ndarray, group_y: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], group_p: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], perms: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], metric: str, rtol: typing.SupportsFloat | typing.SupportsIndex, skip_same_target: bool, n_threads: typing.SupportsInt | typing.SupportsIndex, tile: typing.Any = None, progress: typing.Any = None) -> dict[str, typing.Any]:
+
+def _two_vs_two_permuted(
+    terms: numpy.ndarray,
+    terms_t: numpy.ndarray,
+    y: numpy.ndarray,
+    p: numpy.ndarray,
+    group_y: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    group_p: typing.Annotated[numpy.typing.ArrayLike, numpy.int32],
+    perms: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+    metric: str,
+    rtol: typing.SupportsFloat | typing.SupportsIndex,
+    skip_same_target: bool,
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    tile: typing.Any = None,
+    progress: typing.Any = None,
+) -> dict[str, typing.Any]:
     """
     Passed and tied counts (dict of two arrays) for each row of perms (y_i paired with p_perm[i]).
     """
-def _two_vs_two_terms(y: numpy.ndarray, p: numpy.ndarray, metric: str, n_threads: typing.SupportsInt | typing.SupportsIndex, tile: typing.Any = None, progress: typing.Any = None) -> numpy.ndarray:
+
+def _two_vs_two_terms(
+    y: numpy.ndarray,
+    p: numpy.ndarray,
+    metric: str,
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    tile: typing.Any = None,
+    progress: typing.Any = None,
+) -> numpy.ndarray:
     """
     The n x n matrix of comparison terms (<y_i, p_j> of the prepared rows, or -d(y_i, p_j)).
     """
-def concordance_counts(times: numpy.typing.NDArray[numpy.float64], events: numpy.typing.NDArray[numpy.uint8], estimates: numpy.typing.NDArray[numpy.float64], tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple[int, int, int, int]:
+
+def concordance_counts(
+    times: numpy.typing.NDArray[numpy.float64],
+    events: numpy.typing.NDArray[numpy.uint8],
+    estimates: numpy.typing.NDArray[numpy.float64],
+    tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0,
+) -> tuple[int, int, int, int]:
     """
     (below, tied, above, tied_time) over comparable pairs (event i, later or same-time censored j): estimate_j below, tied with or above estimate_i.
     """
-def concordance_per_sample(times: numpy.typing.NDArray[numpy.float64], events: numpy.typing.NDArray[numpy.uint8], estimates: numpy.typing.NDArray[numpy.float64], tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple[tuple[int, int, int, int, int, int], numpy.typing.NDArray[numpy.uint64]]:
+
+def concordance_per_sample(
+    times: numpy.typing.NDArray[numpy.float64],
+    events: numpy.typing.NDArray[numpy.uint8],
+    estimates: numpy.typing.NDArray[numpy.float64],
+    tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0,
+) -> tuple[tuple[int, int, int, int, int, int], numpy.typing.NDArray[numpy.uint64]]:
     """
     ((below, tied, above, tied_time, event_pairs_tied_time, event_pairs_tied_both), per_sample): per_sample[i] counts sample i's comparable partners with an estimate below, tied with or above its own, as the earlier event (columns 0-2) and as the later member (columns 3-5).
     """
-def bootstrap_auc(positive: numpy.typing.NDArray[numpy.uint8], group_end: numpy.typing.NDArray[numpy.int64], stratum_offsets: numpy.typing.NDArray[numpy.int64], cluster_offsets: numpy.typing.NDArray[numpy.int64], members: numpy.typing.NDArray[numpy.int64], seeds: numpy.typing.NDArray[numpy.uint64], n_threads: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> numpy.typing.NDArray[numpy.float64]:
+
+def bootstrap_auc(
+    positive: numpy.typing.NDArray[numpy.uint8],
+    group_end: numpy.typing.NDArray[numpy.int64],
+    stratum_offsets: numpy.typing.NDArray[numpy.int64],
+    cluster_offsets: numpy.typing.NDArray[numpy.int64],
+    members: numpy.typing.NDArray[numpy.int64],
+    seeds: numpy.typing.NDArray[numpy.uint64],
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> numpy.typing.NDArray[numpy.float64]:
     """
     Bootstrap replicates of the binary ROC AUC over samples sorted by score (one per seed).
     """
-def group_dominance(values: numpy.typing.NDArray[numpy.float64], groups: numpy.typing.NDArray[numpy.uint32], weights: numpy.typing.NDArray[numpy.uint32], thresholds: numpy.typing.NDArray[numpy.float64], query_groups: numpy.typing.NDArray[numpy.uint32], query_weights: numpy.typing.NDArray[numpy.uint32], n_groups: typing.SupportsInt | typing.SupportsIndex) -> tuple[typing.Any, ...]:
+
+def group_dominance(
+    values: numpy.typing.NDArray[numpy.float64],
+    groups: numpy.typing.NDArray[numpy.uint32],
+    weights: numpy.typing.NDArray[numpy.uint32],
+    thresholds: numpy.typing.NDArray[numpy.float64],
+    query_groups: numpy.typing.NDArray[numpy.uint32],
+    query_weights: numpy.typing.NDArray[numpy.uint32],
+    n_groups: typing.SupportsInt | typing.SupportsIndex,
+) -> tuple[typing.Any, ...]:
     """
     (lower, same, higher): over the pairs (point i, query j) with values[i] >= thresholds[j], weighted by weights[i] * query_weights[j] (empty weights: 1 each), the weight of those whose groups[i] is below, equal to and above query_groups[j].
     """
-def paired_counts(scores: numpy.ndarray, labels: numpy.ndarray, min_dist: typing.SupportsFloat | typing.SupportsIndex, per_sample: bool = False, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, few_labels: typing.SupportsInt | typing.SupportsIndex = 4096, few_classes: typing.SupportsInt | typing.SupportsIndex = 16, progress: typing.Any = None, simd: str = 'auto') -> typing.Any:
+
+def paired_counts(
+    scores: numpy.ndarray,
+    labels: numpy.ndarray,
+    min_dist: typing.SupportsFloat | typing.SupportsIndex,
+    per_sample: bool = False,
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+    few_labels: typing.SupportsInt | typing.SupportsIndex = 4096,
+    few_classes: typing.SupportsInt | typing.SupportsIndex = 16,
+    progress: typing.Any = None,
+    simd: str = "auto",
+) -> typing.Any:
     """
     (rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample rankable, tied and incorrect counts. Scores and labels of any real dtype, compared exactly (integer labels in their own type). few_labels: most distinct labels for the Fenwick path (0 forces the merge path; for tests); few_classes: most distinct labels for the per-class path of the totals (0 turns it off; for tests); simd: 'auto', or a level of paired_simd_levels() to force its vector code (for tests).
     """
+
 def paired_simd_levels() -> list[str]:
     """
     Vector code levels of the paired kernel that this CPU runs ('scalar' always).
     """
-def roc_auc(scores: numpy.ndarray, positive: numpy.typing.NDArray[numpy.uint8], weights: typing.Any, max_fpr: typing.SupportsFloat | typing.SupportsIndex = 1.0, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple[float, float, float]:
+
+def roc_auc(
+    scores: numpy.ndarray,
+    positive: numpy.typing.NDArray[numpy.uint8],
+    weights: typing.Any,
+    max_fpr: typing.SupportsFloat | typing.SupportsIndex = 1.0,
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+) -> tuple[float, float, float]:
     """
     (area, positive_total, negative_total): weighted ROC AUC, or the partial area up to max_fpr when max_fpr < 1; area is NaN when a class has no weight.
     """

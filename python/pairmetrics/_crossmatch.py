@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
 from . import _core
-from ._routing import routed
 from ._matching import (
     _DEFAULT_K,
     MatchingResult,
@@ -17,9 +16,9 @@ from ._matching import (
     _check_metric,
     _check_metric_kwargs,
     _pairwise_distances,
-    _Source,
     _solve_dense,
     _solve_points_metric,
+    _Source,
 )
 from ._metric_transforms import (
     DEFAULT_MAX_MATRIX_BYTES,
@@ -29,8 +28,9 @@ from ._metric_transforms import (
     matching_equivalent,
 )
 from ._progress import progress_callback
-from ._two_vs_two import check_metric_rows
 from ._result import Result
+from ._routing import routed
+from ._two_vs_two import check_metric_rows
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed
 from ._validation import (
     as_matrix,
@@ -317,7 +317,9 @@ def crossmatchtest(
     source = _Source("D", D)
     D = _check_distance_matrix(D, "D")
     if D.shape[0] != z.shape[0]:
-        raise ValueError(f"z and D must describe the same points: len(z) = {z.shape[0]} but D is {D.shape[0]} x {D.shape[1]}")
+        raise ValueError(
+            f"z and D must describe the same points: len(z) = {z.shape[0]} but D is {D.shape[0]} x {D.shape[1]}"
+        )
     k = check_int(k, "k", low=1, high=2**31 - 1)
     resolve_n_jobs(n_jobs)
     check_progress(progress)
@@ -489,7 +491,7 @@ def _pvalue_table(N: int, n: int, alternative: str) -> tuple[IntArray, FloatArra
 @routed
 def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_resamples: int = 500, rng: Seed = None,
                         n_jobs: NJobs = None, *, alternative: str = "less", metric: Metric = "euclidean",
-                        k: int = _DEFAULT_K, progress: bool = False, n_repeats: Optional[int] = None,
+                        k: int = _DEFAULT_K, progress: bool = False, n_repeats: int | None = None,
                         max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
                         **metric_kwargs: Any) -> CrossMatchResampleResult:  # fmt: skip
     """Cross-match test on repeated random subsamples of x and y.
@@ -617,8 +619,14 @@ def resample_result(a1: np.ndarray, sample_size: int, alternative: str) -> Cross
 
 
 def resample_options(
-    metric: Metric, metric_kwargs: dict[str, Any], alternative: str, n_resamples: int, n_repeats: Optional[int],
-    sample_size: int, k: int, max_matrix_bytes: int,
+    metric: Metric,
+    metric_kwargs: dict[str, Any],
+    alternative: str,
+    n_resamples: int,
+    n_repeats: int | None,
+    sample_size: int,
+    k: int,
+    max_matrix_bytes: int,
 ) -> tuple[str, int, int, int, int]:
     """Checked options of :func:`crossmatch_resample` (in memory and on Dask)."""
     _check_metric(metric)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -189,7 +190,9 @@ def crossmatch_groups(
         in_reference = ~in_group if reference == "rest" else labels == reference
         res = crossmatch_test(_rows(points, in_group), _rows(points, in_reference), metric=metric,
                               alternative=alternative, n_jobs=n_jobs, max_matrix_bytes=max_matrix_bytes)  # fmt: skip
-        rows.append((str(group), int(in_group.sum()), int(in_reference.sum()), res.a1, res.Ea1, res.Va1, res.dev, res.pval))
+        rows.append(
+            (str(group), int(in_group.sum()), int(in_reference.sum()), res.a1, res.Ea1, res.Va1, res.dev, res.pval)
+        )
         if obs_names is not None:
             _record_partners(partners, res.matching.mate, in_group, in_reference, np.asarray(obs_names, dtype=object))
     table = pd.DataFrame(rows, columns=["group", "n_cells", "n_reference", "a1", "Ea1", "Va1", "dev", "pvalue"])

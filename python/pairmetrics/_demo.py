@@ -13,10 +13,20 @@ SEED = 20231
 
 def _sizes(small: bool) -> dict[str, Any]:
     if small:
-        return {"paired": 20_000, "two_vs_two": (500, 300), "crossmatch": (200, 300), "measures": 100_000,
-                "multilabel": (2_000, 200)}
-    return {"paired": 1_000_000, "two_vs_two": (10_000, 300), "crossmatch": (1_000, 300), "measures": 10_000_000,
-            "multilabel": (100_000, 1_000)}
+        return {
+            "paired": 20_000,
+            "two_vs_two": (500, 300),
+            "crossmatch": (200, 300),
+            "measures": 100_000,
+            "multilabel": (2_000, 200),
+        }
+    return {
+        "paired": 1_000_000,
+        "two_vs_two": (10_000, 300),
+        "crossmatch": (1_000, 300),
+        "measures": 10_000_000,
+        "multilabel": (100_000, 1_000),
+    }
 
 
 def _paired(rng, n):
@@ -27,8 +37,11 @@ def _paired(rng, n):
     better, worse = signal + rng.normal(0, 0.5, n), signal + rng.normal(0, 1.5, n)
     c = compare_paired(better, worse, labels, 0.5, n_jobs=-1)
     return f"{n:,} predictions, ordinal labels 0-4, min_dist 0.5", {
-        "model A AUC": c.a.auc, "model B AUC": c.b.auc, "rankable pairs": c.a.n_rankable,
-        "A vs B: z": c.statistic, "A vs B: p (paired U-statistic)": c.pvalue,
+        "model A AUC": c.a.auc,
+        "model B AUC": c.b.auc,
+        "rankable pairs": c.a.n_rankable,
+        "A vs B: z": c.statistic,
+        "A vs B: p (paired U-statistic)": c.pvalue,
     }
 
 
@@ -41,7 +54,9 @@ def _two_vs_two(rng, shape):
     r = two_vs_two(targets, predictions, n_jobs=-1)
     passed, total, accuracy = r
     return f"{n:,} predicted {d}-d vectors (float32), cosine, all pairs", {
-        "pairs": total, "passed": passed, "2 vs 2 accuracy": accuracy,
+        "pairs": total,
+        "passed": passed,
+        "2 vs 2 accuracy": accuracy,
     }
 
 
@@ -54,7 +69,10 @@ def _crossmatch(rng, shape):
     y[:, :30] += 0.3  # a small shift in 30 of the coordinates
     r = crossmatch_test(x, y)
     return f"two samples of {n:,} vectors in {d}-d, Euclidean, 30 coordinates shifted by 0.3", {
-        "a1 (cross-matches)": r.a1, "Ea1": r.Ea1, "dev": r.dev, "exact p-value": r.pval,
+        "a1 (cross-matches)": r.a1,
+        "Ea1": r.Ea1,
+        "dev": r.dev,
+        "exact p-value": r.pval,
     }
 
 
@@ -88,8 +106,12 @@ def _multilabel(rng, shape):
     predicted = ((kept + noise) > 0).astype(np.int8)
     r = multilabel_counts(truth.astype(np.int8), predicted, false_neg=5)
     return f"{n:,} samples x {labels:,} labels, sparse, 1% positive; false negatives cost 5", {
-        "TP": r.tp, "FP": r.fp, "FN": r.fn, "TN": r.tn,
-        "mean accuracy per sample": r.mean_sample_accuracy, "weighted score": r.weighted_score,
+        "TP": r.tp,
+        "FP": r.fp,
+        "FN": r.fn,
+        "TN": r.tn,
+        "mean accuracy per sample": r.mean_sample_accuracy,
+        "weighted score": r.weighted_score,
     }
 
 
@@ -120,8 +142,11 @@ def run_demo(small: bool = False, json_output: bool = False) -> dict[str, Any]:
         start = time.perf_counter()
         description, values = step(rng, sizes[key])
         elapsed = time.perf_counter() - start
-        report[key] = {"data": description, "seconds": elapsed,
-                       **{k: (v.item() if isinstance(v, np.generic) else v) for k, v in values.items()}}
+        report[key] = {
+            "data": description,
+            "seconds": elapsed,
+            **{k: (v.item() if isinstance(v, np.generic) else v) for k, v in values.items()},
+        }
         if not json_output:
             print(f"{title}  [{elapsed:.2f} s]")
             print(f"  data: {description}")

@@ -19,8 +19,15 @@ import numpy as np
 
 __all__ = ["FORMATS_HELP", "MissingExtraError", "load_array"]
 
-_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "txt", ".parquet": "parquet", ".pq": "parquet",
-             ".npy": "npy"}
+_SUFFIXES = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".txt": "txt",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".npy": "npy",
+}
 _DELIMITERS = {"csv": ",", "tsv": "\t", "txt": None}  # None: runs of whitespace, '#' starts a comment
 
 FORMATS_HELP = (
@@ -42,8 +49,14 @@ class MissingExtraError(ImportError):
     """An optional dependency of the command line is not installed."""
 
 
-def load_array(source: str | Path, *, column: str | None = None, ndim: int | None = 1,
-               header: bool | None = None, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+def load_array(
+    source: str | Path,
+    *,
+    column: str | None = None,
+    ndim: int | None = 1,
+    header: bool | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> np.ndarray:
     """Load a 1-D or 2-D float array from a file, or from standard input when ``source`` is ``'-'``.
 
     ``column`` picks one column of a table by header name or 0-based index;
@@ -145,8 +158,9 @@ def _require(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise MissingExtraError(f"reading this input needs {module.split('.')[0]}: "
-                                f'pip install "pairmetrics[cli]"') from None
+        raise MissingExtraError(
+            f'reading this input needs {module.split(".")[0]}: pip install "pairmetrics[cli]"'
+        ) from None
 
 
 # --- NPY ----------------------------------------------------------------------------------
@@ -186,8 +200,9 @@ def _load_parquet(data: _Input, column: str | None) -> np.ndarray:
     if table.num_columns == 0:
         raise ValueError(f"{data.name}: no columns")
     for name, values in zip(table.column_names, table.columns):
-        if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)
-                or pa.types.is_boolean(values.type)):
+        if not (
+            pa.types.is_integer(values.type) or pa.types.is_floating(values.type) or pa.types.is_boolean(values.type)
+        ):
             raise ValueError(f"{data.name}: column {name!r} holds {values.type}, not numbers")
         if values.null_count:
             raise ValueError(f"{data.name}: column {name!r} has {values.null_count} missing values")
@@ -200,8 +215,9 @@ def _load_parquet(data: _Input, column: str | None) -> np.ndarray:
 # --- text tables ------------------------------------------------------------------------------
 
 
-def _load_text(data: _Input, column: str | None, header: bool | None,
-               progress: Callable[[int, int], None] | None) -> np.ndarray:
+def _load_text(
+    data: _Input, column: str | None, header: bool | None, progress: Callable[[int, int], None] | None
+) -> np.ndarray:
     rows = _rows(data)
     first = next(rows, None)
     if first is None:
@@ -227,8 +243,9 @@ def _load_text(data: _Input, column: str | None, header: bool | None,
     return array
 
 
-def _read_delimited(data: _Input, skipped: int, width: int, picked: int | None,
-                    progress: Callable[[int, int], None] | None) -> np.ndarray:
+def _read_delimited(
+    data: _Input, skipped: int, width: int, picked: int | None, progress: Callable[[int, int], None] | None
+) -> np.ndarray:
     """CSV or TSV by pyarrow (correctly rounded), piece by piece into one array sized by the count of lines.
 
     pyarrow's own readers hold much more of the text in memory (its
@@ -240,9 +257,13 @@ def _read_delimited(data: _Input, skipped: int, width: int, picked: int | None,
     names = [f"c{i}" for i in range(width)]
     read = pa_csv.ReadOptions(column_names=names)
     parse = pa_csv.ParseOptions(delimiter=_DELIMITERS[data.format])
-    convert = pa_csv.ConvertOptions(column_types={n: pa.float64() for n in names}, null_values=[],
-                                    strings_can_be_null=False, quoted_strings_can_be_null=False,
-                                    include_columns=None if picked is None else [names[picked]])
+    convert = pa_csv.ConvertOptions(
+        column_types={n: pa.float64() for n in names},
+        null_values=[],
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+        include_columns=None if picked is None else [names[picked]],
+    )
     out = np.empty((data.count_lines() - skipped, 1 if picked is not None else width), dtype=np.float64)
     filled = done = 0
     total = data.size()
@@ -255,15 +276,21 @@ def _read_delimited(data: _Input, skipped: int, width: int, picked: int | None,
         except pa.ArrowInvalid as exc:
             raise ValueError(str(exc)) from None
         for i, values in enumerate(table.columns):
-            out[filled:filled + table.num_rows, i] = values.to_numpy()
+            out[filled : filled + table.num_rows, i] = values.to_numpy()
         filled += table.num_rows
     return out[:filled]
 
 
 def _read_whitespace(data: _Input, skipped: int, picked: int | None) -> np.ndarray:
     with data.binary() as stream:
-        return np.loadtxt(io.TextIOWrapper(stream, encoding="utf-8-sig"), dtype=np.float64, comments="#",
-                          skiprows=skipped, usecols=picked, ndmin=2)
+        return np.loadtxt(
+            io.TextIOWrapper(stream, encoding="utf-8-sig"),
+            dtype=np.float64,
+            comments="#",
+            skiprows=skipped,
+            usecols=picked,
+            ndmin=2,
+        )
 
 
 def _rows(data: _Input) -> Generator[tuple[int, list[str]], None, None]:
@@ -300,11 +327,15 @@ def _has_header(name: str, number: int, fields: list[str], header: bool | None) 
         return True
     shown = _shown(fields)
     if not all(numeric):
-        raise ValueError(f"{name}: line {number} ({shown}) mixes numbers and text; pass --header if it is a header "
-                         "row, --no-header if it is data")
+        raise ValueError(
+            f"{name}: line {number} ({shown}) mixes numbers and text; pass --header if it is a header "
+            "row, --no-header if it is data"
+        )
     if _could_be_column_numbers(fields):
-        raise ValueError(f"{name}: line {number} ({shown}) could be a header of column numbers or data; pass --header "
-                         "to skip it or --no-header to read it as data")
+        raise ValueError(
+            f"{name}: line {number} ({shown}) could be a header of column numbers or data; pass --header "
+            "to skip it or --no-header to read it as data"
+        )
     return False
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,7 +23,15 @@ from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs
-from ._validation import as_matrix, as_numeric_array, check_finite, check_int, check_progress, check_real, resolve_n_jobs
+from ._validation import (
+    as_matrix,
+    as_numeric_array,
+    check_finite,
+    check_int,
+    check_progress,
+    check_real,
+    resolve_n_jobs,
+)
 
 __all__ = [
     "MatchingResult",
@@ -52,7 +61,11 @@ class _Source:
     __slots__ = ("kind", "metric", "kwargs", "_strong", "_weak")
 
     def __init__(
-        self, kind: str, obj: Any = None, metric: Any = None, kwargs: Optional[dict[str, Any]] = None,
+        self,
+        kind: str,
+        obj: Any = None,
+        metric: Any = None,
+        kwargs: dict[str, Any] | None = None,
         strong: bool = False,
     ) -> None:
         self.kind = kind
@@ -117,7 +130,7 @@ class MatchingResult(Result):
     mate: IntArray
     pairs: IntArray
     cost: float
-    dropped: Optional[int]
+    dropped: int | None
     y: FloatArray = dataclasses.field(repr=False)
     z: FloatArray = dataclasses.field(repr=False)
     blossom_parent: IntArray = dataclasses.field(repr=False)
@@ -125,14 +138,18 @@ class MatchingResult(Result):
     max_distance: float = dataclasses.field(repr=False)
     stats: dict[str, Any] = dataclasses.field(repr=False, compare=False)
     if TYPE_CHECKING:  # attributes to type checkers; at run time InitVars (see Result)
-        _source: Optional[_Source] = None
-        _timings: Optional[dict[str, float]] = None
+        _source: _Source | None = None
+        _timings: dict[str, float] | None = None
     else:
-        _source: dataclasses.InitVar[Optional[_Source]] = None
-        _timings: dataclasses.InitVar[Optional[dict[str, float]]] = None  # seconds per phase
+        _source: dataclasses.InitVar[_Source | None] = None
+        _timings: dataclasses.InitVar[dict[str, float] | None] = None  # seconds per phase
 
     def certificate(
-        self, D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None, n_jobs: NJobs = None,
+        self,
+        D: ArrayLike | None = None,
+        *,
+        points: ArrayLike | None = None,
+        n_jobs: NJobs = None,
         progress: bool = False,
     ) -> dict[str, Any]:
         """Check the LP dual certificate against every pair of the complete graph.
@@ -180,7 +197,10 @@ class MatchingResult(Result):
         if mate.shape[0] != nv or (mate < 0).any() or (mate >= nv).any() or (mate[mate] != np.arange(nv)).any():
             raise ValueError("mate is not a perfect matching of the points")
         args = (self.y / unit, self.blossom_parent.astype(np.int32), self.z / unit, mate.astype(np.int32))
-        if self.y.shape[0] not in (data.shape[0], data.shape[0] + 1) or self.blossom_parent.shape[0] != nv + self.z.shape[0]:
+        if (
+            self.y.shape[0] not in (data.shape[0], data.shape[0] + 1)
+            or self.blossom_parent.shape[0] != nv + self.z.shape[0]
+        ):
             raise ValueError("the data do not have the size of the matching")
         threads = 1 if data.shape[0] < _PARALLEL_MIN_N else threads
         with progress_callback(progress, "certificate") as cb:
@@ -199,8 +219,13 @@ class MatchingResult(Result):
         return c
 
     def verify(
-        self, D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None, rtol: float = 1e-9,
-        n_jobs: NJobs = None, progress: bool = False,
+        self,
+        D: ArrayLike | None = None,
+        *,
+        points: ArrayLike | None = None,
+        rtol: float = 1e-9,
+        n_jobs: NJobs = None,
+        progress: bool = False,
     ) -> bool:
         """Prove optimality from the dual certificate, on the real distances.
 
@@ -270,8 +295,14 @@ class MatchingResult(Result):
 
 
 def solve_sparse_matching(
-    n: int, eu: ArrayLike, ev: ArrayLike, w: ArrayLike, *, y0: Optional[ArrayLike] = None,
-    mate0: Optional[ArrayLike] = None, progress: Any = None,
+    n: int,
+    eu: ArrayLike,
+    ev: ArrayLike,
+    w: ArrayLike,
+    *,
+    y0: ArrayLike | None = None,
+    mate0: ArrayLike | None = None,
+    progress: Any = None,
 ) -> dict[str, Any]:
     """Exact minimum-weight perfect matching of a sparse graph with integer weights.
 
@@ -366,8 +397,11 @@ def _check_metric_kwargs(metric: Metric, kwargs: dict[str, Any], function: str) 
     """An unknown keyword raises a short TypeError naming it (never forwarded blindly to cdist)."""
     for name in kwargs:
         allowed = _METRIC_KWARGS.get(name, ())
-        if name not in _METRIC_KWARGS or callable(metric) or metric == "rank_mahalanobis" or (
-            allowed is not None and metric not in allowed
+        if (
+            name not in _METRIC_KWARGS
+            or callable(metric)
+            or metric == "rank_mahalanobis"
+            or (allowed is not None and metric not in allowed)
         ):
             hint = f" (not a parameter of metric {metric!r})" if name in _METRIC_KWARGS and not callable(metric) else ""
             raise TypeError(f"{function}() got an unexpected keyword argument {name!r}{hint}")
@@ -395,7 +429,9 @@ def _prepare_points(X: np.ndarray, squared: bool) -> tuple[FloatArray, float, bo
     if squared:
         unit = unit * unit
         if not math.isfinite(unit) or unit == 0:
-            raise ValueError("points are too large or too small for metric='sqeuclidean': squared distances leave float64")
+            raise ValueError(
+                "points are too large or too small for metric='sqeuclidean': squared distances leave float64"
+            )
     return X, unit, squared
 
 
@@ -414,8 +450,9 @@ def _coordinate_spread(X: np.ndarray) -> float:
     return float(spread.max())
 
 
-def matched_cost(pairs: np.ndarray, *, D: Any = None, points: Any = None, squared: bool = False,
-                 unit: float = 1.0) -> float:
+def matched_cost(
+    pairs: np.ndarray, *, D: Any = None, points: Any = None, squared: bool = False, unit: float = 1.0
+) -> float:
     """Sum of the distances of ``pairs`` in the caller's data, correctly rounded; ValueError when it overflows.
 
     ``points`` may be a copy of the caller's points scaled exactly by a power of two; ``unit`` is the
@@ -469,7 +506,7 @@ def _pairwise_distances(X: Any, metric: Metric = "euclidean", **kwargs: Any) -> 
     if (metric == "seuclidean" and "V" not in kwargs) or (metric == "mahalanobis" and "VI" not in kwargs):
         rows = n
     for start in range(0, n, rows):
-        cdist(Xf[start:start + rows], Xf, metric=metric, out=D[start:start + rows], **kwargs)
+        cdist(Xf[start : start + rows], Xf, metric=metric, out=D[start : start + rows], **kwargs)
     if not np.isfinite(D).all():
         raise ValueError(f"metric {metric!r} gave non-finite distances for these points (e.g. zero vectors)")
     if (D < 0).any():
@@ -507,7 +544,7 @@ def _threads(n_jobs: NJobs, n: int) -> int:
 
 
 def _solve_dense(
-    D: np.ndarray, *, k: int, n_jobs: NJobs = None, progress: bool = False, source: Optional[_Source] = None
+    D: np.ndarray, *, k: int, n_jobs: NJobs = None, progress: bool = False, source: _Source | None = None
 ) -> MatchingResult:
     """Matching of the complete graph of a validated distance matrix."""
     n = D.shape[0]
@@ -517,8 +554,14 @@ def _solve_dense(
 
 
 def _solve_points(
-    X: np.ndarray, *, squared: bool, k: int, n_jobs: NJobs = None, progress: bool = False,
-    source: Optional[_Source] = None, scale: float = 1.0,
+    X: np.ndarray,
+    *,
+    squared: bool,
+    k: int,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+    source: _Source | None = None,
+    scale: float = 1.0,
 ) -> MatchingResult:
     """Matching of the complete Euclidean graph of the rows of X, without the N x N matrix.
 
@@ -554,7 +597,7 @@ def _solve_points(
                         lambda pairs: matched_cost(pairs, points=Xs, squared=squared, unit=unit * scale))  # fmt: skip
 
 
-def _duplicate_groups(X: np.ndarray) -> Optional[tuple[IntArray, list[IntArray], list[IntArray]]]:
+def _duplicate_groups(X: np.ndarray) -> tuple[IntArray, list[IntArray], list[IntArray]] | None:
     """Rows repeated 4 or more times, for pairing copies up front (Euclidean only).
 
     Returns None when no row occurs 4 times, else ``(keep, kept, removed)``:
@@ -587,14 +630,14 @@ def _duplicate_groups(X: np.ndarray) -> Optional[tuple[IntArray, list[IntArray],
     if keep.size < 2:  # one point repeated an odd number of times
         return None
     groups = np.flatnonzero(counts >= 4)
-    kept = [order[start[g]:start[g] + n_kept[g]] for g in groups]
-    removed = [order[start[g] + n_kept[g]:start[g] + counts[g]] for g in groups]
+    kept = [order[start[g] : start[g] + n_kept[g]] for g in groups]
+    removed = [order[start[g] + n_kept[g] : start[g] + counts[g]] for g in groups]
     return keep, kept, removed
 
 
 def _expand_duplicates(
     r: dict[str, Any], n: int, keep: np.ndarray, kept: list[IntArray], removed: list[IntArray]
-) -> tuple[Optional[dict[str, Any]], list[int]]:
+) -> tuple[dict[str, Any] | None, list[int]]:
     """The solution of all N points from the one of the kept copies: (dict, []) or (None, failed).
 
     Two coincident points can be matched together in some optimal matching
@@ -661,8 +704,9 @@ def _expand_duplicates(
     return out, []
 
 
-def _make_result(r: dict[str, Any], n: int, unit: float, source: Optional[_Source],
-                 cost_of: Callable[[np.ndarray], float]) -> MatchingResult:
+def _make_result(
+    r: dict[str, Any], n: int, unit: float, source: _Source | None, cost_of: Callable[[np.ndarray], float]
+) -> MatchingResult:
     """Package a solver answer (distances were solved in units of ``unit``; ``cost_of(pairs)`` in the caller's)."""
     mate_full = r["mate"].astype(np.int64)
     ghost = mate_full.shape[0] > n
@@ -689,7 +733,7 @@ def _make_result(r: dict[str, Any], n: int, unit: float, source: Optional[_Sourc
 
 
 @routed
-def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Optional[ArrayLike] = None,
+def min_weight_perfect_matching(D: ArrayLike | None = None, *, points: ArrayLike | None = None,
                                 metric: Metric = "euclidean", k: int = _DEFAULT_K, n_jobs: NJobs = None,
                                 progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
                                 **metric_kwargs: Any) -> MatchingResult:  # fmt: skip
@@ -831,7 +875,13 @@ def min_weight_perfect_matching(D: Optional[ArrayLike] = None, *, points: Option
 
 
 def _solve_points_metric(
-    X: np.ndarray, metric: Metric, metric_kwargs: dict[str, Any], *, k: int, n_jobs: NJobs, progress: bool,
+    X: np.ndarray,
+    metric: Metric,
+    metric_kwargs: dict[str, Any],
+    *,
+    k: int,
+    n_jobs: NJobs,
+    progress: bool,
     max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
 ) -> MatchingResult:
     """Validated points: the Euclidean kernel (cosine and correlation on unit rows), or the matrix of another metric."""

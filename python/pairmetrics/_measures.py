@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Literal, Optional, overload
+from collections.abc import Callable
+from typing import Any, Literal, overload
 
 import numpy as np
 
 from . import _core
-from ._routing import routed
 from ._multilabel import *  # noqa: F401,F403
 from ._multilabel import __all__ as _multilabel_all
 from ._representations import *  # noqa: F401,F403
 from ._representations import __all__ as _representations_all
 from ._result import Result
+from ._routing import routed
 from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import (
     as_numeric_array,
@@ -113,7 +114,9 @@ def kernel_operands(yt: np.ndarray, yp: np.ndarray) -> tuple[np.ndarray, np.ndar
     such integers against floats are refused.
     """
     if yp.dtype in _KERNEL_FLOATS or yt.dtype in _KERNEL_FLOATS:
-        (a, name_a), (b, _) = ((yt, "y_true"), (yp, "y_pred")) if yp.dtype in _KERNEL_FLOATS else ((yp, "y_pred"), (yt, "y_true"))
+        (a, name_a), (b, _) = (
+            ((yt, "y_true"), (yp, "y_pred")) if yp.dtype in _KERNEL_FLOATS else ((yp, "y_pred"), (yt, "y_true"))
+        )
         if a.dtype.kind in "iu" and a.dtype.itemsize == 8:
             lo, hi = _int_range(a)
             if max(-lo, hi) > _EXACT_INT:
@@ -137,9 +140,7 @@ def kernel_operands(yt: np.ndarray, yp: np.ndarray) -> tuple[np.ndarray, np.ndar
     return diff, np.broadcast_to(np.zeros(1), diff.shape)
 
 
-def _error_stats(
-    y_true: Any, y_pred: Any, per_target: bool
-) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+def _error_stats(y_true: Any, y_pred: Any, per_target: bool) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Validated inputs and the kernel's sums (dict abs_sum, sq_sum, max_abs, n_wrong)."""
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
@@ -377,7 +378,10 @@ def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False)
 
 
 def rms_from_sums(
-    stats: dict[str, Any], n: int, per_target: bool, input_magnitude: Callable[[], np.ndarray],
+    stats: dict[str, Any],
+    n: int,
+    per_target: bool,
+    input_magnitude: Callable[[], np.ndarray],
     scaled_square_sum: Callable[[np.ndarray], np.ndarray],
 ) -> FloatOrArray:
     """The RMS error from error_sums; where the squares overflowed or lost digits, from the sum of
@@ -470,12 +474,12 @@ class Likelihood(Result):
     _unpack = ("value", "log")
 
 
-def check_eps(eps: Optional[float]) -> float:
+def check_eps(eps: float | None) -> float:
     """eps in (0, 0.5), or None (0.0: no clipping)."""
     return 0.0 if eps is None else check_real(eps, "eps", low=0, high=0.5, low_open=True, high_open=True)
 
 
-def log_base(base: Optional[float]) -> float:
+def log_base(base: float | None) -> float:
     """The natural log of ``base`` (finite, > 0, != 1), 1.0 for None."""
     if base is None:
         return 1.0
@@ -513,9 +517,7 @@ def probability_error(name: str, shape: tuple[int, ...], flat: int, value: Any, 
     return ValueError(f"{name} must hold probabilities in [0, 1], found {value!r} at index {index} ({count} outside)")
 
 
-def _log_likelihood(
-    y_true: Any, y_pred: Any, per_target: bool, eps: Optional[float]
-) -> tuple[np.ndarray, np.ndarray]:
+def _log_likelihood(y_true: Any, y_pred: Any, per_target: bool, eps: float | None) -> tuple[np.ndarray, np.ndarray]:
     """Natural log-likelihood, total or per target; everything validated before the kernel."""
     yt, yp = _pair(y_true, y_pred)
     per_target = check_bool(per_target, "per_target")
@@ -541,7 +543,7 @@ def log_likelihood_from_sums(sums: dict[str, Any]) -> np.ndarray:
 
 @routed
 def likelihood(
-    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False, eps: Optional[float] = None
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False, eps: float | None = None
 ) -> Likelihood:
     """The likelihood of 0/1 data: the product of ``y_pred`` where y is 1 and ``1 - y_pred`` where it is 0.
 
@@ -584,23 +586,43 @@ def likelihood_result(ll: np.ndarray, per_target: bool) -> Likelihood:
 
 @overload
 def log_likelihood(
-    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[False] = ...,
-    eps: Optional[float] = ..., base: Optional[float] = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    average: bool = ...,
+    per_target: Literal[False] = ...,
+    eps: float | None = ...,
+    base: float | None = ...,
 ) -> float: ...
 @overload
 def log_likelihood(
-    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: Literal[True], eps: Optional[float] = ...,
-    base: Optional[float] = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    average: bool = ...,
+    per_target: Literal[True],
+    eps: float | None = ...,
+    base: float | None = ...,
 ) -> FloatArray: ...
 @overload
 def log_likelihood(
-    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = ..., per_target: bool, eps: Optional[float] = ...,
-    base: Optional[float] = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    average: bool = ...,
+    per_target: bool,
+    eps: float | None = ...,
+    base: float | None = ...,
 ) -> FloatOrArray: ...
 @routed
 def log_likelihood(
-    y_true: ArrayLike, y_pred: ArrayLike, *, average: bool = False, per_target: bool = False,
-    eps: Optional[float] = None, base: Optional[float] = None,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    average: bool = False,
+    per_target: bool = False,
+    eps: float | None = None,
+    base: float | None = None,
 ) -> FloatOrArray:
     """The log-likelihood of 0/1 data: sum of ``y log p + (1 - y) log(1 - p)``.
 
@@ -638,22 +660,34 @@ def log_likelihood_result(ll: np.ndarray, n: int, scale: float, average: bool, p
 
 @overload
 def log_loss(
-    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[False] = ..., eps: Optional[float] = ...,
-    base: Optional[float] = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    per_target: Literal[False] = ...,
+    eps: float | None = ...,
+    base: float | None = ...,
 ) -> float: ...
 @overload
 def log_loss(
-    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: Literal[True], eps: Optional[float] = ...,
-    base: Optional[float] = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    per_target: Literal[True],
+    eps: float | None = ...,
+    base: float | None = ...,
 ) -> FloatArray: ...
 @overload
 def log_loss(
-    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool, eps: Optional[float] = ..., base: Optional[float] = ...
+    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool, eps: float | None = ..., base: float | None = ...
 ) -> FloatOrArray: ...
 @routed
 def log_loss(
-    y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False, eps: Optional[float] = None,
-    base: Optional[float] = None,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    per_target: bool = False,
+    eps: float | None = None,
+    base: float | None = None,
 ) -> FloatOrArray:
     """The log loss: minus the log-likelihood divided by the number of examples.
 
@@ -800,4 +834,3 @@ def best_constant_result(value: np.ndarray, error: Any, loss: str, ndim: int) ->
     if ndim == 1:
         return BestConstant(value=np.float64(value[0]), error=np.float64(error[0]), loss=loss)
     return BestConstant(value=value, error=error, loss=loss)
-

@@ -82,4 +82,3 @@ def check_matrix_size(n: int, metric: Metric, max_matrix_bytes: int) -> None:
             f"max_matrix_bytes={need} (or more) to allow it, or use a metric solved without a matrix "
             "('euclidean', 'sqeuclidean', 'cosine' or 'correlation' without metric keywords)"
         )
-

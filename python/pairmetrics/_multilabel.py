@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._routing import routed
 from ._result import Result
+from ._routing import routed
 from ._typing import ArrayLike, FloatArray, IntArray
 from ._validation import as_matrix, as_numeric_array, check_binary, check_finite, check_nonnegative_finite
 
@@ -90,9 +90,9 @@ class MultilabelCounts(Result):
 
         The layout of ``sklearn.metrics.multilabel_confusion_matrix``.
         """
-        return np.stack(
-            [self.tn_per_label, self.fp_per_label, self.fn_per_label, self.tp_per_label], axis=1
-        ).reshape(-1, 2, 2)
+        return np.stack([self.tn_per_label, self.fp_per_label, self.fn_per_label, self.tp_per_label], axis=1).reshape(
+            -1, 2, 2
+        )
 
 
 def _issparse(x: object) -> bool:
@@ -246,9 +246,18 @@ def result_from_counts(
     score_s = correct_s - fp_penalty * fp_s - fn_penalty * fn_s
     n_entries = n_samples * n_labels
     return MultilabelCounts(
-        tp=tp, tn=tn, fp=fp, fn=fn,
-        tp_per_label=tp_l, tn_per_label=tn_l, fp_per_label=fp_l, fn_per_label=fn_l,
-        tp_per_sample=tp_s, tn_per_sample=tn_s, fp_per_sample=fp_s, fn_per_sample=fn_s,
+        tp=tp,
+        tn=tn,
+        fp=fp,
+        fn=fn,
+        tp_per_label=tp_l,
+        tn_per_label=tn_l,
+        fp_per_label=fp_l,
+        fn_per_label=fn_l,
+        tp_per_sample=tp_s,
+        tn_per_sample=tn_s,
+        fp_per_sample=fp_s,
+        fn_per_sample=fn_s,
         sample_accuracy=correct_s / n_labels,
         mean_sample_accuracy=np.float64((tp + tn) / n_entries),
         label_accuracy=(tp_l + tn_l) / n_samples,

@@ -5,14 +5,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _core
-from ._routing import routed, warn as warn_caller
 from ._progress import progress_callback
 from ._result import Result
+from ._routing import routed
+from ._routing import warn as warn_caller
 from ._typing import ArrayLike, FloatArray, IntArray, NJobs
 from ._validation import (
     as_vector,
@@ -131,9 +132,9 @@ class PairedEvaluation(Result):
     n_incorrect: int
     min_dist: float
     if TYPE_CHECKING:  # an attribute to type checkers; at run time an InitVar (see Result)
-        _variance: Optional[float] = None
+        _variance: float | None = None
     else:
-        _variance: dataclasses.InitVar[Optional[float]] = None
+        _variance: dataclasses.InitVar[float | None] = None
     _unpack = ("n_rankable", "n_correct")
 
     def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
@@ -258,7 +259,7 @@ def check_inputs(scores: Any, labels: Any, min_dist: float, scores_name: str = "
     return check_positive_finite(min_dist, "min_dist")
 
 
-def wants_variance(n: int, variance: Optional[bool]) -> bool:
+def wants_variance(n: int, variance: bool | None) -> bool:
     """Whether paired_evaluation computes the variance: on request, else up to _CHEAP_VARIANCE_SAMPLES."""
     return n <= _CHEAP_VARIANCE_SAMPLES if variance is None else check_bool(variance, "variance")
 
@@ -282,8 +283,10 @@ def component_factors(labels: Any, extremes: tuple[Any, int, Any, int], n: int) 
     (DeLong), ``n / (n - 1)`` otherwise."""
     low, n_low, high, n_high = extremes
     if low != high and n_low + n_high == n:
+
         def factor(m: int) -> float:
             return m / (m - 1) if m > 1 else 1.0  # a lone sample's component is 0
+
         return np.where(labels == low, factor(n_low), factor(n_high))
     return np.full(labels.shape[0], n / (n - 1))
 
@@ -328,7 +331,7 @@ def paired_evaluation(
     *,
     n_jobs: NJobs = None,
     warn: bool = True,
-    variance: Optional[bool] = None,
+    variance: bool | None = None,
     progress: bool = False,
 ) -> PairedEvaluation:
     """Pair counts and the concordance (AUC) of one model's scores.
@@ -515,7 +518,9 @@ def compare_paired(
     threads = resolve_n_jobs(n_jobs)
     counts, components = [], []
     with progress_callback(check_progress(progress), "paired comparison") as callback:
-        outputs = [_core.paired_counts(s, labels_f, min_dist, True, threads, progress=callback) for s in (scores_a, scores_b)]
+        outputs = [
+            _core.paired_counts(s, labels_f, min_dist, True, threads, progress=callback) for s in (scores_a, scores_b)
+        ]
     for totals, rankable, tied, incorrect in outputs:
         counts.append(totals)
         components.append(auc_components(totals, (rankable, tied, incorrect)))

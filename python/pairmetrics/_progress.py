@@ -70,8 +70,13 @@ class RunProgress:
         if enabled:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=self._UNITS, desc=description, leave=True, file=sys.stderr,
-                             bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}]")
+            self._bar = tqdm(
+                total=self._UNITS,
+                desc=description,
+                leave=True,
+                file=sys.stderr,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}]",
+            )
         self._description = description
         self._lock = threading.Lock()
         self._start = 0.0  # of the current step, in shares of the run

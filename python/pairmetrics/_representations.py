@@ -205,7 +205,9 @@ def from_cuts(cuts: ArrayLike, values: ArrayLike, *, strict: bool = True) -> npt
         bad = check_cuts(c) if c.shape[1] > 1 else np.zeros(c.shape[0], dtype=bool)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"cuts must be non-decreasing along each row (Y <= v implies Y <= w for w > v); row {row} is not")
+            raise ValueError(
+                f"cuts must be non-decreasing along each row (Y <= v implies Y <= w for w > v); row {row} is not"
+            )
     # Index of the first cut >= 0.5, or k - 1 when no cut is: an extra column of 1s gives that.
     reached = np.concatenate([c >= 0.5, np.ones((c.shape[0], 1), dtype=bool)], axis=1)
     return v[np.argmax(reached, axis=1)]

@@ -5,14 +5,19 @@ drop-in compatibility with the functions we replace."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 
 
 def _equal(a: object, b: object) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+        )
     if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
         return True  # nan fields (nothing rankable) compare equal, as in a copy
     return bool(a == b)

@@ -8,13 +8,13 @@ seams (names without a leading underscore) shared with the Dask path in
 from __future__ import annotations
 
 import itertools
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
 from . import _core
-from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._routing import routed, warn
+from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
 
 __all__ = ["roc_auc_score"]
@@ -37,7 +37,7 @@ def warn_undefined(message: str) -> None:
 # --------------------------------------------------------------------------- checks (numpy or Dask arrays)
 
 
-def check_options(average: Optional[str], multi_class: str, max_fpr: Optional[float]) -> Optional[float]:
+def check_options(average: str | None, multi_class: str, max_fpr: float | None) -> float | None:
     """Validate the options; returns max_fpr as a float (or None)."""
     if average is not None:
         check_choice(average, "average", ("micro", "macro", "samples", "weighted"))
@@ -94,7 +94,7 @@ def target_type(uniques: np.ndarray, column: bool, integral: bool) -> str:
     return "multiclass" if uniques.size > 2 else "binary"
 
 
-def problem_kind(kind: str, score_shape: tuple[int, ...], max_fpr: Optional[float], multi_class: str) -> str:
+def problem_kind(kind: str, score_shape: tuple[int, ...], max_fpr: float | None, multi_class: str) -> str:
     """'binary', 'multiclass' or 'multilabel' for a target type, or the error scikit-learn raises."""
     if kind == "multiclass" or (kind == "binary" and len(score_shape) == 2 and score_shape[1] > 2):
         if max_fpr is not None and max_fpr != 1.0:
@@ -117,7 +117,9 @@ def binary_scores(scores: Any) -> Any:
     if scores.ndim == 2 and scores.shape[1] == 1:
         scores = scores[:, 0]
     if scores.ndim != 1:
-        raise ValueError(f"y_score should be a 1d array for binary y_true, got an array of shape {scores.shape} instead")
+        raise ValueError(
+            f"y_score should be a 1d array for binary y_true, got an array of shape {scores.shape} instead"
+        )
     return scores
 
 
@@ -137,9 +139,7 @@ def check_indicator_shapes(true_shape: tuple[int, ...], score_shape: tuple[int, 
         )
 
 
-def check_multiclass(
-    score_shape: tuple[int, ...], probabilities: bool, average: Optional[str], multi_class: str
-) -> None:
+def check_multiclass(score_shape: tuple[int, ...], probabilities: bool, average: str | None, multi_class: str) -> None:
     """The multi-class checks on y_score and the options; ``probabilities``: every row sums to 1."""
     if len(score_shape) != 2:
         raise ValueError(
@@ -151,7 +151,7 @@ def check_multiclass(
             "Target scores (y_score) need to be probabilities for multiclass roc_auc, "
             "i.e. they should sum up to 1.0 over classes"
         )
-    options: tuple[Optional[str], ...] = ("macro", "weighted", None)
+    options: tuple[str | None, ...] = ("macro", "weighted", None)
     if multi_class == "ovr":
         options = ("micro",) + options
     if average not in options:
@@ -160,7 +160,7 @@ def check_multiclass(
         raise NotImplementedError("average=None is not implemented for multi_class='ovo'.")
 
 
-def rows_sum_to_one(scores: np.ndarray, dtype: Optional[np.dtype[Any]] = None) -> bool:
+def rows_sum_to_one(scores: np.ndarray, dtype: np.dtype[Any] | None = None) -> bool:
     """scikit-learn's probability test of multi-class scores (one block of rows suffices); ``dtype``: the
     dtype the caller's scores came in, which the sums are taken in (float16 scores are read as float32)."""
     return bool(np.allclose(1, scores.sum(axis=1, dtype=dtype)))
@@ -208,7 +208,7 @@ def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
 # --------------------------------------------------------------------------- assembly from counts
 
 
-def is_partial(max_fpr: Optional[float]) -> bool:
+def is_partial(max_fpr: float | None) -> bool:
     return max_fpr is not None and max_fpr != 1
 
 
@@ -222,7 +222,7 @@ def binary_auc_defined(n_positive: int, n_negative: int, any_weight: bool) -> bo
     return True
 
 
-def binary_auc_value(area: float, total_pos: float, total_neg: float, max_fpr: Optional[float]) -> float:
+def binary_auc_value(area: float, total_pos: float, total_neg: float, max_fpr: float | None) -> float:
     """One binary AUC from the area under the curve normalised by the weight totals (the partial area up to
     max_fpr when partial), as scikit-learn reports it."""
     partial = is_partial(max_fpr)
@@ -243,7 +243,7 @@ def binary_auc_value(area: float, total_pos: float, total_neg: float, max_fpr: O
     return float(0.5 * (1 + (area - min_area) / (fpr - min_area)))
 
 
-def auc_sums(aucs: Any, weight: Optional[np.ndarray]) -> tuple[float, float, bool]:
+def auc_sums(aucs: Any, weight: np.ndarray | None) -> tuple[float, float, bool]:
     """(sum of weighted AUCs, sum of weights, any weight nonzero) of a weighted average of AUCs; AUCs of zero
     weight count as 0 (so a NaN of a weightless label drops out). Sums of blocks add up."""
     aucs = np.asarray(aucs, dtype=np.float64)
@@ -259,7 +259,7 @@ def average_from_sums(total: float, weight_total: float, any_weight: bool) -> fl
     return float(total / weight_total)
 
 
-def average_label_aucs(aucs: FloatArray, average: Optional[str], average_weight: Optional[np.ndarray]) -> FloatOrArray:
+def average_label_aucs(aucs: FloatArray, average: str | None, average_weight: np.ndarray | None) -> FloatOrArray:
     """The label (or class) AUCs averaged as ``average`` says (None: the array itself)."""
     if average is None:
         return aucs
@@ -271,7 +271,7 @@ def weighted_average_is_empty(label_weight: np.ndarray) -> bool:
     return bool(np.isclose(np.sum(label_weight), 0))
 
 
-def ovo_average(pair_aucs: list[float], prevalence: list[float], average: Optional[str]) -> float:
+def ovo_average(pair_aucs: list[float], prevalence: list[float], average: str | None) -> float:
     """Hand & Till (2001): the mean over pairs of classes present in y_true."""
     return float(np.average(pair_aucs, weights=prevalence if average == "weighted" else None))
 
@@ -321,7 +321,7 @@ def _scores(y_score: Any) -> tuple[np.ndarray, np.dtype[Any]]:
     return arr, given if isinstance(given, np.dtype) and given.kind == "f" else arr.dtype
 
 
-def _weights(sample_weight: Any, n: int) -> Optional[FloatArray]:
+def _weights(sample_weight: Any, n: int) -> FloatArray | None:
     if sample_weight is None:
         return None
     w = weight_vector(as_numeric_array(sample_weight, "sample_weight"), n)
@@ -338,7 +338,7 @@ def _check_weight_values(weight: np.ndarray) -> None:
         )
 
 
-def _binary_auc(positive: np.ndarray, score: np.ndarray, weight: Optional[np.ndarray], max_fpr: Optional[float]) -> float:
+def _binary_auc(positive: np.ndarray, score: np.ndarray, weight: np.ndarray | None, max_fpr: float | None) -> float:
     """One binary AUC: positive is a uint8 0/1 vector, score a 1-D view."""
     n_positive = int(np.count_nonzero(positive))
     n_negative = positive.size - n_positive
@@ -351,14 +351,14 @@ def _binary_auc(positive: np.ndarray, score: np.ndarray, weight: Optional[np.nda
     return binary_auc_value(area, total_pos, total_neg, max_fpr)
 
 
-def sample_aucs(y01: np.ndarray, y_score: np.ndarray, max_fpr: Optional[float]) -> FloatArray:
+def sample_aucs(y01: np.ndarray, y_score: np.ndarray, max_fpr: float | None) -> FloatArray:
     """The binary AUC of every row (the 'samples' average of a multi-label problem)."""
     rows = np.ascontiguousarray(y01), np.ascontiguousarray(y_score)
     return np.array([_binary_auc(rows[0][i], rows[1][i], None, max_fpr) for i in range(rows[0].shape[0])])
 
 
 def _average_binary(
-    y01: np.ndarray, y_score: np.ndarray, average: Optional[str], weight: Optional[np.ndarray], max_fpr: Optional[float]
+    y01: np.ndarray, y_score: np.ndarray, average: str | None, weight: np.ndarray | None, max_fpr: float | None
 ) -> FloatOrArray:
     """scikit-learn's ``_average_binary_score`` over the columns of a 0/1 indicator matrix."""
     if y_score.ndim == 1:
@@ -387,11 +387,11 @@ def roc_auc_score(
     y_true: ArrayLike,
     y_score: ArrayLike,
     *,
-    average: Optional[str] = "macro",
-    sample_weight: Optional[ArrayLike] = None,
-    max_fpr: Optional[float] = None,
+    average: str | None = "macro",
+    sample_weight: ArrayLike | None = None,
+    max_fpr: float | None = None,
     multi_class: str = "raise",
-    labels: Optional[ArrayLike] = None,
+    labels: ArrayLike | None = None,
 ) -> FloatOrArray:
     """Area under the ROC curve, with scikit-learn's signature and results.
 
@@ -505,8 +505,13 @@ def roc_auc_score(
 
 
 def _multiclass(
-    y: np.ndarray, scores: np.ndarray, labels: Any, multi_class: str, average: Optional[str],
-    weight: Optional[np.ndarray], score_dtype: np.dtype[Any],
+    y: np.ndarray,
+    scores: np.ndarray,
+    labels: Any,
+    multi_class: str,
+    average: str | None,
+    weight: np.ndarray | None,
+    score_dtype: np.dtype[Any],
 ) -> FloatOrArray:
     probabilities = scores.ndim == 2 and rows_sum_to_one(scores, score_dtype)
     check_multiclass(scores.shape, probabilities, average, multi_class)

@@ -7,14 +7,14 @@ without a leading underscore) shared with the Dask path in
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._typing import ArrayLike
 from ._routing import routed
+from ._typing import ArrayLike
 from ._validation import as_numeric_array, as_vector, check_finite, check_nonnegative_finite, check_same_length
 
 __all__ = ["concordance_index", "concordance_index_censored"]
@@ -77,7 +77,7 @@ def _is_integral(x: object) -> bool:
 
 @routed
 def concordance_index(
-    event_times: ArrayLike, predicted_scores: ArrayLike, event_observed: Optional[ArrayLike] = None
+    event_times: ArrayLike, predicted_scores: ArrayLike, event_observed: ArrayLike | None = None
 ) -> float:
     """Harrell's concordance index with lifelines' semantics (drop-in for
     ``lifelines.utils.concordance_index``).

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Optional, Union
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._routing import routed
 from ._progress import progress_callback
 from ._result import Result
+from ._routing import routed
 from ._typing import ArrayLike, FloatArray, IntArray, NJobs, Seed
 from ._validation import (
     as_matrix,
@@ -75,17 +75,17 @@ class TwoVsTwoResult(Result):
         The options used (``rtol`` after resolving the default).
     """
 
-    n_passed: Union[int, float]
+    n_passed: int | float
     n_total: int
     accuracy: float
     n_strict_passed: int
     n_tied: int
     n_pairs: int
-    standard_error: Optional[float]
+    standard_error: float | None
     sample_accuracy: FloatArray = dataclasses.field(repr=False)
     metric: str
     ties: str
-    pairs: Union[str, int]
+    pairs: str | int
     rtol: float
 
     _unpack = ("n_passed", "n_total", "accuracy")
@@ -165,9 +165,7 @@ def magnitude_limit(metric: str, dtype: npt.DTypeLike, d: int) -> float:
     return float(finfo.max) / 4.0
 
 
-def check_row_report(
-    name: str, metric: str, dtype: npt.DTypeLike, d: int, bad_rows: np.ndarray, big: float
-) -> None:
+def check_row_report(name: str, metric: str, dtype: npt.DTypeLike, d: int, bad_rows: np.ndarray, big: float) -> None:
     """Raise for the rows a metric is undefined for (global indices) or values beyond its limit."""
     if bad_rows.size:
         what = {"cosine": ("all-zero", "a zero"), "correlation": ("constant", "a constant")}[metric]
@@ -216,7 +214,7 @@ def working_dtype(y: Any, p: Any) -> type[np.floating[Any]]:
     return np.float32 if (y.dtype == np.float32 and p.dtype == np.float32) else np.float64
 
 
-def resolve_pairs(pairs: object, n: int) -> Union[str, int]:
+def resolve_pairs(pairs: object, n: int) -> str | int:
     n_all = n * (n - 1) // 2
     if isinstance(pairs, str):
         return check_choice(pairs, "pairs", PAIR_MODES)
@@ -228,7 +226,7 @@ def resolve_pairs(pairs: object, n: int) -> Union[str, int]:
         raise ValueError(f"pairs must lie in [1, n(n-1)/2] = [1, {n_all}] for n = {n}, got {pairs}") from None
 
 
-def resolve_rtol(rtol: Optional[float], dtype: npt.DTypeLike, d: int) -> float:
+def resolve_rtol(rtol: float | None, dtype: npt.DTypeLike, d: int) -> float:
     if rtol is None:
         return default_rtol(dtype, d)
     return check_nonnegative_finite(rtol, "rtol")
@@ -262,13 +260,13 @@ class _Setup:
     p: np.ndarray
     metric: str
     ties: str
-    pairs: Union[str, int]
+    pairs: str | int
     rtol: float
     n_threads: int
     group_y: np.ndarray
     group_p: np.ndarray
-    first: Optional[np.ndarray] = None
-    second: Optional[np.ndarray] = None
+    first: np.ndarray | None = None
+    second: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -278,24 +276,49 @@ class _Setup:
     def skip_same_target(self) -> bool:
         return self.pairs == "distinct_targets"
 
-    def count(self, perm: Optional[np.ndarray] = None, progress: Any = None) -> dict[str, Any]:
+    def count(self, perm: np.ndarray | None = None, progress: Any = None) -> dict[str, Any]:
         """Counts (dict: passed, tied, skipped, sample_passed, sample_tied) with y_i paired with p_perm[i]."""
         gp = self.group_p if perm is None else self.group_p[perm]
         # The kernel wants group ids in [0, n); permuted ids still are.
         if self.first is None:
             return _core._two_vs_two_all(
-                self.y, self.p, self.group_y, gp, self.metric, self.rtol, self.skip_same_target,
-                self.n_threads, None, perm, progress,
+                self.y,
+                self.p,
+                self.group_y,
+                gp,
+                self.metric,
+                self.rtol,
+                self.skip_same_target,
+                self.n_threads,
+                None,
+                perm,
+                progress,
             )
         return _core._two_vs_two_pairs(
-            self.y, self.p, self.group_y, gp, self.first, self.second, self.metric, self.rtol,  # type: ignore[arg-type]
-            self.skip_same_target, self.n_threads, perm, progress,
+            self.y,
+            self.p,
+            self.group_y,
+            gp,
+            self.first,
+            self.second,
+            self.metric,
+            self.rtol,  # type: ignore[arg-type]
+            self.skip_same_target,
+            self.n_threads,
+            perm,
+            progress,
         )
 
 
 def _setup(
-    y_true: Any, y_pred: Any, metric: str, ties: str, pairs: object, generator: np.random.Generator, n_jobs: NJobs,
-    rtol: Optional[float],
+    y_true: Any,
+    y_pred: Any,
+    metric: str,
+    ties: str,
+    pairs: object,
+    generator: np.random.Generator,
+    n_jobs: NJobs,
+    rtol: float | None,
 ) -> _Setup:
     """Validated inputs and options; ``generator`` is a checked numpy Generator."""
     y, p, metric = _prepare_inputs(y_true, y_pred, metric)
@@ -314,7 +337,7 @@ def _tie_credit(ties: str) -> float:
     return {"fail": 0.0, "pass": 1.0, "half": 0.5, "exclude": 0.0}[ties]
 
 
-def _score(passed: int, tied: int, n_pairs: int, ties: str) -> tuple[Union[int, float], int]:
+def _score(passed: int, tied: int, n_pairs: int, ties: str) -> tuple[int | float, int]:
     """(n_passed, n_total) under the tie rule; n_passed is 2x for 'half' kept exact."""
     if ties == "fail":
         return passed, n_pairs
@@ -331,16 +354,33 @@ def _result(setup: _Setup, counts: dict[str, Any]) -> TwoVsTwoResult:
     if setup.first is None and setup.skip_same_target:
         same_target = np.bincount(setup.group_y, minlength=n)[setup.group_y] - 1
     return result_from_counts(
-        n, (counts["passed"], counts["tied"], counts["skipped"]), counts["sample_passed"], counts["sample_tied"],
-        metric=setup.metric, ties=setup.ties, pairs=setup.pairs, rtol=setup.rtol, same_target=same_target,
-        first=setup.first, second=setup.second,
+        n,
+        (counts["passed"], counts["tied"], counts["skipped"]),
+        counts["sample_passed"],
+        counts["sample_tied"],
+        metric=setup.metric,
+        ties=setup.ties,
+        pairs=setup.pairs,
+        rtol=setup.rtol,
+        same_target=same_target,
+        first=setup.first,
+        second=setup.second,
     )
 
 
 def result_from_counts(
-    n: int, totals: Any, sample_passed: np.ndarray, sample_tied: np.ndarray, *, metric: str, ties: str,
-    pairs: Union[str, int], rtol: float, same_target: Optional[np.ndarray] = None, first: Optional[np.ndarray] = None,
-    second: Optional[np.ndarray] = None,
+    n: int,
+    totals: Any,
+    sample_passed: np.ndarray,
+    sample_tied: np.ndarray,
+    *,
+    metric: str,
+    ties: str,
+    pairs: str | int,
+    rtol: float,
+    same_target: np.ndarray | None = None,
+    first: np.ndarray | None = None,
+    second: np.ndarray | None = None,
 ) -> TwoVsTwoResult:
     """The TwoVsTwoResult of totals (passed, tied, skipped) and per-sample counts of ``n`` samples:
     of all pairs (``same_target[i]``: samples with row i's target, skipped for distinct targets)
@@ -403,11 +443,11 @@ def two_vs_two(
     *,
     metric: str = "cosine",
     ties: str = "fail",
-    pairs: Union[str, int] = "all",
+    pairs: str | int = "all",
     rng: Seed = None,
     n_jobs: NJobs = None,
     progress: bool = False,
-    rtol: Optional[float] = None,
+    rtol: float | None = None,
 ) -> TwoVsTwoResult:
     """The 2 vs 2 test: how often the predictions tell two samples apart.
 
@@ -515,16 +555,16 @@ def two_vs_two_permutation_test(
     y_true: ArrayLike,
     y_pred: ArrayLike,
     *,
-    n_permutations: Optional[int] = None,
-    n_resamples: Optional[int] = None,
+    n_permutations: int | None = None,
+    n_resamples: int | None = None,
     alternative: str = "greater",
     rng: Seed = None,
     metric: str = "cosine",
     ties: str = "fail",
-    pairs: Union[str, int] = "all",
+    pairs: str | int = "all",
     n_jobs: NJobs = None,
     progress: bool = False,
-    rtol: Optional[float] = None,
+    rtol: float | None = None,
 ) -> TwoVsTwoPermutationResult:
     """Permutation test of the 2 vs 2 accuracy against chance.
 
@@ -604,8 +644,17 @@ def two_vs_two_permutation_test(
             perms = np.stack([generator.permutation(n) for _ in range(k)]).astype(np.int64)
             if keep_terms:
                 counts = _core._two_vs_two_permuted(
-                    terms, terms_t, setup.y, setup.p, setup.group_y, setup.group_p, perms, setup.metric, setup.rtol,
-                    setup.skip_same_target, setup.n_threads,
+                    terms,
+                    terms_t,
+                    setup.y,
+                    setup.p,
+                    setup.group_y,
+                    setup.group_p,
+                    perms,
+                    setup.metric,
+                    setup.rtol,
+                    setup.skip_same_target,
+                    setup.n_threads,
                 )
                 passed[done : done + k], tied[done : done + k] = counts["passed"], counts["tied"]
             else:
@@ -650,7 +699,7 @@ def permutation_result(
     )
 
 
-def resolve_resamples(n_permutations: Optional[int], n_resamples: Optional[int]) -> int:
+def resolve_resamples(n_permutations: int | None, n_resamples: int | None) -> int:
     """The number of permutations from either name (default 1000)."""
     if n_permutations is not None and n_resamples is not None:
         a = check_int(n_permutations, "n_permutations", low=1)

@@ -3,7 +3,8 @@ what a result field holds. Annotations only; nothing here runs checks."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Union
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -15,10 +16,10 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 # a scalar (per_target=False) or one value per target column
-FloatOrArray = Union[float, FloatArray]
+FloatOrArray = float | FloatArray
 # threads: None for every usable core, -1 for all cores, k for at most k
-NJobs = Optional[int]
+NJobs = int | None
 # what _validation.check_rng turns into a Generator
-Seed = Union[None, int, np.integer[Any], np.random.SeedSequence, np.random.BitGenerator, np.random.Generator]
+Seed = None | int | np.integer[Any] | np.random.SeedSequence | np.random.BitGenerator | np.random.Generator
 # a scipy.spatial.distance.cdist metric name, "rank_mahalanobis", or a callable on two rows
-Metric = Union[str, Callable[..., float]]
+Metric = str | Callable[..., float]

@@ -244,7 +244,10 @@ def cumulative_dynamic_auc(
         aucs = _dynamic_auc(estimates, time, weights, cutoffs, tied_tol)
     else:
         aucs = np.array(
-            [_dynamic_auc(estimates[:, k], time, weights, cutoffs[k : k + 1], tied_tol)[0] for k in range(cutoffs.shape[0])]
+            [
+                _dynamic_auc(estimates[:, k], time, weights, cutoffs[k : k + 1], tied_tol)[0]
+                for k in range(cutoffs.shape[0])
+            ]
         )
     if cutoffs.shape[0] == 1:
         return aucs, float(aucs[0])

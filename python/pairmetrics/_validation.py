@@ -13,8 +13,8 @@ import math
 import numbers
 import os
 import sys
-
-from typing import Any, Optional, Sequence, TypeGuard, Union
+from collections.abc import Sequence
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -133,12 +133,17 @@ def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) ->
         raise ValueError(f"{name_a} and {name_b} must have the same length, got {a.shape[0]} and {b.shape[0]}")
 
 
-def _is_real_number(value: object) -> TypeGuard[Union[numbers.Real, np.floating[Any], np.integer[Any]]]:
+def _is_real_number(value: object) -> TypeGuard[numbers.Real | np.floating[Any] | np.integer[Any]]:
     return not isinstance(value, (bool, np.bool_)) and isinstance(value, (numbers.Real, np.floating, np.integer))
 
 
 def check_real(
-    value: object, name: str, *, low: Optional[float] = None, high: Optional[float] = None, low_open: bool = False,
+    value: object,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
     high_open: bool = False,
 ) -> float:
     """A finite real number within [low, high] (either end open on request), as float."""
@@ -165,13 +170,15 @@ def check_nonnegative_finite(value: Any, name: str) -> float:
     return check_real(value, name, low=0)
 
 
-def check_int(value: object, name: str, *, low: Optional[int] = None, high: Optional[int] = None) -> int:
+def check_int(value: object, name: str, *, low: int | None = None, high: int | None = None) -> int:
     """An integer (Python or numpy, not bool) within [low, high], as int."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
-        bounds = " and ".join(b for b in (f">= {low}" if low is not None else "", f"<= {high}" if high is not None else "") if b)
+        bounds = " and ".join(
+            b for b in (f">= {low}" if low is not None else "", f"<= {high}" if high is not None else "") if b
+        )
         raise ValueError(f"{name} must be {bounds}, got {value}")
     return value
 
@@ -194,7 +201,7 @@ def check_progress(progress: Any) -> bool:
     return check_bool(progress, "progress")
 
 
-def check_choice(value: Any, name: str, choices: Sequence[Optional[str]]) -> str:
+def check_choice(value: Any, name: str, choices: Sequence[str | None]) -> str:
     if not isinstance(value, str) or value not in choices:
         options = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
@@ -204,7 +211,7 @@ def check_choice(value: Any, name: str, choices: Sequence[Optional[str]]) -> str
 _MAX_THREADS_ENV = "PAIRMETRICS_NUM_THREADS"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def usable_cores() -> int:
     """Cores this process may run on: CPU affinity and a cgroup CPU quota, not ``os.cpu_count()``."""
     try:
@@ -229,7 +236,9 @@ def max_threads() -> int:
         try:
             value = int(limit)
         except ValueError:
-            raise ValueError(f"environment variable {_MAX_THREADS_ENV} must be a positive integer, got {limit!r}") from None
+            raise ValueError(
+                f"environment variable {_MAX_THREADS_ENV} must be a positive integer, got {limit!r}"
+            ) from None
         if value < 1:
             raise ValueError(f"environment variable {_MAX_THREADS_ENV} must be a positive integer, got {limit!r}")
         cores = min(cores, value)
@@ -241,7 +250,7 @@ def max_threads() -> int:
 _threadpool_view = None
 
 
-def threadpoolctl_limit() -> Optional[int]:
+def threadpoolctl_limit() -> int | None:
     """The thread limit threadpoolctl currently applies, or None.
 
     Only consulted when the program has imported ``threadpoolctl`` (this
@@ -328,7 +337,7 @@ def binary_report(arr: np.ndarray) -> tuple[int, int, Any]:
     return count, first, arr.ravel()[first].item()
 
 
-def entry_index(shape: tuple[int, ...], flat: int) -> Union[int, tuple[int, ...]]:
+def entry_index(shape: tuple[int, ...], flat: int) -> int | tuple[int, ...]:
     """The index of a flat position as errors show it: an int for 1-D, a tuple otherwise."""
     index = np.unravel_index(flat, shape)
     return int(index[0]) if len(shape) == 1 else tuple(int(i) for i in index)

@@ -43,10 +43,10 @@ networkx is imported only when this module is loaded (by networkx itself);
 from __future__ import annotations
 
 import decimal
-from itertools import compress
 import math
 import numbers
 from fractions import Fraction
+from itertools import compress
 
 import numpy as np
 
@@ -83,8 +83,7 @@ def get_info() -> dict:
             },
             "min_weight_matching": {
                 "url": "https://github.com/pairmetrics/pairmetrics#drop-in-backends",
-                "additional_docs": note
-                + " Computed from the original weights (networkx transforms them first).",
+                "additional_docs": note + " Computed from the original weights (networkx transforms them first).",
             },
         },
         "default_config": {},
@@ -136,7 +135,7 @@ def _simple_edges(G, attrs):
     index = {node: i for i, node in enumerate(nodes)}
     plain = all(type(x) is int for x in nodes) and nodes == list(range(len(nodes)))
     us, vs, ws = [], [], {a: [] for a in attrs}
-    for i, (node, nbrs) in enumerate(G.adj.items()):
+    for i, (_node, nbrs) in enumerate(G.adj.items()):
         if not nbrs:
             continue
         keys = nbrs.keys()
@@ -440,8 +439,9 @@ def _register_without_entry_points() -> bool:
     via ``PYTHONPATH`` has none, so tests and benchmarks call this. Returns
     True when it had to register.
     """
-    import networkx as nx
     from importlib.metadata import EntryPoint
+
+    import networkx as nx
 
     backends = nx.utils.backends
     if BACKEND_NAME in backends.backends:

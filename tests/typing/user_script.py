@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-
 import pairmetrics as pm
 
 
@@ -116,8 +115,9 @@ def inference() -> None:
     interval = models.confidence_interval()  # (k, k) arrays of bounds, one interval per pairwise difference
     assert aucs.shape == (2,) and models.df == 1 and statistic == models.statistic and 0 <= pvalue <= 1
     assert bool(np.all(interval.low <= interval.high)) and models.difference_variance().shape == models.difference.shape
-    y = np.array([(True, 1.0), (False, 2.0), (True, 3.0), (True, 4.0), (False, 5.0)],
-                 dtype=[("event", bool), ("time", float)])
+    y = np.array(
+        [(True, 1.0), (False, 2.0), (True, 3.0), (True, 4.0), (False, 5.0)], dtype=[("event", bool), ("time", float)]
+    )
     uno, concordant, discordant, tied_risk, tied_time = pm.concordance_index_ipcw(y, y, [5.0, 3.0, 4.0, 1.0, 2.0])
     assert 0 <= uno <= 1 and concordant + discordant + tied_risk + tied_time > 0
     dynamic, mean_auc = pm.cumulative_dynamic_auc(y, y, [5.0, 3.0, 1.0, 4.0, 2.0], [1.5, 3.5])

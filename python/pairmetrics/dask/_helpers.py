@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from . import paired
 from ._blocks import (
     align_rows,
     cluster_threads,
@@ -27,7 +28,6 @@ from ._blocks import (
     to_dask_array,
     tree_reduce,
 )
-from . import paired
 from .paired import _paired_split
 from .paired import _partition_data as partition_data
 
@@ -39,7 +39,9 @@ __all__ = [
 
 def partition_count(n: int) -> int:
     """Key partitions of n rows: at least one per thread of the cluster, each within a worker's memory."""
-    parts = max(cluster_threads(), math.ceil(n / memory_capped(paired.PARTITION_SAMPLES, paired.PARTITION_BYTES[False])))
+    parts = max(
+        cluster_threads(), math.ceil(n / memory_capped(paired.PARTITION_SAMPLES, paired.PARTITION_BYTES[False]))
+    )
     return max(1, min(parts, n // 2 or 1))
 
 

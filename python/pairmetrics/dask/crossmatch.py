@@ -37,9 +37,21 @@ def _cm_repeat(xs, ys, dtype, metric, k, metric_kwargs):
 
 
 @register(_crossmatch.crossmatch_resample)
-def crossmatch_resample(x, y, sample_size=200, n_resamples=500, rng=None, n_jobs=None, alternative="less",
-                        metric="euclidean", k=None, progress=False, n_repeats=None,
-                        max_matrix_bytes=DEFAULT_MAX_MATRIX_BYTES, metric_kwargs=None):
+def crossmatch_resample(
+    x,
+    y,
+    sample_size=200,
+    n_resamples=500,
+    rng=None,
+    n_jobs=None,
+    alternative="less",
+    metric="euclidean",
+    k=None,
+    progress=False,
+    n_repeats=None,
+    max_matrix_bytes=DEFAULT_MAX_MATRIX_BYTES,
+    metric_kwargs=None,
+):
     from dask import delayed
 
     from .._validation import check_progress, check_rng

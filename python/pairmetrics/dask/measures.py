@@ -283,7 +283,9 @@ def _modes(row_blocks, n, n_cols):
 
     n_groups = max(blocks.cluster_threads(), math.ceil(n / MODE_GROUP_SAMPLES))
     splits = [delayed(_mode_split, pure=True)(b, n_groups) for b in row_blocks]
-    best = blocks.compute(*[delayed(_mode_group, pure=True)(j, g, *splits) for j in range(n_cols) for g in range(n_groups)])
+    best = blocks.compute(
+        *[delayed(_mode_group, pure=True)(j, g, *splits) for j in range(n_cols) for g in range(n_groups)]
+    )
     modes = np.empty(n_cols)
     for j in range(n_cols):
         count, key = max(best[j * n_groups : (j + 1) * n_groups], key=lambda r: (r[0], -r[1]))

@@ -44,7 +44,9 @@ def multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
     p = matrix_shape(blocks.to_dask_array(y_pred, "y_pred"), "y_pred", min_rows=0, min_cols=0)
     n_samples, n_labels = _multilabel.check_shapes(t.shape, p.shape)
     t, p = blocks.align_rows([t, p], ["y_true", "y_pred"])
-    parts = [delayed(_multilabel_block, pure=True)(a, b) for a, b in zip(t.to_delayed().ravel(), p.to_delayed().ravel())]
+    parts = [
+        delayed(_multilabel_block, pure=True)(a, b) for a, b in zip(t.to_delayed().ravel(), p.to_delayed().ravel())
+    ]
     # Per-sample counts are part of the result (n values each); the blocks keep their order.
     ((reports, counts),) = blocks.compute(blocks.tree_reduce(_multilabel_combine, parts))
     offsets = blocks.offsets(t.chunks[0])

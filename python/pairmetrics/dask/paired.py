@@ -78,21 +78,6 @@ BUCKETS_PER_PARTITION = 3
 SAMPLES_PER_PARTITION = 2000
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # Integer labels below this magnitude, and their differences, are exact in float64.
 _EXACT_INTEGER_LABELS = 2.0**52
 
@@ -162,10 +147,6 @@ def _count_below(haystack, needles, side):
         out[start : start + part.size] = np.searchsorted(haystack[low:high], part, side=side)
         out[start : start + part.size] += low
     return out
-
-
-
-
 
 
 def _bisect_up(y, min_dist):
@@ -349,8 +330,6 @@ def _paired_side(needles_y, needles_up, ref_y, ref_up):
     return above, below
 
 
-
-
 def _paired_finish(within, between_rankable, between_incorrect, n_chunks_offsets):
     """Per-sample (rankable, tied, incorrect) of one partition, split by the original block they came from."""
     index, rankable, tied, incorrect, order = within
@@ -388,10 +367,14 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     offsets = blocks.offsets(scores.chunks[0])
 
     # 1. validation reports and a sample of the scores -> partition boundaries
-    n_parts = max(blocks.cluster_threads(), math.ceil(n / blocks.memory_capped(PARTITION_SAMPLES, PARTITION_BYTES[per_sample])))
+    n_parts = max(
+        blocks.cluster_threads(), math.ceil(n / blocks.memory_capped(PARTITION_SAMPLES, PARTITION_BYTES[per_sample]))
+    )
     n_parts = max(1, min(n_parts, n // 2 or 1))
     per_block = math.ceil(SAMPLES_PER_PARTITION * n_parts / len(blocks_s))
-    sampled = [delayed(_paired_sample, pure=True)(s, y, per_block, k) for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]
+    sampled = [
+        delayed(_paired_sample, pure=True)(s, y, per_block, k) for k, (s, y) in enumerate(zip(blocks_s, blocks_y))
+    ]
     results = blocks.compute(*sampled)
     blocks.raise_nonfinite([r[0][0] for r in results], scores_name, offsets)
     blocks.raise_nonfinite([r[0][1] for r in results], "labels", offsets)
@@ -414,8 +397,9 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
         bound_labels, bound_parts = _label_bounds(sample_scores, np.concatenate([r[2] for r in results]), bounds,
                                                   BUCKETS_PER_PARTITION * n_parts)  # fmt: skip
         return _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads), None, label_range
-    parts = [delayed(_paired_partition, nout=4, pure=True)(min_dist, n_threads, *partition_pieces[k])
-             for k in range(n_parts)]  # fmt: skip (counts, per-sample arrays, sorted labels, thresholds)
+    parts = [
+        delayed(_paired_partition, nout=4, pure=True)(min_dist, n_threads, *partition_pieces[k]) for k in range(n_parts)
+    ]  # fmt: skip (counts, per-sample arrays, sorted labels, thresholds)
 
     # 3. pairs of partitions p < q from their sorted labels, one task per side, so that
     #    both sides of a pair run at once and each moves one partition's labels.
@@ -423,8 +407,9 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     for p in range(n_parts):
         for q in range(n_parts):
             if p != q:
-                sides[p, q] = delayed(_paired_side, nout=2, pure=True)(parts[p][2], parts[p][3], parts[q][2],
-                                                                       parts[q][3])
+                sides[p, q] = delayed(_paired_side, nout=2, pure=True)(
+                    parts[p][2], parts[p][3], parts[q][2], parts[q][3]
+                )
     # the lower partition's side gives the totals: above = correct, below = incorrect
     low_sides = [sides[p, q] for p in range(n_parts) for q in range(p + 1, n_parts)]
     totals = delayed(_paired_totals, pure=True)([c[0] for c in parts], [delayed(blocks.sum_int)(s[0]) for s in low_sides],
@@ -454,9 +439,12 @@ def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, 
     from dask import delayed
 
     n_parts, n_buckets = len(partition_pieces), bound_labels.size + 1
-    parts = [delayed(_paired_partition_buckets, nout=2 + 2 * n_buckets, pure=True)(
-                 min_dist, n_threads, k, bound_labels, bound_parts, *partition_pieces[k])
-             for k in range(n_parts)]  # fmt: skip (counts, sizes, label pieces, threshold pieces)
+    parts = [
+        delayed(_paired_partition_buckets, nout=2 + 2 * n_buckets, pure=True)(
+            min_dist, n_threads, k, bound_labels, bound_parts, *partition_pieces[k]
+        )
+        for k in range(n_parts)
+    ]  # fmt: skip (counts, sizes, label pieces, threshold pieces)
     between = []
     if n_parts > 1:
         between = [delayed(_paired_bucket, nout=2, pure=True)(n_parts, min_dist, *[p[2 + b] for p in parts],
@@ -467,12 +455,8 @@ def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, 
                                               [b[1] for b in between])  # fmt: skip
 
 
-
-
 def _zeros_like_partition(labels_k):
     return np.zeros(labels_k.size, np.int64)
-
-
 
 
 def _paired_totals(within, correct_between, incorrect_between):
@@ -480,8 +464,6 @@ def _paired_totals(within, correct_between, incorrect_between):
     correct += sum(correct_between)
     incorrect += sum(incorrect_between)
     return rankable + sum(correct_between) + sum(incorrect_between), correct, tied, incorrect
-
-
 
 
 def _paired_inputs(scores, labels, min_dist, scores_name="scores"):

@@ -151,6 +151,7 @@ def _binary_aucs(problems, max_fpr, n_rows):
     stats = compute(*[g.partitions() for g in graphs])
     out = []
     for graph, column_stats in zip(graphs, stats):
+
         def partial_area(k, fpr, graph=graph):
             (result,) = compute(graph.partitions(fpr)[k])
             return result[3]
@@ -191,7 +192,7 @@ def _average_binary(y01, s, average, w, max_fpr, sampled):
         blocks = zip(y01.to_delayed().ravel(), s.to_delayed().ravel(),
                      w.to_delayed().ravel() if w is not None else itertools.repeat(None))  # fmt: skip
         parts = [delayed(_samples_block, pure=True)(a, b, c, max_fpr) for a, b, c in blocks]
-        ((total, weight_total, any_weight), messages), = compute(tree_reduce(_add_sample_sums, parts))
+        (((total, weight_total, any_weight), messages),) = compute(tree_reduce(_add_sample_sums, parts))
         for message, category in sorted(messages, key=str):
             warn(message, category)
         return roc.average_from_sums(total, weight_total, any_weight)

@@ -76,8 +76,22 @@ def _tvt_tile(yi, pi, yj, pj, dtype, metric, rtol, skip_same, n_threads, referen
     gy = _core._row_groups(y, n_threads)
     gp = _core._row_groups(p, n_threads)
     centre, max_abs = reference
-    counts = _core._two_vs_two_all(y, p, gy, gp, metric, rtol, skip_same, n_threads, None, None, None,
-                                   split=0 if diagonal else ni, centre=centre, max_abs=max_abs)
+    counts = _core._two_vs_two_all(
+        y,
+        p,
+        gy,
+        gp,
+        metric,
+        rtol,
+        skip_same,
+        n_threads,
+        None,
+        None,
+        None,
+        split=0 if diagonal else ni,
+        centre=centre,
+        max_abs=max_abs,
+    )
     passed, tied, skipped = counts["passed"], counts["tied"], counts["skipped"]
     sp, st = counts["sample_passed"], counts["sample_tied"]
     same = np.zeros(n, np.int64)
@@ -142,7 +156,9 @@ def _tvt_setup(y, p, metric, dtype, rtol):
     n, d = y.shape
     blocks_y, blocks_p = y.to_delayed().ravel(), p.to_delayed().ravel()
     offsets = blocks.offsets(y.chunks[0])
-    reports = blocks.compute(*[delayed(_tvt_check_block, pure=True)(a, b, metric, dtype) for a, b in zip(blocks_y, blocks_p)])
+    reports = blocks.compute(
+        *[delayed(_tvt_check_block, pure=True)(a, b, metric, dtype) for a, b in zip(blocks_y, blocks_p)]
+    )
     _tvt_validate(reports, offsets, d, metric, dtype)
     rtol = _two_vs_two.resolve_rtol(rtol, dtype, d)
     reference = (None, -1.0)
@@ -167,8 +183,9 @@ def _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, re
                 args = (blocks_y[i], blocks_p[i], None, None)
             else:
                 args = (blocks_y[i], blocks_p[i], blocks_y[j], blocks_p[j])
-            tiles[i, j] = delayed(_tvt_tile, nout=3, pure=True)(*args, dtype, metric, rtol, skip_same, n_threads,
-                                                                 reference)
+            tiles[i, j] = delayed(_tvt_tile, nout=3, pure=True)(
+                *args, dtype, metric, rtol, skip_same, n_threads, reference
+            )
     totals = blocks.tree_reduce(_tvt_totals, [t[0] for t in tiles.values()])
     if not per_sample:
         return totals, None
@@ -254,14 +271,24 @@ def _observed(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol, prog
     totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, prep.skip_same, n_threads, reference)
     totals, *per_block = blocks.compute(totals, *per_block, progress=progress)
     sample_passed, sample_tied, same = (np.concatenate([b[i] for b in per_block]) for i in range(3))
-    result = _two_vs_two.result_from_counts(n, totals, sample_passed, sample_tied, metric=metric, ties=ties,
-                                            pairs=pairs, rtol=rtol, same_target=same if prep.skip_same else None)
+    result = _two_vs_two.result_from_counts(
+        n,
+        totals,
+        sample_passed,
+        sample_tied,
+        metric=metric,
+        ties=ties,
+        pairs=pairs,
+        rtol=rtol,
+        same_target=same if prep.skip_same else None,
+    )
     return result, prep
 
 
 @register(_two_vs_two.two_vs_two)
-def two_vs_two(y_true, y_pred, metric="cosine", ties="fail", pairs="all", rng=None, n_jobs=None, progress=False,
-               rtol=None):
+def two_vs_two(
+    y_true, y_pred, metric="cosine", ties="fail", pairs="all", rng=None, n_jobs=None, progress=False, rtol=None
+):
     from .._validation import check_progress, check_rng
 
     generator = check_rng(rng)
@@ -281,14 +308,35 @@ def _tvt_sampled_result(prep, blocks_p, progress):
     for (_, sp, st), local_rows in zip(results, rows):
         np.add.at(sample_passed, local_rows, sp)
         np.add.at(sample_tied, local_rows, st)
-    return _two_vs_two.result_from_counts(n, totals, sample_passed, sample_tied, metric=prep.metric, ties=prep.ties,
-                                          pairs=prep.pairs, rtol=prep.rtol, first=prep.first, second=prep.second)
+    return _two_vs_two.result_from_counts(
+        n,
+        totals,
+        sample_passed,
+        sample_tied,
+        metric=prep.metric,
+        ties=prep.ties,
+        pairs=prep.pairs,
+        rtol=prep.rtol,
+        first=prep.first,
+        second=prep.second,
+    )
 
 
 @register(_two_vs_two.two_vs_two_permutation_test)
-def two_vs_two_permutation_test(y_true, y_pred, n_permutations=None, n_resamples=None, alternative="greater",
-                                rng=None, metric="cosine", ties="fail", pairs="all", n_jobs=None, progress=False,
-                                rtol=None):
+def two_vs_two_permutation_test(
+    y_true,
+    y_pred,
+    n_permutations=None,
+    n_resamples=None,
+    alternative="greater",
+    rng=None,
+    metric="cosine",
+    ties="fail",
+    pairs="all",
+    n_jobs=None,
+    progress=False,
+    rtol=None,
+):
     from .._validation import check_choice, check_progress, check_rng
 
     n_permutations = _two_vs_two.resolve_resamples(n_permutations, n_resamples)
@@ -312,4 +360,6 @@ def two_vs_two_permutation_test(y_true, y_pred, n_permutations=None, n_resamples
                                     prep.metric, prep.rtol, False, prep.n_threads)  # fmt: skip
             null_totals.append(blocks.tree_reduce(_tvt_totals, [t[0] for t in tasks]))
     null_totals = blocks.compute(*null_totals, progress=progress)
-    return _two_vs_two.permutation_result(observed, [t[0] for t in null_totals], [t[1] for t in null_totals], alternative)
+    return _two_vs_two.permutation_result(
+        observed, [t[0] for t in null_totals], [t[1] for t in null_totals], alternative
+    )

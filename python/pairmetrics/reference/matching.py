@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 __all__ = [
     "min_weight_perfect_matching",
@@ -32,7 +32,7 @@ def min_weight_perfect_matching(D):
     def d(i, j):
         return 0.0 if i >= n or j >= n else float(D[min(i, j)][max(i, j)])
 
-    @lru_cache(maxsize=None)
+    @cache
     def best(mask):
         if mask == 0:
             return 0.0, ()
@@ -67,7 +67,9 @@ def crossmatch_pmf(N, n):
             continue
         a2 = (n - a1) // 2
         a0 = (m - a1) // 2
-        out[a1] = Fraction(2**a1 * math.factorial(I), math.comb(N, n) * math.factorial(a0) * math.factorial(a1) * math.factorial(a2))
+        out[a1] = Fraction(
+            2**a1 * math.factorial(I), math.comb(N, n) * math.factorial(a0) * math.factorial(a1) * math.factorial(a2)
+        )
     return out
 
 
@@ -126,7 +128,10 @@ def rank_mahalanobis(X):
         return [[0.0] * n for _ in range(n)]
     k = len(cols)
     mean = [sum(c) / n for c in cols]
-    cv = [[sum((cols[a][i] - mean[a]) * (cols[b][i] - mean[b]) for i in range(n)) / (n - 1) for b in range(k)] for a in range(k)]
+    cv = [
+        [sum((cols[a][i] - mean[a]) * (cols[b][i] - mean[b]) for i in range(n)) / (n - 1) for b in range(k)]
+        for a in range(k)
+    ]
     vuntied = sum((i + 1 - (n + 1) / 2) ** 2 for i in range(n)) / (n - 1)
     rat = [math.sqrt(vuntied / cv[a][a]) for a in range(k)]
     cv = [[rat[a] * cv[a][b] * rat[b] for b in range(k)] for a in range(k)]

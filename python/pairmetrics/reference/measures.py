@@ -139,8 +139,11 @@ def check_cuts(pred_cuts):
 def multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
     """Dict of per-label and per-sample tp/tn/fp/fn lists, accuracies and per-sample weighted scores."""
     n, n_labels = len(y_true), len(y_true[0])
-    out = {f"{k}_per_{axis}": [0] * size for k in ("tp", "tn", "fp", "fn")
-           for axis, size in (("label", n_labels), ("sample", n))}
+    out = {
+        f"{k}_per_{axis}": [0] * size
+        for k in ("tp", "tn", "fp", "fn")
+        for axis, size in (("label", n_labels), ("sample", n))
+    }
     for i in range(n):
         for j in range(n_labels):
             t, p = bool(y_true[i][j]), bool(y_pred[i][j])
@@ -152,8 +155,13 @@ def multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
     out["sample_accuracy"] = [(out["tp_per_sample"][i] + out["tn_per_sample"][i]) / n_labels for i in range(n)]
     out["label_accuracy"] = [(out["tp_per_label"][j] + out["tn_per_label"][j]) / n for j in range(n_labels)]
     out["weighted_score_per_sample"] = [
-        (out["tp_per_sample"][i] + out["tn_per_sample"][i]
-         - false_pos * out["fp_per_sample"][i] - false_neg * out["fn_per_sample"][i]) / n_labels
+        (
+            out["tp_per_sample"][i]
+            + out["tn_per_sample"][i]
+            - false_pos * out["fp_per_sample"][i]
+            - false_neg * out["fn_per_sample"][i]
+        )
+        / n_labels
         for i in range(n)
     ]
     return out

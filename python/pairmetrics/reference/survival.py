@@ -6,8 +6,13 @@ and j is censored (two events at one time are not compared).
 
 from __future__ import annotations
 
-__all__ = ["comparable_pairs", "lifelines_concordance", "sksurv_concordance", "concordance_counts",
-           "concordance_jackknife"]
+__all__ = [
+    "comparable_pairs",
+    "lifelines_concordance",
+    "sksurv_concordance",
+    "concordance_counts",
+    "concordance_jackknife",
+]
 
 
 def comparable_pairs(times, events):
