@@ -62,20 +62,34 @@ def _load(name: str) -> dict:
     return json.loads((RESULTS / f"{name}.json").read_text())
 
 
+def _formatting_commits() -> set[str]:
+    """Commits listed in .git-blame-ignore-revs (formatting only): they change no measured code."""
+    path = ROOT / ".git-blame-ignore-revs"
+    if not path.is_file():
+        return set()
+    return {line.split()[0] for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")}
+
+
 def _commit_time(*paths: str) -> int | None:
-    """Unix time of the last commit touching ``paths``; None without git history."""
+    """Unix time of the last commit touching ``paths``, formatting commits aside; None without git history."""
     try:
         out = subprocess.run(
-            ["git", "log", "-1", "--format=%ct", "--", *paths],
+            ["git", "log", "--format=%H %ct", "--", *paths],
             cwd=ROOT,
             capture_output=True,
             text=True,
             check=True,
             timeout=30,
-        ).stdout.strip()
+        ).stdout.split("\n")
     except (OSError, subprocess.SubprocessError):
         return None
-    return int(out) if out else None
+    skip = _formatting_commits()
+    for line in out:
+        if line.strip():
+            commit, time = line.split()
+            if commit not in skip:
+                return int(time)
+    return None
 
 
 def stale() -> list[str]:
@@ -214,7 +228,9 @@ def markdown(found: list[Row]) -> str:
 
 
 def rst(found: list[Row]) -> str:
-    """The same table as a reST list-table (for the documentation)."""
+    """The same table as a reST list-table (for the documentation); a sentence when no row is current."""
+    if not found:
+        return "No result is current: every results file predates a change of the code it times.\n"
     lines = [".. list-table::", "   :header-rows: 1", ""]
     for row in [HEADER] + [cells(r) for r in found]:
         lines += [f"   * - {row[0]}"] + [f"     - {cell}" for cell in row[1:]]
