@@ -143,6 +143,12 @@ def test_roc_auc_errors_match_in_memory(client):
         assert isinstance(expected[0], str) and got == expected
     with pytest.raises(ValueError, match="max_fpr"):
         pm.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), max_fpr=2)
+    # a negative weight: the same error, with the global index of the first one
+    scores, weights = np.array([0.1, 0.2, 0.3, 0.4, 0.5]), np.array([1.0, 1.0, 1.0, -2.0, -3.0])
+    expected = _outcome(pm.roc_auc_score, y, scores, sample_weight=weights)
+    got = _outcome(pm.roc_auc_score, *(da.from_array(a, chunks=2) for a in (y, scores)),
+                   sample_weight=da.from_array(weights, chunks=2))  # fmt: skip
+    assert "first at index 3" in expected[0] and got == expected
     with pytest.raises(TypeError, match="unexpected keyword"):
         pm.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), sample_weights=None)
 

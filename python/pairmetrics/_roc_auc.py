@@ -333,9 +333,12 @@ def _check_weight_values(weight: np.ndarray) -> None:
     with one class present it returns NaN (and warns) whatever the weights."""
     check_finite(weight, "sample_weight")
     if (weight < 0).any():
-        raise ValueError(
-            f"sample_weight must be non-negative, got {weight.min()} (first at index {int(np.argmax(weight < 0))})"
-        )
+        raise negative_weight_error(float(weight.min()), int(np.argmax(weight < 0)))
+
+
+def negative_weight_error(minimum: float, first_index: int) -> ValueError:
+    """The error of a negative sample_weight (its smallest value and the index of the first negative one)."""
+    return ValueError(f"sample_weight must be non-negative, got {minimum} (first at index {first_index})")
 
 
 def _binary_auc(positive: np.ndarray, score: np.ndarray, weight: np.ndarray | None, max_fpr: float | None) -> float:

@@ -61,7 +61,18 @@ def _summary(y, s, w, n_parts, n_blocks, seed, limit):
     reports = (first_nonfinite(s), first_nonfinite(w) if w is not None else (0, -1, False))
     probabilities = s.ndim != 2 or not s.shape[0] or roc.rows_sum_to_one(np.asarray(s, dtype=np.float64))
     take = sample_rows(s, n_parts, n_blocks, seed)
-    return y_bad, values[:limit], counts[:limit], integral, reports, probabilities, y[take], s[take]
+    negative = _negative_weights(w)
+    return y_bad, values[:limit], counts[:limit], integral, reports, probabilities, y[take], s[take], negative
+
+
+def _negative_weights(w):
+    """(smallest weight, first local index of a negative one) of a block, or None without negative weights."""
+    if w is None or not w.size:
+        return None
+    below = np.asarray(w) < 0
+    if not below.any():
+        return None
+    return float(np.min(w)), int(np.argmax(below))
 
 
 def _merge_uniques(parts, limit):
@@ -281,6 +292,11 @@ def roc_auc_score(y_true, y_score, average="macro", sample_weight=None, max_fpr=
     raise_nonfinite([r[4][0] for r in summaries], "y_score", row_offsets, width)
     if w is not None:
         raise_nonfinite([r[4][1] for r in summaries], "sample_weight", row_offsets)
+        negative = [(k, r[8]) for k, r in enumerate(summaries) if r[8] is not None]
+        if negative:
+            minimum = min(found[0] for _, found in negative)
+            block, (_, local) = negative[0]
+            raise roc.negative_weight_error(minimum, int(row_offsets[block]) + local)
     uniques, counts = _merge_uniques([(r[1], r[2]) for r in summaries], limit)
     integral = all(r[3] for r in summaries)
     sampled_y = np.concatenate([r[6] for r in summaries])
