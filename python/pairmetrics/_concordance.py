@@ -96,9 +96,9 @@ class ConcordanceResult(Result):
         ]
         level = bounds[0].confidence_level
         return ConfidenceInterval(
-            np.array([b.low for b in bounds]),
-            np.array([b.high for b in bounds]),
-            level,  # type: ignore[arg-type]
+            np.array([b.low for b in bounds]),  # type: ignore[arg-type]
+            np.array([b.high for b in bounds]),  # type: ignore[arg-type]
+            level,
         )
 
 

@@ -300,9 +300,9 @@ class _Setup:
             self.group_y,
             gp,
             self.first,
-            self.second,
+            self.second,  # type: ignore[arg-type]
             self.metric,
-            self.rtol,  # type: ignore[arg-type]
+            self.rtol,
             self.skip_same_target,
             self.n_threads,
             perm,
