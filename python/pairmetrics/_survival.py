@@ -32,7 +32,7 @@ def _float_vector(x: Any, name: str) -> np.ndarray:
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:  # the class lifelines raises (strings: ValueError), naming the argument
-        raise type(exc)(f"{name} must be array-like of numbers: {exc}") from None
+        raise type(exc)(f"{name} must be array-like of numbers (or of strings that read as numbers)") from None
     arr = as_numeric_array(arr, name)  # record fields and unaligned views become contiguous copies
     return lifelines_vector(arr)
 
