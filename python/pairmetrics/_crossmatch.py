@@ -335,15 +335,19 @@ def _as_sample(x: Any, name: str) -> np.ndarray:
     return x
 
 
+def checked_sample(x: Any, name: str, metric: Metric) -> np.ndarray:
+    """A sample as finite 2-D rows (1-D input is one feature), refused where the metric is undefined."""
+    x = _as_sample(x, name)
+    if is_transformed(metric, {}):  # rows the metric is undefined for, named in their own sample
+        check_metric_rows(x.astype(np.float64, copy=False), name, metric)  # the dtype distances are computed in
+    return x
+
+
 def _pool(x: Any, y: Any, metric: Metric) -> tuple[np.ndarray, int, int]:
-    x = _as_sample(x, "x")
-    y = _as_sample(y, "y")
+    x = checked_sample(x, "x", metric)
+    y = checked_sample(y, "y", metric)
     dtype = pool_dtype(x, y)
     X = np.concatenate([x.astype(dtype, copy=False), y.astype(dtype, copy=False)])
-    if is_transformed(metric, {}):  # rows the metric is undefined for, named in their own sample
-        rows = X.astype(np.float64, copy=False)  # the dtype the distances are computed in
-        check_metric_rows(rows[: x.shape[0]], "x", metric)
-        check_metric_rows(rows[x.shape[0] :], "y", metric)
     return X, x.shape[0], y.shape[0]
 
 
