@@ -254,3 +254,34 @@ def test_exact_rational_statistic_on_the_reference_matching():
     # The reference statistic is exact: on a case with a fraction-valued answer it is that fraction.
     statistic, df = ref.multi_crossmatch_statistic(list("aabbcc"), _chain_mate(6))
     assert (statistic, df) == (Fraction(9), 3)
+
+
+def test_docstring_examples():
+    import doctest
+
+    from pairmetrics import _crossmatch_multi
+
+    result = doctest.testmod(_crossmatch_multi, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_dask_input_is_gathered_and_string_labels_refused():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(30, 3))
+    codes = np.repeat([0, 1, 2], 10)
+    expected = pm.multi_crossmatch_test(X, codes)
+    res = pm.multi_crossmatch_test(da.from_array(X, chunks=7), da.from_array(codes, chunks=7))
+    assert (res.statistic, res.df) == (expected.statistic, expected.df)
+    np.testing.assert_array_equal(res.counts, expected.counts)
+    with pytest.raises(TypeError, match="labels"):
+        pm.multi_crossmatch_test(da.from_array(X, chunks=7), da.from_array(np.repeat(["a", "b", "c"], 10)))
+    from pairmetrics.dask import matching
+
+    limit = matching.MAX_GATHER_BYTES
+    matching.MAX_GATHER_BYTES = 100
+    try:
+        with pytest.raises(ValueError, match="MAX_GATHER_BYTES"):
+            pm.multi_crossmatch_test(da.from_array(X, chunks=7), codes)
+    finally:
+        matching.MAX_GATHER_BYTES = limit

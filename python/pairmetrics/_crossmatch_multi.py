@@ -168,7 +168,7 @@ class MultiCrossMatchResult(Result):
     groups: np.ndarray
     sizes: IntArray
     counts: IntArray
-    expected: FloatArray
+    expected: FloatArray = dataclasses.field(repr=False)
     pairs: IntArray = dataclasses.field(repr=False)
     covariance: FloatArray = dataclasses.field(repr=False)
     pair_dev: FloatArray = dataclasses.field(repr=False)
