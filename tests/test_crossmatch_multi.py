@@ -7,7 +7,7 @@ import pairmetrics as pm
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pairmetrics._crossmatch_multi import cross_count_moments
+from pairmetrics._crossmatch_multi import cross_count_moments, mahalanobis_statistic, total_cross_variance
 from pairmetrics.reference import matching as ref
 from scipy.spatial.distance import cdist
 
@@ -43,6 +43,42 @@ def test_closed_form_moments_match_the_pair_probabilities(sizes):
     np.testing.assert_allclose(fast_mean, [float(m) for m in mean], rtol=1e-13)
     scale = max(1.0, float(np.abs(fast_cov).max()))
     np.testing.assert_allclose(fast_cov, [[float(c) for c in row] for row in cov], rtol=1e-11, atol=1e-13 * scale)
+
+
+def _dense_statistic(deviation, cov):
+    """d' Sigma^+ d and the rank by numpy's pseudo-inverse on the correlation scale."""
+    sd = np.sqrt(np.diag(cov))
+    on = sd > 0
+    if not on.any():
+        return 0.0, 0
+    corr = cov[np.ix_(on, on)] / np.outer(sd[on], sd[on])
+    scaled = deviation[on] / sd[on]
+    return float(scaled @ np.linalg.pinv(corr, rcond=1e-10, hermitian=True) @ scaled), int(
+        np.linalg.matrix_rank(corr, tol=1e-10 * np.abs(corr).max() * corr.shape[0], hermitian=True)
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 300), min_size=2, max_size=12), st.integers(0, 2**32 - 1))
+def test_structured_statistic_is_the_dense_pseudo_inverse(sizes, seed):
+    sizes[0] += sum(sizes) % 2
+    if sum(sizes) < 2:
+        sizes[:2] = [1, 1]
+    sizes = np.array(sizes)
+    mean, cov = cross_count_moments(sizes)
+    # a deviation in the range of Sigma: the counts of a random arrangement of the labels on a chain matching
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation(np.repeat(np.arange(sizes.size), sizes))
+    a, b = np.minimum(labels[0::2], labels[1::2]), np.maximum(labels[0::2], labels[1::2])
+    K = sizes.size
+    counts = np.bincount(a * K + b, minlength=K * K).reshape(K, K)
+    i, j = np.triu_indices(K, 1)
+    deviation = counts[i, j] - mean
+    statistic, df = mahalanobis_statistic(deviation, sizes)
+    dense, rank = _dense_statistic(deviation, cov)
+    assert df == rank
+    assert statistic == pytest.approx(dense, rel=1e-7, abs=1e-9)
+    assert total_cross_variance(sizes) == pytest.approx(cov.sum(), rel=1e-9, abs=1e-9 * np.abs(cov).sum())
 
 
 def test_k2_moments_are_rosenbaums():
@@ -173,9 +209,10 @@ def test_odd_n_and_a_group_of_one_point():
     assert single.df == 2 and single.counts[2, :2].sum() == 1
     statistic, df = ref.multi_crossmatch_statistic(["a", "a", "b", "b", "b", "c"], single.matching.mate.tolist())
     assert df == 2 and single.statistic == pytest.approx(float(statistic), rel=1e-12)
-    gone = pm.multi_crossmatch_test(X[[0, 1, 6]], ["a", "a", "b"])  # the b point is left out
-    assert gone.N == 2 and gone.df == 0 and gone.statistic == 0.0 and gone.pvalue == 1.0
-    assert np.isnan(gone.pair_dev[0]) and np.isnan(gone.cross_dev)
+    for rows in ([0, 1, 6], [0, 1, 2, 3, 6]):  # the b point is left out
+        gone = pm.multi_crossmatch_test(X[rows], ["a"] * (len(rows) - 1) + ["b"])
+        assert gone.N == len(rows) - 1 and gone.df == 0 and gone.statistic == 0.0 and gone.pvalue == 1.0
+        assert np.isnan(gone.pair_dev[0]) and np.isnan(gone.cross_dev)
 
 
 def test_to_frame():
@@ -199,6 +236,11 @@ def test_to_frame():
         res.to_frame(by="cell")
     with pytest.raises(ValueError, match="correction"):
         res.to_frame(correction="bonferroni")
+    np.testing.assert_allclose(np.sqrt(np.diag(res.covariance)), res.pair_sd, rtol=1e-14)
+    many = pm.multi_crossmatch_test(np.arange(204.0), np.arange(204) // 2)  # 102 groups: 5151 pairs
+    assert many.df == 5151 and many.cross == 0 and many.pvalue < 1e-12  # each group is one matched pair
+    with pytest.raises(ValueError, match="pair_sd"):
+        _ = many.covariance
 
 
 def test_bad_input_names_the_argument():
@@ -214,8 +256,8 @@ def test_bad_input_names_the_argument():
         pm.multi_crossmatch_test(X, [0.0, 1.0, np.nan, 0.0, 1.0, 0.0])
     with pytest.raises(ValueError, match="labels must be 1-D"):
         pm.multi_crossmatch_test(X, np.zeros((6, 2)))
-    with pytest.raises(ValueError, match="at most 100"):
-        pm.multi_crossmatch_test(np.arange(102.0), np.arange(102))
+    with pytest.raises(ValueError, match="labels has 1001 groups; the test takes at most 1000"):
+        pm.multi_crossmatch_test(np.arange(1002.0), np.minimum(np.arange(1002), 1000))
     with pytest.raises(ValueError, match="points"):
         pm.multi_crossmatch_test(np.array([[0.0], [np.inf]]), [0, 1])
     with pytest.raises(ValueError, match="points needs at least 2"):

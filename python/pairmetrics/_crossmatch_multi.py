@@ -41,10 +41,10 @@ if TYPE_CHECKING:
 
 __all__ = ["MultiCrossMatchResult", "multi_crossmatch_test"]
 
-# The covariance of the K (K - 1) / 2 cross counts is a dense square matrix: this bounds its size (39 MiB).
-MAX_GROUPS = 100
-# Eigenvalues of the correlation matrix of the counts below this, relative to the largest and per row, are zero.
-_RANK_RTOL = 1e-13
+# Most groups the test takes (its vectors have K (K - 1) / 2 entries, its eigenproblems are K x K).
+MAX_GROUPS = 1000
+# Largest K (K - 1) / 2 for which the result forms the dense covariance of the cross counts on request.
+MAX_DENSE_PAIRS = 5000
 
 
 def group_codes(labels: Any, name: str, n_rows: int) -> tuple[np.ndarray, IntArray]:
@@ -73,45 +73,103 @@ def group_codes(labels: Any, name: str, n_rows: int) -> tuple[np.ndarray, IntArr
     if groups.size < 2:
         raise ValueError(f"{name} must contain at least 2 groups, got only {groups[0]!r}")
     if groups.size > MAX_GROUPS:
-        raise ValueError(f"{name} has {groups.size} groups; the test takes at most {MAX_GROUPS} "
-                         f"(its covariance has K (K - 1) / 2 rows and columns)")  # fmt: skip
+        raise ValueError(f"{name} has {groups.size} groups; the test takes at most {MAX_GROUPS}")
     return groups, np.asarray(codes, dtype=np.intp).ravel()
 
 
-def cross_count_moments(sizes: IntArray) -> tuple[FloatArray, FloatArray]:
-    """Exact null mean and covariance of the cross counts ``A_ij`` (i < j, in ``np.triu_indices`` order).
-
-    ``sizes`` are the numbers of matched points of each group (their sum N is even).
-    """
+def cross_count_means(sizes: IntArray) -> FloatArray:
+    """Exact null means ``n_i n_j / (N - 1)`` of the cross counts (i < j, in ``np.triu_indices`` order)."""
     n = np.asarray(sizes, dtype=np.float64)
-    N = int(np.asarray(sizes).sum())
     i, j = np.triu_indices(n.size, 1)
-    mean = n[i] * n[j] / (N - 1)
-    if N < 4:  # one matched pair: the counts are the indicators of one draw
+    return n[i] * n[j] / (n.sum() - 1)
+
+
+def cross_count_variances(sizes: IntArray) -> FloatArray:
+    """Exact null variances of the cross counts, in the order of :func:`cross_count_means`."""
+    mean = cross_count_means(sizes)
+    N = int(np.sum(sizes))
+    if N < 4:  # one matched pair: each count is the indicator of one draw
+        return mean * (1 - mean)
+    i, j = np.triu_indices(len(sizes), 1)
+    ni, nj = np.asarray(sizes, dtype=np.int64)[i], np.asarray(sizes, dtype=np.int64)[j]
+    bracket = (N - 1) * (N - 3) + 2 * ni * nj - (ni + nj - 1) * (N - 1)  # exact in int64
+    return mean * bracket / ((N - 1) * (N - 3))
+
+
+def cross_count_moments(sizes: IntArray) -> tuple[FloatArray, FloatArray]:
+    """Exact null mean and dense covariance of the cross counts, in the order of :func:`cross_count_means`.
+
+    ``sizes`` are the numbers of matched points of each group (their sum N is even). For N >= 4,
+    ``Sigma = (N-2)/(N-3) diag(e) + (2/(N-3)) e e' - (N-1)/(N-3) sum_t v_t v_t' / n_t`` with ``v_t`` the
+    means of the pairs with group t (0 elsewhere); the diagonal is taken from :func:`cross_count_variances`.
+    """
+    mean = cross_count_means(sizes)
+    N = int(np.sum(sizes))
+    if N < 4:
         return mean, np.diag(mean) - np.outer(mean, mean)
+    n = np.asarray(sizes, dtype=np.float64)
+    i, j = np.triu_indices(n.size, 1)
     cov = (2.0 / (N - 3)) * np.outer(mean, mean)
     for t in np.flatnonzero(n > 0):  # pairs sharing group t
         with_t = np.flatnonzero((i == t) | (j == t))
         v = mean[with_t]
         cov[np.ix_(with_t, with_t)] -= ((N - 1) / (n[t] * (N - 3))) * np.outer(v, v)
-    ni, nj = np.asarray(sizes, dtype=np.int64)[i], np.asarray(sizes, dtype=np.int64)[j]
-    bracket = (N - 1) * (N - 3) + 2 * ni * nj - (ni + nj - 1) * (N - 1)  # exact in int64
-    cov[np.diag_indices_from(cov)] = mean * bracket / ((N - 1) * (N - 3))
+    cov[np.diag_indices_from(cov)] = cross_count_variances(sizes)
     return mean, cov
 
 
-def mahalanobis_statistic(deviation: FloatArray, cov: FloatArray) -> tuple[float, int]:
-    """``d' C^+ d`` and the rank of C, on the correlation scale; d lies in the range of C, so any g-inverse agrees."""
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    varying = sd > 0
+def total_cross_variance(sizes: IntArray) -> float:
+    """Exact null variance of the total of the cross counts (``1' Sigma 1``; 0 when the total never varies)."""
+    n = np.asarray(sizes, dtype=np.float64)
+    N = int(np.sum(sizes))
+    total = float(cross_count_means(sizes).sum())
+    if N < 4:
+        return total * (1 - total)
+    with_t = n * (N - n) / (N - 1)  # the means of the pairs with group t, summed
+    terms = ((N - 2) / (N - 3) * total, 2 / (N - 3) * total**2,
+             -(N - 1) / (N - 3) * float(np.sum(np.divide(with_t**2, n, out=np.zeros_like(n), where=n > 0))))  # fmt: skip
+    var = sum(terms)
+    return var if var > 1e-12 * sum(abs(t) for t in terms) else 0.0  # rounding of a total that never varies
+
+
+def mahalanobis_statistic(deviation: FloatArray, sizes: IntArray) -> tuple[float, int]:
+    """``d' Sigma^+ d`` for the cross counts' deviation d from their mean, and ``rank(Sigma)``.
+
+    d lies in the range of Sigma, so any generalised inverse gives this value. Sigma is never formed:
+    with ``D = (N-2)/(N-3) diag(e)`` and ``W = D^(-1/2) [v_1 .. v_K]`` (see :func:`cross_count_moments`;
+    ``e = sum_t v_t / 2``), ``D^(-1/2) Sigma D^(-1/2) = I + W C W'`` is the identity off the K columns of
+    W, so the work is O(K^2 (K + 1) / 2) after O(K^2) sums.
+    """
+    mean = cross_count_means(sizes)
+    N = int(np.sum(sizes))
+    varying = mean > 0  # a pair with an empty group never occurs
     if not varying.any():
         return 0.0, 0
-    scaled = deviation[varying] / sd[varying]
-    corr = cov[np.ix_(varying, varying)] / np.outer(sd[varying], sd[varying])
-    w, V = np.linalg.eigh(corr)
-    keep = w > w[-1] * corr.shape[0] * _RANK_RTOL
-    projections = V[:, keep].T @ scaled
-    return float(np.sum(projections**2 / w[keep])), int(keep.sum())
+    if N < 4:  # at most one pair can occur: a 1 x 1 problem
+        var = mean * (1 - mean)
+        occurs = var > 0
+        return float(np.sum(deviation[occurs] ** 2 / var[occurs])), int(occurs.sum())
+    K = len(sizes)
+    i, j = np.triu_indices(K, 1)
+    y = np.where(varying, deviation / np.sqrt(np.where(varying, mean * (N - 2) / (N - 3), 1.0)), 0.0)
+    w = np.sqrt(mean * (N - 3) / (N - 2))  # the entries of W: pair (i, j) in the columns of i and j
+    gram = np.zeros((K, K))
+    gram[i, j] = gram[j, i] = w**2
+    gram[np.diag_indices(K)] = np.bincount(i, w**2, minlength=K) + np.bincount(j, w**2, minlength=K)
+    n = np.asarray(sizes, dtype=np.float64)
+    inverse_sizes = np.divide(1.0, n, out=np.zeros(K), where=n > 0)
+    core = np.full((K, K), 1.0 / (2 * (N - 3))) - np.diag(inverse_sizes * (N - 1) / (N - 3))
+    lam, H = np.linalg.eigh(gram)
+    keep = lam > lam[-1] * 1e-10
+    H, root = H[:, keep], np.sqrt(lam[keep])
+    z = (H.T @ (np.bincount(i, w * y, minlength=K) + np.bincount(j, w * y, minlength=K))) / root  # y on range(W)
+    u = H @ (z / root)
+    outside = y - w * (u[i] + u[j])  # y off range(W), where the scaled Sigma is the identity
+    inner = np.eye(root.size) + root[:, None] * (H.T @ core @ H) * root[None, :]
+    mu, Q = np.linalg.eigh(inner)
+    positive = mu > max(1.0, float(np.abs(mu).max())) * 1e-10
+    statistic = float(outside @ outside) + float(np.sum((Q[:, positive].T @ z) ** 2 / mu[positive]))
+    return statistic, int(varying.sum()) - root.size + int(positive.sum())
 
 
 def _chi2_pvalue(statistic: float, df: int) -> float:
@@ -143,9 +201,9 @@ class MultiCrossMatchResult(Result):
     expected : ndarray of float64, shape (K, K)
         Their exact null means: ``n_i n_j / (N - 1)`` off the diagonal, ``n_i (n_i - 1) / (2 (N - 1))`` on it.
     pairs : ndarray of int64, shape (K (K - 1) / 2, 2)
-        The group pairs (i, j), i < j, of ``covariance``, ``pair_dev`` and ``pair_pvalue``.
-    covariance : ndarray of float64
-        Exact null covariance of the cross counts in the order of ``pairs``.
+        The group pairs (i, j), i < j, of ``pair_sd``, ``pair_dev``, ``pair_pvalue`` and ``covariance``.
+    pair_sd : ndarray of float64
+        Exact null standard deviations of the cross counts.
     pair_dev, pair_pvalue : ndarray of float64
         ``(A_ij - E_ij) / sd_ij`` and its normal-approximation p-value for ``alternative`` (NaN when
         ``sd_ij`` is 0); not adjusted for multiplicity (see :meth:`to_frame`).
@@ -170,7 +228,7 @@ class MultiCrossMatchResult(Result):
     counts: IntArray
     expected: FloatArray = dataclasses.field(repr=False)
     pairs: IntArray = dataclasses.field(repr=False)
-    covariance: FloatArray = dataclasses.field(repr=False)
+    pair_sd: FloatArray = dataclasses.field(repr=False)
     pair_dev: FloatArray = dataclasses.field(repr=False)
     pair_pvalue: FloatArray = dataclasses.field(repr=False)
     cross: int
@@ -183,6 +241,15 @@ class MultiCrossMatchResult(Result):
     matching: MatchingResult = dataclasses.field(repr=False, compare=False)
 
     _unpack = ("statistic", "pvalue")
+
+    @property
+    def covariance(self) -> FloatArray:
+        """Exact null covariance of the cross counts in the order of ``pairs`` (a dense square matrix,
+        formed on request for up to 5000 pairs: K <= 100)."""
+        if self.pairs.shape[0] > MAX_DENSE_PAIRS:
+            raise ValueError(f"the covariance of {self.pairs.shape[0]} cross counts is not formed (at most "
+                             f"{MAX_DENSE_PAIRS} pairs); pair_sd holds its diagonal")  # fmt: skip
+        return cross_count_moments(self.sizes)[1]
 
     def to_frame(self, by: str = "pair", correction: str = "holm-sidak") -> pd.DataFrame:
         """The per-pair or per-group table as a pandas DataFrame (needs pandas).
@@ -210,7 +277,7 @@ class MultiCrossMatchResult(Result):
             a, b = self.pairs[:, 0], self.pairs[:, 1]
             index = pd.MultiIndex.from_arrays([self.groups[a], self.groups[b]], names=["group_a", "group_b"])
             table = pd.DataFrame({"count": self.counts[a, b], "expected": self.expected[a, b],
-                                  "sd": np.sqrt(np.diag(self.covariance)), "dev": self.pair_dev,
+                                  "sd": self.pair_sd, "dev": self.pair_dev,
                                   "pvalue": self.pair_pvalue}, index=index)  # fmt: skip
         table["pvalue_adj"] = adjust_pvalues(table["pvalue"].to_numpy(), correction)
         return table
@@ -231,17 +298,16 @@ def multi_result(
     K = groups.size
     sizes, counts = _counts(codes, matching, K)
     N = int(sizes.sum())
-    mean, cov = cross_count_moments(sizes)
+    mean = cross_count_means(sizes)
     i, j = np.triu_indices(K, 1)
     deviation = counts[i, j] - mean
-    statistic, df = mahalanobis_statistic(deviation, cov)
+    statistic, df = mahalanobis_statistic(deviation, sizes)
     expected = np.outer(sizes, sizes) / (N - 1)
     expected[np.diag_indices(K)] = sizes * (sizes - 1) / (2 * (N - 1))
-    cross_var = float(np.sum(cov))
-    if cross_var <= 1e-12 * float(np.abs(cov).sum()):  # rounding of a total that never varies
-        cross_var = 0.0
+    pair_sd = np.sqrt(np.clip(cross_count_variances(sizes), 0.0, None))
+    cross_var = total_cross_variance(sizes)
     with np.errstate(divide="ignore", invalid="ignore"):
-        pair_dev = deviation / np.sqrt(np.diag(cov))
+        pair_dev = deviation / pair_sd
         cross_dev = float(np.float64(np.sum(deviation)) / np.sqrt(np.float64(cross_var)))
     group_tests = tuple(_result((codes == g).astype(np.int8), matching, alternative) for g in range(K))
     return MultiCrossMatchResult(
@@ -253,7 +319,7 @@ def multi_result(
         counts=counts,
         expected=expected,
         pairs=np.column_stack([i, j]).astype(np.int64),
-        covariance=cov,
+        pair_sd=pair_sd,
         pair_dev=pair_dev,
         pair_pvalue=np.asarray(_approx_pvalue(pair_dev, alternative), dtype=np.float64),
         cross=int(counts[i, j].sum()),
@@ -337,8 +403,7 @@ def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metri
     and the point matched to it is left out (``matching.dropped``); ``N`` and
     ``sizes`` count the remaining points.
 
-    At most 100 groups (the covariance is a dense matrix of K (K - 1) / 2
-    rows). *Dask input:* the points and numeric labels are brought to the
+    At most 1000 groups. *Dask input:* the points and numeric labels are brought to the
     client as for :func:`crossmatch_test` (up to
     ``pairmetrics.dask.matching.MAX_GATHER_BYTES``); labels that are not
     numbers must be computed first.
