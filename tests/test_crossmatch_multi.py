@@ -81,6 +81,20 @@ def test_structured_statistic_is_the_dense_pseudo_inverse(sizes, seed):
     assert total_cross_variance(sizes) == pytest.approx(cov.sum(), rel=1e-9, abs=1e-9 * np.abs(cov).sum())
 
 
+def test_degrees_of_freedom_by_group_sizes():
+    # rank(Sigma) = k (k - 1) / 2 over the k groups with matched points, less one per group of one point
+    import itertools
+
+    for K in range(2, 6):
+        for sizes in itertools.product(range(5), repeat=K):
+            N = sum(sizes)
+            if N % 2 or N < 4:
+                continue
+            k = sum(n > 0 for n in sizes)
+            expected = max(0, k * (k - 1) // 2 - sum(n == 1 for n in sizes))
+            assert mahalanobis_statistic(np.zeros(K * (K - 1) // 2), np.array(sizes))[1] == expected, sizes
+
+
 def test_k2_moments_are_rosenbaums():
     for n, m in [(1, 3), (5, 7), (9, 9), (100, 36)]:
         N = n + m

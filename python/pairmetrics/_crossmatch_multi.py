@@ -17,7 +17,9 @@ pairs (four distinct points) join (i, j) and (k, l) with probability
 - ``Var A_ij = e_ij ((N-1)(N-3) + 2 n_i n_j - (n_i + n_j - 1)(N-1)) / ((N-1)(N-3))``,
 
 the formulas of R's ``multicross`` (``mhcccreate``) in a form without
-cancellation. For K = 2 the variance is Rosenbaum's ``2 n (n-1) m (m-1) / ((N-3)(N-1)^2)``.
+cancellation. Summed up, ``Sigma = (N-2)/(N-3) diag(e) + V C V'`` with the K
+columns ``v_t`` of V the means of the pairs with group t: see
+:func:`mahalanobis_statistic`. For K = 2 the variance is Rosenbaum's ``2 n (n-1) m (m-1) / ((N-3)(N-1)^2)``.
 """
 
 from __future__ import annotations
@@ -189,8 +191,9 @@ class MultiCrossMatchResult(Result):
     pvalue : float
         ``P(chi2_df >= statistic)``: asymptotic, as in the paper (1 when ``df`` is 0).
     df : int
-        Degrees of freedom: the rank of the null covariance ``Sigma``
-        (``K (K - 1) / 2`` unless a group has fewer than 2 matched points, or N < 6).
+        Degrees of freedom: the rank of the null covariance ``Sigma``: ``K (K - 1) / 2`` when every group
+        has at least 2 matched points; each group of one point takes 1 off, and pairs with an empty group
+        do not count.
     groups : ndarray
         The distinct labels (sorted when they sort); rows and columns of the matrices below follow them.
     sizes : ndarray of int64, shape (K,)
@@ -389,8 +392,10 @@ def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metri
     covariance are exact. R's ``mmcm`` inverts ``Sigma`` and uses
     ``K (K - 1) / 2`` degrees of freedom; this uses the pseudo-inverse and the
     rank, which agree whenever ``Sigma`` is invertible (every group with at
-    least 2 matched points and N >= 6). A group of one point makes its cross
-    counts sum to 1 and lowers the rank. ``cross`` and ``cross_pvalue`` are
+    least 2 matched points). A group of one point makes its cross counts sum
+    to 1 and lowers the rank by one. ``Sigma`` is never formed: it is a
+    diagonal plus a rank-K term, so the statistic costs two K x K
+    eigenproblems. ``cross`` and ``cross_pvalue`` are
     the test of R's ``mcm`` (the total count of cross pairs, normal
     approximation).
 
