@@ -50,7 +50,7 @@ MAX_DENSE_PAIRS = 5000
 
 
 def group_codes(labels: Any, name: str, n_rows: int) -> tuple[np.ndarray, IntArray]:
-    """The distinct labels (sorted, or in order of appearance when they do not sort) and each row's index into them."""
+    """The distinct labels (sorted, or in order of appearance when they do not sort) and each row's index."""
     values = np.asarray(labels)
     if values.dtype.kind == "V":
         raise TypeError(
@@ -128,8 +128,8 @@ def total_cross_variance(sizes: IntArray) -> float:
     if N < 4:
         return total * (1 - total)
     with_t = n * (N - n) / (N - 1)  # the means of the pairs with group t, summed
-    terms = ((N - 2) / (N - 3) * total, 2 / (N - 3) * total**2,
-             -(N - 1) / (N - 3) * float(np.sum(np.divide(with_t**2, n, out=np.zeros_like(n), where=n > 0))))  # fmt: skip
+    shared = float(np.sum(np.divide(with_t**2, n, out=np.zeros_like(n), where=n > 0)))
+    terms = ((N - 2) / (N - 3) * total, 2 / (N - 3) * total**2, -(N - 1) / (N - 3) * shared)
     var = sum(terms)
     return var if var > 1e-12 * sum(abs(t) for t in terms) else 0.0  # rounding of a total that never varies
 
@@ -140,7 +140,7 @@ def mahalanobis_statistic(deviation: FloatArray, sizes: IntArray) -> tuple[float
     d lies in the range of Sigma, so any generalised inverse gives this value. Sigma is never formed:
     with ``D = (N-2)/(N-3) diag(e)`` and ``W = D^(-1/2) [v_1 .. v_K]`` (see :func:`cross_count_moments`;
     ``e = sum_t v_t / 2``), ``D^(-1/2) Sigma D^(-1/2) = I + W C W'`` is the identity off the K columns of
-    W, so the work is O(K^2 (K + 1) / 2) after O(K^2) sums.
+    W, so the work is two K x K eigenproblems and sums over the K (K - 1) / 2 pairs.
     """
     mean = cross_count_means(sizes)
     N = int(np.sum(sizes))
