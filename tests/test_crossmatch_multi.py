@@ -341,3 +341,29 @@ def test_dask_input_is_gathered_and_string_labels_refused():
             pm.multi_crossmatch_test(da.from_array(X, chunks=7), codes)
     finally:
         matching.MAX_GATHER_BYTES = limit
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int64, np.float32, np.float64])
+def test_point_dtypes_and_magnitudes(dtype):
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 2 if dtype == np.bool_ else 6, size=(30, 3))
+    labels = np.repeat(["a", "b", "c"], 10)
+    res = pm.multi_crossmatch_test(X.astype(dtype), labels)
+    same = pm.multi_crossmatch_test(X.astype(dtype).astype(np.float64), labels)
+    assert res.matching.cost == pytest.approx(same.matching.cost, rel=1e-9, abs=1e-12)
+    if dtype == np.float64:
+        jittered = X + rng.normal(size=X.shape) * 1e-3  # one optimal matching
+        plain = pm.multi_crossmatch_test(jittered, labels)
+        for scale in (2.0**-480, 2.0**480):  # the matching, hence the result, does not depend on the scale
+            scaled = pm.multi_crossmatch_test(jittered * scale, labels)
+            np.testing.assert_array_equal(scaled.matching.mate, plain.matching.mate)
+            assert (scaled.statistic, scaled.pvalue) == (plain.statistic, plain.pvalue)
+
+
+def test_dask_points_with_string_labels_in_memory():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(24, 2))
+    labels = np.repeat(["x", "y", "z"], 8)
+    res = pm.multi_crossmatch_test(da.from_array(X, chunks=5), labels)
+    assert res == pm.multi_crossmatch_test(X, labels)
