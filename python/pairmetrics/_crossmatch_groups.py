@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["crossmatch_groups"]
 
-_CORRECTIONS = ("holm-sidak", "benjamini-hochberg", "none")
+CORRECTIONS = ("holm-sidak", "benjamini-hochberg", "none")
 
 
 def adjust_pvalues(pvalues: np.ndarray, correction: str) -> np.ndarray:
@@ -192,7 +192,7 @@ def crossmatch_groups(
     """
     import pandas as pd
 
-    correction = check_choice(correction, "correction", _CORRECTIONS)  # type: ignore[assignment]
+    correction = check_choice(correction, "correction", CORRECTIONS)  # type: ignore[assignment]
     check_progress(progress)
     resolve_n_jobs(n_jobs)
     check_max_matrix_bytes(max_matrix_bytes)

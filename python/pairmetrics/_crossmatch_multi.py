@@ -29,8 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._crossmatch import _ALTERNATIVES, CrossMatchResult, _approx_pvalue, _result, checked_sample, pool_dtype
-from ._crossmatch_groups import _CORRECTIONS, adjust_pvalues, check_no_missing_labels
+from ._crossmatch import (
+    ALTERNATIVES,
+    CrossMatchResult,
+    approx_pvalue,
+    checked_sample,
+    pool_dtype,
+    result_from_matching,
+)
+from ._crossmatch_groups import CORRECTIONS, adjust_pvalues, check_no_missing_labels
 from ._matching import _DEFAULT_K, MatchingResult, _check_metric, _check_metric_kwargs, _solve_points_metric
 from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, check_max_matrix_bytes
 from ._result import Result
@@ -267,7 +274,7 @@ class MultiCrossMatchResult(Result):
             Adjustment of ``pvalue`` into ``pvalue_adj``, as in :func:`crossmatch_groups`.
         """
         by = check_choice(by, "by", ("pair", "group"))
-        correction = check_choice(correction, "correction", _CORRECTIONS)
+        correction = check_choice(correction, "correction", CORRECTIONS)
         try:
             import pandas as pd
         except ImportError:
@@ -312,7 +319,7 @@ def multi_result(
     with np.errstate(divide="ignore", invalid="ignore"):
         pair_dev = deviation / pair_sd
         cross_dev = float(np.float64(np.sum(deviation)) / np.sqrt(np.float64(cross_var)))
-    group_tests = tuple(_result((codes == g).astype(np.int8), matching, alternative) for g in range(K))
+    group_tests = tuple(result_from_matching((codes == g).astype(np.int8), matching, alternative) for g in range(K))
     return MultiCrossMatchResult(
         statistic=statistic,
         pvalue=_chi2_pvalue(statistic, df),
@@ -324,11 +331,11 @@ def multi_result(
         pairs=np.column_stack([i, j]).astype(np.int64),
         pair_sd=pair_sd,
         pair_dev=pair_dev,
-        pair_pvalue=np.asarray(_approx_pvalue(pair_dev, alternative), dtype=np.float64),
+        pair_pvalue=np.asarray(approx_pvalue(pair_dev, alternative), dtype=np.float64),
         cross=int(counts[i, j].sum()),
         cross_expected=float(mean.sum()),
         cross_dev=cross_dev,
-        cross_pvalue=float(_approx_pvalue(cross_dev, alternative)),
+        cross_pvalue=float(approx_pvalue(cross_dev, alternative)),
         group_tests=group_tests,
         alternative=alternative,
         N=N,
@@ -428,7 +435,7 @@ def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metri
     """
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "multi_crossmatch_test")
-    alternative = check_choice(alternative, "alternative", _ALTERNATIVES)
+    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     k = check_int(k, "k", low=1, high=2**31 - 1)
     resolve_n_jobs(n_jobs)
     check_progress(progress)
