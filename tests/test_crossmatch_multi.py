@@ -114,7 +114,7 @@ def test_hand_computed_three_pairs():
     assert res.pvalue == pytest.approx(chi2.sf(9.0, 3), rel=1e-12)
     np.testing.assert_array_equal(res.counts, np.eye(3, dtype=np.int64))
     np.testing.assert_allclose(res.expected, np.where(np.eye(3) == 1, 0.2, 0.8))
-    np.testing.assert_allclose(res.covariance, np.where(np.eye(3) == 1, 32 / 75, -8 / 75), rtol=1e-13)
+    np.testing.assert_allclose(res.covariance(), np.where(np.eye(3) == 1, 32 / 75, -8 / 75), rtol=1e-13)
     np.testing.assert_allclose(res.pair_dev, -0.8 / np.sqrt(32 / 75), rtol=1e-13)
     assert res.cross == 0 and res.cross_expected == pytest.approx(2.4)
     assert list(res.groups) == ["a", "b", "c"] and list(res.sizes) == [2, 2, 2] and res.N == 6
@@ -250,11 +250,12 @@ def test_to_frame():
         res.to_frame(by="cell")
     with pytest.raises(ValueError, match="correction"):
         res.to_frame(correction="bonferroni")
-    np.testing.assert_allclose(np.sqrt(np.diag(res.covariance)), res.pair_sd, rtol=1e-14)
+    np.testing.assert_allclose(np.sqrt(np.diag(res.covariance())), res.pair_sd, rtol=1e-14)
     many = pm.multi_crossmatch_test(np.arange(204.0), np.arange(204) // 2)  # 102 groups: 5151 pairs
     assert many.df == 5151 and many.cross == 0 and many.pvalue < 1e-12  # each group is one matched pair
     with pytest.raises(ValueError, match="pair_sd"):
-        _ = many.covariance
+        many.covariance()
+    assert many.asdict()["df"] == 5151
 
 
 def test_bad_input_names_the_argument():

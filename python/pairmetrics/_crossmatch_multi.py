@@ -211,7 +211,7 @@ class MultiCrossMatchResult(Result):
     expected : ndarray of float64, shape (K, K)
         Their exact null means: ``n_i n_j / (N - 1)`` off the diagonal, ``n_i (n_i - 1) / (2 (N - 1))`` on it.
     pairs : ndarray of int64, shape (K (K - 1) / 2, 2)
-        The group pairs (i, j), i < j, of ``pair_sd``, ``pair_dev``, ``pair_pvalue`` and ``covariance``.
+        The group pairs (i, j), i < j, of ``pair_sd``, ``pair_dev``, ``pair_pvalue`` and ``covariance()``.
     pair_sd : ndarray of float64
         Exact null standard deviations of the cross counts.
     pair_dev, pair_pvalue : ndarray of float64
@@ -252,10 +252,9 @@ class MultiCrossMatchResult(Result):
 
     _unpack = ("statistic", "pvalue")
 
-    @property
     def covariance(self) -> FloatArray:
         """Exact null covariance of the cross counts in the order of ``pairs`` (a dense square matrix,
-        formed on request for up to 5000 pairs: K <= 100)."""
+        formed on each call, for up to 5000 pairs: K <= 100)."""
         if self.pairs.shape[0] > MAX_DENSE_PAIRS:
             raise ValueError(f"the covariance of {self.pairs.shape[0]} cross counts is not formed (at most "
                              f"{MAX_DENSE_PAIRS} pairs); pair_sd holds its diagonal")  # fmt: skip
