@@ -918,6 +918,7 @@ def test_unknown_keyword_is_a_short_type_error_naming_it(name):
         "rank_mahalanobis": ((x,), {}),
         "min_weight_perfect_matching": ((), {"points": x}),
         "crossmatchtest": (([0, 1, 0, 1, 0, 1], _distance_matrix(x)), {}),
+        "multi_crossmatch_test": ((x, ["a", "b", "c"] * 2), {}),
         "multilabel_counts": ((np.eye(3), np.eye(3)), {}),
         "crossmatch_resample": ((x, x), {"sample_size": 2, "n_repeats": 1, "rng": 0}),
         "roc_auc_score": (([0, 1, 0, 1, 0, 1], x[:, 0]), {}),

@@ -29,6 +29,7 @@ def _results():
             pm.CrossMatchResult: pm.crossmatch_test(x, y),
             pm.CrossMatchNullDistribution: pm.crossmatch_null_distribution(10, 4),
             pm.CrossMatchResampleResult: pm.crossmatch_resample(x, y, sample_size=4, n_resamples=3, rng=2),
+            pm.MultiCrossMatchResult: pm.multi_crossmatch_test(np.vstack([x, y]), np.arange(16) % 3),
             pm.Likelihood: pm.likelihood([0, 1, 1], [0.2, 0.7, 0.6]),
             pm.BestConstant: pm.best_constant([1.0, 2.0, 2.0], "absolute"),
             pm.MultilabelCounts: pm.multilabel_counts([[0, 1], [1, 1]], [[1, 1], [0, 1]]),
@@ -57,6 +58,8 @@ def test_every_public_result_class_is_covered():
 def _same(a, b):
     if isinstance(a, dict):  # a from asdict(), which adds the derived values of nested results
         return a.keys() >= b.keys() and all(_same(a[k], b[k]) for k in b)
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.array_equal(a, b, equal_nan=True)
     return a == b or (a != a and b != b)

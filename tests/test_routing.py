@@ -38,6 +38,7 @@ CALLS = {
     "crossmatchtest": ((Z, D), {}),
     "crossmatch_null_distribution": ((np.int64(N), 6), {}),
     "crossmatch_groups": ((X, Z), {}),
+    "multi_crossmatch_test": ((X, LABELS), {}),
     "crossmatch_resample": ((X[:6], X[6:]), {"sample_size": 3, "n_resamples": 2, "rng": 0}),
     "zero_one_error": ((BINARY, BINARY[::-1].copy()), {}),
     "absolute_error": ((SCORES, LABELS), {}),

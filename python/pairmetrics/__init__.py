@@ -13,6 +13,7 @@ from . import (
     _core,  # noqa: F401  (fail early if the extension is missing)
     _crossmatch,
     _crossmatch_groups,
+    _crossmatch_multi,
     _matching,
     _measures,
     _paired,
@@ -26,6 +27,7 @@ from ._compare_models import *  # noqa: F401,F403
 from ._concordance import *  # noqa: F401,F403
 from ._crossmatch import *  # noqa: F401,F403
 from ._crossmatch_groups import *  # noqa: F401,F403
+from ._crossmatch_multi import *  # noqa: F401,F403
 from ._matching import *  # noqa: F401,F403
 from ._measures import *  # noqa: F401,F403
 
@@ -50,6 +52,7 @@ __all__.extend(_measures.__all__)
 __all__.extend(_roc_auc.__all__)
 __all__.extend(_survival.__all__)
 __all__.extend(_crossmatch_groups.__all__)
+__all__.extend(_crossmatch_multi.__all__)
 __all__.extend(_concordance.__all__)
 __all__.extend(_compare_models.__all__)
 __all__.extend(_uno.__all__)

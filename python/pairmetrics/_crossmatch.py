@@ -47,7 +47,7 @@ from ._validation import (
 _FULL_MATRIX_BYTES = 512 << 20
 # Distance matrices of subsamples handed to the kernel at once (bytes).
 _STACK_BYTES = 128 << 20
-_ALTERNATIVES = ("less", "greater", "two-sided")
+ALTERNATIVES = ("less", "greater", "two-sided")
 
 __all__ = [
     "CrossMatchResult",
@@ -112,7 +112,7 @@ def _pvalue(N: int, n: int, a1: int, alternative: str = "less") -> float:
     return float(min(1.0, math.exp(logsumexp(logp[keep]) - logsumexp(logp))))
 
 
-def _approx_pvalue(dev: Any, alternative: str) -> Any:
+def approx_pvalue(dev: Any, alternative: str) -> Any:
     """Normal approximation of the p-value from the standardised a1."""
     from scipy.special import ndtr
 
@@ -254,10 +254,11 @@ def _statistics(a0: int, a1: int, a2: int, alternative: str = "less") -> dict[st
     with np.errstate(divide="ignore", invalid="ignore"):
         dev = float(np.float64(a1 - ea1) / np.sqrt(np.float64(va1)))
     return dict(a1=a1, Ea1=ea1, Va1=va1, dev=dev, pval=_pvalue(N, n, a1, alternative),
-                approxpval=float(_approx_pvalue(dev, alternative)), a0=a0, a2=a2, N=N, n=n)  # fmt: skip
+                approxpval=float(approx_pvalue(dev, alternative)), a0=a0, a2=a2, N=N, n=n)  # fmt: skip
 
 
-def _result(z: np.ndarray, matching: MatchingResult, alternative: str = "less") -> CrossMatchResult:
+def result_from_matching(z: np.ndarray, matching: MatchingResult, alternative: str = "less") -> CrossMatchResult:
+    """The test's result for 0/1 labels ``z`` of the points of ``matching`` (the dropped point's label unused)."""
     a0, a1, a2 = _stats_from_mate(z, matching.mate)
     return CrossMatchResult(**_statistics(a0, a1, a2, alternative), matching=matching)
 
@@ -323,7 +324,7 @@ def crossmatchtest(
     k = check_int(k, "k", low=1, high=2**31 - 1)
     resolve_n_jobs(n_jobs)
     check_progress(progress)
-    return _result(z, _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source))
+    return result_from_matching(z, _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source))
 
 
 def _as_sample(x: Any, name: str) -> np.ndarray:
@@ -335,15 +336,19 @@ def _as_sample(x: Any, name: str) -> np.ndarray:
     return x
 
 
+def checked_sample(x: Any, name: str, metric: Metric) -> np.ndarray:
+    """A sample as finite 2-D rows (1-D input is one feature), refused where the metric is undefined."""
+    x = _as_sample(x, name)
+    if is_transformed(metric, {}):  # rows the metric is undefined for, named in their own sample
+        check_metric_rows(x.astype(np.float64, copy=False), name, metric)  # the dtype distances are computed in
+    return x
+
+
 def _pool(x: Any, y: Any, metric: Metric) -> tuple[np.ndarray, int, int]:
-    x = _as_sample(x, "x")
-    y = _as_sample(y, "y")
+    x = checked_sample(x, "x", metric)
+    y = checked_sample(y, "y", metric)
     dtype = pool_dtype(x, y)
     X = np.concatenate([x.astype(dtype, copy=False), y.astype(dtype, copy=False)])
-    if is_transformed(metric, {}):  # rows the metric is undefined for, named in their own sample
-        rows = X.astype(np.float64, copy=False)  # the dtype the distances are computed in
-        check_metric_rows(rows[: x.shape[0]], "x", metric)
-        check_metric_rows(rows[x.shape[0] :], "y", metric)
     return X, x.shape[0], y.shape[0]
 
 
@@ -415,7 +420,7 @@ def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean",
     """
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "crossmatch_test")
-    alternative = check_choice(alternative, "alternative", _ALTERNATIVES)
+    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     k = check_int(k, "k", low=1, high=2**31 - 1)
     resolve_n_jobs(n_jobs)
     check_progress(progress)
@@ -426,7 +431,7 @@ def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean",
     z = np.repeat(np.array([0, 1], dtype=np.int8), [n, m])
     matching = _solve_points_metric(X, metric, metric_kwargs, k=k, n_jobs=n_jobs, progress=progress,
                                     max_matrix_bytes=max_matrix_bytes)  # fmt: skip
-    return _result(z, matching, alternative)
+    return result_from_matching(z, matching, alternative)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -604,7 +609,7 @@ def resample_result(a1: np.ndarray, sample_size: int, alternative: str) -> Cross
     pval = table[np.searchsorted(support, a1)]
     ea1, va1 = _moments(N, sample_size)
     with np.errstate(divide="ignore", invalid="ignore"):
-        approx = _approx_pvalue((a1 - ea1) / np.sqrt(va1), alternative)
+        approx = approx_pvalue((a1 - ea1) / np.sqrt(va1), alternative)
     return CrossMatchResampleResult(
         mean_a1=float(a1.mean()),
         mean_pval=float(pval.mean()),
@@ -631,7 +636,7 @@ def resample_options(
     """Checked options of :func:`crossmatch_resample` (in memory and on Dask)."""
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
-    alternative = check_choice(alternative, "alternative", _ALTERNATIVES)
+    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     if n_repeats is not None:
         if n_resamples != 500:
             raise TypeError("give n_resamples or n_repeats (another name of it), not both")

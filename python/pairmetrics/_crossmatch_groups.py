@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["crossmatch_groups"]
 
-_CORRECTIONS = ("holm-sidak", "benjamini-hochberg", "none")
+CORRECTIONS = ("holm-sidak", "benjamini-hochberg", "none")
 
 
 def adjust_pvalues(pvalues: np.ndarray, correction: str) -> np.ndarray:
@@ -64,10 +64,30 @@ def _labels_and_points(data: Any, groupby: Any, use_rep: str | None) -> tuple[np
         raise ValueError(f"groupby must be 1-D labels for array input, got shape {labels.shape}")
     if labels.shape[0] != np.shape(data)[0]:
         raise ValueError(f"groupby has {labels.shape[0]} labels but data has {np.shape(data)[0]} rows")
-    missing = np.array([v is None or (isinstance(v, float) and v != v) for v in labels])
-    if missing.any():
-        raise ValueError(f"groupby has {int(missing.sum())} missing labels; filter those rows out first")
+    check_no_missing_labels(labels, "groupby")
     return labels.astype(str), data, None
+
+
+def _is_missing(value: object) -> bool:
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):  # pandas' NA and NaT
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(value != value)
+    return isinstance(value, (np.datetime64, np.timedelta64)) and bool(np.isnat(value))
+
+
+def check_no_missing_labels(labels: np.ndarray, name: str) -> None:
+    """Refuse missing group labels (None, NaN, NaT, pandas' NA), saying how many there are."""
+    if labels.dtype.kind == "f":
+        missing = np.isnan(labels)
+    elif labels.dtype.kind in "mM":
+        missing = np.isnat(labels)
+    elif labels.dtype.kind == "O":
+        missing = np.fromiter((_is_missing(v) for v in labels.ravel()), dtype=bool, count=labels.size)
+    else:
+        return
+    if missing.any():
+        raise ValueError(f"{name} has {int(missing.sum())} missing labels; filter those rows out first")
 
 
 def _rows(points: Any, mask: np.ndarray) -> np.ndarray:
@@ -172,7 +192,7 @@ def crossmatch_groups(
     """
     import pandas as pd
 
-    correction = check_choice(correction, "correction", _CORRECTIONS)  # type: ignore[assignment]
+    correction = check_choice(correction, "correction", CORRECTIONS)  # type: ignore[assignment]
     check_progress(progress)
     resolve_n_jobs(n_jobs)
     check_max_matrix_bytes(max_matrix_bytes)

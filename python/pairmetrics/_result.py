@@ -93,12 +93,8 @@ class Result:
 
     def asdict(self) -> dict[str, Any]:
         """Public fields and derived values (such as ``auc``) as a plain dict; arrays stay arrays,
-        nested results become dicts."""
-        out = {}
-        for name in self._public_fields() + self._public_properties():
-            value = getattr(self, name)
-            out[name] = value.asdict() if isinstance(value, Result) else value
-        return out
+        nested results (also in tuples and lists) become dicts."""
+        return {name: _plain(getattr(self, name)) for name in self._public_fields() + self._public_properties()}
 
     def __repr__(self) -> str:
         parts = []
@@ -112,3 +108,11 @@ class Result:
                 value = repr(value)
             parts.append(f"{name}={value}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Result):
+        return value.asdict()
+    if isinstance(value, (tuple, list)) and any(isinstance(v, Result) for v in value):
+        return type(value)(_plain(v) for v in value)
+    return value

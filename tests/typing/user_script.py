@@ -61,6 +61,12 @@ def matching_and_crossmatch() -> None:
     resampled: pm.CrossMatchResampleResult = pm.crossmatch_resample(x, y, sample_size=3, n_resamples=4, rng=2)
     per_resample: npt.NDArray[np.float64] = resampled.pval
     assert per_resample.shape == (4,) and resampled.n_resamples == 4 and 0 <= resampled.pvalue <= 1
+    several: pm.MultiCrossMatchResult = pm.multi_crossmatch_test(np.vstack([x, y]), np.repeat(["a", "b"], 6))
+    counts: npt.NDArray[np.int64] = several.counts
+    df: int = several.df
+    by_pair = several.to_frame(by="pair", correction="none")
+    assert counts.shape == (2, 2) and df == 1 and 0 <= several.pvalue <= 1 and len(by_pair) == 1
+    assert several.group_tests[1].a1 == several.cross == test.a1
 
 
 def measures() -> None:

@@ -2,8 +2,8 @@
 
 The exact matching needs every point (or every distance) in one process, so
 :func:`pairmetrics.min_weight_perfect_matching`, :func:`pairmetrics.crossmatch_test`,
-:func:`pairmetrics.crossmatchtest` and :func:`pairmetrics.rank_mahalanobis`
-compute their Dask arguments on the cluster and bring them to the client as
+:func:`pairmetrics.crossmatchtest`, :func:`pairmetrics.multi_crossmatch_test` (numeric labels) and
+:func:`pairmetrics.rank_mahalanobis` compute their Dask arguments on the cluster and bring them to the client as
 numpy arrays, then run in memory. Above ``MAX_GATHER_BYTES`` (all gathered
 arguments together) they raise a ``ValueError`` instead; raise the limit
 (``pairmetrics.dask.matching.MAX_GATHER_BYTES = ...``) when the client has
@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .. import _crossmatch, _matching
+from .. import _crossmatch, _crossmatch_multi, _matching
 from .._routing import is_dask, register
 from ._helpers import compute, to_dask_array
 
@@ -56,5 +56,5 @@ def _gathering(public: Callable[..., Any]) -> Callable[..., Any]:
 
 
 for _public in (_matching.min_weight_perfect_matching, _matching.rank_mahalanobis, _crossmatch.crossmatch_test,
-                _crossmatch.crossmatchtest):  # fmt: skip
+                _crossmatch.crossmatchtest, _crossmatch_multi.multi_crossmatch_test):  # fmt: skip
     register(_public)(_gathering(_public))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import cache
+from itertools import combinations
 
 __all__ = [
     "min_weight_perfect_matching",
@@ -17,6 +18,10 @@ __all__ = [
     "crossmatch_counts",
     "crossmatch_statistics",
     "rank_mahalanobis",
+    "multi_crossmatch_counts",
+    "multi_crossmatch_moments",
+    "multi_crossmatch_moments_enumerated",
+    "multi_crossmatch_statistic",
 ]
 
 
@@ -142,3 +147,130 @@ def rank_mahalanobis(X):
             diff = [cols[a][i] - cols[a][j] for a in range(k)]
             out[i][j] = sum(diff[a] * icov[a][b] * diff[b] for a in range(k) for b in range(k))
     return out
+
+
+def _cross_pairs(K):
+    return list(combinations(range(K), 2))
+
+
+def multi_crossmatch_counts(labels, mate):
+    """(groups, sizes, counts): sorted distinct labels, matched points per group and the
+    K x K symmetric matrix of matched pairs by group (diagonal: pairs within a group)."""
+    groups = sorted(set(labels))
+    code = {g: i for i, g in enumerate(groups)}
+    K = len(groups)
+    sizes = [0] * K
+    counts = [[0] * K for _ in range(K)]
+    for i, j in enumerate(mate):
+        if j >= 0:
+            sizes[code[labels[i]]] += 1
+        if j > i:
+            a, b = code[labels[i]], code[labels[j]]
+            counts[a][b] += 1
+            if a != b:
+                counts[b][a] += 1
+    return groups, sizes, counts
+
+
+def _falling(sizes, sequence):
+    """P(four (or two) given distinct points carry the groups of ``sequence``), labels shuffled."""
+    N = sum(sizes)
+    used = [0] * len(sizes)
+    p = Fraction(1)
+    for t, g in enumerate(sequence):
+        p *= Fraction(sizes[g] - used[g], N - t)
+        used[g] += 1
+    return p
+
+
+def multi_crossmatch_moments(sizes):
+    """Exact null mean and covariance (Fractions) of the cross counts A_ij, i < j, from the probabilities
+    that one matched pair joins (i, j) and that two distinct matched pairs join (i, j) and (k, l)."""
+    N = sum(sizes)
+    I = N // 2
+    pairs = _cross_pairs(len(sizes))
+    one = [_falling(sizes, (i, j)) + _falling(sizes, (j, i)) for i, j in pairs]
+    mean = [I * p for p in one]
+    cov = []
+    for r, (i, j) in enumerate(pairs):
+        row = []
+        for s, (k, l) in enumerate(pairs):
+            two = 0
+            if I > 1:  # two distinct matched pairs exist
+                two = sum(_falling(sizes, (a, b, c, d)) for a, b in ((i, j), (j, i)) for c, d in ((k, l), (l, k)))
+            second = (mean[r] if r == s else 0) + I * (I - 1) * two  # E[A_r A_s]
+            row.append(second - mean[r] * mean[s])
+        cov.append(row)
+    return mean, cov
+
+
+def _arrangements(counts, length):
+    """Every distinct sequence with ``counts[g]`` copies of g (each equally likely under shuffling)."""
+    if length == 0:
+        yield ()
+        return
+    for g, c in enumerate(counts):
+        if c:
+            counts[g] -= 1
+            for rest in _arrangements(counts, length - 1):
+                yield (g,) + rest
+            counts[g] += 1
+
+
+def multi_crossmatch_moments_enumerated(sizes, mate):
+    """Mean and covariance (Fractions) of the cross counts over every arrangement of the labels on
+    the matched points of ``mate`` (tiny N only)."""
+    points = [i for i, j in enumerate(mate) if j >= 0]
+    position = {p: t for t, p in enumerate(points)}
+    matched = [(position[i], position[j]) for i, j in enumerate(mate) if j > i]
+    pairs = _cross_pairs(len(sizes))
+    seen = []
+    for arrangement in _arrangements(list(sizes), len(points)):
+        got = {pair: 0 for pair in pairs}
+        for u, v in matched:
+            a, b = sorted((arrangement[u], arrangement[v]))
+            if a != b:
+                got[(a, b)] += 1
+        seen.append([got[pair] for pair in pairs])
+    total = len(seen)
+    mean = [Fraction(sum(v[r] for v in seen), total) for r in range(len(pairs))]
+    cov = [[Fraction(sum(v[r] * v[s] for v in seen), total) - mean[r] * mean[s] for s in range(len(pairs))]
+           for r in range(len(pairs))]  # fmt: skip
+    return mean, cov
+
+
+def _solve_consistent(A, b):
+    """(x, rank) with A x = b by exact Gauss-Jordan elimination; b must lie in the range of A."""
+    n = len(A)
+    rows = [list(A[r]) + [b[r]] for r in range(n)]
+    pivots = []
+    r = 0
+    for c in range(n):
+        pivot = next((t for t in range(r, n) if rows[t][c] != 0), None)
+        if pivot is None:
+            continue
+        rows[r], rows[pivot] = rows[pivot], rows[r]
+        rows[r] = [v / rows[r][c] for v in rows[r]]
+        for t in range(n):
+            if t != r and rows[t][c] != 0:
+                f = rows[t][c]
+                rows[t] = [v - f * w for v, w in zip(rows[t], rows[r])]
+        pivots.append(c)
+        r += 1
+    assert all(row[-1] == 0 for row in rows[r:]), "b is not in the range of A"
+    x = [Fraction(0)] * n
+    for t, c in enumerate(pivots):
+        x[c] = rows[t][-1]
+    return x, len(pivots)
+
+
+def multi_crossmatch_statistic(labels, mate):
+    """The multi-sample cross-match statistic (A - E)' Sigma^- (A - E) and df = rank(Sigma), exactly.
+
+    Any generalised inverse gives the same value since A - E lies in the range of Sigma.
+    """
+    groups, sizes, counts = multi_crossmatch_counts(labels, mate)
+    mean, cov = multi_crossmatch_moments(sizes)
+    d = [counts[i][j] - m for (i, j), m in zip(_cross_pairs(len(groups)), mean)]
+    x, rank = _solve_consistent(cov, d)
+    return sum(a * b for a, b in zip(d, x)), rank
