@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pairmetrics as pm
 import pytest
+from _dtypes import DTYPES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -13,20 +14,6 @@ from pairmetrics.reference import roc_auc as ref
 
 metrics = pytest.importorskip("sklearn.metrics")
 from sklearn.exceptions import UndefinedMetricWarning  # noqa: E402
-
-SCORE_DTYPES = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float32,
-    np.float64,
-]
 
 
 def _both(*args, **kwargs):
@@ -90,7 +77,7 @@ def test_binary_matches_sklearn_and_reference(problem, max_fpr):
         assert np.isnan(ours)
 
 
-@pytest.mark.parametrize("dtype", SCORE_DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_every_score_dtype(dtype):
     rng = np.random.default_rng(1)
     y = rng.integers(0, 2, 200)
