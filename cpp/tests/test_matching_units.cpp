@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "check.hpp"
 #include "control.hpp"
 #include "matching.hpp"
 #include "matching_distances.hpp"
@@ -24,18 +25,6 @@ namespace {
 
 using namespace pairmetrics;
 using matching::i128;
-
-int g_failures = 0;
-int g_checks = 0;
-
-#define CHECK(cond)                                                                       \
-    do {                                                                                  \
-        ++g_checks;                                                                       \
-        if (!(cond)) {                                                                    \
-            ++g_failures;                                                                 \
-            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                                 \
-    } while (0)
 
 template <class F>
 bool throws_logic(F&& f) {
@@ -336,15 +325,10 @@ void test_int128_words() {
     }
 }
 
-struct Test {
-    const char* name;
-    void (*run)();
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-    const Test tests[] = {
+    const testing::Test tests[] = {
         {"sparse", test_sparse},
         {"certify_rejects", test_certify_rejects},
         {"whole_float64_range", test_whole_float64_range},
@@ -354,19 +338,5 @@ int main(int argc, char** argv) {
         {"crossmatch_counts", test_crossmatch_counts},
         {"int128_words", test_int128_words},
     };
-    int run = 0;
-    for (const Test& t : tests) {
-        if (argc > 1 && std::strstr(t.name, argv[1]) == nullptr) continue;
-        const int before = g_failures;
-        try {
-            t.run();
-        } catch (const std::exception& e) {
-            ++g_failures;
-            std::fprintf(stderr, "%s: unexpected exception: %s\n", t.name, e.what());
-        }
-        std::printf("%-22s %s\n", t.name, g_failures == before ? "ok" : "FAILED");
-        ++run;
-    }
-    std::printf("%d tests, %d checks, %d failures\n", run, g_checks, g_failures);
-    return (g_failures == 0 && run > 0) ? 0 : 1;
+    return testing::run_tests(tests, argc, argv);
 }
