@@ -300,6 +300,13 @@ def test_negative_sample_weight_is_refused():
         pm.roc_auc_score([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], sample_weight=[1, 2, 1, -0.5])
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
         pm.roc_auc_score([[0, 1], [1, 0], [1, 1], [0, 0]], np.ones((4, 2)), sample_weight=[1, 1, -1, 1])
+    # the micro average repeats each weight per label; the error still names the caller's row
+    with pytest.raises(ValueError, match=r"got -1\.0 \(first at index 2\)"):
+        pm.roc_auc_score(
+            [[0, 1], [1, 0], [1, 1], [0, 0]], np.ones((4, 2)), average="micro", sample_weight=[1, 1, -1, 1]
+        )
+    with pytest.raises(ValueError, match=r"first at flat index 1, 1 non-finite in all"):
+        pm.roc_auc_score([[0, 1], [1, 0]], np.ones((2, 2)), average="micro", sample_weight=[1.0, np.nan])
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
