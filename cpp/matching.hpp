@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "control.hpp"
+#include "int128.hpp"
 #include "matching_distances.hpp"
 
 namespace pairmetrics::matching {
@@ -28,8 +29,13 @@ struct BlossomStats {
     std::int64_t greedy_matched = 0;  // vertices matched by the initial greedy pass
 };
 
-// 128-bit integers (GCC and Clang) for weights beyond the int64 solver's range.
+// 128-bit integers for weights beyond the int64 solver's range: the native
+// type where the compiler has one, else two words (see int128.hpp).
+#if defined(__SIZEOF_INT128__) && !defined(PAIRMETRICS_PORTABLE_INT128)
 __extension__ typedef __int128 i128;
+#else
+using i128 = Int128Words;
+#endif
 
 template <class Int>
 struct BasicBlossomResult {

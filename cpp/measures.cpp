@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -273,26 +274,25 @@ void multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t
     };
     // stamp[j] == i + 1 marks label j as seen in row i: no clearing between rows.
     std::vector<std::size_t> stamp_true(n_labels, 0), stamp_pred(n_labels, 0);
+    // The label of one CSR entry of row mark - 1, checked: in range, and not yet seen in the row.
+    auto label_of = [n_labels](I j, std::vector<std::size_t>& stamp, std::size_t mark, const char* matrix) {
+        if (j < 0 || static_cast<std::size_t>(j) >= n_labels)
+            throw std::invalid_argument("internal error: CSR index out of range");
+        if (stamp[j] == mark)
+            throw std::invalid_argument(std::string("internal error: duplicate CSR entry in ") + matrix);
+        stamp[j] = mark;
+        return static_cast<std::size_t>(j);
+    };
     Progress progress(control, t_nnz + p_nnz + n_samples);
     for (std::size_t i = 0; i < n_samples; ++i) {
         if (!row_ok(t_indptr, i, t_nnz) || !row_ok(p_indptr, i, p_nnz))
             throw std::invalid_argument("internal error: malformed CSR indptr");
         const std::size_t mark = i + 1;
-        for (I k = t_indptr[i]; k < t_indptr[i + 1]; ++k) {
-            const I j = t_indices[k];
-            if (j < 0 || static_cast<std::size_t>(j) >= n_labels)
-                throw std::invalid_argument("internal error: CSR index out of range");
-            if (stamp_true[j] == mark) throw std::invalid_argument("internal error: duplicate CSR entry in y_true");
-            stamp_true[j] = mark;
-            ++per_label.true_ones[j];
-        }
+        for (I k = t_indptr[i]; k < t_indptr[i + 1]; ++k)
+            ++per_label.true_ones[label_of(t_indices[k], stamp_true, mark, "y_true")];
         std::int64_t both = 0;
         for (I k = p_indptr[i]; k < p_indptr[i + 1]; ++k) {
-            const I j = p_indices[k];
-            if (j < 0 || static_cast<std::size_t>(j) >= n_labels)
-                throw std::invalid_argument("internal error: CSR index out of range");
-            if (stamp_pred[j] == mark) throw std::invalid_argument("internal error: duplicate CSR entry in y_pred");
-            stamp_pred[j] = mark;
+            const std::size_t j = label_of(p_indices[k], stamp_pred, mark, "y_pred");
             ++per_label.pred_ones[j];
             const bool hit = stamp_true[j] == mark;
             per_label.both[j] += hit;

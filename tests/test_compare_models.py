@@ -49,6 +49,16 @@ def test_two_models_agree_with_compare_paired(problem):
     assert (low[0, 1], high[0, 1]) == pytest.approx(tuple(pair.confidence_interval()), rel=1e-9, abs=1e-15)
 
 
+def test_confidence_interval_holds_k_by_k_arrays():
+    scores = np.array([[0.1, 0.2, 0.6, 0.4, 0.8, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4, 0.7], [0.5, 0.4, 0.3, 0.2, 0.6, 0.1]])
+    result = pm.compare_models(scores, [0, 0, 0, 1, 1, 1])
+    interval = result.confidence_interval(confidence_level=0.9)
+    assert interval.low.shape == interval.high.shape == (3, 3) and interval.confidence_level == 0.9
+    assert np.all(np.diag(interval.low) == 0) and np.all(np.diag(interval.high) == 0)
+    assert np.all(interval.low <= result.difference) and np.all(result.difference <= interval.high)
+    np.testing.assert_allclose(interval.low, -interval.high.T, atol=1e-15)  # the interval of -d is minus that of d
+
+
 def test_chi_square_against_explicit_contrast():
     rng = np.random.default_rng(5)
     labels = rng.integers(0, 2, 200)

@@ -3,24 +3,11 @@ import math
 import numpy as np
 import pairmetrics as pm
 import pytest
+from _dtypes import DTYPES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pairmetrics.reference import matching as ref
 from scipy.spatial.distance import cdist
-
-DTYPES = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float32,
-    np.float64,
-]
 
 # Rosenbaum (2005), section 2, as documented in R's crossmatch package.
 X1 = [0.47, 0.39, 0.47, 0.78, 1, 1, 0.54, 1, 0.38, 1, 0.27, 0.63, 0.22, 0, -1, -0.42, -1, -1]

@@ -153,6 +153,32 @@ def test_roc_auc_errors_match_in_memory(client):
         pm.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), sample_weights=None)
 
 
+@pytest.mark.parametrize("bad", [-2.0, np.nan, np.inf])
+def test_roc_auc_checks_weights_where_in_memory_does(client, bad):
+    """Weights are checked only once a score is defined (scikit-learn's order): with one class present
+    a bad weight gives NaN and a warning, on Dask as in memory; elsewhere the same error, or none."""
+    weights = np.array([1.0, 1.0, 1.0, bad, 1.0])
+    scores = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
+    labels = np.array([[0, 1], [0, 1], [0, 0], [0, 1], [0, 0]])  # the first label has one class only
+    probabilities = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5], [0.3, 0.7], [0.9, 0.1]])
+    cases = [(np.ones(5, dtype=np.int64), scores, {}), (np.array([0, 1, 1, 0, 1]), scores, {})]
+    cases += [(labels, probabilities, {"average": average}) for average in (None, "micro", "samples", "weighted")]
+    # class 0 absent: its one-vs-rest AUC is undefined (a warning) before class 1's checks the weights
+    cases += [
+        (np.array([1, 2, 2, 1, 1]), np.c_[np.zeros(5), probabilities], {"multi_class": "ovr", "labels": [0, 1, 2]})
+    ]
+    for y, s, options in cases:
+        expected = _outcome(pm.roc_auc_score, y, s, sample_weight=weights, **options)
+        got = _outcome(pm.roc_auc_score, _lazy(y, (2, 2, 1)), _lazy(s, (2, 2, 1)),
+                       sample_weight=_lazy(weights, (2, 2, 1)), **options)  # fmt: skip
+        _assert_same(got, expected)
+    one_class = _outcome(pm.roc_auc_score, _lazy(np.ones(5, dtype=np.int64), (5,)), _lazy(scores, (5,)),
+                         sample_weight=_lazy(weights, (5,)))  # fmt: skip
+    assert np.isnan(one_class[0]) and one_class[1] == [
+        "Only one class is present in y_true. ROC AUC score is not defined in that case."
+    ]
+
+
 # --------------------------------------------------------------------------- concordance
 
 

@@ -6,25 +6,12 @@ import networkx as nx
 import numpy as np
 import pairmetrics as pm
 import pytest
+from _dtypes import DTYPES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pairmetrics import _core
 from pairmetrics.reference import matching as ref
 from scipy.spatial.distance import cdist
-
-DTYPES = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float32,
-    np.float64,
-]
 
 
 def random_points(rng, n, d=3, ties=False):

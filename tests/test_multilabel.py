@@ -2,6 +2,7 @@ import numpy as np
 import pairmetrics as pm
 import pytest
 import scipy.sparse as sp
+from _dtypes import DTYPES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -10,19 +11,6 @@ from pairmetrics.reference import measures as ref
 metrics = pytest.importorskip("sklearn.metrics")
 
 FIELDS = [f"{k}_per_{axis}" for k in ("tp", "tn", "fp", "fn") for axis in ("label", "sample")]
-ALL_DTYPES = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float32,
-    np.float64,
-]
 
 
 def random_labels(rng, n, n_labels, density):
@@ -93,7 +81,7 @@ def test_weighted_score_penalises_missed_labels():
     np.testing.assert_allclose(got.label_accuracy, [1, 0.5, 1, 0])
 
 
-@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_every_dtype(dtype):
     rng = np.random.default_rng(1)
     t = random_labels(rng, 20, 7, 0.3)

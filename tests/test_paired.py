@@ -5,26 +5,12 @@ import warnings
 import numpy as np
 import pairmetrics as pe
 import pytest
+from _dtypes import DTYPES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from pairmetrics import _core
 from pairmetrics.reference import paired as ref
-
-SCORE_DTYPES = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float32,
-    np.float64,
-]
-LABEL_DTYPES = SCORE_DTYPES
 
 
 def _values(dtype, pool):
@@ -45,8 +31,8 @@ def _values(dtype, pool):
 @st.composite
 def problems(draw, max_n=40):
     n = draw(st.integers(2, max_n))
-    score_dtype = draw(st.sampled_from(SCORE_DTYPES))
-    label_dtype = draw(st.sampled_from(LABEL_DTYPES))
+    score_dtype = draw(st.sampled_from(DTYPES))
+    label_dtype = draw(st.sampled_from(DTYPES))
     scores = draw(hnp.arrays(score_dtype, n, elements=_values(score_dtype, draw(st.sampled_from([0, 1, 3, 6])))))
     labels = draw(hnp.arrays(label_dtype, n, elements=_values(label_dtype, draw(st.sampled_from([0, 1, 2, 4, 6])))))
     min_dist = draw(st.sampled_from([0.5, 1.0, 1.5, 0.25, 1e-9, 2.0, 0.75, 3.0, 2.0**53 + 2, 2.0**63, 1e19, 2.0**64]))

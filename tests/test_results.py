@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pairmetrics as pm
 import pytest
+from pairmetrics._compare_models import ConfidenceIntervals
 from pairmetrics._paired import ConfidenceInterval
 from pairmetrics._result import Result
 
@@ -37,6 +38,9 @@ def _results():
             pm.ModelComparison: pm.compare_models(
                 np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]]), [0, 0, 1, 1]
             ),
+            ConfidenceIntervals: pm.compare_models(
+                np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]]), [0, 0, 1, 1]
+            ).confidence_interval(),
             pm.BootstrapResult: pm.bootstrap(np.mean, [1.0, 2.0, 4.0, 8.0, 16.0], n_resamples=9, rng=3),
         }
 

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pairmetrics as pm
 import pytest
+from _dtypes import DTYPES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -13,20 +14,6 @@ from pairmetrics.reference import roc_auc as ref
 
 metrics = pytest.importorskip("sklearn.metrics")
 from sklearn.exceptions import UndefinedMetricWarning  # noqa: E402
-
-SCORE_DTYPES = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float32,
-    np.float64,
-]
 
 
 def _both(*args, **kwargs):
@@ -90,7 +77,7 @@ def test_binary_matches_sklearn_and_reference(problem, max_fpr):
         assert np.isnan(ours)
 
 
-@pytest.mark.parametrize("dtype", SCORE_DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_every_score_dtype(dtype):
     rng = np.random.default_rng(1)
     y = rng.integers(0, 2, 200)
@@ -313,6 +300,13 @@ def test_negative_sample_weight_is_refused():
         pm.roc_auc_score([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], sample_weight=[1, 2, 1, -0.5])
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
         pm.roc_auc_score([[0, 1], [1, 0], [1, 1], [0, 0]], np.ones((4, 2)), sample_weight=[1, 1, -1, 1])
+    # the micro average repeats each weight per label; the error still names the caller's row
+    with pytest.raises(ValueError, match=r"got -1\.0 \(first at index 2\)"):
+        pm.roc_auc_score(
+            [[0, 1], [1, 0], [1, 1], [0, 0]], np.ones((4, 2)), average="micro", sample_weight=[1, 1, -1, 1]
+        )
+    with pytest.raises(ValueError, match=r"first at flat index 1, 1 non-finite in all"):
+        pm.roc_auc_score([[0, 1], [1, 0]], np.ones((2, 2)), average="micro", sample_weight=[1.0, np.nan])
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])

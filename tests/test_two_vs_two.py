@@ -3,6 +3,7 @@ import math
 import numpy as np
 import pairmetrics
 import pytest
+from _dtypes import DTYPES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pairmetrics import _core, _two_vs_two, two_vs_two, two_vs_two_permutation_test
@@ -263,21 +264,6 @@ def test_sampled_standard_error():
 
 
 # ---------------------------------------------------------------- inputs
-
-
-DTYPES = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float32,
-    np.float64,
-]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -103,6 +103,22 @@ def test_bad_input():
         pm.cumulative_dynamic_auc(y, y, [1, 2, 3], [3.0])
 
 
+def test_no_comparable_pair_like_sksurv():
+    """One event, alone at the latest time: scikit-survival's NoComparablePairException (a ValueError)."""
+    from sksurv.exceptions import NoComparablePairException
+
+    y = _survival([False, False, True], [1.0, 2.0, 3.0])
+    with pytest.raises(NoComparablePairException):
+        sksurv_metrics.concordance_index_ipcw(y, y, [1.0, 2.0, 3.0])
+    with pytest.raises(NoComparablePairException, match="no comparable pairs"):
+        pm.concordance_index_ipcw(y, y, [1.0, 2.0, 3.0])
+    train = _survival([False, True, False, True], [1.0, 2.0, 4.0, 5.0])
+    for test in (y, _survival([False, True, True], [1.0, 3.0, 3.0]), _survival([True, False, True], [1.0, 2.0, 3.0])):
+        expected, expected_error = _outcome(lambda: sksurv_metrics.concordance_index_ipcw(train, test, [1.0, 2.0, 3.0]))
+        got, error = _outcome(lambda: pm.concordance_index_ipcw(train, test, [1.0, 2.0, 3.0]))
+        assert error == expected_error and (expected is None or got[1:] == tuple(int(x) for x in expected[1:]))
+
+
 def _cases():
     """Edge cases of the kind scikit-survival's own test-suite uses (our inputs, compared live)."""
     train_some = _survival([False, True, False, True, False, False, False, False], [2, 4, 6, 8, 10, 11, 15, 18])

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "blas_threads.hpp"
+#include "check.hpp"
 #include "control.hpp"
 #include "matching.hpp"
 #include "measures.hpp"
@@ -34,41 +35,6 @@
 namespace {
 
 using namespace pairmetrics;
-
-int g_failures = 0;
-int g_checks = 0;
-
-#define CHECK(cond)                                                                       \
-    do {                                                                                  \
-        ++g_checks;                                                                       \
-        if (!(cond)) {                                                                    \
-            ++g_failures;                                                                 \
-            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                                 \
-    } while (0)
-
-#define CHECK_EQ(a, b)                                                                                              \
-    do {                                                                                                            \
-        ++g_checks;                                                                                                 \
-        const auto va_ = (a);                                                                                       \
-        const auto vb_ = (b);                                                                                       \
-        if (!(va_ == vb_)) {                                                                                        \
-            ++g_failures;                                                                                           \
-            std::fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s (%.17g vs %.17g)\n", __FILE__, __LINE__, #a, #b, \
-                         static_cast<double>(va_), static_cast<double>(vb_));                                       \
-        }                                                                                                           \
-    } while (0)
-
-#define CHECK_CLOSE(a, b, rel)                                                                                        \
-    do {                                                                                                              \
-        ++g_checks;                                                                                                   \
-        const double va_ = (a), vb_ = (b);                                                                            \
-        if (!(std::fabs(va_ - vb_) <= (rel) * std::max({1.0, std::fabs(va_), std::fabs(vb_)}))) {                     \
-            ++g_failures;                                                                                             \
-            std::fprintf(stderr, "%s:%d: CHECK_CLOSE failed: %s ~ %s (%.17g vs %.17g)\n", __FILE__, __LINE__, #a, #b, \
-                         va_, vb_);                                                                                   \
-        }                                                                                                             \
-    } while (0)
 
 template <class E, class F>
 bool throws(F&& f) {
@@ -802,32 +768,13 @@ void test_matching() {
     CHECK_EQ(e2(2, 0), 2.0);
 }
 
-struct Test {
-    const char* name;
-    void (*run)();
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-    const Test tests[] = {
+    const testing::Test tests[] = {
         {"control", test_control},           {"parallel_for", test_parallel_for}, {"paired", test_paired},
         {"measures", test_measures},         {"two_vs_two", test_two_vs_two},     {"matching", test_matching},
         {"blas_threads", test_blas_threads},
     };
-    int run = 0;
-    for (const Test& t : tests) {
-        if (argc > 1 && std::strstr(t.name, argv[1]) == nullptr) continue;
-        const int before = g_failures;
-        try {
-            t.run();
-        } catch (const std::exception& e) {
-            ++g_failures;
-            std::fprintf(stderr, "%s: unexpected exception: %s\n", t.name, e.what());
-        }
-        std::printf("%-14s %s\n", t.name, g_failures == before ? "ok" : "FAILED");
-        ++run;
-    }
-    std::printf("%d tests, %d checks, %d failures\n", run, g_checks, g_failures);
-    return (g_failures == 0 && run > 0) ? 0 : 1;
+    return testing::run_tests(tests, argc, argv);
 }

@@ -1,8 +1,9 @@
 // Tests of the matching units on their own: the blossom forest, the steps of
 // the blossom algorithm (int64 and 128-bit duals), pricing, the certificate
 // (also at the edges of float64), cross-match counts, and the exact sparse
-// solve of the networkx backend.
-// Built as pairmetrics_matching_tests (an argument filters tests by name).
+// solve of the networkx backend, and the two-word 128-bit integer.
+// Built as pairmetrics_matching_tests (an argument filters tests by name), and
+// as pairmetrics_matching_tests_portable128 with that integer as the solver's.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "check.hpp"
 #include "control.hpp"
 #include "matching.hpp"
 #include "matching_distances.hpp"
@@ -23,18 +25,6 @@ namespace {
 
 using namespace pairmetrics;
 using matching::i128;
-
-int g_failures = 0;
-int g_checks = 0;
-
-#define CHECK(cond)                                                                       \
-    do {                                                                                  \
-        ++g_checks;                                                                       \
-        if (!(cond)) {                                                                    \
-            ++g_failures;                                                                 \
-            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                                 \
-    } while (0)
 
 template <class F>
 bool throws_logic(F&& f) {
@@ -286,15 +276,59 @@ void test_crossmatch_counts() {
     for (std::int64_t x : a1) CHECK(x == 4);  // pairs (0,1), (2,3), (4,5), (6,7): all mixed
 }
 
-struct Test {
-    const char* name;
-    void (*run)();
-};
+// Int128Words: the native type's results (where the compiler has one) on values of every magnitude
+// and sign, and identities that hold anywhere.
+Int128Words random_words(std::mt19937_64& gen) {
+    const int bits = static_cast<int>(gen() % 128);
+    const Int128Words x = ((Int128Words{gen()} << 64) + Int128Words{gen()}) >> (127 - bits);
+    return gen() % 2 ? -x : x;
+}
+
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef __int128 native_i128;
+__extension__ typedef unsigned __int128 native_u128;
+
+bool same(Int128Words a, native_i128 b) {
+    return static_cast<std::uint64_t>(a) == static_cast<std::uint64_t>(b) &&
+           static_cast<std::int64_t>(a >> 64) == static_cast<std::int64_t>(b >> 64);
+}
+
+native_i128 native(Int128Words a) {
+    return static_cast<native_i128>(static_cast<native_u128>(static_cast<std::int64_t>(a >> 64)) << 64 |
+                                    static_cast<std::uint64_t>(a));
+}
+#endif
+
+void test_int128_words() {
+    using W = Int128Words;
+    static_assert(W{-1} < W{0} && (W{1} << 127) < W{0} && ((W{1} << 126) >> 126) == W{1});
+    static_assert(W{-7} / W{2} == W{-3} && W{-7} % W{2} == W{-1} && (W{-7} >> 1) == W{-4});
+    static_assert((W{1} << 64) - W{1} == W{~std::uint64_t{0}} && -(W{1} << 64) / W{-2} == (W{1} << 63));
+    CHECK(!static_cast<bool>(W{0}) && static_cast<bool>(W{1} << 64) && static_cast<std::int32_t>(W{-5}) == -5);
+    std::mt19937_64 gen(128);
+    for (int trial = 0; trial < 20000; ++trial) {
+        const W a = random_words(gen), b = random_words(gen);
+        const int s = static_cast<int>(gen() % 128);
+        CHECK(a - b + b == a && -(-a) == a && (a < b) == (b > a) && (a <= b) == !(b < a));
+        CHECK(b == W{0} || a / b * b + a % b == a);
+#if defined(__SIZEOF_INT128__)
+        const native_i128 x = native(a), y = native(b);
+        const native_u128 ux = static_cast<native_u128>(x), uy = static_cast<native_u128>(y);
+        CHECK(same(a, x) && same(a + b, static_cast<native_i128>(ux + uy)));
+        CHECK(same(a - b, static_cast<native_i128>(ux - uy)) && same(-a, static_cast<native_i128>(0 - ux)));
+        CHECK(same(a * b, static_cast<native_i128>(ux * uy)));
+        CHECK(same(a << s, static_cast<native_i128>(ux << s)) && same(a >> s, x >> s));
+        CHECK((a < b) == (x < y) && (a == b) == (x == y) && same(a & b, x & y));
+        if (b != W{0} && !(a == (W{1} << 127) && b == W{-1})) CHECK(same(a / b, x / y) && same(a % b, x % y));
+        CHECK(static_cast<std::int64_t>(a) == static_cast<std::int64_t>(x));
+#endif
+    }
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    const Test tests[] = {
+    const testing::Test tests[] = {
         {"sparse", test_sparse},
         {"certify_rejects", test_certify_rejects},
         {"whole_float64_range", test_whole_float64_range},
@@ -302,20 +336,7 @@ int main(int argc, char** argv) {
         {"blossom_steps", test_blossom_steps},
         {"pricing", test_pricing},
         {"crossmatch_counts", test_crossmatch_counts},
+        {"int128_words", test_int128_words},
     };
-    int run = 0;
-    for (const Test& t : tests) {
-        if (argc > 1 && std::strstr(t.name, argv[1]) == nullptr) continue;
-        const int before = g_failures;
-        try {
-            t.run();
-        } catch (const std::exception& e) {
-            ++g_failures;
-            std::fprintf(stderr, "%s: unexpected exception: %s\n", t.name, e.what());
-        }
-        std::printf("%-22s %s\n", t.name, g_failures == before ? "ok" : "FAILED");
-        ++run;
-    }
-    std::printf("%d tests, %d checks, %d failures\n", run, g_checks, g_failures);
-    return (g_failures == 0 && run > 0) ? 0 : 1;
+    return testing::run_tests(tests, argc, argv);
 }

@@ -12,7 +12,6 @@ import numpy.typing as npt
 from . import _core
 from ._concordance import equality_test
 from ._paired import (
-    ConfidenceInterval,
     auc_components,
     normal_interval,
     prepare_scores,
@@ -23,6 +22,25 @@ from ._routing import routed, warn
 from ._validation import as_numeric_array, resolve_n_jobs
 
 __all__ = ["ModelComparison", "compare_models"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ConfidenceIntervals(Result):
+    """Confidence intervals of many estimates at once; unpacks as ``(low, high)``.
+
+    Attributes
+    ----------
+    low, high : ndarray
+        The bounds, one entry per estimate, in the shape of the estimates
+        (NaN where the variance cannot be estimated).
+    confidence_level : float
+        The nominal coverage.
+    """
+
+    low: npt.NDArray[np.float64]
+    high: npt.NDArray[np.float64]
+    confidence_level: float
+    _unpack = ("low", "high")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -66,7 +84,7 @@ class ModelComparison(Result):
         spread: npt.NDArray[np.float64] = diag[:, None] + diag[None, :] - 2 * self.covariance
         return np.maximum(spread, 0.0)
 
-    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceIntervals:
         """Normal confidence intervals of every pairwise difference ``auc[i] - auc[j]``.
 
         Parameters
@@ -76,8 +94,19 @@ class ModelComparison(Result):
 
         Returns
         -------
-        ConfidenceInterval
-            ``low`` and ``high`` are (k, k) arrays, clipped to [-1, 1].
+        ConfidenceIntervals
+            ``low`` and ``high`` are arrays of shape (k, k): entry ``[i, j]``
+            bounds ``auc[i] - auc[j]`` (clipped to [-1, 1]; the diagonal is
+            0). Unpacks as ``(low, high)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pairmetrics import compare_models
+        >>> scores = np.array([[0.1, 0.2, 0.6, 0.4, 0.8, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4, 0.7]])
+        >>> low, high = compare_models(scores, [0, 0, 0, 1, 1, 1]).confidence_interval()
+        >>> low.shape, high.shape
+        ((2, 2), (2, 2))
         """
         spread = self.difference_variance()
         k = self.auc.shape[0]
@@ -89,7 +118,7 @@ class ModelComparison(Result):
                     float(self.difference[i, j]), float(spread[i, j]), confidence_level, -1.0, 1.0
                 )
                 low[i, j], high[i, j], level = interval.low, interval.high, interval.confidence_level
-        return ConfidenceInterval(low, high, level)  # type: ignore[arg-type]
+        return ConfidenceIntervals(low, high, level)
 
 
 def _pairwise_pvalues(difference: npt.NDArray[np.float64], spread: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

@@ -526,23 +526,23 @@ def compare_paired(
         components.append(auc_components(totals, (rankable, tied, incorrect)))
     ga, gb = components
     factors = sample_factors(labels_f)
-    sums = [ga @ ga, gb @ gb, ga @ gb, factors @ (ga * ga), factors @ (gb * gb), factors @ (ga * gb)]
-    return comparison_from_counts(counts[0], counts[1], min_dist, labels_f.shape[0], sums)
+    sums = [factors @ (ga * ga), factors @ (gb * gb), factors @ (ga * gb)]
+    return comparison_from_counts(counts[0], counts[1], min_dist, sums)
 
 
 def comparison_from_counts(
-    counts_a: tuple[int, int, int, int], counts_b: tuple[int, int, int, int], min_dist: float, n: int, sums: list[Any]
+    counts_a: tuple[int, int, int, int], counts_b: tuple[int, int, int, int], min_dist: float, sums: Any
 ) -> PairedComparison:
     """The PairedComparison from both models' totals and the sums of the
-    per-sample components ``g``: ``(ga.ga, gb.gb, ga.gb)`` plain and weighted
-    by the interval factors (in that order; ignored when nothing is rankable)."""
+    per-sample components ``g`` weighted by the variance factors:
+    ``(ga.ga, gb.gb, ga.gb)`` (ignored, may be None, when nothing is rankable)."""
     from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
 
     n_rankable = counts_a[0]
     if n_rankable:
         scale = 1.0 / float(n_rankable) ** 2
-        ci_var_a, ci_var_b = scale * float(sums[3]), scale * float(sums[4])
-        ci_spread = ci_var_a + ci_var_b - 2 * scale * float(sums[5])
+        ci_var_a, ci_var_b = scale * float(sums[0]), scale * float(sums[1])
+        ci_spread = ci_var_a + ci_var_b - 2 * scale * float(sums[2])
     else:
         ci_var_a = ci_var_b = ci_spread = math.nan
     a, b = PairedEvaluation(*counts_a, min_dist, ci_var_a), PairedEvaluation(*counts_b, min_dist, ci_var_b)
@@ -557,7 +557,7 @@ def comparison_from_counts(
         warnings.simplefilter("ignore", RuntimeWarning)
         fisher = stats.fisher_exact(table)
     # One variance for the test and the interval: DeLong's per-class one for binary labels.
-    var_a, var_b, cov = ci_var_a, ci_var_b, float(sums[5]) / float(n_rankable) ** 2
+    var_a, var_b, cov = ci_var_a, ci_var_b, float(sums[2]) / float(n_rankable) ** 2
     difference = a.auc - b.auc
     spread = max(ci_spread, 0.0)
     if spread > 0:

@@ -7,7 +7,9 @@ seams (names without a leading underscore) shared with the Dask path in
 
 from __future__ import annotations
 
+import functools
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -212,11 +214,18 @@ def is_partial(max_fpr: float | None) -> bool:
     return max_fpr is not None and max_fpr != 1
 
 
-def binary_auc_defined(n_positive: int, n_negative: int, any_weight: bool) -> bool:
-    """Whether one binary AUC is defined: warns (one class present) or raises (all weights zero) otherwise."""
+def binary_auc_defined(
+    n_positive: int, n_negative: int, any_weight: bool, check_weights: Callable[[], None] | None = None
+) -> bool:
+    """Whether one binary AUC is defined: warns (one class present) or raises (all weights zero) otherwise.
+
+    ``check_weights`` raises on non-finite or negative sample weights; as in scikit-learn, the weights are
+    checked only once both classes are present (with one class the result is NaN whatever the weights)."""
     if n_positive == 0 or n_negative == 0:
         warn_undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
         return False
+    if check_weights is not None:
+        check_weights()
     if not any_weight:
         raise ValueError("sample_weight must contain at least one non-zero number")
     return True
@@ -329,8 +338,7 @@ def _weights(sample_weight: Any, n: int) -> FloatArray | None:
 
 
 def _check_weight_values(weight: np.ndarray) -> None:
-    """Finite and non-negative. Checked only once a score is defined, as scikit-learn does:
-    with one class present it returns NaN (and warns) whatever the weights."""
+    """Finite and non-negative (when: see :func:`binary_auc_defined`)."""
     check_finite(weight, "sample_weight")
     if (weight < 0).any():
         raise negative_weight_error(float(weight.min()), int(np.argmax(weight < 0)))
@@ -341,13 +349,20 @@ def negative_weight_error(minimum: float, first_index: int) -> ValueError:
     return ValueError(f"sample_weight must be non-negative, got {minimum} (first at index {first_index})")
 
 
-def _binary_auc(positive: np.ndarray, score: np.ndarray, weight: np.ndarray | None, max_fpr: float | None) -> float:
-    """One binary AUC: positive is a uint8 0/1 vector, score a 1-D view."""
+def _binary_auc(
+    positive: np.ndarray,
+    score: np.ndarray,
+    weight: np.ndarray | None,
+    max_fpr: float | None,
+    sample_weight: np.ndarray | None = None,
+) -> float:
+    """One binary AUC: positive is a uint8 0/1 vector, score a 1-D view. ``sample_weight``: the caller's
+    weights, when ``weight`` repeats them (the micro average), so that errors give the caller's index."""
     n_positive = int(np.count_nonzero(positive))
     n_negative = positive.size - n_positive
-    if weight is not None and n_positive and n_negative:
-        _check_weight_values(weight)
-    if not binary_auc_defined(n_positive, n_negative, weight is None or bool(np.any(weight))):
+    checked = weight if sample_weight is None else sample_weight
+    check_weights = None if checked is None else functools.partial(_check_weight_values, checked)
+    if not binary_auc_defined(n_positive, n_negative, weight is None or bool(np.any(weight)), check_weights):
         return np.nan
     fpr = max_fpr if max_fpr is not None and is_partial(max_fpr) else 1.0
     area, total_pos, total_neg = _core.roc_auc(score, positive, weight, fpr, resolve_n_jobs(None))
@@ -370,7 +385,7 @@ def _average_binary(
     if average == "micro":
         score_weight = None if weight is None else np.repeat(weight, y01.shape[1])
         return _binary_auc(np.ascontiguousarray(y01).ravel(), np.ascontiguousarray(y_score).ravel(), score_weight,
-                           max_fpr)  # fmt: skip
+                           max_fpr, weight)  # fmt: skip
     if average == "samples":
         if weight is not None:
             _check_weight_values(weight)

@@ -187,6 +187,12 @@ def check_comparable(n_events: int, only_last_is_event: bool) -> None:
         raise no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
 
 
+def latest_is_lone_event(events: np.ndarray, times: np.ndarray) -> bool:
+    """:func:`check_comparable`'s ``only_last_is_event`` from in-memory arrays."""
+    last = np.argmax(times)
+    return bool(events[last]) and np.count_nonzero(times == times[last]) == 1
+
+
 def sksurv_result(below: int, tied: int, above: int, tied_time: int) -> tuple[float, int, int, int, int]:
     """scikit-survival's (cindex, concordant, discordant, tied_risk, tied_time) from the pair counts."""
     comparable = below + tied + above
@@ -266,8 +272,7 @@ def concordance_index_censored(
     times = as_exact_float64(times, "event_time")
     estimates = as_exact_float64(estimates, "estimate")
     below, tied, above, tied_time = _core.concordance_counts(times, events.view(np.uint8), estimates, tied_tol)
-    last = np.argmax(times)
-    check_comparable(int(events.sum()), bool(events[last]) and np.count_nonzero(times == times[last]) == 1)
+    check_comparable(int(events.sum()), latest_is_lone_event(events, times))
     return sksurv_result(below, tied, above, tied_time)
 
 

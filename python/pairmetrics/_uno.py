@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._routing import routed
-from ._survival import as_exact_float64, no_comparable_pair_error
+from ._survival import as_exact_float64, check_comparable, latest_is_lone_event
 from ._validation import as_numeric_array, check_finite, check_nonnegative_finite
 
 __all__ = ["concordance_index_ipcw", "cumulative_dynamic_auc"]
@@ -154,8 +154,7 @@ def concordance_index_ipcw(
     if not weighted.any():
         raise ValueError(f"survival_test: all samples before tau={tau} are censored")
     weights = censoring_weights(survival_train, weighted, time) ** 2
-    if event.sum() == 1 and np.count_nonzero(time == time[event][0]) == 1 and time[event][0] == time.max():
-        raise no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
+    check_comparable(int(event.sum()), latest_is_lone_event(event, time))
     (below, tied, above, tied_time, _, _), per_sample = _core.concordance_per_sample(
         time, event.view(np.uint8), estimates, tied_tol
     )

@@ -119,8 +119,11 @@ def inference() -> None:
     aucs: npt.NDArray[np.float64] = models.auc
     statistic, pvalue = models
     interval = models.confidence_interval()  # (k, k) arrays of bounds, one interval per pairwise difference
+    difference_low: npt.NDArray[np.float64] = interval.low
+    difference_high: npt.NDArray[np.float64] = interval.high
     assert aucs.shape == (2,) and models.df == 1 and statistic == models.statistic and 0 <= pvalue <= 1
-    assert bool(np.all(interval.low <= interval.high)) and models.difference_variance().shape == models.difference.shape
+    assert difference_low.shape == difference_high.shape == (2, 2) and bool(np.all(difference_low <= difference_high))
+    assert models.difference_variance().shape == models.difference.shape
     y = np.array(
         [(True, 1.0), (False, 2.0), (True, 3.0), (True, 4.0), (False, 5.0)], dtype=[("event", bool), ("time", float)]
     )

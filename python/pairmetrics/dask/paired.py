@@ -481,12 +481,12 @@ def paired_eval(scores, labels, min_dist=0.5, n_jobs=None):
 
 
 def _g_sums(labels, label_range, n, totals, *row_blocks):
-    """Per block: sums of g_a g_b over the model pairs (a, a), (b, b), (a, b), plain and
-    weighted by the variance factors (the components g of the in-memory call)."""
+    """Per block: sums of g_a g_b over the model pairs (a, a), (b, b), (a, b), weighted by
+    the variance factors (the components g of the in-memory call)."""
     g = [_paired.auc_components(counts, block) for block, counts in zip(row_blocks, totals)]
     f = _paired.component_factors(labels, label_range, n)
     products = [(0, 0), (1, 1), (0, 1)] if len(g) == 2 else [(0, 0)]
-    return np.array([g[i] @ g[j] for i, j in products] + [f @ (g[i] * g[j]) for i, j in products])
+    return np.array([f @ (g[i] * g[j]) for i, j in products])
 
 
 def _variance_sums(labels, label_range, totals, *per_block):
@@ -516,7 +516,7 @@ def paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, vari
     (counts,) = blocks.compute(totals, progress=progress)
     weighted = None
     if with_variance:
-        weighted = _variance_sums(labels, label_range, (counts,), per_block)[1] if counts[0] else 0.0
+        weighted = _variance_sums(labels, label_range, (counts,), per_block)[0] if counts[0] else 0.0
     return _paired.evaluation_from_counts(counts, min_dist, warn, weighted)
 
 
@@ -539,4 +539,4 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None, progre
     sums = None
     if counts[0][0]:
         sums = _variance_sums(labels, label_range, counts, blocks_a, blocks_b)
-    return _paired.comparison_from_counts(counts[0], counts[1], min_dist, a_scores.shape[0], sums)
+    return _paired.comparison_from_counts(counts[0], counts[1], min_dist, sums)

@@ -20,6 +20,7 @@ exact.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 
@@ -118,11 +119,11 @@ class _BinaryAuc:
 
         return [delayed(_auc_partition, pure=True)(local_fpr, *p) for p in self.pieces]
 
-    def result(self, stats, max_fpr, partial_area):
+    def result(self, stats, max_fpr, partial_area, check_weights):
         """The AUC from the partition summaries (``partial_area(k, fpr)`` runs the kernel on partition k)."""
         n_pos = sum(s[0] for s in stats)
         n_neg = sum(s[1] for s in stats)
-        if not roc.binary_auc_defined(n_pos, n_neg, any(s[2] for s in stats)):
+        if not roc.binary_auc_defined(n_pos, n_neg, any(s[2] for s in stats), check_weights):
             return np.nan
         total_pos = sum(s[4] for s in stats)
         total_neg = sum(s[5] for s in stats)
@@ -152,9 +153,9 @@ def _stack_columns(a, b):
     return da.stack([a, b], axis=1).rechunk({1: -1})
 
 
-def _binary_aucs(problems, max_fpr, n_rows):
+def _binary_aucs(problems, max_fpr, n_rows, check_weights=None):
     """AUCs of (score, positive, weight, sampled scores) problems of at most n_rows rows: one shuffle
-    each, computed together."""
+    each, computed together. ``check_weights``: the weight checks of weighted problems."""
     if not problems:
         return []
     n_parts = partition_count(n_rows)
@@ -167,7 +168,7 @@ def _binary_aucs(problems, max_fpr, n_rows):
             (result,) = compute(graph.partitions(fpr)[k])
             return result[3]
 
-        out.append(graph.result(column_stats, max_fpr, partial_area))
+        out.append(graph.result(column_stats, max_fpr, partial_area, check_weights))
     return out
 
 
@@ -187,7 +188,7 @@ def _add_sample_sums(*parts):
             set().union(*[p[1] for p in parts]))  # fmt: skip
 
 
-def _average_binary(y01, s, average, w, max_fpr, sampled):
+def _average_binary(y01, s, average, w, max_fpr, sampled, check_weights):
     """The dask twin of the in-memory ``_average_binary``: the same seams, counts from the cluster."""
     from dask import delayed
 
@@ -198,8 +199,10 @@ def _average_binary(y01, s, average, w, max_fpr, sampled):
     n_labels = y01.shape[1]
     if average == "micro":
         weight = None if w is None else _repeat_rows(w, n_labels, y01)
-        return _binary_aucs([(s.ravel(), y01.ravel(), weight, sampled.ravel())], max_fpr, s.size)[0]
+        return _binary_aucs([(s.ravel(), y01.ravel(), weight, sampled.ravel())], max_fpr, s.size, check_weights)[0]
     if average == "samples":
+        if check_weights is not None:
+            check_weights()
         blocks = zip(y01.to_delayed().ravel(), s.to_delayed().ravel(),
                      w.to_delayed().ravel() if w is not None else itertools.repeat(None))  # fmt: skip
         parts = [delayed(_samples_block, pure=True)(a, b, c, max_fpr) for a, b, c in blocks]
@@ -213,7 +216,8 @@ def _average_binary(y01, s, average, w, max_fpr, sampled):
         (label_weight,) = compute(counts)
         if roc.weighted_average_is_empty(label_weight):
             return 0.0
-    aucs = _binary_aucs([(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)], max_fpr, s.shape[0])
+    aucs = _binary_aucs([(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)], max_fpr, s.shape[0],
+                        check_weights)  # fmt: skip
     return roc.average_label_aucs(np.array(aucs, dtype=np.float64), average, label_weight)
 
 
@@ -234,7 +238,8 @@ def _one_hot_block(codes, n_classes):
     return roc.one_hot(codes, n_classes)
 
 
-def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s):
+def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s,
+                check_weights):  # fmt: skip
     roc.check_multiclass(s.shape, probabilities, average, multi_class)
     classes = roc.multiclass_classes(labels, uniques, s.shape[1])
     roc.check_ovo_weight(multi_class, w is not None)
@@ -243,7 +248,7 @@ def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabil
     if multi_class == "ovr":
         indicator = encoded.map_blocks(_one_hot_block, len(classes), dtype=np.uint8, new_axis=1,
                                        chunks=(encoded.chunks[0], (len(classes),)))  # fmt: skip
-        return _average_binary(indicator, s, average, w, None, sampled_s)
+        return _average_binary(indicator, s, average, w, None, sampled_s, check_weights)
     present = np.unique(_encode(uniques, classes))
     class_counts = dict(zip(_encode(uniques, classes).tolist(), counts.tolist()))
     problems, prevalence = [], []
@@ -290,13 +295,8 @@ def roc_auc_score(y_true, y_score, average="macro", sample_weight=None, max_fpr=
     row_offsets = offsets(y.chunks[0])
     width = s.shape[1] if s.ndim == 2 else 1
     raise_nonfinite([r[4][0] for r in summaries], "y_score", row_offsets, width)
-    if w is not None:
-        raise_nonfinite([r[4][1] for r in summaries], "sample_weight", row_offsets)
-        negative = [(k, r[8]) for k, r in enumerate(summaries) if r[8] is not None]
-        if negative:
-            minimum = min(found[0] for _, found in negative)
-            block, (_, local) = negative[0]
-            raise roc.negative_weight_error(minimum, int(row_offsets[block]) + local)
+    # checked where the in-memory call checks them (see roc.binary_auc_defined)
+    check_weights = None if w is None else functools.partial(_check_weights, summaries, row_offsets)
     uniques, counts = _merge_uniques([(r[1], r[2]) for r in summaries], limit)
     integral = all(r[3] for r in summaries)
     sampled_y = np.concatenate([r[6] for r in summaries])
@@ -307,11 +307,23 @@ def roc_auc_score(y_true, y_score, average="macro", sample_weight=None, max_fpr=
         y, sampled_y = y[:, 0], sampled_y[:, 0]
     if kind == "multiclass":
         probabilities = all(r[5] for r in summaries)
-        return _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s)
+        return _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s,
+                           check_weights)  # fmt: skip
     if kind == "binary":
         s = roc.binary_scores(s)
         sampled_s = roc.binary_scores(sampled_s)
         positive = (y == uniques[-1]) if uniques.size == 2 else y.map_blocks(np.zeros_like, dtype=bool)
-        return _binary_aucs([(s, positive, w, sampled_s)], max_fpr, s.shape[0])[0]
+        return _binary_aucs([(s, positive, w, sampled_s)], max_fpr, s.shape[0], check_weights)[0]
     roc.check_indicator(uniques, s.shape)
-    return _average_binary((y == 1).astype(np.uint8), s, average, w, max_fpr, sampled_s)
+    return _average_binary((y == 1).astype(np.uint8), s, average, w, max_fpr, sampled_s, check_weights)
+
+
+def _check_weights(summaries, row_offsets):
+    """The in-memory checks of sample_weight (finite, then non-negative) from the block summaries,
+    with global indices."""
+    raise_nonfinite([r[4][1] for r in summaries], "sample_weight", row_offsets)
+    negative = [(k, r[8]) for k, r in enumerate(summaries) if r[8] is not None]
+    if negative:
+        minimum = min(found[0] for _, found in negative)
+        block, (_, local) = negative[0]
+        raise roc.negative_weight_error(minimum, int(row_offsets[block]) + local)
