@@ -112,16 +112,24 @@ void sort_short_run(L* x) {
     for (std::size_t i = 0; i < 16; ++i) x[i] = v[i];
 }
 
-template <bool Track, class Gap>
+// With Track, `index` moves with the labels and inverted[index[p]] gains the
+// inversions of label p; with Carry, `index` holds values that move with the
+// labels and gain `weight` times their inversions (no inverted array: no
+// access far from the merge), the count of each merge piece done by the task
+// that merges it.
+template <bool Track, class Gap, bool Carry = false>
 class InversionCounter {
+    static_assert(Track || !Carry, "carried values move like the index");
+
   public:
     using L = typename Gap::Label;
 
     InversionCounter(Buffer<L>& labels, Buffer<std::uint64_t>& index, std::uint64_t* inverted, Gap gap, SimdLevel simd,
-                     Control& control)
+                     Control& control, std::uint64_t weight = 1)
         : a_(labels),
           idx_(index),
           inverted_(inverted),
+          weight_(weight),
           gap_(gap),
           control_(control),
           n_(labels.size()),
@@ -193,7 +201,7 @@ class InversionCounter {
     struct Level {
         const L* src;
         L* dst;
-        const std::uint64_t* src_idx;
+        std::uint64_t* src_idx;  // written only with Carry
         std::uint64_t* dst_idx;
     };
     // Right positions [j, r) counted against the left run from p (where
@@ -224,7 +232,7 @@ class InversionCounter {
         const std::size_t left = m - l, right = r - m;
         if (parts == 1) {
             merge_pieces.push_back({l, m, m, r, l});
-            if (right == 0) return;
+            if (right == 0 && !Carry) return;  // with Carry every merge piece has its count pieces
             count_pieces.push_back({l, m, m, r});
             if constexpr (Track) left_pieces.push_back({l, m, m, m, r});
             return;
@@ -235,6 +243,10 @@ class InversionCounter {
             const std::size_t i0 = co_rank(src + l, left, src + m, right, k0);
             const std::size_t i1 = co_rank(src + l, left, src + m, right, k1);
             merge_pieces.push_back({l + i0, l + i1, m + (k0 - i0), m + (k1 - i1), l + k0});
+            if constexpr (Carry) {  // the count pieces of exactly the labels this piece merges
+                cut_carried(src, l, m, r, merge_pieces.back(), count_pieces, left_pieces);
+                continue;
+            }
             if (right == 0) continue;
             const std::size_t j0 = m + right * t / parts, j1 = m + right * (t + 1) / parts;
             if (j0 < j1) {
@@ -253,6 +265,25 @@ class InversionCounter {
                 }
             }
         }
+    }
+
+    // The count pieces of the labels that merge piece `piece` of runs [l, m)
+    // and [m, r) takes: its right labels against the left run, its left
+    // labels against the right run.
+    void cut_carried(const L* src, std::size_t l, std::size_t m, std::size_t r, const MergePiece& piece,
+                     std::vector<CountPiece>& count_pieces, std::vector<LeftPiece>& left_pieces) const {
+        const Gap gap = gap_;
+        std::size_t p = m, q = m;
+        if (piece.j < piece.r) {
+            const L b = src[piece.j];
+            p = std::partition_point(src + l, src + m, [&](const L& a) { return !gap.far(a, b); }) - src;
+        }
+        if (piece.i < piece.m) {
+            const L a = src[piece.i];
+            q = std::partition_point(src + m, src + r, [&](const L& b) { return gap.far(a, b); }) - src;
+        }
+        count_pieces.push_back({p, m, piece.j, piece.r});
+        left_pieces.push_back({piece.i, piece.m, q, m, r});
     }
 
     // How many of the first k outputs of the merge of x[0, nx) and y[0, ny)
@@ -332,7 +363,10 @@ class InversionCounter {
             for (; j > begin && a_[j - 1] > x; --j) {
                 if (gap_.far(a_[j - 1], x)) {
                     ++count;
-                    if constexpr (Track) {
+                    if constexpr (Carry) {
+                        idx_[j - 1] += weight_;
+                        xi += weight_;
+                    } else if constexpr (Track) {
                         ++inverted_[idx_[j - 1]];
                         ++inverted_[xi];
                     }
@@ -377,7 +411,7 @@ class InversionCounter {
                 for (std::size_t j = pieces[t].j, p = pieces[t].p; j < pieces[t].r; ++j) {
                     while (p < m && !gap_.far(src[p], src[j])) ++p;
                     total += m - p;
-                    inverted_[level.src_idx[j]] += m - p;
+                    credit(level.src_idx, j, m - p);
                     if (((j - pieces[t].j) & (kTickWork - 1)) == 0) tick(kTickWork);
                 }
             }
@@ -392,9 +426,18 @@ class InversionCounter {
             const LeftPiece& piece = pieces[t];
             for (std::size_t i = piece.i, q = piece.q; i < piece.iend; ++i) {
                 while (q < piece.r && gap_.far(src[i], src[q])) ++q;
-                inverted_[level.src_idx[i]] += q - piece.m;
+                credit(level.src_idx, i, q - piece.m);
                 if (((i - piece.i) & (kTickWork - 1)) == 0) tick(kTickWork);
             }
+        }
+    }
+
+    // The inversions of the label at position `at` of a level.
+    void credit(std::uint64_t* src_idx, std::size_t at, std::uint64_t inversions) const {
+        if constexpr (Carry) {
+            src_idx[at] += weight_ * inversions;
+        } else {
+            inverted_[src_idx[at]] += inversions;
         }
     }
 
@@ -455,6 +498,7 @@ class InversionCounter {
     Buffer<L>& a_;
     Buffer<std::uint64_t>& idx_;
     std::uint64_t* inverted_;
+    std::uint64_t weight_;
     Gap gap_;
     Control& control_;
     std::size_t n_;
@@ -475,6 +519,13 @@ std::uint64_t count_inversions(Buffer<typename Gap::Label>& labels, Buffer<std::
     return counter.run(n_threads);
 }
 
+template <class Gap>
+std::uint64_t count_inversions_carried(Buffer<typename Gap::Label>& labels, Buffer<std::uint64_t>& carried,
+                                       std::uint64_t weight, const Gap& gap, int n_threads, Control& control) {
+    InversionCounter<true, Gap, true> counter(labels, carried, nullptr, gap, SimdLevel::scalar, control, weight);
+    return counter.run(n_threads);
+}
+
 // Rankable pairs from labels sorted ascending (optionally per sample): for
 // each r, the labels far below sorted[r] are a prefix [0, l(r)) of the array.
 // The totals walk (l, r) together without branches (l == r is never far) in
@@ -488,13 +539,14 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
     const L* s = sorted.data();
     if (per_sample) {
         Ticker tick(control);
+        const bool by_position = index.size() == 0;
         std::uint64_t total = 0;
         for (std::size_t r = 0, l = 0, u = 0; r < n; ++r) {
             while (l < r && gap.far(s[r], s[l])) ++l;
             total += l;
             u = std::max(u, r + 1);
             while (u < n && !gap.far(s[u], s[r])) ++u;
-            per_sample[index[r]] = l + (n - u);
+            per_sample[by_position ? r : index[r]] = l + (n - u);
             if ((r & (kTickWork - 1)) == 0) tick(kTickWork);
         }
         return total;
@@ -557,6 +609,10 @@ template std::uint64_t count_inversions<false, IntegerGap>(Buffer<std::uint64_t>
                                                            std::uint64_t*, const IntegerGap&, SimdLevel, int, Control&);
 template std::uint64_t count_inversions<true, IntegerGap>(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,
                                                           std::uint64_t*, const IntegerGap&, SimdLevel, int, Control&);
+template std::uint64_t count_inversions_carried<RealGap>(Buffer<double>&, Buffer<std::uint64_t>&, std::uint64_t,
+                                                        const RealGap&, int, Control&);
+template std::uint64_t count_inversions_carried<IntegerGap>(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,
+                                                           std::uint64_t, const IntegerGap&, int, Control&);
 template std::uint64_t count_rankable<RealGap>(const Buffer<double>&, const Buffer<std::uint64_t>&, const RealGap&,
                                                std::uint64_t*, int, SimdLevel, Control&);
 template std::uint64_t count_rankable<IntegerGap>(const Buffer<std::uint64_t>&, const Buffer<std::uint64_t>&,
