@@ -41,6 +41,50 @@ struct CountCursor {
         j += 1 - below;
     }
 };
+// Carried values: for each right label src[j] of [j, r), the left labels of
+// [p, m) far above it (a suffix of the left run), written to fresh[j] and
+// summed; branch-free steps, the last write for j at the step that takes it.
+template <class Gap>
+struct RightCursor {
+    using L = typename Gap::Label;
+    const L* src;
+    std::uint64_t* fresh;
+    std::size_t p, m, j, r;
+    std::uint64_t count;
+    bool active() const { return p < m && j < r; }
+    std::size_t safe_steps() const { return std::min(m - p, r - j); }
+    void step(const Gap& gap) {
+        const std::size_t near = !gap.far(src[p], src[j]);
+        fresh[j] = m - p;
+        count += (m - p) & (near - 1);
+        p += near;
+        j += 1 - near;
+    }
+    void finish() {  // the left run is exhausted: nothing far above the rest
+        for (; j < r; ++j) fresh[j] = m - p;
+    }
+};
+// ... and for each left label src[i] of [i, iend), the right labels of
+// [m, q) far below it (a prefix of the right run), written to fresh[i].
+template <class Gap>
+struct LeftCursor {
+    using L = typename Gap::Label;
+    const L* src;
+    std::uint64_t* fresh;
+    std::size_t i, iend, q, m, r;
+    bool active() const { return i < iend && q < r; }
+    std::size_t safe_steps() const { return std::min(iend - i, r - q); }
+    void step(const Gap& gap) {
+        const std::size_t far = gap.far(src[i], src[q]);
+        fresh[i] = q - m;
+        q += far;
+        i += 1 - far;
+    }
+    void finish() {  // the right run is exhausted: all of it far below the rest
+        for (; i < iend; ++i) fresh[i] = q - m;
+    }
+};
+
 template <class L>
 struct MergeCursor {
     const L* src;
@@ -135,6 +179,7 @@ class InversionCounter {
           n_(labels.size()),
           a_buf_(labels.size()),
           idx_buf_(Track ? labels.size() : 0),
+          fresh_(Carry ? labels.size() : 0),
           vector_(kVectorised ? simd::paired_kernels(simd) : nullptr) {}
 
     // Sorts the labels ascending and returns the number of inversions.
@@ -201,7 +246,7 @@ class InversionCounter {
     struct Level {
         const L* src;
         L* dst;
-        std::uint64_t* src_idx;  // written only with Carry
+        std::uint64_t* src_idx;
         std::uint64_t* dst_idx;
     };
     // Right positions [j, r) counted against the left run from p (where
@@ -332,7 +377,8 @@ class InversionCounter {
             merge_pieces.clear();
             left_pieces.clear();
             const std::size_t pairs = (end - begin + 2 * width - 1) / (2 * width);
-            const std::size_t parts = Track ? 1 : (kLanes + pairs - 1) / pairs;  // enough pieces to step together
+            // enough pieces to step together
+            const std::size_t parts = Track && !Carry ? 1 : (kLanes + pairs - 1) / pairs;
             for (std::size_t l = begin; l < end; l += 2 * width) {
                 const std::size_t m = std::min(l + width, end), r = std::min(l + 2 * width, end);
                 cut(level.src, l, m, r, std::min(parts, r - l), count_pieces, merge_pieces, left_pieces);
@@ -395,7 +441,17 @@ class InversionCounter {
                 return total;
             }
         }
-        if constexpr (!Track) {
+        if constexpr (Carry) {
+            std::array<RightCursor<Gap>, kLanes> c;
+            for (std::size_t t = 0; t < n_pieces; ++t)
+                c[t] = RightCursor<Gap>{level.src, fresh_.data(), pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r, 0};
+            const Gap gap = gap_;
+            step_all(c.data(), n_pieces, [&gap](RightCursor<Gap>& x) { x.step(gap); }, tick);
+            for (std::size_t t = 0; t < n_pieces; ++t) {
+                c[t].finish();
+                total += c[t].count;
+            }
+        } else if constexpr (!Track) {
             std::array<CountCursor<Gap>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
                 c[t] = CountCursor<Gap>{level.src, pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r, 0};
@@ -422,6 +478,17 @@ class InversionCounter {
     // Each left label is inverted with a prefix of the right run (per sample only).
     void count_left(const Level& level, const LeftPiece* pieces, std::size_t n_pieces, Ticker& tick) const {
         const L* src = level.src;
+        if constexpr (Carry) {
+            std::array<LeftCursor<Gap>, kLanes> c;
+            for (std::size_t t = 0; t < n_pieces; ++t) {
+                const LeftPiece& piece = pieces[t];
+                c[t] = LeftCursor<Gap>{src, fresh_.data(), piece.i, piece.iend, piece.q, piece.m, piece.r};
+            }
+            const Gap gap = gap_;
+            step_all(c.data(), n_pieces, [&gap](LeftCursor<Gap>& x) { x.step(gap); }, tick);
+            for (std::size_t t = 0; t < n_pieces; ++t) c[t].finish();
+            return;
+        }
         for (std::size_t t = 0; t < n_pieces; ++t) {
             const LeftPiece& piece = pieces[t];
             for (std::size_t i = piece.i, q = piece.q; i < piece.iend; ++i) {
@@ -432,12 +499,17 @@ class InversionCounter {
         }
     }
 
-    // The inversions of the label at position `at` of a level.
-    void credit(std::uint64_t* src_idx, std::size_t at, std::uint64_t inversions) const {
+    // The inversions of the label at position `at` of a level (Track without Carry).
+    void credit(const std::uint64_t* src_idx, std::size_t at, std::uint64_t inversions) const {
+        inverted_[src_idx[at]] += inversions;
+    }
+
+    // The value that the label at position `at` of a level takes along.
+    std::uint64_t moved(const std::uint64_t* src_idx, std::size_t at) const {
         if constexpr (Carry) {
-            src_idx[at] += weight_ * inversions;
+            return src_idx[at] + weight_ * fresh_[at];
         } else {
-            inverted_[src_idx[at]] += inversions;
+            return src_idx[at];
         }
     }
 
@@ -474,7 +546,7 @@ class InversionCounter {
                         const L x = src[i], y = src[j];
                         const bool take_right = y < x;
                         dst[k] = std::min(y, x);
-                        const std::uint64_t xi = level.src_idx[i], yi = level.src_idx[j];
+                        const std::uint64_t xi = moved(level.src_idx, i), yi = moved(level.src_idx, j);
                         level.dst_idx[k] = take_right ? yi : xi;
                         ++k;
                         i += !take_right;
@@ -484,11 +556,11 @@ class InversionCounter {
                 }
                 for (; i < m; ++i, ++k) {
                     dst[k] = src[i];
-                    level.dst_idx[k] = level.src_idx[i];
+                    level.dst_idx[k] = moved(level.src_idx, i);
                 }
                 for (; j < r; ++j, ++k) {
                     dst[k] = src[j];
-                    level.dst_idx[k] = level.src_idx[j];
+                    level.dst_idx[k] = moved(level.src_idx, j);
                 }
                 tick(pieces[t].r - pieces[t].j + pieces[t].m - pieces[t].i);
             }
@@ -504,6 +576,7 @@ class InversionCounter {
     std::size_t n_;
     Buffer<L> a_buf_;
     Buffer<std::uint64_t> idx_buf_;
+    mutable Buffer<std::uint64_t> fresh_;  // Carry: the inversions of each position at the current level
     // The vector loops exist for real labels and totals only.
     static constexpr bool kVectorised = !Track && std::is_same_v<L, double>;
     const simd::PairedKernels* const vector_;  // null: the scalar loops
