@@ -611,17 +611,35 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
     const std::size_t n = sorted.size();
     const L* s = sorted.data();
     if (per_sample) {
-        Ticker tick(control);
+        // Chunks spread over the threads, each starting with binary searches.
         const bool by_position = index.size() == 0;
+        const int threads = threads_for(n, n_threads);
+        const std::vector<std::size_t> bound = chunk_bounds(n, threads);
+        std::vector<std::uint64_t> partial(bound.size() - 1, 0);
+        parallel_for(
+            partial.size(), threads,
+            [&](std::size_t c) {
+                const std::size_t r0 = bound[c], r1 = bound[c + 1];
+                if (r0 == r1) return;
+                Ticker tick(control);
+                const L first = s[r0];
+                std::size_t l = std::partition_point(s, s + r0, [&](const L& a) { return gap.far(first, a); }) - s;
+                std::size_t u =
+                    std::partition_point(s + r0 + 1, s + n, [&](const L& b) { return !gap.far(b, first); }) - s;
+                std::uint64_t total = 0;
+                for (std::size_t r = r0; r < r1; ++r) {
+                    while (l < r && gap.far(s[r], s[l])) ++l;
+                    total += l;
+                    u = std::max(u, r + 1);
+                    while (u < n && !gap.far(s[u], s[r])) ++u;
+                    per_sample[by_position ? r : index[r]] = l + (n - u);
+                    if (((r - r0) & (kTickWork - 1)) == 0) tick(kTickWork);
+                }
+                partial[c] = total;
+            },
+            &control);
         std::uint64_t total = 0;
-        for (std::size_t r = 0, l = 0, u = 0; r < n; ++r) {
-            while (l < r && gap.far(s[r], s[l])) ++l;
-            total += l;
-            u = std::max(u, r + 1);
-            while (u < n && !gap.far(s[u], s[r])) ++u;
-            per_sample[by_position ? r : index[r]] = l + (n - u);
-            if ((r & (kTickWork - 1)) == 0) tick(kTickWork);
-        }
+        for (auto x : partial) total += x;
         return total;
     }
     // Every rankable pair once: for each label b, the labels far above it
