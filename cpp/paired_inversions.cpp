@@ -85,6 +85,40 @@ struct LeftCursor {
     }
 };
 
+// A merge that moves carried values with the labels, each gaining `weight`
+// times its inversions of the level (fresh).
+template <class L>
+struct CarryMergeCursor {
+    const L* src;
+    L* dst;
+    const std::uint64_t* value;
+    const std::uint64_t* fresh;
+    std::uint64_t* dst_value;
+    std::uint64_t weight;
+    std::size_t i, m, j, r, k;
+    bool active() const { return i < m && j < r; }
+    std::size_t safe_steps() const { return std::min(m - i, r - j); }
+    void step() {
+        const L x = src[i], y = src[j];
+        const std::size_t take_right = y < x;
+        const std::size_t at = take_right ? j : i;
+        dst[k] = std::min(y, x);
+        dst_value[k++] = value[at] + weight * fresh[at];
+        i += 1 - take_right;
+        j += take_right;
+    }
+    void finish() {
+        for (; i < m; ++i, ++k) {
+            dst[k] = src[i];
+            dst_value[k] = value[i] + weight * fresh[i];
+        }
+        for (; j < r; ++j, ++k) {
+            dst[k] = src[j];
+            dst_value[k] = value[j] + weight * fresh[j];
+        }
+    }
+};
+
 template <class L>
 struct MergeCursor {
     const L* src;
@@ -504,15 +538,6 @@ class InversionCounter {
         inverted_[src_idx[at]] += inversions;
     }
 
-    // The value that the label at position `at` of a level takes along.
-    std::uint64_t moved(const std::uint64_t* src_idx, std::size_t at) const {
-        if constexpr (Carry) {
-            return src_idx[at] + weight_ * fresh_[at];
-        } else {
-            return src_idx[at];
-        }
-    }
-
     void merge(const Level& level, const MergePiece* pieces, std::size_t n_pieces, Ticker& tick) const {
         if constexpr (kVectorised) {
             if (vector_) {
@@ -527,7 +552,15 @@ class InversionCounter {
                 return;
             }
         }
-        if constexpr (!Track) {
+        if constexpr (Carry) {
+            std::array<CarryMergeCursor<L>, kLanes> c;
+            for (std::size_t t = 0; t < n_pieces; ++t)
+                c[t] = CarryMergeCursor<L>{level.src,   level.dst,   level.src_idx, fresh_.data(), level.dst_idx,
+                                           weight_,     pieces[t].i, pieces[t].m,   pieces[t].j,   pieces[t].r,
+                                           pieces[t].k};
+            step_all(c.data(), n_pieces, [](CarryMergeCursor<L>& x) { x.step(); }, tick);
+            for (std::size_t t = 0; t < n_pieces; ++t) c[t].finish();
+        } else if constexpr (!Track) {
             std::array<MergeCursor<L>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
                 c[t] = MergeCursor<L>{level.src,   level.dst,   pieces[t].i, pieces[t].m,
@@ -546,7 +579,7 @@ class InversionCounter {
                         const L x = src[i], y = src[j];
                         const bool take_right = y < x;
                         dst[k] = std::min(y, x);
-                        const std::uint64_t xi = moved(level.src_idx, i), yi = moved(level.src_idx, j);
+                        const std::uint64_t xi = level.src_idx[i], yi = level.src_idx[j];
                         level.dst_idx[k] = take_right ? yi : xi;
                         ++k;
                         i += !take_right;
@@ -556,11 +589,11 @@ class InversionCounter {
                 }
                 for (; i < m; ++i, ++k) {
                     dst[k] = src[i];
-                    level.dst_idx[k] = moved(level.src_idx, i);
+                    level.dst_idx[k] = level.src_idx[i];
                 }
                 for (; j < r; ++j, ++k) {
                     dst[k] = src[j];
-                    level.dst_idx[k] = moved(level.src_idx, j);
+                    level.dst_idx[k] = level.src_idx[j];
                 }
                 tick(pieces[t].r - pieces[t].j + pieces[t].m - pieces[t].i);
             }
