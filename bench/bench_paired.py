@@ -22,7 +22,7 @@ holding another build of the package, e.g. main's ``python/pairmetrics`` with
 its ``_core*.so``) both builds are timed in interleaved rounds, each in a worker
 process of its own, so that the ratios of the two share the machine's load:
 
-    python bench/bench_paired.py --variance [--baseline DIR] [--sizes 1e6,1e7]
+    python bench/bench_paired.py --variance [--baseline DIR] [--sizes 1e6,1e7] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -265,6 +265,7 @@ def main(argv=None):
     parser.add_argument("--sizes", help="comma-separated sizes, e.g. 1e6,1e7 (results not written)")
     parser.add_argument("--variance", action="store_true", help="the cost of variance=True against the plain counts")
     parser.add_argument("--baseline", type=Path, help="with --variance: a directory holding another build to compare")
+    parser.add_argument("--rounds", type=int, default=5, help="with --variance: interleaved rounds per figure")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sizes = [int(float(x)) for x in args.sizes.split(",")] if args.sizes else None
@@ -272,7 +273,7 @@ def main(argv=None):
         _worker()
         return
     if args.variance:
-        result = run_variance(sizes, args.baseline)
+        result = run_variance(sizes, args.baseline, args.rounds)
         print(variance_table(result))
         print("wrote", write_results("paired_variance", result))
         return
