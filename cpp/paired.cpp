@@ -227,10 +227,8 @@ PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, co
     if constexpr (!Track) {
         const std::size_t limit = std::min(few_classes, few_labels);
         PairedCounts counts;
-        if (moments ? moments_by_classes(scores, score_stride, labels, label_stride, n, gap, limit, n_threads,
-                                         control, counts, *moments)
-                    : count_by_classes(scores, score_stride, labels, label_stride, n, gap, limit, n_threads, control,
-                                       counts))
+        if (count_by_classes(scores, score_stride, labels, label_stride, n, gap, limit, n_threads, control, counts,
+                             moments))
             return counts;
     }
     Buffer<Record<Track, L>> records = load_sorted_records(

@@ -167,34 +167,21 @@ bool group_by_classes(const Score* scores, std::ptrdiff_t score_stride, const La
 }
 
 // Counts by classes if the labels take at most min(limit, kMaxClasses)
-// distinct values; returns false (having counted nothing) otherwise.
+// distinct values; returns false (having counted nothing) otherwise. With
+// moments, also the moment sums of the per-sample counts (see
+// paired_moments).
 template <class Gap, class Score, class Label>
 bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                       std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, std::size_t limit, int n_threads,
-                      Control& control, PairedCounts& out) {
+                      Control& control, PairedCounts& out, PairedMoments* moments = nullptr) {
     const int threads = threads_for(n, n_threads);
     ClassGroups<typename Gap::Label> groups;
     Buffer<std::uint64_t> keys;
     if (!group_by_classes(scores, score_stride, labels, label_stride, n, limit, threads, control, groups, keys))
         return false;
     Buffer<std::uint64_t> scratch(n);
-    out = count_class_pairs(keys, scratch, groups, gap, threads, control);
-    return true;
-}
-
-// The counts and the moment sums of the per-sample counts (see
-// paired_moments), by classes, under the same condition as count_by_classes.
-template <class Gap, class Score, class Label>
-bool moments_by_classes(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
-                        std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, std::size_t limit, int n_threads,
-                        Control& control, PairedCounts& out, PairedMoments& moments) {
-    const int threads = threads_for(n, n_threads);
-    ClassGroups<typename Gap::Label> groups;
-    Buffer<std::uint64_t> keys;
-    if (!group_by_classes(scores, score_stride, labels, label_stride, n, limit, threads, control, groups, keys))
-        return false;
-    Buffer<std::uint64_t> scratch(n);
-    out = class_moments(keys, scratch, groups, gap, threads, control, moments);
+    out = moments ? class_moments(keys, scratch, groups, gap, threads, control, *moments)
+                  : count_class_pairs(keys, scratch, groups, gap, threads, control);
     return true;
 }
 

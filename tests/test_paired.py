@@ -235,6 +235,8 @@ def test_moments_of_per_sample_counts_match_reference(problem, path, threads):
     assert totals == ref.pair_counts(scores.tolist(), labels.tolist(), min_dist)
     expected = _moments_of(labels, *ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist))
     assert [tuple(g) for g in groups] == expected
+    for simd in SIMD_LEVELS:
+        assert _core.paired_moments(scores, labels, min_dist, threads, *PATHS[path], simd=simd) == (totals, *groups)
 
 
 def test_moments_of_tiny_inputs():
@@ -242,7 +244,9 @@ def test_moments_of_tiny_inputs():
         scores, labels = np.arange(n, dtype=np.float64), np.arange(n) % 2
         totals, *groups = _core.paired_moments(scores, labels, 0.5)
         assert totals == ref.pair_counts(scores.tolist(), labels.tolist(), 0.5)
-        expected = _moments_of(labels, *ref.per_sample_counts(scores.tolist(), labels.tolist(), 0.5)) if n else [(0,) * 6] * 3
+        expected = (
+            _moments_of(labels, *ref.per_sample_counts(scores.tolist(), labels.tolist(), 0.5)) if n else [(0,) * 6] * 3
+        )
         assert [tuple(g) for g in groups] == expected
 
 
