@@ -678,8 +678,8 @@ def test_import_does_not_load_scipy_stats():
     assert out.strip() == "False"
 
 
-@pytest.mark.parametrize("per_sample", [False, True])
-def test_ctrl_c_stops_the_kernel_within_a_second(per_sample):
+@pytest.mark.parametrize("output", ["counts", "per_sample", "moments"])
+def test_ctrl_c_stops_the_kernel_within_a_second(output):
     import _thread
     import threading
     import time
@@ -687,6 +687,11 @@ def test_ctrl_c_stops_the_kernel_within_a_second(per_sample):
     rng = np.random.default_rng(2)
     n = 3_000_000
     scores, labels = rng.random(n), rng.random(n)
+    kernel = {
+        "counts": lambda: _core.paired_counts(scores, labels, 0.1, False, 1, 0),
+        "per_sample": lambda: _core.paired_counts(scores, labels, 0.1, True, 1, 0),
+        "moments": lambda: _core.paired_moments(scores, labels, 0.1, 1, 0),
+    }[output]
 
     def seconds_to_stop():
         sent = []
@@ -701,7 +706,7 @@ def test_ctrl_c_stops_the_kernel_within_a_second(per_sample):
         try:
             with pytest.raises(KeyboardInterrupt):
                 while time.perf_counter() < deadline:  # until the interrupt lands, inside the kernel or between calls
-                    _core.paired_counts(scores, labels, 0.1, per_sample, 1, 0)
+                    kernel()
         finally:
             timer.cancel()
         assert sent
