@@ -13,14 +13,29 @@ contenders are timed in interleaved rounds, so that a load change on a shared
 machine hits them alike; each figure is the median over the rounds.
 
     python bench/bench_paired.py [--quick] [--sizes 1e6,1e7]
+
+``--variance`` times instead what the variance of the AUC costs:
+``paired_evaluation(..., variance=True)`` against the plain counts
+(``variance=False``) of the same call, for uniform, binary and 5-class ordinal
+labels, on one thread and on every core. With ``--baseline DIR`` (a directory
+holding another build of the package, e.g. main's ``python/pairmetrics`` with
+its ``_core*.so``) both builds are timed in interleaved rounds, each in a worker
+process of its own, so that the ratios of the two share the machine's load:
+
+    python bench/bench_paired.py --variance [--baseline DIR] [--sizes 1e6,1e7] [--rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pairmetrics as pe
@@ -154,12 +169,114 @@ def plot(result: dict, path) -> None:
     loglog_plot(path, panels, xlabel="n (predictions)")
 
 
+VARIANCE_CASES = {"uniform": 0.1, "binary": 0.5, "ordinal5": 0.5}
+
+
+def _variance_data(kind: str, n: int):
+    rng = np.random.default_rng(n)
+    scores = rng.random(n)
+    if kind == "ordinal5":
+        return scores, rng.integers(0, 5, n).astype(np.float64)
+    return _data(kind, n, rng)
+
+
+def _worker() -> None:
+    """Times requests read from stdin, one JSON line each: {kind, n, n_jobs, variance}; answers the seconds."""
+    cache = {}
+    for line in sys.stdin:
+        request = json.loads(line)
+        key = (request["kind"], request["n"])
+        if key not in cache:
+            cache.clear()
+            cache[key] = _variance_data(*key)
+        scores, labels = cache[key]
+        start = time.perf_counter()
+        pe.paired_evaluation(
+            scores, labels, VARIANCE_CASES[request["kind"]], n_jobs=request["n_jobs"], variance=request["variance"]
+        )
+        print(time.perf_counter() - start, flush=True)
+
+
+class _Build:
+    """A worker process timing the pairmetrics found on `path`."""
+
+    def __init__(self, path: Path):
+        env = dict(os.environ, PYTHONPATH=str(path))
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--worker"], env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def time(self, **request) -> float:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline())
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def run_variance(sizes=None, baseline: Path | None = None, rounds: int = 5) -> dict:
+    """variance=True against variance=False, per build, label kind, size and thread count (medians
+    over interleaved rounds)."""
+    sizes = sizes or [10**6, 10**7]
+    builds = {"this": _Build(Path(pe.__file__).resolve().parent.parent)}
+    if baseline is not None:
+        builds["baseline"] = _Build(baseline)
+    rows = []
+    try:
+        for kind in VARIANCE_CASES:
+            for n in sizes:
+                for n_jobs in (1, None):
+                    times = {(b, v): [] for b in builds for v in (False, True)}
+                    for r in range(rounds):
+                        for name, build in builds.items():
+                            for variance in (False, True) if r % 2 else (True, False):
+                                t = build.time(kind=kind, n=n, n_jobs=n_jobs, variance=variance)
+                                times[name, variance].append(t)
+                    for name in builds:
+                        plain, full = statistics.median(times[name, False]), statistics.median(times[name, True])
+                        rows.append({"labels": kind, "n": n, "n_jobs": n_jobs, "build": name, "plain_s": plain,
+                                     "variance_s": full, "ratio": full / plain})  # fmt: skip
+                        print(f"{kind:9s} n={n:.0e} n_jobs={n_jobs} {name:8s} plain {plain * 1e3:8.1f} ms  "
+                              f"variance {full * 1e3:8.1f} ms  ratio {full / plain:.2f}", flush=True)  # fmt: skip
+    finally:
+        for build in builds.values():
+            build.close()
+    from pairmetrics._validation import max_threads
+
+    return {"benchmark": "paired_variance", "rounds": rounds, "default_threads": max_threads(), "rows": rows}
+
+
+def variance_table(result: dict) -> str:
+    header = ["labels", "n", "n_jobs", "build", "plain counts", "variance=True", "ratio"]
+    body = [
+        [r["labels"], f"{r['n']:.0e}", r["n_jobs"] or "all", r["build"], f"{r['plain_s'] * 1e3:.1f} ms",
+         f"{r['variance_s'] * 1e3:.1f} ms", f"{r['ratio']:.2f}x"]
+        for r in result["rows"]
+    ]  # fmt: skip
+    return markdown_table(header, body)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (seconds)")
     parser.add_argument("--sizes", help="comma-separated sizes, e.g. 1e6,1e7 (results not written)")
+    parser.add_argument("--variance", action="store_true", help="the cost of variance=True against the plain counts")
+    parser.add_argument("--baseline", type=Path, help="with --variance: a directory holding another build to compare")
+    parser.add_argument("--rounds", type=int, default=5, help="with --variance: interleaved rounds per figure")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sizes = [int(float(x)) for x in args.sizes.split(",")] if args.sizes else None
+    if args.worker:
+        _worker()
+        return
+    if args.variance:
+        result = run_variance(sizes, args.baseline, args.rounds)
+        print(variance_table(result))
+        print("wrote", write_results("paired_variance", result))
+        return
     result = run(args.quick, sizes)
     print(table(result))
     if not args.quick and sizes is None:

@@ -9,7 +9,9 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "parallel.hpp"
 #include "paired_buffer.hpp"
 #include "paired_classes.hpp"
 #include "paired_detail.hpp"
@@ -25,23 +27,32 @@ using namespace paired_detail;
 
 // Orders a run of records with equal scores by label, descending (so every
 // rankable tied pair is counted as an inversion, whatever the input order),
-// and returns how many of its pairs are rankable.
+// and returns how many of its pairs are rankable. Unless null, `tied` gains
+// the rankable tied partners of each record: by input position with Track,
+// else by position in the run.
 template <bool Track, class Gap>
 std::uint64_t order_tied_run(Record<Track, typename Gap::Label>* run, std::size_t len, const Gap& gap,
                              std::uint64_t* tied, Ticker& tick) {
     sort_by_label_descending(run, len, tick);
+    const auto slot = [&](std::size_t q) -> std::uint64_t& {
+        if constexpr (Track) {
+            return tied[run[q].index];
+        } else {
+            return tied[q];
+        }
+    };
     std::uint64_t total = 0;
     // Rankable partners of q before it: a prefix [0, p) of the run.
     for (std::size_t q = 0, p = 0; q < len; ++q) {
         while (p < q && gap.far(run[p].label, run[q].label)) ++p;
         total += p;
-        if constexpr (Track) tied[run[q].index] += p;
+        if (tied) slot(q) += p;
     }
-    if constexpr (Track) {
+    if (tied) {
         // ... and after it: a suffix [s, len).
         for (std::size_t q = len, s = len; q-- > 0;) {
             while (s > q + 1 && gap.far(run[q].label, run[s - 1].label)) --s;
-            tied[run[q].index] += len - s;
+            slot(q) += len - s;
         }
     }
     tick(2 * len);
@@ -50,7 +61,9 @@ std::uint64_t order_tied_run(Record<Track, typename Gap::Label>* run, std::size_
 
 // Copies the labels (and input positions) of the records, sorted by score,
 // into `sequence` (and `index`), each run of equal scores ordered by
-// order_tied_run; returns how many rankable pairs have tied scores.
+// order_tied_run; returns how many rankable pairs have tied scores. Unless
+// null, `tied` gains the per-sample ones: by input position with Track, else
+// by position in score order.
 template <bool Track, class Gap>
 std::uint64_t labels_in_score_order(Buffer<Record<Track, typename Gap::Label>>& records, const Gap& gap,
                                     std::uint64_t* tied, Buffer<typename Gap::Label>& sequence,
@@ -68,7 +81,8 @@ std::uint64_t labels_in_score_order(Buffer<Record<Track, typename Gap::Label>>& 
             const std::size_t run = end - 1;
             for (++end; end < n && records[end].key == records[run].key; ++end) {
             }
-            total += order_tied_run(records.data() + run, end - run, gap, tied, tick);
+            std::uint64_t* run_tied = tied && !Track ? tied + run : tied;
+            total += order_tied_run(records.data() + run, end - run, gap, run_tied, tick);
         }
         for (std::size_t piece = begin; piece < end; piece += kTickWork) {
             for (std::size_t i = piece; i < std::min(end, piece + kTickWork); ++i) {
@@ -120,49 +134,154 @@ PairedCounts count_pairs(Buffer<Record<Track, typename Gap::Label>>& records, co
     return counts;
 }
 
+// The group of moments.lowest, .highest or .others that a sample belongs to.
+PairedMomentSums& group_of(PairedMoments& moments, bool lowest, bool highest) {
+    return lowest ? moments.lowest : highest ? moments.highest : moments.others;
+}
+
+// Sums the per-sample counts of samples [0, n) into `moments`, chunks spread
+// over the threads: add(i, sums) adds those of sample i.
+template <class Add>
+void reduce_moments(std::size_t n, int n_threads, Control& control, PairedMoments& moments, const Add& add) {
+    const int threads = threads_for(n, n_threads);
+    const std::vector<std::size_t> bound = chunk_bounds(n, threads);
+    std::vector<PairedMoments> partial(bound.size() - 1);
+    parallel_for(
+        partial.size(), threads,
+        [&](std::size_t c) {
+            Ticker tick(control);
+            PairedMoments sums;
+            for (std::size_t i = bound[c]; i < bound[c + 1]; ++i) {
+                add(i, sums);
+                if ((i & (kTickWork - 1)) == 0) tick(kTickWork);
+            }
+            partial[c] = sums;
+        },
+        &control);
+    moments = PairedMoments{};
+    for (const PairedMoments& sums : partial) {
+        moments.lowest.add(sums.lowest);
+        moments.highest.add(sums.highest);
+        moments.others.add(sums.others);
+    }
+}
+
+// The counts and the moment sums of the per-sample counts from the records
+// sorted by score, without input positions: the per-sample counts are kept
+// in score order (Fenwick path) or carried through the merge passes with
+// their labels (merge path), so that nothing is written far from the
+// passes, and summed in that order.
+template <class Gap>
+PairedCounts count_moments(Buffer<Record<false, typename Gap::Label>>& records, const Gap& gap, int n_threads,
+                           std::size_t few_labels, SimdLevel simd, Control& control, PairedMoments& moments) {
+    using L = typename Gap::Label;
+    const std::size_t n = records.size();
+    moments = PairedMoments{};
+    if (n == 0) return PairedCounts{};
+    Buffer<std::uint64_t> carried(n);  // tied partners per sample, in score order
+    std::fill_n(carried.data(), n, 0);
+    PairedCounts counts;
+    Buffer<L> sequence(n);
+    Buffer<std::uint64_t> none;  // per-sample counts by position
+    counts.tied = labels_in_score_order(records, gap, carried.data(), sequence, none, control);
+    records.release();
+    control.check();
+    Buffer<std::uint64_t> rankable(n);
+    std::uint64_t inversions;
+    if (const LabelRanks<L> ranks = rank_few_labels(sequence, few_labels, control); !ranks.values.empty()) {
+        Buffer<std::uint64_t> inverted(n);
+        std::fill_n(inverted.data(), n, 0);
+        std::tie(inversions, counts.rankable) =
+            count_with_few_labels<true>(ranks, none, gap, inverted.data(), rankable.data(), n_threads, control);
+        const std::size_t top = ranks.values.size() - 1;
+        // Inversions include the tied pairs: q_i = 2 (r_i - inverted_i) + tied_i.
+        reduce_moments(n, n_threads, control, moments, [&](std::size_t i, PairedMoments& sums) {
+            group_of(sums, ranks.rank[i] == 0, ranks.rank[i] == top)
+                .add(rankable[i], 2 * (rankable[i] - inverted[i]) + carried[i]);
+        });
+    } else {
+        // carried_i: -tied_i, plus twice the inversions, is 2 incorrect_i + tied_i.
+        for (std::size_t i = 0; i < n; ++i) carried[i] = 0 - carried[i];
+        inversions = count_inversions_carried(sequence, carried, 2, gap, n_threads, control);
+        counts.rankable = count_rankable(sequence, none, gap, rankable.data(), n_threads, simd, control);
+        const L lowest = sequence[0], highest = sequence[n - 1];
+        reduce_moments(n, n_threads, control, moments, [&](std::size_t i, PairedMoments& sums) {
+            group_of(sums, sequence[i] == lowest, sequence[i] == highest)
+                .add(rankable[i], 2 * rankable[i] - carried[i]);
+        });
+    }
+    counts.incorrect = inversions - counts.tied;
+    counts.correct = counts.rankable - inversions;
+    return counts;
+}
+
 // Reads scores as order keys and labels as Gap::Label (doubles, or order
-// keys of integers), in blocks spread over the threads.
+// keys of integers), in blocks spread over the threads. With moments (and
+// not Track), the moment sums of the per-sample counts instead of them.
 template <bool Track, class Gap, class Score, class Label>
 PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                             std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, Control& control,
-                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels, std::size_t few_classes,
-                            SimdLevel simd) {
+                            PairedPerSample* per_sample, PairedMoments* moments, int n_threads, std::size_t few_labels,
+                            std::size_t few_classes, SimdLevel simd) {
     using L = typename Gap::Label;
     if constexpr (!Track) {
+        const std::size_t limit = std::min(few_classes, few_labels);
         PairedCounts counts;
-        if (count_by_classes(scores, score_stride, labels, label_stride, n, gap, std::min(few_classes, few_labels),
-                             n_threads, control, counts))
+        if (count_by_classes(scores, score_stride, labels, label_stride, n, gap, limit, n_threads, control, counts,
+                             moments))
             return counts;
     }
     Buffer<Record<Track, L>> records = load_sorted_records(
         InputReader<Track, L, Score, Label>(scores, score_stride, labels, label_stride), n, n_threads, control);
+    if constexpr (!Track) {
+        if (moments) return count_moments(records, gap, n_threads, few_labels, simd, control, *moments);
+    }
     return count_pairs<Track>(records, gap, per_sample, n_threads, few_labels, simd, control);
 }
 
 template <bool Track, class Score, class Label>
 PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                              std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
-                             PairedPerSample* per_sample, int n_threads, std::size_t few_labels,
-                             std::size_t few_classes, SimdLevel simd) {
+                             PairedPerSample* per_sample, PairedMoments* moments, int n_threads,
+                             std::size_t few_labels, std::size_t few_classes, SimdLevel simd) {
     if constexpr (std::is_floating_point_v<Label>) {
         return load_and_count<Track>(scores, score_stride, labels, label_stride, n, RealGap{min_dist}, control,
-                                     per_sample, n_threads, few_labels, few_classes, simd);
+                                     per_sample, moments, n_threads, few_labels, few_classes, simd);
     } else {
         // Integer differences are below 2**64: from there on nothing is rankable.
         constexpr double kTwo64 = 18446744073709551616.0;
         if (!(min_dist < kTwo64)) {
-            if constexpr (Track) {
+            if (per_sample) {
                 std::fill_n(per_sample->rankable, n, 0);
                 std::fill_n(per_sample->tied, n, 0);
                 std::fill_n(per_sample->incorrect, n, 0);
+            }
+            if (moments) {  // every sample has r_i = q_i = 0
+                const auto key = [&](std::size_t i) { return label_at<std::uint64_t>(labels, label_stride, i); };
+                std::uint64_t lowest = ~std::uint64_t{0}, highest = 0;
+                for (std::size_t i = 0; i < n; ++i) {
+                    lowest = std::min(lowest, key(i));
+                    highest = std::max(highest, key(i));
+                }
+                reduce_moments(n, n_threads, control, *moments, [&](std::size_t i, PairedMoments& sums) {
+                    group_of(sums, key(i) == lowest, key(i) == highest).add(0, 0);
+                });
             }
             return PairedCounts{};
         }
         const double threshold = std::max(1.0, std::ceil(min_dist));
         return load_and_count<Track>(scores, score_stride, labels, label_stride, n,
-                                     IntegerGap{static_cast<std::uint64_t>(threshold)}, control, per_sample, n_threads,
-                                     few_labels, few_classes, simd);
+                                     IntegerGap{static_cast<std::uint64_t>(threshold)}, control, per_sample, moments,
+                                     n_threads, few_labels, few_classes, simd);
     }
+}
+
+// Progress counts elements touched: a sort pass or two plus about log2(n)
+// merge passes, so the total is an estimate that finish() completes.
+void set_progress_total(Control& control, std::size_t n) {
+    std::size_t levels = 4;
+    for (std::size_t m = n; m > 1; m >>= 1) ++levels;
+    control.set_total(static_cast<std::uint64_t>(n) * levels);
 }
 
 }  // namespace
@@ -173,22 +292,32 @@ PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, con
                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels, std::size_t few_classes,
                            SimdLevel simd) {
     simd = simd_resolve(simd);
-    // Progress counts elements touched: a sort pass or two plus about log2(n)
-    // merge passes, so the total is an estimate that finish() completes.
-    std::size_t levels = 4;
-    for (std::size_t m = n; m > 1; m >>= 1) ++levels;
-    control.set_total(static_cast<std::uint64_t>(n) * levels);
+    set_progress_total(control, n);
     if (per_sample)
         return dispatch_labels<true>(scores, score_stride, labels, label_stride, n, min_dist, control, per_sample,
-                                     n_threads, few_labels, few_classes, simd);
-    return dispatch_labels<false>(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr, n_threads,
-                                  few_labels, few_classes, simd);
+                                     nullptr, n_threads, few_labels, few_classes, simd);
+    return dispatch_labels<false>(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr, nullptr,
+                                  n_threads, few_labels, few_classes, simd);
+}
+
+template <class Score, class Label>
+PairedCounts paired_moments(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
+                            PairedMoments& moments, int n_threads, std::size_t few_labels, std::size_t few_classes,
+                            SimdLevel simd) {
+    simd = simd_resolve(simd);
+    set_progress_total(control, n);
+    return dispatch_labels<false>(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr, &moments,
+                                  n_threads, few_labels, few_classes, simd);
 }
 
 #define PAIRMETRICS_INSTANTIATE(Score, Label)                                                                     \
     template PairedCounts paired_counts<Score, Label>(const Score*, std::ptrdiff_t, const Label*, std::ptrdiff_t, \
                                                       std::size_t, double, Control&, PairedPerSample*, int,       \
-                                                      std::size_t, std::size_t, SimdLevel);
+                                                      std::size_t, std::size_t, SimdLevel);              \
+    template PairedCounts paired_moments<Score, Label>(const Score*, std::ptrdiff_t, const Label*,              \
+                                                       std::ptrdiff_t, std::size_t, double, Control&,           \
+                                                       PairedMoments&, int, std::size_t, std::size_t, SimdLevel);
 #define PAIRMETRICS_INSTANTIATE_LABELS(Score)     \
     PAIRMETRICS_INSTANTIATE(Score, bool)          \
     PAIRMETRICS_INSTANTIATE(Score, std::int8_t)   \

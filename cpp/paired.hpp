@@ -35,6 +35,38 @@ struct PairedPerSample {
     std::uint64_t* incorrect = nullptr;
 };
 
+// Exact sums over a group of samples of their per-sample counts: r_i, the
+// rankable partners of sample i, and q_i = 2 * correct_i + tied_i (twice its
+// credit, ties counting one half). Any sum of squares of a_i = x * q_i + y * r_i
+// follows from them, without per-sample arrays.
+__extension__ typedef unsigned __int128 PairedSum;
+struct PairedMomentSums {
+    std::uint64_t samples = 0;
+    PairedSum r = 0, q = 0, rr = 0, qr = 0, qq = 0;
+    void add(std::uint64_t r_i, std::uint64_t q_i) {
+        ++samples;
+        r += r_i;
+        q += q_i;
+        rr += PairedSum{r_i} * r_i;
+        qr += PairedSum{q_i} * r_i;
+        qq += PairedSum{q_i} * q_i;
+    }
+    void add(const PairedMomentSums& other) {
+        samples += other.samples;
+        r += other.r;
+        q += other.q;
+        rr += other.rr;
+        qr += other.qr;
+        qq += other.qq;
+    }
+};
+// The moment sums of three groups of samples: those with the smallest label,
+// those with the largest (none when every label is equal), and the rest.
+// (With labels of two values, the two classes.)
+struct PairedMoments {
+    PairedMomentSums lowest, highest, others;
+};
+
 // Up to this many distinct labels (binary, ordinal, rounded values) the
 // counts come from Fenwick trees over label ranks, O(n log k) in cache;
 // beyond it from merge passes over the labels.
@@ -42,8 +74,8 @@ constexpr std::size_t kDefaultFewLabels = 4096;
 // Up to this many distinct labels (and at most few_labels) the totals come
 // from the score keys sorted per label class and one merge walk per pair of
 // classes far apart, O(k n) for k classes (faster than the Fenwick path up
-// to 16 classes at a million samples; at most 16). Per-sample counts
-// always take the paths above.
+// to 16 classes at a million samples; at most 16). Per-sample counts take
+// the paths above; their moment sums (paired_moments) take this one too.
 constexpr std::size_t kDefaultFewClasses = 16;
 
 // Scores and labels are any arithmetic type (bool read as a byte compared
@@ -62,5 +94,14 @@ PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, con
                            PairedPerSample* per_sample = nullptr, int n_threads = 1,
                            std::size_t few_labels = kDefaultFewLabels, std::size_t few_classes = kDefaultFewClasses,
                            SimdLevel simd = SimdLevel::automatic);
+
+// The counts of paired_counts and the moment sums of the per-sample counts
+// (same arguments; the per-sample counts are never stored per sample when the
+// labels take at most few_classes values).
+template <class Score, class Label>
+PairedCounts paired_moments(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
+                            PairedMoments& moments, int n_threads = 1, std::size_t few_labels = kDefaultFewLabels,
+                            std::size_t few_classes = kDefaultFewClasses, SimdLevel simd = SimdLevel::automatic);
 
 }  // namespace pairmetrics

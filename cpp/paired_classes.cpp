@@ -1,5 +1,7 @@
 #include "paired_classes.hpp"
 
+#include <algorithm>
+#include <array>
 #include <utility>
 
 namespace pairmetrics::paired_detail {
@@ -84,14 +86,6 @@ void walk(std::vector<WalkPiece>& pieces, int n_threads, Control& control) {
         &control);
 }
 
-// Counts by classes if the labels take at most min(limit, kMaxClasses)
-// distinct values; returns false (having counted nothing) otherwise. Labels
-// that compare equal (-0.0 and +0.0) are one class.
-//
-// Chunks of the input, spread over the threads, find their classes and
-// class ids, then scatter their score keys to the class segments. Each class
-// segment is cut into up to kMaxRuns runs sorted on their own (on different
-
 struct Run {
     std::size_t begin, size;
     const std::uint64_t* sorted;
@@ -151,6 +145,121 @@ void walk_class_pairs(const std::vector<ClassPair>& pairs, const std::vector<std
     for (std::size_t t = 0; t < pieces.size(); ++t) {
         sum[pair_of[t]] += pieces[t].count;
         equal[pair_of[t]] |= pieces[t].equal;
+    }
+}
+
+// Walks sorted keys b[j, end) against sorted keys a[p, na), where p starts as
+// the number of a keys below b[j] (Strict: a < b[j], else a <= b[j]), and
+// writes that number for each b key to out[j - j0]; `equal` records whether a
+// key of a equals a key of b (Strict walk only).
+template <bool Strict>
+struct RankCursor {
+    const std::uint64_t* a;
+    const std::uint64_t* b;
+    std::uint64_t* out;
+    std::size_t p, na, j, end, j0;
+    bool equal = false;
+    bool active() const { return p < na && j < end; }
+    std::size_t safe_steps() const { return std::min(na - p, end - j); }
+    void step() {
+        const std::uint64_t x = a[p], y = b[j];
+        const bool advance = Strict ? x < y : x <= y;
+        out[j - j0] = p;  // final when b[j] is consumed
+        if constexpr (Strict) equal |= !advance & (x == y);
+        p += advance;
+        j += !advance;
+    }
+    void finish() {  // a is exhausted: all of it lies below the rest of b
+        for (; j < end; ++j) out[j - j0] = p;
+    }
+};
+
+// A stretch of sorted keys of one class: the samples whose per-sample counts
+// one lane of a moments task computes.
+struct MomentPiece {
+    std::size_t group;  // class
+    const std::uint64_t* keys;
+    std::size_t size;
+};
+constexpr std::size_t kMomentPiece = std::size_t{1} << 10;
+
+// Sums over the samples of one class: q_i, q_i**2 and tied_i.
+struct ClassSums {
+    PairedSum q = 0, qq = 0, tied = 0;
+};
+
+// The runs of the classes far from class c, and whether each lies above c.
+struct Partner {
+    const Run* run;
+    bool above;
+};
+
+// Per-sample counts of up to kLanes pieces of one class against every run of
+// the classes far from it (partners): incorrect_i is the sum over partners
+// above of their keys below x_i, and over partners below of their keys above
+// x_i; tied_i the sum of their keys equal to x_i. Adds q_i, q_i**2 and tied_i
+// of each sample, with r_i = r, to `sums`.
+void piece_moments(const MomentPiece* pieces, std::size_t used, const std::vector<Partner>& partners,
+                   std::uint64_t r, std::vector<std::uint64_t>& work, ClassSums& sums, Ticker& tick) {
+    constexpr std::size_t P = kMomentPiece;
+    work.resize(4 * kLanes * P);
+    std::fill_n(work.data(), 2 * kLanes * P, 0);  // the sums; the ranks are written before they are read
+    std::uint64_t* incorrect = work.data();
+    std::uint64_t* tied = incorrect + kLanes * P;
+    std::uint64_t* below = tied + kLanes * P;
+    std::uint64_t* at_most = below + kLanes * P;
+    for (const Partner& partner : partners) {
+        const std::uint64_t* a = partner.run->sorted;
+        const std::size_t na = partner.run->size;
+        std::array<RankCursor<true>, kLanes> strict;
+        for (std::size_t t = 0; t < used; ++t) {
+            const std::uint64_t* b = pieces[t].keys;
+            const std::size_t p = std::lower_bound(a, a + na, b[0]) - a;
+            strict[t] = RankCursor<true>{a, b, below + t * P, p, na, 0, pieces[t].size, 0};
+        }
+        step_all(strict.data(), used, [](RankCursor<true>& c) { c.step(); }, tick);
+        std::array<RankCursor<false>, kLanes> loose;
+        std::size_t n_loose = 0;
+        std::array<std::size_t, kLanes> lane_of{};
+        for (std::size_t t = 0; t < used; ++t) {
+            strict[t].finish();
+            if (!strict[t].equal) continue;
+            const std::uint64_t* b = pieces[t].keys;
+            const std::size_t p = std::upper_bound(a, a + na, b[0]) - a;
+            lane_of[n_loose] = t;
+            loose[n_loose++] = RankCursor<false>{a, b, at_most + t * P, p, na, 0, pieces[t].size, 0};
+        }
+        step_all(loose.data(), n_loose, [](RankCursor<false>& c) { c.step(); }, tick);
+        std::array<bool, kLanes> has_ties{};
+        for (std::size_t u = 0; u < n_loose; ++u) {
+            loose[u].finish();
+            has_ties[lane_of[u]] = true;
+        }
+        for (std::size_t t = 0; t < used; ++t) {
+            const std::uint64_t* lo = below + t * P;
+            const std::uint64_t* hi = has_ties[t] ? at_most + t * P : lo;
+            std::uint64_t* inc = incorrect + t * P;
+            std::uint64_t* tie = tied + t * P;
+            const std::size_t size = pieces[t].size;
+            if (partner.above) {
+                for (std::size_t e = 0; e < size; ++e) inc[e] += lo[e];
+            } else {
+                for (std::size_t e = 0; e < size; ++e) inc[e] += na - hi[e];
+            }
+            if (has_ties[t])
+                for (std::size_t e = 0; e < size; ++e) tie[e] += hi[e] - lo[e];
+        }
+    }
+    for (std::size_t t = 0; t < used; ++t) {
+        const std::uint64_t* inc = incorrect + t * P;
+        const std::uint64_t* tie = tied + t * P;
+        for (std::size_t e = 0; e < pieces[t].size; ++e) {
+            const std::uint64_t q = 2 * (r - inc[e]) - tie[e];  // 2 correct + tied
+            sums.q += q;
+            sums.qq += PairedSum{q} * q;
+            sums.tied += tie[e];
+        }
+        tick(pieces[t].size);
     }
 }
 
@@ -224,11 +333,93 @@ PairedCounts count_class_pairs(Buffer<std::uint64_t>& keys, Buffer<std::uint64_t
     return counts;
 }
 
+// Each class is cut into pieces, kLanes pieces of a class per task; the
+// per-sample counts of a piece live only in its task.
+template <class Gap>
+PairedCounts class_moments(Buffer<std::uint64_t>& keys, Buffer<std::uint64_t>& scratch,
+                           const ClassGroups<typename Gap::Label>& groups, const Gap& gap, int threads,
+                           Control& control, PairedMoments& moments) {
+    const auto& value = groups.value;
+    const auto& offset = groups.offset;
+    const std::size_t k = value.size();
+    const std::vector<std::vector<Run>> runs = sort_class_runs(keys, scratch, offset, k, threads, control);
+    std::vector<std::vector<Partner>> partners(k);
+    std::vector<std::uint64_t> rankable(k, 0);  // r_i of the samples of each class
+    for (std::size_t c = 0; c < k; ++c) {
+        for (std::size_t d = 0; d < k; ++d) {
+            const bool above = d > c;
+            if (d == c || !(above ? gap.far(value[d], value[c]) : gap.far(value[c], value[d]))) continue;
+            rankable[c] += offset[d + 1] - offset[d];
+            for (const Run& run : runs[d]) partners[c].push_back({&run, above});
+        }
+    }
+    // Tasks: up to kLanes pieces of one class.
+    std::vector<MomentPiece> pieces;
+    std::vector<std::size_t> task_begin;
+    for (std::size_t c = 0; c < k; ++c) {
+        std::size_t in_task = 0;
+        for (const Run& run : runs[c]) {
+            for (std::size_t at = 0; at < run.size; at += kMomentPiece) {
+                if (in_task++ % kLanes == 0) task_begin.push_back(pieces.size());
+                pieces.push_back({c, run.sorted + at, std::min(kMomentPiece, run.size - at)});
+            }
+        }
+    }
+    task_begin.push_back(pieces.size());
+    const std::size_t tasks = task_begin.size() - 1;
+    std::vector<ClassSums> task_sums(tasks);
+    parallel_for(
+        tasks, threads,
+        [&](std::size_t t) {
+            thread_local std::vector<std::uint64_t> work;
+            Ticker tick(control);
+            const MomentPiece* first = pieces.data() + task_begin[t];
+            const std::size_t c = first->group;
+            piece_moments(first, task_begin[t + 1] - task_begin[t], partners[c], rankable[c], work, task_sums[t], tick);
+        },
+        &control);
+    std::vector<ClassSums> class_sums(k);
+    for (std::size_t t = 0; t < tasks; ++t) {
+        ClassSums& to = class_sums[pieces[task_begin[t]].group];
+        to.q += task_sums[t].q;
+        to.qq += task_sums[t].qq;
+        to.tied += task_sums[t].tied;
+    }
+    moments = PairedMoments{};
+    PairedSum twice_rankable = 0, twice_tied = 0, four_correct_two_tied = 0;
+    for (std::size_t c = 0; c < k; ++c) {
+        const std::uint64_t size = offset[c + 1] - offset[c], r = rankable[c];
+        PairedMomentSums sums;
+        sums.samples = size;
+        sums.r = PairedSum{size} * r;
+        sums.q = class_sums[c].q;
+        sums.rr = PairedSum{size} * r * r;
+        sums.qr = class_sums[c].q * r;
+        sums.qq = class_sums[c].qq;
+        (c == 0 ? moments.lowest : c + 1 == k ? moments.highest : moments.others).add(sums);
+        twice_rankable += sums.r;
+        twice_tied += class_sums[c].tied;
+        four_correct_two_tied += sums.q;
+    }
+    // Every pair is counted at both of its samples.
+    PairedCounts counts;
+    counts.rankable = static_cast<std::uint64_t>(twice_rankable / 2);
+    counts.tied = static_cast<std::uint64_t>(twice_tied / 2);
+    counts.correct = static_cast<std::uint64_t>((four_correct_two_tied - twice_tied) / 4);
+    counts.incorrect = counts.rankable - counts.correct - counts.tied;
+    return counts;
+}
+
 template bool group_classes(std::vector<ChunkClasses<double>>&, std::size_t, ClassGroups<double>&);
 template bool group_classes(std::vector<ChunkClasses<std::uint64_t>>&, std::size_t, ClassGroups<std::uint64_t>&);
 template PairedCounts count_class_pairs(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&, const ClassGroups<double>&,
                                         const RealGap&, int, Control&);
 template PairedCounts count_class_pairs(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,
                                         const ClassGroups<std::uint64_t>&, const IntegerGap&, int, Control&);
+
+template PairedCounts class_moments(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&, const ClassGroups<double>&,
+                                    const RealGap&, int, Control&, PairedMoments&);
+template PairedCounts class_moments(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&, const ClassGroups<std::uint64_t>&,
+                                    const IntegerGap&, int, Control&, PairedMoments&);
 
 }  // namespace pairmetrics::paired_detail

@@ -61,6 +61,13 @@ PairedCounts count_class_pairs(Buffer<std::uint64_t>& keys, Buffer<std::uint64_t
                                const ClassGroups<typename Gap::Label>& groups, const Gap& gap, int threads,
                                Control& control);
 
+// The counts and the moment sums of the per-sample counts from the score
+// keys grouped by class (sorted here, with scratch as work space).
+template <class Gap>
+PairedCounts class_moments(Buffer<std::uint64_t>& keys, Buffer<std::uint64_t>& scratch,
+                           const ClassGroups<typename Gap::Label>& groups, const Gap& gap, int threads,
+                           Control& control, PairedMoments& moments);
+
 // A look at the first labels turns most real-valued labels away before
 // anything is allocated.
 template <class L, class Label>
@@ -139,28 +146,42 @@ void scatter_keys(const Score* scores, std::ptrdiff_t score_stride, const std::v
         &control);
 }
 
-// Counts by classes if the labels take at most min(limit, kMaxClasses)
-// distinct values; returns false (having counted nothing) otherwise. Labels
+// Groups the score keys by class (into `keys`) if the labels take at most
+// min(limit, kMaxClasses) distinct values; returns false otherwise. Labels
 // that compare equal (-0.0 and +0.0) are one class.
-template <class Gap, class Score, class Label>
-bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
-                      std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, std::size_t limit, int n_threads,
-                      Control& control, PairedCounts& out) {
-    using L = typename Gap::Label;
+template <class L, class Score, class Label>
+bool group_by_classes(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                      std::ptrdiff_t label_stride, std::size_t n, std::size_t limit, int threads, Control& control,
+                      ClassGroups<L>& groups, Buffer<std::uint64_t>& keys) {
     limit = std::min(limit, kMaxClasses);
     if (limit == 0 || !first_labels_fit<L>(labels, label_stride, n, limit)) return false;
-    const int threads = threads_for(n, n_threads);
     const std::vector<std::size_t> bound = chunk_bounds(n, threads);
     std::vector<ChunkClasses<L>> local(bound.size() - 1);
     Buffer<std::uint8_t> id(n);
-    ClassGroups<L> groups;
     if (!find_chunk_classes<L>(labels, label_stride, bound, limit, threads, local, id, control) ||
         !group_classes(local, limit, groups))
         return false;
-    Buffer<std::uint64_t> keys(n), scratch(n);
+    keys = Buffer<std::uint64_t>(n);
     scatter_keys(scores, score_stride, bound, local, groups, id, threads, keys, control);
-    id.release();
-    out = count_class_pairs(keys, scratch, groups, gap, threads, control);
+    return true;
+}
+
+// Counts by classes if the labels take at most min(limit, kMaxClasses)
+// distinct values; returns false (having counted nothing) otherwise. With
+// moments, also the moment sums of the per-sample counts (see
+// paired_moments).
+template <class Gap, class Score, class Label>
+bool count_by_classes(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                      std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, std::size_t limit, int n_threads,
+                      Control& control, PairedCounts& out, PairedMoments* moments = nullptr) {
+    const int threads = threads_for(n, n_threads);
+    ClassGroups<typename Gap::Label> groups;
+    Buffer<std::uint64_t> keys;
+    if (!group_by_classes(scores, score_stride, labels, label_stride, n, limit, threads, control, groups, keys))
+        return false;
+    Buffer<std::uint64_t> scratch(n);
+    out = moments ? class_moments(keys, scratch, groups, gap, threads, control, *moments)
+                  : count_class_pairs(keys, scratch, groups, gap, threads, control);
     return true;
 }
 

@@ -153,14 +153,16 @@ std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks<t
             return {few_label_inversions_parallel(ranks.rank, above, k, n_threads, control), total_rankable};
     }
     std::uint64_t inversions = 0;
+    const bool by_position = index.size() == 0;
     Fenwick seen(k);
     for (std::size_t q = 0; q < n; ++q) {
         const std::uint32_t r = ranks.rank[q];
         const std::uint64_t later_higher = q - seen.count_below(above[r]);
         inversions += later_higher;
         if constexpr (Track) {
-            inverted[index[q]] += later_higher;
-            rankable[index[q]] = (n - histogram[above[r]]) + histogram[below[r]];
+            const std::size_t at = by_position ? q : index[q];
+            inverted[at] += later_higher;
+            rankable[at] = (n - histogram[above[r]]) + histogram[below[r]];
         }
         seen.add(r);
         if ((q & (kTickWork / 4 - 1)) == 0) tick(kTickWork);
@@ -169,7 +171,7 @@ std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks<t
         Fenwick after(k);
         for (std::size_t p = n; p-- > 0;) {
             const std::uint32_t r = ranks.rank[p];
-            inverted[index[p]] += after.count_below(below[r]);
+            inverted[by_position ? p : index[p]] += after.count_below(below[r]);
             after.add(r);
             if ((p & (kTickWork / 4 - 1)) == 0) tick(kTickWork);
         }

@@ -26,7 +26,8 @@ template <class L>
 LabelRanks<L> rank_few_labels(const Buffer<L>& sequence, std::size_t limit, Control& control);
 
 // Inversions and rankable pairs of the ranked sequence (with Track, also
-// per input position index[q]: inverted and rankable partners).
+// per input position index[q], or per position q when index is empty:
+// inverted and rankable partners).
 template <bool Track, class Gap>
 std::pair<std::uint64_t, std::uint64_t> count_with_few_labels(const LabelRanks<typename Gap::Label>& ranks,
                                                               const Buffer<std::uint64_t>& index, const Gap& gap,

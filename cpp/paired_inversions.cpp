@@ -41,6 +41,84 @@ struct CountCursor {
         j += 1 - below;
     }
 };
+// Carried values: for each right label src[j] of [j, r), the left labels of
+// [p, m) far above it (a suffix of the left run), written to fresh[j] and
+// summed; branch-free steps, the last write for j at the step that takes it.
+template <class Gap>
+struct RightCursor {
+    using L = typename Gap::Label;
+    const L* src;
+    std::uint64_t* fresh;
+    std::size_t p, m, j, r;
+    std::uint64_t count;
+    bool active() const { return p < m && j < r; }
+    std::size_t safe_steps() const { return std::min(m - p, r - j); }
+    void step(const Gap& gap) {
+        const std::size_t near = !gap.far(src[p], src[j]);
+        fresh[j] = m - p;
+        count += (m - p) & (near - 1);
+        p += near;
+        j += 1 - near;
+    }
+    void finish() {  // the left run is exhausted: nothing far above the rest
+        for (; j < r; ++j) fresh[j] = m - p;
+    }
+};
+// ... and for each left label src[i] of [i, iend), the right labels of
+// [m, q) far below it (a prefix of the right run), written to fresh[i].
+template <class Gap>
+struct LeftCursor {
+    using L = typename Gap::Label;
+    const L* src;
+    std::uint64_t* fresh;
+    std::size_t i, iend, q, m, r;
+    bool active() const { return i < iend && q < r; }
+    std::size_t safe_steps() const { return std::min(iend - i, r - q); }
+    void step(const Gap& gap) {
+        const std::size_t far = gap.far(src[i], src[q]);
+        fresh[i] = q - m;
+        q += far;
+        i += 1 - far;
+    }
+    void finish() {  // the right run is exhausted: all of it far below the rest
+        for (; i < iend; ++i) fresh[i] = q - m;
+    }
+};
+
+// A merge that moves carried values with the labels, each gaining `weight`
+// times its inversions of the level (fresh).
+template <class L>
+struct CarryMergeCursor {
+    const L* src;
+    L* dst;
+    const std::uint64_t* value;
+    const std::uint64_t* fresh;
+    std::uint64_t* dst_value;
+    std::uint64_t weight;
+    std::size_t i, m, j, r, k;
+    bool active() const { return i < m && j < r; }
+    std::size_t safe_steps() const { return std::min(m - i, r - j); }
+    void step() {
+        const L x = src[i], y = src[j];
+        const std::size_t take_right = y < x;
+        const std::size_t at = take_right ? j : i;
+        dst[k] = std::min(y, x);
+        dst_value[k++] = value[at] + weight * fresh[at];
+        i += 1 - take_right;
+        j += take_right;
+    }
+    void finish() {
+        for (; i < m; ++i, ++k) {
+            dst[k] = src[i];
+            dst_value[k] = value[i] + weight * fresh[i];
+        }
+        for (; j < r; ++j, ++k) {
+            dst[k] = src[j];
+            dst_value[k] = value[j] + weight * fresh[j];
+        }
+    }
+};
+
 template <class L>
 struct MergeCursor {
     const L* src;
@@ -112,21 +190,30 @@ void sort_short_run(L* x) {
     for (std::size_t i = 0; i < 16; ++i) x[i] = v[i];
 }
 
-template <bool Track, class Gap>
+// With Track, `index` moves with the labels and inverted[index[p]] gains the
+// inversions of label p; with Carry, `index` holds values that move with the
+// labels and gain `weight` times their inversions (no inverted array: no
+// access far from the merge), the count of each merge piece done by the task
+// that merges it.
+template <bool Track, class Gap, bool Carry = false>
 class InversionCounter {
+    static_assert(Track || !Carry, "carried values move like the index");
+
   public:
     using L = typename Gap::Label;
 
     InversionCounter(Buffer<L>& labels, Buffer<std::uint64_t>& index, std::uint64_t* inverted, Gap gap, SimdLevel simd,
-                     Control& control)
+                     Control& control, std::uint64_t weight = 1)
         : a_(labels),
           idx_(index),
           inverted_(inverted),
+          weight_(weight),
           gap_(gap),
           control_(control),
           n_(labels.size()),
           a_buf_(labels.size()),
           idx_buf_(Track ? labels.size() : 0),
+          fresh_(Carry ? labels.size() : 0),
           vector_(kVectorised ? simd::paired_kernels(simd) : nullptr) {}
 
     // Sorts the labels ascending and returns the number of inversions.
@@ -193,7 +280,7 @@ class InversionCounter {
     struct Level {
         const L* src;
         L* dst;
-        const std::uint64_t* src_idx;
+        std::uint64_t* src_idx;
         std::uint64_t* dst_idx;
     };
     // Right positions [j, r) counted against the left run from p (where
@@ -224,7 +311,7 @@ class InversionCounter {
         const std::size_t left = m - l, right = r - m;
         if (parts == 1) {
             merge_pieces.push_back({l, m, m, r, l});
-            if (right == 0) return;
+            if (right == 0 && !Carry) return;  // with Carry every merge piece has its count pieces
             count_pieces.push_back({l, m, m, r});
             if constexpr (Track) left_pieces.push_back({l, m, m, m, r});
             return;
@@ -235,6 +322,10 @@ class InversionCounter {
             const std::size_t i0 = co_rank(src + l, left, src + m, right, k0);
             const std::size_t i1 = co_rank(src + l, left, src + m, right, k1);
             merge_pieces.push_back({l + i0, l + i1, m + (k0 - i0), m + (k1 - i1), l + k0});
+            if constexpr (Carry) {  // the count pieces of exactly the labels this piece merges
+                cut_carried(src, l, m, r, merge_pieces.back(), count_pieces, left_pieces);
+                continue;
+            }
             if (right == 0) continue;
             const std::size_t j0 = m + right * t / parts, j1 = m + right * (t + 1) / parts;
             if (j0 < j1) {
@@ -253,6 +344,25 @@ class InversionCounter {
                 }
             }
         }
+    }
+
+    // The count pieces of the labels that merge piece `piece` of runs [l, m)
+    // and [m, r) takes: its right labels against the left run, its left
+    // labels against the right run.
+    void cut_carried(const L* src, std::size_t l, std::size_t m, std::size_t r, const MergePiece& piece,
+                     std::vector<CountPiece>& count_pieces, std::vector<LeftPiece>& left_pieces) const {
+        const Gap gap = gap_;
+        std::size_t p = m, q = m;
+        if (piece.j < piece.r) {
+            const L b = src[piece.j];
+            p = std::partition_point(src + l, src + m, [&](const L& a) { return !gap.far(a, b); }) - src;
+        }
+        if (piece.i < piece.m) {
+            const L a = src[piece.i];
+            q = std::partition_point(src + m, src + r, [&](const L& b) { return gap.far(a, b); }) - src;
+        }
+        count_pieces.push_back({p, m, piece.j, piece.r});
+        left_pieces.push_back({piece.i, piece.m, q, m, r});
     }
 
     // How many of the first k outputs of the merge of x[0, nx) and y[0, ny)
@@ -301,7 +411,8 @@ class InversionCounter {
             merge_pieces.clear();
             left_pieces.clear();
             const std::size_t pairs = (end - begin + 2 * width - 1) / (2 * width);
-            const std::size_t parts = Track ? 1 : (kLanes + pairs - 1) / pairs;  // enough pieces to step together
+            // enough pieces to step together
+            const std::size_t parts = Track && !Carry ? 1 : (kLanes + pairs - 1) / pairs;
             for (std::size_t l = begin; l < end; l += 2 * width) {
                 const std::size_t m = std::min(l + width, end), r = std::min(l + 2 * width, end);
                 cut(level.src, l, m, r, std::min(parts, r - l), count_pieces, merge_pieces, left_pieces);
@@ -332,7 +443,10 @@ class InversionCounter {
             for (; j > begin && a_[j - 1] > x; --j) {
                 if (gap_.far(a_[j - 1], x)) {
                     ++count;
-                    if constexpr (Track) {
+                    if constexpr (Carry) {
+                        idx_[j - 1] += weight_;
+                        xi += weight_;
+                    } else if constexpr (Track) {
                         ++inverted_[idx_[j - 1]];
                         ++inverted_[xi];
                     }
@@ -361,7 +475,17 @@ class InversionCounter {
                 return total;
             }
         }
-        if constexpr (!Track) {
+        if constexpr (Carry) {
+            std::array<RightCursor<Gap>, kLanes> c;
+            for (std::size_t t = 0; t < n_pieces; ++t)
+                c[t] = RightCursor<Gap>{level.src, fresh_.data(), pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r, 0};
+            const Gap gap = gap_;
+            step_all(c.data(), n_pieces, [&gap](RightCursor<Gap>& x) { x.step(gap); }, tick);
+            for (std::size_t t = 0; t < n_pieces; ++t) {
+                c[t].finish();
+                total += c[t].count;
+            }
+        } else if constexpr (!Track) {
             std::array<CountCursor<Gap>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
                 c[t] = CountCursor<Gap>{level.src, pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r, 0};
@@ -377,7 +501,7 @@ class InversionCounter {
                 for (std::size_t j = pieces[t].j, p = pieces[t].p; j < pieces[t].r; ++j) {
                     while (p < m && !gap_.far(src[p], src[j])) ++p;
                     total += m - p;
-                    inverted_[level.src_idx[j]] += m - p;
+                    credit(level.src_idx, j, m - p);
                     if (((j - pieces[t].j) & (kTickWork - 1)) == 0) tick(kTickWork);
                 }
             }
@@ -388,14 +512,30 @@ class InversionCounter {
     // Each left label is inverted with a prefix of the right run (per sample only).
     void count_left(const Level& level, const LeftPiece* pieces, std::size_t n_pieces, Ticker& tick) const {
         const L* src = level.src;
+        if constexpr (Carry) {
+            std::array<LeftCursor<Gap>, kLanes> c;
+            for (std::size_t t = 0; t < n_pieces; ++t) {
+                const LeftPiece& piece = pieces[t];
+                c[t] = LeftCursor<Gap>{src, fresh_.data(), piece.i, piece.iend, piece.q, piece.m, piece.r};
+            }
+            const Gap gap = gap_;
+            step_all(c.data(), n_pieces, [&gap](LeftCursor<Gap>& x) { x.step(gap); }, tick);
+            for (std::size_t t = 0; t < n_pieces; ++t) c[t].finish();
+            return;
+        }
         for (std::size_t t = 0; t < n_pieces; ++t) {
             const LeftPiece& piece = pieces[t];
             for (std::size_t i = piece.i, q = piece.q; i < piece.iend; ++i) {
                 while (q < piece.r && gap_.far(src[i], src[q])) ++q;
-                inverted_[level.src_idx[i]] += q - piece.m;
+                credit(level.src_idx, i, q - piece.m);
                 if (((i - piece.i) & (kTickWork - 1)) == 0) tick(kTickWork);
             }
         }
+    }
+
+    // The inversions of the label at position `at` of a level (Track without Carry).
+    void credit(const std::uint64_t* src_idx, std::size_t at, std::uint64_t inversions) const {
+        inverted_[src_idx[at]] += inversions;
     }
 
     void merge(const Level& level, const MergePiece* pieces, std::size_t n_pieces, Ticker& tick) const {
@@ -412,7 +552,15 @@ class InversionCounter {
                 return;
             }
         }
-        if constexpr (!Track) {
+        if constexpr (Carry) {
+            std::array<CarryMergeCursor<L>, kLanes> c;
+            for (std::size_t t = 0; t < n_pieces; ++t)
+                c[t] = CarryMergeCursor<L>{level.src,   level.dst,   level.src_idx, fresh_.data(), level.dst_idx,
+                                           weight_,     pieces[t].i, pieces[t].m,   pieces[t].j,   pieces[t].r,
+                                           pieces[t].k};
+            step_all(c.data(), n_pieces, [](CarryMergeCursor<L>& x) { x.step(); }, tick);
+            for (std::size_t t = 0; t < n_pieces; ++t) c[t].finish();
+        } else if constexpr (!Track) {
             std::array<MergeCursor<L>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
                 c[t] = MergeCursor<L>{level.src,   level.dst,   pieces[t].i, pieces[t].m,
@@ -455,11 +603,13 @@ class InversionCounter {
     Buffer<L>& a_;
     Buffer<std::uint64_t>& idx_;
     std::uint64_t* inverted_;
+    std::uint64_t weight_;
     Gap gap_;
     Control& control_;
     std::size_t n_;
     Buffer<L> a_buf_;
     Buffer<std::uint64_t> idx_buf_;
+    mutable Buffer<std::uint64_t> fresh_;  // Carry: the inversions of each position at the current level
     // The vector loops exist for real labels and totals only.
     static constexpr bool kVectorised = !Track && std::is_same_v<L, double>;
     const simd::PairedKernels* const vector_;  // null: the scalar loops
@@ -475,6 +625,13 @@ std::uint64_t count_inversions(Buffer<typename Gap::Label>& labels, Buffer<std::
     return counter.run(n_threads);
 }
 
+template <class Gap>
+std::uint64_t count_inversions_carried(Buffer<typename Gap::Label>& labels, Buffer<std::uint64_t>& carried,
+                                       std::uint64_t weight, const Gap& gap, int n_threads, Control& control) {
+    InversionCounter<true, Gap, true> counter(labels, carried, nullptr, gap, SimdLevel::scalar, control, weight);
+    return counter.run(n_threads);
+}
+
 // Rankable pairs from labels sorted ascending (optionally per sample): for
 // each r, the labels far below sorted[r] are a prefix [0, l(r)) of the array.
 // The totals walk (l, r) together without branches (l == r is never far) in
@@ -487,16 +644,35 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
     const std::size_t n = sorted.size();
     const L* s = sorted.data();
     if (per_sample) {
-        Ticker tick(control);
+        // Chunks spread over the threads, each starting with binary searches.
+        const bool by_position = index.size() == 0;
+        const int threads = threads_for(n, n_threads);
+        const std::vector<std::size_t> bound = chunk_bounds(n, threads);
+        std::vector<std::uint64_t> partial(bound.size() - 1, 0);
+        parallel_for(
+            partial.size(), threads,
+            [&](std::size_t c) {
+                const std::size_t r0 = bound[c], r1 = bound[c + 1];
+                if (r0 == r1) return;
+                Ticker tick(control);
+                const L first = s[r0];
+                std::size_t l = std::partition_point(s, s + r0, [&](const L& a) { return gap.far(first, a); }) - s;
+                std::size_t u =
+                    std::partition_point(s + r0 + 1, s + n, [&](const L& b) { return !gap.far(b, first); }) - s;
+                std::uint64_t total = 0;
+                for (std::size_t r = r0; r < r1; ++r) {
+                    while (l < r && gap.far(s[r], s[l])) ++l;
+                    total += l;
+                    u = std::max(u, r + 1);
+                    while (u < n && !gap.far(s[u], s[r])) ++u;
+                    per_sample[by_position ? r : index[r]] = l + (n - u);
+                    if (((r - r0) & (kTickWork - 1)) == 0) tick(kTickWork);
+                }
+                partial[c] = total;
+            },
+            &control);
         std::uint64_t total = 0;
-        for (std::size_t r = 0, l = 0, u = 0; r < n; ++r) {
-            while (l < r && gap.far(s[r], s[l])) ++l;
-            total += l;
-            u = std::max(u, r + 1);
-            while (u < n && !gap.far(s[u], s[r])) ++u;
-            per_sample[index[r]] = l + (n - u);
-            if ((r & (kTickWork - 1)) == 0) tick(kTickWork);
-        }
+        for (auto x : partial) total += x;
         return total;
     }
     // Every rankable pair once: for each label b, the labels far above it
@@ -557,6 +733,10 @@ template std::uint64_t count_inversions<false, IntegerGap>(Buffer<std::uint64_t>
                                                            std::uint64_t*, const IntegerGap&, SimdLevel, int, Control&);
 template std::uint64_t count_inversions<true, IntegerGap>(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,
                                                           std::uint64_t*, const IntegerGap&, SimdLevel, int, Control&);
+template std::uint64_t count_inversions_carried<RealGap>(Buffer<double>&, Buffer<std::uint64_t>&, std::uint64_t,
+                                                        const RealGap&, int, Control&);
+template std::uint64_t count_inversions_carried<IntegerGap>(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,
+                                                           std::uint64_t, const IntegerGap&, int, Control&);
 template std::uint64_t count_rankable<RealGap>(const Buffer<double>&, const Buffer<std::uint64_t>&, const RealGap&,
                                                std::uint64_t*, int, SimdLevel, Control&);
 template std::uint64_t count_rankable<IntegerGap>(const Buffer<std::uint64_t>&, const Buffer<std::uint64_t>&,

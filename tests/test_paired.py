@@ -200,6 +200,86 @@ def test_per_sample_counts_match_reference(problem, path):
     assert incorrect.tolist() == expected[2]
 
 
+def _moments_of(labels, rankable, tied, incorrect):
+    """The sums (samples, r, q, r*r, q*r, q*q) of per-sample counts over the samples with the
+    smallest label, the largest (none when all are equal) and the rest, in Python integers."""
+    low, high = labels.min(), labels.max()
+    groups = [[0] * 6 for _ in range(3)]
+    for label, r, t, w in zip(labels, map(int, rankable), map(int, tied), map(int, incorrect)):
+        q = 2 * (r - w) - t
+        group = groups[0 if label == low else 1 if label == high else 2]
+        for k, value in enumerate((1, r, q, r * r, q * r, q * q)):
+            group[k] += value
+    return [tuple(g) for g in groups]
+
+
+@settings(max_examples=300)
+@given(problems(max_n=25), st.sampled_from(sorted(PATHS)), st.sampled_from([1, 2]))
+def test_moments_of_per_sample_counts_match_reference(problem, path, threads):
+    scores, labels, min_dist = problem
+    totals, *groups = _core.paired_moments(scores, labels, min_dist, threads, *PATHS[path])
+    assert totals == ref.pair_counts(scores.tolist(), labels.tolist(), min_dist)
+    expected = _moments_of(labels, *ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist))
+    assert [tuple(g) for g in groups] == expected
+    for simd in SIMD_LEVELS:
+        assert _core.paired_moments(scores, labels, min_dist, threads, *PATHS[path], simd=simd) == (totals, *groups)
+
+
+def test_moments_of_tiny_inputs():
+    for n in range(4):
+        scores, labels = np.arange(n, dtype=np.float64), np.arange(n) % 2
+        totals, *groups = _core.paired_moments(scores, labels, 0.5)
+        assert totals == ref.pair_counts(scores.tolist(), labels.tolist(), 0.5)
+        expected = (
+            _moments_of(labels, *ref.per_sample_counts(scores.tolist(), labels.tolist(), 0.5)) if n else [(0,) * 6] * 3
+        )
+        assert [tuple(g) for g in groups] == expected
+
+
+@pytest.mark.parametrize("kind", ["uniform", "binary", "ordinal", "tied_scores", "rare_class"])
+def test_moments_agree_with_per_sample_arrays_on_every_path_at_scale(kind):
+    # Large enough for the class runs, pieces and merge passes to be split over threads.
+    rng = np.random.default_rng(12)
+    n = 300_000
+    scores = rng.random(n) if kind != "tied_scores" else rng.integers(0, 1000, n).astype(np.float32)
+    labels = {
+        "uniform": rng.random(n),
+        "binary": (rng.random(n) < 0.3).astype(np.float64),
+        "ordinal": rng.integers(0, 5, n),
+        "tied_scores": rng.integers(-3, 4, n) * 0.05,
+        "rare_class": np.where(rng.random(n) < 1e-4, 9, rng.integers(0, 3, n)),
+    }[kind]
+    totals, rankable, tied, incorrect = _core.paired_counts(scores, labels, 0.1, True, 2, 0)
+    q = 2 * (rankable - incorrect) - tied
+    low, high = labels.min(), labels.max()
+    expected = []
+    for member in (labels == low, (labels == high) & (labels != low), (labels != low) & (labels != high)):
+        r, qm = rankable[member], q[member]
+        sums = (int(member.sum()), r.sum(), qm.sum(), (r * r).sum(), (qm * r).sum(), (qm * qm).sum())
+        expected.append(tuple(int(x) for x in sums))
+    for threads in (1, 2, 3):
+        for path in PATHS.values():
+            got_totals, *groups = _core.paired_moments(scores, labels, 0.1, threads, *path)
+            assert got_totals == totals
+            assert [tuple(g) for g in groups] == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(problems(max_n=40))
+def test_variance_from_moments_matches_per_sample_components(problem):
+    from pairmetrics._paired import auc_components, sample_factors
+
+    scores, labels, min_dist = problem
+    result = pe.paired_evaluation(scores, labels, min_dist, warn=False, variance=True)
+    output = _core.paired_counts(scores, labels, min_dist, True, 1)
+    if output[0][0] == 0:
+        assert math.isnan(result._variance)
+        return
+    g = auc_components(output[0], output[1:])
+    expected = float(sample_factors(labels) @ (g * g)) / float(output[0][0]) ** 2
+    assert result._variance == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
 @settings(max_examples=300)
 @given(st.integers(2, 60), st.sampled_from(["binary", "ordinal", "real"]), st.floats(0.01, 3), st.integers(0, 2**32))
 def test_identical_to_pairedeval_procedure_without_score_ties(n, kind, min_dist, seed):
@@ -584,8 +664,8 @@ def test_import_does_not_load_scipy_stats():
     assert out.strip() == "False"
 
 
-@pytest.mark.parametrize("per_sample", [False, True])
-def test_ctrl_c_stops_the_kernel_within_a_second(per_sample):
+@pytest.mark.parametrize("output", ["counts", "per_sample", "moments"])
+def test_ctrl_c_stops_the_kernel_within_a_second(output):
     import _thread
     import threading
     import time
@@ -593,6 +673,11 @@ def test_ctrl_c_stops_the_kernel_within_a_second(per_sample):
     rng = np.random.default_rng(2)
     n = 3_000_000
     scores, labels = rng.random(n), rng.random(n)
+    kernel = {
+        "counts": lambda: _core.paired_counts(scores, labels, 0.1, False, 1, 0),
+        "per_sample": lambda: _core.paired_counts(scores, labels, 0.1, True, 1, 0),
+        "moments": lambda: _core.paired_moments(scores, labels, 0.1, 1, 0),
+    }[output]
 
     def seconds_to_stop():
         sent = []
@@ -607,7 +692,7 @@ def test_ctrl_c_stops_the_kernel_within_a_second(per_sample):
         try:
             with pytest.raises(KeyboardInterrupt):
                 while time.perf_counter() < deadline:  # until the interrupt lands, inside the kernel or between calls
-                    _core.paired_counts(scores, labels, 0.1, per_sample, 1, 0)
+                    kernel()
         finally:
             timer.cancel()
         assert sent

@@ -38,26 +38,17 @@ std::vector<std::string> paired_simd_levels() {
 
 // Inputs were validated in Python (1-D, same length, finite, min_dist > 0,
 // native byte order, canonical bools); scores and labels arrive in any real
-// dtype, possibly strided, and are read in place.
-py::object paired_counts_py(const py::array& scores, const py::array& labels, double min_dist, bool per_sample,
-                            int n_threads, std::size_t few_labels, std::size_t few_classes, py::object progress,
-                            const std::string& simd) {
-    const SimdLevel level = simd_level(simd);
+// dtype, possibly strided, and are read in place. Runs kernel(scores,
+// score_stride, labels, label_stride, n, control) without the GIL.
+template <class Kernel>
+PairedCounts run_paired(const py::array& scores, const py::array& labels, double min_dist, py::object progress,
+                        Kernel&& kernel) {
     if (scores.ndim() != 1 || labels.ndim() != 1 || scores.shape(0) != labels.shape(0))
         throw py::value_error("scores and labels must be 1-D arrays of the same length");
     if (!(min_dist > 0) || !std::isfinite(min_dist)) throw py::value_error("min_dist must be finite and > 0");
     const std::size_t n = static_cast<std::size_t>(scores.shape(0));
-
-    py::array_t<std::uint64_t> rankable, tied, incorrect;
-    PairedPerSample arrays;
-    if (per_sample) {
-        rankable = py::array_t<std::uint64_t>(n);
-        tied = py::array_t<std::uint64_t>(n);
-        incorrect = py::array_t<std::uint64_t>(n);
-        arrays = {rankable.mutable_data(), tied.mutable_data(), incorrect.mutable_data()};
-    }
     const auto control = make_control(std::move(progress));
-    const PairedCounts counts = dispatch_real_dtype(scores, [&](auto score_tag) {
+    return dispatch_real_dtype(scores, [&](auto score_tag) {
         using Score = typename decltype(score_tag)::type;
         const Score* score_data = static_cast<const Score*>(scores.data());
         const std::ptrdiff_t score_stride = element_stride<Score>(scores);
@@ -67,15 +58,65 @@ py::object paired_counts_py(const py::array& scores, const py::array& labels, do
             const std::ptrdiff_t label_stride = element_stride<Label>(labels);
             // Safe without the GIL: only raw pointers into arrays that the
             // caller keeps alive are used from here on.
-            return run_without_gil(*control, [&] {
-                return paired_counts(score_data, score_stride, label_data, label_stride, n, min_dist, *control,
-                                     per_sample ? &arrays : nullptr, n_threads, few_labels, few_classes, level);
-            });
+            return run_without_gil(
+                *control, [&] { return kernel(score_data, score_stride, label_data, label_stride, n, *control); });
         });
     });
-    py::tuple totals = py::make_tuple(counts.rankable, counts.correct, counts.tied, counts.incorrect);
-    if (!per_sample) return std::move(totals);
-    return py::make_tuple(totals, rankable, tied, incorrect);
+}
+
+py::tuple totals_tuple(const PairedCounts& counts) {
+    return py::make_tuple(counts.rankable, counts.correct, counts.tied, counts.incorrect);
+}
+
+py::object paired_counts_py(const py::array& scores, const py::array& labels, double min_dist, bool per_sample,
+                            int n_threads, std::size_t few_labels, std::size_t few_classes, py::object progress,
+                            const std::string& simd) {
+    const SimdLevel level = simd_level(simd);
+    const std::size_t n = static_cast<std::size_t>(scores.ndim() == 1 ? scores.shape(0) : 0);
+    py::array_t<std::uint64_t> rankable, tied, incorrect;
+    PairedPerSample arrays;
+    if (per_sample) {
+        rankable = py::array_t<std::uint64_t>(n);
+        tied = py::array_t<std::uint64_t>(n);
+        incorrect = py::array_t<std::uint64_t>(n);
+        arrays = {rankable.mutable_data(), tied.mutable_data(), incorrect.mutable_data()};
+    }
+    const PairedCounts counts = run_paired(
+        scores, labels, min_dist, std::move(progress),
+        [&](const auto* s, std::ptrdiff_t ss, const auto* y, std::ptrdiff_t ys, std::size_t size, Control& control) {
+            return paired_counts(s, ss, y, ys, size, min_dist, control, per_sample ? &arrays : nullptr, n_threads,
+                                 few_labels, few_classes, level);
+        });
+    if (!per_sample) return totals_tuple(counts);
+    return py::make_tuple(totals_tuple(counts), rankable, tied, incorrect);
+}
+
+// An exact 128-bit sum as a Python int.
+py::int_ exact_int(PairedSum value) {
+    const py::int_ high(static_cast<std::uint64_t>(value >> 64)), low(static_cast<std::uint64_t>(value));
+    return py::reinterpret_steal<py::int_>(
+        PyNumber_Or(py::reinterpret_steal<py::object>(PyNumber_Lshift(high.ptr(), py::int_(64).ptr())).ptr(),
+                    low.ptr()));
+}
+
+py::tuple moment_tuple(const PairedMomentSums& m) {
+    return py::make_tuple(m.samples, exact_int(m.r), exact_int(m.q), exact_int(m.rr), exact_int(m.qr),
+                          exact_int(m.qq));
+}
+
+py::tuple paired_moments_py(const py::array& scores, const py::array& labels, double min_dist, int n_threads,
+                            std::size_t few_labels, std::size_t few_classes, py::object progress,
+                            const std::string& simd) {
+    const SimdLevel level = simd_level(simd);
+    PairedMoments moments;
+    const PairedCounts counts = run_paired(
+        scores, labels, min_dist, std::move(progress),
+        [&](const auto* s, std::ptrdiff_t ss, const auto* y, std::ptrdiff_t ys, std::size_t size, Control& control) {
+            return paired_moments(s, ss, y, ys, size, min_dist, control, moments, n_threads, few_labels, few_classes,
+                                  level);
+        });
+    return py::make_tuple(totals_tuple(counts), moment_tuple(moments.lowest), moment_tuple(moments.highest),
+                          moment_tuple(moments.others));
 }
 
 }  // namespace
@@ -90,6 +131,13 @@ void register_paired(py::module_& m) {
           "Fenwick path (0 forces the merge path; for tests); few_classes: most distinct labels for the "
           "per-class path of the totals (0 turns it off; for tests); simd: 'auto', or a level of "
           "paired_simd_levels() to force its vector code (for tests).");
+    m.def("paired_moments", &paired_moments_py, py::arg("scores"), py::arg("labels"), py::arg("min_dist"),
+          py::arg("n_threads") = 1, py::arg("few_labels") = kDefaultFewLabels,
+          py::arg("few_classes") = kDefaultFewClasses, py::arg("progress") = py::none(), py::arg("simd") = "auto",
+          "(totals, lowest, highest, others): the totals of paired_counts and, for the samples with the "
+          "smallest label, those with the largest (none when all labels are equal) and the rest, the exact "
+          "sums (samples, r, q, r*r, q*r, q*q) of their per-sample rankable counts r and q = "
+          "2 * correct + tied. Arguments as in paired_counts.");
     m.def("paired_simd_levels", &paired_simd_levels,
           "Vector code levels of the paired kernel that this CPU runs ('scalar' always).");
 }
