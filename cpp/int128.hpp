@@ -1,4 +1,4 @@
-// A signed 128-bit integer for the exact matching solver: the compiler's
+// A signed 128-bit integer for the exact kernels: the compiler's
 // __int128 where it has one (GCC, Clang), else Int128Words, two 64-bit words
 // with the operations the solver needs (MSVC has no 128-bit integer type).
 // Defining PAIRMETRICS_PORTABLE_INT128 selects Int128Words everywhere, so
@@ -117,5 +117,13 @@ class Int128Words {
 
     std::uint64_t lo_ = 0, hi_ = 0;
 };
+
+// The signed 128-bit integer of the kernels (matching weights beyond int64,
+// exact sums of squared counts): the native type where the compiler has one.
+#if defined(__SIZEOF_INT128__) && !defined(PAIRMETRICS_PORTABLE_INT128)
+__extension__ typedef __int128 i128;
+#else
+using i128 = Int128Words;
+#endif
 
 }  // namespace pairmetrics

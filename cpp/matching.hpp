@@ -29,13 +29,9 @@ struct BlossomStats {
     std::int64_t greedy_matched = 0;  // vertices matched by the initial greedy pass
 };
 
-// 128-bit integers for weights beyond the int64 solver's range: the native
-// type where the compiler has one, else two words (see int128.hpp).
-#if defined(__SIZEOF_INT128__) && !defined(PAIRMETRICS_PORTABLE_INT128)
-__extension__ typedef __int128 i128;
-#else
-using i128 = Int128Words;
-#endif
+// 128-bit weights beyond the int64 solver's range (see int128.hpp).
+using ::pairmetrics::i128;
+
 
 template <class Int>
 struct BasicBlossomResult {

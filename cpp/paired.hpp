@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "control.hpp"
+#include "int128.hpp"
 #include "paired_simd.hpp"
 
 namespace pairmetrics {
@@ -39,7 +40,8 @@ struct PairedPerSample {
 // rankable partners of sample i, and q_i = 2 * correct_i + tied_i (twice its
 // credit, ties counting one half). Any sum of squares of a_i = x * q_i + y * r_i
 // follows from them, without per-sample arrays.
-__extension__ typedef unsigned __int128 PairedSum;
+// Sums stay below 2^127 for any n below 2^41 (q_i <= 2 n).
+using PairedSum = i128;
 struct PairedMomentSums {
     std::uint64_t samples = 0;
     PairedSum r = 0, q = 0, rr = 0, qr = 0, qq = 0;
