@@ -151,7 +151,7 @@ def _per_sample_in_memory(scores, labels, min_dist):
     return tuple(int(c) for c in totals), np.array(arrays, dtype=np.int64)
 
 
-@settings(max_examples=25, **SETTINGS)
+@settings(max_examples=12, **SETTINGS)
 @given(data=paired_data(max_n=120), partition=st.sampled_from([1, 3, 7, 40, 10**9]),
        buckets=st.sampled_from([1, 3]), sampled=st.sampled_from([1, 2000]), empty=st.booleans())  # fmt: skip
 def test_per_sample_counts_equal_the_kernels(client, monkeypatch, data, partition, buckets, sampled, empty):
