@@ -140,7 +140,9 @@ def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: i
     S01 / n) and ``n / (n - 1)`` otherwise. The test statistic is
     ``x' (L S L')^+ x`` for the k - 1 differences from the last model, on as
     many degrees of freedom as ``L S L'`` has rank. For k = 2 it is the
-    square of :func:`compare_paired`'s statistic.
+    square of :func:`compare_paired`'s statistic. Dask arrays (scores of
+    shape (k, n), labels) are counted on the cluster with the same numbers:
+    see :mod:`pairmetrics.dask.paired`.
 
     Examples
     --------
