@@ -167,6 +167,22 @@ def test_per_sample_counts_equal_the_kernels(client, monkeypatch, data, partitio
     np.testing.assert_array_equal(per_sample, expected)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    n_parts=st.integers(1, 70), points=st.integers(0, 50), queries=st.integers(0, 30), seed=st.integers(0, 2**32 - 1)
+)
+def test_partition_dominance_counts_every_query(n_parts, points, queries, seed):
+    """The bucket step's counts: weight of the points ranked below r in partitions above / below p."""
+    rng = np.random.default_rng(seed)
+    ranks, parts, weights = rng.integers(0, 6, points), rng.integers(0, n_parts, points), rng.integers(1, 5, points)
+    query_ranks, query_parts = rng.integers(0, 7, queries), rng.integers(0, n_parts, queries)
+    higher, lower = dask_paired._dominance(ranks, parts.astype(np.int32), weights, query_ranks,
+                                           query_parts.astype(np.int32), n_parts)  # fmt: skip
+    below = ranks[None, :] < query_ranks[:, None]
+    np.testing.assert_array_equal(higher, (weights * (below & (parts[None, :] > query_parts[:, None]))).sum(axis=1))
+    np.testing.assert_array_equal(lower, (weights * (below & (parts[None, :] < query_parts[:, None]))).sum(axis=1))
+
+
 def test_per_sample_counts_with_one_partition(client, monkeypatch):
     monkeypatch.setattr(dask_paired.blocks, "cluster_threads", lambda: 1)
     rng = np.random.default_rng(16)

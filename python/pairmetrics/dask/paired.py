@@ -401,28 +401,37 @@ def _dominance(ranks, parts, weights, query_ranks, query_parts, n_parts):
 
     For q != p, the highest bit s where q and p differ decides q > p; so level s compares a
     query with the points of its sibling segment (the partitions sharing the bits above s,
-    with bit s flipped): log2(P) levels of one sort and one search each.
+    with bit s flipped). Points and queries are sorted once by rank (a query before the
+    points of its own rank); each of the log2(P) levels then orders them by segment with a
+    stable radix sort and reads the counts off a running sum: O(n) a level, no search.
     """
-    higher = np.zeros(query_ranks.size, dtype=np.int64)
-    lower = np.zeros(query_ranks.size, dtype=np.int64)
-    if not ranks.size or not query_ranks.size:
+    n_queries = query_ranks.size
+    higher = np.zeros(n_queries, dtype=np.int64)
+    lower = np.zeros(n_queries, dtype=np.int64)
+    if not ranks.size or not n_queries:
         return higher, lower
-    order = np.argsort(ranks, kind="stable")
-    ranks, parts, weights = ranks[order].astype(np.int64), parts[order], weights[order]
-    span = int(ranks[-1]) + 2  # query ranks lie in 0 .. max rank + 1
+    keys = np.concatenate([2 * np.asarray(query_ranks, np.int64), 2 * np.asarray(ranks, np.int64) + 1])
+    order = np.argsort(keys, kind="stable")
+    is_query = order < n_queries
+    item_weights = np.concatenate([np.zeros(n_queries, np.int64), weights])[order]
+    item_parts = np.concatenate([query_parts, parts])[order]
+    query_slots = order[is_query]  # the query of each query item, in item order
     segment_dtype = np.uint16 if n_parts <= 1 << 16 else np.int64
+    positions = np.arange(order.size)
     for level in range(max(0, (n_parts - 1).bit_length())):
-        segment = (parts >> level).astype(segment_dtype)
-        by_segment = np.argsort(segment, kind="stable")  # (segment, rank) order: ranks were sorted
-        keys = segment[by_segment].astype(np.int64) * span + ranks[by_segment]
-        cumulative = np.concatenate(([0], np.cumsum(weights[by_segment])))
-        query_segment = query_parts >> level
-        sibling = (query_segment ^ 1).astype(np.int64) * span
-        count = cumulative[np.searchsorted(keys, sibling + query_ranks, "left")]
-        count -= cumulative[np.searchsorted(keys, sibling, "left")]
-        above = (query_segment & 1) == 0
-        higher += np.where(above, count, 0)
-        lower += np.where(above, 0, count)
+        own = item_parts >> level
+        segment = np.where(is_query, own ^ 1, own).astype(segment_dtype)  # a query looks in its sibling
+        by_segment = np.argsort(segment, kind="stable")
+        sorted_segment = segment[by_segment]
+        running = np.cumsum(item_weights[by_segment]) - item_weights[by_segment]  # weight before each item
+        first = np.concatenate(([True], sorted_segment[1:] != sorted_segment[:-1]))
+        start = np.maximum.accumulate(np.where(first, positions, 0))
+        count = np.empty(order.size, dtype=np.int64)
+        count[by_segment] = running - running[start]
+        count = count[is_query]
+        above = ((item_parts[is_query] >> level) & 1) == 0
+        higher[query_slots] += np.where(above, count, 0)
+        lower[query_slots] += np.where(above, 0, count)
     return higher, lower
 
 
