@@ -369,9 +369,10 @@ def _block_runs(scores, labels, score_bounds, bound_values, bound_tags, bound_th
     """
     n_parts, n_buckets = score_bounds.size + 1, bound_values.size + 1
     parts = score_partition(scores, score_bounds) if score_bounds.size else np.zeros(scores.shape[0], np.intp)
-    y = np.asarray(labels, dtype=np.float64)
-    order = np.lexsort((parts, y))
-    ys, ps = y[order], parts[order]
+    # (label, partition) order: a radix sort by partition, then a stable sort by label in its own dtype
+    by_part = np.argsort(parts.astype(np.uint16) if n_parts <= 1 << 16 else parts, kind="stable")
+    order = by_part[np.argsort(np.asarray(labels)[by_part], kind="stable")]
+    ys, ps = np.asarray(labels, dtype=np.float64)[order], parts[order]
     new = np.concatenate(([True], (ys[1:] != ys[:-1]) | (ps[1:] != ps[:-1])))[: ys.size]
     starts = np.flatnonzero(new)
     run_of = np.empty(ys.size, dtype=np.int64)
@@ -417,17 +418,17 @@ def _dominance(ranks, parts, weights, query_ranks, query_parts, n_parts):
     item_parts = np.concatenate([query_parts, parts])[order]
     query_slots = order[is_query]  # the query of each query item, in item order
     segment_dtype = np.uint16 if n_parts <= 1 << 16 else np.int64
-    positions = np.arange(order.size)
     for level in range(max(0, (n_parts - 1).bit_length())):
         own = item_parts >> level
         segment = np.where(is_query, own ^ 1, own).astype(segment_dtype)  # a query looks in its sibling
         by_segment = np.argsort(segment, kind="stable")
-        sorted_segment = segment[by_segment]
-        running = np.cumsum(item_weights[by_segment]) - item_weights[by_segment]  # weight before each item
-        first = np.concatenate(([True], sorted_segment[1:] != sorted_segment[:-1]))
-        start = np.maximum.accumulate(np.where(first, positions, 0))
+        sorted_weights = item_weights[by_segment]
+        running = np.cumsum(sorted_weights) - sorted_weights  # weight before each item
+        # minus the weight of the segments before the item's own
+        segment_weights = np.bincount(segment, item_weights, minlength=int(segment.max()) + 1).astype(np.int64)
+        running -= (np.cumsum(segment_weights) - segment_weights)[segment[by_segment]]
         count = np.empty(order.size, dtype=np.int64)
-        count[by_segment] = running - running[start]
+        count[by_segment] = running
         count = count[is_query]
         above = ((item_parts[is_query] >> level) & 1) == 0
         higher[query_slots] += np.where(above, count, 0)
