@@ -161,7 +161,7 @@ def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: i
     labels_arr, min_dist = prepared[0][1], prepared[0][2]
     threads = resolve_n_jobs(n_jobs)
     outputs = [_core.paired_counts(row, labels_arr, min_dist, True, threads) for row, _, _ in prepared]
-    totals = [tuple(int(c) for c in t) for t, *_ in outputs]
+    totals = [(int(t[0]), int(t[1]), int(t[2]), int(t[3])) for t, *_ in outputs]
     gram = None
     if totals[0][0]:
         components = np.array([auc_components(t, tuple(rest)) for t, *rest in outputs])  # (k, n)
