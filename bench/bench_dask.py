@@ -8,10 +8,15 @@ memory growth is its peak resident set during the dask call, sampled every
 10 ms, minus its resident set before.
 
     python bench/bench_dask.py [--quick] [--paired-n N] [--two-vs-two-n N] [--dropins-n N] [--out-of-core N]
+                               [--per-sample] [--skip paired --skip two_vs_two --skip dropins]
 
 The drop-in cases are ``roc_auc_score`` (binary, and with sample weights),
 ``concordance_index`` (lifelines) and ``concordance_index_censored``
 (scikit-survival) on ``--dropins-n`` rows (2e7 by default, 1e6 with --quick).
+
+``--per-sample`` times ``paired_evaluation(variance=True)`` (per-sample counts
+between score partitions) at n = 1e6 and 4e6 in blocks of 5e5, with P = 8, 32
+and 128 score partitions, and reports the size of its task graph.
 
 ``--out-of-core N`` also writes N float32 predictions and labels to a Parquet
 store under ``bench/.data`` and evaluates them from disk with workers limited
@@ -21,6 +26,7 @@ to 4 GiB each.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import threading
 import time
@@ -100,6 +106,43 @@ def paired_case(n: int, chunk: int) -> dict:
         "n": n, "chunk": chunk, "dtype": "float32", "labels": "uniform", "min_dist": 0.1,
         "dask_s": t_dask, "in_memory_s": t_memory, "ratio": t_dask / t_memory,
         "client_growth_gib": rss.growth / GIB, "equal": on_dask == in_memory, "answer": list(on_dask.asdict().values())[:4],
+    }  # fmt: skip
+
+
+def per_sample_case(n: int, n_parts: int, chunk: int) -> dict:
+    """paired_evaluation(variance=True) with P score partitions: the per-sample counts between
+    partitions. Also the size of its task graph (len(graph): tasks of the per-sample path)."""
+    import dask.array as da
+    from pairmetrics.dask import paired as dask_paired
+
+    cluster, client = _cluster()
+    saved = dask_paired.PARTITION_SAMPLES
+    dask_paired.PARTITION_SAMPLES = math.ceil(n / n_parts)  # P = ceil(n / PARTITION_SAMPLES) partitions
+    try:
+        rng = da.random.default_rng(4)
+        scores = rng.random(n, chunks=chunk, dtype=np.float32)
+        labels = rng.random(n, chunks=chunk, dtype=np.float32)
+        scores, labels = client.persist([scores, labels])
+        distributed_wait(scores, labels)
+        totals, per_block, _ = dask_paired._paired_graph(scores, labels, 0.1, True, None)
+        graph: dict = {}
+        for value in (totals, *per_block):
+            graph.update(value.__dask_graph__())
+        start = time.perf_counter()
+        on_dask = pm.paired_evaluation(scores, labels, 0.1, variance=True)
+        t_dask = time.perf_counter() - start
+        s, y = scores.compute(), labels.compute()
+    finally:
+        dask_paired.PARTITION_SAMPLES = saved
+        client.close()
+        cluster.close()
+    start = time.perf_counter()
+    in_memory = pm.paired_evaluation(s, y, 0.1, variance=True)
+    t_memory = time.perf_counter() - start
+    return {
+        "n": n, "partitions": n_parts, "chunk": chunk, "tasks": len(graph), "dask_s": t_dask, "in_memory_s": t_memory,
+        "ratio": t_dask / t_memory, "equal": on_dask == in_memory,
+        "variance_relative_difference": abs(on_dask._variance - in_memory._variance) / in_memory._variance,
     }  # fmt: skip
 
 
@@ -235,6 +278,10 @@ def table(result: dict) -> str:
     for r in result.get("dropins", []):
         body.append([r["case"], f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s", f"{r['in_memory_s']:.1f} s",
                      f"{r['ratio']:.2f}x", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
+    for r in result.get("per_sample", []):
+        body.append([f"paired_evaluation(variance=True), P = {r['partitions']}, {r['tasks']} tasks",
+                     f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s", f"{r['in_memory_s']:.2f} s", f"{r['ratio']:.1f}x",
+                     "-"])  # fmt: skip
     for r in result.get("out_of_core", []):
         memory = r.get("in_memory_s")
         body.append(["paired_evaluation from Parquet, 4 GiB workers", f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s",
@@ -250,6 +297,11 @@ def main(argv=None):
     parser.add_argument("--two-vs-two-n", type=float, default=1e5)
     parser.add_argument("--dropins-n", type=float, default=2e7)
     parser.add_argument("--out-of-core", type=float, default=0)
+    parser.add_argument(
+        "--per-sample",
+        action="store_true",
+        help="per-sample counts (variance=True) at n = 1e6 and 4e6 with P = 8, 32, 128 partitions",
+    )
     parser.add_argument("--skip", choices=["paired", "two_vs_two", "dropins"], action="append", default=[])
     args = parser.parse_args(argv)
     paired_n = int(1e6 if args.quick else args.paired_n)
@@ -264,6 +316,13 @@ def main(argv=None):
     if "dropins" not in args.skip:
         dropins_n = int(1e6 if args.quick else args.dropins_n)
         result["dropins"] = dropins_case(dropins_n, min(dropins_n, 2_000_000))
+    if args.per_sample:
+        sizes = [200_000] if args.quick else [1_000_000, 4_000_000]
+        result["per_sample"] = []
+        for n in sizes:
+            for n_parts in (8, 32) if args.quick else (8, 32, 128):
+                result["per_sample"].append(per_sample_case(n, n_parts, 500_000))
+                print(result["per_sample"][-1], flush=True)
     if args.out_of_core:
         result["out_of_core"] = [out_of_core_case(int(args.out_of_core), 10_000_000)]
         print(result["out_of_core"][-1], flush=True)
@@ -282,7 +341,8 @@ def _previous_cases() -> dict:
             previous = json.load(f)
     except (OSError, ValueError):
         return {}
-    return {key: previous[key] for key in ("paired", "two_vs_two", "dropins", "out_of_core") if key in previous}
+    kept = ("paired", "two_vs_two", "dropins", "out_of_core", "per_sample")
+    return {key: previous[key] for key in kept if key in previous}
 
 
 if __name__ == "__main__":

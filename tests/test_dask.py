@@ -135,6 +135,143 @@ def test_compare_paired_equals_in_memory(client, data, seed):
     np.testing.assert_allclose(got.a._variance, expected.a._variance, rtol=1e-9, atol=1e-15)
 
 
+def _per_sample_on_dask(scores, labels, min_dist, chunks, empty=False):
+    """Totals and per-sample (rankable, tied, incorrect) of the Dask graph, in input order."""
+    ds = _with_empty_chunks(scores, chunks) if empty else da.from_array(scores, chunks=(chunks,))
+    s, y, min_dist = dask_paired._paired_inputs(ds, da.from_array(labels, chunks=ds.chunks), min_dist)
+    totals, per_block, _ = dask_paired._paired_graph(s, y, min_dist, True, None)
+    totals, per_block = dask.compute(totals, per_block)
+    return totals, np.concatenate(per_block, axis=1)
+
+
+def _per_sample_in_memory(scores, labels, min_dist):
+    from pairmetrics import _core
+
+    totals, *arrays = _core.paired_counts(scores, labels, min_dist, True, 1)
+    return tuple(int(c) for c in totals), np.array(arrays, dtype=np.int64)
+
+
+@settings(max_examples=12, **SETTINGS)
+@given(data=paired_data(max_n=120), partition=st.sampled_from([1, 3, 7, 40, 10**9]),
+       buckets=st.sampled_from([1, 3]), sampled=st.sampled_from([1, 2000]), empty=st.booleans())  # fmt: skip
+def test_per_sample_counts_equal_the_kernels(client, monkeypatch, data, partition, buckets, sampled, empty):
+    """Every sample's counts, not only the totals: partitions cut at tied scores, few or many
+    label buckets, coarse bounds from tiny samples, empty blocks."""
+    scores, labels, min_dist, chunks = data
+    monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", partition)
+    monkeypatch.setattr(dask_paired, "QUERY_BUCKETS_PER_PARTITION", buckets)
+    monkeypatch.setattr(dask_paired, "SAMPLES_PER_PARTITION", sampled)
+    totals, per_sample = _per_sample_on_dask(scores, labels, min_dist, chunks, empty)
+    expected_totals, expected = _per_sample_in_memory(scores, labels, min_dist)
+    assert totals == expected_totals
+    np.testing.assert_array_equal(per_sample, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_parts=st.integers(1, 70), points=st.integers(0, 50), queries=st.integers(0, 30), seed=st.integers(0, 2**32 - 1)
+)
+def test_partition_dominance_counts_every_query(n_parts, points, queries, seed):
+    """The bucket step's counts: weight of the points ranked below r in partitions above / below p."""
+    rng = np.random.default_rng(seed)
+    ranks, parts, weights = rng.integers(0, 6, points), rng.integers(0, n_parts, points), rng.integers(1, 5, points)
+    query_ranks, query_parts = rng.integers(0, 7, queries), rng.integers(0, n_parts, queries)
+    higher, lower = dask_paired._dominance(ranks, parts.astype(np.int32), weights, query_ranks,
+                                           query_parts.astype(np.int32), n_parts)  # fmt: skip
+    below = ranks[None, :] < query_ranks[:, None]
+    np.testing.assert_array_equal(higher, (weights * (below & (parts[None, :] > query_parts[:, None]))).sum(axis=1))
+    np.testing.assert_array_equal(lower, (weights * (below & (parts[None, :] < query_parts[:, None]))).sum(axis=1))
+
+
+def test_per_sample_counts_with_one_partition(client, monkeypatch):
+    monkeypatch.setattr(dask_paired.blocks, "cluster_threads", lambda: 1)
+    rng = np.random.default_rng(16)
+    scores, labels = rng.random(50), rng.integers(0, 4, 50)
+    totals, per_sample = _per_sample_on_dask(scores, labels, 1.0, (20, 30))
+    expected_totals, expected = _per_sample_in_memory(scores, labels, 1.0)
+    assert totals == expected_totals
+    np.testing.assert_array_equal(per_sample, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_per_sample_counts_of_labels_near_the_float64_limit(client, monkeypatch, dtype):
+    """Integer labels just below 2**52 (exact in float64, differences too) and doubles near
+    2**53, where consecutive doubles are 2 apart: min_dist sits between representable gaps."""
+    monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 5)
+    rng = np.random.default_rng(17)
+    top = 2**52 - 1 if dtype is np.int64 else 2.0**53
+    labels = (top - rng.integers(0, 12, 60)).astype(dtype)
+    scores = rng.integers(0, 6, 60).astype(np.float64)
+    for min_dist in (0.5, 1.0, 1.5, 2.0, 3.0):
+        totals, per_sample = _per_sample_on_dask(scores, labels, min_dist, (13, 0, 47))
+        expected_totals, expected = _per_sample_in_memory(scores, labels, min_dist)
+        assert totals == expected_totals
+        np.testing.assert_array_equal(per_sample, expected)
+    refused = labels.astype(np.int64) + 1  # reaches 2**52
+    if dtype is np.int64:
+        with pytest.raises(ValueError, match="2\\*\\*52"):
+            pm.compare_paired(da.from_array(scores, chunks=13), scores[::-1].copy(), refused)
+
+
+def test_per_sample_counts_of_unknown_chunk_sizes(client):
+    rng = np.random.default_rng(18)
+    scores, labels = da.from_array(rng.random(400), chunks=37), da.from_array(rng.integers(0, 5, 400), chunks=37)
+    keep = scores > 0.3  # blocks of unknown length
+    got = pm.paired_evaluation(scores[keep], labels[keep], 1.0, variance=True)
+    s, y = scores[keep].compute(), labels[keep].compute()
+    expected = pm.paired_evaluation(s, y, 1.0, variance=True)
+    assert got == expected
+    np.testing.assert_allclose(got._variance, expected._variance, rtol=1e-9)
+
+
+def _graph_size(*delayed_values):
+    graph = {}
+    for value in delayed_values:
+        graph.update(value.__dask_graph__())
+    return len(graph)
+
+
+def test_per_sample_graph_grows_linearly_with_the_partitions(client, monkeypatch):
+    """One input block: the per-sample graph has O(P) tasks (no task per pair of partitions)."""
+    rng = np.random.default_rng(19)
+    n = 20_000
+    scores, labels = da.from_array(rng.random(n), chunks=n), da.from_array(rng.random(n), chunks=n)
+    sizes = {}
+    for n_parts in (8, 32):
+        monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", n // n_parts)
+        totals, per_block, _ = dask_paired._paired_graph(scores, labels, 0.1, True, None)
+        sizes[n_parts] = _graph_size(totals, *per_block)
+    assert sizes[32] < 4.5 * sizes[8]
+    assert sizes[32] < 12 * 32
+
+
+@settings(max_examples=6, **SETTINGS)
+@given(data=paired_data(max_n=40), k=st.integers(2, 3), seed=st.integers(0, 1000))
+def test_compare_models_equals_in_memory(client, data, k, seed):
+    scores, labels, min_dist, chunks = data
+    rng = np.random.default_rng(seed)
+    models = np.vstack([scores.astype(np.float64), *(rng.random(scores.size) for _ in range(k - 1))])
+    with _quiet():
+        expected = pm.compare_models(models, labels, min_dist)
+        got = pm.compare_models(da.from_array(models, chunks=(1, chunks)), da.from_array(labels, chunks=chunks),
+                                min_dist)  # fmt: skip
+    np.testing.assert_array_equal(got.auc, expected.auc)
+    assert (got.n_rankable, got.df) == (expected.n_rankable, expected.df)
+    for name in ("covariance", "statistic", "pvalue", "difference_pvalue"):
+        np.testing.assert_allclose(getattr(got, name), getattr(expected, name), rtol=1e-9, atol=1e-15, err_msg=name)
+
+
+def test_compare_models_errors_match_in_memory(client):
+    labels = np.arange(10) % 3
+    models = np.random.default_rng(20).random((2, 10))
+    _same_error(pm.compare_models, (models[0], labels), (da.from_array(models[0], chunks=4), labels))
+    bad = models.copy()
+    bad[1, 7] = np.nan
+    message = _same_error(pm.compare_models, (bad, labels), (da.from_array(bad, chunks=(2, 4)), labels))
+    assert "scores[1]" in message
+    _same_error(pm.compare_models, (models, labels[:-1]), (da.from_array(models, chunks=(2, 4)), labels[:-1]))
+
+
 def _quiet():
     import warnings
 

@@ -123,3 +123,24 @@ def test_the_refusal_comes_before_any_work(no_gathering):
 def test_the_fixture_catches_a_gather(no_gathering):
     with pytest.raises(AssertionError, match="silent gather"):
         np.asarray(da.from_array(SCORES, chunks=5))
+
+
+def test_dask_arrays_inside_a_list_are_refused_not_gathered(no_gathering):
+    rows = [da.from_array(SCORES, chunks=5), da.from_array(SCORES[::-1].copy(), chunks=5)]
+    with pytest.raises(TypeError, match=r"compare_models\(\) does not take Dask collections inside a list"):
+        pm.compare_models(rows, LABELS)
+    with pytest.raises(TypeError, match="pass one Dask array"):
+        pm.compare_models(rows, LABELS)
+    with pytest.raises(TypeError, match=r"to_cuts\(\) does not take Dask collections inside a list or tuple;"):
+        pm.to_cuts([da.from_array(LABELS, chunks=5)], [0.0, 1.0, 2.0])
+    pm.compare_models(da.stack(rows), LABELS)  # one dask array: computed on its path
+    assert pm.paired_eval(list(SCORES), list(LABELS)) == pm.paired_eval(SCORES, LABELS)  # lists of numbers
+
+
+def test_anndata_holding_dask_arrays_is_refused_not_gathered(no_gathering):
+    anndata = pytest.importorskip("anndata")
+    pd = pytest.importorskip("pandas")
+    adata = anndata.AnnData(X=np.asarray(X), obs=pd.DataFrame({"group": np.where(Z == 1, "a", "b")}))
+    adata.obsm["X_pca"] = da.from_array(X, chunks=5)
+    with pytest.raises(TypeError, match=r"crossmatch_groups\(\) does not take Dask collections in the AnnData"):
+        pm.crossmatch_groups(adata, "group")

@@ -16,9 +16,10 @@ from ._paired import (
     normal_interval,
     prepare_scores,
     sample_factors,
+    warn_nothing_rankable,
 )
 from ._result import Result
-from ._routing import routed, warn
+from ._routing import routed
 from ._validation import as_numeric_array, resolve_n_jobs
 
 __all__ = ["ModelComparison", "compare_models"]
@@ -168,7 +169,9 @@ def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: i
     S01 / n) and ``n / (n - 1)`` otherwise. The test statistic is
     ``x' (L S L')^+ x`` for the k - 1 differences from the last model, on as
     many degrees of freedom as ``L S L'`` has rank. For k = 2 it is the
-    square of :func:`compare_paired`'s statistic.
+    square of :func:`compare_paired`'s statistic. Dask arrays (scores of
+    shape (k, n), labels) are counted on the cluster with the same numbers:
+    see :mod:`pairmetrics.dask.paired`.
 
     Examples
     --------
@@ -182,23 +185,38 @@ def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: i
     >>> result.df, round(result.pvalue, 4)
     (2, 0.2019)
     """
-    models = as_numeric_array(scores, "scores")
-    if models.ndim != 2 or models.shape[0] < 2:
-        raise ValueError(f"scores must be 2-D (k models, n samples) with k >= 2, got shape {models.shape}")
+    models = check_models(as_numeric_array(scores, "scores"))
     prepared = [prepare_scores(row, labels, min_dist, f"scores[{k}]") for k, row in enumerate(models)]
     labels_arr, min_dist = prepared[0][1], prepared[0][2]
     threads = resolve_n_jobs(n_jobs)
     outputs = [_core.paired_counts(row, labels_arr, min_dist, True, threads) for row, _, _ in prepared]
-    n_rankable = int(outputs[0][0][0])
-    auc = np.array([(t[1] + 0.5 * t[2]) / t[0] if t[0] else math.nan for t, *_ in outputs])
+    totals = [(int(t[0]), int(t[1]), int(t[2]), int(t[3])) for t, *_ in outputs]
+    gram = None
+    if totals[0][0]:
+        components = np.array([auc_components(t, tuple(rest)) for t, *rest in outputs])  # (k, n)
+        gram = (components * sample_factors(labels_arr)) @ components.T
+    return comparison_from_totals(totals, gram)
+
+
+def check_models(models: Any) -> Any:
+    """The shape rule on the (k, n) scores of :func:`compare_models` (numpy or Dask); returns them."""
+    if models.ndim != 2 or models.shape[0] < 2:
+        raise ValueError(f"scores must be 2-D (k models, n samples) with k >= 2, got shape {models.shape}")
+    return models
+
+
+def comparison_from_totals(totals: list[tuple[int, int, int, int]], weighted_gram: Any) -> ModelComparison:
+    """The ModelComparison of k models from their totals (rankable, correct, tied, incorrect) and
+    the (k, k) sums ``sum(f_i * g_a,i * g_b,i)`` of their per-sample components (see
+    :func:`pairmetrics._paired.auc_components`; unused when nothing is rankable)."""
+    n_rankable = totals[0][0]
+    auc = np.array([(t[1] + 0.5 * t[2]) / t[0] if t[0] else math.nan for t in totals])
     k = auc.shape[0]
     if n_rankable == 0:
-        warn("no pair of labels is min_dist apart: nothing is rankable", RuntimeWarning)
+        warn_nothing_rankable()
         nan = np.full((k, k), math.nan)
         return ModelComparison(auc, nan, math.nan, math.nan, 0, nan.copy(), nan.copy(), 0)
-    components = np.array([auc_components(totals, tuple(rest)) for totals, *rest in outputs])  # (k, n)
-    weighted = components * sample_factors(labels_arr)
-    covariance = (weighted @ components.T) / float(n_rankable) ** 2
+    covariance = np.asarray(weighted_gram, dtype=np.float64) / float(n_rankable) ** 2
     statistic, pvalue, df = equality_test(auc, covariance)
     difference = auc[:, None] - auc[None, :]
     comparison = ModelComparison(auc, covariance, statistic, pvalue, df, difference, difference, n_rankable)

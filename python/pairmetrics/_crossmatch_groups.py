@@ -9,7 +9,7 @@ import numpy as np
 
 from ._crossmatch import crossmatch_test
 from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, check_max_matrix_bytes
-from ._routing import routed
+from ._routing import is_dask, refusal, routed
 from ._validation import check_choice, check_progress, resolve_n_jobs
 
 if TYPE_CHECKING:
@@ -54,6 +54,8 @@ def _labels_and_points(data: Any, groupby: Any, use_rep: str | None) -> tuple[np
             raise ValueError(f"use_rep={use_rep!r} is not a key of adata.obsm (keys: {list(data.obsm.keys())})")
         else:
             points = data.obsm[use_rep]
+        if is_dask(points):  # AnnData holds dask arrays; reading rows of them would gather them
+            raise refusal("crossmatch_groups", "in the AnnData object")
         column = data.obs[groupby]
         if column.isna().any():
             raise ValueError(f"adata.obs[{groupby!r}] has {int(column.isna().sum())} missing labels; "

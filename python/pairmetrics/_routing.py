@@ -25,7 +25,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["routed", "register", "implementation", "is_dask", "any_dask", "warn", "PUBLIC_FUNCTIONS"]
+__all__ = ["routed", "register", "implementation", "refusal", "is_dask", "any_dask", "warn", "PUBLIC_FUNCTIONS"]
 
 # public function object -> its Dask implementation (called with keyword arguments only)
 _DASK: dict[Callable[..., Any], Callable[..., Any]] = {}
@@ -61,6 +61,8 @@ def routed(func: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        if "dask" in sys.modules and any(map(_holds_dask, (*args, *kwargs.values()))):
+            raise refusal(name, "inside a list or tuple" + (" (pass one Dask array)" if _has_path(wrapper) else ""))
         if "dask" in sys.modules and any_dask(*args, *kwargs.values()):
             try:
                 bound = signature.bind(*args, **kwargs)
@@ -73,6 +75,29 @@ def routed(func: Callable[P, R]) -> Callable[P, R]:
 
     PUBLIC_FUNCTIONS.append(wrapper)
     return wrapper
+
+
+def _holds_dask(value: object) -> bool:
+    """True when a list or tuple holds a Dask collection (numpy would convert it: a silent gather)."""
+    if not isinstance(value, (list, tuple)):
+        return False
+    kinds = {type(v) for v in value}  # one check per element type: lists of numbers stay cheap
+    return any(is_dask(next(v for v in value if type(v) is kind)) for kind in kinds)
+
+
+def _has_path(public: Callable[..., Any]) -> bool:
+    import pairmetrics.dask  # noqa: F401  (registers the implementations)
+
+    return public in _DASK
+
+
+def refusal(name: str, where: str = "") -> TypeError:
+    """The TypeError of a function that takes no Dask collections (``where``: how they were passed)."""
+    found = f" {where}" if where else ""
+    return TypeError(
+        f"{name}() does not take Dask collections{found}; compute them first (for example x.compute()) "
+        "if they fit in memory"
+    )
 
 
 def register(public: Callable[..., Any]) -> Callable[[F], F]:
@@ -92,10 +117,7 @@ def implementation(public: Callable[..., Any]) -> Callable[..., Any]:
     try:
         return _DASK[public]
     except KeyError:
-        raise TypeError(
-            f"{public.__name__}() does not take Dask collections; compute them first "
-            f"(for example x.compute()) if they fit in memory"
-        ) from None
+        raise refusal(public.__name__) from None
 
 
 def _caller_stacklevel() -> int:

@@ -1,9 +1,10 @@
-"""Paired evaluation on Dask collections: paired_eval, paired_evaluation, compare_paired.
+"""Paired evaluation on Dask collections: paired_eval, paired_evaluation, compare_paired, compare_models.
 
 Validation rules, the variance terms and the results are those of
 :mod:`pairmetrics._paired` (its seams ``check_inputs``, ``label_extremes``,
 ``auc_components``, ``component_factors``, ``evaluation_from_counts``,
-``comparison_from_counts``); this module only counts the pairs on the cluster.
+``comparison_from_counts``, and ``comparison_from_totals`` of
+:mod:`pairmetrics._compare_models`); this module only counts the pairs on the cluster.
 Integer labels are compared as float64 here, so they must lie strictly
 between -2**52 and 2**52 (the in-memory call compares them exactly at any size).
 
@@ -39,14 +40,24 @@ Paired evaluation (exact, for any chunking):
    partition) sizes alone. Labels are keyed by (label, partition), so the
    samples of one label value, however many, spread over several buckets.
 5. With per-sample counts (the variance of :func:`paired_evaluation` up to
-   100 000 samples, and :func:`compare_paired`), the pairs between
-   partitions are counted per sample instead: one partition's sorted
-   thresholds are searched in another's sorted labels, in cache-sized
-   steps, as two tasks per pair of partitions, each moving one partition's
-   labels (P (P - 1) tasks, P - 1 searches per sample). The per-sample
-   (rankable, tied, incorrect) counts then go back to the input blocks (a
-   shuffle of n records) and stay on the workers while the totals give the
-   AUCs; the variance terms are summed block by block.
+   100 000 samples, :func:`compare_paired` and :func:`compare_models`), the
+   partition tasks send their kernel's per-sample counts back to the input
+   blocks (B * P pieces), and the pairs between partitions are counted per
+   sample by label bucket, in O(n log n log P) work and O(B P) tasks:
+   every input block also cuts its (label, partition) runs into P label
+   buckets (B * P pieces; bounds from quantiles of the sampled labels and
+   thresholds together), three times: as points, and as the queries "how
+   many partners with a label at or above my threshold" and "... whose
+   threshold my label reaches", each split by partner partition above or
+   below. A bucket answers its queries from its own points (a sort and a
+   search per level of a binary tree over the P partitions: log2 P
+   levels); the points of the buckets beyond come from a (bucket,
+   partition) histogram. The answers go back to the blocks (B * P pieces),
+   which add them to the kernel's counts: the per-sample (rankable, tied,
+   incorrect) arrays stay on the workers while the totals give the AUCs,
+   and the variance terms are summed block by block. A bucket holds about
+   3 n / P entries of up to 40 bytes; a run of equal labels in one
+   partition is one entry.
 
 A score value shared by more than n / P samples makes its partition larger
 than n / P (all its samples must meet in one kernel call).
@@ -58,7 +69,7 @@ import math
 
 import numpy as np
 
-from .. import _paired
+from .. import _compare_models, _paired
 from .._routing import register
 from . import _blocks as blocks
 
@@ -74,6 +85,9 @@ PARTITION_BYTES = {False: 144, True: 288}
 # Label buckets per score partition, for the pairs between partitions: a bucket task
 # peaks near 120 bytes per sample of its bucket (labels and thresholds, sorted records).
 BUCKETS_PER_PARTITION = 3
+# Label buckets per score partition for the per-sample counts between partitions: a bucket
+# gets about 3 n / (this * P) points and queries (about 40 bytes each at its peak).
+QUERY_BUCKETS_PER_PARTITION = 1
 # Scores sampled per partition to place the partition boundaries.
 SAMPLES_PER_PARTITION = 2000
 
@@ -135,20 +149,6 @@ def _threshold_search(y, t, min_dist):
     return t
 
 
-def _count_below(haystack, needles, side):
-    """``np.searchsorted(haystack, needles, side)`` for sorted needles, in cache-sized steps
-    (each step searches only the stretch of the haystack its needles fall in)."""
-    out = np.empty(needles.size, dtype=np.int64)
-    low = 0
-    for start in range(0, needles.size, _STEP):
-        part = needles[start : start + _STEP]
-        high = int(np.searchsorted(haystack, part[-1], side=side))
-        low = low + int(np.searchsorted(haystack[low:high], part[0], side=side))
-        out[start : start + part.size] = np.searchsorted(haystack[low:high], part, side=side)
-        out[start : start + part.size] += low
-    return out
-
-
 def _bisect_up(y, min_dist):
     """Smallest t with fl(t - y) >= min_dist by bisection on the ordered keys (64 steps at most)."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -174,6 +174,16 @@ def _paired_sample(scores, labels, size, seed):
     return report, np.asarray(scores[take], dtype=np.float64), np.asarray(labels[take], dtype=np.float64)
 
 
+def score_partition(scores, bounds):
+    """The score partition of every entry, ``searchsorted(bounds, score, "right")``: equal scores
+    share a partition and every score of a partition lies below those of the next."""
+    with np.errstate(invalid="ignore", over="ignore"):  # compare in the scores' dtype when exact
+        typed = bounds.astype(scores.dtype)
+    if not np.array_equal(typed, bounds):
+        typed = bounds
+    return np.searchsorted(typed, scores, side="right")
+
+
 def _paired_split(scores, labels, offset, bounds, per_sample):
     """Split one block by score range: the pieces of every partition, in block order."""
     if labels.dtype.kind != "f":  # float labels keep their width (half the bytes moved for float32)
@@ -181,11 +191,7 @@ def _paired_split(scores, labels, offset, bounds, per_sample):
     if not bounds.size:
         pieces = [(scores, labels, np.arange(scores.shape[0], dtype=np.int64) + offset)]
     else:
-        with np.errstate(invalid="ignore", over="ignore"):  # compare in the scores' dtype when exact
-            typed = bounds.astype(scores.dtype)
-        if not np.array_equal(typed, bounds):
-            typed = bounds
-        part = np.searchsorted(typed, scores, side="right")
+        part = score_partition(scores, bounds)
         if bounds.size < 65535:  # narrow ids: a radix sort below
             part = part.astype(np.uint8 if bounds.size < 255 else np.uint16)
         order = np.argsort(part, kind="stable")
@@ -210,24 +216,6 @@ def _kernel_counts(scores, labels, min_dist, per_sample, n_threads):
         return _core.paired_counts(scores, labels, min_dist, per_sample, n_threads)
     zero = np.zeros(scores.size, np.uint64)
     return ((0, 0, 0, 0), zero, zero, zero) if per_sample else (0, 0, 0, 0)
-
-
-def _paired_partition(min_dist, n_threads, *pieces):
-    """Within-partition counts and per-sample arrays by the C++ kernel, the partition's
-    sorted labels (float64) and their thresholds.
-
-    Four outputs, so that a task needing the counts does not receive the arrays.
-    """
-    kept, scores, labels = _partition_data(pieces)
-    totals, rankable, tied, incorrect = _kernel_counts(scores, labels, min_dist, True, n_threads)
-    index = np.concatenate([p[2] for p in kept])
-    order = np.argsort(labels, kind="stable")
-    sorted_labels = labels[order].astype(np.float64)
-    arrays = (index, rankable.astype(np.int64), tied.astype(np.int64), incorrect.astype(np.int64), order)
-    del scores, labels, kept, pieces
-    # fl(y_i - y_j) >= min_dist  <=>  y_i >= up(y_j), and up() is nondecreasing: the
-    # thresholds of sorted labels are sorted too.
-    return tuple(int(c) for c in totals), arrays, sorted_labels, _threshold_up(sorted_labels, min_dist)
 
 
 def _runs(sorted_values):
@@ -309,50 +297,218 @@ def _label_bounds(sample_scores, sample_labels, score_bounds, n_buckets):
     """(label, partition) bounds of n_buckets label buckets, from quantiles of a sample
     ordered by label, then score partition."""
     parts = np.searchsorted(score_bounds, sample_scores, side="right")
-    order = np.lexsort((parts, sample_labels))
+    return _key_quantiles(sample_labels, parts, n_buckets)
+
+
+def _key_quantiles(values, tags, n_buckets):
+    """At most n_buckets - 1 distinct (value, tag) bounds: quantiles of the keys in lexicographic order."""
+    order = np.lexsort((tags, values))
     picks = order[(np.arange(1, n_buckets) * order.size) // n_buckets] if order.size else order
-    labels, parts = sample_labels[picks], parts[picks]
-    new = np.concatenate(([True], (labels[1:] != labels[:-1]) | (parts[1:] != parts[:-1])))[: labels.size]
-    return labels[new], parts[new]
+    values, tags = values[picks], tags[picks]
+    new = np.concatenate(([True], (values[1:] != values[:-1]) | (tags[1:] != tags[:-1])))[: values.size]
+    return values[new], tags[new]
 
 
-def _paired_side(needles_y, needles_up, ref_y, ref_up):
-    """Per needle i: partners j of the reference with y_j - y_i >= min_dist (above) and
-    with y_i - y_j >= min_dist (below); neither is ever a tie.
-
-    Between a lower-score partition and a higher one, a pair is correct when the
-    sample of the higher-score partition has the larger label: for needles of
-    the lower partition, ``above`` counts correct and ``below`` incorrect
-    partners; for needles of the higher partition the other way round.
-    """
-    above = ref_y.size - _count_below(ref_y, needles_up, "left")
-    below = _count_below(ref_up, needles_y, "right")
-    return above, below
-
-
-def _paired_finish(within, between_rankable, between_incorrect, n_chunks_offsets):
-    """Per-sample (rankable, tied, incorrect) of one partition, split by the original block they came from."""
-    index, rankable, tied, incorrect, order = within
-    rankable = rankable.copy()
-    incorrect = incorrect.copy()
-    # between-partition counts are in sorted-label order
-    rankable[order] += between_rankable
-    incorrect[order] += between_incorrect
-    block = np.searchsorted(n_chunks_offsets, index, side="right") - 1
-    sort = np.argsort(block, kind="stable")
-    cuts = np.cumsum(np.bincount(block, minlength=n_chunks_offsets.size - 1))[:-1]
-    return tuple(zip(*(np.split(a[sort], cuts) for a in (index, rankable, tied, incorrect))))
+# --------------------------------------------------------------------------- per-sample counts between partitions
+#
+# Sample i (label y, threshold u = up(y), score partition p) has a rankable partner j in
+# another partition q when y_j >= u (j has the larger label) or up(y_j) <= y (the smaller).
+# Its counts between partitions are four dominance counts over (label, partition):
+#   a_hi = #{y_j >= u, q > p}  correct      a_lo = #{y_j >= u, q < p}  incorrect
+#   b_hi = #{up(y_j) <= y, q > p}  incorrect   b_lo = #{up(y_j) <= y, q < p}  correct
+# Each input block sends its (label, partition) runs to label buckets three times: as
+# points, keyed (y, p); as "a" queries, keyed (u, -1); as "b" queries, keyed (d(y), P)
+# with d(y) the largest x such that up(x) <= y. Keys compare lexicographically, so every
+# point of a bucket above an "a" query's has y_j >= u, every point below has y_j < u
+# (likewise for "b"): a bucket counts the points of its own range, and the bucket-by-
+# partition histogram of the points gives the rest. Runs of equal labels within a
+# partition are one point (with a weight) and one query, so heavily tied labels are few
+# entries; the points of one label value still spread over buckets by partition.
 
 
-def _paired_assemble(offset, size, *pieces):
-    """The per-sample arrays of one original block, in input order."""
-    out = np.zeros((3, size), dtype=np.int64)
-    for index, rankable, tied, incorrect in pieces:
-        local = index - offset
-        out[0, local] = rankable
-        out[1, local] = tied
-        out[2, local] = incorrect
+def _query_bounds(sample_scores, sample_labels, score_bounds, n_buckets, min_dist):
+    """(value, tag) bounds of the label buckets, from quantiles of the sampled keys of points and
+    queries together, so that each bucket gets a similar number of both. Tags: -1 for "a"
+    queries, the partition for points, P for "b" queries (``y - min_dist`` stands for d(y):
+    the bounds only balance the buckets, any bounds give exact counts)."""
+    parts = np.searchsorted(score_bounds, sample_scores, side="right")
+    n_parts = score_bounds.size + 1
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.concatenate([sample_labels, _threshold_up(sample_labels, min_dist), sample_labels - min_dist])
+    tags = np.concatenate([parts, np.full(parts.size, -1), np.full(parts.size, n_parts)])
+    finite = np.isfinite(values)
+    return _key_quantiles(values[finite], tags[finite], n_buckets)
+
+
+def _key_bucket(values, tags, bound_values, bound_tags, n_parts):
+    """Per entry, the number of bounds at or below the key (value, tag) in lexicographic order."""
+    low = np.searchsorted(bound_values, values, "left")
+    high = np.searchsorted(bound_values, values, "right")
+    tie = high > low
+    if not tie.any():
+        return low
+    # keys equal to a bound's value: compare the tags within that value's run of bounds
+    width = n_parts + 2  # tags lie in -1 .. n_parts
+    run_start = np.searchsorted(bound_values, bound_values, "left")
+    composite = run_start * width + (bound_tags + 1)
+    tags = np.broadcast_to(tags, values.shape)
+    out = low.copy()
+    out[tie] = np.searchsorted(composite, low[tie] * width + tags[tie] + 1, "right")
     return out
+
+
+def _block_runs(scores, labels, score_bounds, bound_values, bound_tags, bound_thresholds, min_dist):
+    """The (label, partition) runs of one block, their buckets and their pieces per bucket.
+
+    Outputs: ``(meta, histogram, *pieces)``; meta is (run of each sample, partition, weight,
+    "a" bucket, "b" bucket) per run, for :func:`_block_counts`; histogram the points' weight
+    per (bucket, partition); piece c the points (label, partition, weight), "a" queries
+    (threshold, partition) and "b" queries (label, partition) of bucket c. Runs are in
+    (label, partition) order, so every bucket index is nondecreasing along them and each
+    piece is a slice; the bucket's answers come back in the same order.
+    """
+    n_parts, n_buckets = score_bounds.size + 1, bound_values.size + 1
+    parts = score_partition(scores, score_bounds) if score_bounds.size else np.zeros(scores.shape[0], np.intp)
+    # (label, partition) order: a radix sort by partition, then a stable sort by label in its own dtype
+    by_part = np.argsort(parts.astype(np.uint16) if n_parts <= 1 << 16 else parts, kind="stable")
+    order = by_part[np.argsort(np.asarray(labels)[by_part], kind="stable")]
+    ys, ps = np.asarray(labels, dtype=np.float64)[order], parts[order]
+    new = np.concatenate(([True], (ys[1:] != ys[:-1]) | (ps[1:] != ps[:-1])))[: ys.size]
+    starts = np.flatnonzero(new)
+    run_of = np.empty(ys.size, dtype=np.int64)
+    run_of[order] = np.cumsum(new) - 1
+    values, run_parts = ys[starts], ps[starts].astype(np.int32)
+    weights = np.diff(np.append(starts, ys.size)).astype(np.int64)
+    thresholds = _threshold_up(values, min_dist)
+    point_bucket = _key_bucket(values, run_parts, bound_values, bound_tags, n_parts)
+    a_bucket = _key_bucket(thresholds, np.int32(-1), bound_values, bound_tags, n_parts)
+    b_bucket = np.searchsorted(bound_thresholds, values, "right")  # bound <= d(y)  <=>  up(bound) <= y
+    histogram = np.bincount(point_bucket * n_parts + run_parts, weights, minlength=n_buckets * n_parts)
+    edges = np.arange(n_buckets + 1)
+    cuts = [np.searchsorted(b, edges, "left") for b in (point_bucket, a_bucket, b_bucket)]
+    pieces = [
+        (values[cuts[0][c] : cuts[0][c + 1]], run_parts[cuts[0][c] : cuts[0][c + 1]], weights[cuts[0][c] : cuts[0][c + 1]],
+         thresholds[cuts[1][c] : cuts[1][c + 1]], run_parts[cuts[1][c] : cuts[1][c + 1]],
+         values[cuts[2][c] : cuts[2][c + 1]], run_parts[cuts[2][c] : cuts[2][c + 1]])
+        for c in range(n_buckets)
+    ]  # fmt: skip
+    meta = (run_of, run_parts, weights, a_bucket, b_bucket)
+    return (meta, histogram.astype(np.int64).reshape(n_buckets, n_parts), *pieces)
+
+
+def _dominance(ranks, parts, weights, query_ranks, query_parts, n_parts):
+    """Per query (r, p): the weight of the points with rank < r in partitions above p, and in
+    partitions below p.
+
+    For q != p, the highest bit s where q and p differ decides q > p; so level s compares a
+    query with the points of its sibling segment (the partitions sharing the bits above s,
+    with bit s flipped). Points and queries are sorted once by rank (a query before the
+    points of its own rank); each of the log2(P) levels then orders them by segment with a
+    stable radix sort and reads the counts off a running sum: O(n) a level, no search.
+    """
+    n_queries = query_ranks.size
+    higher = np.zeros(n_queries, dtype=np.int64)
+    lower = np.zeros(n_queries, dtype=np.int64)
+    if not ranks.size or not n_queries:
+        return higher, lower
+    keys = np.concatenate([2 * np.asarray(query_ranks, np.int64), 2 * np.asarray(ranks, np.int64) + 1])
+    order = np.argsort(keys, kind="stable")
+    is_query = order < n_queries
+    item_weights = np.concatenate([np.zeros(n_queries, np.int64), weights])[order]
+    item_parts = np.concatenate([query_parts, parts])[order]
+    query_slots = order[is_query]  # the query of each query item, in item order
+    segment_dtype = np.uint16 if n_parts <= 1 << 16 else np.int64
+    for level in range(max(0, (n_parts - 1).bit_length())):
+        own = item_parts >> level
+        segment = np.where(is_query, own ^ 1, own).astype(segment_dtype)  # a query looks in its sibling
+        by_segment = np.argsort(segment, kind="stable")
+        sorted_weights = item_weights[by_segment]
+        running = np.cumsum(sorted_weights) - sorted_weights  # weight before each item
+        # minus the weight of the segments before the item's own
+        segment_weights = np.bincount(segment, item_weights, minlength=int(segment.max()) + 1).astype(np.int64)
+        running -= (np.cumsum(segment_weights) - segment_weights)[segment[by_segment]]
+        count = np.empty(order.size, dtype=np.int64)
+        count[by_segment] = running
+        count = count[is_query]
+        above = ((item_parts[is_query] >> level) & 1) == 0
+        higher[query_slots] += np.where(above, count, 0)
+        lower[query_slots] += np.where(above, 0, count)
+    return higher, lower
+
+
+def _bucket_counts(n_parts, min_dist, *pieces):
+    """The dominance counts of every query of one bucket against the bucket's points, as
+    (a_hi, a_lo, b_hi, b_lo) per source block (in the order of its pieces)."""
+    columns = [np.concatenate([p[k] for p in pieces]) for k in range(7)]
+    labels, parts, weights, a_thresholds, a_parts, b_labels, b_parts = columns
+    distinct = np.unique(labels)
+    ranks = np.searchsorted(distinct, labels)
+    a_ranks = np.searchsorted(distinct, a_thresholds, "left")  # y_j >= u  <=>  rank_j >= a_rank
+    # up() is nondecreasing: up(y_j) <= y  <=>  rank_j < b_rank
+    b_ranks = np.searchsorted(_threshold_up(distinct, min_dist), b_labels, "right")
+    higher, lower = _dominance(ranks, parts, weights, np.concatenate([a_ranks, b_ranks]),
+                               np.concatenate([a_parts, b_parts]), n_parts)  # fmt: skip
+    per_part = np.bincount(parts, weights, minlength=n_parts).astype(np.int64)
+    below = np.cumsum(per_part) - per_part
+    above = per_part.sum() - np.cumsum(per_part)
+    n_a = a_ranks.size
+    a_hi, a_lo = above[a_parts] - higher[:n_a], below[a_parts] - lower[:n_a]
+    b_hi, b_lo = higher[n_a:], lower[n_a:]
+    a_cuts = np.cumsum([p[3].size for p in pieces])[:-1]
+    b_cuts = np.cumsum([p[5].size for p in pieces])[:-1]
+    return tuple(zip(*(np.split(a, a_cuts) for a in (a_hi, a_lo)), *(np.split(b, b_cuts) for b in (b_hi, b_lo))))
+
+
+def _far_tables(*histograms):
+    """From the blocks' (bucket, partition) histograms of the points: for an "a" query of
+    bucket c and partition p, the points in buckets above c and partitions above / below p;
+    for a "b" query, those in buckets below c."""
+    points = blocks.sum_arrays(*histograms)
+    above_bucket = np.cumsum(points[::-1], axis=0)[::-1] - points
+    below_bucket = np.cumsum(points, axis=0) - points
+
+    def split(table):
+        cumulative = np.cumsum(table, axis=1)
+        return table.sum(axis=1, keepdims=True) - cumulative, cumulative - table  # partitions above, below
+
+    return (*split(above_bucket), *split(below_bucket))
+
+
+def _paired_within(min_dist, n_threads, block_offsets, *pieces):
+    """Within-partition totals and per-sample counts (C++ kernel) of one score partition,
+    the latter as (index, rankable, tied, incorrect) per input block."""
+    kept, scores, labels = _partition_data(pieces)
+    totals, rankable, tied, incorrect = _kernel_counts(scores, labels, min_dist, True, n_threads)
+    index = np.concatenate([p[2] for p in kept])
+    block = np.searchsorted(block_offsets, index, side="right") - 1
+    sort = np.argsort(block, kind="stable")
+    cuts = np.cumsum(np.bincount(block, minlength=block_offsets.size - 1))[:-1]
+    arrays = (index, rankable.astype(np.int64), tied.astype(np.int64), incorrect.astype(np.int64))
+    return (tuple(int(c) for c in totals), *zip(*(np.split(a[sort], cuts) for a in arrays)))
+
+
+def _block_counts(offset, size, runs, tables, bucket_answers, *within):
+    """The (3, block) per-sample (rankable, tied, incorrect) of one input block, in input order,
+    and its samples' (correct, incorrect) pairs between partitions counted from the smaller label."""
+    out = np.zeros((3, size), dtype=np.int64)
+    between = (0, 0)
+    if runs is not None:
+        run_of, parts, weights, a_bucket, b_bucket = runs
+        a_hi, a_lo, b_hi, b_lo = (np.concatenate([answer[k] for answer in bucket_answers]) for k in range(4))
+        a_above, a_below, b_above, b_below = tables
+        a_hi += a_above[a_bucket, parts]
+        a_lo += a_below[a_bucket, parts]
+        b_hi += b_above[b_bucket, parts]
+        b_lo += b_below[b_bucket, parts]
+        out[0] = (a_hi + a_lo + b_hi + b_lo)[run_of]
+        out[2] = (a_lo + b_hi)[run_of]
+        between = (int(weights @ a_hi), int(weights @ a_lo))
+    for index, rankable, tied, incorrect in within:
+        local = index - offset
+        out[0, local] += rankable
+        out[1, local] = tied
+        out[2, local] += incorrect
+    return out, between
 
 
 def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="scores"):
@@ -397,40 +553,49 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
         bound_labels, bound_parts = _label_bounds(sample_scores, np.concatenate([r[2] for r in results]), bounds,
                                                   BUCKETS_PER_PARTITION * n_parts)  # fmt: skip
         return _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads), None, label_range
-    parts = [
-        delayed(_paired_partition, nout=4, pure=True)(min_dist, n_threads, *partition_pieces[k]) for k in range(n_parts)
-    ]  # fmt: skip (counts, per-sample arrays, sorted labels, thresholds)
+    sample_labels = np.concatenate([r[2] for r in results])
+    bounds_values, bounds_tags = _query_bounds(sample_scores, sample_labels, bounds,
+                                               QUERY_BUCKETS_PER_PARTITION * n_parts, min_dist)  # fmt: skip
+    return (*_per_sample_graph(blocks_s, blocks_y, offsets, partition_pieces, bounds, bounds_values, bounds_tags,
+                               min_dist, n_threads), label_range)  # fmt: skip
 
-    # 3. pairs of partitions p < q from their sorted labels, one task per side, so that
-    #    both sides of a pair run at once and each moves one partition's labels.
-    sides = {}  # (needles, reference) -> (above, below) per needle
-    for p in range(n_parts):
-        for q in range(n_parts):
-            if p != q:
-                sides[p, q] = delayed(_paired_side, nout=2, pure=True)(
-                    parts[p][2], parts[p][3], parts[q][2], parts[q][3]
-                )
-    # the lower partition's side gives the totals: above = correct, below = incorrect
-    low_sides = [sides[p, q] for p in range(n_parts) for q in range(p + 1, n_parts)]
-    totals = delayed(_paired_totals, pure=True)([c[0] for c in parts], [delayed(blocks.sum_int)(s[0]) for s in low_sides],
-                                                [delayed(blocks.sum_int)(s[1]) for s in low_sides])  # fmt: skip
 
-    # 4. per-sample counts: sum over the partner partitions, then back to the input blocks
-    back = []
-    for p in range(n_parts):
-        rank_terms = [delayed(np.add, pure=True)(*sides[p, q]) for q in range(n_parts) if q != p]
-        inc_terms = [sides[p, q][1] if q > p else sides[p, q][0] for q in range(n_parts) if q != p]
-        if rank_terms:
-            rank = blocks.tree_reduce(blocks.sum_arrays, rank_terms)
-            inc = blocks.tree_reduce(blocks.sum_arrays, inc_terms)
-        else:  # a single partition: nothing between partitions
-            rank = inc = delayed(_zeros_like_partition, pure=True)(parts[p][2])
-        back.append(delayed(_paired_finish, nout=len(blocks_s), pure=True)(parts[p][1], rank, inc, offsets))
+def _per_sample_graph(blocks_s, blocks_y, offsets, partition_pieces, score_bounds, bound_values, bound_tags, min_dist,
+                      n_threads):  # fmt: skip
+    """Delayed totals and per-block (3, block) per-sample counts: within partitions by the C++
+    kernel, between partitions by label bucket (see the comment above _query_bounds)."""
+    from dask import delayed
+
+    n_blocks, n_parts, n_buckets = len(blocks_s), len(partition_pieces), bound_values.size + 1
+    within = [
+        delayed(_paired_within, nout=1 + n_blocks, pure=True)(min_dist, n_threads, offsets, *pieces)
+        for pieces in partition_pieces
+    ]  # fmt: skip (totals, per-block pieces)
+    runs, tables, answers = [None] * n_blocks, None, [()] * n_blocks
+    if n_parts > 1:
+        bound_thresholds = _threshold_up(bound_values, min_dist)
+        split = [
+            delayed(_block_runs, nout=2 + n_buckets, pure=True)(
+                s, y, score_bounds, bound_values, bound_tags, bound_thresholds, min_dist
+            )
+            for s, y in zip(blocks_s, blocks_y)
+        ]  # fmt: skip (meta, histogram, bucket pieces)
+        runs = [b[0] for b in split]
+        tables = delayed(_far_tables, nout=4, pure=True)(*[b[1] for b in split])
+        buckets = [
+            delayed(_bucket_counts, nout=n_blocks, pure=True)(n_parts, min_dist, *[b[2 + c] for b in split])
+            for c in range(n_buckets)
+        ]  # fmt: skip (answers per source block)
+        answers = [[bucket[k] for bucket in buckets] for k in range(n_blocks)]
     per_block = [
-        delayed(_paired_assemble, pure=True)(offsets[k], offsets[k + 1] - offsets[k], *[b[k] for b in back])
-        for k in range(len(blocks_s))
-    ]
-    return totals, per_block, label_range
+        delayed(_block_counts, nout=2, pure=True)(
+            offsets[k], offsets[k + 1] - offsets[k], runs[k], tables, answers[k], *[w[1 + k] for w in within]
+        )
+        for k in range(n_blocks)
+    ]  # fmt: skip ((3, block) counts, between-partition totals)
+    totals = delayed(_paired_totals, pure=True)([w[0] for w in within], [b[1][0] for b in per_block],
+                                                [b[1][1] for b in per_block])  # fmt: skip
+    return totals, [b[0] for b in per_block]
 
 
 def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads):
@@ -455,10 +620,6 @@ def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, 
                                               [b[1] for b in between])  # fmt: skip
 
 
-def _zeros_like_partition(labels_k):
-    return np.zeros(labels_k.size, np.int64)
-
-
 def _paired_totals(within, correct_between, incorrect_between):
     rankable, correct, tied, incorrect = (sum(w[i] for w in within) for i in range(4))
     correct += sum(correct_between)
@@ -481,12 +642,11 @@ def paired_eval(scores, labels, min_dist=0.5, n_jobs=None):
 
 
 def _g_sums(labels, label_range, n, totals, *row_blocks):
-    """Per block: sums of g_a g_b over the model pairs (a, a), (b, b), (a, b), weighted by
-    the variance factors (the components g of the in-memory call)."""
-    g = [_paired.auc_components(counts, block) for block, counts in zip(row_blocks, totals)]
+    """Per block: the (k, k) sums of g_a g_b over pairs of the k models' components (the g of
+    the in-memory call), weighted by the variance factors."""
+    g = np.array([_paired.auc_components(counts, block) for block, counts in zip(row_blocks, totals)])
     f = _paired.component_factors(labels, label_range, n)
-    products = [(0, 0), (1, 1), (0, 1)] if len(g) == 2 else [(0, 0)]
-    return np.array([f @ (g[i] * g[j]) for i, j in products])
+    return (g * f) @ g.T
 
 
 def _variance_sums(labels, label_range, totals, *per_block):
@@ -516,7 +676,7 @@ def paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, vari
     (counts,) = blocks.compute(totals, progress=progress)
     weighted = None
     if with_variance:
-        weighted = _variance_sums(labels, label_range, (counts,), per_block)[0] if counts[0] else 0.0
+        weighted = _variance_sums(labels, label_range, (counts,), per_block)[0, 0] if counts[0] else 0.0
     return _paired.evaluation_from_counts(counts, min_dist, warn, weighted)
 
 
@@ -538,5 +698,25 @@ def compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None, progre
     counts = blocks.compute(totals_a, totals_b, progress=progress)
     sums = None
     if counts[0][0]:
-        sums = _variance_sums(labels, label_range, counts, blocks_a, blocks_b)
+        weighted = _variance_sums(labels, label_range, counts, blocks_a, blocks_b)
+        sums = [weighted[0, 0], weighted[1, 1], weighted[0, 1]]
     return _paired.comparison_from_counts(counts[0], counts[1], min_dist, sums)
+
+
+@register(_compare_models.compare_models)
+def compare_models(scores, labels, min_dist=0.5, n_jobs=None):
+    import dask
+
+    models = _compare_models.check_models(blocks.to_dask_array(scores, "scores"))
+    names = [f"scores[{k}]" for k in range(models.shape[0])]
+    rows = []
+    for k, name in enumerate(names):
+        row, labels_k, min_dist = _paired_inputs(models[k], labels, min_dist, name)
+        rows.append(row)
+    *rows, labels = blocks.align_rows([*rows, labels_k], [*names, "labels"])
+    graphs = [_paired_graph(row, labels, min_dist, True, n_jobs, name) for row, name in zip(rows, names)]
+    # Keep the per-sample counts on the workers while the totals give the AUCs.
+    totals, per_block = dask.persist([g[0] for g in graphs], [g[1] for g in graphs])
+    totals = [tuple(t) for t in blocks.compute(*totals)]
+    gram = _variance_sums(labels, graphs[0][2], totals, *per_block) if totals[0][0] else None
+    return _compare_models.comparison_from_totals(totals, gram)
