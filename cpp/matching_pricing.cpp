@@ -278,6 +278,7 @@ BlossomResult PricedSolve::run(PassState* out) {
         BlossomResult r = min_weight_perfect_matching(N_, eu_.size(), eu_.data(), ev_.data(), w_.data(), control_,
                                                       warm_ ? &warm : nullptr);
         stats_.seconds_solve += seconds_since(t0);
+        if (rounds == 1 && !warm_) stats_.seconds_first_solve += seconds_since(t0);
         t0 = std::chrono::steady_clock::now();
         if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
         if (opt_.report)
@@ -714,7 +715,11 @@ void PricedSolve::price_round() {
     if (!any) {
         const bool screen = screen_pays();
         price_lists_and_prefix(false, !screen);
-        if (screen) price_screen();
+        if (screen) {
+            const auto t0 = std::chrono::steady_clock::now();
+            price_screen();
+            stats_.seconds_screen += seconds_since(t0);
+        }
         price_inside();
     }
 }
