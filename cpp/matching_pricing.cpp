@@ -203,6 +203,7 @@ class PricedSolve {
     std::unique_ptr<DualForest> forest_;
     std::vector<i32> by_y_;
     std::vector<i64> c_;
+    std::vector<i64> y_by_, c_by_;  // y and c in the order of by_y_ (the prefix scan reads them in sequence)
     std::vector<std::vector<std::pair<i64, i32>>> found_;
     std::vector<Hit> hits_;
     std::mutex hits_lock_;
@@ -317,6 +318,12 @@ void PricedSolve::begin_round(BlossomResult r) {
     }
     const std::vector<i64>& y = r_.y;
     std::sort(by_y_.begin(), by_y_.end(), [&y](i32 a, i32 b) { return y[a] > y[b] || (y[a] == y[b] && a < b); });
+    y_by_.resize(n_);
+    c_by_.resize(n_);
+    for (i32 t = 0; t < n_; ++t) {
+        y_by_[t] = y[by_y_[t]];
+        c_by_[t] = c_[by_y_[t]];
+    }
     found_.assign(n_, {});
     hits_.clear();
     mark_dirty_rows();
@@ -370,6 +377,8 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     const DualForest& forest = *forest_;
     const std::vector<i32>& by_y = by_y_;
     const std::vector<i64>& c = c_;
+    const std::vector<i64>& y_by = y_by_;
+    const std::vector<i64>& c_by = c_by_;
     auto& found = found_;
     auto& block_extra = block_extra_;
     parallel_for(
@@ -394,9 +403,10 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 // many of them, as after a start on a poor graph, the scan
                 // would be quadratic; the pairs left are priced again).
                 const i64 ci = c[i];
-                for (i32 t = 0; t < n && r.y[by_y[t]] > ci && f.size() < enough; ++t) {
+                for (i32 t = 0; t < n && y_by[t] > ci && f.size() < enough; ++t) {
+                    if (yi <= c_by[t]) continue;
                     const i32 j = by_y[t];
-                    if (j == i || yi <= c[j] || same_top(i, j)) continue;
+                    if (j == i || same_top(i, j)) continue;
                     const i64 rc = 2 * weight(i, j) - yi - r.y[j];
                     if (rc < 0) f.emplace_back(rc, j);
                     ++extra;
