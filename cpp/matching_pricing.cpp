@@ -385,6 +385,7 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
         blocks, opt.n_threads,
         [&](std::size_t b) {
             i64 extra = 0;
+            std::vector<Hit> local;  // violated pairs found for their other end
             const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
             for (i32 i = lo; i < hi; ++i) {
                 const i64 yi = r.y[i];
@@ -402,17 +403,24 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 // Enough violated pairs for this round: stop looking (with
                 // many of them, as after a start on a poor graph, the scan
                 // would be quadratic; the pairs left are priced again).
+                // The condition is symmetric, so each pair is computed from
+                // its smaller end only (a round that stops early finds a
+                // violation, so the last round sees every pair).
                 const i64 ci = c[i];
                 for (i32 t = 0; t < n && y_by[t] > ci && f.size() < enough; ++t) {
                     if (yi <= c_by[t]) continue;
                     const i32 j = by_y[t];
-                    if (j == i || same_top(i, j)) continue;
+                    if (j <= i || same_top(i, j)) continue;
                     const i64 rc = 2 * weight(i, j) - yi - r.y[j];
-                    if (rc < 0) f.emplace_back(rc, j);
+                    if (rc < 0) {
+                        f.emplace_back(rc, j);
+                        local.push_back(Hit{i, j, rc});
+                    }
                     ++extra;
                     if ((extra & 65535) == 0) control.check();
                 }
             }
+            add_hits(local);
             block_extra[b] = extra;
             control.check();
         },
@@ -708,7 +716,8 @@ bool PricedSolve::screen_pays() const {
         }
         control.check();
     }
-    return walked + computed * D.exact_cost() > 0.5 * static_cast<double>(n) * n * D.screen_cost();
+    // (each pair counted from both ends, computed from one)
+    return walked + 0.5 * computed * D.exact_cost() > 0.5 * static_cast<double>(n) * n * D.screen_cost();
 }
 
 void PricedSolve::price_round() {
