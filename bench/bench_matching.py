@@ -200,8 +200,10 @@ def phase_line(row: dict) -> str:
     names = {"seconds_neighbours": "neighbours", "seconds_first_solve": "first solve", "seconds_solve": "solves",
              "seconds_pricing": "pricing", "seconds_screen": "(screens", "seconds_verify": "verify"}  # fmt: skip
     parts = [f"{names[k]} {v:.2f}" + (")" if k == "seconds_screen" else "") for k, v in row["phases"].items()]
-    return "      " + ", ".join(parts) + f"; rounds {row['stats'].get('rounds')}, extra pairs " \
+    return (
+        "      " + ", ".join(parts) + f"; rounds {row['stats'].get('rounds')}, extra pairs "
         f"{row['stats'].get('extra_pairs')}, screens {row['stats'].get('screens')}+{row['stats'].get('partial_screens')}"
+    )
 
 
 def scaling_case_subprocess(kind: str, n: int, verify: bool = True) -> dict:

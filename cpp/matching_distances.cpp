@@ -261,32 +261,40 @@ void EuclideanDistances::order_points() {
     }
 }
 
-void EuclideanDistances::block_balls() {
-    const i32 n = n_, blocks = (n + kRowBlock - 1) / kRowBlock;
+double EuclideanDistances::ball_of(const i32* positions, i32 count, double* centre) const {
     const std::size_t d = static_cast<std::size_t>(d_);
-    ball_centre_.assign(static_cast<std::size_t>(blocks) * d, 0.0);
-    ball_radius_.assign(blocks, 0.0);
-    ball_sq_.assign(blocks, 0.0);
     std::vector<double> x(d);
     // Any centre will do (the radius is measured from it); float64 rounding
     // of the radius and the gaps is covered by a relative margin.
+    std::fill(centre, centre + d, 0.0);
+    for (i32 r = 0; r < count; ++r) {
+        coordinates(positions[r], x.data());
+        for (std::size_t k = 0; k < d; ++k) centre[k] += x[k];
+    }
+    for (std::size_t k = 0; k < d; ++k) centre[k] /= count;
+    double radius = 0;
+    for (i32 r = 0; r < count; ++r) {
+        coordinates(positions[r], x.data());
+        double s = 0;
+        for (std::size_t k = 0; k < d; ++k) s += (x[k] - centre[k]) * (x[k] - centre[k]);
+        radius = std::max(radius, s);
+    }
+    return std::sqrt(radius);
+}
+
+void EuclideanDistances::block_balls() {
+    const i32 n = n_, blocks = (n + kRowBlock - 1) / kRowBlock;
+    ball_centre_.assign(static_cast<std::size_t>(blocks) * d_, 0.0);
+    ball_radius_.assign(blocks, 0.0);
+    ball_sq_.assign(blocks, 0.0);
+    std::vector<i32> positions(kRowBlock);
     for (i32 b = 0; b < blocks; ++b) {
         const i32 lo = b * kRowBlock, hi = std::min(n, lo + kRowBlock);
-        double* c = ball_centre_.data() + static_cast<std::size_t>(b) * d;
         for (i32 p = lo; p < hi; ++p) {
-            coordinates(p, x.data());
-            for (std::size_t k = 0; k < d; ++k) c[k] += x[k];
+            positions[p - lo] = p;
             ball_sq_[b] = std::max(ball_sq_[b], sq_[p]);
         }
-        for (std::size_t k = 0; k < d; ++k) c[k] /= hi - lo;
-        double r = 0;
-        for (i32 p = lo; p < hi; ++p) {
-            coordinates(p, x.data());
-            double s = 0;
-            for (std::size_t k = 0; k < d; ++k) s += (x[k] - c[k]) * (x[k] - c[k]);
-            r = std::max(r, s);
-        }
-        ball_radius_[b] = std::sqrt(r);
+        ball_radius_[b] = ball_of(positions.data(), hi - lo, ball_centre_.data() + static_cast<std::size_t>(b) * d_);
     }
 }
 
@@ -631,23 +639,15 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
         int k = static_cast<int>(d_);
         std::vector<T> block(static_cast<std::size_t>(nr) * d);  // the rows, contiguous
         // Their ball (centre, radius), largest sq_ and largest threshold.
-        std::vector<double> centre(d, 0.0), x(d);
-        double radius = 0, sq_top = 0, at_top = -std::numeric_limits<double>::infinity();
+        double sq_top = 0, at_top = -std::numeric_limits<double>::infinity();
         for (int r = 0; r < nr; ++r) {
             const i32 p = where[lo + r];
             std::copy_n(xc + static_cast<std::size_t>(p) * d, d, block.data() + static_cast<std::size_t>(r) * d);
-            coordinates(p, x.data());
-            for (std::size_t t = 0; t < d; ++t) centre[t] += x[t];
             sq_top = std::max(sq_top, sq_[p]);
             at_top = std::max(at_top, at[p]);
         }
-        for (double& c : centre) c /= nr;
-        for (int r = 0; r < nr; ++r) {
-            coordinates(where[lo + r], x.data());
-            double s2 = 0;
-            for (std::size_t t = 0; t < d; ++t) s2 += (x[t] - centre[t]) * (x[t] - centre[t]);
-            radius = std::max(radius, std::sqrt(s2));
-        }
+        std::vector<double> centre(d);
+        const double radius = ball_of(where.data() + lo, nr, centre.data());
         std::vector<T> tile(static_cast<std::size_t>(nr) * kRowBlock);
         const OneBlasThread one_thread(gemm_.threads);
         for (i32 c0 = 0; c0 < n; c0 += kRowBlock) {

@@ -159,6 +159,8 @@ class EuclideanDistances final : public Distances {
     // each block's ball: tiles of two far-apart balls are skipped whole.
     void order_points();
     void block_balls();
+    // Centre (written to `centre`) and radius of a ball holding the points at `positions`.
+    double ball_of(const std::int32_t* positions, std::int32_t count, double* centre) const;
     // A lower bound of the distance (tile units) between any point of block a
     // and any of block b (<= 0 when the balls meet).
     double block_gap(std::int32_t a, std::int32_t b) const;
