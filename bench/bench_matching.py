@@ -10,6 +10,7 @@ runs; every peer's matching cost is compared with ours.
     python bench/bench_matching.py --quick    # small sizes, < 20 s
     python bench/bench_matching.py --scaling --max-n 100000   # scaling table only
     python bench/bench_matching.py --scaling --sizes 200000 --kinds gaussian   # chosen sizes
+    python bench/bench_matching.py --scale    # N = 1e5 ... 1e6, phase times (one big run at a time!)
     python bench/bench_matching.py --cosine   # crossmatch_test, metric="cosine" against "euclidean"
 
 The scaling table times ``min_weight_perfect_matching(points=X)`` (the
@@ -149,6 +150,8 @@ def resample_case(pool: int, sample_size: int, n_repeats: int, d: int, repeats: 
 # ---------------------------------------------------------------- scaling
 
 SCALING_KINDS = ("gaussian", "clustered", "1-d", "heavy tails", "duplicates")
+SCALE_SIZES = (100000, 200000, 500000, 1000000)  # --scale: toward the N = 1e6 goal
+SCALE_KINDS = ("gaussian", "clustered")
 
 
 def scaling_points(kind: str, n: int, seed: int = 0) -> np.ndarray:
@@ -168,21 +171,39 @@ def scaling_points(kind: str, n: int, seed: int = 0) -> np.ndarray:
     raise ValueError(kind)
 
 
+# Wall seconds per phase, as the solver's stats name them (verify: the bench's own clock).
+PHASES = ("seconds_neighbours", "seconds_first_solve", "seconds_solve", "seconds_pricing", "seconds_screen",
+          "seconds_verify")  # fmt: skip
+
+
 def scaling_case(kind: str, n: int, verify: bool = True) -> dict:
-    """One size in this process: wall and CPU seconds of the solve and verify, peak RSS."""
+    """One size in this process: wall and CPU seconds of the solve, of each phase and of verify; peak RSS."""
     X = scaling_points(kind, n)
     cpu0, t0 = time.process_time(), time.perf_counter()
     res = pm.min_weight_perfect_matching(points=X)
     solve, solve_cpu = time.perf_counter() - t0, time.process_time() - cpu0
     row = {"kind": kind, "N": n, "d": X.shape[1], "seconds": solve, "cpu_seconds": solve_cpu, "cost": res.cost,
-           "stats": {**res.stats, **(res._timings or {})}}  # fmt: skip
+           "stats": {**res.stats, **(res._timings or {})}, "load_average_before": os.getloadavg()[0]}  # fmt: skip
     if verify:
         cpu0, t0 = time.process_time(), time.perf_counter()
         row["verified"] = bool(res.verify())
         row["verify_seconds"] = time.perf_counter() - t0
         row["verify_cpu_seconds"] = time.process_time() - cpu0
+        row["stats"]["seconds_verify"] = row["verify_seconds"]
+    row["phases"] = {k: row["stats"][k] for k in PHASES if k in row["stats"]}
     row["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return row
+
+
+def phase_line(row: dict) -> str:
+    """One run's wall seconds per phase, for the console."""
+    names = {"seconds_neighbours": "neighbours", "seconds_first_solve": "first solve", "seconds_solve": "solves",
+             "seconds_pricing": "pricing", "seconds_screen": "(screens", "seconds_verify": "verify"}  # fmt: skip
+    parts = [f"{names[k]} {v:.2f}" + (")" if k == "seconds_screen" else "") for k, v in row["phases"].items()]
+    return (
+        "      " + ", ".join(parts) + f"; rounds {row['stats'].get('rounds')}, extra pairs "
+        f"{row['stats'].get('extra_pairs')}, screens {row['stats'].get('screens')}+{row['stats'].get('partial_screens')}"
+    )
 
 
 def scaling_case_subprocess(kind: str, n: int, verify: bool = True) -> dict:
@@ -270,7 +291,8 @@ def fitted_exponent(rows: list) -> float | None:
     return float(np.polyfit(x, y, 1)[0])
 
 
-def run_scaling(sizes, kinds=SCALING_KINDS, in_process: bool = False) -> dict:
+def run_scaling(sizes, kinds=SCALING_KINDS, in_process: bool = False, on_row=None) -> dict:
+    """Each kind at each size; ``on_row(partial result)`` after every run (long runs keep what they measured)."""
     rows, exponents = [], {}
     for kind in kinds:
         mine = []
@@ -278,7 +300,10 @@ def run_scaling(sizes, kinds=SCALING_KINDS, in_process: bool = False) -> dict:
             row = scaling_case(kind, n) if in_process else scaling_case_subprocess(kind, n)
             print(f"  {kind:12s} N={n:>7d} solve {row['seconds']:8.2f} s (cpu {row['cpu_seconds']:8.2f}) "
                   f"verify {row.get('verify_seconds', float('nan')):7.2f} s  rss {row['peak_rss_mib']:7.0f} MiB", flush=True)  # fmt: skip
+            print(phase_line(row), flush=True)
             mine.append(row)
+            if on_row is not None:
+                on_row({"rows": rows + mine, "exponents": exponents})
         exponents[kind] = fitted_exponent(mine)
         rows += mine
     return {"rows": rows, "exponents": exponents}
@@ -286,13 +311,18 @@ def run_scaling(sizes, kinds=SCALING_KINDS, in_process: bool = False) -> dict:
 
 def scaling_markdown(result: dict) -> str:
     lines = [
-        "| input | N | d | seconds | CPU seconds | verify / solve | peak RSS (MiB) | pricing rounds |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| input | N | d | seconds | CPU seconds | neighbours | solves | pricing | verify | verify / solve "
+        "| peak RSS (MiB) | pricing rounds |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    nan = float("nan")
     for r in result["rows"]:
-        ratio = r["verify_seconds"] / r["seconds"] if r.get("verify_seconds") else float("nan")
+        ratio = r["verify_seconds"] / r["seconds"] if r.get("verify_seconds") else nan
+        s = r["stats"]
         lines.append(f"| {r['kind']} | {r['N']} | {r['d']} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
-                     f"{ratio:.2f} | {r['peak_rss_mib']:.0f} | {r['stats'].get('rounds', '')} |")  # fmt: skip
+                     f"{s.get('seconds_neighbours', nan):.2f} | {s.get('seconds_solve', nan):.2f} | "
+                     f"{s.get('seconds_pricing', nan):.2f} | {r.get('verify_seconds', nan):.2f} | "
+                     f"{ratio:.2f} | {r['peak_rss_mib']:.0f} | {s.get('rounds', '')} |")  # fmt: skip
     lines.append("")
     lines.append("Fitted exponent of seconds against N (sizes >= 4000): "
                  + ", ".join(f"{k} {v:.2f}" for k, v in result["exponents"].items() if v is not None))  # fmt: skip
@@ -373,6 +403,9 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small sizes (< 20 s)")
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
     parser.add_argument("--scaling", action="store_true", help="only the scaling table (N = 1e3 ... --max-n)")
+    parser.add_argument("--scale", action="store_true",
+                        help="N = 1e5, 2e5, 5e5, 1e6 (gaussian, clustered; --sizes/--kinds to change), phase times "
+                             "and peak RSS per run, written to bench/results/matching_scale.json")  # fmt: skip
     parser.add_argument("--max-n", type=int, default=16000, help="largest N of the scaling table")
     parser.add_argument("--kinds", default=",".join(SCALING_KINDS), help="comma-separated inputs of the scaling table")
     parser.add_argument(
@@ -389,6 +422,19 @@ def main(argv=None):
         result = run_cosine(n=2000 if args.quick else 20000, repeats=args.repeats)
         write_json(args.out or (None if args.quick else HERE / "results" / "matching_cosine.json"), result)
         print(cosine_markdown(result))
+        return result
+    if args.scale:
+        sizes = [int(float(n)) for n in args.sizes.split(",")] if args.sizes else list(SCALE_SIZES)
+        kinds = tuple(args.kinds.split(",")) if args.kinds != ",".join(SCALING_KINDS) else SCALE_KINDS
+        path = args.out or HERE / "results" / "matching_scale.json"
+        header = {"machine": machine(), "load_average_start": os.getloadavg()}
+
+        def save(partial):
+            write_json(path, {**header, "scaling": partial})
+
+        result = {**header, "scaling": run_scaling(sizes, kinds, on_row=save)}
+        write_json(path, result)
+        print(scaling_markdown(result["scaling"]))
         return result
     if args.scaling:
         if args.sizes:

@@ -157,6 +157,8 @@ struct CompleteStats {
     std::int64_t extra_pairs = 0;          // pairs priced outside the neighbour lists
     int screens = 0, partial_screens = 0;  // screens of every pair, and of some rows only
     double seconds_neighbours = 0, seconds_solve = 0, seconds_pricing = 0;  // wall time per phase
+    double seconds_first_solve = 0;  // the first solve of the start graph (part of seconds_solve)
+    double seconds_screen = 0;       // screens of every pair or of some rows (part of seconds_pricing)
     BlossomStats last;
 };
 

@@ -18,8 +18,7 @@ using i64 = std::int64_t;
 
 constexpr double kEps64 = euclidean::unit_roundoff<double>();
 constexpr double kEps32 = euclidean::unit_roundoff<float>();
-constexpr i32 kRowBlock = 256;   // rows per task
-constexpr i32 kColBlock = 2048;  // columns per tile
+constexpr i32 kRowBlock = 256;   // rows per task and per tile
 
 // Keeps the `keep` smallest (value, index) seen so far, with a threshold
 // that lets almost every later value be rejected by one comparison.
@@ -46,6 +45,21 @@ struct Smallest {
         buf.resize(keep);
     }
 };
+
+// Values row[c] = sqi + sqb[c] - 2 row[c] (squared distances in tile units)
+// for c in [cb, ce), written in place; whether any lies below the row's
+// threshold or its column's (a superset: thresholds only fall).
+constexpr int kFlagChunk = 64;
+template <class T>
+bool flag_chunk(T* row, const T* sqb, T sqi, T tau, const T* tau_col, int cb, int ce) {
+    int any = 0;
+    for (int c = cb; c < ce; ++c) {
+        const T v = sqi + sqb[c] - 2 * row[c];
+        row[c] = v;
+        any |= static_cast<int>(v < tau) | static_cast<int>(v < tau_col[c]);
+    }
+    return any != 0;
+}
 
 // The first `store` entries of buf become the list; returns the smallest
 // value outside it (+inf when nothing is outside).
@@ -140,27 +154,31 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     : X_(X), n_(n), d_(d), squared_(squared), gemm_(gemm) {
     // float32 tiles pay off (twice the BLAS speed) when the product dominates.
     single_ = single_ok && d >= 16 && gemm.sgemm != nullptr;
-    std::vector<double> mean(static_cast<std::size_t>(d), 0.0);
+    mean_.assign(static_cast<std::size_t>(d), 0.0);
     for (i32 i = 0; i < n; ++i)
-        for (i64 k = 0; k < d; ++k) mean[k] += X[i * d + k];
-    for (auto& m : mean) m /= std::max<i32>(n, 1);
+        for (i64 k = 0; k < d; ++k) mean_[k] += X[i * d + k];
+    for (auto& m : mean_) m /= std::max<i32>(n, 1);
     double spread = 0;
     for (i32 i = 0; i < n; ++i)
-        for (i64 k = 0; k < d; ++k) spread = std::max(spread, std::abs(X[i * d + k] - mean[k]));
+        for (i64 k = 0; k < d; ++k) spread = std::max(spread, std::abs(X[i * d + k] - mean_[k]));
     // Tiles work on coordinates scaled by a power of two to about 1, so that
     // float32 neither overflows nor underflows; bounds are scaled back exactly.
     const double scale = std::ldexp(1.0, euclidean::power_of_two_shift(spread));
+    tile_scale_ = scale;
+    order_points();
     const std::size_t size = static_cast<std::size_t>(n) * static_cast<std::size_t>(d);
     if (single_)
         xc32_.resize(size);
     else
         xc64_.resize(size);
     sq_.assign(n, 0.0);
-    for (i32 i = 0; i < n; ++i) {
+    std::vector<double> row(static_cast<std::size_t>(d));
+    for (i32 p = 0; p < n; ++p) {
+        coordinates(p, row.data());
         double s = 0;
         for (i64 k = 0; k < d; ++k) {
-            const double c = (X[i * d + k] - mean[k]) * scale;
-            const std::size_t at = static_cast<std::size_t>(i) * d + k;
+            const double c = row[k];
+            const std::size_t at = static_cast<std::size_t>(p) * d + k;
             if (single_) {
                 xc32_[at] = static_cast<float>(c);
                 const double stored = xc32_[at];
@@ -170,7 +188,7 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
                 s += c * c;
             }
         }
-        sq_[i] = s;
+        sq_[p] = s;
         sq_max_ = std::max(sq_max_, s);
     }
     // |tile value - squared distance| <= unit_err_ * (sq_i + sq_j) + tiny:
@@ -179,9 +197,118 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     // (|(|a'-b'|^2 - |a-b|^2)| <= 4 u (|a|^2 + |b|^2) to first order).
     const double u = single_ ? kEps32 : kEps64;
     unit_err_ = euclidean::expansion_error(static_cast<std::ptrdiff_t>(d), 1.0, u) * 1.01 + (single_ ? 4.5 * u : 0.0);
-    tile_scale_ = scale;
     const double reach = 2 * std::sqrt(sq_max_) / scale * (1 + 1e-6);
     max_ = squared ? reach * reach : reach;
+    block_balls();
+}
+
+void EuclideanDistances::coordinates(i32 p, double* out) const {
+    const double* x = X_ + static_cast<std::size_t>(perm_.empty() ? p : perm_[p]) * d_;
+    for (i64 k = 0; k < d_; ++k) out[k] = (x[k] - mean_[k]) * tile_scale_;
+}
+
+// Recursive halving: each range is split at a multiple of kBlock from its
+// start along the line through two far points of it (the farthest from its
+// first point, then the farthest from that one), so that every block lies
+// inside one leaf. Clustered points end up with one cluster per block.
+void EuclideanDistances::order_points() {
+    const i32 n = n_;
+    const std::size_t d = static_cast<std::size_t>(d_);
+    perm_.resize(n);
+    for (i32 i = 0; i < n; ++i) perm_[i] = i;
+    std::vector<double> a(d), b(d), x(d);
+    std::vector<std::pair<double, i32>> proj;
+    auto coords = [&](i32 i, double* out) {
+        const double* row = X_ + static_cast<std::size_t>(i) * d;
+        for (std::size_t k = 0; k < d; ++k) out[k] = (row[k] - mean_[k]) * tile_scale_;
+    };
+    auto farthest = [&](i32 lo, i32 hi, const double* from) {
+        double best = -1;
+        i32 arg = perm_[lo];
+        for (i32 p = lo; p < hi; ++p) {
+            coords(perm_[p], x.data());
+            double s = 0;
+            for (std::size_t k = 0; k < d; ++k) s += (x[k] - from[k]) * (x[k] - from[k]);
+            if (s > best) {
+                best = s;
+                arg = perm_[p];
+            }
+        }
+        return arg;
+    };
+    std::vector<std::pair<i32, i32>> todo{{0, n}};
+    while (!todo.empty()) {
+        const auto [lo, hi] = todo.back();
+        todo.pop_back();
+        if (hi - lo <= kRowBlock) continue;
+        coords(perm_[lo], a.data());
+        coords(farthest(lo, hi, a.data()), a.data());
+        coords(farthest(lo, hi, a.data()), b.data());
+        for (std::size_t k = 0; k < d; ++k) b[k] -= a[k];
+        proj.resize(static_cast<std::size_t>(hi - lo));
+        for (i32 p = lo; p < hi; ++p) {
+            coords(perm_[p], x.data());
+            double s = 0;
+            for (std::size_t k = 0; k < d; ++k) s += x[k] * b[k];
+            proj[p - lo] = {s, perm_[p]};
+        }
+        const i32 half = (hi - lo) / 2;
+        const i32 mid = lo + std::max<i32>(kRowBlock, (half + kRowBlock / 2) / kRowBlock * kRowBlock);
+        std::nth_element(proj.begin(), proj.begin() + (mid - lo), proj.end());
+        for (i32 p = lo; p < hi; ++p) perm_[p] = proj[p - lo].second;
+        todo.emplace_back(lo, mid);
+        todo.emplace_back(mid, hi);
+    }
+}
+
+double EuclideanDistances::ball_of(const i32* positions, i32 count, double* centre) const {
+    const std::size_t d = static_cast<std::size_t>(d_);
+    std::vector<double> x(d);
+    // Any centre will do (the radius is measured from it); float64 rounding
+    // of the radius and the gaps is covered by a relative margin.
+    std::fill(centre, centre + d, 0.0);
+    for (i32 r = 0; r < count; ++r) {
+        coordinates(positions[r], x.data());
+        for (std::size_t k = 0; k < d; ++k) centre[k] += x[k];
+    }
+    for (std::size_t k = 0; k < d; ++k) centre[k] /= count;
+    double radius = 0;
+    for (i32 r = 0; r < count; ++r) {
+        coordinates(positions[r], x.data());
+        double s = 0;
+        for (std::size_t k = 0; k < d; ++k) s += (x[k] - centre[k]) * (x[k] - centre[k]);
+        radius = std::max(radius, s);
+    }
+    return std::sqrt(radius);
+}
+
+void EuclideanDistances::block_balls() {
+    const i32 n = n_, blocks = (n + kRowBlock - 1) / kRowBlock;
+    ball_centre_.assign(static_cast<std::size_t>(blocks) * d_, 0.0);
+    ball_radius_.assign(blocks, 0.0);
+    ball_sq_.assign(blocks, 0.0);
+    std::vector<i32> positions(kRowBlock);
+    for (i32 b = 0; b < blocks; ++b) {
+        const i32 lo = b * kRowBlock, hi = std::min(n, lo + kRowBlock);
+        for (i32 p = lo; p < hi; ++p) {
+            positions[p - lo] = p;
+            ball_sq_[b] = std::max(ball_sq_[b], sq_[p]);
+        }
+        ball_radius_[b] = ball_of(positions.data(), hi - lo, ball_centre_.data() + static_cast<std::size_t>(b) * d_);
+    }
+}
+
+double EuclideanDistances::ball_gap(const double* centre, double radius, i32 b) const {
+    const std::size_t d = static_cast<std::size_t>(d_);
+    const double* c = ball_centre_.data() + static_cast<std::size_t>(b) * d;
+    double s = 0;
+    for (std::size_t k = 0; k < d; ++k) s += (centre[k] - c[k]) * (centre[k] - c[k]);
+    const double margin = 4 * (static_cast<double>(d) + 8) * kEps64;
+    return std::sqrt(s) * (1 - margin) - (radius + ball_radius_[b]) * (1 + margin) - margin;
+}
+
+double EuclideanDistances::block_gap(i32 a, i32 b) const {
+    return ball_gap(ball_centre_.data() + static_cast<std::size_t>(a) * d_, ball_radius_[a], b);
 }
 
 namespace {
@@ -222,11 +349,12 @@ double EuclideanDistances::operator()(i32 i, i32 j) const {
     return squared_ ? s : std::sqrt(s);
 }
 
-// Calls visit(task, i, c0, c1, dots) for every row i of every task's row
-// block and every column block [c0, c1) at or after `first_col(lo)`, with
-// dots[c - c0] the dot product of the centred rows i and c.
-template <class First, class F>
-void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& first_col, F&& visit) const {
+// Calls visit(task, p, c0, c1, dots) for every row p of every task's row
+// block and every column block [c0, c1) at or after `first_col(lo)` that
+// skip(row block, column block) does not rule out, with dots[c - c0] the dot
+// product of the centred rows p and c (positions in the order of perm_).
+template <class First, class Skip, class F>
+void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& first_col, Skip&& skip, F&& visit) const {
     const i32 n = n_;
     const std::size_t tasks = (static_cast<std::size_t>(n) + kRowBlock - 1) / kRowBlock;
     auto run = [&](auto zero, std::size_t task) {
@@ -237,10 +365,11 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         else
             xc = xc64_.data();
         const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
-        std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * kColBlock);
+        std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * kRowBlock);
         const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
-        for (i32 c0 = first_col(lo); c0 < n; c0 += kColBlock) {
-            const i32 c1 = std::min(n, c0 + kColBlock);
+        for (i32 c0 = first_col(lo); c0 < n; c0 += kRowBlock) {
+            if (skip(static_cast<i32>(task), c0 / kRowBlock)) continue;
+            const i32 c1 = std::min(n, c0 + kRowBlock);
             int m = c1 - c0, rows = hi - lo, k = static_cast<int>(d_);
             GemmFn<T> gemm;
             if constexpr (std::is_same_v<T, float>)
@@ -288,21 +417,23 @@ void EuclideanDistances::nearest(i32 store, i32* cand, double* bound, int n_thre
             }
         }
         if (c1 < n_) return;
-        bound[i] = list_and_bound(h.buf, store, i, cand);
+        bound[perm_[i]] = list_and_bound(h.buf, store, i, cand);
         h.buf = {};
         if (i + 1 == std::min(n_, lo + kRowBlock)) hs = {};  // the task's last row
     };
-    for_tiles(n_threads, control, [](i32) { return 0; }, visit);
+    for_tiles(n_threads, control, [](i32) { return 0; }, [](i32, i32) { return false; }, visit);
 }
 
 template <class T>
-double EuclideanDistances::list_and_bound(std::vector<std::pair<T, std::int32_t>>& buf, i32 store, i32 i,
+double EuclideanDistances::list_and_bound(std::vector<std::pair<T, std::int32_t>>& buf, i32 store, i32 p,
                                           i32* cand) const {
-    const double outside = take_list(buf, store, cand + static_cast<std::size_t>(i) * store);
+    i32* list = cand + static_cast<std::size_t>(perm_[p]) * store;
+    const double outside = take_list(buf, store, list);
+    for (i32 t = 0; t < store; ++t) list[t] = perm_[list[t]];
     if (std::isinf(outside)) return outside;
     // Every point outside the list has a tile value >= outside, hence a
     // squared distance >= outside - err; then the error of operator().
-    const double err = unit_err_ * (sq_[i] + sq_max_) + 1e-30;
+    const double err = unit_err_ * (sq_[p] + sq_max_) + 1e-30;
     const double lower2 = std::max(outside - err, 0.0) / (tile_scale_ * tile_scale_);
     const double lower = squared_ ? lower2 : std::sqrt(lower2);
     return lower * (1 - 4 * relative_error());
@@ -329,35 +460,45 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
                  tile.data());
         return std::make_pair(rows_a, rows_b);
     };
-    // One tile: rows of block a against rows of block b (a == b: within a block).
-    auto work = [&](i32 a, i32 b, std::vector<T>& tile) {
+    // Two blocks whose balls are farther apart than every list's threshold
+    // of both: no value of their tile could enter a list.
+    auto apart = [&](i32 a, i32 b) {
+        const double gap = block_gap(a, b);
+        if (!(gap > 0)) return false;
+        T tau = 0;
+        for (i32 x : {a, b})
+            for (i32 i = x * R; i < std::min(n, x * R + R); ++i) tau = std::max(tau, heaps[i].tau);
+        return gap * gap * (1 - 1e-12) - tile_error(ball_sq_[a], ball_sq_[b]) >= static_cast<double>(tau);
+    };
+    // One tile: rows of block a against rows of block b (a == b: within a
+    // block), in one pass over the tile that serves the lists of both blocks.
+    // Almost every value is above both lists' thresholds: a branch-free loop
+    // (vectorised) flags the chunks holding a candidate, and only those are
+    // looked at one by one.
+    auto work = [&](i32 a, i32 b, std::vector<T>& tile, std::vector<T>& tau_col) {
+        if (a != b && apart(a, b)) return;
         const auto [rows_a, rows_b] = tile_of(a, b, tile);
         const i32 lo_a = a * R, lo_b = b * R;
+        const bool both = a != b;  // on the diagonal the rows see every pair
+        tau_col.resize(rows_b);
+        for (i32 c = 0; c < rows_b; ++c) tau_col[c] = both ? heaps[lo_b + c].tau : -std::numeric_limits<T>::infinity();
+        const T* sqb = sqT.data() + lo_b;
         for (i32 r = 0; r < rows_a; ++r) {
             const i32 i = lo_a + r;
             Smallest<T>& h = heaps[i];
             const T sqi = sqT[i];
-            const T* row = tile.data() + static_cast<std::size_t>(r) * rows_b;
-            T tau = h.tau;
-            for (i32 c = 0; c < rows_b; ++c) {
-                const T v = sqi + sqT[lo_b + c] - 2 * row[c];
-                if (v < tau && lo_b + c != i) {
-                    h.push(v, lo_b + c);
-                    tau = h.tau;
-                }
-            }
-        }
-        if (a == b) return;
-        for (i32 c = 0; c < rows_b; ++c) {
-            const i32 j = lo_b + c;
-            Smallest<T>& h = heaps[j];
-            const T sqj = sqT[j];
-            T tau = h.tau;
-            for (i32 r = 0; r < rows_a; ++r) {
-                const T v = sqT[lo_a + r] + sqj - 2 * tile[static_cast<std::size_t>(r) * rows_b + c];
-                if (v < tau) {
-                    h.push(v, lo_a + r);
-                    tau = h.tau;
+            T* row = tile.data() + static_cast<std::size_t>(r) * rows_b;
+            for (i32 cb = 0; cb < rows_b; cb += kFlagChunk) {
+                const i32 ce = std::min(rows_b, cb + kFlagChunk);
+                if (!flag_chunk(row, sqb, sqi, h.tau, tau_col.data(), cb, ce)) continue;
+                for (i32 c = cb; c < ce; ++c) {
+                    const T v = row[c];
+                    const i32 j = lo_b + c;
+                    if (v < h.tau && j != i) h.push(v, j);
+                    if (v < tau_col[c]) {
+                        heaps[j].push(v, i);
+                        tau_col[c] = heaps[j].tau;
+                    }
                 }
             }
         }
@@ -381,10 +522,10 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
                     if (a > b) std::swap(a, b);
                 }
                 if (b >= blocks) return;  // paired with the idle block
-                thread_local std::vector<T> tile;
+                thread_local std::vector<T> tile, tau_col;
                 {
                     const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
-                    work(a, b, tile);
+                    work(a, b, tile, tau_col);
                 }
                 control.check();
             },
@@ -397,9 +538,9 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
         chunks, n_threads,
         [&](std::size_t t) {
             const i32 lo = static_cast<i32>(t) * R, hi = std::min(n, lo + R);
-            for (i32 i = lo; i < hi; ++i) {
-                bound[i] = list_and_bound(heaps[i].buf, store, i, cand);
-                heaps[i].buf = {};
+            for (i32 p = lo; p < hi; ++p) {
+                bound[perm_[p]] = list_and_bound(heaps[p].buf, store, p, cand);
+                heaps[p].buf = {};
             }
         },
         &control);
@@ -409,8 +550,28 @@ std::vector<double> EuclideanDistances::tile_thresholds(const double* a) const {
     std::vector<double> at(n_);
     const double widen = 1 + 8 * relative_error();
     const double unit = squared_ ? tile_scale_ * tile_scale_ : tile_scale_;
-    for (i32 i = 0; i < n_; ++i) at[i] = (a[i] > 0 ? a[i] * widen : a[i]) * unit;
+    for (i32 p = 0; p < n_; ++p) {
+        const double ai = a[perm_[p]];
+        at[p] = (ai > 0 ? ai * widen : ai) * unit;
+    }
     return at;
+}
+
+std::vector<double> EuclideanDistances::block_maxima(const std::vector<double>& at) const {
+    std::vector<double> top((n_ + kRowBlock - 1) / kRowBlock, -std::numeric_limits<double>::infinity());
+    for (i32 p = 0; p < n_; ++p) top[p / kRowBlock] = std::max(top[p / kRowBlock], at[p]);
+    return top;
+}
+
+bool EuclideanDistances::screened_apart(double gap, double top, double sq_a, double sq_b) const {
+    // Every pair has a threshold sum s <= top (rounding is monotone): none is
+    // flagged when top <= 0, nor when the gap squared, less the tiles' error,
+    // is at least top squared.
+    if (std::isnan(top)) return false;
+    if (!(top > 0)) return true;
+    if (std::isinf(top) || !(gap > 0)) return false;
+    const double target = squared_ ? top : top * top;
+    return gap * gap * (1 - 1e-12) - tile_error(sq_a, sq_b) >= target * (1 + 1e-12);
 }
 
 template <class T>
@@ -430,26 +591,37 @@ void EuclideanDistances::screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots, co
 void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& control,
                                      const PairVisitor& visit_pair) const {
     const std::vector<double> at = tile_thresholds(a);
-    auto visit = [&](std::size_t, i32 i, i32 c0, i32 c1, const auto* dots) {
+    const std::vector<double> top = block_maxima(at);
+    auto skip = [&](i32 ra, i32 cb) {
+        return screened_apart(block_gap(ra, cb), top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb]);
+    };
+    auto visit = [&](std::size_t, i32 p, i32 c0, i32 c1, const auto* dots) {
         // Flags first, then the rare visits.
         unsigned char hit[64];
-        for (i32 cb = std::max(c0, i + 1); cb < c1; cb += 64) {
+        for (i32 cb = std::max(c0, p + 1); cb < c1; cb += 64) {
             const i32 ce = std::min(c1, cb + 64);
-            screen(i, cb, ce, c0, dots, at, hit);
+            screen(p, cb, ce, c0, dots, at, hit);
             for (i32 c = cb; c < ce; ++c)
-                if (hit[c - cb]) visit_pair(i, c);
+                if (hit[c - cb]) visit_pair(std::min(perm_[p], perm_[c]), std::max(perm_[p], perm_[c]));
         }
     };
-    for_tiles(n_threads, control, [](i32 lo) { return lo - lo % kColBlock; }, visit);
+    for_tiles(n_threads, control, [](i32 lo) { return lo; }, skip, visit);
 }
 
 void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32>& rows, int n_threads,
                                           Control& control, const PairVisitor& visit_pair) const {
     const i32 n = n_;
+    const std::size_t d = static_cast<std::size_t>(d_);
     const std::vector<double> at = tile_thresholds(a);
+    const std::vector<double> top = block_maxima(at);
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
-    const auto m = static_cast<i32>(rows.size());
+    // The rows by position, so that each task's rows are near each other.
+    std::vector<i32> where;
+    where.reserve(rows.size());
+    for (i32 p = 0; p < n; ++p)
+        if (in[perm_[p]]) where.push_back(p);
+    const auto m = static_cast<i32>(where.size());
     const std::size_t tasks = (static_cast<std::size_t>(m) + kRowBlock - 1) / kRowBlock;
     auto run = [&](auto zero, std::size_t task) {
         using T = decltype(zero);
@@ -465,25 +637,39 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
         const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(m, lo + kRowBlock);
         const int nr = hi - lo;
         int k = static_cast<int>(d_);
-        std::vector<T> block(static_cast<std::size_t>(nr) * d_);  // the rows, contiguous
-        for (int r = 0; r < nr; ++r)
-            std::copy_n(xc + static_cast<std::size_t>(rows[lo + r]) * d_, d_,
-                        block.data() + static_cast<std::size_t>(r) * d_);
-        std::vector<T> tile(static_cast<std::size_t>(nr) * kColBlock);
+        std::vector<T> block(static_cast<std::size_t>(nr) * d);  // the rows, contiguous
+        // Their ball (centre, radius), largest sq_ and largest threshold.
+        double sq_top = 0, at_top = -std::numeric_limits<double>::infinity();
+        for (int r = 0; r < nr; ++r) {
+            const i32 p = where[lo + r];
+            std::copy_n(xc + static_cast<std::size_t>(p) * d, d, block.data() + static_cast<std::size_t>(r) * d);
+            sq_top = std::max(sq_top, sq_[p]);
+            at_top = std::max(at_top, at[p]);
+        }
+        std::vector<double> centre(d);
+        const double radius = ball_of(where.data() + lo, nr, centre.data());
+        std::vector<T> tile(static_cast<std::size_t>(nr) * kRowBlock);
         const OneBlasThread one_thread(gemm_.threads);
-        for (i32 c0 = 0; c0 < n; c0 += kColBlock) {
-            const i32 c1 = std::min(n, c0 + kColBlock);
+        for (i32 c0 = 0; c0 < n; c0 += kRowBlock) {
+            const i32 cblock = c0 / kRowBlock;
+            if (screened_apart(ball_gap(centre.data(), radius, cblock), at_top + top[cblock], sq_top,
+                               ball_sq_[cblock]))
+                continue;
+            const i32 c1 = std::min(n, c0 + kRowBlock);
             const int cols = c1 - c0;
-            dot_tile(gemm, block.data(), nr, xc + static_cast<std::size_t>(c0) * d_, cols, k, tile.data());
+            dot_tile(gemm, block.data(), nr, xc + static_cast<std::size_t>(c0) * d, cols, k, tile.data());
             unsigned char hit[64];
             for (int r = 0; r < nr; ++r) {
-                const i32 i = rows[lo + r];
+                const i32 p = where[lo + r], i = perm_[p];
                 const T* dots = tile.data() + static_cast<std::size_t>(r) * cols;
                 for (i32 cb = c0; cb < c1; cb += 64) {
                     const i32 ce = std::min(c1, cb + 64);
-                    screen(i, cb, ce, c0, dots, at, hit);
-                    for (i32 c = cb; c < ce; ++c)
-                        if (hit[c - cb] && c != i && !(in[c] && c < i)) visit_pair(i, c);
+                    screen(p, cb, ce, c0, dots, at, hit);
+                    for (i32 c = cb; c < ce; ++c) {
+                        if (!hit[c - cb]) continue;
+                        const i32 j = perm_[c];
+                        if (j != i && !(in[j] && j < i)) visit_pair(i, j);
+                    }
                 }
             }
             control.check();
@@ -497,23 +683,25 @@ void EuclideanDistances::matrix(double* out, int n_threads, Control& control) co
     const double* sq = sq_.data();
     const double s2 = tile_scale_ * tile_scale_;
     const std::size_t n = static_cast<std::size_t>(n_);
-    auto visit = [&](std::size_t, i32 i, i32 c0, i32 c1, const auto* dots) {
+    auto visit = [&](std::size_t, i32 p, i32 c0, i32 c1, const auto* dots) {
+        const i32 i = perm_[p];
         double* row = out + static_cast<std::size_t>(i) * n;
         for (i32 c = c0; c < c1; ++c) {
-            if (c == i) {
-                row[c] = 0;
+            const i32 j = perm_[c];
+            if (c == p) {
+                row[j] = 0;
                 continue;
             }
-            const double v = sq[i] + sq[c] - 2 * static_cast<double>(dots[c - c0]);
-            if (euclidean::needs_direct(v, sq[i] + sq[c], static_cast<std::ptrdiff_t>(d_), kEps64, 1e-12)) {
-                row[c] = (*this)(i, c);  // cancellation could matter: from the differences
+            const double v = sq[p] + sq[c] - 2 * static_cast<double>(dots[c - c0]);
+            if (euclidean::needs_direct(v, sq[p] + sq[c], static_cast<std::ptrdiff_t>(d_), kEps64, 1e-12)) {
+                row[j] = (*this)(i, j);  // cancellation could matter: from the differences
             } else {
                 const double v2 = v / s2;
-                row[c] = squared_ ? v2 : std::sqrt(v2);
+                row[j] = squared_ ? v2 : std::sqrt(v2);
             }
         }
     };
-    for_tiles(n_threads, control, [](i32) { return 0; }, visit);
+    for_tiles(n_threads, control, [](i32) { return 0; }, [](i32, i32) { return false; }, visit);
     // Exactly symmetric: the upper triangle defines each pair.
     for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t j = i + 1; j < n; ++j) out[j * n + i] = out[i * n + j];

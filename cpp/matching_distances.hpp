@@ -152,10 +152,31 @@ class EuclideanDistances final : public Distances {
     template <class T>
     void nearest_impl(const T* xc, GemmFn<T> gemm, std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
                       Control& control) const;
-    template <class First, class F>
-    void for_tiles(int n_threads, Control& control, First&& first_col, F&& visit) const;
-    // Per-point thresholds in tile units, widened by the error of operator().
+    template <class First, class Skip, class F>
+    void for_tiles(int n_threads, Control& control, First&& first_col, Skip&& skip, F&& visit) const;
+    // Points in an order where each block of kBlock consecutive ones is a
+    // small ball (recursive splits along the line of two far points), and
+    // each block's ball: tiles of two far-apart balls are skipped whole.
+    void order_points();
+    void block_balls();
+    // Centre (written to `centre`) and radius of a ball holding the points at `positions`.
+    double ball_of(const std::int32_t* positions, std::int32_t count, double* centre) const;
+    // A lower bound of the distance (tile units) between any point of block a
+    // and any of block b (<= 0 when the balls meet).
+    double block_gap(std::int32_t a, std::int32_t b) const;
+    // The same for a ball given by its centre and radius.
+    double ball_gap(const double* centre, double radius, std::int32_t b) const;
+    // Row p's coordinates (tile units, float64, not rounded to the tiles' precision).
+    void coordinates(std::int32_t p, double* out) const;
+    // Bound of |tile value - squared distance| over the pairs of two sets whose largest sq_ are s and t.
+    double tile_error(double s, double t) const { return 2 * unit_err_ * (s + t) + 4e-30; }
+    // Per-point thresholds in tile units (by position), widened by the error of operator().
     std::vector<double> tile_thresholds(const double* a) const;
+    // The largest threshold of each block.
+    std::vector<double> block_maxima(const std::vector<double>& at) const;
+    // Whether no pair of two sets `gap` apart (sets with largest sq_ sq_a and
+    // sq_b, threshold sums at most top) can be flagged by screen().
+    bool screened_apart(double gap, double top, double sq_a, double sq_b) const;
     // hit[c - cb] for the columns [cb, ce) of row i: whether the pair may lie
     // below the thresholds (a branch-free loop the compiler vectorises).
     template <class T>
@@ -181,10 +202,14 @@ class EuclideanDistances final : public Distances {
     std::int64_t d_;
     bool squared_;
     Gemm gemm_;
-    bool single_ = false;       // tiles in float32
+    bool single_ = false;  // tiles in float32
+    // Everything below is in the order of perm_ (position p holds point perm_[p]).
+    std::vector<std::int32_t> perm_;
+    std::vector<double> mean_;  // of the input rows (centring)
     std::vector<double> xc64_;  // centred coordinates (float64 tiles)
     std::vector<float> xc32_;   // centred coordinates (float32 tiles)
     std::vector<double> sq_;    // squared norms of the centred rows (as stored)
+    std::vector<double> ball_centre_, ball_radius_, ball_sq_;  // per block: centre, radius, largest sq_
     double sq_max_ = 0, unit_err_ = 0, max_ = 0;
     double tile_scale_ = 1;  // tiles see coordinates times this power of two
 };

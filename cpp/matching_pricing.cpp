@@ -203,6 +203,7 @@ class PricedSolve {
     std::unique_ptr<DualForest> forest_;
     std::vector<i32> by_y_;
     std::vector<i64> c_;
+    std::vector<i64> y_by_, c_by_;  // y and c in the order of by_y_ (the prefix scan reads them in sequence)
     std::vector<std::vector<std::pair<i64, i32>>> found_;
     std::vector<Hit> hits_;
     std::mutex hits_lock_;
@@ -278,6 +279,7 @@ BlossomResult PricedSolve::run(PassState* out) {
         BlossomResult r = min_weight_perfect_matching(N_, eu_.size(), eu_.data(), ev_.data(), w_.data(), control_,
                                                       warm_ ? &warm : nullptr);
         stats_.seconds_solve += seconds_since(t0);
+        if (rounds == 1 && !warm_) stats_.seconds_first_solve += seconds_since(t0);
         t0 = std::chrono::steady_clock::now();
         if (!r.perfect) throw std::logic_error("matching: start graph without a perfect matching (internal error)");
         if (opt_.report)
@@ -316,6 +318,12 @@ void PricedSolve::begin_round(BlossomResult r) {
     }
     const std::vector<i64>& y = r_.y;
     std::sort(by_y_.begin(), by_y_.end(), [&y](i32 a, i32 b) { return y[a] > y[b] || (y[a] == y[b] && a < b); });
+    y_by_.resize(n_);
+    c_by_.resize(n_);
+    for (i32 t = 0; t < n_; ++t) {
+        y_by_[t] = y[by_y_[t]];
+        c_by_[t] = c_[by_y_[t]];
+    }
     found_.assign(n_, {});
     hits_.clear();
     mark_dirty_rows();
@@ -369,12 +377,15 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     const DualForest& forest = *forest_;
     const std::vector<i32>& by_y = by_y_;
     const std::vector<i64>& c = c_;
+    const std::vector<i64>& y_by = y_by_;
+    const std::vector<i64>& c_by = c_by_;
     auto& found = found_;
     auto& block_extra = block_extra_;
     parallel_for(
         blocks, opt.n_threads,
         [&](std::size_t b) {
             i64 extra = 0;
+            std::vector<Hit> local;  // violated pairs found for their other end
             const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
             for (i32 i = lo; i < hi; ++i) {
                 const i64 yi = r.y[i];
@@ -392,16 +403,24 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 // Enough violated pairs for this round: stop looking (with
                 // many of them, as after a start on a poor graph, the scan
                 // would be quadratic; the pairs left are priced again).
+                // The condition is symmetric, so each pair is computed from
+                // its smaller end only (a round that stops early finds a
+                // violation, so the last round sees every pair).
                 const i64 ci = c[i];
-                for (i32 t = 0; t < n && r.y[by_y[t]] > ci && f.size() < enough; ++t) {
+                for (i32 t = 0; t < n && y_by[t] > ci && f.size() < enough; ++t) {
+                    if (yi <= c_by[t]) continue;
                     const i32 j = by_y[t];
-                    if (j == i || yi <= c[j] || same_top(i, j)) continue;
+                    if (j <= i || same_top(i, j)) continue;
                     const i64 rc = 2 * weight(i, j) - yi - r.y[j];
-                    if (rc < 0) f.emplace_back(rc, j);
+                    if (rc < 0) {
+                        f.emplace_back(rc, j);
+                        local.push_back(Hit{i, j, rc});
+                    }
                     ++extra;
                     if ((extra & 65535) == 0) control.check();
                 }
             }
+            add_hits(local);
             block_extra[b] = extra;
             control.check();
         },
@@ -697,7 +716,8 @@ bool PricedSolve::screen_pays() const {
         }
         control.check();
     }
-    return walked + computed * D.exact_cost() > 0.5 * static_cast<double>(n) * n * D.screen_cost();
+    // (each pair counted from both ends, computed from one)
+    return walked + 0.5 * computed * D.exact_cost() > 0.5 * static_cast<double>(n) * n * D.screen_cost();
 }
 
 void PricedSolve::price_round() {
@@ -714,7 +734,11 @@ void PricedSolve::price_round() {
     if (!any) {
         const bool screen = screen_pays();
         price_lists_and_prefix(false, !screen);
-        if (screen) price_screen();
+        if (screen) {
+            const auto t0 = std::chrono::steady_clock::now();
+            price_screen();
+            stats_.seconds_screen += seconds_since(t0);
+        }
         price_inside();
     }
 }

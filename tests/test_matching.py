@@ -636,8 +636,28 @@ def test_hard_inputs_at_scale_are_certified_and_thread_independent(kind):
     b = pm.min_weight_perfect_matching(points=X, n_jobs=2)
     assert (a.mate == b.mate).all() and a.cost == b.cost
     assert a.verify()
-    if kind != "clustered":
-        assert close(a.cost, pm.min_weight_perfect_matching(cdist(X, X)).cost)
+    assert close(a.cost, pm.min_weight_perfect_matching(cdist(X, X)).cost)
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    n=st.integers(600, 1400),
+    d=st.sampled_from([3, 20]),
+    groups=st.integers(2, 9),
+    separation=st.sampled_from([0.5, 4.0, 50.0]),
+    magnitude=st.sampled_from([1e-300, 1e-5, 1.0, 1e280]),
+    seed=st.integers(0, 2**16),
+)
+def test_separated_groups_on_points_match_the_matrix_path(n, d, groups, separation, magnitude, seed):
+    # Blocks of far-apart groups skip whole tiles in the neighbour search,
+    # the pricing screens and the certificate: the optimum must not change.
+    rng = np.random.default_rng(seed)
+    X = (rng.normal(size=(groups, d)) * separation)[rng.integers(0, groups, n)] + rng.normal(size=(n, d))
+    a = pm.min_weight_perfect_matching(points=X * magnitude, n_jobs=2)
+    D = cdist(X, X) * magnitude  # the squares of X * magnitude could leave float64
+    b = pm.min_weight_perfect_matching(D)
+    assert abs(a.cost - b.cost) <= 1e-9 * b.cost
+    assert a.verify()
 
 
 # ------------------------------------------------------- float64 at its edges

@@ -124,6 +124,8 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     s["seconds_neighbours"] = stats.seconds_neighbours;
     s["seconds_solve"] = stats.seconds_solve;
     s["seconds_pricing"] = stats.seconds_pricing;
+    s["seconds_first_solve"] = stats.seconds_first_solve;
+    s["seconds_screen"] = stats.seconds_screen;
     d["stats"] = s;
     return d;
 }

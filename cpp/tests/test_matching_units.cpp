@@ -325,6 +325,64 @@ void test_int128_words() {
     }
 }
 
+// A plain Fortran-ABI sgemm (column-major C = op(A) op(B), beta = 0), so that
+// the float32 tiles of the neighbour search run without a BLAS library.
+void reference_sgemm(char* transa, char* transb, int* m, int* n, int* k, float* alpha, float* a, int* lda, float* b,
+                     int* ldb, float* beta, float* c, int* ldc) {
+    for (int col = 0; col < *n; ++col)
+        for (int row = 0; row < *m; ++row) {
+            float acc = 0;
+            for (int t = 0; t < *k; ++t) {
+                const float x = *transa == 'T' ? a[row * *lda + t] : a[t * *lda + row];
+                const float y = *transb == 'T' ? b[t * *ldb + col] : b[col * *ldb + t];
+                acc += x * y;
+            }
+            c[col * *ldc + row] = *alpha * acc + (*beta == 0 ? 0.0f : *beta * c[col * *ldc + row]);
+        }
+}
+
+// Neighbour lists of Euclidean points (float32 and float64 tiles, several
+// row blocks, duplicated points, 1 and 2 threads): each list holds `store`
+// distinct other points, no point outside it is nearer than the certified
+// bound, and the list is the nearest up to the tiles' rounding.
+void test_euclidean_nearest() {
+    std::mt19937_64 gen(5);
+    std::normal_distribution<double> normal;
+    for (int trial = 0; trial < 4; ++trial) {
+        const int n = trial < 2 ? 700 : 1100 + trial, d = trial % 2 == 0 ? 20 : 3, store = 12 + trial;
+        std::vector<double> X(static_cast<std::size_t>(n) * d);
+        for (double& x : X) x = normal(gen) * (trial == 3 ? 1e150 : 1.0);
+        for (int i = 0; i < 40; ++i)  // duplicated points
+            std::copy_n(X.begin() + 3 * i * d, d, X.begin() + (3 * i + 1) * d);
+        matching::Gemm gemm;
+        gemm.sgemm = reference_sgemm;
+        const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
+        for (int threads : {1, 2}) {
+            std::vector<std::int32_t> cand(static_cast<std::size_t>(n) * store);
+            std::vector<double> bound(n);
+            Control control;
+            e.nearest(store, cand.data(), bound.data(), threads, control);
+            for (int i = 0; i < n; ++i) {
+                std::vector<char> in(n, 0);
+                double list_max = 0;
+                for (int t = 0; t < store; ++t) {
+                    const std::int32_t j = cand[static_cast<std::size_t>(i) * store + t];
+                    CHECK(j >= 0 && j < n && j != i && !in[j]);
+                    if (j < 0 || j >= n) continue;
+                    in[j] = 1;
+                    list_max = std::max(list_max, e(i, j));
+                }
+                double outside = std::numeric_limits<double>::infinity();
+                for (int j = 0; j < n; ++j)
+                    if (j != i && !in[j]) outside = std::min(outside, e(i, j));
+                CHECK(bound[i] <= outside);
+                CHECK(bound[i] >= 0.9 * outside - 1e-2 * e.max_distance());  // the bound is not idle
+                CHECK(list_max <= outside + 1e-2 * e.max_distance());
+            }
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -337,6 +395,7 @@ int main(int argc, char** argv) {
         {"pricing", test_pricing},
         {"crossmatch_counts", test_crossmatch_counts},
         {"int128_words", test_int128_words},
+        {"euclidean_nearest", test_euclidean_nearest},
     };
     return testing::run_tests(tests, argc, argv);
 }

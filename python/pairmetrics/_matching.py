@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -203,11 +204,14 @@ class MatchingResult(Result):
         ):
             raise ValueError("the data do not have the size of the matching")
         threads = 1 if data.shape[0] < _PARALLEL_MIN_N else threads
+        start = time.perf_counter()
         with progress_callback(progress, "certificate") as cb:
             if kind == "points":
                 c = _core._mwpm_certificate_points(data, squared, *args, threads, cb)
             else:
                 c = _core._mwpm_certificate_dense(data, *args, threads, cb)
+        if self._timings is not None:
+            self._timings["seconds_verify"] = time.perf_counter() - start
         keys = ("max_violation", "max_violation_bound", "max_matched_slack", "min_z", "dual_objective", "cost",
                 "error_bound", "lowering", "magnitude")  # fmt: skip
         for key in keys:
