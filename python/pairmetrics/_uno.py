@@ -16,6 +16,7 @@ from ._validation import as_numeric_array, check_finite, check_nonnegative_finit
 __all__ = ["concordance_index_ipcw", "cumulative_dynamic_auc"]
 
 Floats = npt.NDArray[np.float64]
+Indices = npt.NDArray[np.intp]
 
 
 def survival_arrays(y: Any, name: str) -> tuple[npt.NDArray[np.bool_], Floats]:
@@ -39,16 +40,21 @@ def survival_arrays(y: Any, name: str) -> tuple[npt.NDArray[np.bool_], Floats]:
     return event, time
 
 
-def kaplan_meier(event: npt.NDArray[np.bool_], time: Floats, *, reverse: bool = False) -> tuple[Floats, Floats]:
-    """Kaplan-Meier survival at each distinct time (``reverse``: of the censoring times), prefixed
-    with ``(-inf, 1)``; as scikit-survival, an uncensored sample makes the censoring curve 1."""
-    if reverse and event.all():
-        unique = np.unique(time)
+def time_groups(event: npt.NDArray[np.bool_], time: Floats, order: Indices) -> tuple[Floats, Indices, Indices]:
+    """(distinct times, samples at each, events at each) given ``order``, an argsort of ``time``."""
+    t = time[order]
+    start = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
+    total = np.diff(np.r_[start, t.shape[0]])
+    events = np.add.reduceat(event[order].astype(np.int64), start)
+    return t[start], total, events
+
+
+def kaplan_meier(unique: Floats, total: Indices, events: Indices, *, reverse: bool = False) -> tuple[Floats, Floats]:
+    """Kaplan-Meier survival at each distinct time of :func:`time_groups` (``reverse``: of the censoring
+    times), prefixed with ``(-inf, 1)``; as scikit-survival, an uncensored sample makes the censoring curve 1."""
+    if reverse and (events == total).all():
         return np.r_[-np.inf, unique], np.ones(unique.shape[0] + 1)
-    unique, inverse = np.unique(time, return_inverse=True)
-    total = np.bincount(inverse, minlength=unique.shape[0])
-    events = np.bincount(inverse, weights=event, minlength=unique.shape[0]).astype(np.int64)
-    at_risk = time.shape[0] - np.concatenate(([0], np.cumsum(total)[:-1]))
+    at_risk = int(total.sum()) - np.concatenate(([0], np.cumsum(total)[:-1]))
     if reverse:  # the censored samples are the "events"; an event leaves the risk set first
         at_risk, events = at_risk - events, total - events
     ratio = np.divide(events, at_risk, out=np.zeros(unique.shape[0]), where=events != 0)
@@ -57,7 +63,8 @@ def kaplan_meier(event: npt.NDArray[np.bool_], time: Floats, *, reverse: bool = 
 
 def step_lookup(unique: Floats, prob: Floats, at: Floats) -> Floats:
     """The step function ``prob`` (right-continuous, knots ``unique``) at ``at``; 0 beyond the last knot,
-    which is an error unless the curve reached 0 (the estimate is undefined there)."""
+    which is an error unless the curve reached 0 (the estimate is undefined there). Sorted ``at`` is
+    searched fastest."""
     beyond = at > unique[-1]
     if prob[-1] > 0 and beyond.any():
         raise ValueError(f"time must be smaller than largest observed time point: {unique[-1]}")
@@ -70,16 +77,18 @@ def step_lookup(unique: Floats, prob: Floats, at: Floats) -> Floats:
     return out
 
 
-def censoring_weights(train: Any, event: npt.NDArray[np.bool_], time: Floats) -> Floats:
+def censoring_weights(train: Any, event: npt.NDArray[np.bool_], time: Floats, order: Indices) -> Floats:
     """``1 / G(t_i)`` for the events and 0 for censored samples, with ``G`` the Kaplan-Meier
-    estimate of the censoring distribution in ``train``."""
+    estimate of the censoring distribution in ``train``; ``order`` sorts ``time``."""
     train_event, train_time = survival_arrays(train, "survival_train")
-    unique, prob = kaplan_meier(train_event, train_time, reverse=True)
-    g = step_lookup(unique, prob, time[event])
+    train_order = order if np.array_equal(train_time, time) else np.argsort(train_time)  # one sort when alike
+    unique, prob = kaplan_meier(*time_groups(train_event, train_time, train_order), reverse=True)
+    events_in_order = order[event[order]]
+    g = step_lookup(unique, prob, time[events_in_order])  # sorted times: a merge-like search
     if (g == 0).any():
         raise ValueError("censoring survival function is zero at one or more time points")
     weights = np.zeros(time.shape[0])
-    weights[event] = 1.0 / g
+    weights[events_in_order] = 1.0 / g
     return weights
 
 
@@ -153,7 +162,7 @@ def concordance_index_ipcw(
     weighted = event if tau is None else event & (time < tau)
     if not weighted.any():
         raise ValueError(f"survival_test: all samples before tau={tau} are censored")
-    weights = censoring_weights(survival_train, weighted, time) ** 2
+    weights = censoring_weights(survival_train, weighted, time, np.argsort(time)) ** 2
     if event.sum() == 1 and np.count_nonzero(time == time[event][0]) == 1 and time[event][0] == time.max():
         raise no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
     (below, tied, above, tied_time, _, _), per_sample = _core.concordance_per_sample(
@@ -239,7 +248,8 @@ def cumulative_dynamic_auc(
         raise ValueError(f"all times must be within follow-up time of test data: [{time.min()}; {time.max()}[")
     if estimates.ndim == 2 and estimates.shape[1] != cutoffs.shape[0]:
         raise ValueError(f"expected estimate with {cutoffs.shape[0]} columns, but got {estimates.shape[1]}")
-    weights = censoring_weights(survival_train, event, time)
+    order = np.argsort(time)
+    weights = censoring_weights(survival_train, event, time, order)
     if estimates.ndim == 1:
         aucs = _dynamic_auc(estimates, time, weights, cutoffs, tied_tol)
     else:
@@ -251,7 +261,7 @@ def cumulative_dynamic_auc(
         )
     if cutoffs.shape[0] == 1:
         return aucs, float(aucs[0])
-    unique, prob = kaplan_meier(event, time)
+    unique, prob = kaplan_meier(*time_groups(event, time, order))
     survival = step_lookup(unique, prob, cutoffs)
     steps = -np.diff(np.r_[1.0, survival])
     return aucs, float((aucs * steps).sum() / (1.0 - survival[-1]))
