@@ -30,12 +30,19 @@ class SplitMix64 {
 // (then the caller draws again with a wider Count).
 template <class Count>
 bool draw_counts(const std::int64_t* offsets, std::size_t n_strata, std::uint64_t seed, Count* count) {
+    constexpr std::uint64_t kBlock = 64;  // draws first, then their increments: many cache misses in flight
     SplitMix64 rng(seed);
     bool fits = true;
     for (std::size_t s = 0; s < n_strata; ++s) {
         Count* first = count + offsets[s];
         const std::uint64_t size = static_cast<std::uint64_t>(offsets[s + 1] - offsets[s]);
-        for (std::uint64_t k = 0; k < size; ++k) fits &= ++first[rng.below(size)] != 0;
+        std::uint64_t k = 0;
+        for (; k + kBlock <= size; k += kBlock) {
+            std::uint32_t drawn[kBlock];
+            for (std::uint64_t j = 0; j < kBlock; ++j) drawn[j] = static_cast<std::uint32_t>(rng.below(size));
+            for (std::uint64_t j = 0; j < kBlock; ++j) fits &= ++first[drawn[j]] != 0;
+        }
+        for (; k < size; ++k) fits &= ++first[rng.below(size)] != 0;
     }
     return fits;
 }
@@ -107,22 +114,28 @@ void rankable_bounds(const double* sorted_labels, std::size_t n, double min_dist
 void bootstrap_auc(const BootstrapDesign& design, const std::uint8_t* positive, const std::int64_t* group_end,
                    std::size_t n_groups, const std::uint64_t* seeds, std::size_t n_resamples, double* out,
                    int n_threads, Control& control) {
+    // One byte per sample (bit 0: positive, bit 1: last of its tie group): the sweep streams n bytes, not n_groups
+    // ends.
+    std::vector<std::uint8_t> flags(positive, positive + design.n);
+    for (std::size_t g = 0; g < n_groups; ++g) flags[static_cast<std::size_t>(group_end[g]) - 1] |= 2;
     const std::uint32_t* cluster = design.cluster;
+    const std::size_t n = design.n;
     replicates(design, seeds, n_resamples, out, n_threads, control, [&] {
         return [&](const auto* count) {
             double credit = 0, negatives_below = 0, positives = 0;
-            std::size_t p = 0;
-            for (std::size_t g = 0; g < n_groups; ++g) {
-                std::uint64_t pos = 0, all = 0;
-                for (const std::size_t end = static_cast<std::size_t>(group_end[g]); p < end; ++p) {
-                    const std::uint64_t w = count[cluster[p]];
-                    pos += w * positive[p];  // no branch on the class: it is random in score order
-                    all += w;
+            std::uint64_t pos = 0, all = 0;  // of the current tie group
+            for (std::size_t p = 0; p < n; ++p) {
+                const std::uint64_t w = count[cluster[p]];
+                const std::uint8_t f = flags[p];
+                pos += w & (0 - static_cast<std::uint64_t>(f & 1));  // no branch on the class: random in score order
+                all += w;
+                if (f & 2) {
+                    const double neg = static_cast<double>(all - pos);
+                    credit += static_cast<double>(pos) * (negatives_below + 0.5 * neg);
+                    negatives_below += neg;
+                    positives += static_cast<double>(pos);
+                    pos = all = 0;
                 }
-                const double neg = static_cast<double>(all - pos);
-                credit += static_cast<double>(pos) * (negatives_below + 0.5 * neg);
-                negatives_below += neg;
-                positives += static_cast<double>(pos);
             }
             const double pairs = positives * negatives_below;
             return pairs > 0 ? credit / pairs : std::numeric_limits<double>::quiet_NaN();

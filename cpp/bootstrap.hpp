@@ -28,7 +28,7 @@ struct BootstrapDesign {
 
 // Replicate r of the binary ROC AUC. `positive[p]` flags the sample at sorted
 // position p; tie groups of equal scores are [group_end[g - 1], group_end[g])
-// with group_end[-1] = 0. NaN where a resample lacks a class.
+// with group_end[-1] = 0 (nonempty). NaN where a resample lacks a class.
 void bootstrap_auc(const BootstrapDesign& design, const std::uint8_t* positive, const std::int64_t* group_end,
                    std::size_t n_groups, const std::uint64_t* seeds, std::size_t n_resamples, double* out,
                    int n_threads, Control& control);

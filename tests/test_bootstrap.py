@@ -118,6 +118,7 @@ def test_compiled_roc_auc_gives_the_generic_replicates(data):
     n = data.draw(st.integers(2, 25))
     y = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
     assume(0 < y.sum() < n)  # binary labels (one class takes the generic path)
+    y = y.astype(data.draw(st.sampled_from([np.int64, np.bool_, np.float32])))
     dtype = data.draw(st.sampled_from(SCORE_DTYPES))
     score = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n))).astype(dtype)
     stratify, cluster = data.draw(_design(n))

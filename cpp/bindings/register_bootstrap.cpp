@@ -55,7 +55,8 @@ py::array_t<double> bootstrap_auc_py(const py::array_t<std::uint8_t>& positive,
         static_cast<std::size_t>(ends[n_groups - 1]) != design.n)
         throw py::value_error("internal error: inconsistent bootstrap groups");
     for (std::size_t g = 0; g < n_groups; ++g)
-        if (ends[g] < (g ? ends[g - 1] : 0)) throw py::value_error("internal error: inconsistent bootstrap groups");
+        if (ends[g] <= (g ? ends[g - 1] : 0))
+            throw py::value_error("internal error: bootstrap groups must be nonempty");
     return run_replicates(seeds, std::move(progress),
                           [&](const std::uint64_t* seed, std::size_t r, double* out, Control& control) {
                               bootstrap_auc(design, flags, ends, n_groups, seed, r, out, n_threads, control);

@@ -62,6 +62,7 @@ class _Design:
     stratum_offsets: Indices  # n_strata + 1 offsets into the clusters
     cluster_offsets: Indices  # n_clusters + 1 offsets into members
     members: Indices  # sample indices, cluster by cluster
+    plain: bool = False  # one stratum, cluster i is sample i
 
 
 def _codes(labels: Any, n: int, name: str) -> npt.NDArray[np.intp]:
@@ -77,7 +78,8 @@ def _codes(labels: Any, n: int, name: str) -> npt.NDArray[np.intp]:
 def resampling_design(n: int, stratify: Any = None, cluster: Any = None) -> _Design:
     """Strata (``stratify``; one when None) of clusters (``cluster``; one per sample when None)."""
     if stratify is None and cluster is None:
-        return _Design(np.array([0, n], dtype=np.int64), np.arange(n + 1, dtype=np.int64), np.arange(n, dtype=np.int64))
+        identity = np.arange(n + 1, dtype=np.int64)
+        return _Design(np.array([0, n], dtype=np.int64), identity, identity[:n], plain=True)
     strata = np.zeros(n, dtype=np.intp) if stratify is None else _codes(stratify, n, "stratify")
     clusters = np.arange(n) if cluster is None else _codes(cluster, n, "cluster")
     if cluster is not None and stratify is not None:
@@ -173,7 +175,10 @@ def _auc_sweep(arrays: list[Any]) -> _Sweep | None:
     labels, scores = arrays
     if labels.ndim != 1 or scores.ndim != 1 or labels.shape != scores.shape or scores.dtype.kind not in "biuf":
         return None
-    classes = np.unique(labels)
+    if labels.dtype == np.bool_:  # no sort for the two classes of bool labels
+        classes = np.array([False, True]) if labels.any() and not labels.all() else labels[:1]
+    else:
+        classes = np.unique(labels)
     if classes.shape[0] != 2:
         return None
     scores = as_vector(scores, "y_score")
@@ -243,10 +248,13 @@ def _paired_sweep(arrays: list[Any], min_dist: Any) -> _Sweep | None:
 
 def _fast_replicates(sweep: _Sweep, design: _Design, seeds: npt.NDArray[np.uint64], threads: int, show: bool) -> Floats:
     """Replicates from the compiled kernel: the same draws as the generic path, as counts per cluster."""
-    of_sample = np.empty(sweep.order.shape[0], dtype=np.uint32)
-    sizes = np.diff(design.cluster_offsets)
-    of_sample[design.members] = np.repeat(np.arange(sizes.shape[0], dtype=np.uint32), sizes)
-    cluster = of_sample[sweep.order]
+    if design.plain:
+        cluster = sweep.order.astype(np.uint32)
+    else:
+        of_sample = np.empty(sweep.order.shape[0], dtype=np.uint32)
+        sizes = np.diff(design.cluster_offsets)
+        of_sample[design.members] = np.repeat(np.arange(sizes.shape[0], dtype=np.uint32), sizes)
+        cluster = of_sample[sweep.order]
     with progress_callback(show, "bootstrap") as callback:
         return sweep.kernel(cluster, design.stratum_offsets, seeds, threads, callback)
 
