@@ -43,8 +43,11 @@ def survival_arrays(y: Any, name: str) -> tuple[npt.NDArray[np.bool_], Floats]:
 def time_groups(event: npt.NDArray[np.bool_], time: Floats, order: Indices) -> tuple[Floats, Indices, Indices]:
     """(distinct times, samples at each, events at each) given ``order``, an argsort of ``time``."""
     t = time[order]
-    start = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
-    total = np.diff(np.r_[start, t.shape[0]])
+    first = np.empty(t.shape[0], dtype=bool)  # np.r_ costs more than the whole comparison at this size
+    first[0] = True
+    np.not_equal(t[1:], t[:-1], out=first[1:])
+    start = np.flatnonzero(first)
+    total = np.diff(start, append=t.shape[0])
     events = np.add.reduceat(event[order].astype(np.int64), start)
     return t[start], total, events
 
@@ -53,12 +56,12 @@ def kaplan_meier(unique: Floats, total: Indices, events: Indices, *, reverse: bo
     """Kaplan-Meier survival at each distinct time of :func:`time_groups` (``reverse``: of the censoring
     times), prefixed with ``(-inf, 1)``; as scikit-survival, an uncensored sample makes the censoring curve 1."""
     if reverse and (events == total).all():
-        return np.r_[-np.inf, unique], np.ones(unique.shape[0] + 1)
+        return np.concatenate(([-np.inf], unique)), np.ones(unique.shape[0] + 1)
     at_risk = int(total.sum()) - np.concatenate(([0], np.cumsum(total)[:-1]))
     if reverse:  # the censored samples are the "events"; an event leaves the risk set first
         at_risk, events = at_risk - events, total - events
     ratio = np.divide(events, at_risk, out=np.zeros(unique.shape[0]), where=events != 0)
-    return np.r_[-np.inf, unique], np.r_[1.0, np.cumprod(1.0 - ratio)]
+    return np.concatenate(([-np.inf], unique)), np.concatenate(([1.0], np.cumprod(1.0 - ratio)))
 
 
 def step_lookup(unique: Floats, prob: Floats, at: Floats) -> Floats:
@@ -176,21 +179,24 @@ def concordance_index_ipcw(
     return cindex, int(below), int(above), int(tied), int(tied_time)
 
 
-def _dynamic_auc(scores: Floats, time: Floats, case_weight: Floats, cutoffs: Floats, tied_tol: float) -> Floats:
-    """AUC(t) at every cutoff for one column of risk scores: weighted cases (time <= t) against
-    controls (time > t), ties counted 1/2. Neighbouring sorted scores within ``tied_tol`` are tied
-    (ties chain, as in scikit-survival). One sort, then O(n) per cutoff in whole-array operations."""
+def _dynamic_auc(scores: Floats, level: Indices, case_weight: Floats, n_cutoffs: int, tied_tol: float) -> Floats:
+    """AUC(t) at every (sorted) cutoff for one column of risk scores: weighted cases (time <= t) against
+    controls (time > t), ties counted 1/2; ``level``: how many cutoffs lie below each sample's time. Neighbouring sorted scores within ``tied_tol`` are tied
+    (ties chain, as in scikit-survival). One sort, then one histogram of the samples over
+    (tie group, cutoffs below their time): O(n log n + groups * cutoffs)."""
     order = np.argsort(scores)  # tie groups are formed from the values: any order of equal scores will do
     sorted_scores = scores[order]
-    group_start = np.flatnonzero(np.r_[True, np.abs(np.diff(sorted_scores)) > tied_tol])
-    t, w = time[order], case_weight[order]
-    control = t[np.newaxis, :] > cutoffs[:, np.newaxis]  # (n_cutoffs, n)
-    controls = np.add.reduceat(control.astype(np.int64), group_start, axis=1)  # per tie group
-    cases = np.add.reduceat(np.where(control, 0.0, w), group_start, axis=1)
-    below = np.cumsum(controls, axis=1) - controls  # controls in lower groups
-    numerator = np.sum(cases * (below + 0.5 * controls), axis=1)
+    group = np.cumsum(np.abs(np.diff(sorted_scores, prepend=sorted_scores[0])) > tied_tol)
+    n_groups, width = int(group[-1]) + 1, n_cutoffs + 1
+    cell = group * width + level[order]  # a control at the first `level` cutoffs, a case from there on
+    counts = np.bincount(cell, minlength=n_groups * width).reshape(n_groups, width)
+    weights = np.bincount(cell, weights=case_weight[order], minlength=n_groups * width).reshape(n_groups, width)
+    controls = np.cumsum(counts[:, ::-1], axis=1)[:, -2::-1]  # per group and cutoff k: level > k
+    cases = np.cumsum(weights, axis=1)[:, :-1]  # level <= k
+    below = np.cumsum(controls, axis=0) - controls  # controls in lower groups
+    numerator = np.sum(cases * (below + 0.5 * controls), axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):  # no case yet: NaN, as scikit-survival
-        aucs: Floats = numerator / (cases.sum(axis=1) * controls.sum(axis=1).astype(np.float64))
+        aucs: Floats = numerator / (cases.sum(axis=0) * controls.sum(axis=0).astype(np.float64))
     return aucs
 
 
@@ -225,8 +231,9 @@ def cumulative_dynamic_auc(
 
     Notes
     -----
-    The scores are sorted once (per column); each time point then takes
-    O(n) (a count of controls per tie group), not a sort per time point.
+    The scores are sorted once (per column); one pass then counts the
+    controls and weighs the cases of every tie group at every time point
+    (a histogram over tie groups and time points), not a sort per time point.
 
     Examples
     --------
@@ -250,12 +257,14 @@ def cumulative_dynamic_auc(
         raise ValueError(f"expected estimate with {cutoffs.shape[0]} columns, but got {estimates.shape[1]}")
     order = np.argsort(time)
     weights = censoring_weights(survival_train, event, time, order)
+    level = np.empty(time.shape[0], dtype=np.intp)
+    level[order] = np.searchsorted(cutoffs, time[order], side="left")  # sorted times: a merge-like search
     if estimates.ndim == 1:
-        aucs = _dynamic_auc(estimates, time, weights, cutoffs, tied_tol)
-    else:
+        aucs = _dynamic_auc(estimates, level, weights, cutoffs.shape[0], tied_tol)
+    else:  # column k at cutoff k: a control when at least k + 1 cutoffs lie below its time
         aucs = np.array(
             [
-                _dynamic_auc(estimates[:, k], time, weights, cutoffs[k : k + 1], tied_tol)[0]
+                _dynamic_auc(estimates[:, k], (level > k).astype(np.intp), weights, 1, tied_tol)[0]
                 for k in range(cutoffs.shape[0])
             ]
         )
@@ -263,5 +272,5 @@ def cumulative_dynamic_auc(
         return aucs, float(aucs[0])
     unique, prob = kaplan_meier(*time_groups(event, time, order))
     survival = step_lookup(unique, prob, cutoffs)
-    steps = -np.diff(np.r_[1.0, survival])
+    steps = -np.diff(survival, prepend=1.0)
     return aucs, float((aucs * steps).sum() / (1.0 - survival[-1]))
