@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._paired import ConfidenceInterval, paired_auc, prepare_scores
+from ._paired import EXACT_INTEGER_LABELS, ConfidenceInterval, paired_auc, prepare_scores
 from ._progress import progress_callback
 from ._result import Result
 from ._roc_auc import roc_auc_score
@@ -227,17 +227,13 @@ def _concordance_sweep(arrays: list[Any]) -> _Sweep | None:
     return _pair_sweep(order, rank, bound, np.ascontiguousarray(events, dtype=np.uint8))
 
 
-# Integer labels below this magnitude, and their differences, are exact in float64.
-_EXACT_INTEGER_LABELS = 2**52
-
-
 def _paired_sweep(arrays: list[Any], min_dist: Any) -> _Sweep | None:
     """``paired_auc(scores, labels, min_dist)``: samples by label; each is compared with the
     labels at least min_dist below its own, correct when its score is higher."""
     if len(arrays) != 2:
         return None
     scores, labels, min_dist = prepare_scores(arrays[0], arrays[1], min_dist)
-    if labels.dtype.kind in "iu" and max(abs(int(labels.min())), abs(int(labels.max()))) >= _EXACT_INTEGER_LABELS:
+    if labels.dtype.kind in "iu" and max(abs(int(labels.min())), abs(int(labels.max()))) >= EXACT_INTEGER_LABELS:
         return None  # differences beyond float64's integers: the generic path compares them exactly
     y = labels.astype(np.float64)
     order = np.argsort(y, kind="stable")

@@ -248,6 +248,9 @@ if paired_eval.__doc__:  # None under python -OO
     paired_eval.__doc__ = paired_eval.__doc__.replace("{semantics}", _SEMANTICS.strip())
 
 
+# Integer labels below this magnitude, and their differences, are exact in float64.
+EXACT_INTEGER_LABELS = 2**52
+
 # Up to this many samples paired_evaluation also computes the variance of auc
 # (per-sample counts cost 2-4 times the plain counts).
 _CHEAP_VARIANCE_SAMPLES = 100_000
