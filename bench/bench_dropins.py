@@ -233,7 +233,9 @@ def run(quick: bool = False, only: list[str] | None = None) -> dict:
             warnings.simplefilter("ignore")
             if peer is not None:
                 (t_ours, t_peer), (c_ours, c_peer), (r_ours, r_peer) = alternating_medians([ours, peer], repeats)
-                if not (abs(r_ours / r_peer - 1) < 0.3 if name.startswith("bootstrap") else _same(r_ours, r_peer)):
+                # a bootstrap against a loop with its own draws: standard errors of a few resamples agree roughly
+                loose = name.startswith("bootstrap") and peer_name != "generic path"
+                if not (abs(r_ours / r_peer - 1) < 0.6 if loose else _same(r_ours, r_peer)):
                     raise AssertionError(f"{name}: pairmetrics {r_ours} but {peer_name} {r_peer}")
             else:
                 (t_ours,), (c_ours,), _ = alternating_medians([ours], repeats)

@@ -1,4 +1,4 @@
-"""bootstrap(): SciPy's intervals, the compiled paths against the generic one (the same replicates), strata and clusters."""
+"""bootstrap(): SciPy's intervals, the compiled paths against the generic one (same replicates), strata, clusters."""
 
 from __future__ import annotations
 

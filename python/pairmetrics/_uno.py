@@ -80,13 +80,24 @@ def step_lookup(unique: Floats, prob: Floats, at: Floats) -> Floats:
     return out
 
 
-def censoring_weights(train: Any, event: npt.NDArray[np.bool_], time: Floats, order: Indices) -> Floats:
-    """``1 / G(t_i)`` for the events and 0 for censored samples, with ``G`` the Kaplan-Meier
-    estimate of the censoring distribution in ``train``; ``order`` sorts ``time``."""
+def censoring_weights(
+    train: Any,
+    weighted: npt.NDArray[np.bool_],
+    time: Floats,
+    order: Indices,
+    test: tuple[npt.NDArray[np.bool_], tuple[Floats, Indices, Indices]] | None = None,
+) -> Floats:
+    """``1 / G(t_i)`` for the ``weighted`` samples and 0 for the others, with ``G`` the Kaplan-Meier
+    estimate of the censoring distribution in ``train``; ``order`` sorts ``time``. ``test``: the test
+    set's events and :func:`time_groups`, reused when ``train`` holds the same samples."""
     train_event, train_time = survival_arrays(train, "survival_train")
-    train_order = order if np.array_equal(train_time, time) else np.argsort(train_time)  # one sort when alike
-    unique, prob = kaplan_meier(*time_groups(train_event, train_time, train_order), reverse=True)
-    events_in_order = order[event[order]]
+    same_times = np.array_equal(train_time, time)
+    if same_times and test is not None and np.array_equal(train_event, test[0]):
+        groups = test[1]
+    else:
+        groups = time_groups(train_event, train_time, order if same_times else np.argsort(train_time))
+    unique, prob = kaplan_meier(*groups, reverse=True)
+    events_in_order = order[weighted[order]]
     g = step_lookup(unique, prob, time[events_in_order])  # sorted times: a merge-like search
     if (g == 0).any():
         raise ValueError("censoring survival function is zero at one or more time points")
@@ -181,12 +192,12 @@ def concordance_index_ipcw(
 
 def _dynamic_auc(scores: Floats, level: Indices, case_weight: Floats, n_cutoffs: int, tied_tol: float) -> Floats:
     """AUC(t) at every (sorted) cutoff for one column of risk scores: weighted cases (time <= t) against
-    controls (time > t), ties counted 1/2; ``level``: how many cutoffs lie below each sample's time. Neighbouring sorted scores within ``tied_tol`` are tied
-    (ties chain, as in scikit-survival). One sort, then one histogram of the samples over
-    (tie group, cutoffs below their time): O(n log n + groups * cutoffs)."""
+    controls (time > t), ties counted 1/2; ``level``: how many cutoffs lie below each sample's time.
+    Neighbouring sorted scores within ``tied_tol`` are tied (ties chain, as in scikit-survival). One sort,
+    then one histogram of the samples over (tie group, cutoffs below their time): O(n log n + groups * cutoffs)."""
     order = np.argsort(scores)  # tie groups are formed from the values: any order of equal scores will do
     sorted_scores = scores[order]
-    group = np.cumsum(np.abs(np.diff(sorted_scores, prepend=sorted_scores[0])) > tied_tol)
+    group = np.cumsum(np.diff(sorted_scores, prepend=sorted_scores[0]) > tied_tol)  # sorted: no negative step
     n_groups, width = int(group[-1]) + 1, n_cutoffs + 1
     cell = group * width + level[order]  # a control at the first `level` cutoffs, a case from there on
     counts = np.bincount(cell, minlength=n_groups * width).reshape(n_groups, width)
@@ -256,9 +267,10 @@ def cumulative_dynamic_auc(
     if estimates.ndim == 2 and estimates.shape[1] != cutoffs.shape[0]:
         raise ValueError(f"expected estimate with {cutoffs.shape[0]} columns, but got {estimates.shape[1]}")
     order = np.argsort(time)
-    weights = censoring_weights(survival_train, event, time, order)
-    level = np.empty(time.shape[0], dtype=np.intp)
-    level[order] = np.searchsorted(cutoffs, time[order], side="left")  # sorted times: a merge-like search
+    groups = time_groups(event, time, order)
+    weights = censoring_weights(survival_train, event, time, order, (event, groups))
+    level = np.empty(time.shape[0], dtype=np.intp)  # cutoffs below each time: searched once per distinct time
+    level[order] = np.repeat(np.searchsorted(cutoffs, groups[0], side="left"), groups[1])
     if estimates.ndim == 1:
         aucs = _dynamic_auc(estimates, level, weights, cutoffs.shape[0], tied_tol)
     else:  # column k at cutoff k: a control when at least k + 1 cutoffs lie below its time
@@ -270,7 +282,7 @@ def cumulative_dynamic_auc(
         )
     if cutoffs.shape[0] == 1:
         return aucs, float(aucs[0])
-    unique, prob = kaplan_meier(*time_groups(event, time, order))
+    unique, prob = kaplan_meier(*groups)
     survival = step_lookup(unique, prob, cutoffs)
     steps = -np.diff(survival, prepend=1.0)
     return aucs, float((aucs * steps).sum() / (1.0 - survival[-1]))
