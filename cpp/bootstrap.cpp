@@ -77,14 +77,19 @@ void replicates(const BootstrapDesign& design, const std::uint64_t* seeds, std::
         &control);
 }
 
-// Sums of weights over a prefix of the ranks.
+// Sums of weights over a prefix of the ranks, and the weight at each rank.
 class Fenwick {
   public:
-    explicit Fenwick(std::size_t size) : tree_(size + 1) {}
-    void clear() { std::fill(tree_.begin(), tree_.end(), std::uint64_t{0}); }
+    explicit Fenwick(std::size_t size) : tree_(size + 1), at_(size) {}
+    void clear() {
+        std::fill(tree_.begin(), tree_.end(), std::uint64_t{0});
+        std::fill(at_.begin(), at_.end(), std::uint64_t{0});
+    }
     void add(std::size_t rank, std::uint64_t weight) {
+        at_[rank] += weight;
         for (std::size_t i = rank + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += weight;
     }
+    std::uint64_t at(std::size_t rank) const { return at_[rank]; }
     // Total weight of the ranks below `rank`.
     std::uint64_t below(std::size_t rank) const {
         std::uint64_t sum = 0;
@@ -94,6 +99,7 @@ class Fenwick {
 
   private:
     std::vector<std::uint64_t> tree_;
+    std::vector<std::uint64_t> at_;
 };
 
 }  // namespace
@@ -165,7 +171,7 @@ void bootstrap_pair_concordance(const BootstrapDesign& design, const PairSweep& 
                 const std::uint64_t w = count[cluster[p]];
                 if (!sweep.query[p] || w == 0 || inserted == 0) continue;
                 const std::uint64_t below = tree.below(sweep.rank[p]);
-                const std::uint64_t at = tree.below(sweep.rank[p] + 1) - below;
+                const std::uint64_t at = tree.at(sweep.rank[p]);
                 const double weight = static_cast<double>(w);
                 correct += weight * static_cast<double>(below);
                 tied += weight * static_cast<double>(at);
