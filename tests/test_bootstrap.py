@@ -1,13 +1,17 @@
-"""bootstrap(): SciPy's intervals, the compiled AUC path against the generic one, strata and clusters."""
+"""bootstrap(): SciPy's intervals, the compiled paths against the generic one (same replicates), strata, clusters."""
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 
 import numpy as np
 import pairmetrics as pm
 import pytest
-from pairmetrics._bootstrap import _auc_leave_one_out, _resample, resampling_design
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from pairmetrics._bootstrap import _auc_leave_one_out, _fast_sweep, _resample, drawn_clusters, resampling_design
 from scipy import stats
 
 
@@ -22,45 +26,172 @@ def _generic_auc(y, s):
     return pm.roc_auc_score(y, s)
 
 
-def test_fast_path_matches_generic_distribution():
-    # Different random streams, same distribution: compare the spread and the interval loosely,
-    # and each replicate exactly against the generic statistic on the same weights below.
+def test_fast_path_gives_the_generic_replicates():
     y, score = _auc_problem()
-    fast = pm.bootstrap(pm.roc_auc_score, y, score, n_resamples=2000, rng=1)
-    slow = pm.bootstrap(_generic_auc, y, score, n_resamples=2000, rng=2)
-    assert fast.standard_error == pytest.approx(slow.standard_error, rel=0.15)
-    assert tuple(fast.confidence_interval) == pytest.approx(tuple(slow.confidence_interval), abs=0.02)
+    fast = pm.bootstrap(pm.roc_auc_score, y, score, n_resamples=500, rng=1, method="BCa")
+    slow = pm.bootstrap(_generic_auc, y, score, n_resamples=500, rng=1, method="BCa")
+    np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13)
+    assert tuple(fast.confidence_interval) == pytest.approx(tuple(slow.confidence_interval), rel=1e-12)
 
 
-def test_fast_replicates_are_exact_aucs_of_the_drawn_counts():
+def test_kernel_replicate_is_the_auc_of_the_drawn_rows():
     from pairmetrics import _core
 
     y, score = _auc_problem(60, 3)
-    order = np.argsort(score, kind="stable")
+    design = resampling_design(60, stratify=y, cluster=(np.arange(60) // 3) * 2 + y)  # clusters inside strata
+    seeds = np.arange(5, dtype=np.uint64)
+    counts = [_core.bootstrap_draw_counts(design.stratum_offsets, seed) for seed in seeds]
+    sizes = np.diff(design.cluster_offsets)
+    for seed, count in zip(seeds, counts):
+        rows = np.repeat(design.members, np.repeat(count, sizes))
+        np.testing.assert_array_equal(np.sort(rows), np.sort(_resample(design, seed)))
+    order = np.argsort(score)
     s = score[order]
-    group_end = np.r_[np.flatnonzero(s[1:] != s[:-1]) + 1, s.shape[0]].astype(np.int64)
-    # one-sample clusters at positions 0..n-1: replicate the kernel's own draws in Python is not possible,
-    # so check a design where every cluster is the whole sample (weights all equal to n)
-    design = resampling_design(60, cluster=np.zeros(60))
-    position = np.empty(60, dtype=np.int64)
-    position[order] = np.arange(60)
+    group_end = np.r_[np.flatnonzero(s[1:] != s[:-1]) + 1, 60].astype(np.int64)
+    of_sample = np.empty(60, dtype=np.uint32)
+    of_sample[design.members] = np.repeat(np.arange(sizes.shape[0], dtype=np.uint32), sizes)
     flags = (y[order] == 1).astype(np.uint8)
-    out = _core.bootstrap_auc(
-        flags,
-        group_end,
-        design.stratum_offsets,
-        design.cluster_offsets,
-        position[design.members],
-        np.arange(5, dtype=np.uint64),
-        2,
+    out = _core.bootstrap_auc(flags, group_end, design.stratum_offsets, of_sample[order], seeds, 2)
+    expected = [pm.roc_auc_score(y[_resample(design, seed)], score[_resample(design, seed)]) for seed in seeds]
+    np.testing.assert_allclose(out, expected, rtol=1e-13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.lists(st.integers(1, 40), min_size=1, max_size=4))
+def test_numpy_draws_are_the_kernel_draws(seed, strata_sizes):
+    from pairmetrics import _core
+
+    offsets = np.r_[0, np.cumsum(strata_sizes)].astype(np.int64)
+    drawn = drawn_clusters(offsets, np.uint64(seed))
+    np.testing.assert_array_equal(
+        np.bincount(drawn, minlength=offsets[-1]), _core.bootstrap_draw_counts(offsets, np.uint64(seed))
     )
-    np.testing.assert_allclose(out, pm.roc_auc_score(y, score), rtol=1e-12)
+    for s in range(len(strata_sizes)):  # every stratum draws its own size, inside itself
+        inside = (drawn >= offsets[s]) & (drawn < offsets[s + 1])
+        assert np.count_nonzero(inside) == strata_sizes[s]
 
 
-def test_does_not_depend_on_threads_and_is_reproducible():
+def _nan_on_no_pair(function):
+    """The statistic, NaN where lifelines raises for a resample without an admissible pair."""
+
+    def statistic(*data):
+        try:
+            return function(*data)
+        except ZeroDivisionError:
+            return math.nan
+
+    return statistic
+
+
+@st.composite
+def _design(draw, n):
+    stratify = draw(st.one_of(st.none(), st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    cluster = None
+    if draw(st.booleans()):
+        cluster = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)))
+        if stratify is not None:  # clusters inside strata
+            cluster = cluster * 2 + np.array(stratify)
+    return stratify, cluster
+
+
+def _assert_same_replicates(statistic, generic, data, stratify, cluster, seed):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            statistic(*data)
+        except ZeroDivisionError:  # nothing comparable in the data itself: bootstrap raises it too
+            with pytest.raises(ZeroDivisionError):
+                pm.bootstrap(statistic, *data, n_resamples=12, rng=seed, stratify=stratify, cluster=cluster)
+            return
+        assert _fast_sweep(statistic, [np.asarray(d) for d in data]) is not None  # the compiled path is taken
+        fast = pm.bootstrap(statistic, *data, n_resamples=12, rng=seed, stratify=stratify, cluster=cluster)
+        slow = pm.bootstrap(generic, *data, n_resamples=12, rng=seed, stratify=stratify, cluster=cluster)
+    np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13, atol=0)
+
+
+SCORE_DTYPES = [np.float64, np.float32, np.int64, np.int8, np.uint16]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_compiled_roc_auc_gives_the_generic_replicates(data):
+    n = data.draw(st.integers(2, 25))
+    y = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    assume(0 < y.sum() < n)  # binary labels (one class takes the generic path)
+    y = y.astype(data.draw(st.sampled_from([np.int64, np.bool_, np.float32])))
+    dtype = data.draw(st.sampled_from(SCORE_DTYPES))
+    score = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n))).astype(dtype)
+    stratify, cluster = data.draw(_design(n))
+    _assert_same_replicates(
+        pm.roc_auc_score, _generic_auc, (y, score), stratify, cluster, data.draw(st.integers(0, 99))
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_compiled_concordance_index_gives_the_generic_replicates(data):
+    n = data.draw(st.integers(2, 25))
+    times = np.array(data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n)), dtype=float)
+    scale = data.draw(st.sampled_from([1.0, 1e300, -1e-300]))
+    scores = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n))) * scale
+    events = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    args = (times, scores, events) if data.draw(st.booleans()) else (times, scores)
+    stratify, cluster = data.draw(_design(n))
+    generic = _nan_on_no_pair(lambda *a: pm.concordance_index(*a))
+    _assert_same_replicates(pm.concordance_index, generic, args, stratify, cluster, data.draw(st.integers(0, 99)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_compiled_paired_auc_gives_the_generic_replicates(data):
+    n = data.draw(st.integers(2, 25))
+    label_dtype = data.draw(st.sampled_from([np.float64, np.float32, np.int64, np.uint8, np.bool_]))
+    labels = np.array(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)))
+    if label_dtype == np.bool_:
+        labels = labels % 2
+    labels = labels.astype(label_dtype)
+    if label_dtype == np.float64:
+        labels = labels * data.draw(st.sampled_from([1.0, 0.1, 1e15]))
+    dtype = data.draw(st.sampled_from(SCORE_DTYPES))
+    scores = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n))).astype(dtype)
+    min_dist = data.draw(st.sampled_from([0.5, 1.0, 0.1, 0.3, 2.0, 1e15]))
+    statistic = functools.partial(pm.paired_auc, min_dist=min_dist)
+    generic = functools.partial(lambda s, y, **kw: pm.paired_auc(s, y, **kw), min_dist=min_dist, warn=False)
+    stratify, cluster = data.draw(_design(n))
+    _assert_same_replicates(statistic, generic, (scores, labels), stratify, cluster, data.draw(st.integers(0, 99)))
+
+
+def test_paired_auc_default_and_huge_integer_labels():
+    rng = np.random.default_rng(2)
+    labels = rng.integers(0, 4, 50)
+    scores = labels + rng.normal(size=50)
+    fast = pm.bootstrap(pm.paired_auc, scores, labels, n_resamples=50, rng=3)
+    slow = pm.bootstrap(lambda s, y: pm.paired_auc(s, y, warn=False), scores, labels, n_resamples=50, rng=3)
+    np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13)
+    huge = labels.astype(np.int64) * 2**60  # beyond float64's integers: the generic path, same numbers
+    fast = pm.bootstrap(functools.partial(pm.paired_auc, min_dist=2**60), scores, huge, n_resamples=50, rng=3)
+    np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(-1e6, 1e6, allow_nan=False) | st.sampled_from([0.0, 0.1, 0.2, 0.3]), min_size=1, max_size=30),
+    st.sampled_from([0.1, 0.5, 1.0, 1e-300, 0.30000000000000004]),
+)
+def test_rankable_bounds_are_the_exact_prefixes(labels, min_dist):
+    from pairmetrics import _core
+
+    y = np.sort(np.array(labels))
+    expected = [int(np.count_nonzero(y[p] - y >= min_dist)) for p in range(y.shape[0])]
+    assert _core.rankable_bounds(y, min_dist).tolist() == expected
+
+
+@pytest.mark.parametrize("statistic", [pm.roc_auc_score, pm.paired_auc, pm.concordance_index])
+def test_does_not_depend_on_threads_and_is_reproducible(statistic):
     y, score = _auc_problem()
-    a = pm.bootstrap(pm.roc_auc_score, y, score, n_resamples=300, rng=5, n_jobs=1)
-    b = pm.bootstrap(pm.roc_auc_score, y, score, n_resamples=300, rng=5, n_jobs=2)
+    data = (y, score) if statistic is pm.roc_auc_score else (score, y)
+    a = pm.bootstrap(statistic, *data, n_resamples=300, rng=5, n_jobs=1)
+    b = pm.bootstrap(statistic, *data, n_resamples=300, rng=5, n_jobs=2)
     np.testing.assert_array_equal(a.bootstrap_distribution, b.bootstrap_distribution)
 
 
@@ -96,16 +227,15 @@ def test_auc_jackknife_formula():
 
 
 def test_stratify_keeps_class_sizes_and_cluster_draws_whole_clusters():
-    rng = np.random.default_rng(11)
     labels = np.array([0] * 7 + [1] * 3)
     design = resampling_design(10, stratify=labels)
-    for _ in range(20):
-        index = _resample(design, rng)
+    for seed in range(20):
+        index = _resample(design, seed)
         assert np.count_nonzero(labels[index] == 1) == 3 and index.shape[0] == 10
     clusters = np.array([0, 0, 1, 1, 1, 2, 3, 3, 3, 3])
     design = resampling_design(10, cluster=clusters)
-    for _ in range(20):
-        index = _resample(design, rng)
+    for seed in range(20):
+        index = _resample(design, seed)
         drawn = clusters[index]
         for c in np.unique(drawn):  # every drawn cluster comes whole (a multiple of its size)
             assert np.count_nonzero(drawn == c) % np.count_nonzero(clusters == c) == 0
@@ -122,9 +252,10 @@ def test_fast_stratified_has_no_nan():
 
 def test_bca_fast_matches_generic_acceleration():
     y, score = _auc_problem(120, 12)
-    fast = pm.bootstrap(pm.roc_auc_score, y, score, n_resamples=3000, method="BCa", rng=13)
-    slow = pm.bootstrap(_generic_auc, y, score, n_resamples=3000, method="BCa", rng=14)
-    assert tuple(fast.confidence_interval) == pytest.approx(tuple(slow.confidence_interval), abs=0.03)
+    for stratify in (None, y):
+        fast = pm.bootstrap(pm.roc_auc_score, y, score, n_resamples=1000, method="BCa", rng=13, stratify=stratify)
+        slow = pm.bootstrap(_generic_auc, y, score, n_resamples=1000, method="BCa", rng=13, stratify=stratify)
+        assert tuple(fast.confidence_interval) == pytest.approx(tuple(slow.confidence_interval), rel=1e-12)
 
 
 def test_bad_input():

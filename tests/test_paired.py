@@ -769,3 +769,16 @@ def test_group_dominance_refuses_a_group_out_of_range():
     one = np.ones(1, np.uint32)
     with pytest.raises(ValueError, match="n_groups"):
         _core.group_dominance(np.zeros(1), 2 * one, one, np.zeros(1), 0 * one, one, 2)
+
+
+def test_paired_auc_is_the_auc_of_paired_evaluation():
+    rng = np.random.default_rng(3)
+    labels = rng.normal(size=200)
+    scores = labels + rng.normal(size=200)
+    for min_dist in (0.1, 1.0):
+        assert pe.paired_auc(scores, labels, min_dist) == pe.paired_evaluation(scores, labels, min_dist).auc
+    with pytest.warns(RuntimeWarning, match="nothing is rankable"):
+        assert math.isnan(pe.paired_auc([1.0, 2.0], [0.0, 0.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(pe.paired_auc([1.0, 2.0], [0.0, 0.0], warn=False))

@@ -29,6 +29,7 @@ SURVIVAL = np.array(list(zip(BINARY == 0, np.arange(1.0, N + 1))), dtype=[("even
 CALLS = {
     "paired_eval": ((SCORES, LABELS), {}),
     "paired_evaluation": ((SCORES, LABELS), {}),
+    "paired_auc": ((SCORES, LABELS), {}),
     "compare_paired": ((SCORES, SCORES[::-1].copy(), LABELS), {}),
     "two_vs_two": ((Y2, P2), {}),
     "two_vs_two_permutation_test": ((Y2, P2), {"n_permutations": 2, "rng": 0}),

@@ -68,6 +68,10 @@ KERNELS = {
         rng=0, n_jobs=2),
     "measures": lambda cut: pm.absolute_error(*[a[:cut] for a in data("big")], per_target=True),
     "multilabel_counts": lambda cut: pm.multilabel_counts(*[a[:cut] for a in data("labels")]),
+    "bootstrap_auc": lambda cut: pm.bootstrap(pm.roc_auc_score, data("paired")[2][:cut or 10**6] > 0,
+        data("paired")[0][:cut or 10**6], n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
+    "bootstrap_concordance": lambda cut: pm.bootstrap(pm.concordance_index, *[a[:cut or 10**6] for a in data("paired")],
+        n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
 }
 
 for name in sys.argv[1:]:
@@ -98,6 +102,8 @@ KERNELS = [
     "multilabel_counts",
     "paired_evaluation",
     "compare_paired",
+    "bootstrap_auc",
+    "bootstrap_concordance",
 ]
 
 

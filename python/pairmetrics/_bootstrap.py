@@ -1,8 +1,9 @@
-"""Bootstrap confidence intervals (SciPy's methods), with a compiled fast path for the binary ROC AUC."""
+"""Bootstrap confidence intervals (SciPy's methods), with compiled paths for rank statistics."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -11,11 +12,12 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._paired import ConfidenceInterval
+from ._paired import EXACT_INTEGER_LABELS, ConfidenceInterval, paired_auc, prepare_scores
 from ._progress import progress_callback
 from ._result import Result
 from ._roc_auc import roc_auc_score
 from ._routing import routed
+from ._survival import concordance_index, lifelines_arrays
 from ._validation import (
     as_vector,
     check_choice,
@@ -60,6 +62,7 @@ class _Design:
     stratum_offsets: Indices  # n_strata + 1 offsets into the clusters
     cluster_offsets: Indices  # n_clusters + 1 offsets into members
     members: Indices  # sample indices, cluster by cluster
+    plain: bool = False  # one stratum, cluster i is sample i
 
 
 def _codes(labels: Any, n: int, name: str) -> npt.NDArray[np.intp]:
@@ -75,7 +78,8 @@ def _codes(labels: Any, n: int, name: str) -> npt.NDArray[np.intp]:
 def resampling_design(n: int, stratify: Any = None, cluster: Any = None) -> _Design:
     """Strata (``stratify``; one when None) of clusters (``cluster``; one per sample when None)."""
     if stratify is None and cluster is None:
-        return _Design(np.array([0, n], dtype=np.int64), np.arange(n + 1, dtype=np.int64), np.arange(n, dtype=np.int64))
+        identity = np.arange(n + 1, dtype=np.int64)
+        return _Design(np.array([0, n], dtype=np.int64), identity, identity[:n], plain=True)
     strata = np.zeros(n, dtype=np.intp) if stratify is None else _codes(stratify, n, "stratify")
     clusters = np.arange(n) if cluster is None else _codes(cluster, n, "cluster")
     if cluster is not None and stratify is not None:
@@ -94,12 +98,31 @@ def resampling_design(n: int, stratify: Any = None, cluster: Any = None) -> _Des
     )
 
 
-def _resample(design: _Design, rng: np.random.Generator) -> Indices:
-    """Sample indices of one resample: each stratum draws as many clusters as it has, with replacement."""
-    counts = np.diff(design.stratum_offsets)
-    drawn = design.stratum_offsets[:-1].repeat(counts) + (rng.random(int(counts.sum())) * counts.repeat(counts)).astype(
-        np.int64
-    )
+# SplitMix64, the compiled kernels' generator (cpp/bootstrap.hpp): a resample is a function of its seed.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+
+
+def splitmix64(seed: int | np.uint64, count: int) -> npt.NDArray[np.uint64]:
+    """The first ``count`` outputs of SplitMix64 seeded with ``seed`` (arithmetic modulo 2**64)."""
+    z = np.arange(1, count + 1, dtype=np.uint64) * _GOLDEN + np.uint64(seed)
+    z = (z ^ (z >> np.uint64(30))) * _MIX[0]
+    z = (z ^ (z >> np.uint64(27))) * _MIX[1]
+    return z ^ (z >> np.uint64(31))
+
+
+def drawn_clusters(stratum_offsets: Indices, seed: int | np.uint64) -> Indices:
+    """The clusters one resample draws: each stratum as many as it has, with replacement.
+    Draw k takes the top 32 bits ``u`` of output k and picks cluster ``first + (u * size >> 32)``."""
+    sizes = np.diff(stratum_offsets)
+    high = splitmix64(seed, int(stratum_offsets[-1])) >> np.uint64(32)
+    offset = (high * np.repeat(sizes, sizes).astype(np.uint64)) >> np.uint64(32)
+    return np.repeat(stratum_offsets[:-1], sizes) + offset.astype(np.int64)
+
+
+def _resample(design: _Design, seed: int | np.uint64) -> Indices:
+    """Sample indices of the resample of one seed (the members of its drawn clusters, in draw order)."""
+    drawn = drawn_clusters(design.stratum_offsets, seed)
     starts, sizes = design.cluster_offsets[drawn], np.diff(design.cluster_offsets)[drawn]
     # members of the drawn clusters, concatenated: a ramp within each cluster added to its start
     ramp = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
@@ -113,52 +136,123 @@ def _jackknife_groups(design: _Design, clustered: bool) -> list[Indices]:
     return np.split(design.members, design.cluster_offsets[1:-1])
 
 
-def _binary_auc_data(statistic: Callable[..., Any], data: tuple[Any, ...]) -> tuple[Any, Any] | None:
-    """(positive flags, scores) when the call is ``roc_auc_score(y_true, y_score)`` on binary labels."""
-    if statistic is not roc_auc_score or len(data) != 2:
+Kernel = Callable[[npt.NDArray[np.uint32], Indices, npt.NDArray[np.uint64], int, Any], Floats]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sweep:
+    """A compiled path: the samples in sweep order, the kernel of the replicates given the
+    cluster at each sweep position, and (when cheap) the leave-one-sample-out statistic."""
+
+    order: Indices
+    kernel: Kernel
+    leave_one_out: Callable[[], Floats] | None = None
+
+
+def _unwrapped(statistic: Callable[..., Any]) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """(function, keywords) of a statistic or a keyword-only functools.partial of one."""
+    if isinstance(statistic, functools.partial) and not statistic.args:
+        return statistic.func, dict(statistic.keywords)
+    return statistic, {}
+
+
+def _fast_sweep(statistic: Callable[..., Any], arrays: list[Any]) -> _Sweep | None:
+    """The compiled path of a recognised statistic, or None (the generic path)."""
+    function, keywords = _unwrapped(statistic)
+    if function is roc_auc_score and not keywords:
+        return _auc_sweep(arrays)
+    if function is concordance_index and not keywords:
+        return _concordance_sweep(arrays)
+    if function is paired_auc and set(keywords) <= {"min_dist", "warn"}:
+        return _paired_sweep(arrays, keywords.get("min_dist", 0.5))
+    return None
+
+
+def _auc_sweep(arrays: list[Any]) -> _Sweep | None:
+    """``roc_auc_score(y_true, y_score)`` on binary labels: samples by score, tie groups of equal scores."""
+    if len(arrays) != 2:
         return None
-    labels, scores = np.asarray(data[0]), np.asarray(data[1])
+    labels, scores = arrays
     if labels.ndim != 1 or scores.ndim != 1 or labels.shape != scores.shape or scores.dtype.kind not in "biuf":
         return None
-    classes = np.unique(labels)
+    if labels.dtype == np.bool_:  # no sort for the two classes of bool labels
+        classes = np.array([False, True]) if labels.any() and not labels.all() else labels[:1]
+    else:
+        classes = np.unique(labels)
     if classes.shape[0] != 2:
         return None
-    return labels == classes[1], as_vector(scores, "y_score")
-
-
-def _fast_auc(
-    positive: npt.NDArray[np.bool_],
-    scores: Any,
-    design: _Design,
-    rng: np.random.Generator,
-    n_resamples: int,
-    threads: int,
-    progress: bool,
-) -> tuple[Floats, Any]:
-    """Replicates from the compiled kernel, and a jackknife closure for BCa."""
+    scores = as_vector(scores, "y_score")
     order = np.argsort(scores)  # equal scores form one group: their order does not matter
     sorted_scores = scores[order]
     group_end = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]) + 1, scores.shape[0]].astype(np.int64)
-    position = np.empty(scores.shape[0], dtype=np.int64)
-    position[order] = np.arange(scores.shape[0])
-    seeds = rng.integers(0, 2**64, n_resamples, dtype=np.uint64, endpoint=False)
-    flags = np.ascontiguousarray(positive[order]).view(np.uint8)
-    members = position[design.members]
-    if design.stratum_offsets.shape[0] == 2 and design.cluster_offsets.shape[0] == members.shape[0] + 1:
-        members = np.arange(members.shape[0], dtype=np.int64)  # plain resampling: positions are drawn directly
-    elif design.cluster_offsets.shape[0] == members.shape[0] + 1:  # one sample per cluster
-        # any order within a stratum draws alike; sorted, one stratum is the identity (the kernel's plain case)
-        stratum = np.repeat(np.arange(design.stratum_offsets.shape[0] - 1), np.diff(design.stratum_offsets))
-        members = members[np.lexsort((members, stratum))]
-    with progress_callback(progress, "bootstrap") as callback:
-        replicates = _core.bootstrap_auc(
-            flags, group_end, design.stratum_offsets, design.cluster_offsets, members, seeds, threads, progress=callback
+    flags = np.ascontiguousarray(labels[order] == classes[1]).view(np.uint8)
+
+    def kernel(cluster: Any, offsets: Indices, seeds: Any, threads: int, progress: Any) -> Floats:
+        return _core.bootstrap_auc(flags, group_end, offsets, cluster, seeds, threads, progress=progress)
+
+    def leave_one_out() -> Floats:
+        values = np.empty(order.shape[0])
+        values[order] = _auc_leave_one_out(flags.astype(bool), group_end)
+        return values
+
+    return _Sweep(order, kernel, leave_one_out)
+
+
+def _pair_sweep(order: Indices, rank: Any, bound: Indices, query: npt.NDArray[np.uint8]) -> _Sweep:
+    """A pair concordance (see _core.bootstrap_pair_concordance) over samples in ``order``."""
+    ranks = np.ascontiguousarray(rank, dtype=np.uint32)
+
+    def kernel(cluster: Any, offsets: Indices, seeds: Any, threads: int, progress: Any) -> Floats:
+        return _core.bootstrap_pair_concordance(
+            ranks, bound, query, offsets, cluster, seeds, threads, progress=progress
         )
 
-    def jackknife() -> Floats:
-        return _auc_leave_one_out(flags.astype(bool), group_end)[np.argsort(order)]
+    return _Sweep(order, kernel)
 
-    return replicates, jackknife
+
+def _concordance_sweep(arrays: list[Any]) -> _Sweep | None:
+    """lifelines' ``concordance_index(event_times, predicted_scores[, event_observed])``: latest time
+    first, censored before events at one time; an event is compared with every sample before its
+    time's events, correct when that partner's score is higher."""
+    if len(arrays) not in (2, 3):
+        return None
+    times, scores, observed = lifelines_arrays(arrays[0], arrays[1], arrays[2] if len(arrays) == 3 else None)
+    order = np.lexsort((observed, -times))
+    t, events = times[order], observed[order]
+    start = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
+    group = np.repeat(np.arange(start.shape[0]), np.diff(np.r_[start, t.shape[0]]))
+    censored = np.bincount(group, weights=events == 0, minlength=start.shape[0]).astype(np.int64)
+    bound = (start + censored)[group].astype(np.int64)
+    rank = np.unique(-scores[order], return_inverse=True)[1].ravel()
+    return _pair_sweep(order, rank, bound, np.ascontiguousarray(events, dtype=np.uint8))
+
+
+def _paired_sweep(arrays: list[Any], min_dist: Any) -> _Sweep | None:
+    """``paired_auc(scores, labels, min_dist)``: samples by label; each is compared with the
+    labels at least min_dist below its own, correct when its score is higher."""
+    if len(arrays) != 2:
+        return None
+    scores, labels, min_dist = prepare_scores(arrays[0], arrays[1], min_dist)
+    if labels.dtype.kind in "iu" and max(abs(int(labels.min())), abs(int(labels.max()))) >= EXACT_INTEGER_LABELS:
+        return None  # differences beyond float64's integers: the generic path compares them exactly
+    y = labels.astype(np.float64)
+    order = np.argsort(y, kind="stable")
+    bound = _core.rankable_bounds(np.ascontiguousarray(y[order]), float(min_dist))
+    rank = np.unique(scores[order], return_inverse=True)[1].ravel()
+    return _pair_sweep(order, rank, bound, np.ones(order.shape[0], dtype=np.uint8))
+
+
+def _fast_replicates(sweep: _Sweep, design: _Design, seeds: npt.NDArray[np.uint64], threads: int, show: bool) -> Floats:
+    """Replicates from the compiled kernel: the same draws as the generic path, as counts per cluster."""
+    if design.plain:
+        cluster = sweep.order.astype(np.uint32)
+    else:
+        of_sample = np.empty(sweep.order.shape[0], dtype=np.uint32)
+        sizes = np.diff(design.cluster_offsets)
+        of_sample[design.members] = np.repeat(np.arange(sizes.shape[0], dtype=np.uint32), sizes)
+        cluster = of_sample[sweep.order]
+    with progress_callback(show, "bootstrap") as callback:
+        return sweep.kernel(cluster, design.stratum_offsets, seeds, threads, callback)
 
 
 def _auc_leave_one_out(positive: npt.NDArray[np.bool_], group_end: Indices) -> Floats:
@@ -222,8 +316,12 @@ def bootstrap(
     Parameters
     ----------
     statistic : callable
-        Called as ``statistic(*resampled_data)``; returns a number.
-        :func:`roc_auc_score` on binary labels takes a compiled fast path.
+        Called as ``statistic(*resampled_data)``; returns a number. Three
+        statistics take a compiled path (see Notes): :func:`roc_auc_score`
+        on binary labels (``y_true, y_score``), :func:`concordance_index`
+        (``event_times, predicted_scores[, event_observed]``) and
+        :func:`paired_auc` (``scores, labels``; also as
+        ``functools.partial(paired_auc, min_dist=...)``).
     *data : array_like, each of shape (n, ...)
         Paired arrays (for example ``y_true, y_score``): one resample draws
         the same rows of every array.
@@ -232,8 +330,9 @@ def bootstrap(
     confidence_level : float, default 0.95
         Nominal coverage, in (0, 1).
     method : {"percentile", "basic", "BCa"}, default "percentile"
-        SciPy's interval methods. "BCa" needs a jackknife: O(n) on the
-        fast path, ``n`` calls of ``statistic`` (or one per cluster) otherwise.
+        SciPy's interval methods. "BCa" needs a jackknife: O(n) for
+        :func:`roc_auc_score` without ``cluster``, ``n`` calls of
+        ``statistic`` (or one per cluster) otherwise.
     stratify : array_like, shape (n,), optional
         Class labels: each resample draws within every class as many samples
         (or clusters) as it has, so class sizes stay fixed.
@@ -242,8 +341,8 @@ def bootstrap(
     rng : None, int, numpy Generator, optional
         Randomness; the result depends only on it, never on ``n_jobs``.
     n_jobs : int, optional
-        Threads of the fast path (None: every usable core). The generic path
-        calls ``statistic`` in this thread.
+        Threads of the compiled path (None: every usable core). The generic
+        path calls ``statistic`` in this thread.
     progress : bool, default False
         Show a progress bar (tqdm, when installed).
 
@@ -255,10 +354,20 @@ def bootstrap(
 
     Notes
     -----
-    The fast path sorts the scores once; each resample is a vector of draw
-    counts swept over that order in O(n), on ``n_jobs`` threads. Replicates
-    where a resample lacks a class (NaN) are left out of the interval (use
-    ``stratify=y_true`` to keep both classes in every resample).
+    Every resample is a function of one seed drawn from ``rng``: the
+    generic path calls ``statistic`` on the rows it draws; the compiled path
+    sorts the samples once and sweeps that order with the resample's draw
+    counts as integer weights, on ``n_jobs`` threads: O(n) per resample for
+    :func:`roc_auc_score`, O(n log n) (a Fenwick tree over the scores) for
+    :func:`concordance_index` and :func:`paired_auc`. Both paths give the
+    same replicates (up to rounding), so the compiled path is only faster.
+
+    A replicate whose resample has no comparable pair (one class for the
+    AUC, nothing rankable, no admissible pair) is NaN on the compiled path
+    and left out of the interval; use ``stratify=y_true`` to keep both
+    classes in every resample. (Called on such a resample,
+    :func:`concordance_index` itself raises ``ZeroDivisionError``, as
+    lifelines.)
 
     Examples
     --------
@@ -290,14 +399,16 @@ def bootstrap(
     threads = resolve_n_jobs(n_jobs)
     show = check_progress(progress)
     design = resampling_design(n, stratify, cluster)
-    fast = _binary_auc_data(statistic, tuple(arrays))
-    estimate = float(statistic(*arrays))
-    if fast is not None:
-        replicates, jackknife = _fast_auc(fast[0], fast[1], design, generator, n_resamples, threads, show)
-        if cluster is not None:
-            jackknife = _generic_jackknife(statistic, arrays, _jackknife_groups(design, True))
+    estimate = float(statistic(*arrays))  # first: bad input gets the statistic's own error
+    seeds = generator.integers(0, 2**64, n_resamples, dtype=np.uint64, endpoint=False)
+    sweep = _fast_sweep(statistic, arrays)
+    if sweep is not None:
+        replicates = _fast_replicates(sweep, design, seeds, threads, show)
     else:
-        replicates = _generic_replicates(statistic, arrays, design, generator, n_resamples, show)
+        replicates = _generic_replicates(statistic, arrays, design, seeds, show)
+    if sweep is not None and sweep.leave_one_out is not None and cluster is None:
+        jackknife = sweep.leave_one_out
+    else:
         units = _jackknife_groups(design, cluster is not None) or [np.array([i]) for i in range(n)]
         jackknife = _generic_jackknife(statistic, arrays, units)
     interval = _interval(method, replicates, estimate, level, jackknife)
@@ -310,17 +421,16 @@ def _generic_replicates(
     statistic: Callable[..., Any],
     arrays: list[Any],
     design: _Design,
-    rng: np.random.Generator,
-    n_resamples: int,
+    seeds: npt.NDArray[np.uint64],
     show: bool,
 ) -> Floats:
-    replicates = np.empty(n_resamples)
+    replicates = np.empty(seeds.shape[0])
     with progress_callback(show, "bootstrap") as callback:
-        for r in range(n_resamples):
-            index = _resample(design, rng)
+        for r, seed in enumerate(seeds):
+            index = _resample(design, seed)
             replicates[r] = float(statistic(*(arr[index] for arr in arrays)))
             if callback is not None and r % 64 == 0:
-                callback(r, n_resamples)
+                callback(r, seeds.shape[0])
     return replicates
 
 

@@ -11,12 +11,15 @@ import numpy.typing
 
 __all__: list[str] = [
     "bootstrap_auc",
+    "bootstrap_draw_counts",
+    "bootstrap_pair_concordance",
     "concordance_counts",
     "concordance_per_sample",
     "group_dominance",
     "paired_counts",
     "paired_moments",
     "paired_simd_levels",
+    "rankable_bounds",
     "roc_auc",
 ]
 
@@ -297,14 +300,41 @@ def bootstrap_auc(
     positive: numpy.typing.NDArray[numpy.uint8],
     group_end: numpy.typing.NDArray[numpy.int64],
     stratum_offsets: numpy.typing.NDArray[numpy.int64],
-    cluster_offsets: numpy.typing.NDArray[numpy.int64],
-    members: numpy.typing.NDArray[numpy.int64],
+    cluster: numpy.typing.NDArray[numpy.uint32],
     seeds: numpy.typing.NDArray[numpy.uint64],
     n_threads: typing.SupportsInt | typing.SupportsIndex,
     progress: typing.Any = None,
 ) -> numpy.typing.NDArray[numpy.float64]:
     """
     Bootstrap replicates of the binary ROC AUC over samples sorted by score (one per seed).
+    """
+
+def bootstrap_pair_concordance(
+    rank: numpy.typing.NDArray[numpy.uint32],
+    bound: numpy.typing.NDArray[numpy.int64],
+    query: numpy.typing.NDArray[numpy.uint8],
+    stratum_offsets: numpy.typing.NDArray[numpy.int64],
+    cluster: numpy.typing.NDArray[numpy.uint32],
+    seeds: numpy.typing.NDArray[numpy.uint64],
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Bootstrap replicates of (correct + tied / 2) / comparable: each sample p with query[p] compared with the samples before bound[p] in sweep order, correct when their rank is below rank[p] (one per seed).
+    """
+
+def bootstrap_draw_counts(
+    stratum_offsets: numpy.typing.NDArray[numpy.int64], seed: typing.SupportsInt | typing.SupportsIndex
+) -> numpy.typing.NDArray[numpy.uint32]:
+    """
+    How often each cluster is drawn by the bootstrap resample of one seed (strata of clusters by offsets).
+    """
+
+def rankable_bounds(
+    sorted_labels: numpy.typing.NDArray[numpy.float64], min_dist: typing.SupportsFloat | typing.SupportsIndex
+) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    bound[p]: how many sorted labels q have labels[p] - labels[q] >= min_dist (in double precision).
     """
 
 def group_dominance(

@@ -126,6 +126,15 @@ def concordance_index(
     >>> concordance_index([1, 2, 3, 4], [1.0, 3.0, 2.0, 4.0], [1, 1, 0, 1])
     0.8
     """
+    times, scores, observed = lifelines_arrays(event_times, predicted_scores, event_observed)
+    below, tied, above, _ = _core.concordance_counts(times, observed, scores, 0.0)
+    return lifelines_index(below, tied, above)
+
+
+def lifelines_arrays(
+    event_times: ArrayLike, predicted_scores: ArrayLike, event_observed: ArrayLike | None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.uint8]]:
+    """(times, scores, observed flags) of :func:`concordance_index`'s arguments, checked as lifelines does."""
     times = _float_vector(event_times, "event_times")
     scores = _float_vector(predicted_scores, "predicted_scores")
     check_lifelines_shapes(times.shape, scores.shape)
@@ -142,8 +151,7 @@ def concordance_index(
         observed = (flags != 0).view(np.uint8)
     for name, arr in (("event_times", times), ("predicted_scores", scores), ("event_observed", events_float)):
         check_no_nan(arr is not None and np.isnan(arr).any(), name)
-    below, tied, above, _ = _core.concordance_counts(times, observed, scores, 0.0)
-    return lifelines_index(below, tied, above)
+    return times, scores, observed
 
 
 def no_comparable_pair_error() -> type[ValueError]:

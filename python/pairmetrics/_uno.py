@@ -16,6 +16,7 @@ from ._validation import as_numeric_array, check_finite, check_nonnegative_finit
 __all__ = ["concordance_index_ipcw", "cumulative_dynamic_auc"]
 
 Floats = npt.NDArray[np.float64]
+Indices = npt.NDArray[np.intp]
 
 
 def survival_arrays(y: Any, name: str) -> tuple[npt.NDArray[np.bool_], Floats]:
@@ -39,25 +40,34 @@ def survival_arrays(y: Any, name: str) -> tuple[npt.NDArray[np.bool_], Floats]:
     return event, time
 
 
-def kaplan_meier(event: npt.NDArray[np.bool_], time: Floats, *, reverse: bool = False) -> tuple[Floats, Floats]:
-    """Kaplan-Meier survival at each distinct time (``reverse``: of the censoring times), prefixed
-    with ``(-inf, 1)``; as scikit-survival, an uncensored sample makes the censoring curve 1."""
-    if reverse and event.all():
-        unique = np.unique(time)
-        return np.r_[-np.inf, unique], np.ones(unique.shape[0] + 1)
-    unique, inverse = np.unique(time, return_inverse=True)
-    total = np.bincount(inverse, minlength=unique.shape[0])
-    events = np.bincount(inverse, weights=event, minlength=unique.shape[0]).astype(np.int64)
-    at_risk = time.shape[0] - np.concatenate(([0], np.cumsum(total)[:-1]))
+def time_groups(event: npt.NDArray[np.bool_], time: Floats, order: Indices) -> tuple[Floats, Indices, Indices]:
+    """(distinct times, samples at each, events at each) given ``order``, an argsort of ``time``."""
+    t = time[order]
+    first = np.empty(t.shape[0], dtype=bool)  # np.r_ costs more than the whole comparison at this size
+    first[0] = True
+    np.not_equal(t[1:], t[:-1], out=first[1:])
+    start = np.flatnonzero(first)
+    total = np.diff(start, append=t.shape[0])
+    events = np.add.reduceat(event[order].astype(np.int64), start)
+    return t[start], total, events
+
+
+def kaplan_meier(unique: Floats, total: Indices, events: Indices, *, reverse: bool = False) -> tuple[Floats, Floats]:
+    """Kaplan-Meier survival at each distinct time of :func:`time_groups` (``reverse``: of the censoring
+    times), prefixed with ``(-inf, 1)``; as scikit-survival, an uncensored sample makes the censoring curve 1."""
+    if reverse and (events == total).all():
+        return np.concatenate(([-np.inf], unique)), np.ones(unique.shape[0] + 1)
+    at_risk = int(total.sum()) - np.concatenate(([0], np.cumsum(total)[:-1]))
     if reverse:  # the censored samples are the "events"; an event leaves the risk set first
         at_risk, events = at_risk - events, total - events
     ratio = np.divide(events, at_risk, out=np.zeros(unique.shape[0]), where=events != 0)
-    return np.r_[-np.inf, unique], np.r_[1.0, np.cumprod(1.0 - ratio)]
+    return np.concatenate(([-np.inf], unique)), np.concatenate(([1.0], np.cumprod(1.0 - ratio)))
 
 
 def step_lookup(unique: Floats, prob: Floats, at: Floats) -> Floats:
     """The step function ``prob`` (right-continuous, knots ``unique``) at ``at``; 0 beyond the last knot,
-    which is an error unless the curve reached 0 (the estimate is undefined there)."""
+    which is an error unless the curve reached 0 (the estimate is undefined there). Sorted ``at`` is
+    searched fastest."""
     beyond = at > unique[-1]
     if prob[-1] > 0 and beyond.any():
         raise ValueError(f"time must be smaller than largest observed time point: {unique[-1]}")
@@ -70,16 +80,29 @@ def step_lookup(unique: Floats, prob: Floats, at: Floats) -> Floats:
     return out
 
 
-def censoring_weights(train: Any, event: npt.NDArray[np.bool_], time: Floats) -> Floats:
-    """``1 / G(t_i)`` for the events and 0 for censored samples, with ``G`` the Kaplan-Meier
-    estimate of the censoring distribution in ``train``."""
+def censoring_weights(
+    train: Any,
+    weighted: npt.NDArray[np.bool_],
+    time: Floats,
+    order: Indices,
+    test: tuple[npt.NDArray[np.bool_], tuple[Floats, Indices, Indices]] | None = None,
+) -> Floats:
+    """``1 / G(t_i)`` for the ``weighted`` samples and 0 for the others, with ``G`` the Kaplan-Meier
+    estimate of the censoring distribution in ``train``; ``order`` sorts ``time``. ``test``: the test
+    set's events and :func:`time_groups`, reused when ``train`` holds the same samples."""
     train_event, train_time = survival_arrays(train, "survival_train")
-    unique, prob = kaplan_meier(train_event, train_time, reverse=True)
-    g = step_lookup(unique, prob, time[event])
+    same_times = np.array_equal(train_time, time)
+    if same_times and test is not None and np.array_equal(train_event, test[0]):
+        groups = test[1]
+    else:
+        groups = time_groups(train_event, train_time, order if same_times else np.argsort(train_time))
+    unique, prob = kaplan_meier(*groups, reverse=True)
+    events_in_order = order[weighted[order]]
+    g = step_lookup(unique, prob, time[events_in_order])  # sorted times: a merge-like search
     if (g == 0).any():
         raise ValueError("censoring survival function is zero at one or more time points")
     weights = np.zeros(time.shape[0])
-    weights[event] = 1.0 / g
+    weights[events_in_order] = 1.0 / g
     return weights
 
 
@@ -153,7 +176,7 @@ def concordance_index_ipcw(
     weighted = event if tau is None else event & (time < tau)
     if not weighted.any():
         raise ValueError(f"survival_test: all samples before tau={tau} are censored")
-    weights = censoring_weights(survival_train, weighted, time) ** 2
+    weights = censoring_weights(survival_train, weighted, time, np.argsort(time)) ** 2
     check_comparable(int(event.sum()), latest_is_lone_event(event, time))
     (below, tied, above, tied_time, _, _), per_sample = _core.concordance_per_sample(
         time, event.view(np.uint8), estimates, tied_tol
@@ -166,21 +189,24 @@ def concordance_index_ipcw(
     return cindex, int(below), int(above), int(tied), int(tied_time)
 
 
-def _dynamic_auc(scores: Floats, time: Floats, case_weight: Floats, cutoffs: Floats, tied_tol: float) -> Floats:
-    """AUC(t) at every cutoff for one column of risk scores: weighted cases (time <= t) against
-    controls (time > t), ties counted 1/2. Neighbouring sorted scores within ``tied_tol`` are tied
-    (ties chain, as in scikit-survival). One sort, then O(n) per cutoff in whole-array operations."""
+def _dynamic_auc(scores: Floats, level: Indices, case_weight: Floats, n_cutoffs: int, tied_tol: float) -> Floats:
+    """AUC(t) at every (sorted) cutoff for one column of risk scores: weighted cases (time <= t) against
+    controls (time > t), ties counted 1/2; ``level``: how many cutoffs lie below each sample's time.
+    Neighbouring sorted scores within ``tied_tol`` are tied (ties chain, as in scikit-survival). One sort,
+    then one histogram of the samples over (tie group, cutoffs below their time): O(n log n + groups * cutoffs)."""
     order = np.argsort(scores)  # tie groups are formed from the values: any order of equal scores will do
     sorted_scores = scores[order]
-    group_start = np.flatnonzero(np.r_[True, np.abs(np.diff(sorted_scores)) > tied_tol])
-    t, w = time[order], case_weight[order]
-    control = t[np.newaxis, :] > cutoffs[:, np.newaxis]  # (n_cutoffs, n)
-    controls = np.add.reduceat(control.astype(np.int64), group_start, axis=1)  # per tie group
-    cases = np.add.reduceat(np.where(control, 0.0, w), group_start, axis=1)
-    below = np.cumsum(controls, axis=1) - controls  # controls in lower groups
-    numerator = np.sum(cases * (below + 0.5 * controls), axis=1)
+    group = np.cumsum(np.diff(sorted_scores, prepend=sorted_scores[0]) > tied_tol)  # sorted: no negative step
+    n_groups, width = int(group[-1]) + 1, n_cutoffs + 1
+    cell = group * width + level[order]  # a control at the first `level` cutoffs, a case from there on
+    counts = np.bincount(cell, minlength=n_groups * width).reshape(n_groups, width)
+    weights = np.bincount(cell, weights=case_weight[order], minlength=n_groups * width).reshape(n_groups, width)
+    controls = np.cumsum(counts[:, ::-1], axis=1)[:, -2::-1]  # per group and cutoff k: level > k
+    cases = np.cumsum(weights, axis=1)[:, :-1]  # level <= k
+    below = np.cumsum(controls, axis=0) - controls  # controls in lower groups
+    numerator = np.sum(cases * (below + 0.5 * controls), axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):  # no case yet: NaN, as scikit-survival
-        aucs: Floats = numerator / (cases.sum(axis=1) * controls.sum(axis=1).astype(np.float64))
+        aucs: Floats = numerator / (cases.sum(axis=0) * controls.sum(axis=0).astype(np.float64))
     return aucs
 
 
@@ -215,8 +241,9 @@ def cumulative_dynamic_auc(
 
     Notes
     -----
-    The scores are sorted once (per column); each time point then takes
-    O(n) (a count of controls per tie group), not a sort per time point.
+    The scores are sorted once (per column); one pass then counts the
+    controls and weighs the cases of every tie group at every time point
+    (a histogram over tie groups and time points), not a sort per time point.
 
     Examples
     --------
@@ -238,19 +265,23 @@ def cumulative_dynamic_auc(
         raise ValueError(f"all times must be within follow-up time of test data: [{time.min()}; {time.max()}[")
     if estimates.ndim == 2 and estimates.shape[1] != cutoffs.shape[0]:
         raise ValueError(f"expected estimate with {cutoffs.shape[0]} columns, but got {estimates.shape[1]}")
-    weights = censoring_weights(survival_train, event, time)
+    order = np.argsort(time)
+    groups = time_groups(event, time, order)
+    weights = censoring_weights(survival_train, event, time, order, (event, groups))
+    level = np.empty(time.shape[0], dtype=np.intp)  # cutoffs below each time: searched once per distinct time
+    level[order] = np.repeat(np.searchsorted(cutoffs, groups[0], side="left"), groups[1])
     if estimates.ndim == 1:
-        aucs = _dynamic_auc(estimates, time, weights, cutoffs, tied_tol)
-    else:
+        aucs = _dynamic_auc(estimates, level, weights, cutoffs.shape[0], tied_tol)
+    else:  # column k at cutoff k: a control when at least k + 1 cutoffs lie below its time
         aucs = np.array(
             [
-                _dynamic_auc(estimates[:, k], time, weights, cutoffs[k : k + 1], tied_tol)[0]
+                _dynamic_auc(estimates[:, k], (level > k).astype(np.intp), weights, 1, tied_tol)[0]
                 for k in range(cutoffs.shape[0])
             ]
         )
     if cutoffs.shape[0] == 1:
         return aucs, float(aucs[0])
-    unique, prob = kaplan_meier(event, time)
+    unique, prob = kaplan_meier(*groups)
     survival = step_lookup(unique, prob, cutoffs)
-    steps = -np.diff(np.r_[1.0, survival])
+    steps = -np.diff(survival, prepend=1.0)
     return aucs, float((aucs * steps).sum() / (1.0 - survival[-1]))

@@ -92,10 +92,6 @@ QUERY_BUCKETS_PER_PARTITION = 1
 SAMPLES_PER_PARTITION = 2000
 
 
-# Integer labels below this magnitude, and their differences, are exact in float64.
-_EXACT_INTEGER_LABELS = 2.0**52
-
-
 def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
     """The smallest double t with fl(t - y) >= min_dist, per entry (inf if none).
 
@@ -536,7 +532,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     blocks.raise_nonfinite([r[0][1] for r in results], "labels", offsets)
     label_range = _paired.merge_label_extremes([r[0][2] for r in results if len(r[0]) > 2])  # none for empty blocks
     low, high = float(label_range[0]), float(label_range[2])
-    if labels.dtype.kind in "iu" and max(-low, high) >= _EXACT_INTEGER_LABELS:
+    if labels.dtype.kind in "iu" and max(-low, high) >= _paired.EXACT_INTEGER_LABELS:
         raise ValueError("labels: integer labels of a Dask input are compared as float64 on the cluster and "
                          f"must lie strictly between -2**52 and 2**52; got {low:.17g} .. {high:.17g}")  # fmt: skip
     sample_scores = np.concatenate([r[1] for r in results])
