@@ -32,7 +32,6 @@ struct BlossomStats {
 // 128-bit weights beyond the int64 solver's range (see int128.hpp).
 using ::pairmetrics::i128;
 
-
 template <class Int>
 struct BasicBlossomResult {
     bool perfect = false;            // false: the graph has no perfect matching

@@ -18,7 +18,7 @@ using i64 = std::int64_t;
 
 constexpr double kEps64 = euclidean::unit_roundoff<double>();
 constexpr double kEps32 = euclidean::unit_roundoff<float>();
-constexpr i32 kRowBlock = 256;   // rows per task and per tile
+constexpr i32 kRowBlock = 256;  // rows per task and per tile
 
 // Keeps the `keep` smallest (value, index) seen so far, with a threshold
 // that lets almost every later value be rejected by one comparison.
@@ -652,8 +652,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
         const OneBlasThread one_thread(gemm_.threads);
         for (i32 c0 = 0; c0 < n; c0 += kRowBlock) {
             const i32 cblock = c0 / kRowBlock;
-            if (screened_apart(ball_gap(centre.data(), radius, cblock), at_top + top[cblock], sq_top,
-                               ball_sq_[cblock]))
+            if (screened_apart(ball_gap(centre.data(), radius, cblock), at_top + top[cblock], sq_top, ball_sq_[cblock]))
                 continue;
             const i32 c1 = std::min(n, c0 + kRowBlock);
             const int cols = c1 - c0;

@@ -205,10 +205,10 @@ class EuclideanDistances final : public Distances {
     bool single_ = false;  // tiles in float32
     // Everything below is in the order of perm_ (position p holds point perm_[p]).
     std::vector<std::int32_t> perm_;
-    std::vector<double> mean_;  // of the input rows (centring)
-    std::vector<double> xc64_;  // centred coordinates (float64 tiles)
-    std::vector<float> xc32_;   // centred coordinates (float32 tiles)
-    std::vector<double> sq_;    // squared norms of the centred rows (as stored)
+    std::vector<double> mean_;                                 // of the input rows (centring)
+    std::vector<double> xc64_;                                 // centred coordinates (float64 tiles)
+    std::vector<float> xc32_;                                  // centred coordinates (float32 tiles)
+    std::vector<double> sq_;                                   // squared norms of the centred rows (as stored)
     std::vector<double> ball_centre_, ball_radius_, ball_sq_;  // per block: centre, radius, largest sq_
     double sq_max_ = 0, unit_err_ = 0, max_ = 0;
     double tile_scale_ = 1;  // tiles see coordinates times this power of two

@@ -242,8 +242,8 @@ PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, co
 template <bool Track, class Score, class Label>
 PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                              std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
-                             PairedPerSample* per_sample, PairedMoments* moments, int n_threads,
-                             std::size_t few_labels, std::size_t few_classes, SimdLevel simd) {
+                             PairedPerSample* per_sample, PairedMoments* moments, int n_threads, std::size_t few_labels,
+                             std::size_t few_classes, SimdLevel simd) {
     if constexpr (std::is_floating_point_v<Label>) {
         return load_and_count<Track>(scores, score_stride, labels, label_stride, n, RealGap{min_dist}, control,
                                      per_sample, moments, n_threads, few_labels, few_classes, simd);
@@ -311,13 +311,13 @@ PairedCounts paired_moments(const Score* scores, std::ptrdiff_t score_stride, co
                                   n_threads, few_labels, few_classes, simd);
 }
 
-#define PAIRMETRICS_INSTANTIATE(Score, Label)                                                                     \
-    template PairedCounts paired_counts<Score, Label>(const Score*, std::ptrdiff_t, const Label*, std::ptrdiff_t, \
-                                                      std::size_t, double, Control&, PairedPerSample*, int,       \
-                                                      std::size_t, std::size_t, SimdLevel);              \
-    template PairedCounts paired_moments<Score, Label>(const Score*, std::ptrdiff_t, const Label*,              \
-                                                       std::ptrdiff_t, std::size_t, double, Control&,           \
-                                                       PairedMoments&, int, std::size_t, std::size_t, SimdLevel);
+#define PAIRMETRICS_INSTANTIATE(Score, Label)                                                                      \
+    template PairedCounts paired_counts<Score, Label>(const Score*, std::ptrdiff_t, const Label*, std::ptrdiff_t,  \
+                                                      std::size_t, double, Control&, PairedPerSample*, int,        \
+                                                      std::size_t, std::size_t, SimdLevel);                        \
+    template PairedCounts paired_moments<Score, Label>(const Score*, std::ptrdiff_t, const Label*, std::ptrdiff_t, \
+                                                       std::size_t, double, Control&, PairedMoments&, int,         \
+                                                       std::size_t, std::size_t, SimdLevel);
 #define PAIRMETRICS_INSTANTIATE_LABELS(Score)     \
     PAIRMETRICS_INSTANTIATE(Score, bool)          \
     PAIRMETRICS_INSTANTIATE(Score, std::int8_t)   \

@@ -199,8 +199,8 @@ struct Partner {
 // above of their keys below x_i, and over partners below of their keys above
 // x_i; tied_i the sum of their keys equal to x_i. Adds q_i, q_i**2 and tied_i
 // of each sample, with r_i = r, to `sums`.
-void piece_moments(const MomentPiece* pieces, std::size_t used, const std::vector<Partner>& partners,
-                   std::uint64_t r, std::vector<std::uint64_t>& work, ClassSums& sums, Ticker& tick) {
+void piece_moments(const MomentPiece* pieces, std::size_t used, const std::vector<Partner>& partners, std::uint64_t r,
+                   std::vector<std::uint64_t>& work, ClassSums& sums, Ticker& tick) {
     constexpr std::size_t P = kMomentPiece;
     work.resize(4 * kLanes * P);
     std::fill_n(work.data(), 2 * kLanes * P, 0);  // the sums; the ranks are written before they are read

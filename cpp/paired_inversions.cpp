@@ -478,7 +478,8 @@ class InversionCounter {
         if constexpr (Carry) {
             std::array<RightCursor<Gap>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
-                c[t] = RightCursor<Gap>{level.src, fresh_.data(), pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r, 0};
+                c[t] =
+                    RightCursor<Gap>{level.src, fresh_.data(), pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r, 0};
             const Gap gap = gap_;
             step_all(c.data(), n_pieces, [&gap](RightCursor<Gap>& x) { x.step(gap); }, tick);
             for (std::size_t t = 0; t < n_pieces; ++t) {
@@ -555,9 +556,9 @@ class InversionCounter {
         if constexpr (Carry) {
             std::array<CarryMergeCursor<L>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
-                c[t] = CarryMergeCursor<L>{level.src,   level.dst,   level.src_idx, fresh_.data(), level.dst_idx,
-                                           weight_,     pieces[t].i, pieces[t].m,   pieces[t].j,   pieces[t].r,
-                                           pieces[t].k};
+                c[t] =
+                    CarryMergeCursor<L>{level.src,   level.dst,   level.src_idx, fresh_.data(), level.dst_idx, weight_,
+                                        pieces[t].i, pieces[t].m, pieces[t].j,   pieces[t].r,   pieces[t].k};
             step_all(c.data(), n_pieces, [](CarryMergeCursor<L>& x) { x.step(); }, tick);
             for (std::size_t t = 0; t < n_pieces; ++t) c[t].finish();
         } else if constexpr (!Track) {
@@ -734,9 +735,9 @@ template std::uint64_t count_inversions<false, IntegerGap>(Buffer<std::uint64_t>
 template std::uint64_t count_inversions<true, IntegerGap>(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,
                                                           std::uint64_t*, const IntegerGap&, SimdLevel, int, Control&);
 template std::uint64_t count_inversions_carried<RealGap>(Buffer<double>&, Buffer<std::uint64_t>&, std::uint64_t,
-                                                        const RealGap&, int, Control&);
+                                                         const RealGap&, int, Control&);
 template std::uint64_t count_inversions_carried<IntegerGap>(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,
-                                                           std::uint64_t, const IntegerGap&, int, Control&);
+                                                            std::uint64_t, const IntegerGap&, int, Control&);
 template std::uint64_t count_rankable<RealGap>(const Buffer<double>&, const Buffer<std::uint64_t>&, const RealGap&,
                                                std::uint64_t*, int, SimdLevel, Control&);
 template std::uint64_t count_rankable<IntegerGap>(const Buffer<std::uint64_t>&, const Buffer<std::uint64_t>&,

@@ -94,14 +94,12 @@ py::object paired_counts_py(const py::array& scores, const py::array& labels, do
 // An exact 128-bit sum as a Python int.
 py::int_ exact_int(PairedSum value) {
     const py::int_ high(static_cast<std::uint64_t>(value >> 64)), low(static_cast<std::uint64_t>(value));
-    return py::reinterpret_steal<py::int_>(
-        PyNumber_Or(py::reinterpret_steal<py::object>(PyNumber_Lshift(high.ptr(), py::int_(64).ptr())).ptr(),
-                    low.ptr()));
+    return py::reinterpret_steal<py::int_>(PyNumber_Or(
+        py::reinterpret_steal<py::object>(PyNumber_Lshift(high.ptr(), py::int_(64).ptr())).ptr(), low.ptr()));
 }
 
 py::tuple moment_tuple(const PairedMomentSums& m) {
-    return py::make_tuple(m.samples, exact_int(m.r), exact_int(m.q), exact_int(m.rr), exact_int(m.qr),
-                          exact_int(m.qq));
+    return py::make_tuple(m.samples, exact_int(m.r), exact_int(m.q), exact_int(m.rr), exact_int(m.qr), exact_int(m.qq));
 }
 
 py::tuple paired_moments_py(const py::array& scores, const py::array& labels, double min_dist, int n_threads,

@@ -186,17 +186,21 @@ void paired_case(std::mt19937_64& gen, std::size_t n, int score_levels, int labe
     if (n) {
         const double lo = *std::min_element(y.begin(), y.end()), hi = *std::max_element(y.begin(), y.end());
         for (std::size_t i = 0; i < n; ++i)
-            (y[i] == lo ? want_moments.lowest : y[i] == hi ? want_moments.highest : want_moments.others)
+            (y[i] == lo   ? want_moments.lowest
+             : y[i] == hi ? want_moments.highest
+                          : want_moments.others)
                 .add(br[i], 2 * (br[i] - bi[i]) - bt[i]);
     }
-    for (auto [few_labels, few_classes] : {std::pair<std::size_t, std::size_t>{0, 0}, {kDefaultFewLabels, 0},
-                                           {kDefaultFewLabels, kDefaultFewClasses}, {kDefaultFewLabels, 2}})
+    for (auto [few_labels, few_classes] : {std::pair<std::size_t, std::size_t>{0, 0},
+                                           {kDefaultFewLabels, 0},
+                                           {kDefaultFewLabels, kDefaultFewClasses},
+                                           {kDefaultFewLabels, 2}})
         for (int threads : {1, 3}) {
             PairedMoments got_moments;
             Control control;
-            const PairedCounts got = paired_moments<Score, double>(first, -2, label_storage.data(), 3, n, min_dist,
-                                                                   control, got_moments, threads, few_labels,
-                                                                   few_classes);
+            const PairedCounts got =
+                paired_moments<Score, double>(first, -2, label_storage.data(), 3, n, min_dist, control, got_moments,
+                                              threads, few_labels, few_classes);
             CHECK_EQ(got.rankable, want.rankable);
             CHECK_EQ(got.correct, want.correct);
             CHECK_EQ(got.tied, want.tied);
