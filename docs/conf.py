@@ -59,6 +59,7 @@ API_SECTIONS = {
     "pairmetrics._compare_models": "Comparing models",
     "pairmetrics._bootstrap": "Bootstrap confidence intervals",
     "pairmetrics._crossmatch_groups": "Cross-match test per group",
+    "pairmetrics._groups": "Per-group results (groups=)",
 }
 
 

@@ -49,6 +49,8 @@ def data(what):
         return rng.normal(size=(6_000, 200))
     if what == "big":
         return rng.normal(size=(12_000_000, 2)), rng.normal(size=(12_000_000, 2))
+    if what == "groups":
+        return rng.integers(0, 100_000, 10_000_000)
     if what == "labels":
         return rng.integers(0, 2, (200_000, 100)).astype(bool), rng.integers(0, 2, (200_000, 100)).astype(bool)
     return rng.normal(size=(40, 3))
@@ -68,6 +70,10 @@ KERNELS = {
         rng=0, n_jobs=2),
     "measures": lambda cut: pm.absolute_error(*[a[:cut] for a in data("big")], per_target=True),
     "multilabel_counts": lambda cut: pm.multilabel_counts(*[a[:cut] for a in data("labels")]),
+    "paired_evaluation_groups": lambda cut: pm.paired_evaluation(
+        *[a[:cut] for a in data("paired")[::2]], 0.1, n_jobs=2, groups=data("groups")[:cut], warn=False),
+    "paired_evaluation_two_groups": lambda cut: pm.paired_evaluation(
+        *[a[:cut] for a in data("paired")[::2]], 0.1, n_jobs=2, groups=data("groups")[:cut] % 2, warn=False),
 }
 
 for name in sys.argv[1:]:
@@ -98,6 +104,8 @@ KERNELS = [
     "multilabel_counts",
     "paired_evaluation",
     "compare_paired",
+    "paired_evaluation_groups",
+    "paired_evaluation_two_groups",
 ]
 
 

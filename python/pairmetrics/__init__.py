@@ -13,6 +13,7 @@ from . import (
     _core,  # noqa: F401  (fail early if the extension is missing)
     _crossmatch,
     _crossmatch_groups,
+    _groups,
     _matching,
     _measures,
     _paired,
@@ -26,6 +27,7 @@ from ._compare_models import *  # noqa: F401,F403
 from ._concordance import *  # noqa: F401,F403
 from ._crossmatch import *  # noqa: F401,F403
 from ._crossmatch_groups import *  # noqa: F401,F403
+from ._groups import *  # noqa: F401,F403
 from ._matching import *  # noqa: F401,F403
 from ._measures import *  # noqa: F401,F403
 
@@ -43,6 +45,7 @@ __version__ = "0.1.0"
 __all__: list[str] = []
 # extended in place (not unpacked into a list) so that type checkers follow the re-exports
 __all__.extend(_paired.__all__)
+__all__.extend(_groups.__all__)
 __all__.extend(_two_vs_two.__all__)
 __all__.extend(_matching.__all__)
 __all__.extend(_crossmatch.__all__)
