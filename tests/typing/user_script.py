@@ -133,7 +133,7 @@ def inference() -> None:
 
 
 def grouped() -> None:
-    scores, other, labels, site = [0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 0, 1, 1], ["a", "a", "b", "b"]
+    scores, other, labels, site = [0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 1, 0, 1], ["a", "a", "b", "b"]
     evaluation: pm.GroupedPairedEvaluation = pm.paired_evaluation(scores, labels, groups=site, variance=True)
     aucs: npt.NDArray[np.float64] = evaluation.auc
     keys: npt.NDArray[np.str_] = evaluation.groups
