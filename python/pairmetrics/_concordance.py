@@ -16,7 +16,7 @@ from ._paired import ConfidenceInterval, normal_interval
 from ._result import Result
 from ._routing import routed, warn
 from ._survival import as_exact_float64
-from ._validation import as_numeric_array, as_vector, check_binary, check_same_length, resolve_n_jobs
+from ._validation import as_numeric_array, as_vector, check_binary, resolve_n_jobs
 
 __all__ = ["ConcordanceResult", "concordance"]
 
@@ -140,17 +140,7 @@ def _strata_groups(strata: Any, n: int) -> list[npt.NDArray[np.intp]] | None:
     """Indices of each stratum (None: one stratum)."""
     if strata is None:
         return None
-    try:
-        labels = np.asarray(strata)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"strata must be array-like: {exc}") from None
-    if labels.ndim != 1:
-        raise ValueError(f"strata must be 1-D, got shape {labels.shape}")
-    check_same_length(labels, np.empty(n), "strata", "time")
-    try:
-        _, codes = np.unique(labels, return_inverse=True)
-    except TypeError as exc:
-        raise TypeError(f"strata labels must be sortable: {exc}") from None
+    _, codes = factorize_groups(strata, n, "time", "strata")
     order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
     return np.split(order, bounds)

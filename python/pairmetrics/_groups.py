@@ -64,29 +64,29 @@ def _small_integer_codes(keys: np.ndarray) -> tuple[np.ndarray, IntArray] | None
     return unique.astype(keys.dtype), code_of[shifted].astype(np.int64)
 
 
-def factorize_groups(groups: Any, n: int, other: str = "labels") -> tuple[np.ndarray, IntArray]:
+def factorize_groups(groups: Any, n: int, other: str = "labels", name: str = "groups") -> tuple[np.ndarray, IntArray]:
     """(sorted unique keys, int64 code of every sample) of ``groups``, checked: 1-D, ``n`` entries
-    (as many as ``other``), no missing key, sortable."""
+    (as many as ``other``), no missing key, sortable. ``name`` is the argument's name in messages."""
     if is_dask(groups):
-        raise TypeError("groups must be an in-memory array here (compute the Dask collection first)")
+        raise TypeError(f"{name} must be an in-memory array here (compute the Dask collection first)")
     try:
         keys = np.asarray(groups)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"groups must be array-like: {exc}") from None
+        raise TypeError(f"{name} must be array-like: {exc}") from None
     if keys.ndim != 1:
-        raise ValueError(f"groups must be 1-D (one key per sample), got shape {keys.shape}")
+        raise ValueError(f"{name} must be 1-D (one key per sample), got shape {keys.shape}")
     if keys.shape[0] != n:
-        raise ValueError(f"groups has {keys.shape[0]} entries but {other} has {n}")
+        raise ValueError(f"{name} has {keys.shape[0]} entries but {other} has {n}")
     missing = _missing_keys(keys)
     if missing.any():
-        raise ValueError(f"groups contains a missing key (NaN or None; first at index {int(np.argmax(missing))})")
+        raise ValueError(f"{name} contains a missing key (NaN or None; first at index {int(np.argmax(missing))})")
     fast = _small_integer_codes(keys)
     if fast is not None:
         return fast
     try:
         unique, codes = np.unique(keys, return_inverse=True)
     except TypeError as exc:
-        raise TypeError(f"groups must hold keys that sort against each other: {exc}") from None
+        raise TypeError(f"{name} must hold keys that sort against each other: {exc}") from None
     return unique, codes.reshape(-1).astype(np.int64, copy=False)
 
 
