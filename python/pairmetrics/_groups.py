@@ -51,17 +51,21 @@ def _missing_keys(keys: np.ndarray) -> np.ndarray:
 
 
 def _small_integer_codes(keys: np.ndarray) -> tuple[np.ndarray, IntArray] | None:
-    """np.unique's answer without a sort, for integer keys in a range not much wider than their count."""
+    """np.unique's answer without a sort, for integer keys in a range not much wider than their count
+    (keys that are already codes 0 .. k - 1 are used as they are)."""
     if keys.dtype.kind not in "biu" or keys.size == 0:
         return None
     low, high = int(keys.min()), int(keys.max())
     if high - low > 2 * keys.size + 1024 or high >= 2**62:
         return None
-    shifted = keys.astype(np.int64) - low
+    shifted = keys.astype(np.int64, copy=False)
+    if low:
+        shifted = shifted - low
     present = np.bincount(shifted) > 0
-    code_of = np.cumsum(present) - 1
-    unique = np.flatnonzero(present) + low
-    return unique.astype(keys.dtype), code_of[shifted].astype(np.int64)
+    unique = (np.flatnonzero(present) + low).astype(keys.dtype)
+    if present.all():
+        return unique, shifted
+    return unique, np.take(np.cumsum(present) - 1, shifted)
 
 
 def factorize_groups(groups: Any, n: int, other: str = "labels", name: str = "groups") -> tuple[np.ndarray, IntArray]:
