@@ -764,7 +764,8 @@ def comparison_from_counts(
     from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
 
     n_rankable = counts_a[0]
-    ci_var_a, ci_var_b, cov = (float(variance_of_sum(sums[i], n_rankable)) for i in (3, 4, 5))
+    ci_var_a, ci_var_b, cov = (float(variance_of_sum(sums[i], n_rankable)) if n_rankable else math.nan
+                               for i in (3, 4, 5))  # fmt: skip
     ci_spread = ci_var_a + ci_var_b - 2 * cov
     a, b = PairedEvaluation(*counts_a, min_dist, ci_var_a), PairedEvaluation(*counts_b, min_dist, ci_var_b)
     table = np.array([[a.n_correct, b.n_correct], [n_rankable - a.n_correct, n_rankable - b.n_correct]], dtype=np.int64)
