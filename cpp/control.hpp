@@ -32,6 +32,11 @@ class Control {
 
     Control() = default;
     explicit Control(Callback callback) : callback_(std::move(callback)) {}
+    // A control for one part of a larger computation (one group of a grouped
+    // call), on any thread: its checks are also the parent's (cancellation,
+    // and the parent's callback on the parent's owning thread), while the
+    // totals a kernel sets on it stay its own.
+    explicit Control(Control& parent) : parent_(&parent) {}
     Control(const Control&) = delete;
     Control& operator=(const Control&) = delete;
 
@@ -54,6 +59,7 @@ class Control {
     // Throws Cancelled once the computation was stopped; on the owning thread
     // it also runs the callback when kReportInterval has passed.
     void check() {
+        if (parent_) parent_->check();
         if (cancelled_.load(std::memory_order_relaxed)) throw Cancelled();
         if (!callback_ || std::this_thread::get_id() != owner_) return;
         const auto now = std::chrono::steady_clock::now();
@@ -98,6 +104,7 @@ class Control {
     }
 
     Callback callback_;
+    Control* parent_ = nullptr;
     std::thread::id owner_ = std::this_thread::get_id();
     std::chrono::steady_clock::time_point next_report_{};
     std::atomic<std::uint64_t> done_{0};

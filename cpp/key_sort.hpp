@@ -55,6 +55,9 @@ inline std::uint64_t key_of(const R& record) {
     return record.key;
 }
 
+// Below this many records a comparison sort beats the radix passes.
+constexpr std::size_t kSmallSort = 256;
+
 // Sorts records[0, n) by key, stably (equal keys keep their order), with
 // scratch[0, n) as work space, and returns where the sorted records lie
 // (records or scratch): LSD radix sort, kBits bits a pass; a pass whose digit
@@ -68,6 +71,10 @@ R* radix_sort_by_key(R* records, R* scratch, std::size_t n, Control& control) {
     constexpr std::size_t kRadix = std::size_t{1} << kBits;
     constexpr std::size_t kBlock = std::size_t{1} << 16;
     if (n < 2) return records;
+    if (n < kSmallSort) {  // the histograms would cost more than the sort (many small groups)
+        std::stable_sort(records, records + n, [](const R& a, const R& b) { return key_of(a) < key_of(b); });
+        return records;
+    }
     std::vector<std::size_t> histogram(kPasses * kRadix, 0);
     for (std::size_t begin = 0; begin < n; begin += kBlock) {
         const std::size_t end = std::min(n, begin + kBlock);

@@ -60,6 +60,7 @@ API_SECTIONS = {
     "pairmetrics._bootstrap": "Bootstrap confidence intervals",
     "pairmetrics._crossmatch_groups": "Cross-match test per group",
     "pairmetrics._crossmatch_multi": "Cross-match test of several samples",
+    "pairmetrics._groups": "Per-group results (groups=)",
 }
 
 

@@ -42,6 +42,13 @@ def _results():
                 np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]]), [0, 0, 1, 1]
             ).confidence_interval(),
             pm.BootstrapResult: pm.bootstrap(np.mean, [1.0, 2.0, 4.0, 8.0, 16.0], n_resamples=9, rng=3),
+            pm.GroupedResult: pm.GroupedResult(np.array([10, 20]), np.array([2, 3]), 0.5),
+            pm.GroupedPairedEvaluation: pm.paired_evaluation([0.1, 0.4, 0.35, 0.8], [0, 1, 0, 0], groups=[1, 1, 2, 2]),
+            pm.GroupedPairedComparison: pm.compare_paired(
+                [0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 1, 0, 1], groups=[5, 5, 7, 7]
+            ),
+            pm.GroupedRocAuc: pm.roc_auc_score([0, 1, 0, 1], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]),
+            pm.GroupedConcordance: pm.concordance([1, 2, 3, 4], [1.0, 3.0, 2.0, 4.0], groups=[1, 1, 2, 2]),
         }
 
 

@@ -49,6 +49,8 @@ def data(what):
         return rng.normal(size=(6_000, 200))
     if what == "big":
         return rng.normal(size=(12_000_000, 2)), rng.normal(size=(12_000_000, 2))
+    if what == "groups":
+        return rng.integers(0, 100_000, 10_000_000)
     if what == "labels":
         return rng.integers(0, 2, (200_000, 100)).astype(bool), rng.integers(0, 2, (200_000, 100)).astype(bool)
     return rng.normal(size=(40, 3))
@@ -72,6 +74,10 @@ KERNELS = {
         data("paired")[0][:cut or 10**6], n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
     "bootstrap_concordance": lambda cut: pm.bootstrap(pm.concordance_index, *[a[:cut or 10**6] for a in data("paired")],
         n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
+    "paired_evaluation_groups": lambda cut: pm.paired_evaluation(
+        *[a[:cut] for a in data("paired")[::2]], 0.1, n_jobs=2, groups=data("groups")[:cut], warn=False),
+    "paired_evaluation_two_groups": lambda cut: pm.paired_evaluation(
+        *[a[:cut] for a in data("paired")[::2]], 0.1, n_jobs=2, groups=data("groups")[:cut] % 2, warn=False),
 }
 
 for name in sys.argv[1:]:
@@ -104,6 +110,8 @@ KERNELS = [
     "compare_paired",
     "bootstrap_auc",
     "bootstrap_concordance",
+    "paired_evaluation_groups",
+    "paired_evaluation_two_groups",
 ]
 
 

@@ -12,6 +12,7 @@ void register_roc_auc(py::module_& m);
 void register_concordance(py::module_& m);
 void register_group_dominance(py::module_& m);
 void register_bootstrap(py::module_& m);
+void register_grouped(py::module_& m);
 }  // namespace pairmetrics::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -25,4 +26,5 @@ PYBIND11_MODULE(_core, m) {
     register_concordance(m);
     register_group_dominance(m);
     register_bootstrap(m);
+    register_grouped(m);
 }

@@ -14,6 +14,7 @@ from . import (
     _crossmatch,
     _crossmatch_groups,
     _crossmatch_multi,
+    _groups,
     _matching,
     _measures,
     _paired,
@@ -28,6 +29,7 @@ from ._concordance import *  # noqa: F401,F403
 from ._crossmatch import *  # noqa: F401,F403
 from ._crossmatch_groups import *  # noqa: F401,F403
 from ._crossmatch_multi import *  # noqa: F401,F403
+from ._groups import *  # noqa: F401,F403
 from ._matching import *  # noqa: F401,F403
 from ._measures import *  # noqa: F401,F403
 
@@ -45,6 +47,7 @@ __version__ = "0.1.0"
 __all__: list[str] = []
 # extended in place (not unpacked into a list) so that type checkers follow the re-exports
 __all__.extend(_paired.__all__)
+__all__.extend(_groups.__all__)
 __all__.extend(_two_vs_two.__all__)
 __all__.extend(_matching.__all__)
 __all__.extend(_crossmatch.__all__)

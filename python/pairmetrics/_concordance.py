@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._groups import GroupedConcordance, factorize_groups, grouped_result, segment_starts
 from ._paired import ConfidenceInterval, normal_interval
 from ._result import Result
 from ._routing import routed, warn
 from ._survival import as_exact_float64
-from ._validation import as_numeric_array, as_vector, check_binary, check_same_length
+from ._validation import as_numeric_array, as_vector, check_binary, resolve_n_jobs
 
 __all__ = ["ConcordanceResult", "concordance"]
 
@@ -139,17 +140,7 @@ def _strata_groups(strata: Any, n: int) -> list[npt.NDArray[np.intp]] | None:
     """Indices of each stratum (None: one stratum)."""
     if strata is None:
         return None
-    try:
-        labels = np.asarray(strata)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"strata must be array-like: {exc}") from None
-    if labels.ndim != 1:
-        raise ValueError(f"strata must be 1-D, got shape {labels.shape}")
-    check_same_length(labels, np.empty(n), "strata", "time")
-    try:
-        _, codes = np.unique(labels, return_inverse=True)
-    except TypeError as exc:
-        raise TypeError(f"strata labels must be sortable: {exc}") from None
+    _, codes = factorize_groups(strata, n, "time", "strata")
     order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
     return np.split(order, bounds)
@@ -169,23 +160,45 @@ def concordance_components(
     per_sample = np.zeros((n, 3), dtype=np.float64)
     for index in [slice(None)] if groups is None else groups:
         counts, columns = _core.concordance_per_sample(times[index], events[index], predicted[index], 0.0)
-        below, tied, above, _, event_pairs, event_pairs_tied = counts
-        totals += (above, below, tied, event_pairs - event_pairs_tied, event_pairs_tied)
-        # earlier event: a later partner above is concordant; later member: an earlier event below is
-        columns = columns.astype(np.float64)
-        per_sample[index, 0] = columns[:, 2] + columns[:, 3]
-        per_sample[index, 1] = columns[:, 0] + columns[:, 5]
-        per_sample[index, 2] = columns[:, 1] + columns[:, 4]
+        totals += concordance_totals(np.array(counts, dtype=np.int64))
+        per_sample[index] = pair_columns(columns)
     return totals, per_sample
 
 
-def jackknife_influence(totals: npt.NDArray[np.int64], per_sample: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """R's ``dfbeta`` of Somers' d from the counts (the influence of each sample; NaN without pairs)."""
-    pairs = float(totals[0] + totals[1] + totals[2])
-    if pairs == 0:
-        return np.full(per_sample.shape[0], math.nan)
-    somers_d = float(totals[0] - totals[1]) / pairs
-    return ((per_sample[:, 0] - per_sample[:, 1]) - somers_d * per_sample.sum(axis=1)) / pairs
+def concordance_totals(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """(concordant, discordant, tied_predicted, tied_time, tied_both) from the kernel's counts
+    ``(..., 6)``: (below, tied, above, tied_time, event_pairs_tied_time, event_pairs_tied_both)."""
+    below, tied, above, event_pairs, event_pairs_tied = (counts[..., j] for j in (0, 1, 2, 4, 5))
+    return np.stack([above, below, tied, event_pairs - event_pairs_tied, event_pairs_tied], axis=-1)
+
+
+def pair_columns(columns: npt.NDArray[np.uint64]) -> npt.NDArray[np.float64]:
+    """Per-sample (concordant, discordant, tied) comparable pairs from the kernel's per-sample columns."""
+    columns = columns.astype(np.float64)
+    # earlier event: a later partner above is concordant; later member: an earlier event below is
+    return np.stack([columns[:, 2] + columns[:, 3], columns[:, 0] + columns[:, 5], columns[:, 1] + columns[:, 4]],
+                    axis=1)  # fmt: skip
+
+
+def jackknife_influence(
+    totals: npt.NDArray[np.int64], per_sample: npt.NDArray[np.float64], sizes: npt.NDArray[np.int64] | None = None
+) -> npt.NDArray[np.float64]:
+    """R's ``dfbeta`` of Somers' d from the counts (the influence of each sample; NaN without pairs).
+    With ``sizes``, totals has one row per group and per_sample is in the grouped kernel's order."""
+    pairs = (totals[..., 0] + totals[..., 1] + totals[..., 2]).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        somers_d = (totals[..., 0] - totals[..., 1]) / pairs
+    if sizes is not None:
+        pairs, somers_d = np.repeat(pairs, sizes), np.repeat(somers_d, sizes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        influence = ((per_sample[:, 0] - per_sample[:, 1]) - somers_d * per_sample.sum(axis=1)) / pairs
+    return np.where(pairs > 0, influence, math.nan)
+
+
+def concordance_estimate(totals: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """Harrell's C of counts ``(..., 5)``: (concordant + tied_predicted / 2) / comparable pairs; NaN without pairs."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (totals[..., 0] + 0.5 * totals[..., 2]) / totals[..., :3].sum(axis=-1)
 
 
 def equality_test(estimates: npt.NDArray[np.float64], covariance: npt.NDArray[np.float64]) -> tuple[float, float, int]:
@@ -207,8 +220,18 @@ def equality_test(estimates: npt.NDArray[np.float64], covariance: npt.NDArray[np
     return statistic, float(stats.chi2.sf(statistic, df)), df
 
 
+@overload
+def concordance(
+    time: Any, predicted: Any, event: Any = None, *, strata: Any = None, groups: None = None
+) -> ConcordanceResult: ...
+@overload
+def concordance(
+    time: Any, predicted: Any, event: Any = None, *, strata: Any = None, groups: Any
+) -> GroupedConcordance: ...
 @routed
-def concordance(time: Any, predicted: Any, event: Any = None, *, strata: Any = None) -> ConcordanceResult:
+def concordance(
+    time: Any, predicted: Any, event: Any = None, *, strata: Any = None, groups: Any = None
+) -> ConcordanceResult | GroupedConcordance:
     """Harrell's C for censored survival times with its variance, for one or k models.
 
     Parameters
@@ -223,14 +246,22 @@ def concordance(time: Any, predicted: Any, event: Any = None, *, strata: Any = N
         1 where the event was observed, 0 where the time is censored; None
         means every event was observed.
     strata : array_like, shape (n,), optional
-        Stratum labels: only pairs inside one stratum count.
+        Stratum labels: only pairs inside one stratum count, pooled into one
+        estimate.
+    groups : array_like, shape (n,), optional
+        Group keys (numbers, strings, any sortable keys; no NaN), one model
+        only: one estimate per group (see Notes). Not together with
+        ``strata``.
 
     Returns
     -------
-    ConcordanceResult
+    ConcordanceResult or GroupedConcordance
         The counts R's ``survival::concordance`` reports, ``estimate``,
         ``variance``, ``covariance``, the chi-square test of equal
-        concordances for k models, and ``confidence_interval()``.
+        concordances for k models, and ``confidence_interval()``. With
+        ``groups``, a :class:`GroupedConcordance`: each group's counts,
+        ``estimate`` and ``variance`` (arrays aligned with its sorted
+        ``groups``), their size-weighted ``mean`` and ``to_frame()``.
 
     Notes
     -----
@@ -253,6 +284,16 @@ def concordance(time: Any, predicted: Any, event: Any = None, *, strata: Any = N
     times are compared exactly (no ``timefix`` rounding) and there are no
     case weights or time weights.
 
+    ``strata`` and ``groups`` both keep pairs inside one stratum or group,
+    but ``strata`` gives one pooled estimate (the counts of all strata
+    added up, R's ``strata()``), while ``groups`` gives one estimate and
+    variance per group, as separate calls on each group's samples would.
+    Groups are computed in one pass: one sort with the group as the first
+    key, then the kernel on each group's segment, threads spread over the
+    groups. ``mean`` weights the groups' estimates by their numbers of
+    samples; groups without a comparable pair are left out of it, with one
+    warning.
+
     Examples
     --------
     >>> import numpy as np
@@ -266,11 +307,20 @@ def concordance(time: Any, predicted: Any, event: Any = None, *, strata: Any = N
     >>> two = concordance([1, 2, 3, 4, 5], np.array([[1.0, 3, 2, 4, 5], [5.0, 4, 3, 2, 1]]))
     >>> two.estimate.round(2), round(two.pvalue, 4)
     (array([0.9, 0. ]), 0.0)
+    >>> per_center = concordance([1, 2, 3, 4, 5, 6], [1.0, 3.0, 2.0, 4.0, 6.0, 5.0], groups=[0, 0, 0, 1, 1, 1])
+    >>> per_center.estimate.round(4).tolist(), round(per_center.mean, 4)
+    ([0.6667, 0.6667], 0.6667)
     """
     times = _times(time)
     n = times.shape[0]
     events = _events(event, n)
     models = _predictions(predicted, n)
+    if groups is not None:
+        if strata is not None:
+            raise ValueError("pass strata (one pooled estimate) or groups (one estimate per group), not both")
+        if models.shape[0] != 1:
+            raise ValueError(f"groups takes one model (1-D predicted), got {models.shape[0]} models")
+        return _grouped_concordance(times, events, models[0], groups)
     groups = _strata_groups(strata, n)
     counts, influence = [], []
     for row in models:
@@ -281,8 +331,7 @@ def concordance(time: Any, predicted: Any, event: Any = None, *, strata: Any = N
     pairs = table[:, :3].sum(axis=1)
     if not pairs.all():
         warn("no pair of samples is comparable: the concordance is nan", RuntimeWarning)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        estimates = (table[:, 0] + 0.5 * table[:, 2]) / pairs
+    estimates = concordance_estimate(table)
     u = np.array(influence)  # (k, n)
     covariance = (u @ u.T) / 4
     statistic, pvalue, df = equality_test(estimates, covariance)
@@ -305,3 +354,18 @@ def concordance(time: Any, predicted: Any, event: Any = None, *, strata: Any = N
         df,
         n,
     )
+
+
+def _grouped_concordance(
+    times: npt.NDArray[np.float64], events: npt.NDArray[np.uint8], predicted: npt.NDArray[np.float64], groups: Any
+) -> GroupedConcordance:
+    keys, codes = factorize_groups(groups, times.shape[0], "time")
+    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
+    counts, _, columns = _core.grouped_concordance(times, events, np.ascontiguousarray(predicted), codes,
+                                                   keys.shape[0], resolve_n_jobs(None))  # fmt: skip
+    totals = concordance_totals(counts.astype(np.int64))
+    influence = jackknife_influence(totals, pair_columns(columns), sizes)
+    variance = np.add.reduceat(influence * influence, segment_starts(sizes)) / 4
+    c, d, tp, tt, tb = (totals[:, j] for j in range(5))
+    return grouped_result(GroupedConcordance, keys, sizes, True, concordant=c, discordant=d, tied_predicted=tp,
+                          tied_time=tt, tied_both=tb, estimate=concordance_estimate(totals), variance=variance)  # fmt: skip

@@ -16,6 +16,9 @@ __all__: list[str] = [
     "concordance_counts",
     "concordance_per_sample",
     "group_dominance",
+    "grouped_concordance",
+    "grouped_paired_counts",
+    "grouped_roc_auc",
     "paired_counts",
     "paired_moments",
     "paired_simd_levels",
@@ -348,6 +351,45 @@ def group_dominance(
 ) -> tuple[typing.Any, ...]:
     """
     (lower, same, higher): over the pairs (point i, query j) with values[i] >= thresholds[j], weighted by weights[i] * query_weights[j] (empty weights: 1 each), the weight of those whose groups[i] is below, equal to and above query_groups[j].
+    """
+
+def grouped_concordance(
+    times: numpy.typing.NDArray[numpy.float64],
+    events: numpy.typing.NDArray[numpy.uint8],
+    estimates: numpy.typing.NDArray[numpy.float64],
+    codes: numpy.typing.NDArray[numpy.int64],
+    n_groups: typing.SupportsInt | typing.SupportsIndex,
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+) -> tuple[typing.Any, ...]:
+    """
+    (counts, order, per_sample): concordance counts (n_groups x 6, as concordance_per_sample's totals) of every group code, the input positions by group and the per-sample counts in that order.
+    """
+
+def grouped_paired_counts(
+    scores: numpy.ndarray,
+    labels: numpy.ndarray,
+    codes: numpy.typing.NDArray[numpy.int64],
+    n_groups: typing.SupportsInt | typing.SupportsIndex,
+    min_dist: typing.SupportsFloat | typing.SupportsIndex,
+    per_sample: bool = False,
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+    progress: typing.Any = None,
+) -> tuple[typing.Any, ...]:
+    """
+    (counts,) or (counts, order, rankable, tied, incorrect): paired counts (n_groups x 4: rankable, correct, tied, incorrect) of every group code in one pass; with per_sample also the input positions by group (order) and the per-sample counts in that order.
+    """
+
+def grouped_roc_auc(
+    scores: numpy.ndarray,
+    positive: numpy.typing.NDArray[numpy.uint8],
+    weights: typing.Any,
+    codes: numpy.typing.NDArray[numpy.int64],
+    n_groups: typing.SupportsInt | typing.SupportsIndex,
+    max_fpr: typing.SupportsFloat | typing.SupportsIndex = 1.0,
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+) -> tuple[typing.Any, ...]:
+    """
+    (area, positive_total, negative_total) of every group code, as roc_auc computes them for one.
     """
 
 def paired_counts(

@@ -5,11 +5,19 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from . import _core
+from ._groups import (
+    GROUPS_NOTES,
+    GroupedPairedComparison,
+    GroupedPairedEvaluation,
+    factorize_groups,
+    grouped_result,
+    segment_starts,
+)
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
@@ -172,9 +180,7 @@ class PairedEvaluation(Result):
 
     @property
     def auc(self) -> float:
-        if self.n_rankable == 0:
-            return math.nan
-        return (self.n_correct + 0.5 * self.n_tied) / self.n_rankable
+        return float(auc_of_counts((self.n_rankable, self.n_correct, self.n_tied, self.n_incorrect)))
 
     if confidence_interval.__doc__:  # None under python -OO
         confidence_interval.__doc__ = confidence_interval.__doc__.replace(
@@ -280,27 +286,38 @@ def merge_label_extremes(extremes: Any) -> tuple[Any, int, Any, int]:
     return low, sum(e[1] for e in extremes if e[0] == low), high, sum(e[3] for e in extremes if e[2] == high)
 
 
+def ddof_factor(m: Any) -> Any:
+    """``m / (m - 1)``, the ddof-1 factor of ``m`` samples (1 for a lone sample, whose component is 0);
+    elementwise for arrays."""
+    m = np.asarray(m, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(m > 1, m / np.maximum(m - 1, 1), 1.0)
+
+
+def labels_are_binary(extremes: tuple[Any, Any, Any, Any], n: Any) -> Any:
+    """Whether labels with these label_extremes (scalars, or arrays per group) take exactly two values."""
+    low, n_low, high, n_high = extremes
+    return (low != high) & (n_low + n_high == n)
+
+
+def component_factors(labels: Any, extremes: tuple[Any, int, Any, int], n: int) -> FloatArray:
+    """Per-sample ddof factors ``f_i`` of the variance (see _INTERVAL_NOTES) of a label array
+    (or block) given the label_extremes of all ``n`` labels: per class for binary labels
+    (DeLong), ``n / (n - 1)`` otherwise."""
+    low, n_low, high, n_high = extremes
+    if labels_are_binary(extremes, n):
+        return np.where(labels == low, ddof_factor(n_low), ddof_factor(n_high))
+    return np.full(labels.shape[0], float(ddof_factor(n)))
+
+
 def variance_factors(n_low: int, n_high: int, n: int) -> tuple[float, float, float]:
     """The ddof factors ``f_i`` of the variance (see _INTERVAL_NOTES) of the samples with the
     smallest label, those with the largest (``n_high`` is 0 when every label is equal) and the
     rest, among ``n``: per class for binary labels (DeLong; the rest is then empty and its
     factor NaN), ``n / (n - 1)`` for every sample otherwise."""
     if n_high and n_low + n_high == n:
-
-        def factor(m: int) -> float:
-            return m / (m - 1) if m > 1 else 1.0  # a lone sample's component is 0
-
-        return factor(n_low), factor(n_high), math.nan
-    return (n / (n - 1),) * 3
-
-
-def component_factors(labels: Any, extremes: tuple[Any, int, Any, int], n: int) -> FloatArray:
-    """Per-sample variance_factors of a label array (or block) given the label_extremes of all ``n`` labels."""
-    low, n_low, high, n_high = extremes
-    f_low, f_high, f_rest = variance_factors(n_low, n_high if low != high else 0, n)
-    if math.isnan(f_rest):
-        return np.where(labels == low, f_low, f_high)
-    return np.full(labels.shape[0], f_rest)
+        return float(ddof_factor(n_low)), float(ddof_factor(n_high)), math.nan
+    return (float(ddof_factor(n)),) * 3
 
 
 def moment_square_sum(counts: tuple[int, int, int, int], groups: Any) -> float:
@@ -329,6 +346,17 @@ def sample_factors(labels: np.ndarray) -> FloatArray:
     return component_factors(labels, label_extremes(labels), labels.shape[0])
 
 
+def group_factors(labels: np.ndarray, sizes: IntArray) -> FloatArray:
+    """component_factors of every group, for labels in the grouped kernels' order (group by group)."""
+    starts = segment_starts(sizes)
+    low, high = np.minimum.reduceat(labels, starts), np.maximum.reduceat(labels, starts)
+    is_low, is_high = labels == np.repeat(low, sizes), labels == np.repeat(high, sizes)
+    n_low, n_high = np.add.reduceat(is_low, starts), np.add.reduceat(is_high, starts)
+    binary = np.repeat(labels_are_binary((low, n_low, high, n_high), sizes), sizes)
+    per_class = np.where(is_low, np.repeat(ddof_factor(n_low), sizes), np.repeat(ddof_factor(n_high), sizes))
+    return np.where(binary, per_class, np.repeat(ddof_factor(sizes), sizes))
+
+
 def warn_nothing_rankable(what: str = "") -> None:
     """The warning of a call where no pair of labels is min_dist apart (pointing at the caller's line)."""
     warn_caller("no pair of labels is min_dist apart: nothing is rankable" + what, RuntimeWarning)
@@ -344,18 +372,59 @@ def evaluation_from_counts(
         warn_nothing_rankable(", auc is nan")
     var = None
     if weighted_square_sum is not None:
-        var = float(weighted_square_sum) / float(rankable) ** 2 if rankable else math.nan
+        var = float(variance_of_sum(weighted_square_sum, rankable))
     return PairedEvaluation(rankable, correct, tied, incorrect, min_dist, var)
 
 
-def auc_components(counts: tuple[int, int, int, int], per_sample: tuple[IntArray, ...]) -> FloatArray:
-    """``g_i = credit_i - auc * r_i`` from the kernel's per-sample counts."""
+def variance_of_sum(weighted_square_sum: Any, rankable: Any) -> Any:
+    """``sum(f_i g_i**2) / n_rankable**2`` (elementwise for groups); NaN where nothing is rankable."""
+    rankable = np.asarray(rankable, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rankable > 0, np.asarray(weighted_square_sum, dtype=np.float64) / rankable**2, math.nan)
+
+
+def auc_of_counts(counts: Any) -> Any:
+    """``(correct + tied / 2) / rankable`` of counts ``(..., 4)`` (elementwise); NaN where nothing is rankable."""
+    counts = np.asarray(counts, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(counts[..., 0] > 0, (counts[..., 1] + 0.5 * counts[..., 2]) / counts[..., 0], math.nan)
+
+
+def auc_components(counts: Any, per_sample: tuple[IntArray, ...], sizes: IntArray | None = None) -> FloatArray:
+    """``g_i = credit_i - auc * r_i`` from the kernel's per-sample counts; with ``sizes``, counts
+    holds one row per group and the per-sample counts are in the grouped kernels' order."""
     rankable, tied, incorrect = per_sample
-    evaluation_auc = (counts[1] + 0.5 * counts[2]) / counts[0] if counts[0] else math.nan
+    evaluation_auc = auc_of_counts(counts)
+    if sizes is not None:
+        evaluation_auc = np.repeat(evaluation_auc, sizes)
     credit = (rankable - tied - incorrect).astype(np.float64) + 0.5 * tied
     return credit - evaluation_auc * rankable
 
 
+@overload
+def paired_evaluation(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    min_dist: float = 0.5,
+    *,
+    n_jobs: NJobs = None,
+    warn: bool = True,
+    variance: bool | None = None,
+    progress: bool = False,
+    groups: None = None,
+) -> PairedEvaluation: ...
+@overload
+def paired_evaluation(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    min_dist: float = 0.5,
+    *,
+    n_jobs: NJobs = None,
+    warn: bool = True,
+    variance: bool | None = None,
+    progress: bool = False,
+    groups: ArrayLike,
+) -> GroupedPairedEvaluation: ...
 @routed
 def paired_evaluation(
     scores: ArrayLike,
@@ -366,7 +435,8 @@ def paired_evaluation(
     warn: bool = True,
     variance: bool | None = None,
     progress: bool = False,
-) -> PairedEvaluation:
+    groups: ArrayLike | None = None,
+) -> PairedEvaluation | GroupedPairedEvaluation:
     """Pair counts and the concordance (AUC) of one model's scores.
 
     Parameters
@@ -391,34 +461,101 @@ def paired_evaluation(
     progress : bool, default False
         Show a progress bar (tqdm, when installed; a Dask progress bar for
         Dask input).
+    groups : array_like, shape (n,), optional
+        A group key per sample (numbers, strings, any sortable keys; no
+        NaN): the result holds every group's counts, ``auc`` and variance,
+        only pairs inside a group counting. Not for Dask input.
 
     Returns
     -------
-    PairedEvaluation
+    PairedEvaluation or GroupedPairedEvaluation
         ``n_rankable``, ``n_correct``, ``n_tied``, ``n_incorrect``, ``auc``;
         unpacks as ``(n_rankable, n_correct)``.
         ``confidence_interval()`` gives a confidence interval for ``auc``.
+        With ``groups``, a :class:`GroupedPairedEvaluation`: the same per
+        group (arrays aligned with its sorted ``groups``), their size-weighted
+        ``mean`` auc and ``to_frame()``.
 
     Notes
     -----
     {semantics}
+
+    {groups_notes}
+
+    Examples
+    --------
+    >>> import pairmetrics as pm
+    >>> result = pm.paired_evaluation([0.1, 0.4, 0.35, 0.8, 0.3, 0.2], [0, 0, 1, 1, 0, 1],
+    ...                               groups=["a", "a", "a", "a", "b", "b"])
+    >>> result.groups.tolist(), result.auc.tolist(), round(result.mean, 4)
+    (['a', 'b'], [0.75, 0.0], 0.5)
     """
     scores, labels, min_dist = prepare_scores(scores, labels, min_dist)
     with_variance = wants_variance(labels.shape[0], variance)
     warn = check_bool(warn, "warn")
     threads = resolve_n_jobs(n_jobs)
+    if groups is not None:
+        return _grouped_evaluation(scores, labels, min_dist, groups, with_variance, threads, check_progress(progress),
+                                   warn)  # fmt: skip
     weighted = None
     with progress_callback(check_progress(progress), "paired evaluation") as callback:
         if with_variance:  # sums of the per-sample counts: no per-sample arrays
-            counts, *groups = _core.paired_moments(scores, labels, min_dist, threads, progress=callback)
-            weighted = moment_square_sum(counts, groups)
+            counts, *label_groups = _core.paired_moments(scores, labels, min_dist, threads, progress=callback)
+            weighted = moment_square_sum(counts, label_groups)
         else:
             counts = _core.paired_counts(scores, labels, min_dist, False, threads, progress=callback)
     return evaluation_from_counts(counts, min_dist, warn, weighted)
 
 
+def _grouped_counts(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    min_dist: float,
+    codes: IntArray,
+    n_groups: int,
+    per_sample: bool,
+    threads: int,
+    progress: bool,
+    what: str,
+) -> tuple[IntArray, tuple[np.ndarray, ...]]:
+    """Every group's counts (n_groups, 4) from the grouped kernel, and with per_sample (order,
+    rankable, tied, incorrect) in its group order."""
+    with progress_callback(progress, what) as callback:
+        output = _core.grouped_paired_counts(scores, labels, codes, n_groups, min_dist, per_sample, threads,
+                                             progress=callback)  # fmt: skip
+    return output[0].astype(np.int64), tuple(output[1:])
+
+
+def _grouped_evaluation(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    min_dist: float,
+    groups: ArrayLike,
+    with_variance: bool,
+    threads: int,
+    progress: bool,
+    warn: bool,
+) -> GroupedPairedEvaluation:
+    keys, codes = factorize_groups(groups, labels.shape[0])
+    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
+    counts, per_sample = _grouped_counts(scores, labels, min_dist, codes, keys.shape[0], with_variance, threads,
+                                         progress, "paired evaluation")  # fmt: skip
+    variance = None
+    if with_variance:
+        order, rest = per_sample[0], per_sample[1:]
+        g = auc_components(counts, rest, sizes)
+        weighted = np.add.reduceat(group_factors(labels[order], sizes) * (g * g), segment_starts(sizes))
+        variance = variance_of_sum(weighted, counts[:, 0])
+    return grouped_result(
+        GroupedPairedEvaluation, keys, sizes, warn, n_rankable=counts[:, 0], n_correct=counts[:, 1], n_tied=counts[:, 2],
+        n_incorrect=counts[:, 3], auc=auc_of_counts(counts), variance=variance, min_dist=min_dist,
+    )  # fmt: skip
+
+
 if paired_evaluation.__doc__:  # None under python -OO
-    paired_evaluation.__doc__ = paired_evaluation.__doc__.replace("{semantics}", _SEMANTICS.strip())
+    paired_evaluation.__doc__ = paired_evaluation.__doc__.replace("{semantics}", _SEMANTICS.strip()).replace(
+        "{groups_notes}", GROUPS_NOTES.strip()
+    )
 
 
 @routed
@@ -533,6 +670,28 @@ class PairedComparison(Result):
         return normal_interval(self.auc_difference, self._difference_variance, confidence_level, -1.0, 1.0)
 
 
+@overload
+def compare_paired(
+    scores_a: ArrayLike,
+    scores_b: ArrayLike,
+    labels: ArrayLike,
+    min_dist: float = 0.5,
+    *,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+    groups: None = None,
+) -> PairedComparison: ...
+@overload
+def compare_paired(
+    scores_a: ArrayLike,
+    scores_b: ArrayLike,
+    labels: ArrayLike,
+    min_dist: float = 0.5,
+    *,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+    groups: ArrayLike,
+) -> GroupedPairedComparison: ...
 @routed
 def compare_paired(
     scores_a: ArrayLike,
@@ -542,7 +701,8 @@ def compare_paired(
     *,
     n_jobs: NJobs = None,
     progress: bool = False,
-) -> PairedComparison:
+    groups: ArrayLike | None = None,
+) -> PairedComparison | GroupedPairedComparison:
     """Compare two models' paired evaluations on one test set.
 
     Parameters
@@ -559,13 +719,20 @@ def compare_paired(
     progress : bool, default False
         Show a progress bar (tqdm, when installed; a Dask progress bar for
         Dask input).
+    groups : array_like, shape (n,), optional
+        A group key per sample (numbers, strings, any sortable keys; no
+        NaN): the result holds every group's comparison, only pairs inside
+        a group counting. Not for Dask input.
 
     Returns
     -------
-    PairedComparison
+    PairedComparison or GroupedPairedComparison
         Unpacks as ``(statistic, pvalue)`` of the dependent-pairs test; also
         holds the 2x2 table and Fisher's exact test as the pairedeval README
-        computes them.
+        computes them. With ``groups``, a :class:`GroupedPairedComparison`:
+        each group's AUCs, (co)variances and test (arrays aligned with its
+        sorted ``groups``; no Fisher test), the size-weighted ``mean``
+        auc_difference and ``to_frame()``.
 
     Notes
     -----
@@ -581,10 +748,22 @@ def compare_paired(
     factor ``n / (n - 1)`` is replaced by DeLong's per-class ``m / (m - 1)``
     (the ``m`` samples of ``i``'s class), for the test and for
     ``result.confidence_interval()`` alike: both are exactly DeLong's.
+
+    {groups_notes}
+
+    Examples
+    --------
+    >>> import pairmetrics as pm
+    >>> result = pm.compare_paired([0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 1, 0, 1],
+    ...                            groups=[1, 1, 2, 2])
+    >>> result.auc_a.tolist(), result.auc_b.tolist(), result.mean
+    ([1.0, 1.0], [0.0, 1.0], 0.5)
     """
     scores_a, labels_f, min_dist = prepare_scores(scores_a, labels, min_dist, "scores_a")
     scores_b, _, _ = prepare_scores(scores_b, labels, min_dist, "scores_b")
     threads = resolve_n_jobs(n_jobs)
+    if groups is not None:
+        return _grouped_comparison(scores_a, scores_b, labels_f, min_dist, groups, threads, check_progress(progress))
     counts, components = [], []
     with progress_callback(check_progress(progress), "paired comparison") as callback:
         outputs = [
@@ -599,6 +778,53 @@ def compare_paired(
     return comparison_from_counts(counts[0], counts[1], min_dist, sums)
 
 
+if compare_paired.__doc__:  # None under python -OO
+    compare_paired.__doc__ = compare_paired.__doc__.replace("{groups_notes}", GROUPS_NOTES.strip())
+
+
+def _grouped_comparison(
+    scores_a: np.ndarray,
+    scores_b: np.ndarray,
+    labels: np.ndarray,
+    min_dist: float,
+    groups: ArrayLike,
+    threads: int,
+    progress: bool,
+) -> GroupedPairedComparison:
+    keys, codes = factorize_groups(groups, labels.shape[0])
+    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
+    runs = [_grouped_counts(s, labels, min_dist, codes, keys.shape[0], True, threads, progress, "paired comparison")
+            for s in (scores_a, scores_b)]  # fmt: skip
+    (counts_a, (order, *rest_a)), (counts_b, (_, *rest_b)) = runs
+    ga, gb = auc_components(counts_a, tuple(rest_a), sizes), auc_components(counts_b, tuple(rest_b), sizes)
+    factors, starts = group_factors(labels[order], sizes), segment_starts(sizes)
+    rankable = counts_a[:, 0]
+    var_a, var_b, cov = (variance_of_sum(np.add.reduceat(factors * (x * y), starts), rankable)
+                         for x, y in ((ga, ga), (gb, gb), (ga, gb)))  # fmt: skip
+    auc_a, auc_b = auc_of_counts(counts_a), auc_of_counts(counts_b)
+    statistic, pvalue = difference_test(auc_a - auc_b, var_a + var_b - 2 * cov)
+    return grouped_result(
+        GroupedPairedComparison, keys, sizes, True, n_rankable=rankable, auc_a=auc_a, auc_b=auc_b,
+        auc_difference=auc_a - auc_b, variance_a=var_a, variance_b=var_b, covariance=cov, statistic=statistic,
+        pvalue=pvalue,
+    )  # fmt: skip
+
+
+def difference_test(difference: Any, spread: Any) -> tuple[Any, Any]:
+    """(statistic, two-sided normal p-value) of a difference of AUCs whose variance is ``spread``
+    (elementwise for groups). Without spread (identical rankings on every pair) there is no evidence
+    of a difference unless the AUCs differ; NaN stays NaN."""
+    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
+
+    difference = np.asarray(difference, dtype=np.float64)
+    spread = np.asarray(spread, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(spread > 0, difference / np.sqrt(np.maximum(spread, 0.0)),
+                     np.where(difference == 0, 0.0, np.copysign(np.inf, difference)))  # fmt: skip
+    z = np.where(np.isnan(spread) | np.isnan(difference), math.nan, z)
+    return z, 2 * stats.norm.sf(np.abs(z))
+
+
 def comparison_from_counts(
     counts_a: tuple[int, int, int, int], counts_b: tuple[int, int, int, int], min_dist: float, sums: Any
 ) -> PairedComparison:
@@ -608,12 +834,9 @@ def comparison_from_counts(
     from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
 
     n_rankable = counts_a[0]
-    if n_rankable:
-        scale = 1.0 / float(n_rankable) ** 2
-        ci_var_a, ci_var_b = scale * float(sums[0]), scale * float(sums[1])
-        ci_spread = ci_var_a + ci_var_b - 2 * scale * float(sums[2])
-    else:
-        ci_var_a = ci_var_b = ci_spread = math.nan
+    ci_var_a, ci_var_b, cov = (float(variance_of_sum(sums[i], n_rankable)) if n_rankable else math.nan
+                               for i in (0, 1, 2))  # fmt: skip
+    ci_spread = ci_var_a + ci_var_b - 2 * cov
     a, b = PairedEvaluation(*counts_a, min_dist, ci_var_a), PairedEvaluation(*counts_b, min_dist, ci_var_b)
     table = np.array([[a.n_correct, b.n_correct], [n_rankable - a.n_correct, n_rankable - b.n_correct]], dtype=np.int64)
     if n_rankable == 0:
@@ -626,14 +849,9 @@ def comparison_from_counts(
         warnings.simplefilter("ignore", RuntimeWarning)
         fisher = stats.fisher_exact(table)
     # One variance for the test and the interval: DeLong's per-class one for binary labels.
-    var_a, var_b, cov = ci_var_a, ci_var_b, float(sums[2]) / float(n_rankable) ** 2
+    var_a, var_b = ci_var_a, ci_var_b
     difference = a.auc - b.auc
-    spread = max(ci_spread, 0.0)
-    if spread > 0:
-        z = difference / math.sqrt(spread)
-        p = float(2 * stats.norm.sf(abs(z)))
-    else:  # identical rankings on every pair: no evidence of a difference
-        z, p = (0.0, 1.0) if difference == 0 else (math.copysign(math.inf, difference), 0.0)
+    z, p = (float(x) for x in difference_test(difference, ci_spread))
     return PairedComparison(
         a, b, table, float(fisher.statistic), float(fisher.pvalue), difference, var_a, var_b, cov, z, p, ci_spread
     )

@@ -10,11 +10,12 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
 from . import _core
+from ._groups import GROUPS_NOTES, GroupedRocAuc, factorize_groups, grouped_result
 from ._routing import routed, warn
 from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
@@ -246,10 +247,14 @@ def binary_auc_value(area: float, total_pos: float, total_neg: float, max_fpr: f
         return np.nan
     if not partial:
         return float(area)
-    # McClish correction: 0.5 for a non-discriminant model, 1 for a perfect one.
+    return float(mcclish(area, max_fpr))
+
+
+def mcclish(area: Any, max_fpr: float | None) -> Any:
+    """McClish's standardised partial AUC (elementwise): 0.5 for a non-discriminant model, 1 for a perfect one."""
     fpr = 1.0 if max_fpr is None else max_fpr  # not None when partial
     min_area = 0.5 * fpr**2
-    return float(0.5 * (1 + (area - min_area) / (fpr - min_area)))
+    return 0.5 * (1 + (area - min_area) / (fpr - min_area))
 
 
 def auc_sums(aucs: Any, weight: np.ndarray | None) -> tuple[float, float, bool]:
@@ -400,6 +405,30 @@ def _average_binary(
     return average_label_aucs(aucs, average, label_weight)
 
 
+@overload
+def roc_auc_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: str | None = "macro",
+    sample_weight: ArrayLike | None = None,
+    max_fpr: float | None = None,
+    multi_class: str = "raise",
+    labels: ArrayLike | None = None,
+    groups: None = None,
+) -> FloatOrArray: ...
+@overload
+def roc_auc_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: str | None = "macro",
+    sample_weight: ArrayLike | None = None,
+    max_fpr: float | None = None,
+    multi_class: str = "raise",
+    labels: ArrayLike | None = None,
+    groups: ArrayLike,
+) -> GroupedRocAuc: ...
 @routed
 def roc_auc_score(
     y_true: ArrayLike,
@@ -410,7 +439,8 @@ def roc_auc_score(
     max_fpr: float | None = None,
     multi_class: str = "raise",
     labels: ArrayLike | None = None,
-) -> FloatOrArray:
+    groups: ArrayLike | None = None,
+) -> FloatOrArray | GroupedRocAuc:
     """Area under the ROC curve, with scikit-learn's signature and results.
 
     A drop-in for :func:`sklearn.metrics.roc_auc_score`: binary, multi-label
@@ -439,12 +469,20 @@ def roc_auc_score(
         One-vs-rest or one-vs-one (Hand & Till) for multi-class input.
     labels : array_like, optional
         The classes of multi-class input, in the order of ``y_score``'s columns.
+    groups : array_like, shape (n,), optional
+        A group key per sample (numbers, strings, any sortable keys; no
+        NaN), binary ``y_true`` only: the AUC of every group in one call
+        (with ``sample_weight`` and ``max_fpr`` as usual). Not for Dask input.
 
     Returns
     -------
-    float or ndarray
+    float or ndarray or GroupedRocAuc
         As scikit-learn: NaN, with an ``UndefinedMetricWarning``, when a
-        binary problem has only one class.
+        binary problem has only one class. With ``groups``, a
+        :class:`GroupedRocAuc`: each group's ``auc`` (NaN, with one
+        ``RuntimeWarning`` for all of them, where a group has one class),
+        aligned with its sorted ``groups``, the size-weighted ``mean`` and
+        ``to_frame()``.
 
     Raises
     ------
@@ -491,11 +529,17 @@ def roc_auc_score(
     per binary AUC, with the same checks, warnings and numbers (sums may
     differ in the last bits); see :mod:`pairmetrics.dask.roc_auc`.
 
+    {groups_notes}
+
     Examples
     --------
     >>> from pairmetrics import roc_auc_score
     >>> roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
+    >>> per_site = roc_auc_score([0, 0, 1, 1, 0, 1], [0.1, 0.4, 0.35, 0.8, 0.3, 0.9],
+    ...                          groups=["x", "x", "x", "x", "y", "y"])
+    >>> per_site.auc.tolist(), round(per_site.mean, 4)
+    ([0.75, 1.0], 0.8333)
     """
     max_fpr = check_options(average, multi_class, max_fpr)
     y = _as_labels(y_true)
@@ -507,19 +551,44 @@ def roc_auc_score(
                         max_fpr, multi_class)  # fmt: skip
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
-    if kind == "multiclass":
+    if kind == "multiclass" and groups is None:
         return _multiclass(y, scores, labels, multi_class, average, weight, score_dtype)
     if kind == "binary":
-        scores = binary_scores(scores)
-        if uniques.size != 2:
-            positive = np.zeros(y.shape[0], np.uint8)
-        elif y.dtype == np.bool_:
-            positive = y.view(np.uint8)
-        else:
-            positive = (y == uniques[-1]).view(np.uint8)
+        positive, scores = _positive(y, uniques), binary_scores(scores)
+        if groups is not None:
+            return _grouped_auc(positive, scores, weight, max_fpr, groups)
         return _binary_auc(positive, scores, weight, max_fpr)
+    if groups is not None:
+        raise ValueError(f"groups= takes binary y_true only, got {kind} y_true")
     check_indicator(uniques, scores.shape)
     return _average_binary((y == 1).view(np.uint8), scores, average, weight, max_fpr)
+
+
+def _positive(y: np.ndarray, uniques: np.ndarray) -> np.ndarray:
+    """The uint8 0/1 positives of binary y_true (the larger of its two values; none with one value)."""
+    if uniques.size != 2:
+        return np.zeros(y.shape[0], np.uint8)
+    if y.dtype == np.bool_:
+        return y.view(np.uint8)
+    return (y == uniques[-1]).view(np.uint8)
+
+
+def _grouped_auc(
+    positive: np.ndarray, scores: np.ndarray, weight: np.ndarray | None, max_fpr: float | None, groups: ArrayLike
+) -> GroupedRocAuc:
+    keys, codes = factorize_groups(groups, positive.shape[0], "y_true")
+    if weight is not None:
+        _check_weight_values(weight)
+    fpr = max_fpr if max_fpr is not None and is_partial(max_fpr) else 1.0
+    area, total_pos, total_neg = _core.grouped_roc_auc(scores, positive, weight, codes, keys.shape[0], fpr,
+                                                       resolve_n_jobs(None))  # fmt: skip
+    if is_partial(max_fpr):
+        area = mcclish(area, max_fpr)
+    area = np.where((total_pos > 0) & (total_neg > 0), area, np.nan)  # a class without weight: undefined
+    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
+    n_positive = np.bincount(codes, weights=positive, minlength=keys.shape[0]).astype(np.int64)
+    return grouped_result(GroupedRocAuc, keys, sizes, True, auc=area, n_positive=n_positive,
+                          n_negative=sizes - n_positive)  # fmt: skip
 
 
 def _multiclass(
@@ -548,3 +617,7 @@ def _multiclass(
         b_auc = _binary_auc(b_mask[ab].view(np.uint8), sub[:, b], None, None)
         pair_aucs.append((a_auc + b_auc) / 2)
     return ovo_average(pair_aucs, prevalence, average)
+
+
+if roc_auc_score.__doc__:  # None under python -OO
+    roc_auc_score.__doc__ = roc_auc_score.__doc__.replace("{groups_notes}", GROUPS_NOTES.strip())

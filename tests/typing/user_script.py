@@ -141,6 +141,23 @@ def inference() -> None:
     assert boot_low <= boot_high and replicates.shape == (99,) and boot.standard_error >= 0
 
 
+def grouped() -> None:
+    scores, other, labels, site = [0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 1, 0, 1], ["a", "a", "b", "b"]
+    evaluation: pm.GroupedPairedEvaluation = pm.paired_evaluation(scores, labels, groups=site, variance=True)
+    aucs: npt.NDArray[np.float64] = evaluation.auc
+    keys: npt.NDArray[np.str_] = evaluation.groups
+    mean: float = evaluation.mean
+    assert keys.tolist() == ["a", "b"] and aucs.shape == (2,) and 0 <= mean <= 1 and evaluation.variance is not None
+    comparison: pm.GroupedPairedComparison = pm.compare_paired(scores, other, labels, groups=site)
+    pvalues: npt.NDArray[np.float64] = comparison.pvalue
+    per_site: pm.GroupedRocAuc = pm.roc_auc_score(labels, scores, groups=np.array(site))
+    survival: pm.GroupedConcordance = pm.concordance([1, 2, 3, 4], scores, groups=[1, 1, 2, 2])
+    sizes: npt.NDArray[np.int64] = per_site.n_samples
+    assert pvalues.shape == sizes.shape == survival.estimate.shape == (2,)
+    plain: pm.PairedEvaluation = pm.paired_evaluation(scores, labels)
+    assert plain.n_rankable == 4 and isinstance(comparison, pm.GroupedResult)
+
+
 def main() -> None:
     paired()
     two_vs_two()
@@ -148,6 +165,7 @@ def main() -> None:
     measures()
     drop_ins()
     inference()
+    grouped()
     assert pm.__version__ and "roc_auc_score" in pm.__all__
 
 

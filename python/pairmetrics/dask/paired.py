@@ -657,10 +657,14 @@ def _variance_sums(labels, label_range, totals, *per_block):
 
 
 @register(_paired.paired_evaluation)
-def paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, variance=None, progress=False):
+def paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, variance=None, progress=False,
+                      groups=None):  # fmt: skip
     import dask
 
+    from .._groups import refuse_dask_groups
     from .._validation import check_bool, check_progress
+
+    refuse_dask_groups(groups, "paired_evaluation")
 
     scores, labels, min_dist = _paired_inputs(scores, labels, min_dist)
     with_variance = _paired.wants_variance(labels.shape[0], variance)
@@ -677,10 +681,13 @@ def paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, vari
 
 
 @register(_paired.compare_paired)
-def compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None, progress=False):
+def compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None, progress=False, groups=None):
     import dask
 
+    from .._groups import refuse_dask_groups
     from .._validation import check_progress
+
+    refuse_dask_groups(groups, "compare_paired")
 
     progress = check_progress(progress)
     a_scores, _, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")

@@ -268,9 +268,13 @@ def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabil
 
 @register(roc.roc_auc_score)
 def roc_auc_score(y_true, y_score, average="macro", sample_weight=None, max_fpr=None, multi_class="raise",
-                  labels=None):  # fmt: skip
-    """:func:`pairmetrics.roc_auc_score` on Dask collections (numeric or bool ``y_true``)."""
+                  labels=None, groups=None):  # fmt: skip
+    """:func:`pairmetrics.roc_auc_score` on Dask collections (numeric or bool ``y_true``; no ``groups``)."""
     from dask import delayed
+
+    from .._groups import refuse_dask_groups
+
+    refuse_dask_groups(groups, "roc_auc_score")
 
     max_fpr = roc.check_options(average, multi_class, max_fpr)
     y = to_dask_array(y_true, "y_true")
