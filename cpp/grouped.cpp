@@ -25,8 +25,8 @@ int threads_for_samples(std::size_t n, int n_threads) {
 // data[order[k] * stride] for every k: each group's values side by side, so
 // that the kernels read a segment as a plain array.
 template <class T>
-std::unique_ptr<T[]> gather(const T* data, std::ptrdiff_t stride, const std::vector<std::int64_t>& order,
-                            int n_threads, Control& control) {
+std::unique_ptr<T[]> gather(const T* data, std::ptrdiff_t stride, const std::vector<std::int64_t>& order, int n_threads,
+                            Control& control) {
     const std::size_t n = order.size();
     std::unique_ptr<T[]> out(new T[n]);  // every slot written below
     const std::size_t pieces = (n + kCheckEvery - 1) / kCheckEvery;
@@ -70,8 +70,8 @@ void for_each_group(const GroupSegments& segments, int n_threads, Control& contr
 
 }  // namespace
 
-GroupSegments group_segments(const std::int64_t* codes, std::ptrdiff_t code_stride, std::size_t n,
-                             std::size_t n_groups, Control& control) {
+GroupSegments group_segments(const std::int64_t* codes, std::ptrdiff_t code_stride, std::size_t n, std::size_t n_groups,
+                             Control& control) {
     GroupSegments segments;
     segments.offset.assign(n_groups + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -139,24 +139,24 @@ void grouped_concordance(const double* times, std::ptrdiff_t time_stride, const 
     });
 }
 
-#define PAIRMETRICS_GROUPED_PAIRED(Score, Label)                                                                    \
-    template void grouped_paired_counts<Score, Label>(const Score*, std::ptrdiff_t, const Label*, std::ptrdiff_t, \
-                                                      const GroupSegments&, double, PairedCounts*,                 \
-                                                      PairedPerSample*, int, Control&);
-#define PAIRMETRICS_GROUPED(Score)                                                                               \
-    template void grouped_roc_auc<Score>(const Score*, std::ptrdiff_t, const std::uint8_t*, std::ptrdiff_t,      \
-                                         const double*, std::ptrdiff_t, const GroupSegments&, double, RocAuc*, \
-                                         int, Control&);                                                        \
-    PAIRMETRICS_GROUPED_PAIRED(Score, bool)                                                                      \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::int8_t)                                                               \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::int16_t)                                                              \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::int32_t)                                                              \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::int64_t)                                                              \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint8_t)                                                              \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint16_t)                                                             \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint32_t)                                                             \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint64_t)                                                             \
-    PAIRMETRICS_GROUPED_PAIRED(Score, float)                                                                     \
+#define PAIRMETRICS_GROUPED_PAIRED(Score, Label)                                                                     \
+    template void grouped_paired_counts<Score, Label>(const Score*, std::ptrdiff_t, const Label*, std::ptrdiff_t,    \
+                                                      const GroupSegments&, double, PairedCounts*, PairedPerSample*, \
+                                                      int, Control&);
+#define PAIRMETRICS_GROUPED(Score)                                                                                  \
+    template void grouped_roc_auc<Score>(const Score*, std::ptrdiff_t, const std::uint8_t*, std::ptrdiff_t,         \
+                                         const double*, std::ptrdiff_t, const GroupSegments&, double, RocAuc*, int, \
+                                         Control&);                                                                 \
+    PAIRMETRICS_GROUPED_PAIRED(Score, bool)                                                                         \
+    PAIRMETRICS_GROUPED_PAIRED(Score, std::int8_t)                                                                  \
+    PAIRMETRICS_GROUPED_PAIRED(Score, std::int16_t)                                                                 \
+    PAIRMETRICS_GROUPED_PAIRED(Score, std::int32_t)                                                                 \
+    PAIRMETRICS_GROUPED_PAIRED(Score, std::int64_t)                                                                 \
+    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint8_t)                                                                 \
+    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint16_t)                                                                \
+    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint32_t)                                                                \
+    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint64_t)                                                                \
+    PAIRMETRICS_GROUPED_PAIRED(Score, float)                                                                        \
     PAIRMETRICS_GROUPED_PAIRED(Score, double)
 PAIRMETRICS_GROUPED(bool)
 PAIRMETRICS_GROUPED(std::int8_t)

@@ -21,16 +21,16 @@
 namespace pairmetrics {
 
 struct GroupSegments {
-    std::vector<std::int64_t> order;   // input positions by group, then position
-    std::vector<std::size_t> offset;   // group g is order[offset[g], offset[g + 1])
+    std::vector<std::int64_t> order;  // input positions by group, then position
+    std::vector<std::size_t> offset;  // group g is order[offset[g], offset[g + 1])
     std::size_t groups() const { return offset.size() - 1; }
     std::size_t size(std::size_t g) const { return offset[g + 1] - offset[g]; }
 };
 
 // The segments of `codes` (strided); throws std::invalid_argument for a code
 // outside [0, n_groups).
-GroupSegments group_segments(const std::int64_t* codes, std::ptrdiff_t code_stride, std::size_t n,
-                             std::size_t n_groups, Control& control);
+GroupSegments group_segments(const std::int64_t* codes, std::ptrdiff_t code_stride, std::size_t n, std::size_t n_groups,
+                             Control& control);
 
 // Paired counts of every group (out: n_groups entries). With per_sample, its
 // arrays (n entries each) are filled in segment order.

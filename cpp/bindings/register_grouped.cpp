@@ -153,8 +153,8 @@ py::tuple grouped_concordance_py(const py::array_t<double>& times, const py::arr
     for (std::size_t g = 0; g < n_groups; ++g) {
         const auto i = static_cast<py::ssize_t>(g);
         const ConcordanceCounts& c = out[g];
-        const std::uint64_t row[6] = {c.below, c.tied, c.above, c.tied_time, c.event_pairs_tied_time,
-                                      c.event_pairs_tied_both};
+        const std::uint64_t row[6] = {
+            c.below, c.tied, c.above, c.tied_time, c.event_pairs_tied_time, c.event_pairs_tied_both};
         for (py::ssize_t j = 0; j < 6; ++j) table(i, j) = row[j];
     }
     return py::make_tuple(counts, order_array(segments), per_sample);
@@ -173,9 +173,8 @@ void register_grouped(py::module_& m) {
           py::arg("weights"), py::arg("codes").noconvert(), py::arg("n_groups"), py::arg("max_fpr") = 1.0,
           py::arg("n_threads") = 1,
           "(area, positive_total, negative_total) of every group code, as roc_auc computes them for one.");
-    m.def("grouped_concordance", &grouped_concordance_py, py::arg("times").noconvert(),
-          py::arg("events").noconvert(), py::arg("estimates").noconvert(), py::arg("codes").noconvert(),
-          py::arg("n_groups"), py::arg("n_threads") = 1,
+    m.def("grouped_concordance", &grouped_concordance_py, py::arg("times").noconvert(), py::arg("events").noconvert(),
+          py::arg("estimates").noconvert(), py::arg("codes").noconvert(), py::arg("n_groups"), py::arg("n_threads") = 1,
           "(counts, order, per_sample): concordance counts (n_groups x 6, as concordance_per_sample's totals) "
           "of every group code, the input positions by group and the per-sample counts in that order.");
 }
