@@ -89,6 +89,14 @@ def test_points_with_ties_vs_brute_force(n, d, seed, metric):
     assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
 
 
+def test_verify_resolves_the_gap_to_what_n_float64_duals_can():
+    # Integer points, squared distances, N odd: an optimum of cost 0 whose duals (+-1) leave a gap of a few
+    # epsilons across the N constraints; verify() once refused it.
+    X = np.random.default_rng(3301981).integers(0, 3, size=(9, 2))
+    res = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", k=1)
+    assert res.cost == 0 and res.verify()
+
+
 def test_point_path_many_rounds_matches_dense():
     rng = np.random.default_rng(12)
     for n, d in ((501, 30), (400, 2)):

@@ -236,18 +236,20 @@ class MatchingResult(Result):
         True when every blossom dual is >= 0 and the certified bound on
         ``cost - optimum`` (every pair checked, every float64 rounding error
         bounded, no allowance for the integer rounding of the solve) is at
-        most ``rtol * cost`` plus 16 float64 epsilons of the magnitude of the
-        duals and the cost (``certificate()["magnitude"]``), the limit of
-        what float64 duals can resolve. A matching that is not optimal to within
+        most ``rtol * cost`` plus ``16 + N`` float64 epsilons of the magnitude
+        of the duals and the cost (``certificate()["magnitude"]``), the limit
+        of what N float64 duals can resolve. A matching that is not optimal to within
         ``rtol`` is never called optimal. Takes ``D`` or ``points`` like
         :meth:`certificate`; costs about one neighbour search of the solve.
         """
         rtol = check_real(rtol, "rtol", low=0)
         c = self.certificate(D, points=points, n_jobs=n_jobs, progress=progress)
-        # Rounding of float64 duals themselves: a gap below 16 eps times their
-        # magnitude is below what float64 can tell apart (e.g. cost 0 with
-        # duals +-0.5), and their absolute grid: a few subnormal steps per dual.
-        floor = 16 * np.finfo(np.float64).eps * c["magnitude"] + 4 * self.y.shape[0] * math.ulp(0.0)
+        # Rounding of float64 duals themselves: each of the N resolves its
+        # constraints to about eps times their magnitude, so a gap below
+        # (16 + N) eps times it is below what float64 can tell apart (e.g. cost
+        # 0 with duals +-1), and their absolute grid: a few subnormal steps each.
+        n = self.y.shape[0]
+        floor = (16 + n) * np.finfo(np.float64).eps * c["magnitude"] + 4 * n * math.ulp(0.0)
         return bool(c["complete"] and c["min_z"] >= 0 and c["certified_gap_bound"] <= rtol * abs(c["cost"]) + floor)
 
     def _verification_data(self, D: Any, points: Any) -> tuple[str, np.ndarray, float, bool]:
