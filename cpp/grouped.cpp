@@ -1,6 +1,7 @@
 #include "grouped.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -44,8 +45,9 @@ std::unique_ptr<T[]> gather(const T* data, std::ptrdiff_t stride, const std::vec
 // Runs segment(g, part, threads) for every group g, where `part` is a child
 // of `control` and `threads` the threads the kernel may use. Progress counts
 // the samples of the groups done.
-template <class Segment>
-void for_each_group(const GroupSegments& segments, int n_threads, Control& control, Segment&& segment) {
+// Not a template: one copy serves every kernel and dtype.
+using SegmentFn = std::function<void(std::size_t group, Control& part, int threads)>;
+void for_each_group(const GroupSegments& segments, int n_threads, Control& control, const SegmentFn& segment) {
     const std::size_t n = segments.order.size();
     control.set_total(n);
     std::vector<std::size_t> small;

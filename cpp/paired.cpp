@@ -215,65 +215,103 @@ PairedCounts count_moments(Buffer<Record<false, typename Gap::Label>>& records, 
     return counts;
 }
 
-// Reads scores as order keys and labels as Gap::Label (doubles, or order
-// keys of integers), in blocks spread over the threads. With moments (and
-// not Track), the moment sums of the per-sample counts instead of them.
-template <bool Track, class Gap, class Score, class Label>
-PairedCounts load_and_count(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
-                            std::ptrdiff_t label_stride, std::size_t n, const Gap& gap, Control& control,
+// Counts by classes if the labels take at most min(limit, kMaxClasses)
+// distinct values; returns false (having counted nothing) otherwise. With
+// moments, also the moment sums of the per-sample counts (see
+// paired_moments).
+template <class Gap>
+bool count_by_classes(const PairedInput<typename Gap::Label>& input, const Gap& gap, std::size_t limit, int n_threads,
+                      Control& control, PairedCounts& out, PairedMoments* moments) {
+    const int threads = threads_for(input.n, n_threads);
+    ClassGroups<typename Gap::Label> groups;
+    Buffer<std::uint64_t> keys;
+    if (!group_by_classes(input, limit, threads, control, groups, keys)) return false;
+    Buffer<std::uint64_t> scratch(input.n);
+    out = moments ? class_moments(keys, scratch, groups, gap, threads, control, *moments)
+                  : count_class_pairs(keys, scratch, groups, gap, threads, control);
+    return true;
+}
+
+// Scores as order keys and labels as Gap::Label (doubles, or order keys of
+// integers), read in blocks spread over the threads. With moments (and not
+// Track), the moment sums of the per-sample counts instead of them.
+template <bool Track, class Gap>
+PairedCounts load_and_count(const PairedInput<typename Gap::Label>& input, const Gap& gap, Control& control,
                             PairedPerSample* per_sample, PairedMoments* moments, int n_threads, std::size_t few_labels,
                             std::size_t few_classes, SimdLevel simd) {
-    using L = typename Gap::Label;
     if constexpr (!Track) {
         const std::size_t limit = std::min(few_classes, few_labels);
         PairedCounts counts;
-        if (count_by_classes(scores, score_stride, labels, label_stride, n, gap, limit, n_threads, control, counts,
-                             moments))
-            return counts;
+        if (count_by_classes(input, gap, limit, n_threads, control, counts, moments)) return counts;
     }
-    Buffer<Record<Track, L>> records = load_sorted_records(
-        InputReader<Track, L, Score, Label>(scores, score_stride, labels, label_stride), n, n_threads, control);
+    auto records = load_sorted_records(InputReader<Track, typename Gap::Label>(input), input.n, n_threads, control);
     if constexpr (!Track) {
         if (moments) return count_moments(records, gap, n_threads, few_labels, simd, control, *moments);
     }
     return count_pairs<Track>(records, gap, per_sample, n_threads, few_labels, simd, control);
 }
 
-template <bool Track, class Score, class Label>
-PairedCounts dispatch_labels(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
-                             std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
-                             PairedPerSample* per_sample, PairedMoments* moments, int n_threads, std::size_t few_labels,
-                             std::size_t few_classes, SimdLevel simd) {
-    if constexpr (std::is_floating_point_v<Label>) {
-        return load_and_count<Track>(scores, score_stride, labels, label_stride, n, RealGap{min_dist}, control,
-                                     per_sample, moments, n_threads, few_labels, few_classes, simd);
+// Nothing is rankable: every per-sample count, and every moment, is 0.
+void count_nothing(const PairedInput<std::uint64_t>& input, PairedPerSample* per_sample, PairedMoments* moments,
+                   int n_threads, Control& control) {
+    const std::size_t n = input.n;
+    if (per_sample) {
+        std::fill_n(per_sample->rankable, n, 0);
+        std::fill_n(per_sample->tied, n, 0);
+        std::fill_n(per_sample->incorrect, n, 0);
+    }
+    if (!moments) return;
+    std::uint64_t lowest = ~std::uint64_t{0}, highest = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t key = input.labels.label(i);
+        lowest = std::min(lowest, key);
+        highest = std::max(highest, key);
+    }
+    reduce_moments(n, n_threads, control, *moments, [&](std::size_t i, PairedMoments& sums) {
+        const std::uint64_t key = input.labels.label(i);
+        group_of(sums, key == lowest, key == highest).add(0, 0);
+    });
+}
+
+template <class L>
+PairedCounts count_input(const PairedInput<L>& input, double min_dist, Control& control, PairedPerSample* per_sample,
+                         PairedMoments* moments, int n_threads, std::size_t few_labels, std::size_t few_classes,
+                         SimdLevel simd) {
+    if constexpr (std::is_floating_point_v<L>) {
+        const RealGap gap{min_dist};
+        if (per_sample)
+            return load_and_count<true>(input, gap, control, per_sample, moments, n_threads, few_labels, few_classes,
+                                        simd);
+        return load_and_count<false>(input, gap, control, per_sample, moments, n_threads, few_labels, few_classes,
+                                     simd);
     } else {
         // Integer differences are below 2**64: from there on nothing is rankable.
         constexpr double kTwo64 = 18446744073709551616.0;
         if (!(min_dist < kTwo64)) {
-            if (per_sample) {
-                std::fill_n(per_sample->rankable, n, 0);
-                std::fill_n(per_sample->tied, n, 0);
-                std::fill_n(per_sample->incorrect, n, 0);
-            }
-            if (moments) {  // every sample has r_i = q_i = 0
-                const auto key = [&](std::size_t i) { return label_at<std::uint64_t>(labels, label_stride, i); };
-                std::uint64_t lowest = ~std::uint64_t{0}, highest = 0;
-                for (std::size_t i = 0; i < n; ++i) {
-                    lowest = std::min(lowest, key(i));
-                    highest = std::max(highest, key(i));
-                }
-                reduce_moments(n, n_threads, control, *moments, [&](std::size_t i, PairedMoments& sums) {
-                    group_of(sums, key(i) == lowest, key(i) == highest).add(0, 0);
-                });
-            }
+            count_nothing(input, per_sample, moments, n_threads, control);
             return PairedCounts{};
         }
-        const double threshold = std::max(1.0, std::ceil(min_dist));
-        return load_and_count<Track>(scores, score_stride, labels, label_stride, n,
-                                     IntegerGap{static_cast<std::uint64_t>(threshold)}, control, per_sample, moments,
-                                     n_threads, few_labels, few_classes, simd);
+        const IntegerGap gap{static_cast<std::uint64_t>(std::max(1.0, std::ceil(min_dist)))};
+        if (per_sample)
+            return load_and_count<true>(input, gap, control, per_sample, moments, n_threads, few_labels, few_classes,
+                                        simd);
+        return load_and_count<false>(input, gap, control, per_sample, moments, n_threads, few_labels, few_classes,
+                                     simd);
     }
+}
+
+// The input as labels of its kind: doubles for real labels, order keys of
+// integers otherwise.
+template <class Score, class Label>
+PairedCounts count_strided(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
+                           std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
+                           PairedPerSample* per_sample, PairedMoments* moments, int n_threads, std::size_t few_labels,
+                           std::size_t few_classes, SimdLevel simd) {
+    using L = std::conditional_t<std::is_floating_point_v<Label>, double, std::uint64_t>;
+    const StridedScores<Score> score_reader(scores, score_stride);
+    const StridedLabels<L, Label> label_reader(labels, label_stride);
+    return count_input<L>(PairedInput<L>{score_reader, label_reader, n}, min_dist, control, per_sample, moments,
+                          n_threads, few_labels, few_classes, simd_resolve(simd));
 }
 
 // Progress counts elements touched: a sort pass or two plus about log2(n)
@@ -291,13 +329,9 @@ PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, con
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels, std::size_t few_classes,
                            SimdLevel simd) {
-    simd = simd_resolve(simd);
     set_progress_total(control, n);
-    if (per_sample)
-        return dispatch_labels<true>(scores, score_stride, labels, label_stride, n, min_dist, control, per_sample,
-                                     nullptr, n_threads, few_labels, few_classes, simd);
-    return dispatch_labels<false>(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr, nullptr,
-                                  n_threads, few_labels, few_classes, simd);
+    return count_strided(scores, score_stride, labels, label_stride, n, min_dist, control, per_sample, nullptr,
+                         n_threads, few_labels, few_classes, simd);
 }
 
 template <class Score, class Label>
@@ -305,10 +339,9 @@ PairedCounts paired_moments(const Score* scores, std::ptrdiff_t score_stride, co
                             std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                             PairedMoments& moments, int n_threads, std::size_t few_labels, std::size_t few_classes,
                             SimdLevel simd) {
-    simd = simd_resolve(simd);
     set_progress_total(control, n);
-    return dispatch_labels<false>(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr, &moments,
-                                  n_threads, few_labels, few_classes, simd);
+    return count_strided(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr, &moments, n_threads,
+                         few_labels, few_classes, simd);
 }
 
 #define PAIRMETRICS_INSTANTIATE(Score, Label)                                                                      \

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <utility>
 
 namespace pairmetrics::paired_detail {
@@ -263,7 +264,109 @@ void piece_moments(const MomentPiece* pieces, std::size_t used, const std::vecto
     }
 }
 
+// A look at the first labels turns most real-valued labels away before
+// anything is allocated.
+template <class L>
+bool first_labels_fit(const LabelReader<L>& labels, std::size_t n, std::size_t limit) {
+    std::array<L, kMaxClasses> seen{};
+    std::size_t k = 0;
+    L block[kReadBlock];
+    const std::size_t end = std::min<std::size_t>(n, 4 * kReadBlock);
+    for (std::size_t begin = 0; begin < end; begin += kReadBlock) {
+        const std::size_t size = std::min(end - begin, kReadBlock);
+        labels.labels(begin, begin + size, block);
+        for (std::size_t i = 0; i < size; ++i) {
+            if (std::find(seen.begin(), seen.begin() + k, block[i]) != seen.begin() + k) continue;
+            if (k == limit) return false;
+            seen[k++] = block[i];
+        }
+    }
+    return true;
+}
+
+// Pass 1: the class id of every label within its chunk (a label not seen
+// before in the chunk opens a local class); false if a chunk finds more than
+// `limit` classes.
+template <class L>
+bool find_chunk_classes(const LabelReader<L>& labels, const std::vector<std::size_t>& bound, std::size_t limit,
+                        int threads, std::vector<ChunkClasses<L>>& local, Buffer<std::uint8_t>& id, Control& control) {
+    std::atomic<bool> overflow{false};
+    parallel_for(
+        local.size(), threads,
+        [&](std::size_t c) {
+            // Worked on in a local copy: the byte stores of the ids could
+            // otherwise change it, and the loop would reload it every time.
+            ChunkClasses<L> loc;
+            std::uint8_t* class_id = id.data();
+            L block[kReadBlock];
+            for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kReadBlock) {
+                const std::size_t end = std::min(bound[c + 1], begin + kReadBlock);
+                labels.labels(begin, end, block);
+                for (std::size_t i = begin; i < end; ++i) {
+                    const L v = block[i - begin];
+                    std::size_t t = loc.k;
+                    for (std::size_t u = 0; u < loc.k; ++u) t = loc.value[u] == v ? u : t;
+                    if (t == loc.k) {
+                        if (loc.k == limit || overflow.load(std::memory_order_relaxed)) {
+                            overflow.store(true, std::memory_order_relaxed);
+                            return;
+                        }
+                        loc.value[loc.k++] = v;
+                    }
+                    class_id[i] = static_cast<std::uint8_t>(t);
+                    ++loc.size[t];
+                }
+                control.advance(end - begin);
+            }
+            local[c] = loc;
+        },
+        &control);
+    return !overflow.load();
+}
+
+// Pass 2: score keys grouped by class, in input order within a class.
+template <class L>
+void scatter_keys(const ScoreReader& scores, const std::vector<std::size_t>& bound,
+                  const std::vector<ChunkClasses<L>>& local, const ClassGroups<L>& groups,
+                  const Buffer<std::uint8_t>& id, int threads, Buffer<std::uint64_t>& keys, Control& control) {
+    parallel_for(
+        local.size(), threads,
+        [&](std::size_t c) {
+            // Local copies: stores to the keys cannot change them, so the loop
+            // need not reload them.
+            const std::array<std::uint8_t, kMaxClasses> global = local[c].global;
+            std::array<std::size_t, kMaxClasses> at = groups.next[c];
+            const std::uint8_t* class_id = id.data();
+            std::uint64_t* out = keys.data();
+            std::uint64_t block[kReadBlock];
+            for (std::size_t begin = bound[c]; begin < bound[c + 1]; begin += kReadBlock) {
+                const std::size_t end = std::min(bound[c + 1], begin + kReadBlock);
+                scores.keys(begin, end, block);
+                for (std::size_t i = begin; i < end; ++i) out[at[global[class_id[i]]]++] = block[i - begin];
+                control.advance(end - begin);
+            }
+        },
+        &control);
+}
+
 }  // namespace
+
+template <class L>
+bool group_by_classes(const PairedInput<L>& input, std::size_t limit, int threads, Control& control,
+                      ClassGroups<L>& groups, Buffer<std::uint64_t>& keys) {
+    const std::size_t n = input.n;
+    limit = std::min(limit, kMaxClasses);
+    if (limit == 0 || !first_labels_fit(input.labels, n, limit)) return false;
+    const std::vector<std::size_t> bound = chunk_bounds(n, threads);
+    std::vector<ChunkClasses<L>> local(bound.size() - 1);
+    Buffer<std::uint8_t> id(n);
+    if (!find_chunk_classes(input.labels, bound, limit, threads, local, id, control) ||
+        !group_classes(local, limit, groups))
+        return false;
+    keys = Buffer<std::uint64_t>(n);
+    scatter_keys(input.scores, bound, local, groups, id, threads, keys, control);
+    return true;
+}
 
 template <class L>
 bool group_classes(std::vector<ChunkClasses<L>>& local, std::size_t limit, ClassGroups<L>& groups) {
@@ -412,6 +515,10 @@ PairedCounts class_moments(Buffer<std::uint64_t>& keys, Buffer<std::uint64_t>& s
 
 template bool group_classes(std::vector<ChunkClasses<double>>&, std::size_t, ClassGroups<double>&);
 template bool group_classes(std::vector<ChunkClasses<std::uint64_t>>&, std::size_t, ClassGroups<std::uint64_t>&);
+template bool group_by_classes(const PairedInput<double>&, std::size_t, int, Control&, ClassGroups<double>&,
+                               Buffer<std::uint64_t>&);
+template bool group_by_classes(const PairedInput<std::uint64_t>&, std::size_t, int, Control&,
+                               ClassGroups<std::uint64_t>&, Buffer<std::uint64_t>&);
 template PairedCounts count_class_pairs(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&, const ClassGroups<double>&,
                                         const RealGap&, int, Control&);
 template PairedCounts count_class_pairs(Buffer<std::uint64_t>&, Buffer<std::uint64_t>&,

@@ -1,7 +1,11 @@
-// Input readers of the paired kernel: the score keys and records of a range
-// of input positions, read in place from strided arrays of any real dtype.
+// Input readers of the paired kernel: score keys and labels of a range of
+// input positions, read in place from strided arrays of any real dtype.
+// Scores and labels are read apart, one virtual call per block, so that only
+// the readers are compiled per dtype (not per pair of dtypes) and the rest of
+// the kernel once per label kind.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -10,10 +14,67 @@
 
 namespace pairmetrics::paired_detail {
 
+// Positions read per virtual call (the block stays in L1).
+constexpr std::size_t kReadBlock = 1024;
+
+class ScoreReader {
+  public:
+    virtual ~ScoreReader() = default;
+    // The order keys of the scores at positions [begin, end).
+    virtual void keys(std::size_t begin, std::size_t end, std::uint64_t* out) const = 0;
+};
+
+// L: double for real labels, the order key of an integer otherwise.
+template <class L>
+class LabelReader {
+  public:
+    virtual ~LabelReader() = default;
+    // The labels at positions [begin, end), as L.
+    virtual void labels(std::size_t begin, std::size_t end, L* out) const = 0;
+    L label(std::size_t i) const {
+        L value;
+        labels(i, i + 1, &value);
+        return value;
+    }
+};
+
+template <class Score>
+class StridedScores final : public ScoreReader {
+  public:
+    StridedScores(const Score* scores, std::ptrdiff_t stride) : scores_(scores), stride_(stride) {}
+    void keys(std::size_t begin, std::size_t end, std::uint64_t* out) const override {
+        for (std::size_t i = begin; i < end; ++i) out[i - begin] = order_key(read(scores_, stride_, i));
+    }
+
+  private:
+    const Score* scores_;
+    std::ptrdiff_t stride_;
+};
+
+template <class L, class Label>
+class StridedLabels final : public LabelReader<L> {
+  public:
+    StridedLabels(const Label* labels, std::ptrdiff_t stride) : labels_(labels), stride_(stride) {}
+    void labels(std::size_t begin, std::size_t end, L* out) const override {
+        for (std::size_t i = begin; i < end; ++i) out[i - begin] = label_at<L>(labels_, stride_, i);
+    }
+
+  private:
+    const Label* labels_;
+    std::ptrdiff_t stride_;
+};
+
+// The input of one call.
+template <class L>
+struct PairedInput {
+    const ScoreReader& scores;
+    const LabelReader<L>& labels;
+    std::size_t n;
+};
+
 // Reads the input of load_sorted_records: the score keys, or whole records
 // (score key, label, and the position when tracking), of a range of
-// positions. One virtual call per block keeps the radix passes compiled once
-// per record type rather than once per pair of input dtypes.
+// positions.
 template <class R>
 class RecordReader {
   public:
@@ -22,27 +83,31 @@ class RecordReader {
     virtual void records(std::size_t begin, std::size_t end, R* out) const = 0;
 };
 
-template <bool Track, class L, class Score, class Label>
+template <bool Track, class L>
 class InputReader final : public RecordReader<Record<Track, L>> {
   public:
-    InputReader(const Score* scores, std::ptrdiff_t score_stride, const Label* labels, std::ptrdiff_t label_stride)
-        : scores_(scores), labels_(labels), score_stride_(score_stride), label_stride_(label_stride) {}
+    explicit InputReader(const PairedInput<L>& input) : input_(input) {}
     void keys(std::size_t begin, std::size_t end, std::uint64_t* out) const override {
-        for (std::size_t i = begin; i < end; ++i) out[i - begin] = order_key(read(scores_, score_stride_, i));
+        input_.scores.keys(begin, end, out);
     }
     void records(std::size_t begin, std::size_t end, Record<Track, L>* out) const override {
-        for (std::size_t i = begin; i < end; ++i) {
-            Record<Track, L>& record = out[i - begin];
-            record.key = order_key(read(scores_, score_stride_, i));
-            record.label = label_at<L>(labels_, label_stride_, i);
-            if constexpr (Track) record.index = i;
+        std::uint64_t key[kReadBlock];
+        L label[kReadBlock];
+        for (std::size_t first = begin; first < end; first += kReadBlock) {
+            const std::size_t last = std::min(end, first + kReadBlock);
+            input_.scores.keys(first, last, key);
+            input_.labels.labels(first, last, label);
+            for (std::size_t i = first; i < last; ++i) {
+                Record<Track, L>& record = out[i - begin];
+                record.key = key[i - first];
+                record.label = label[i - first];
+                if constexpr (Track) record.index = i;
+            }
         }
     }
 
   private:
-    const Score* scores_;
-    const Label* labels_;
-    std::ptrdiff_t score_stride_, label_stride_;
+    const PairedInput<L>& input_;
 };
 
 }  // namespace pairmetrics::paired_detail

@@ -19,7 +19,6 @@ namespace pairmetrics::paired_detail {
 // needed.
 template <class R>
 Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int n_threads, Control& control) {
-    constexpr std::size_t kReadBlock = 1024;  // records read at a time (in L1)
     Buffer<R> records(n);
     const int threads = threads_for(n, n_threads);
     const std::vector<std::size_t> bound = chunk_bounds(n, threads);
