@@ -8,6 +8,7 @@
 #include "../grouped.hpp"
 #include "common.hpp"
 #include "dtype_dispatch.hpp"
+#include "paired_arrays.hpp"
 
 namespace pairmetrics::bindings {
 
@@ -50,14 +51,7 @@ py::tuple grouped_paired_counts_py(const py::array& scores, const py::array& lab
     const std::size_t n = segments.order.size();
 
     py::array_t<std::uint64_t> counts({static_cast<py::ssize_t>(n_groups), py::ssize_t{4}});
-    py::array_t<std::uint64_t> rankable, tied, incorrect;
-    PairedPerSample arrays;
-    if (per_sample) {
-        rankable = py::array_t<std::uint64_t>(n);
-        tied = py::array_t<std::uint64_t>(n);
-        incorrect = py::array_t<std::uint64_t>(n);
-        arrays = {rankable.mutable_data(), tied.mutable_data(), incorrect.mutable_data()};
-    }
+    PairedArrays arrays(per_sample, n);
     std::vector<PairedCounts> out(n_groups);
     dispatch_real_dtype(scores, [&](auto score_tag) {
         using Score = typename decltype(score_tag)::type;
@@ -70,7 +64,7 @@ py::tuple grouped_paired_counts_py(const py::array& scores, const py::array& lab
             // Safe without the GIL: raw pointers into arrays the caller keeps alive.
             run_without_gil(*control, [&] {
                 grouped_paired_counts(score_data, score_stride, label_data, label_stride, segments, min_dist,
-                                      out.data(), per_sample ? &arrays : nullptr, n_threads, *control);
+                                      out.data(), arrays.out(), n_threads, *control);
             });
         });
     });
@@ -83,7 +77,7 @@ py::tuple grouped_paired_counts_py(const py::array& scores, const py::array& lab
         table(i, 3) = out[g].incorrect;
     }
     if (!per_sample) return py::make_tuple(counts);
-    return py::make_tuple(counts, order_array(segments), rankable, tied, incorrect);
+    return py::make_tuple(counts, order_array(segments), arrays.rankable, arrays.tied, arrays.incorrect);
 }
 
 py::tuple grouped_roc_auc_py(const py::array& scores, const py::array_t<std::uint8_t>& positive,

@@ -7,6 +7,7 @@
 
 #include "common.hpp"
 #include "dtype_dispatch.hpp"
+#include "paired_arrays.hpp"
 #include "paired.hpp"
 
 namespace pairmetrics::bindings {
@@ -73,22 +74,15 @@ py::object paired_counts_py(const py::array& scores, const py::array& labels, do
                             const std::string& simd) {
     const SimdLevel level = simd_level(simd);
     const std::size_t n = static_cast<std::size_t>(scores.ndim() == 1 ? scores.shape(0) : 0);
-    py::array_t<std::uint64_t> rankable, tied, incorrect;
-    PairedPerSample arrays;
-    if (per_sample) {
-        rankable = py::array_t<std::uint64_t>(n);
-        tied = py::array_t<std::uint64_t>(n);
-        incorrect = py::array_t<std::uint64_t>(n);
-        arrays = {rankable.mutable_data(), tied.mutable_data(), incorrect.mutable_data()};
-    }
+    PairedArrays arrays(per_sample, n);
     const PairedCounts counts = run_paired(
         scores, labels, min_dist, std::move(progress),
         [&](const auto* s, std::ptrdiff_t ss, const auto* y, std::ptrdiff_t ys, std::size_t size, Control& control) {
-            return paired_counts(s, ss, y, ys, size, min_dist, control, per_sample ? &arrays : nullptr, n_threads,
-                                 few_labels, few_classes, level);
+            return paired_counts(s, ss, y, ys, size, min_dist, control, arrays.out(), n_threads, few_labels,
+                                 few_classes, level);
         });
     if (!per_sample) return totals_tuple(counts);
-    return py::make_tuple(totals_tuple(counts), rankable, tied, incorrect);
+    return py::make_tuple(totals_tuple(counts), arrays.rankable, arrays.tied, arrays.incorrect);
 }
 
 // An exact 128-bit sum as a Python int.
