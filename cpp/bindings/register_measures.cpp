@@ -43,22 +43,27 @@ py::array_t<T> to_array(const std::vector<T>& values) {
     return out;
 }
 
-// a: any real dtype, read as it is; b: float32 or float64.
+// Runs kernel(view of a, view of b) without the GIL: a of any real dtype,
+// read as it is; b float32 or float64.
+template <class Kernel>
+void run_on_views(const py::array& a, const py::array& b, Control& control, Kernel&& kernel) {
+    dispatch_real_dtype(a, [&](auto tag_a) {
+        dispatch_float_dtype(b, [&](auto tag_b) {
+            const auto va = view_of<typename decltype(tag_a)::type>(a);
+            const auto vb = view_of<typename decltype(tag_b)::type>(b);
+            // Safe without the GIL: only raw pointers into a and b (kept alive
+            // by the caller's references) and the caller's locals are touched.
+            run_without_gil(control, [&] { kernel(va, vb); });
+        });
+    });
+}
+
 py::dict error_stats(const py::array& a, const py::array& b, bool per_column) {
     const auto [n, t] = shape_of(a, b);
     std::vector<ms::ErrorStats> stats(per_column ? t : 1);
     const auto control = make_control();
-    dispatch_real_dtype(a, [&](auto tag_a) {
-        dispatch_float_dtype(b, [&](auto tag_b) {
-            using A = typename decltype(tag_a)::type;
-            using B = typename decltype(tag_b)::type;
-            const auto va = view_of<A>(a);
-            const auto vb = view_of<B>(b);
-            // Safe without the GIL: only raw pointers into a and b (kept alive
-            // by the caller's references) and the local vector are touched.
-            run_without_gil(*control, [&] { ms::error_stats<A, B>(va, vb, n, t, per_column, stats.data(), *control); });
-        });
-    });
+    run_on_views(a, b, *control,
+                 [&](auto va, auto vb) { ms::error_stats(va, vb, n, t, per_column, stats.data(), *control); });
     std::vector<double> abs_sum, sq_sum, max_abs;
     std::vector<std::uint64_t> n_wrong;
     for (const auto& s : stats) {
@@ -75,22 +80,13 @@ py::dict error_stats(const py::array& a, const py::array& b, bool per_column) {
     return out;
 }
 
-// y: any real dtype holding 0/1; p: float32 or float64 in [0, 1].
+// y holds 0/1; p is in [0, 1].
 py::dict log_likelihood(const py::array& y, const py::array& p, bool per_column, double eps) {
     const auto [n, t] = shape_of(y, p);
     std::vector<ms::LogLikelihoodStats> stats(per_column ? t : 1);
     const auto control = make_control();
-    dispatch_real_dtype(y, [&](auto tag_y) {
-        dispatch_float_dtype(p, [&](auto tag_p) {
-            using Y = typename decltype(tag_y)::type;
-            using P = typename decltype(tag_p)::type;
-            const auto vy = view_of<Y>(y);
-            const auto vp = view_of<P>(p);
-            // Safe without the GIL: only raw pointers into y and p and the local vector.
-            run_without_gil(*control,
-                            [&] { ms::log_likelihood<Y, P>(vy, vp, n, t, per_column, eps, stats.data(), *control); });
-        });
-    });
+    run_on_views(y, p, *control,
+                 [&](auto vy, auto vp) { ms::log_likelihood(vy, vp, n, t, per_column, eps, stats.data(), *control); });
     std::vector<double> log_sum;
     std::vector<std::uint64_t> n_zero;
     for (const auto& s : stats) {
