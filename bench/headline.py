@@ -23,9 +23,10 @@ RESULTS = HERE / "results"
 ROOT = HERE.parent
 
 # The kernels (or, for Dask, the task graphs) each results file times: a rerun is needed after any commit that
-# touches them. Changes to the Python layer above a kernel (validation, routing) do not count.
+# touches them (git pathspecs: a * matches any file name). Changes to the Python layer above a kernel
+# (validation, routing) do not count.
 TIMED_CODE = {
-    "paired": ["cpp/paired.cpp", "cpp/paired.hpp", "cpp/paired_simd.cpp", "cpp/bindings/register_paired.cpp"],
+    "paired": ["cpp/paired*", "cpp/key_sort.hpp", "cpp/bindings/register_paired.cpp"],
     "measures": ["cpp/measures.cpp", "cpp/measures.hpp", "cpp/bindings/register_measures.cpp"],
     "dropins": ["cpp/roc_auc.cpp", "cpp/roc_auc.hpp", "cpp/concordance.cpp", "cpp/concordance.hpp", "cpp/key_sort.hpp"],
     "two_vs_two": [
@@ -34,13 +35,8 @@ TIMED_CODE = {
         "cpp/euclidean.hpp",
         "cpp/bindings/register_two_vs_two.cpp",
     ],
-    "matching_scaling": [
-        "cpp/matching.cpp",
-        "cpp/matching.hpp",
-        "cpp/matching_distances.cpp",
-        "cpp/matching_distances.hpp",
-    ],
-    "networkx": ["cpp/matching.cpp", "cpp/matching_distances.cpp", "python/pairmetrics/networkx_backend.py"],
+    "matching_scaling": ["cpp/matching*", "cpp/euclidean.hpp"],
+    "networkx": ["cpp/matching*", "python/pairmetrics/networkx_backend.py"],
     "dask": ["python/pairmetrics/dask", "python/pairmetrics/_routing.py", "cpp/group_dominance.cpp"],
 }
 
