@@ -233,22 +233,23 @@ bool count_by_classes(const PairedInput<typename Gap::Label>& input, const Gap& 
 }
 
 // Scores as order keys and labels as Gap::Label (doubles, or order keys of
-// integers), read in blocks spread over the threads. With moments (and not
-// Track), the moment sums of the per-sample counts instead of them.
-template <bool Track, class Gap>
+// integers), read in blocks spread over the threads. With moments (and no
+// per_sample), the moment sums of the per-sample counts instead of them.
+template <class Gap>
 PairedCounts load_and_count(const PairedInput<typename Gap::Label>& input, const Gap& gap, Control& control,
                             PairedPerSample* per_sample, PairedMoments* moments, int n_threads, std::size_t few_labels,
                             std::size_t few_classes, SimdLevel simd) {
-    if constexpr (!Track) {
-        const std::size_t limit = std::min(few_classes, few_labels);
-        PairedCounts counts;
-        if (count_by_classes(input, gap, limit, n_threads, control, counts, moments)) return counts;
+    using L = typename Gap::Label;
+    if (per_sample) {
+        auto records = load_sorted_records(InputReader<true, L>(input), input.n, n_threads, control);
+        return count_pairs<true>(records, gap, per_sample, n_threads, few_labels, simd, control);
     }
-    auto records = load_sorted_records(InputReader<Track, typename Gap::Label>(input), input.n, n_threads, control);
-    if constexpr (!Track) {
-        if (moments) return count_moments(records, gap, n_threads, few_labels, simd, control, *moments);
-    }
-    return count_pairs<Track>(records, gap, per_sample, n_threads, few_labels, simd, control);
+    PairedCounts counts;
+    if (count_by_classes(input, gap, std::min(few_classes, few_labels), n_threads, control, counts, moments))
+        return counts;
+    auto records = load_sorted_records(InputReader<false, L>(input), input.n, n_threads, control);
+    if (moments) return count_moments(records, gap, n_threads, few_labels, simd, control, *moments);
+    return count_pairs<false>(records, gap, nullptr, n_threads, few_labels, simd, control);
 }
 
 // Nothing is rankable: every per-sample count, and every moment, is 0.
@@ -278,12 +279,8 @@ PairedCounts count_input(const PairedInput<L>& input, double min_dist, Control& 
                          PairedMoments* moments, int n_threads, std::size_t few_labels, std::size_t few_classes,
                          SimdLevel simd) {
     if constexpr (std::is_floating_point_v<L>) {
-        const RealGap gap{min_dist};
-        if (per_sample)
-            return load_and_count<true>(input, gap, control, per_sample, moments, n_threads, few_labels, few_classes,
-                                        simd);
-        return load_and_count<false>(input, gap, control, per_sample, moments, n_threads, few_labels, few_classes,
-                                     simd);
+        return load_and_count(input, RealGap{min_dist}, control, per_sample, moments, n_threads, few_labels,
+                              few_classes, simd);
     } else {
         // Integer differences are below 2**64: from there on nothing is rankable.
         constexpr double kTwo64 = 18446744073709551616.0;
@@ -292,11 +289,7 @@ PairedCounts count_input(const PairedInput<L>& input, double min_dist, Control& 
             return PairedCounts{};
         }
         const IntegerGap gap{static_cast<std::uint64_t>(std::max(1.0, std::ceil(min_dist)))};
-        if (per_sample)
-            return load_and_count<true>(input, gap, control, per_sample, moments, n_threads, few_labels, few_classes,
-                                        simd);
-        return load_and_count<false>(input, gap, control, per_sample, moments, n_threads, few_labels, few_classes,
-                                     simd);
+        return load_and_count(input, gap, control, per_sample, moments, n_threads, few_labels, few_classes, simd);
     }
 }
 
