@@ -6,10 +6,18 @@
 #include <stdexcept>
 #include <string>
 
+#include "paired_input.hpp"
 #include "parallel.hpp"
 
 namespace pairmetrics {
 namespace {
+
+using paired_detail::LabelKind;
+using paired_detail::PairedInput;
+using paired_detail::ShiftedLabels;
+using paired_detail::ShiftedScores;
+using paired_detail::StridedLabels;
+using paired_detail::StridedScores;
 
 // Groups this large run one after another, each with every thread (the
 // kernels split their own work); smaller ones run side by side, one thread
@@ -70,6 +78,22 @@ void for_each_group(const GroupSegments& segments, int n_threads, Control& contr
         &control);
 }
 
+// The kernel of paired_counts on each group's segment of the gathered input.
+template <class L>
+void paired_counts_by_group(const PairedInput<L>& gathered, const GroupSegments& segments, double min_dist,
+                            PairedCounts* out, PairedPerSample* per_sample, int n_threads, Control& control) {
+    for_each_group(segments, n_threads, control, [&](std::size_t g, Control& part, int threads) {
+        const std::size_t begin = segments.offset[g];
+        PairedPerSample arrays;
+        if (per_sample)
+            arrays = {per_sample->rankable + begin, per_sample->tied + begin, per_sample->incorrect + begin};
+        const ShiftedScores scores(gathered.scores, begin);
+        const ShiftedLabels<L> labels(gathered.labels, begin);
+        out[g] = paired_counts_of<L>({scores, labels, segments.size(g)}, min_dist, part, per_sample ? &arrays : nullptr,
+                                     nullptr, threads);
+    });
+}
+
 }  // namespace
 
 GroupSegments group_segments(const std::int64_t* codes, std::ptrdiff_t code_stride, std::size_t n, std::size_t n_groups,
@@ -101,14 +125,10 @@ void grouped_paired_counts(const Score* scores, std::ptrdiff_t score_stride, con
                            PairedCounts* out, PairedPerSample* per_sample, int n_threads, Control& control) {
     const auto score = gather(scores, score_stride, segments.order, n_threads, control);
     const auto label = gather(labels, label_stride, segments.order, n_threads, control);
-    for_each_group(segments, n_threads, control, [&](std::size_t g, Control& part, int threads) {
-        const std::size_t begin = segments.offset[g];
-        PairedPerSample arrays;
-        if (per_sample)
-            arrays = {per_sample->rankable + begin, per_sample->tied + begin, per_sample->incorrect + begin};
-        out[g] = paired_counts(score.get() + begin, 1, label.get() + begin, 1, segments.size(g), min_dist, part,
-                               per_sample ? &arrays : nullptr, threads);
-    });
+    const StridedScores<Score> score_reader(score.get(), 1);
+    const StridedLabels<LabelKind<Label>, Label> label_reader(label.get(), 1);
+    paired_counts_by_group<LabelKind<Label>>({score_reader, label_reader, segments.order.size()}, segments, min_dist,
+                                             out, per_sample, n_threads, control);
 }
 
 template <class Score>

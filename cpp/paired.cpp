@@ -293,20 +293,6 @@ PairedCounts count_input(const PairedInput<L>& input, double min_dist, Control& 
     }
 }
 
-// The input as labels of its kind: doubles for real labels, order keys of
-// integers otherwise.
-template <class Score, class Label>
-PairedCounts count_strided(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
-                           std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
-                           PairedPerSample* per_sample, PairedMoments* moments, int n_threads, std::size_t few_labels,
-                           std::size_t few_classes, SimdLevel simd) {
-    using L = std::conditional_t<std::is_floating_point_v<Label>, double, std::uint64_t>;
-    const StridedScores<Score> score_reader(scores, score_stride);
-    const StridedLabels<L, Label> label_reader(labels, label_stride);
-    return count_input<L>(PairedInput<L>{score_reader, label_reader, n}, min_dist, control, per_sample, moments,
-                          n_threads, few_labels, few_classes, simd_resolve(simd));
-}
-
 // Progress counts elements touched: a sort pass or two plus about log2(n)
 // merge passes, so the total is an estimate that finish() completes.
 void set_progress_total(Control& control, std::size_t n) {
@@ -317,14 +303,28 @@ void set_progress_total(Control& control, std::size_t n) {
 
 }  // namespace
 
+template <class L>
+PairedCounts paired_counts_of(const PairedInput<L>& input, double min_dist, Control& control,
+                              PairedPerSample* per_sample, PairedMoments* moments, int n_threads,
+                              std::size_t few_labels, std::size_t few_classes, SimdLevel simd) {
+    set_progress_total(control, input.n);
+    return count_input(input, min_dist, control, per_sample, moments, n_threads, few_labels, few_classes,
+                       simd_resolve(simd));
+}
+template PairedCounts paired_counts_of(const PairedInput<double>&, double, Control&, PairedPerSample*, PairedMoments*,
+                                       int, std::size_t, std::size_t, SimdLevel);
+template PairedCounts paired_counts_of(const PairedInput<std::uint64_t>&, double, Control&, PairedPerSample*,
+                                       PairedMoments*, int, std::size_t, std::size_t, SimdLevel);
+
 template <class Score, class Label>
 PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, const Label* labels,
                            std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                            PairedPerSample* per_sample, int n_threads, std::size_t few_labels, std::size_t few_classes,
                            SimdLevel simd) {
-    set_progress_total(control, n);
-    return count_strided(scores, score_stride, labels, label_stride, n, min_dist, control, per_sample, nullptr,
-                         n_threads, few_labels, few_classes, simd);
+    const StridedScores<Score> score_reader(scores, score_stride);
+    const StridedLabels<LabelKind<Label>, Label> label_reader(labels, label_stride);
+    return paired_counts_of<LabelKind<Label>>({score_reader, label_reader, n}, min_dist, control, per_sample, nullptr,
+                                              n_threads, few_labels, few_classes, simd);
 }
 
 template <class Score, class Label>
@@ -332,9 +332,10 @@ PairedCounts paired_moments(const Score* scores, std::ptrdiff_t score_stride, co
                             std::ptrdiff_t label_stride, std::size_t n, double min_dist, Control& control,
                             PairedMoments& moments, int n_threads, std::size_t few_labels, std::size_t few_classes,
                             SimdLevel simd) {
-    set_progress_total(control, n);
-    return count_strided(scores, score_stride, labels, label_stride, n, min_dist, control, nullptr, &moments, n_threads,
-                         few_labels, few_classes, simd);
+    const StridedScores<Score> score_reader(scores, score_stride);
+    const StridedLabels<LabelKind<Label>, Label> label_reader(labels, label_stride);
+    return paired_counts_of<LabelKind<Label>>({score_reader, label_reader, n}, min_dist, control, nullptr, &moments,
+                                              n_threads, few_labels, few_classes, simd);
 }
 
 #define PAIRMETRICS_INSTANTIATE(Score, Label)                                                                      \

@@ -97,6 +97,20 @@ PairedCounts paired_counts(const Score* scores, std::ptrdiff_t score_stride, con
                            std::size_t few_labels = kDefaultFewLabels, std::size_t few_classes = kDefaultFewClasses,
                            SimdLevel simd = SimdLevel::automatic);
 
+namespace paired_detail {
+template <class L>
+struct PairedInput;
+}
+
+// paired_counts (or, with moments, paired_moments) of an input read through
+// its readers (paired_input.hpp); L is double for real labels, the order key
+// of an integer otherwise.
+template <class L>
+PairedCounts paired_counts_of(const paired_detail::PairedInput<L>& input, double min_dist, Control& control,
+                              PairedPerSample* per_sample, PairedMoments* moments, int n_threads,
+                              std::size_t few_labels = kDefaultFewLabels, std::size_t few_classes = kDefaultFewClasses,
+                              SimdLevel simd = SimdLevel::automatic);
+
 // The counts of paired_counts and the moment sums of the per-sample counts
 // (same arguments; the per-sample counts are never stored per sample when the
 // labels take at most few_classes values).

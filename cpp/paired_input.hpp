@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "key_sort.hpp"
 #include "paired_detail.hpp"
@@ -62,6 +63,37 @@ class StridedLabels final : public LabelReader<L> {
   private:
     const Label* labels_;
     std::ptrdiff_t stride_;
+};
+
+// How labels of type Label are read: doubles for real labels, order keys of
+// integers otherwise.
+template <class Label>
+using LabelKind = std::conditional_t<std::is_floating_point_v<Label>, double, std::uint64_t>;
+
+// Positions [offset, ...) of another reader, as positions [0, ...).
+class ShiftedScores final : public ScoreReader {
+  public:
+    ShiftedScores(const ScoreReader& base, std::size_t offset) : base_(base), offset_(offset) {}
+    void keys(std::size_t begin, std::size_t end, std::uint64_t* out) const override {
+        base_.keys(begin + offset_, end + offset_, out);
+    }
+
+  private:
+    const ScoreReader& base_;
+    std::size_t offset_;
+};
+
+template <class L>
+class ShiftedLabels final : public LabelReader<L> {
+  public:
+    ShiftedLabels(const LabelReader<L>& base, std::size_t offset) : base_(base), offset_(offset) {}
+    void labels(std::size_t begin, std::size_t end, L* out) const override {
+        base_.labels(begin + offset_, end + offset_, out);
+    }
+
+  private:
+    const LabelReader<L>& base_;
+    std::size_t offset_;
 };
 
 // The input of one call.
