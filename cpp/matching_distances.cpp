@@ -46,20 +46,7 @@ struct Smallest {
     }
 };
 
-// Values row[c] = sqi + sqb[c] - 2 row[c] (squared distances in tile units)
-// for c in [cb, ce), written in place; whether any lies below the row's
-// threshold or its column's (a superset: thresholds only fall).
-constexpr int kFlagChunk = 64;
-template <class T>
-bool flag_chunk(T* row, const T* sqb, T sqi, T tau, const T* tau_col, int cb, int ce) {
-    int any = 0;
-    for (int c = cb; c < ce; ++c) {
-        const T v = sqi + sqb[c] - 2 * row[c];
-        row[c] = v;
-        any |= static_cast<int>(v < tau) | static_cast<int>(v < tau_col[c]);
-    }
-    return any != 0;
-}
+constexpr int kFlagChunk = 64;  // columns per scan of a tile row
 
 // The first `store` entries of buf become the list; returns the smallest
 // value outside it (+inf when nothing is outside).
@@ -150,7 +137,8 @@ template class DenseDistances<double>;
 
 // ------------------------------------------------------------ Euclidean
 
-EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squared, const Gemm& gemm, bool single_ok)
+EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squared, const Gemm& gemm, bool single_ok,
+                                       Control* control)
     : X_(X), n_(n), d_(d), squared_(squared), gemm_(gemm) {
     // float32 tiles pay off (twice the BLAS speed) when the product dominates.
     single_ = single_ok && d >= 16 && gemm.sgemm != nullptr;
@@ -165,7 +153,7 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     // float32 neither overflows nor underflows; bounds are scaled back exactly.
     const double scale = std::ldexp(1.0, euclidean::power_of_two_shift(spread));
     tile_scale_ = scale;
-    order_points();
+    order_points(control);
     const std::size_t size = static_cast<std::size_t>(n) * static_cast<std::size_t>(d);
     if (single_)
         xc32_.resize(size);
@@ -199,7 +187,15 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     unit_err_ = euclidean::expansion_error(static_cast<std::ptrdiff_t>(d), 1.0, u) * 1.01 + (single_ ? 4.5 * u : 0.0);
     const double reach = 2 * std::sqrt(sq_max_) / scale * (1 + 1e-6);
     max_ = squared ? reach * reach : reach;
-    block_balls();
+    if (single_) screen32_ = ScreenTerms(sq_, unit_err_, d);
+    set_simd(SimdLevel::automatic);
+    block_balls(control);
+}
+
+void EuclideanDistances::set_simd(SimdLevel level) {
+    flag32_ = flag_below_for<float>(level);
+    flag64_ = flag_below_for<double>(level);
+    may_screen32_ = may_screen_for(level, squared_);
 }
 
 void EuclideanDistances::coordinates(i32 p, double* out) const {
@@ -211,7 +207,7 @@ void EuclideanDistances::coordinates(i32 p, double* out) const {
 // start along the line through two far points of it (the farthest from its
 // first point, then the farthest from that one), so that every block lies
 // inside one leaf. Clustered points end up with one cluster per block.
-void EuclideanDistances::order_points() {
+void EuclideanDistances::order_points(Control* control) {
     const i32 n = n_;
     const std::size_t d = static_cast<std::size_t>(d_);
     perm_.resize(n);
@@ -222,10 +218,15 @@ void EuclideanDistances::order_points() {
         const double* row = X_ + static_cast<std::size_t>(i) * d;
         for (std::size_t k = 0; k < d; ++k) out[k] = (row[k] - mean_[k]) * tile_scale_;
     };
+    // Every pass over a range checks the control every few thousand points.
+    auto check = [&](i32 p) {
+        if (control != nullptr && (p & 4095) == 0) control->check();
+    };
     auto farthest = [&](i32 lo, i32 hi, const double* from) {
         double best = -1;
         i32 arg = perm_[lo];
         for (i32 p = lo; p < hi; ++p) {
+            check(p);
             coords(perm_[p], x.data());
             double s = 0;
             for (std::size_t k = 0; k < d; ++k) s += (x[k] - from[k]) * (x[k] - from[k]);
@@ -247,6 +248,7 @@ void EuclideanDistances::order_points() {
         for (std::size_t k = 0; k < d; ++k) b[k] -= a[k];
         proj.resize(static_cast<std::size_t>(hi - lo));
         for (i32 p = lo; p < hi; ++p) {
+            check(p);
             coords(perm_[p], x.data());
             double s = 0;
             for (std::size_t k = 0; k < d; ++k) s += x[k] * b[k];
@@ -282,13 +284,14 @@ double EuclideanDistances::ball_of(const i32* positions, i32 count, double* cent
     return std::sqrt(radius);
 }
 
-void EuclideanDistances::block_balls() {
+void EuclideanDistances::block_balls(Control* control) {
     const i32 n = n_, blocks = (n + kRowBlock - 1) / kRowBlock;
     ball_centre_.assign(static_cast<std::size_t>(blocks) * d_, 0.0);
     ball_radius_.assign(blocks, 0.0);
     ball_sq_.assign(blocks, 0.0);
     std::vector<i32> positions(kRowBlock);
     for (i32 b = 0; b < blocks; ++b) {
+        if (control != nullptr && (b & 15) == 0) control->check();
         const i32 lo = b * kRowBlock, hi = std::min(n, lo + kRowBlock);
         for (i32 p = lo; p < hi; ++p) {
             positions[p - lo] = p;
@@ -451,6 +454,11 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
     for (auto& h : heaps) h.reset(keep, 2);
     std::vector<T> sqT(n);
     for (i32 i = 0; i < n; ++i) sqT[i] = static_cast<T>(sq_[i]);
+    FlagBelowFn<T> flag_below;
+    if constexpr (std::is_same_v<T, float>)
+        flag_below = flag32_;
+    else
+        flag_below = flag64_;
     auto tile_of = [&](i32 a, i32 b, std::vector<T>& tile) {
         const i32 lo_a = a * R, rows_a = std::min(n, lo_a + R) - lo_a;
         const i32 lo_b = b * R, rows_b = std::min(n, lo_b + R) - lo_b;
@@ -490,7 +498,7 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
             T* row = tile.data() + static_cast<std::size_t>(r) * rows_b;
             for (i32 cb = 0; cb < rows_b; cb += kFlagChunk) {
                 const i32 ce = std::min(rows_b, cb + kFlagChunk);
-                if (!flag_chunk(row, sqb, sqi, h.tau, tau_col.data(), cb, ce)) continue;
+                if (!flag_below(row, sqb, sqi, h.tau, tau_col.data(), cb, ce)) continue;
                 for (i32 c = cb; c < ce; ++c) {
                     const T v = row[c];
                     const i32 j = lo_b + c;
@@ -588,9 +596,21 @@ void EuclideanDistances::screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots, co
     }
 }
 
+template <class T>
+bool EuclideanDistances::may_screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots, const std::vector<float>& at32) const {
+    if constexpr (std::is_same_v<T, float>) {
+        const ScreenTerms& t = screen32_;
+        return may_screen32_(dots + (cb - c0), t.sq.data() + cb, t.err.data() + cb, at32.data() + cb, t.sq[i], t.err[i],
+                             at32[i], ce - cb);
+    } else {
+        return true;
+    }
+}
+
 void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& control,
                                      const PairVisitor& visit_pair) const {
     const std::vector<double> at = tile_thresholds(a);
+    const std::vector<float> at32 = single_? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
     auto skip = [&](i32 ra, i32 cb) {
         return screened_apart(block_gap(ra, cb), top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb]);
@@ -600,6 +620,7 @@ void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& co
         unsigned char hit[64];
         for (i32 cb = std::max(c0, p + 1); cb < c1; cb += 64) {
             const i32 ce = std::min(c1, cb + 64);
+            if (!may_screen(p, cb, ce, c0, dots, at32)) continue;
             screen(p, cb, ce, c0, dots, at, hit);
             for (i32 c = cb; c < ce; ++c)
                 if (hit[c - cb]) visit_pair(std::min(perm_[p], perm_[c]), std::max(perm_[p], perm_[c]));
@@ -613,6 +634,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
     const i32 n = n_;
     const std::size_t d = static_cast<std::size_t>(d_);
     const std::vector<double> at = tile_thresholds(a);
+    const std::vector<float> at32 = single_? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
@@ -663,6 +685,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
                 const T* dots = tile.data() + static_cast<std::size_t>(r) * cols;
                 for (i32 cb = c0; cb < c1; cb += 64) {
                     const i32 ce = std::min(c1, cb + 64);
+                    if (!may_screen(p, cb, ce, c0, dots, at32)) continue;
                     screen(p, cb, ce, c0, dots, at, hit);
                     for (i32 c = cb; c < ce; ++c) {
                         if (!hit[c - cb]) continue;

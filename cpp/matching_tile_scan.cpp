@@ -1,0 +1,142 @@
+#include "matching_tile_scan.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace pairmetrics::matching {
+
+namespace {
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PAIRMETRICS_FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define PAIRMETRICS_FORCE_INLINE inline
+#endif
+
+template <class T>
+PAIRMETRICS_FORCE_INLINE bool flag_below_body(T* row, const T* sqb, T sqi, T tau, const T* tau_col, int cb, int ce) {
+    int any = 0;
+    for (int c = cb; c < ce; ++c) {
+        const T v = sqi + sqb[c] - 2 * row[c];
+        row[c] = v;
+        any |= static_cast<int>(v < tau) | static_cast<int>(v < tau_col[c]);
+    }
+    return any != 0;
+}
+
+// The float64 screen flags (i, c) when s = a_i + a_c > 0 and
+//     v - unit_err (sq_i + sq_c) - 1e-30 < (squared ? s : s^2),  v = sq_i + sq_c - 2 dot.
+// Here in float32, u = 2^-24, S = sq_i + sq_c, gamma = d u / (1 - d u), so
+// |dot| <= S / 2 (1 + gamma) (Cauchy-Schwarz plus the product's rounding):
+//  - v: the rounding of sq_i, sq_c, their sum and the difference moves it by
+//    at most (4 + gamma) u S (1 + 3u); lower = v - (err_i + err_c) by at most
+//    (2 + gamma) u S (1 + 4u) + u (err_i + err_c) more; err_i + err_c >=
+//    unit_err S (1 + 1e-6) + (8 + 2 gamma + 2 unit_err) u S + 2e-30 (ScreenTerms)
+//    loses at most 2u of itself, so the float lower is below the float64 one
+//    by more than u S + 1e-30, far more than float64's own rounding;
+//  - a rounded up and s rounded to nearest give s_f >= s (1 - u) when s > 0
+//    (and s_f > 0: a nonzero sum of floats never rounds to zero), so the
+//    target, times 1 + 2^-20, is above the float64 one.
+// Hence every pair the float64 screen flags is flagged here (overflow to
+// +inf only flags more; NaN thresholds flag nothing in either).
+template <bool Squared>
+PAIRMETRICS_FORCE_INLINE bool may_screen_body(const float* dots, const float* sq, const float* err, const float* at,
+                                              float sqi, float erri, float ati, int len) {
+    constexpr float widen = 1.0f + 0x1p-20f;
+    int any = 0;
+    for (int c = 0; c < len; ++c) {
+        const float s = ati + at[c];
+        const float target = Squared ? s * widen : (s * s) * widen;
+        const float v = (sqi + sq[c]) - 2.0f * dots[c];
+        const float lower = v - (erri + err[c]);
+        any |= static_cast<int>(s > 0.0f) & static_cast<int>(lower < target);
+    }
+    return any != 0;
+}
+
+// One function per level (no FMA: the bounds above count two roundings
+// where a fused operation has one, but stay with what they were checked on).
+#define PAIRMETRICS_TILE_SCANS(suffix, attributes)                                                                \
+    template <class T>                                                                                            \
+    attributes bool flag_below_##suffix(T* row, const T* sqb, T sqi, T tau, const T* tau_col, int cb, int ce) {   \
+        return flag_below_body(row, sqb, sqi, tau, tau_col, cb, ce);                                              \
+    }                                                                                                             \
+    template <bool Squared>                                                                                       \
+    attributes bool may_screen_##suffix(const float* dots, const float* sq, const float* err, const float* at,    \
+                                        float sqi, float erri, float ati, int len) {                              \
+        return may_screen_body<Squared>(dots, sq, err, at, sqi, erri, ati, len);                                  \
+    }
+PAIRMETRICS_TILE_SCANS(scalar, )
+#if PAIRMETRICS_X86_SIMD
+PAIRMETRICS_TILE_SCANS(avx2, PAIRMETRICS_TARGET("avx2"))
+PAIRMETRICS_TILE_SCANS(avx512, PAIRMETRICS_TARGET("avx512f"))
+#endif
+#undef PAIRMETRICS_TILE_SCANS
+
+}  // namespace
+
+template <class T>
+FlagBelowFn<T> flag_below_for(SimdLevel level) {
+#if PAIRMETRICS_X86_SIMD
+    switch (simd_resolve(level)) {
+        case SimdLevel::avx512:
+            return flag_below_avx512<T>;
+        case SimdLevel::avx2:
+            return flag_below_avx2<T>;
+        default:
+            break;
+    }
+#else
+    (void)level;
+#endif
+    return flag_below_scalar<T>;
+}
+
+template FlagBelowFn<float> flag_below_for<float>(SimdLevel);
+template FlagBelowFn<double> flag_below_for<double>(SimdLevel);
+
+MayScreenFn may_screen_for(SimdLevel level, bool squared) {
+#if PAIRMETRICS_X86_SIMD
+    switch (simd_resolve(level)) {
+        case SimdLevel::avx512:
+            return squared ? may_screen_avx512<true> : may_screen_avx512<false>;
+        case SimdLevel::avx2:
+            return squared ? may_screen_avx2<true> : may_screen_avx2<false>;
+        default:
+            break;
+    }
+#else
+    (void)level;
+#endif
+    return squared ? may_screen_scalar<true> : may_screen_scalar<false>;
+}
+
+float float_at_least(double x) {
+    if (std::isnan(x)) return std::numeric_limits<float>::quiet_NaN();
+    if (x > static_cast<double>(std::numeric_limits<float>::max())) return std::numeric_limits<float>::infinity();
+    float f = static_cast<float>(x);
+    if (static_cast<double>(f) < x) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+    return f;
+}
+
+std::vector<float> floats_at_least(const std::vector<double>& x) {
+    std::vector<float> out(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) out[i] = float_at_least(x[i]);
+    return out;
+}
+
+ScreenTerms::ScreenTerms(const std::vector<double>& sq64, double unit_err, std::int64_t d)
+    : sq(sq64.size()), err(sq64.size()) {
+    constexpr double u32 = 0x1p-24;
+    const double du = static_cast<double>(d) * u32;
+    // du >= 1: no bound, every pair is flagged (the float64 screen decides).
+    const double gamma = du < 1 ? du / (1 - du) : std::numeric_limits<double>::infinity();
+    const double per_sq = unit_err * (1 + 1e-6) + (8 + 2 * gamma + 2 * unit_err) * u32;
+    for (std::size_t p = 0; p < sq64.size(); ++p) {
+        sq[p] = static_cast<float>(sq64[p]);
+        err[p] = std::isinf(per_sq) ? std::numeric_limits<float>::infinity()
+                                    : float_at_least(per_sq * sq64[p] * (1 + 1e-12) + 1e-30);
+    }
+}
+
+}  // namespace pairmetrics::matching
