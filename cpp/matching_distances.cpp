@@ -193,8 +193,7 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
 }
 
 void EuclideanDistances::set_simd(SimdLevel level) {
-    flag32_ = flag_below_for<float>(level);
-    flag64_ = flag_below_for<double>(level);
+    flag_below_ = flag_below_for(level);
     may_screen32_ = may_screen_for(level, squared_);
 }
 
@@ -454,11 +453,7 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
     for (auto& h : heaps) h.reset(keep, 2);
     std::vector<T> sqT(n);
     for (i32 i = 0; i < n; ++i) sqT[i] = static_cast<T>(sq_[i]);
-    FlagBelowFn<T> flag_below;
-    if constexpr (std::is_same_v<T, float>)
-        flag_below = flag32_;
-    else
-        flag_below = flag64_;
+    static_assert(std::is_same_v<T, float>, "the neighbour search scans float32 tiles");
     auto tile_of = [&](i32 a, i32 b, std::vector<T>& tile) {
         const i32 lo_a = a * R, rows_a = std::min(n, lo_a + R) - lo_a;
         const i32 lo_b = b * R, rows_b = std::min(n, lo_b + R) - lo_b;
@@ -498,8 +493,10 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
             T* row = tile.data() + static_cast<std::size_t>(r) * rows_b;
             for (i32 cb = 0; cb < rows_b; cb += kFlagChunk) {
                 const i32 ce = std::min(rows_b, cb + kFlagChunk);
-                if (!flag_below(row, sqb, sqi, h.tau, tau_col.data(), cb, ce)) continue;
-                for (i32 c = cb; c < ce; ++c) {
+                // Only the flagged columns (thresholds only fall since the scan).
+                for (std::uint64_t bits = flag_below_(row, sqb, sqi, h.tau, tau_col.data(), cb, ce); bits != 0;
+                     bits &= bits - 1) {
+                    const i32 c = cb + static_cast<i32>(lowest_bit(bits));
                     const T v = row[c];
                     const i32 j = lo_b + c;
                     if (v < h.tau && j != i) h.push(v, j);

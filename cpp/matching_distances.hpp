@@ -224,8 +224,7 @@ class EuclideanDistances final : public Distances {
     double sq_max_ = 0, unit_err_ = 0, max_ = 0;
     double tile_scale_ = 1;  // tiles see coordinates times this power of two
     ScreenTerms screen32_;   // float32 tiles: the screen prefilter's terms
-    FlagBelowFn<float> flag32_ = nullptr;
-    FlagBelowFn<double> flag64_ = nullptr;
+    FlagBelowFn flag_below_ = nullptr;
     MayScreenFn may_screen32_ = nullptr;
 };
 

@@ -3,6 +3,10 @@
 #include <cmath>
 #include <limits>
 
+#if PAIRMETRICS_X86_SIMD
+#include <immintrin.h>
+#endif
+
 namespace pairmetrics::matching {
 
 namespace {
@@ -13,16 +17,38 @@ namespace {
 #define PAIRMETRICS_FORCE_INLINE inline
 #endif
 
-template <class T>
-PAIRMETRICS_FORCE_INLINE bool flag_below_body(T* row, const T* sqb, T sqi, T tau, const T* tau_col, int cb, int ce) {
-    int any = 0;
+std::uint64_t flag_below_scalar(float* row, const float* sqb, float sqi, float tau, const float* tau_col, int cb,
+                                int ce) {
+    std::uint64_t bits = 0;
     for (int c = cb; c < ce; ++c) {
-        const T v = sqi + sqb[c] - 2 * row[c];
+        const float v = sqi + sqb[c] - 2 * row[c];
         row[c] = v;
-        any |= static_cast<int>(v < tau) | static_cast<int>(v < tau_col[c]);
+        bits |= static_cast<std::uint64_t>((v < tau) | (v < tau_col[c])) << (c - cb);
     }
-    return any != 0;
+    return bits;
 }
+
+#if PAIRMETRICS_X86_SIMD
+// Eight columns per step, the comparison masks gathered with movemask (the
+// same operations in the same order as the scalar loop: the same bits).
+PAIRMETRICS_TARGET("avx2")
+std::uint64_t flag_below_avx2(float* row, const float* sqb, float sqi, float tau, const float* tau_col, int cb,
+                              int ce) {
+    const __m256 vsqi = _mm256_set1_ps(sqi), vtau = _mm256_set1_ps(tau), two = _mm256_set1_ps(2.0f);
+    std::uint64_t bits = 0;
+    int c = cb;
+    for (; c + 8 <= ce; c += 8) {
+        const __m256 v = _mm256_sub_ps(_mm256_add_ps(vsqi, _mm256_loadu_ps(sqb + c)),
+                                       _mm256_mul_ps(two, _mm256_loadu_ps(row + c)));
+        _mm256_storeu_ps(row + c, v);
+        const __m256 below = _mm256_or_ps(_mm256_cmp_ps(v, vtau, _CMP_LT_OQ),
+                                          _mm256_cmp_ps(v, _mm256_loadu_ps(tau_col + c), _CMP_LT_OQ));
+        bits |= static_cast<std::uint64_t>(static_cast<unsigned>(_mm256_movemask_ps(below))) << (c - cb);
+    }
+    if (c < ce) bits |= flag_below_scalar(row, sqb, sqi, tau, tau_col, c, ce) << (c - cb);
+    return bits;
+}
+#endif
 
 // The float64 screen flags (i, c) when s = a_i + a_c > 0 and
 //     v - unit_err (sq_i + sq_c) - 1e-30 < (squared ? s : s^2),  v = sq_i + sq_c - 2 dot.
@@ -56,15 +82,11 @@ PAIRMETRICS_FORCE_INLINE bool may_screen_body(const float* dots, const float* sq
 
 // One function per level (no FMA: the bounds above count two roundings
 // where a fused operation has one, but stay with what they were checked on).
-#define PAIRMETRICS_TILE_SCANS(suffix, attributes)                                                                \
-    template <class T>                                                                                            \
-    attributes bool flag_below_##suffix(T* row, const T* sqb, T sqi, T tau, const T* tau_col, int cb, int ce) {   \
-        return flag_below_body(row, sqb, sqi, tau, tau_col, cb, ce);                                              \
-    }                                                                                                             \
-    template <bool Squared>                                                                                       \
-    attributes bool may_screen_##suffix(const float* dots, const float* sq, const float* err, const float* at,    \
-                                        float sqi, float erri, float ati, int len) {                              \
-        return may_screen_body<Squared>(dots, sq, err, at, sqi, erri, ati, len);                                  \
+#define PAIRMETRICS_TILE_SCANS(suffix, attributes)                                                             \
+    template <bool Squared>                                                                                    \
+    attributes bool may_screen_##suffix(const float* dots, const float* sq, const float* err, const float* at, \
+                                        float sqi, float erri, float ati, int len) {                           \
+        return may_screen_body<Squared>(dots, sq, err, at, sqi, erri, ati, len);                               \
     }
 PAIRMETRICS_TILE_SCANS(scalar, )
 #if PAIRMETRICS_X86_SIMD
@@ -75,25 +97,14 @@ PAIRMETRICS_TILE_SCANS(avx512, PAIRMETRICS_TARGET("avx512f"))
 
 }  // namespace
 
-template <class T>
-FlagBelowFn<T> flag_below_for(SimdLevel level) {
+FlagBelowFn flag_below_for(SimdLevel level) {
 #if PAIRMETRICS_X86_SIMD
-    switch (simd_resolve(level)) {
-        case SimdLevel::avx512:
-            return flag_below_avx512<T>;
-        case SimdLevel::avx2:
-            return flag_below_avx2<T>;
-        default:
-            break;
-    }
+    if (simd_resolve(level) != SimdLevel::scalar) return flag_below_avx2;  // AVX-512 CPUs run AVX2 too
 #else
     (void)level;
 #endif
-    return flag_below_scalar<T>;
+    return flag_below_scalar;
 }
-
-template FlagBelowFn<float> flag_below_for<float>(SimdLevel);
-template FlagBelowFn<double> flag_below_for<double>(SimdLevel);
 
 MayScreenFn may_screen_for(SimdLevel level, bool squared) {
 #if PAIRMETRICS_X86_SIMD

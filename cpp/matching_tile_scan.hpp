@@ -12,10 +12,11 @@
 
 namespace pairmetrics::matching {
 
-// Neighbour search: row[c] = sqi + sqb[c] - 2 row[c] for c in [cb, ce),
-// written in place; whether any lies below tau or below its column's tau_col[c].
-template <class T>
-using FlagBelowFn = bool (*)(T* row, const T* sqb, T sqi, T tau, const T* tau_col, int cb, int ce);
+// Neighbour search over float32 tiles: row[c] = sqi + sqb[c] - 2 row[c] for
+// c in [cb, ce) (ce - cb <= 64), written in place; bit c - cb of the result
+// set when that value lies below tau or below its column's tau_col[c].
+using FlagBelowFn = std::uint64_t (*)(float* row, const float* sqb, float sqi, float tau, const float* tau_col, int cb,
+                                      int ce);
 
 // Screening, float32 tiles: whether any column c in [0, len) may satisfy the
 // float64 screen lower(i, c) < target(a_i + a_c) (see ScreenTerms). False
@@ -24,8 +25,7 @@ using FlagBelowFn = bool (*)(T* row, const T* sqb, T sqi, T tau, const T* tau_co
 using MayScreenFn = bool (*)(const float* dots, const float* sq, const float* err, const float* at, float sqi,
                              float erri, float ati, int len);
 
-template <class T>
-FlagBelowFn<T> flag_below_for(SimdLevel level);
+FlagBelowFn flag_below_for(SimdLevel level);
 // squared: the screen's target is the threshold sum itself (else its square).
 MayScreenFn may_screen_for(SimdLevel level, bool squared);
 
@@ -39,6 +39,20 @@ struct ScreenTerms {
     ScreenTerms() = default;
     ScreenTerms(const std::vector<double>& sq64, double unit_err, std::int64_t d);
 };
+
+// Index of the lowest set bit of bits (nonzero).
+inline int lowest_bit(std::uint64_t bits) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(bits);
+#else
+    int at = 0;
+    while ((bits & 1) == 0) {
+        bits >>= 1;
+        ++at;
+    }
+    return at;
+#endif
+}
 
 // x rounded up to a float (+inf above the float range; NaN stays NaN).
 float float_at_least(double x);
