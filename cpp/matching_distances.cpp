@@ -183,13 +183,17 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     // the shared expansion bound (products, norms, additions) plus, for
     // float32 tiles, the rounding of the coordinates themselves
     // (|(|a'-b'|^2 - |a-b|^2)| <= 4 u (|a|^2 + |b|^2) to first order).
-    const double u = single_ ? kEps32 : kEps64;
-    unit_err_ = euclidean::expansion_error(static_cast<std::ptrdiff_t>(d), 1.0, u) * 1.01 + (single_ ? 4.5 * u : 0.0);
+    unit_err_ = tile_unit_error(d, single_);
     const double reach = 2 * std::sqrt(sq_max_) / scale * (1 + 1e-6);
     max_ = squared ? reach * reach : reach;
     if (single_) screen32_ = ScreenTerms(sq_, unit_err_, d);
     set_simd(SimdLevel::automatic);
     block_balls(control);
+}
+
+double EuclideanDistances::tile_unit_error(i64 d, bool single) {
+    const double u = single ? kEps32 : kEps64;
+    return euclidean::expansion_error(static_cast<std::ptrdiff_t>(d), 1.0, u) * 1.01 + (single ? 4.5 * u : 0.0);
 }
 
 void EuclideanDistances::set_simd(SimdLevel level) {

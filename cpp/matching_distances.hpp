@@ -143,6 +143,9 @@ class EuclideanDistances final : public Distances {
     void matrix(double* out, int n_threads, Control& control) const;
 
     std::int32_t store_hint() const override { return d_ <= 4 ? 256 : 96; }
+    // The bound of |tile value - squared distance| / (sq_i + sq_j) (tile
+    // units) for rows of length d, tiles in float32 (single) or float64.
+    static double tile_unit_error(std::int64_t d, bool single);
     // The vector code of the tile scans (default: the best the CPU supports; tests force levels).
     void set_simd(SimdLevel level);
     // About a nanosecond per coordinate pair and a few per call; a matrix
