@@ -529,6 +529,28 @@ void test_euclidean_pairs_below() {
     }
 }
 
+// Ordering the points checks the control (Ctrl-C reaches it there): a
+// callback that stops the computation stops the constructor.
+void test_euclidean_ordering_stops() {
+    const int n = 5000, d = 8;
+    std::vector<double> X(static_cast<std::size_t>(n) * d);
+    std::mt19937_64 gen(14);
+    std::normal_distribution<double> normal;
+    for (double& x : X) x = normal(gen);
+    int calls = 0;
+    Control control([&](std::uint64_t, std::uint64_t) {
+        ++calls;
+        throw std::runtime_error("stop");
+    });
+    bool stopped = false;
+    try {
+        const matching::EuclideanDistances e(X.data(), n, d, false, matching::Gemm{}, true, &control);
+    } catch (const Cancelled&) {
+        stopped = true;
+    }
+    CHECK(stopped && calls == 1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -545,6 +567,7 @@ int main(int argc, char** argv) {
         {"flag_below", test_flag_below},
         {"screen_prefilter", test_screen_prefilter},
         {"euclidean_pairs_below", test_euclidean_pairs_below},
+        {"euclidean_ordering_stops", test_euclidean_ordering_stops},
     };
     return testing::run_tests(tests, argc, argv);
 }
