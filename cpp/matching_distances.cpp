@@ -371,21 +371,35 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         else
             xc = xc64_.data();
         const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
-        std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * kRowBlock);
+        // Runs of consecutive column blocks in one product (a megabyte of
+        // tile): the rows are packed once per run, not once per block.
+        constexpr i32 span = kRowBlock * static_cast<i32>(4 / (sizeof(T) / sizeof(float)));
+        std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * span);
         const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
-        for (i32 c0 = first_col(lo); c0 < n; c0 += kRowBlock) {
-            if (skip(static_cast<i32>(task), c0 / kRowBlock)) continue;
-            const i32 c1 = std::min(n, c0 + kRowBlock);
-            int m = c1 - c0, rows = hi - lo, k = static_cast<int>(d_);
-            GemmFn<T> gemm;
-            if constexpr (std::is_same_v<T, float>)
-                gemm = gemm_.sgemm;
-            else
-                gemm = gemm_.dgemm;
-            dot_tile(gemm, xc + static_cast<std::size_t>(lo) * d_, rows, xc + static_cast<std::size_t>(c0) * d_, m, k,
-                     tile.data());
-            for (i32 i = lo; i < hi; ++i) visit(task, i, c0, c1, tile.data() + static_cast<std::size_t>(i - lo) * m);
+        GemmFn<T> gemm;
+        if constexpr (std::is_same_v<T, float>)
+            gemm = gemm_.sgemm;
+        else
+            gemm = gemm_.dgemm;
+        const int rows = hi - lo, k = static_cast<int>(d_);
+        for (i32 start = first_col(lo); start < n;) {
+            if (skip(static_cast<i32>(task), start / kRowBlock)) {
+                start += kRowBlock;
+                continue;
+            }
+            i32 end = std::min(n, start + kRowBlock);
+            while (end < n && end - start < span && !skip(static_cast<i32>(task), end / kRowBlock))
+                end = std::min(n, end + kRowBlock);
+            const int m = end - start;
+            dot_tile(gemm, xc + static_cast<std::size_t>(lo) * d_, rows, xc + static_cast<std::size_t>(start) * d_, m,
+                     k, tile.data());
+            for (i32 c0 = start; c0 < end; c0 += kRowBlock) {
+                const i32 c1 = std::min(end, c0 + kRowBlock);
+                for (i32 i = lo; i < hi; ++i)
+                    visit(task, i, c0, c1, tile.data() + static_cast<std::size_t>(i - lo) * m + (c0 - start));
+            }
             control.check();
+            start = end;
         }
         control.advance(static_cast<std::uint64_t>(hi - lo));
     };
