@@ -199,6 +199,7 @@ double EuclideanDistances::tile_unit_error(i64 d, bool single) {
 void EuclideanDistances::set_simd(SimdLevel level) {
     flag_below_ = flag_below_for(level);
     may_screen32_ = may_screen_for(level, squared_);
+    squared_distance_ = squared_distance_for(level);
 }
 
 void EuclideanDistances::coordinates(i32 p, double* out) const {
@@ -339,18 +340,7 @@ double EuclideanDistances::operator()(i32 i, i32 j) const {
     if (i == j) return 0.0;
     const double* a = X_ + static_cast<std::size_t>(i) * d_;
     const double* b = X_ + static_cast<std::size_t>(j) * d_;
-    double acc[4] = {0, 0, 0, 0};
-    i64 t = 0;
-    for (; t + 4 <= d_; t += 4)
-        for (int q = 0; q < 4; ++q) {
-            const double diff = a[t + q] - b[t + q];
-            acc[q] += diff * diff;
-        }
-    for (; t < d_; ++t) {
-        const double diff = a[t] - b[t];
-        acc[0] += diff * diff;
-    }
-    const double s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    const double s = squared_distance_(a, b, d_);
     if (s < 0x1p-960 && !squared_) return scaled_distance(a, b, d_);  // squares near underflow
     return squared_ ? s : std::sqrt(s);
 }

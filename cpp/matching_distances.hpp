@@ -229,6 +229,7 @@ class EuclideanDistances final : public Distances {
     ScreenTerms screen32_;   // float32 tiles: the screen prefilter's terms
     FlagBelowFn flag_below_ = nullptr;
     MayScreenFn may_screen32_ = nullptr;
+    SquaredDistanceFn squared_distance_ = nullptr;
 };
 
 }  // namespace pairmetrics::matching

@@ -50,6 +50,62 @@ std::uint64_t flag_below_avx2(float* row, const float* sqb, float sqi, float tau
 }
 #endif
 
+std::uint64_t less_than_bits_scalar(const std::int64_t* values, std::int64_t bound, int len) {
+    std::uint64_t bits = 0;
+    for (int t = 0; t < len; ++t) bits |= static_cast<std::uint64_t>(values[t] < bound) << t;
+    return bits;
+}
+
+double squared_distance_scalar(const double* a, const double* b, std::int64_t d) {
+    double acc[4] = {0, 0, 0, 0};
+    std::int64_t t = 0;
+    for (; t + 4 <= d; t += 4)
+        for (int q = 0; q < 4; ++q) {
+            const double diff = a[t + q] - b[t + q];
+            acc[q] += diff * diff;
+        }
+    for (; t < d; ++t) {
+        const double diff = a[t] - b[t];
+        acc[0] += diff * diff;
+    }
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+#if PAIRMETRICS_X86_SIMD
+PAIRMETRICS_TARGET("avx2")
+std::uint64_t less_than_bits_avx2(const std::int64_t* values, std::int64_t bound, int len) {
+    const __m256i vb = _mm256_set1_epi64x(bound);
+    std::uint64_t bits = 0;
+    int t = 0;
+    for (; t + 4 <= len; t += 4) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(values + t));
+        const int m = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(vb, v)));
+        bits |= static_cast<std::uint64_t>(static_cast<unsigned>(m)) << t;
+    }
+    if (t < len) bits |= less_than_bits_scalar(values + t, bound, len - t) << t;
+    return bits;
+}
+
+// Lane q holds the running sum of t mod 4 = q, as in the scalar loop
+// (separate multiply and add, no fused operation: the same roundings).
+PAIRMETRICS_TARGET("avx2")
+double squared_distance_avx2(const double* a, const double* b, std::int64_t d) {
+    __m256d acc = _mm256_setzero_pd();
+    std::int64_t t = 0;
+    for (; t + 4 <= d; t += 4) {
+        const __m256d diff = _mm256_sub_pd(_mm256_loadu_pd(a + t), _mm256_loadu_pd(b + t));
+        acc = _mm256_add_pd(acc, _mm256_mul_pd(diff, diff));
+    }
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, acc);
+    for (; t < d; ++t) {
+        const double diff = a[t] - b[t];
+        lanes[0] += diff * diff;
+    }
+    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+#endif
+
 // The float64 screen flags (i, c) when s = a_i + a_c > 0 and
 //     v - unit_err (sq_i + sq_c) - 1e-30 < (squared ? s : s^2),  v = sq_i + sq_c - 2 dot.
 // Here in float32, u = 2^-24, S = sq_i + sq_c, gamma = d u / (1 - d u), so
@@ -120,6 +176,24 @@ MayScreenFn may_screen_for(SimdLevel level, bool squared) {
     (void)level;
 #endif
     return squared ? may_screen_scalar<true> : may_screen_scalar<false>;
+}
+
+LessThanBitsFn less_than_bits_for(SimdLevel level) {
+#if PAIRMETRICS_X86_SIMD
+    if (simd_resolve(level) != SimdLevel::scalar) return less_than_bits_avx2;
+#else
+    (void)level;
+#endif
+    return less_than_bits_scalar;
+}
+
+SquaredDistanceFn squared_distance_for(SimdLevel level) {
+#if PAIRMETRICS_X86_SIMD
+    if (simd_resolve(level) != SimdLevel::scalar) return squared_distance_avx2;
+#else
+    (void)level;
+#endif
+    return squared_distance_scalar;
 }
 
 float float_at_least(double x) {

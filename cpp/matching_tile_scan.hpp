@@ -1,8 +1,9 @@
-// The per-pair scans over the rows of a matrix-product tile of the Euclidean
-// provider (neighbour search and screening), compiled for each level of
-// cpu_features.hpp and picked once from what the CPU supports. Each scan
-// only says which chunks of a row may hold something; the caller then looks
-// at those pairs one by one, so almost every pair costs a few vector lanes.
+// The hot scans of the matching: over the rows of a matrix-product tile of
+// the Euclidean provider (neighbour search and screening), over the pricing
+// prefix, and the exact squared distance, compiled for each level of
+// cpu_features.hpp and picked once from what the CPU supports. The scans
+// only say which entries may hold something; the caller then looks at those
+// one by one, so almost every entry costs a few vector lanes.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,16 @@ using MayScreenFn = bool (*)(const float* dots, const float* sq, const float* er
 FlagBelowFn flag_below_for(SimdLevel level);
 // squared: the screen's target is the threshold sum itself (else its square).
 MayScreenFn may_screen_for(SimdLevel level, bool squared);
+
+// Bit t set when values[t] < bound, t in [0, len), len <= 64.
+using LessThanBitsFn = std::uint64_t (*)(const std::int64_t* values, std::int64_t bound, int len);
+LessThanBitsFn less_than_bits_for(SimdLevel level);
+
+// sum_t (a_t - b_t)^2 over t < d, in float64, always in the same order: four
+// running sums (t mod 4), the rest added to the first, then (s0 + s1) + (s2 + s3).
+// Every level gives the same bits.
+using SquaredDistanceFn = double (*)(const double* a, const double* b, std::int64_t d);
+SquaredDistanceFn squared_distance_for(SimdLevel level);
 
 // The float32 terms of the screen's prefilter, per point (positions of the
 // provider): sq the squared norms rounded to nearest; err an upper bound of

@@ -529,6 +529,39 @@ void test_euclidean_pairs_below() {
     }
 }
 
+// The pricing prefix's bits and the exact squared distance: every level
+// gives the definition's bits (the distance: the scalar loop's bits, every
+// length mod 4, ties at the bound).
+void test_prefix_bits_and_distance() {
+    std::mt19937_64 gen(15);
+    std::normal_distribution<double> normal;
+    for (int trial = 0; trial < 300; ++trial) {
+        const int len = 1 + trial % 64;
+        std::vector<std::int64_t> values(len);
+        for (auto& v : values) v = static_cast<std::int64_t>(gen() % 2001) - 1000 + (trial % 2 ? (1LL << 60) : 0);
+        const std::int64_t bound = values[trial % len];
+        const int d = 1 + trial % 53;
+        std::vector<double> a(d), b(d);
+        for (int t = 0; t < d; ++t) {
+            a[t] = normal(gen) * std::pow(10.0, trial % 7 - 3);
+            b[t] = a[t] + normal(gen) * 1e-3;
+        }
+        const double reference = matching::squared_distance_for(SimdLevel::scalar)(a.data(), b.data(), d);
+        double plain[4] = {0, 0, 0, 0};
+        int t = 0;
+        for (; t + 4 <= d; t += 4)
+            for (int q = 0; q < 4; ++q) plain[q] += (a[t + q] - b[t + q]) * (a[t + q] - b[t + q]);
+        for (; t < d; ++t) plain[0] += (a[t] - b[t]) * (a[t] - b[t]);
+        CHECK(reference == (plain[0] + plain[1]) + (plain[2] + plain[3]));
+        for (SimdLevel level : simd_levels()) {
+            const std::uint64_t bits = matching::less_than_bits_for(level)(values.data(), bound, len);
+            for (int u = 0; u < len; ++u) CHECK(((bits >> u) & 1) == static_cast<std::uint64_t>(values[u] < bound));
+            if (len < 64) CHECK((bits >> len) == 0);
+            CHECK(matching::squared_distance_for(level)(a.data(), b.data(), d) == reference);
+        }
+    }
+}
+
 // Ordering the points checks the control (Ctrl-C reaches it there): a
 // callback that stops the computation stops the constructor.
 void test_euclidean_ordering_stops() {
@@ -568,6 +601,7 @@ int main(int argc, char** argv) {
         {"screen_prefilter", test_screen_prefilter},
         {"euclidean_pairs_below", test_euclidean_pairs_below},
         {"euclidean_ordering_stops", test_euclidean_ordering_stops},
+        {"prefix_bits_and_distance", test_prefix_bits_and_distance},
     };
     return testing::run_tests(tests, argc, argv);
 }
