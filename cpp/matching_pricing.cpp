@@ -467,6 +467,12 @@ void PricedSolve::price_inside() {
         for (i32 q = 0; q + span <= len; ++q) next[q] = std::max(prev[q], prev[q + span / 2]);
         ymax.push_back(std::move(next));
     }
+    // y and radius in preorder: the walk below reads them in sequence
+    // (through order() they would be a cache miss per pair).
+    const std::vector<i64>& y_pre = ymax[0];
+    std::vector<i64> radius_pre(len, kNoRadius);
+    for (i32 q = 0; q < len; ++q)
+        if (lam.order()[q] < n) radius_pre[q] = radius[lam.order()[q]];
     auto range_max = [&](i32 a, i32 b) {  // over [a, b), a < b
         i32 level = 0;
         while ((2 << level) <= b - a) ++level;
@@ -498,11 +504,10 @@ void PricedSolve::price_inside() {
                             continue;
                         }
                     }
+                    const i64 rlim = std::max(ri, radius_pre[q]);
+                    if (rlim == kNoRadius) continue;  // in a list, priced there (or the ghost)
                     const i32 j = lam.order()[q];
-                    if (j >= n) continue;
-                    const i64 rlim = std::max(ri, radius[j]);
-                    if (rlim == kNoRadius) continue;  // in a list, priced there
-                    const i64 T = yi + r.y[j] - forest.zsum(B);
+                    const i64 T = yi + y_pre[q] - forest.zsum(B);
                     if (T <= 2 * rlim) continue;
                     ++extra;
                     const i64 rc = 2 * weight(i, j) - T;
