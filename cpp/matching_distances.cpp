@@ -602,7 +602,8 @@ void EuclideanDistances::screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots, co
 }
 
 template <class T>
-bool EuclideanDistances::may_screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots, const std::vector<float>& at32) const {
+bool EuclideanDistances::may_screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots,
+                                    const std::vector<float>& at32) const {
     if constexpr (std::is_same_v<T, float>) {
         const ScreenTerms& t = screen32_;
         return may_screen32_(dots + (cb - c0), t.sq.data() + cb, t.err.data() + cb, at32.data() + cb, t.sq[i], t.err[i],
@@ -615,7 +616,7 @@ bool EuclideanDistances::may_screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots
 void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& control,
                                      const PairVisitor& visit_pair) const {
     const std::vector<double> at = tile_thresholds(a);
-    const std::vector<float> at32 = single_? floats_at_least(at) : std::vector<float>{};
+    const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
     auto skip = [&](i32 ra, i32 cb) {
         return screened_apart(block_gap(ra, cb), top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb]);
@@ -639,7 +640,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
     const i32 n = n_;
     const std::size_t d = static_cast<std::size_t>(d_);
     const std::vector<double> at = tile_thresholds(a);
-    const std::vector<float> at32 = single_? floats_at_least(at) : std::vector<float>{};
+    const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;

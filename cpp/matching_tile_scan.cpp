@@ -11,12 +11,6 @@ namespace pairmetrics::matching {
 
 namespace {
 
-#if defined(__GNUC__) || defined(__clang__)
-#define PAIRMETRICS_FORCE_INLINE inline __attribute__((always_inline))
-#else
-#define PAIRMETRICS_FORCE_INLINE inline
-#endif
-
 std::uint64_t flag_below_scalar(float* row, const float* sqb, float sqi, float tau, const float* tau_col, int cb,
                                 int ce) {
     std::uint64_t bits = 0;
@@ -38,8 +32,8 @@ std::uint64_t flag_below_avx2(float* row, const float* sqb, float sqi, float tau
     std::uint64_t bits = 0;
     int c = cb;
     for (; c + 8 <= ce; c += 8) {
-        const __m256 v = _mm256_sub_ps(_mm256_add_ps(vsqi, _mm256_loadu_ps(sqb + c)),
-                                       _mm256_mul_ps(two, _mm256_loadu_ps(row + c)));
+        const __m256 v =
+            _mm256_sub_ps(_mm256_add_ps(vsqi, _mm256_loadu_ps(sqb + c)), _mm256_mul_ps(two, _mm256_loadu_ps(row + c)));
         _mm256_storeu_ps(row + c, v);
         const __m256 below = _mm256_or_ps(_mm256_cmp_ps(v, vtau, _CMP_LT_OQ),
                                           _mm256_cmp_ps(v, _mm256_loadu_ps(tau_col + c), _CMP_LT_OQ));
@@ -153,14 +147,26 @@ PAIRMETRICS_TILE_SCANS(avx512, PAIRMETRICS_TARGET("avx512f"))
 
 }  // namespace
 
-FlagBelowFn flag_below_for(SimdLevel level) {
+// The AVX2 function of a scan unless the level is scalar (AVX-512 CPUs run AVX2 too).
 #if PAIRMETRICS_X86_SIMD
-    if (simd_resolve(level) != SimdLevel::scalar) return flag_below_avx2;  // AVX-512 CPUs run AVX2 too
+#define PAIRMETRICS_AVX2_OR_SCALAR(level, name) (simd_resolve(level) != SimdLevel::scalar ? name##_avx2 : name##_scalar)
 #else
-    (void)level;
+#define PAIRMETRICS_AVX2_OR_SCALAR(level, name) ((void)(level), name##_scalar)
 #endif
-    return flag_below_scalar;
+
+FlagBelowFn flag_below_for(SimdLevel level) {
+    return PAIRMETRICS_AVX2_OR_SCALAR(level, flag_below);
 }
+
+LessThanBitsFn less_than_bits_for(SimdLevel level) {
+    return PAIRMETRICS_AVX2_OR_SCALAR(level, less_than_bits);
+}
+
+SquaredDistanceFn squared_distance_for(SimdLevel level) {
+    return PAIRMETRICS_AVX2_OR_SCALAR(level, squared_distance);
+}
+
+#undef PAIRMETRICS_AVX2_OR_SCALAR
 
 MayScreenFn may_screen_for(SimdLevel level, bool squared) {
 #if PAIRMETRICS_X86_SIMD
@@ -176,24 +182,6 @@ MayScreenFn may_screen_for(SimdLevel level, bool squared) {
     (void)level;
 #endif
     return squared ? may_screen_scalar<true> : may_screen_scalar<false>;
-}
-
-LessThanBitsFn less_than_bits_for(SimdLevel level) {
-#if PAIRMETRICS_X86_SIMD
-    if (simd_resolve(level) != SimdLevel::scalar) return less_than_bits_avx2;
-#else
-    (void)level;
-#endif
-    return less_than_bits_scalar;
-}
-
-SquaredDistanceFn squared_distance_for(SimdLevel level) {
-#if PAIRMETRICS_X86_SIMD
-    if (simd_resolve(level) != SimdLevel::scalar) return squared_distance_avx2;
-#else
-    (void)level;
-#endif
-    return squared_distance_scalar;
 }
 
 float float_at_least(double x) {
