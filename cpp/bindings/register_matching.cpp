@@ -260,11 +260,16 @@ py::array_t<std::int64_t> crossmatch_stack(const py::array_t<double, py::array::
 py::array_t<double> euclidean_matrix(const f64arr& X, bool squared, int n_threads) {
     if (X.ndim() != 2) throw std::invalid_argument("X must be 2-D");
     const auto n = static_cast<std::int32_t>(X.shape(0));
-    const mt::EuclideanDistances provider(X.data(), n, X.shape(1), squared, gemm_pointers(), false);
+    const std::int64_t d = X.shape(1);
+    const double* data = X.data();
+    const mt::Gemm gemm = gemm_pointers();
     py::array_t<double> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n)});
     double* po = out.mutable_data();
     const auto control = make_control();
-    run_without_gil(*control, [&] { provider.matrix(po, n_threads, *control); });
+    run_without_gil(*control, [&] {
+        const mt::EuclideanDistances provider(data, n, d, squared, gemm, false, control.get());
+        provider.matrix(po, n_threads, *control);
+    });
     return out;
 }
 
