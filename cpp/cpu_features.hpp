@@ -15,6 +15,14 @@
 #define PAIRMETRICS_TARGET(isa)
 #endif
 
+// The body shared by the levels' functions, inlined into each (so that it
+// is compiled for each one's instruction set).
+#if defined(__GNUC__) || defined(__clang__)
+#define PAIRMETRICS_FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define PAIRMETRICS_FORCE_INLINE inline
+#endif
+
 namespace pairmetrics {
 
 // Which vector code a kernel runs: `automatic` takes the best the CPU

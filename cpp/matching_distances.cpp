@@ -46,20 +46,7 @@ struct Smallest {
     }
 };
 
-// Values row[c] = sqi + sqb[c] - 2 row[c] (squared distances in tile units)
-// for c in [cb, ce), written in place; whether any lies below the row's
-// threshold or its column's (a superset: thresholds only fall).
-constexpr int kFlagChunk = 64;
-template <class T>
-bool flag_chunk(T* row, const T* sqb, T sqi, T tau, const T* tau_col, int cb, int ce) {
-    int any = 0;
-    for (int c = cb; c < ce; ++c) {
-        const T v = sqi + sqb[c] - 2 * row[c];
-        row[c] = v;
-        any |= static_cast<int>(v < tau) | static_cast<int>(v < tau_col[c]);
-    }
-    return any != 0;
-}
+constexpr int kFlagChunk = 64;  // columns per scan of a tile row
 
 // The first `store` entries of buf become the list; returns the smallest
 // value outside it (+inf when nothing is outside).
@@ -150,7 +137,8 @@ template class DenseDistances<double>;
 
 // ------------------------------------------------------------ Euclidean
 
-EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squared, const Gemm& gemm, bool single_ok)
+EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squared, const Gemm& gemm, bool single_ok,
+                                       Control* control)
     : X_(X), n_(n), d_(d), squared_(squared), gemm_(gemm) {
     // float32 tiles pay off (twice the BLAS speed) when the product dominates.
     single_ = single_ok && d >= 16 && gemm.sgemm != nullptr;
@@ -165,7 +153,7 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     // float32 neither overflows nor underflows; bounds are scaled back exactly.
     const double scale = std::ldexp(1.0, euclidean::power_of_two_shift(spread));
     tile_scale_ = scale;
-    order_points();
+    order_points(control);
     const std::size_t size = static_cast<std::size_t>(n) * static_cast<std::size_t>(d);
     if (single_)
         xc32_.resize(size);
@@ -195,11 +183,23 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     // the shared expansion bound (products, norms, additions) plus, for
     // float32 tiles, the rounding of the coordinates themselves
     // (|(|a'-b'|^2 - |a-b|^2)| <= 4 u (|a|^2 + |b|^2) to first order).
-    const double u = single_ ? kEps32 : kEps64;
-    unit_err_ = euclidean::expansion_error(static_cast<std::ptrdiff_t>(d), 1.0, u) * 1.01 + (single_ ? 4.5 * u : 0.0);
+    unit_err_ = tile_unit_error(d, single_);
     const double reach = 2 * std::sqrt(sq_max_) / scale * (1 + 1e-6);
     max_ = squared ? reach * reach : reach;
-    block_balls();
+    if (single_) screen32_ = ScreenTerms(sq_, unit_err_, d);
+    set_simd(SimdLevel::automatic);
+    block_balls(control);
+}
+
+double EuclideanDistances::tile_unit_error(i64 d, bool single) {
+    const double u = single ? kEps32 : kEps64;
+    return euclidean::expansion_error(static_cast<std::ptrdiff_t>(d), 1.0, u) * 1.01 + (single ? 4.5 * u : 0.0);
+}
+
+void EuclideanDistances::set_simd(SimdLevel level) {
+    flag_below_ = flag_below_for(level);
+    may_screen32_ = may_screen_for(level, squared_);
+    squared_distance_ = squared_distance_for(level);
 }
 
 void EuclideanDistances::coordinates(i32 p, double* out) const {
@@ -211,7 +211,7 @@ void EuclideanDistances::coordinates(i32 p, double* out) const {
 // start along the line through two far points of it (the farthest from its
 // first point, then the farthest from that one), so that every block lies
 // inside one leaf. Clustered points end up with one cluster per block.
-void EuclideanDistances::order_points() {
+void EuclideanDistances::order_points(Control* control) {
     const i32 n = n_;
     const std::size_t d = static_cast<std::size_t>(d_);
     perm_.resize(n);
@@ -222,10 +222,15 @@ void EuclideanDistances::order_points() {
         const double* row = X_ + static_cast<std::size_t>(i) * d;
         for (std::size_t k = 0; k < d; ++k) out[k] = (row[k] - mean_[k]) * tile_scale_;
     };
+    // Every pass over a range checks the control every few thousand points.
+    auto check = [&](i32 p) {
+        if (control != nullptr && (p & 4095) == 0) control->check();
+    };
     auto farthest = [&](i32 lo, i32 hi, const double* from) {
         double best = -1;
         i32 arg = perm_[lo];
         for (i32 p = lo; p < hi; ++p) {
+            check(p);
             coords(perm_[p], x.data());
             double s = 0;
             for (std::size_t k = 0; k < d; ++k) s += (x[k] - from[k]) * (x[k] - from[k]);
@@ -247,6 +252,7 @@ void EuclideanDistances::order_points() {
         for (std::size_t k = 0; k < d; ++k) b[k] -= a[k];
         proj.resize(static_cast<std::size_t>(hi - lo));
         for (i32 p = lo; p < hi; ++p) {
+            check(p);
             coords(perm_[p], x.data());
             double s = 0;
             for (std::size_t k = 0; k < d; ++k) s += x[k] * b[k];
@@ -282,13 +288,14 @@ double EuclideanDistances::ball_of(const i32* positions, i32 count, double* cent
     return std::sqrt(radius);
 }
 
-void EuclideanDistances::block_balls() {
+void EuclideanDistances::block_balls(Control* control) {
     const i32 n = n_, blocks = (n + kRowBlock - 1) / kRowBlock;
     ball_centre_.assign(static_cast<std::size_t>(blocks) * d_, 0.0);
     ball_radius_.assign(blocks, 0.0);
     ball_sq_.assign(blocks, 0.0);
     std::vector<i32> positions(kRowBlock);
     for (i32 b = 0; b < blocks; ++b) {
+        if (control != nullptr && (b & 15) == 0) control->check();
         const i32 lo = b * kRowBlock, hi = std::min(n, lo + kRowBlock);
         for (i32 p = lo; p < hi; ++p) {
             positions[p - lo] = p;
@@ -333,18 +340,7 @@ double EuclideanDistances::operator()(i32 i, i32 j) const {
     if (i == j) return 0.0;
     const double* a = X_ + static_cast<std::size_t>(i) * d_;
     const double* b = X_ + static_cast<std::size_t>(j) * d_;
-    double acc[4] = {0, 0, 0, 0};
-    i64 t = 0;
-    for (; t + 4 <= d_; t += 4)
-        for (int q = 0; q < 4; ++q) {
-            const double diff = a[t + q] - b[t + q];
-            acc[q] += diff * diff;
-        }
-    for (; t < d_; ++t) {
-        const double diff = a[t] - b[t];
-        acc[0] += diff * diff;
-    }
-    const double s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    const double s = squared_distance_(a, b, d_);
     if (s < 0x1p-960 && !squared_) return scaled_distance(a, b, d_);  // squares near underflow
     return squared_ ? s : std::sqrt(s);
 }
@@ -365,21 +361,35 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         else
             xc = xc64_.data();
         const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
-        std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * kRowBlock);
+        // Runs of consecutive column blocks in one product (a megabyte of
+        // tile): the rows are packed once per run, not once per block.
+        constexpr i32 span = kRowBlock * static_cast<i32>(4 / (sizeof(T) / sizeof(float)));
+        std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * span);
         const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
-        for (i32 c0 = first_col(lo); c0 < n; c0 += kRowBlock) {
-            if (skip(static_cast<i32>(task), c0 / kRowBlock)) continue;
-            const i32 c1 = std::min(n, c0 + kRowBlock);
-            int m = c1 - c0, rows = hi - lo, k = static_cast<int>(d_);
-            GemmFn<T> gemm;
-            if constexpr (std::is_same_v<T, float>)
-                gemm = gemm_.sgemm;
-            else
-                gemm = gemm_.dgemm;
-            dot_tile(gemm, xc + static_cast<std::size_t>(lo) * d_, rows, xc + static_cast<std::size_t>(c0) * d_, m, k,
-                     tile.data());
-            for (i32 i = lo; i < hi; ++i) visit(task, i, c0, c1, tile.data() + static_cast<std::size_t>(i - lo) * m);
+        GemmFn<T> gemm;
+        if constexpr (std::is_same_v<T, float>)
+            gemm = gemm_.sgemm;
+        else
+            gemm = gemm_.dgemm;
+        const int rows = hi - lo, k = static_cast<int>(d_);
+        for (i32 start = first_col(lo); start < n;) {
+            if (skip(static_cast<i32>(task), start / kRowBlock)) {
+                start += kRowBlock;
+                continue;
+            }
+            i32 end = std::min(n, start + kRowBlock);
+            while (end < n && end - start < span && !skip(static_cast<i32>(task), end / kRowBlock))
+                end = std::min(n, end + kRowBlock);
+            const int m = end - start;
+            dot_tile(gemm, xc + static_cast<std::size_t>(lo) * d_, rows, xc + static_cast<std::size_t>(start) * d_, m,
+                     k, tile.data());
+            for (i32 c0 = start; c0 < end; c0 += kRowBlock) {
+                const i32 c1 = std::min(end, c0 + kRowBlock);
+                for (i32 i = lo; i < hi; ++i)
+                    visit(task, i, c0, c1, tile.data() + static_cast<std::size_t>(i - lo) * m + (c0 - start));
+            }
             control.check();
+            start = end;
         }
         control.advance(static_cast<std::uint64_t>(hi - lo));
     };
@@ -451,6 +461,7 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
     for (auto& h : heaps) h.reset(keep, 2);
     std::vector<T> sqT(n);
     for (i32 i = 0; i < n; ++i) sqT[i] = static_cast<T>(sq_[i]);
+    static_assert(std::is_same_v<T, float>, "the neighbour search scans float32 tiles");
     auto tile_of = [&](i32 a, i32 b, std::vector<T>& tile) {
         const i32 lo_a = a * R, rows_a = std::min(n, lo_a + R) - lo_a;
         const i32 lo_b = b * R, rows_b = std::min(n, lo_b + R) - lo_b;
@@ -490,8 +501,10 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
             T* row = tile.data() + static_cast<std::size_t>(r) * rows_b;
             for (i32 cb = 0; cb < rows_b; cb += kFlagChunk) {
                 const i32 ce = std::min(rows_b, cb + kFlagChunk);
-                if (!flag_chunk(row, sqb, sqi, h.tau, tau_col.data(), cb, ce)) continue;
-                for (i32 c = cb; c < ce; ++c) {
+                // Only the flagged columns (thresholds only fall since the scan).
+                for (std::uint64_t bits = flag_below_(row, sqb, sqi, h.tau, tau_col.data(), cb, ce); bits != 0;
+                     bits &= bits - 1) {
+                    const i32 c = cb + static_cast<i32>(lowest_bit(bits));
                     const T v = row[c];
                     const i32 j = lo_b + c;
                     if (v < h.tau && j != i) h.push(v, j);
@@ -588,9 +601,22 @@ void EuclideanDistances::screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots, co
     }
 }
 
+template <class T>
+bool EuclideanDistances::may_screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots,
+                                    const std::vector<float>& at32) const {
+    if constexpr (std::is_same_v<T, float>) {
+        const ScreenTerms& t = screen32_;
+        return may_screen32_(dots + (cb - c0), t.sq.data() + cb, t.err.data() + cb, at32.data() + cb, t.sq[i], t.err[i],
+                             at32[i], ce - cb);
+    } else {
+        return true;
+    }
+}
+
 void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& control,
                                      const PairVisitor& visit_pair) const {
     const std::vector<double> at = tile_thresholds(a);
+    const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
     auto skip = [&](i32 ra, i32 cb) {
         return screened_apart(block_gap(ra, cb), top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb]);
@@ -600,6 +626,7 @@ void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& co
         unsigned char hit[64];
         for (i32 cb = std::max(c0, p + 1); cb < c1; cb += 64) {
             const i32 ce = std::min(c1, cb + 64);
+            if (!may_screen(p, cb, ce, c0, dots, at32)) continue;
             screen(p, cb, ce, c0, dots, at, hit);
             for (i32 c = cb; c < ce; ++c)
                 if (hit[c - cb]) visit_pair(std::min(perm_[p], perm_[c]), std::max(perm_[p], perm_[c]));
@@ -613,6 +640,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
     const i32 n = n_;
     const std::size_t d = static_cast<std::size_t>(d_);
     const std::vector<double> at = tile_thresholds(a);
+    const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
@@ -663,6 +691,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
                 const T* dots = tile.data() + static_cast<std::size_t>(r) * cols;
                 for (i32 cb = c0; cb < c1; cb += 64) {
                     const i32 ce = std::min(c1, cb + 64);
+                    if (!may_screen(p, cb, ce, c0, dots, at32)) continue;
                     screen(p, cb, ce, c0, dots, at, hit);
                     for (i32 c = cb; c < ce; ++c) {
                         if (!hit[c - cb]) continue;

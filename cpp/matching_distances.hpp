@@ -17,6 +17,8 @@
 
 #include "blas_threads.hpp"
 #include "control.hpp"
+#include "cpu_features.hpp"
+#include "matching_tile_scan.hpp"
 #include "parallel.hpp"
 
 namespace pairmetrics::matching {
@@ -121,9 +123,10 @@ class DenseDistances final : public Distances {
 class EuclideanDistances final : public Distances {
   public:
     // single_ok: float32 tiles allowed (neighbour search and screening only
-    // need bounds; the matrix below always uses float64 tiles).
+    // need bounds; the matrix below always uses float64 tiles). control: its
+    // checks run while the points are ordered (seconds for millions of points).
     EuclideanDistances(const double* X, std::int32_t n, std::int64_t d, bool squared, const Gemm& gemm,
-                       bool single_ok = true);
+                       bool single_ok = true, Control* control = nullptr);
     std::int32_t size() const override { return n_; }
     double operator()(std::int32_t i, std::int32_t j) const override;
     double max_distance() const override { return max_; }
@@ -140,6 +143,11 @@ class EuclideanDistances final : public Distances {
     void matrix(double* out, int n_threads, Control& control) const;
 
     std::int32_t store_hint() const override { return d_ <= 4 ? 256 : 96; }
+    // The bound of |tile value - squared distance| / (sq_i + sq_j) (tile
+    // units) for rows of length d, tiles in float32 (single) or float64.
+    static double tile_unit_error(std::int64_t d, bool single);
+    // The vector code of the tile scans (default: the best the CPU supports; tests force levels).
+    void set_simd(SimdLevel level);
     // About a nanosecond per coordinate pair and a few per call; a matrix
     // product tile is 8 (float64) or 16 (float32) times cheaper per coordinate.
     double exact_cost() const override { return 4.0 + 0.5 * static_cast<double>(d_); }
@@ -157,8 +165,8 @@ class EuclideanDistances final : public Distances {
     // Points in an order where each block of kBlock consecutive ones is a
     // small ball (recursive splits along the line of two far points), and
     // each block's ball: tiles of two far-apart balls are skipped whole.
-    void order_points();
-    void block_balls();
+    void order_points(Control* control);
+    void block_balls(Control* control);
     // Centre (written to `centre`) and radius of a ball holding the points at `positions`.
     double ball_of(const std::int32_t* positions, std::int32_t count, double* centre) const;
     // A lower bound of the distance (tile units) between any point of block a
@@ -182,6 +190,12 @@ class EuclideanDistances final : public Distances {
     template <class T>
     void screen(std::int32_t i, std::int32_t cb, std::int32_t ce, std::int32_t c0, const T* dots,
                 const std::vector<double>& at, unsigned char* hit) const;
+    // Whether screen() may flag any column of [cb, ce) of row i: a float32
+    // prefilter over float32 tiles (at32: the thresholds rounded up), always
+    // true over float64 ones.
+    template <class T>
+    bool may_screen(std::int32_t i, std::int32_t cb, std::int32_t ce, std::int32_t c0, const T* dots,
+                    const std::vector<float>& at32) const;
 
     // Runs run(T{}, task) for every task in parallel, T the tiles' precision.
     template <class Run>
@@ -212,6 +226,10 @@ class EuclideanDistances final : public Distances {
     std::vector<double> ball_centre_, ball_radius_, ball_sq_;  // per block: centre, radius, largest sq_
     double sq_max_ = 0, unit_err_ = 0, max_ = 0;
     double tile_scale_ = 1;  // tiles see coordinates times this power of two
+    ScreenTerms screen32_;   // float32 tiles: the screen prefilter's terms
+    FlagBelowFn flag_below_ = nullptr;
+    MayScreenFn may_screen32_ = nullptr;
+    SquaredDistanceFn squared_distance_ = nullptr;
 };
 
 }  // namespace pairmetrics::matching

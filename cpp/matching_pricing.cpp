@@ -5,6 +5,7 @@
 
 #include "matching.hpp"
 
+#include "matching_tile_scan.hpp"
 #include "parallel.hpp"
 
 #include <algorithm>
@@ -381,6 +382,7 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     const std::vector<i64>& c_by = c_by_;
     auto& found = found_;
     auto& block_extra = block_extra_;
+    static const LessThanBitsFn less_than = less_than_bits_for(SimdLevel::automatic);
     parallel_for(
         blocks, opt.n_threads,
         [&](std::size_t b) {
@@ -406,18 +408,24 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 // The condition is symmetric, so each pair is computed from
                 // its smaller end only (a round that stops early finds a
                 // violation, so the last round sees every pair).
+                // The prefix y_j > c_i (y_by decreases), 64 entries at a
+                // time: the bits of c_j < y_i, then those pairs in order.
                 const i64 ci = c[i];
-                for (i32 t = 0; t < n && y_by[t] > ci && f.size() < enough; ++t) {
-                    if (yi <= c_by[t]) continue;
-                    const i32 j = by_y[t];
-                    if (j <= i || same_top(i, j)) continue;
-                    const i64 rc = 2 * weight(i, j) - yi - r.y[j];
-                    if (rc < 0) {
-                        f.emplace_back(rc, j);
-                        local.push_back(Hit{i, j, rc});
+                const i32 len = static_cast<i32>(
+                    std::partition_point(y_by.begin(), y_by.end(), [ci](i64 y) { return y > ci; }) - y_by.begin());
+                for (i32 t0 = 0; t0 < len && f.size() < enough; t0 += 64) {
+                    std::uint64_t bits = less_than(c_by.data() + t0, yi, std::min(64, len - t0));
+                    for (; bits != 0 && f.size() < enough; bits &= bits - 1) {
+                        const i32 j = by_y[t0 + lowest_bit(bits)];
+                        if (j <= i || same_top(i, j)) continue;
+                        const i64 rc = 2 * weight(i, j) - yi - r.y[j];
+                        if (rc < 0) {
+                            f.emplace_back(rc, j);
+                            local.push_back(Hit{i, j, rc});
+                        }
+                        ++extra;
+                        if ((extra & 65535) == 0) control.check();
                     }
-                    ++extra;
-                    if ((extra & 65535) == 0) control.check();
                 }
             }
             add_hits(local);
@@ -459,6 +467,12 @@ void PricedSolve::price_inside() {
         for (i32 q = 0; q + span <= len; ++q) next[q] = std::max(prev[q], prev[q + span / 2]);
         ymax.push_back(std::move(next));
     }
+    // y and radius in preorder: the walk below reads them in sequence
+    // (through order() they would be a cache miss per pair).
+    const std::vector<i64>& y_pre = ymax[0];
+    std::vector<i64> radius_pre(len, kNoRadius);
+    for (i32 q = 0; q < len; ++q)
+        if (lam.order()[q] < n) radius_pre[q] = radius[lam.order()[q]];
     auto range_max = [&](i32 a, i32 b) {  // over [a, b), a < b
         i32 level = 0;
         while ((2 << level) <= b - a) ++level;
@@ -490,11 +504,10 @@ void PricedSolve::price_inside() {
                             continue;
                         }
                     }
+                    const i64 rlim = std::max(ri, radius_pre[q]);
+                    if (rlim == kNoRadius) continue;  // in a list, priced there (or the ghost)
                     const i32 j = lam.order()[q];
-                    if (j >= n) continue;
-                    const i64 rlim = std::max(ri, radius[j]);
-                    if (rlim == kNoRadius) continue;  // in a list, priced there
-                    const i64 T = yi + r.y[j] - forest.zsum(B);
+                    const i64 T = yi + y_pre[q] - forest.zsum(B);
                     if (T <= 2 * rlim) continue;
                     ++extra;
                     const i64 rc = 2 * weight(i, j) - T;

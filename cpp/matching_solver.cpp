@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace pairmetrics::matching::detail {
 
@@ -23,11 +24,17 @@ Solver<Int>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const In
     start_.assign(n + 1, 0);
     for (i32 v = 0; v < n; ++v) start_[v + 1] = start_[v] + deg[v];
     adj_.resize(start_[n]);
+    adj_other_.resize(start_[n]);
+    adj_w_.resize(start_[n]);
     std::vector<i32> fill(start_.begin(), start_.end() - 1);
     for (std::size_t e = 0; e < m; ++e) {
         if (eu[e] == ev[e]) continue;
-        adj_[fill[eu[e]]++] = static_cast<i32>(e);
-        adj_[fill[ev[e]]++] = static_cast<i32>(e);
+        for (const auto [from, to] : {std::pair{eu[e], ev[e]}, std::pair{ev[e], eu[e]}}) {
+            const i32 k = fill[from]++;
+            adj_[k] = static_cast<i32>(e);
+            adj_other_[k] = to;
+            adj_w_[k] = W_[e];
+        }
     }
     const std::size_t nodes = 2 * static_cast<std::size_t>(n);
     parent_.assign(nodes, -1);

@@ -66,6 +66,10 @@ class Solver {
     Control& control_;
     std::vector<Int> W_;
     std::vector<i32> start_, adj_;
+    // Per adjacency slot: the other end and W_ of its edge (scans read them
+    // in sequence instead of one cache miss each through the edge id).
+    std::vector<i32> adj_other_;
+    std::vector<Int> adj_w_;
     std::vector<i32> parent_, tree_, tself_, tother_, base_, mate_;
     // The top-level node of vertex v is node_of_rep_[top_[v]]: a shrink hands
     // the representative of its largest child to the new blossom and an

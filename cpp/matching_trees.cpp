@@ -14,14 +14,13 @@ void Solver<Int>::scan_vertex(i32 v) {
     const i32 bv = topof(v);
     const Int yv = y(v);
     for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
-        const i32 e = adj_[k];
-        const i32 o = other(e, v);
+        const i32 o = adj_other_[k];
         const i32 bo = topof(o);
         if (bo == bv) continue;
         const signed char lo = label_[bo];
         if (lo < 0) continue;
-        const Int s = W_[e] - yv - y(o);
-        push_event(lo == 0 ? delta_ + s : delta_ + s / 2, e);
+        const Int s = adj_w_[k] - yv - y(o);
+        push_event(lo == 0 ? delta_ + s : delta_ + s / 2, adj_[k]);
     }
 }
 
@@ -30,11 +29,10 @@ void Solver<Int>::scan_free_vertex(i32 v) {
     const i32 bv = topof(v);
     const Int yv = y(v);
     for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
-        const i32 e = adj_[k];
-        const i32 o = other(e, v);
+        const i32 o = adj_other_[k];
         const i32 bo = topof(o);
         if (bo == bv || label_[bo] <= 0) continue;
-        push_event(delta_ + (W_[e] - yv - y(o)), e);
+        push_event(delta_ + (adj_w_[k] - yv - y(o)), adj_[k]);
     }
 }
 

@@ -213,12 +213,6 @@ struct TileSums {
 // The hot loop over one row of a tile (no row in it shares y or p with row i),
 // compiled for each level of cpu_features.hpp; the best the CPU supports is
 // picked once.
-#if defined(__GNUC__) || defined(__clang__)
-#define PAIRMETRICS_FORCE_INLINE inline __attribute__((always_inline))
-#else
-#define PAIRMETRICS_FORCE_INLINE inline
-#endif
-
 template <class T>
 PAIRMETRICS_FORCE_INLINE void plain_row_body(const T* cross, const T* own, const T* weight, T own_i, T weight_i,
                                              T factor, std::ptrdiff_t len, std::int32_t* col_passed,

@@ -2,6 +2,7 @@
 // argument; these functions check only what the kernels need to stay in
 // bounds, release the GIL and hand results back as dicts of arrays.
 #include <algorithm>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -89,6 +90,18 @@ mt::Gemm gemm_pointers() {
     return g;
 }
 
+// The provider of the rows of X (float32 tiles allowed), built without the
+// GIL: ordering millions of points takes seconds, and Ctrl-C stops it.
+std::unique_ptr<const mt::EuclideanDistances> euclidean_provider(const f64arr& X, bool squared, Control& control) {
+    const auto n = static_cast<std::int32_t>(X.shape(0));
+    const std::int64_t d = X.shape(1);
+    const double* data = X.data();
+    const mt::Gemm gemm = gemm_pointers();  // looked up with the GIL held
+    return run_without_gil(control, [&] {
+        return std::make_unique<const mt::EuclideanDistances>(data, n, d, squared, gemm, true, &control);
+    });
+}
+
 // The complete-graph solve on a provider, packaged for Python (real duals).
 py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Control& control) {
     mt::CompleteOptions opt;
@@ -145,9 +158,9 @@ py::dict dense(const py::array_t<T>& D, double max_distance, int k, int n_thread
 py::dict points(const f64arr& X, bool squared, int k, int n_threads, py::object progress) {
     if (X.ndim() != 2 || X.shape(0) < 2) throw std::invalid_argument("X must be 2-D with N >= 2 rows");
     const auto n = static_cast<std::int32_t>(X.shape(0));
-    const mt::EuclideanDistances provider(X.data(), n, X.shape(1), squared, gemm_pointers());
     const auto control = make_control(std::move(progress));
-    return complete(provider, n % 2 == 1, k, n_threads, *control);
+    const auto provider = euclidean_provider(X, squared, *control);
+    return complete(*provider, n % 2 == 1, k, n_threads, *control);
 }
 
 py::dict certify(const mt::Distances& D, const f64arr& y, const i32arr& parent, const f64arr& z, const i32arr& mate,
@@ -193,10 +206,9 @@ py::dict certificate_dense(const py::array_t<T>& D, const f64arr& y, const i32ar
 py::dict certificate_points(const f64arr& X, bool squared, const f64arr& y, const i32arr& parent, const f64arr& z,
                             const i32arr& mate, int n_threads, py::object progress) {
     if (X.ndim() != 2) throw std::invalid_argument("X must be 2-D");
-    const mt::EuclideanDistances provider(X.data(), static_cast<std::int32_t>(X.shape(0)), X.shape(1), squared,
-                                          gemm_pointers());
     const auto control = make_control(std::move(progress));
-    return certify(provider, y, parent, z, mate, n_threads, *control);
+    const auto provider = euclidean_provider(X, squared, *control);
+    return certify(*provider, y, parent, z, mate, n_threads, *control);
 }
 
 py::array_t<std::int64_t> crossmatch_batch(const py::array_t<double, py::array::c_style>& full,
@@ -248,11 +260,16 @@ py::array_t<std::int64_t> crossmatch_stack(const py::array_t<double, py::array::
 py::array_t<double> euclidean_matrix(const f64arr& X, bool squared, int n_threads) {
     if (X.ndim() != 2) throw std::invalid_argument("X must be 2-D");
     const auto n = static_cast<std::int32_t>(X.shape(0));
-    const mt::EuclideanDistances provider(X.data(), n, X.shape(1), squared, gemm_pointers(), false);
+    const std::int64_t d = X.shape(1);
+    const double* data = X.data();
+    const mt::Gemm gemm = gemm_pointers();
     py::array_t<double> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n)});
     double* po = out.mutable_data();
     const auto control = make_control();
-    run_without_gil(*control, [&] { provider.matrix(po, n_threads, *control); });
+    run_without_gil(*control, [&] {
+        const mt::EuclideanDistances provider(data, n, d, squared, gemm, false, control.get());
+        provider.matrix(po, n_threads, *control);
+    });
     return out;
 }
 

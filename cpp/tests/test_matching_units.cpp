@@ -1,10 +1,12 @@
 // Tests of the matching units on their own: the blossom forest, the steps of
 // the blossom algorithm (int64 and 128-bit duals), pricing, the certificate
 // (also at the edges of float64), cross-match counts, and the exact sparse
-// solve of the networkx backend, and the two-word 128-bit integer.
+// solve of the networkx backend, the two-word 128-bit integer, and the tile
+// scans of the Euclidean provider (every vector level against the scalar one).
 // Built as pairmetrics_matching_tests (an argument filters tests by name), and
 // as pairmetrics_matching_tests_portable128 with that integer as the solver's.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +22,7 @@
 #include "matching.hpp"
 #include "matching_distances.hpp"
 #include "matching_sparse.hpp"
+#include "matching_tile_scan.hpp"
 
 namespace {
 
@@ -383,6 +386,204 @@ void test_euclidean_nearest() {
     }
 }
 
+// The levels of the tile scans this CPU runs.
+std::vector<SimdLevel> simd_levels() {
+    std::vector<SimdLevel> out{SimdLevel::scalar};
+    for (SimdLevel level : {SimdLevel::avx2, SimdLevel::avx512})
+        if (simd_supported(level)) out.push_back(level);
+    return out;
+}
+
+// The neighbour search's row scan: at every level, the values written and the
+// bits are those of the definition (every length up to a chunk, ties at tau).
+void test_flag_below() {
+    std::mt19937_64 gen(11);
+    std::normal_distribution<float> normal;
+    for (int trial = 0; trial < 200; ++trial) {
+        const int len = 1 + trial % 64, cb = trial % 3;
+        std::vector<float> row(cb + len), sqb(cb + len), tau_col(cb + len);
+        for (float& x : row) x = normal(gen);
+        for (float& x : sqb) x = 4 + normal(gen);
+        for (float& x : tau_col) x = 4 + normal(gen);
+        const float sqi = 4 + normal(gen), tau = 4 + normal(gen);
+        tau_col[cb] = sqi + sqb[cb] - 2 * row[cb];  // a tie: not below
+        for (SimdLevel level : simd_levels()) {
+            std::vector<float> out = row;
+            const std::uint64_t bits =
+                matching::flag_below_for(level)(out.data(), sqb.data(), sqi, tau, tau_col.data(), cb, cb + len);
+            for (int c = cb; c < cb + len; ++c) {
+                const float v = sqi + sqb[c] - 2 * row[c];
+                CHECK(out[c] == v);
+                CHECK(((bits >> (c - cb)) & 1) == static_cast<std::uint64_t>(v < tau || v < tau_col[c]));
+            }
+            if (len < 64) CHECK((bits >> len) == 0);
+        }
+    }
+}
+
+// The screen's float32 prefilter never misses a pair the float64 screen
+// flags: float32 rows of length d (some near twins), pairs placed within a
+// relative 3e-7 of the screen's boundary (both sides), thresholds split unevenly (one
+// negative), magnitudes from 1e-20 to 1e15, squared and not, every level.
+void test_screen_prefilter() {
+    std::mt19937_64 gen(12);
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (int d : {16, 50, 300}) {
+        const double unit_err = matching::EuclideanDistances::tile_unit_error(d, true);
+        for (int trial = 0; trial < 400; ++trial) {
+            const double magnitude = std::pow(10.0, -20 + 35 * unit(gen));
+            const int len = 8;
+            std::vector<std::vector<float>> rows(len + 1, std::vector<float>(d));
+            for (auto& r : rows)
+                for (float& x : r) x = static_cast<float>(normal(gen) * magnitude);
+            // Near twins of the row screened (rows[len]): distances a few
+            // float32 roundings of the norms above the screen's allowance.
+            const double spread[] = {2e-3, 3e-3, 5e-3, 1e-2};
+            for (int t = 0; t < 4; ++t)
+                for (int k = 0; k < d; ++k)
+                    rows[t][k] = static_cast<float>(rows[len][k] * (1 + spread[t] * normal(gen)));
+            std::vector<double> sq64(len + 1, 0.0);
+            for (int r = 0; r <= len; ++r)
+                for (float x : rows[r]) sq64[r] += static_cast<double>(x) * x;
+            const matching::ScreenTerms terms(sq64, unit_err, d);
+            std::vector<float> dots(len);
+            for (int c = 0; c < len; ++c) {
+                float acc = 0;  // the order of a plain loop (any order is covered)
+                for (int k = 0; k < d; ++k) acc += rows[len][k] * rows[c][k];
+                dots[c] = acc;
+            }
+            const double sqi = sq64[len];
+            for (bool squared : {false, true}) {
+                std::vector<double> at(len);
+                double ai = 0;
+                std::vector<char> flagged(len);
+                for (int c = 0; c < len; ++c) {
+                    const double v = sqi + sq64[c] - 2 * static_cast<double>(dots[c]);
+                    const double lower = v - unit_err * (sqi + sq64[c]) - 1e-30;
+                    const double target = std::max(lower, 1e-300) * (1 + 3e-7 * (2 * unit(gen) - 1));
+                    const double s = squared ? target : std::sqrt(target);
+                    if (c == 0) ai = s * (2 * unit(gen) - 0.5);  // may be negative
+                    at[c] = s - ai;
+                    const double sum = ai + at[c];
+                    flagged[c] = sum > 0 && lower < (squared ? sum : sum * sum);
+                }
+                const std::vector<float> at32 = matching::floats_at_least(at);
+                const float ati = matching::float_at_least(ai);
+                for (SimdLevel level : simd_levels()) {
+                    const matching::MayScreenFn may = matching::may_screen_for(level, squared);
+                    for (int c = 0; c < len; ++c)
+                        if (flagged[c])
+                            CHECK(may(dots.data() + c, terms.sq.data() + c, terms.err.data() + c, at32.data() + c,
+                                      terms.sq[len], terms.err[len], ati, 1));
+                    // Far below every threshold: nothing flagged.
+                    std::vector<float> none(len, -std::numeric_limits<float>::infinity());
+                    CHECK(!may(dots.data(), terms.sq.data(), terms.err.data(), none.data(), terms.sq[len],
+                               terms.err[len], ati, len));
+                }
+            }
+        }
+    }
+}
+
+// pairs_below of Euclidean points over float32 tiles: every pair closer than
+// its threshold sum is visited once, at every level, the same pairs.
+void test_euclidean_pairs_below() {
+    std::mt19937_64 gen(13);
+    std::normal_distribution<double> normal;
+    const int n = 900, d = 20;
+    std::vector<double> X(static_cast<std::size_t>(n) * d);
+    for (double& x : X) x = normal(gen);
+    for (int i = 0; i < 30; ++i) std::copy_n(X.begin() + 5 * i * d, d, X.begin() + (5 * i + 1) * d);
+    matching::Gemm gemm;
+    gemm.sgemm = reference_sgemm;
+    for (bool squared : {false, true}) {
+        matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
+        std::vector<double> a(n);
+        for (double& x : a) x = (squared ? 6.0 : 2.5) * (0.5 + 0.5 * normal(gen));
+        std::vector<std::vector<char>> seen;
+        for (SimdLevel level : simd_levels()) {
+            e.set_simd(level);
+            std::vector<char> visited(static_cast<std::size_t>(n) * n, 0);
+            std::atomic<int> twice{0};
+            Control control;
+            e.pairs_below(a.data(), 2, control, [&](std::int32_t i, std::int32_t j) {
+                char& v = visited[static_cast<std::size_t>(i) * n + j];
+                if (i >= j || v) ++twice;
+                v = 1;
+            });
+            CHECK(twice.load() == 0);
+            int missed = 0, extra = 0;
+            for (int i = 0; i < n; ++i)
+                for (int j = i + 1; j < n; ++j) {
+                    const bool below = e(i, j) < a[i] + a[j];
+                    const bool v = visited[static_cast<std::size_t>(i) * n + j] != 0;
+                    missed += below && !v;
+                    extra += v && !below && !(e(i, j) < (a[i] + a[j]) * 1.001);
+                }
+            CHECK(missed == 0);
+            CHECK(extra == 0);  // the screen is tight, not everything
+            seen.push_back(std::move(visited));
+        }
+        for (const auto& v : seen) CHECK(v == seen.front());
+    }
+}
+
+// The pricing prefix's bits and the exact squared distance: every level
+// gives the definition's bits (the distance: the scalar loop's bits, every
+// length mod 4, ties at the bound).
+void test_prefix_bits_and_distance() {
+    std::mt19937_64 gen(15);
+    std::normal_distribution<double> normal;
+    for (int trial = 0; trial < 300; ++trial) {
+        const int len = 1 + trial % 64;
+        std::vector<std::int64_t> values(len);
+        for (auto& v : values) v = static_cast<std::int64_t>(gen() % 2001) - 1000 + (trial % 2 ? (1LL << 60) : 0);
+        const std::int64_t bound = values[trial % len];
+        const int d = 1 + trial % 53;
+        std::vector<double> a(d), b(d);
+        for (int t = 0; t < d; ++t) {
+            a[t] = normal(gen) * std::pow(10.0, trial % 7 - 3);
+            b[t] = a[t] + normal(gen) * 1e-3;
+        }
+        const double reference = matching::squared_distance_for(SimdLevel::scalar)(a.data(), b.data(), d);
+        double plain[4] = {0, 0, 0, 0};
+        int t = 0;
+        for (; t + 4 <= d; t += 4)
+            for (int q = 0; q < 4; ++q) plain[q] += (a[t + q] - b[t + q]) * (a[t + q] - b[t + q]);
+        for (; t < d; ++t) plain[0] += (a[t] - b[t]) * (a[t] - b[t]);
+        CHECK(reference == (plain[0] + plain[1]) + (plain[2] + plain[3]));
+        for (SimdLevel level : simd_levels()) {
+            const std::uint64_t bits = matching::less_than_bits_for(level)(values.data(), bound, len);
+            for (int u = 0; u < len; ++u) CHECK(((bits >> u) & 1) == static_cast<std::uint64_t>(values[u] < bound));
+            if (len < 64) CHECK((bits >> len) == 0);
+            CHECK(matching::squared_distance_for(level)(a.data(), b.data(), d) == reference);
+        }
+    }
+}
+
+// Ordering the points checks the control (Ctrl-C reaches it there): a
+// callback that stops the computation stops the constructor.
+void test_euclidean_ordering_stops() {
+    const int n = 5000, d = 8;
+    std::vector<double> X(static_cast<std::size_t>(n) * d);
+    std::mt19937_64 gen(14);
+    std::normal_distribution<double> normal;
+    for (double& x : X) x = normal(gen);
+    int calls = 0;
+    Control control([&](std::uint64_t, std::uint64_t) {
+        ++calls;
+        throw std::runtime_error("stop");
+    });
+    bool stopped = false;
+    try {
+        const matching::EuclideanDistances e(X.data(), n, d, false, matching::Gemm{}, true, &control);
+    } catch (const Cancelled&) {
+        stopped = true;
+    }
+    CHECK(stopped && calls == 1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -396,6 +597,11 @@ int main(int argc, char** argv) {
         {"crossmatch_counts", test_crossmatch_counts},
         {"int128_words", test_int128_words},
         {"euclidean_nearest", test_euclidean_nearest},
+        {"flag_below", test_flag_below},
+        {"screen_prefilter", test_screen_prefilter},
+        {"euclidean_pairs_below", test_euclidean_pairs_below},
+        {"euclidean_ordering_stops", test_euclidean_ordering_stops},
+        {"prefix_bits_and_distance", test_prefix_bits_and_distance},
     };
     return testing::run_tests(tests, argc, argv);
 }
