@@ -185,7 +185,7 @@ struct Certificate {
     double dual_objective = 0;
     double cost = 0;
     double error_bound = 0;  // rounding error bound of cost and dual objective
-    double magnitude = 0;    // sum of |terms| of cost and dual objective (scale of float64 rounding)
+    double magnitude = 0;    // sum of |terms| of cost and dual objective, plus the largest distance (rounding scale)
     bool complete = true;    // false: z < 0, not every pair could be screened
 };
 

@@ -143,7 +143,9 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
     c.cost = cost.value();
     c.dual_objective = dual.value();
     c.error_bound = cost_err + 4 * eps * (cost.abs + dual.abs) + lost * nv;
-    c.magnitude = cost.abs + dual.abs;
+    // The solve's integer grid is a fraction of the largest distance: with a
+    // cost near 0 that, not the cost, sets what its duals can resolve.
+    c.magnitude = cost.abs + dual.abs + D.max_distance() * s;
     for (double* x : {&c.max_violation, &c.max_violation_bound, &c.lowering, &c.max_matched_slack, &c.dual_objective,
                       &c.cost, &c.error_bound, &c.magnitude})
         *x /= s;

@@ -29,7 +29,7 @@ Solver<Int>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const In
     std::vector<i32> fill(start_.begin(), start_.end() - 1);
     for (std::size_t e = 0; e < m; ++e) {
         if (eu[e] == ev[e]) continue;
-        for (const auto [from, to] : {std::pair{eu[e], ev[e]}, std::pair{ev[e], eu[e]}}) {
+        for (const auto& [from, to] : {std::pair{eu[e], ev[e]}, std::pair{ev[e], eu[e]}}) {
             const i32 k = fill[from]++;
             adj_[k] = static_cast<i32>(e);
             adj_other_[k] = to;

@@ -95,6 +95,11 @@ def test_verify_resolves_the_gap_to_what_n_float64_duals_can():
     X = np.random.default_rng(3301981).integers(0, 3, size=(9, 2))
     res = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", k=1)
     assert res.cost == 0 and res.verify()
+    # Cost 0 again, duals +-1 on the solve's integer grid (a fraction of the largest distance, 4): the floor
+    # scales with that distance too, not only with the cost and the duals.
+    X = np.random.default_rng(192345).integers(0, 3, size=(10, 1))
+    res = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", k=1)
+    assert res.cost == 0 and res.verify()
 
 
 def test_point_path_many_rounds_matches_dense():

@@ -188,7 +188,8 @@ class MatchingResult(Result):
             bounded, each vertex's dual lowered by half the largest violation
             bound at it) and ``complete`` (False when a negative blossom dual
             made the check of every pair impossible), ``magnitude`` (sum of the
-            absolute terms of cost and dual objective).
+            absolute terms of cost and dual objective, plus the largest
+            distance: the scale of their rounding).
         """
         threads = resolve_n_jobs(n_jobs)
         check_progress(progress)
@@ -237,7 +238,8 @@ class MatchingResult(Result):
         ``cost - optimum`` (every pair checked, every float64 rounding error
         bounded, no allowance for the integer rounding of the solve) is at
         most ``rtol * cost`` plus ``16 + N`` float64 epsilons of the magnitude
-        of the duals and the cost (``certificate()["magnitude"]``), the limit
+        of the duals, the cost and the largest distance
+        (``certificate()["magnitude"]``), the limit
         of what N float64 duals can resolve. A matching that is not optimal to within
         ``rtol`` is never called optimal. Takes ``D`` or ``points`` like
         :meth:`certificate`; costs about one neighbour search of the solve.
