@@ -4,10 +4,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "control.hpp"
 
@@ -61,6 +63,14 @@ std::ptrdiff_t element_stride(const py::array& array, py::ssize_t axis = 0) {
     if (bytes % static_cast<py::ssize_t>(sizeof(T)) != 0)
         throw py::value_error("internal error: array stride is not a multiple of its item size");
     return static_cast<std::ptrdiff_t>(bytes / static_cast<py::ssize_t>(sizeof(T)));
+}
+
+// A new numpy array holding a copy of values.
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& values) {
+    py::array_t<T> out(static_cast<py::ssize_t>(values.size()));
+    std::copy(values.begin(), values.end(), out.mutable_data());
+    return out;
 }
 
 }  // namespace pairmetrics::bindings

@@ -21,13 +21,6 @@ namespace mt = pairmetrics::matching;
 
 namespace {
 
-template <class T>
-py::array_t<T> to_array(const std::vector<T>& v) {
-    py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
-    std::copy(v.begin(), v.end(), out.mutable_data());
-    return out;
-}
-
 py::dict stats_dict(const mt::BlossomStats& s) {
     py::dict d;
     d["grows"] = s.grows;

@@ -30,17 +30,10 @@ std::pair<std::size_t, std::size_t> shape_of(const py::array& x, const py::array
 }
 
 template <class T>
-ms::View<T> view_of(const py::array& x) {
+ms::View<T> measure_view(const py::array& x) {
     const auto row = element_stride<T>(x, 0);
     const auto col = x.ndim() == 2 ? element_stride<T>(x, 1) : std::ptrdiff_t{0};
     return {static_cast<const T*>(x.data()), row, col};
-}
-
-template <class T>
-py::array_t<T> to_array(const std::vector<T>& values) {
-    py::array_t<T> out(static_cast<py::ssize_t>(values.size()));
-    std::copy(values.begin(), values.end(), out.mutable_data());
-    return out;
 }
 
 // Runs kernel(view of a, view of b) without the GIL: a of any real dtype,
@@ -49,8 +42,8 @@ template <class Kernel>
 void run_on_views(const py::array& a, const py::array& b, Control& control, Kernel&& kernel) {
     dispatch_real_dtype(a, [&](auto tag_a) {
         dispatch_float_dtype(b, [&](auto tag_b) {
-            const auto va = view_of<typename decltype(tag_a)::type>(a);
-            const auto vb = view_of<typename decltype(tag_b)::type>(b);
+            const auto va = measure_view<typename decltype(tag_a)::type>(a);
+            const auto vb = measure_view<typename decltype(tag_b)::type>(b);
             // Safe without the GIL: only raw pointers into a and b (kept alive
             // by the caller's references) and the caller's locals are touched.
             run_without_gil(control, [&] { kernel(va, vb); });
@@ -158,8 +151,8 @@ py::dict multilabel_dense(const py::array& t, const py::array& p) {
     py::array_t<std::int64_t> s_both = zeros(n_samples), s_true = zeros(n_samples), s_pred = zeros(n_samples);
     const ms::LabelCounts per_label{l_both.mutable_data(), l_true.mutable_data(), l_pred.mutable_data()};
     const ms::LabelCounts per_sample{s_both.mutable_data(), s_true.mutable_data(), s_pred.mutable_data()};
-    const auto vt = view_of<std::uint8_t>(t);
-    const auto vp = view_of<std::uint8_t>(p);
+    const auto vt = measure_view<std::uint8_t>(t);
+    const auto vp = measure_view<std::uint8_t>(p);
     const auto control = make_control();
     // Safe without the GIL: raw pointers into t and p (alive through the
     // caller's references) and into the output arrays created above.

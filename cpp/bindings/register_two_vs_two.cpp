@@ -37,7 +37,7 @@ tvt::Metric metric_of(const std::string& name) {
 }
 
 template <class T>
-tvt::MatrixView<T> view_of(const py::array& a) {
+tvt::MatrixView<T> matrix_view(const py::array& a) {
     tvt::MatrixView<T> v;
     v.data = static_cast<const T*>(a.data());
     v.rows = a.shape(0);
@@ -124,7 +124,7 @@ template <class T>
 py::dict all_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups, tvt::Options options,
                    const std::int64_t* perm, const py::object& progress,
                    const tvt::Reference& reference = tvt::Reference{}) {
-    const auto yv = view_of<T>(y), pv = view_of<T>(p);
+    const auto yv = matrix_view<T>(y), pv = matrix_view<T>(p);
     const tvt::Blas blas = scipy_gemm();
     options.n_threads = tile_threads(blas, options.n_threads);
     const auto control = make_control(progress);
@@ -141,7 +141,7 @@ template <class T>
 py::dict listed_pairs(const py::array& y, const py::array& p, const tvt::Groups& groups, const tvt::Options& options,
                       const IndexArray& first, const IndexArray& second, const std::int64_t* perm,
                       const py::object& progress) {
-    const auto yv = view_of<T>(y), pv = view_of<T>(p);
+    const auto yv = matrix_view<T>(y), pv = matrix_view<T>(p);
     const std::size_t m = static_cast<std::size_t>(first.shape(0));
     const auto control = make_control(progress);
     // Safe without the GIL: only raw pointers into arrays kept alive by the caller.
@@ -154,7 +154,7 @@ py::dict listed_pairs(const py::array& y, const py::array& p, const tvt::Groups&
 
 template <class T>
 py::array pair_terms(const py::array& y, const py::array& p, tvt::Options options, const py::object& progress) {
-    const auto yv = view_of<T>(y), pv = view_of<T>(p);
+    const auto yv = matrix_view<T>(y), pv = matrix_view<T>(p);
     const py::ssize_t n = y.shape(0);
     py::array_t<T> out({n, n});
     T* data = out.mutable_data();
@@ -179,7 +179,7 @@ py::dict permuted(const py::array& terms, const py::array& terms_t, const py::ar
             a->ndim() != 2 || a->shape(0) != n || a->shape(1) != n || !(a->flags() & py::array::c_style))
             throw py::value_error("terms and terms_t must be C-contiguous n x n matrices of the input dtype");
     if (perms.ndim() != 2 || perms.shape(1) != n) throw py::value_error("perms must have shape (k, n)");
-    const auto yv = view_of<T>(y), pv = view_of<T>(p);
+    const auto yv = matrix_view<T>(y), pv = matrix_view<T>(p);
     const std::size_t k = static_cast<std::size_t>(perms.shape(0));
     py::array_t<std::uint64_t> passed(static_cast<py::ssize_t>(k)), tied(static_cast<py::ssize_t>(k));
     std::uint64_t* pp = passed.mutable_data();
@@ -294,7 +294,7 @@ void register_two_vs_two(py::module_& m) {
             const auto control = make_control();
             dispatch_float_dtype(x, [&](auto tag) {
                 using T = typename decltype(tag)::type;
-                const auto view = view_of<T>(x);
+                const auto view = matrix_view<T>(x);
                 // Safe without the GIL: x is kept alive by the caller, out is owned here.
                 run_without_gil(*control, [&] {
                     const auto ids = tvt::group_rows<T>(view, n_threads, control.get());
