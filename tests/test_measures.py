@@ -142,6 +142,28 @@ def test_blocked_paths_and_layouts_agree():
         close(pm.log_likelihood(yy, pp), math.fsum(want_ll), rel=1e-13)
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+def test_integer_operands_give_the_bits_of_their_float64_copy(dtype):
+    # Integer and boolean first operands are widened to double a block at a time: every block boundary, tail and
+    # layout must give exactly what the same values as float64 give.
+    rng = np.random.default_rng(5)
+    high = 2 if dtype == np.bool_ else 100
+    a = rng.integers(0, high, size=(3 * 4096 + 5, 3)).astype(dtype)
+    b = rng.normal(size=a.shape)
+    for x, z in [(a, b), (np.asfortranarray(a), b), (a[::-2], b[::-2]), (a[:, 0], b[:, 0]), (a.ravel(), b.ravel())]:
+        wide = x.astype(np.float64)
+        for fn in (pm.absolute_error, pm.sum_squares_error, pm.worst_case_error, pm.zero_one_error):
+            for per_target in (False, True):
+                np.testing.assert_array_equal(fn(x, z, per_target=per_target), fn(wide, z, per_target=per_target))
+        outcome = x > x.min() if dtype != np.bool_ else x
+        proba = rng.random(outcome.shape).astype(np.float32)
+        for per_target in (False, True):
+            np.testing.assert_array_equal(
+                pm.log_likelihood(outcome.astype(dtype), proba, per_target=per_target),
+                pm.log_likelihood(outcome.astype(np.float64), proba, per_target=per_target),
+            )
+
+
 def test_log_likelihood_never_underflows():
     y = np.ones(100_000, dtype=bool)
     p = np.full(y.size, 1e-3)
