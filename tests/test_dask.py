@@ -30,6 +30,18 @@ def client():
     cluster.close()
 
 
+@pytest.fixture(autouse=True)
+def scheduler(request):
+    """Tests that ask for ``client`` run on the 2-worker cluster (gathering, progress, plugins, errors); the others,
+    the hypothesis parity runs among them, run the same graphs on dask's synchronous scheduler, where an example
+    takes about a sixth of the time of a cluster round trip."""
+    if "client" in request.fixturenames:
+        yield "cluster"
+    else:
+        with dask.config.set(scheduler="synchronous"):
+            yield "synchronous"
+
+
 # --------------------------------------------------------------------------- strategies
 
 
@@ -75,7 +87,7 @@ def paired_data(draw, max_n=40):
 
 @settings(max_examples=8, **SETTINGS)
 @given(data=paired_data(), many_partitions=st.booleans())
-def test_paired_evaluation_equals_in_memory(client, monkeypatch, data, many_partitions):
+def test_paired_evaluation_equals_in_memory(monkeypatch, data, many_partitions):
     scores, labels, min_dist, chunks = data
     if many_partitions:  # partitions of a few samples each, many pairs of partitions
         monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 5)
@@ -89,8 +101,8 @@ def test_paired_evaluation_equals_in_memory(client, monkeypatch, data, many_part
 
 
 @settings(max_examples=12, **SETTINGS)
-@given(data=paired_data(max_n=150), partition=st.sampled_from([3, 7, 40]))
-def test_paired_totals_between_partitions_by_label_bucket(client, monkeypatch, data, partition):
+@given(data=paired_data(max_n=80), partition=st.sampled_from([3, 7, 40]))
+def test_paired_totals_between_partitions_by_label_bucket(monkeypatch, data, partition):
     # without per-sample counts, pairs between score partitions are counted by label
     # bucket; many small partitions give many buckets and runs of equal labels
     scores, labels, min_dist, chunks = data
@@ -119,7 +131,7 @@ def test_label_buckets_split_equal_labels_by_partition():
 
 @settings(max_examples=5, **SETTINGS)
 @given(data=paired_data(max_n=40), seed=st.integers(0, 1000))
-def test_compare_paired_equals_in_memory(client, data, seed):
+def test_compare_paired_equals_in_memory(data, seed):
     scores_a, labels, min_dist, chunks = data
     scores_b = np.random.default_rng(seed).random(scores_a.size)
     with _quiet():
@@ -154,7 +166,7 @@ def _per_sample_in_memory(scores, labels, min_dist):
 @settings(max_examples=12, **SETTINGS)
 @given(data=paired_data(max_n=120), partition=st.sampled_from([1, 3, 7, 40, 10**9]),
        buckets=st.sampled_from([1, 3]), sampled=st.sampled_from([1, 2000]), empty=st.booleans())  # fmt: skip
-def test_per_sample_counts_equal_the_kernels(client, monkeypatch, data, partition, buckets, sampled, empty):
+def test_per_sample_counts_equal_the_kernels(monkeypatch, data, partition, buckets, sampled, empty):
     """Every sample's counts, not only the totals: partitions cut at tied scores, few or many
     label buckets, coarse bounds from tiny samples, empty blocks."""
     scores, labels, min_dist, chunks = data
@@ -247,7 +259,7 @@ def test_per_sample_graph_grows_linearly_with_the_partitions(client, monkeypatch
 
 @settings(max_examples=6, **SETTINGS)
 @given(data=paired_data(max_n=40), k=st.integers(2, 3), seed=st.integers(0, 1000))
-def test_compare_models_equals_in_memory(client, data, k, seed):
+def test_compare_models_equals_in_memory(data, k, seed):
     scores, labels, min_dist, chunks = data
     rng = np.random.default_rng(seed)
     models = np.vstack([scores.astype(np.float64), *(rng.random(scores.size) for _ in range(k - 1))])
@@ -386,13 +398,13 @@ def _task_bytes(dask_scheduler):
 
 def test_paired_never_gathers_the_data(client, monkeypatch):
     """No task receives or produces more than a partition's worth of the data."""
-    monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 50_000)  # 8 partitions of about n / 8 samples
+    monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 12_500)  # 8 partitions of about n / 8 samples
     plugin = _TaskBytes()
     client.register_plugin(plugin)
     try:
-        n = 400_000
-        scores = da.random.default_rng(0).random(n, chunks=25_000)
-        labels = da.random.default_rng(1).random(n, chunks=25_000)
+        n = 100_000
+        scores = da.random.default_rng(0).random(n, chunks=6_250)
+        labels = da.random.default_rng(1).random(n, chunks=6_250)
         result = pm.compare_paired(scores, scores * 0.5 + labels * 0.5, labels, 0.1)
         assert result.a.n_rankable > 0
         # A partition holds at most 72 bytes per sample (score, label, index, per-sample
@@ -431,7 +443,7 @@ def two_vs_two_data(draw):
     ties=st.sampled_from(["fail", "pass", "half", "exclude"]),
     pairs=st.sampled_from(["all", "distinct_targets", 3]),
 )
-def test_two_vs_two_equals_in_memory(client, data, metric, ties, pairs):
+def test_two_vs_two_equals_in_memory(data, metric, ties, pairs):
     y, p, chunks = data
     if isinstance(pairs, int) and y.shape[0] < 3:
         pairs = 1
@@ -508,7 +520,7 @@ def test_likelihood_family_equal_in_memory(client):
     seed=st.integers(0, 1000),
     small=st.booleans(),
 )
-def test_best_constant_equals_in_memory(client, monkeypatch, n, columns, kind, loss, seed, small):
+def test_best_constant_equals_in_memory(monkeypatch, n, columns, kind, loss, seed, small):
     if small:  # several histogram passes before the median's values are gathered; many mode groups
         monkeypatch.setattr(dask_measures, "SELECT_GATHER", 2)
         monkeypatch.setattr(dask_measures, "MODE_GROUP_SAMPLES", 3)

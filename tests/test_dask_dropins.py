@@ -16,7 +16,7 @@ import pairmetrics.dask.matching  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from pairmetrics.dask import paired as dask_paired  # noqa: E402
-from test_dask import client  # noqa: E402,F401  (the 2-worker cluster fixture)
+from test_dask import client, scheduler  # noqa: E402,F401  (the cluster; synchronous unless asked for)
 
 SETTINGS = dict(max_examples=10, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
@@ -88,7 +88,7 @@ def binary_problems(draw):
 
 @settings(**SETTINGS)
 @given(problem=binary_problems(), max_fpr=st.sampled_from([None, 1.0, 0.5, 0.1, 0.999]))
-def test_binary_roc_auc_equals_in_memory(client, few_per_partition, problem, max_fpr):
+def test_binary_roc_auc_equals_in_memory(few_per_partition, problem, max_fpr):
     y, scores, weights, chunks = problem
     expected = _outcome(pm.roc_auc_score, y, scores, sample_weight=weights, max_fpr=max_fpr)
     got = _outcome(pm.roc_auc_score, _lazy(y, chunks), _lazy(scores, chunks), sample_weight=_lazy(weights, chunks),
@@ -116,7 +116,7 @@ def label_problems(draw):
 @settings(**SETTINGS)
 @given(problem=label_problems(), average=st.sampled_from(["macro", "micro", "weighted", "samples", None]),
        multi_class=st.sampled_from(["ovr", "ovo"]), max_fpr=st.sampled_from([None, 0.5]))  # fmt: skip
-def test_multilabel_and_multiclass_roc_auc_equal_in_memory(client, few_per_partition, problem, average, multi_class,
+def test_multilabel_and_multiclass_roc_auc_equal_in_memory(few_per_partition, problem, average, multi_class,
                                                            max_fpr):  # fmt: skip
     multilabel, y, scores, weights, chunks = problem
     options = dict(average=average, multi_class=multi_class, max_fpr=max_fpr if multilabel else None)
@@ -196,7 +196,7 @@ def survival_problems(draw):
 
 @settings(**SETTINGS)
 @given(problem=survival_problems(), pass_events=st.booleans())
-def test_concordance_index_equals_in_memory(client, few_per_partition, problem, pass_events):
+def test_concordance_index_equals_in_memory(few_per_partition, problem, pass_events):
     times, events, scores, chunks = problem
     events = events.astype(np.int64) if pass_events else None
     expected = _outcome(pm.concordance_index, times, scores, events)
@@ -206,7 +206,7 @@ def test_concordance_index_equals_in_memory(client, few_per_partition, problem, 
 
 @settings(**SETTINGS)
 @given(problem=survival_problems(), tied_tol=st.sampled_from([0.0, 1e-8, 0.05, 1e3]))
-def test_concordance_index_censored_equals_in_memory(client, few_per_partition, problem, tied_tol):
+def test_concordance_index_censored_equals_in_memory(few_per_partition, problem, tied_tol):
     times, events, scores, chunks = problem
     expected = _outcome(pm.concordance_index_censored, events, times, scores, tied_tol)
     got = _outcome(pm.concordance_index_censored, _lazy(events, chunks), _lazy(times, chunks), _lazy(scores, chunks),
