@@ -195,7 +195,7 @@ def test_partition_dominance_counts_every_query(n_parts, points, queries, seed):
     np.testing.assert_array_equal(lower, (weights * (below & (parts[None, :] < query_parts[:, None]))).sum(axis=1))
 
 
-def test_per_sample_counts_with_one_partition(client, monkeypatch):
+def test_per_sample_counts_with_one_partition(monkeypatch):
     monkeypatch.setattr(dask_paired.blocks, "cluster_threads", lambda: 1)
     rng = np.random.default_rng(16)
     scores, labels = rng.random(50), rng.integers(0, 4, 50)
@@ -206,7 +206,7 @@ def test_per_sample_counts_with_one_partition(client, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.float64])
-def test_per_sample_counts_of_labels_near_the_float64_limit(client, monkeypatch, dtype):
+def test_per_sample_counts_of_labels_near_the_float64_limit(monkeypatch, dtype):
     """Integer labels just below 2**52 (exact in float64, differences too) and doubles near
     2**53, where consecutive doubles are 2 apart: min_dist sits between representable gaps."""
     monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 5)
@@ -331,7 +331,7 @@ def test_paired_on_parquet_columns(client, tmp_path):
     assert pm.paired_evaluation(stored.score, stored.label, 1.0) == expected
 
 
-def test_paired_large_real_labels_many_partitions(client, monkeypatch):
+def test_paired_large_real_labels_many_partitions(monkeypatch):
     monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 2000)
     rng = np.random.default_rng(5)
     n = 12000
@@ -457,8 +457,8 @@ def test_two_vs_two_permutation_test_and_progress(client, capsys):
     y = rng.normal(size=(60, 5)).astype(np.float32)
     p = (y + rng.normal(size=y.shape)).astype(np.float32)
     dy, dp = da.from_array(y, chunks=(25, 5)), da.from_array(p, chunks=(17, 5))
-    expected = pm.two_vs_two_permutation_test(y, p, n_permutations=6, rng=1, metric="euclidean")
-    got = pm.two_vs_two_permutation_test(dy, dp, n_permutations=6, rng=1, metric="euclidean", progress=True)
+    expected = pm.two_vs_two_permutation_test(y, p, n_permutations=3, rng=1, metric="euclidean")
+    got = pm.two_vs_two_permutation_test(dy, dp, n_permutations=3, rng=1, metric="euclidean", progress=True)
     assert got == expected
     assert pm.two_vs_two(dy, dp, progress=True) == pm.two_vs_two(y, p)
 
