@@ -34,6 +34,35 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
+// Below every y - 2 r (and far from overflowing when y is added).
+constexpr i64 kNeverAbove = std::numeric_limits<i64>::min() / 2;
+
+// Largest value over any range [a, b) of a fixed array, in O(1) (sparse table).
+class RangeMax {
+  public:
+    explicit RangeMax(const std::vector<i64>& values) : levels_(1, values) {
+        const std::size_t len = values.size();
+        for (std::size_t span = 2; span <= len; span *= 2) {
+            const std::vector<i64>& prev = levels_.back();
+            std::vector<i64> next(len - span + 1);
+            for (std::size_t q = 0; q + span <= len; ++q) next[q] = std::max(prev[q], prev[q + span / 2]);
+            levels_.push_back(std::move(next));
+        }
+    }
+    i64 operator()(i32 a, i32 b) const {  // a < b
+        const int level = floor_log2(static_cast<std::uint32_t>(b - a));
+        return std::max(levels_[level][a], levels_[level][b - (i32{1} << level)]);
+    }
+
+  private:
+    static int floor_log2(std::uint32_t x) {
+        int level = 0;
+        while (x >>= 1) ++level;
+        return level;
+    }
+    std::vector<std::vector<i64>> levels_;
+};
+
 // A screen skips the pairs inside a top-level blossom of at least this many
 // vertices (the preorder walk prices them) and keeps those inside smaller
 // ones, so that only changes of large blossoms force rows to be screened again.
@@ -158,6 +187,8 @@ class PricedSolve {
     };
 
     i64 weight(i32 a, i32 b) const { return b == n_ || a == n_ ? 0 : ws_.to_int(D_(a, b)); }
+    // out[t] = weight(a, bs[t]) for points a and bs[t] (not the ghost), t < count <= 64: one batch of the provider.
+    void weights(i32 a, const i32* bs, int count, i64* out) const;
     bool same_top(i32 i, i32 j) const { return forest_->tree().root(i) == forest_->tree().root(j); }
     i32 top_size(i32 v) const {
         return forest_->tree().root(v) < N_
@@ -413,19 +444,28 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 const i64 ci = c[i];
                 const i32 len = static_cast<i32>(
                     std::partition_point(y_by.begin(), y_by.end(), [ci](i64 y) { return y > ci; }) - y_by.begin());
+                // The pairs of a chunk are computed as one batch (their rows
+                // fetched together), then taken in order until enough.
+                i32 js[64];
+                i64 ws[64];
                 for (i32 t0 = 0; t0 < len && f.size() < enough; t0 += 64) {
-                    std::uint64_t bits = less_than(c_by.data() + t0, yi, std::min(64, len - t0));
-                    for (; bits != 0 && f.size() < enough; bits &= bits - 1) {
+                    int count = 0;
+                    for (std::uint64_t bits = less_than(c_by.data() + t0, yi, std::min(64, len - t0)); bits != 0;
+                         bits &= bits - 1) {
                         const i32 j = by_y[t0 + lowest_bit(bits)];
-                        if (j <= i || same_top(i, j)) continue;
-                        const i64 rc = 2 * weight(i, j) - yi - r.y[j];
-                        if (rc < 0) {
-                            f.emplace_back(rc, j);
-                            local.push_back(Hit{i, j, rc});
-                        }
-                        ++extra;
-                        if ((extra & 65535) == 0) control.check();
+                        if (j > i && !same_top(i, j)) js[count++] = j;
                     }
+                    if (count == 0) continue;
+                    weights(i, js, count, ws);
+                    for (int t = 0; t < count && f.size() < enough; ++t) {
+                        const i64 rc = 2 * ws[t] - yi - r.y[js[t]];
+                        if (rc < 0) {
+                            f.emplace_back(rc, js[t]);
+                            local.push_back(Hit{i, js[t], rc});
+                        }
+                    }
+                    if (((extra + count) >> 16) != (extra >> 16)) control.check();
+                    extra += count;
                 }
             }
             add_hits(local);
@@ -433,6 +473,12 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
             control.check();
         },
         &control);
+}
+
+void PricedSolve::weights(i32 a, const i32* bs, int count, i64* out) const {
+    double d[64];
+    D_.distances(a, bs, count, d);
+    for (int t = 0; t < count; ++t) out[t] = ws_.to_int(d[t]);
 }
 
 void PricedSolve::add_hits(std::vector<Hit>& local) {
@@ -457,27 +503,19 @@ void PricedSolve::price_inside() {
     const i32 len = static_cast<i32>(lam.order().size());
     const std::size_t tasks = (static_cast<std::size_t>(len) + 63) / 64;
     std::atomic<i64> visited{0};
-    // Largest y over a range of the preorder (sparse table), so that
-    // a whole range of j with one common blossom is skipped at once.
-    std::vector<std::vector<i64>> ymax(1, std::vector<i64>(len));
-    for (i32 q = 0; q < len; ++q) ymax[0][q] = r.y[lam.order()[q]];
-    for (i32 span = 2; span <= len; span *= 2) {
-        const std::vector<i64>& prev = ymax.back();
-        std::vector<i64> next(len - span + 1);
-        for (i32 q = 0; q + span <= len; ++q) next[q] = std::max(prev[q], prev[q + span / 2]);
-        ymax.push_back(std::move(next));
+    // A pair i, j outside the lists, meeting first in blossom B, can only
+    // violate when y_i + y_j - zsum(B) > 2 max(r_i, r_j), i.e. when both
+    //   y_j > 2 r_i - y_i + zsum(B)   and   y_j - 2 r_j > zsum(B) - y_i;
+    // with the largest y and y - 2 r over a range of the preorder (sparse
+    // tables), whole runs of j are ruled out at once.
+    std::vector<i64> y_pre(len), slack_pre(len);
+    for (i32 q = 0; q < len; ++q) {
+        const i32 v = lam.order()[q];
+        y_pre[q] = r.y[v];
+        // (no radius: every pair of v is in its list, priced there, or v is the ghost)
+        slack_pre[q] = v < n && radius[v] != kNoRadius ? r.y[v] - 2 * radius[v] : kNeverAbove;
     }
-    // y and radius in preorder: the walk below reads them in sequence
-    // (through order() they would be a cache miss per pair).
-    const std::vector<i64>& y_pre = ymax[0];
-    std::vector<i64> radius_pre(len, kNoRadius);
-    for (i32 q = 0; q < len; ++q)
-        if (lam.order()[q] < n) radius_pre[q] = radius[lam.order()[q]];
-    auto range_max = [&](i32 a, i32 b) {  // over [a, b), a < b
-        i32 level = 0;
-        while ((2 << level) <= b - a) ++level;
-        return std::max(ymax[level][a], ymax[level][b - (1 << level)]);
-    };
+    const RangeMax y_max(y_pre), slack_max(slack_pre);
     parallel_for(
         tasks, opt.n_threads,
         [&](std::size_t task) {
@@ -494,27 +532,28 @@ void PricedSolve::price_inside() {
                 if (ri == kNoRadius) continue;  // every pair of i is in its list
                 i32 B = r.parent[i];
                 std::size_t count = 0;
-                for (i32 q = p + 1; q < end && count < enough; ++q) {
-                    if (q >= lam.hi(B)) {
-                        while (q >= lam.hi(B)) B = r.parent[B];
-                        // j in [q, hi[B]) meet i first in B: none can
-                        // violate when even the largest y is ruled out.
-                        if (yi + range_max(q, lam.hi(B)) - forest.zsum(B) <= 2 * ri) {
-                            q = lam.hi(B) - 1;
-                            continue;
-                        }
+                for (i32 q = p + 1; q < end && count < enough;) {
+                    while (q >= lam.hi(B)) B = r.parent[B];
+                    const i32 b_end = lam.hi(B);
+                    const i64 Z = forest.zsum(B);
+                    auto ruled_out = [&](i32 a, i32 b) {
+                        return yi + y_max(a, b) - Z <= 2 * ri || yi + slack_max(a, b) - Z <= 0;
+                    };
+                    if (ruled_out(q, q + 1)) {  // skip the longest run ruled out (doubling)
+                        i32 run = 1;
+                        while (q + 2 * run <= b_end && ruled_out(q, q + 2 * run)) run *= 2;
+                        q += run;
+                        continue;
                     }
-                    const i64 rlim = std::max(ri, radius_pre[q]);
-                    if (rlim == kNoRadius) continue;  // in a list, priced there (or the ghost)
                     const i32 j = lam.order()[q];
-                    const i64 T = yi + y_pre[q] - forest.zsum(B);
-                    if (T <= 2 * rlim) continue;
+                    const i64 T = yi + y_pre[q] - Z;
                     ++extra;
                     const i64 rc = 2 * weight(i, j) - T;
                     if (rc < 0) {
                         local.push_back(Hit{i, j, rc});
                         ++count;
                     }
+                    ++q;
                 }
                 if ((p & 15) == 15) control.check();
             }
