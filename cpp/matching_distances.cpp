@@ -354,16 +354,20 @@ double EuclideanDistances::operator()(i32 i, i32 j) const {
     return squared_ ? s : std::sqrt(s);
 }
 
-// Rows picked far apart in memory cost a cache miss each: every row of the
-// batch is requested first, so that the misses overlap.
+// Rows picked far apart in memory cost a cache miss each: each row is
+// requested a few distances ahead of its use, so that the misses overlap.
 void EuclideanDistances::distances(i32 i, const i32* js, int count, double* out) const {
-    const std::size_t row_bytes = static_cast<std::size_t>(d_) * sizeof(double);
-    const std::size_t lines = std::min<std::size_t>((row_bytes + 63) / 64, 16);
-    for (int t = 0; t < count; ++t) {
+    constexpr int kAhead = 6;
+    const std::size_t lines = std::min<std::size_t>((static_cast<std::size_t>(d_) * sizeof(double) + 63) / 64, 32);
+    auto request = [&](int t) {
         const char* row = reinterpret_cast<const char*>(X_ + static_cast<std::size_t>(js[t]) * d_);
         for (std::size_t l = 0; l < lines; ++l) prefetch_read(row + 64 * l);
+    };
+    for (int t = 0; t < std::min(count, kAhead); ++t) request(t);
+    for (int t = 0; t < count; ++t) {
+        if (t + kAhead < count) request(t + kAhead);
+        out[t] = (*this)(i, js[t]);
     }
-    for (int t = 0; t < count; ++t) out[t] = (*this)(i, js[t]);
 }
 
 // Calls visit(task, p, c0, c1, dots) for every row p of every task's row

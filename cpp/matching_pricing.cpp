@@ -94,10 +94,12 @@ Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& con
         blocks, n_threads,
         [&](std::size_t b) {
             std::vector<std::pair<double, i32>> row(store);
+            std::vector<double> d(store);
             const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
             for (i32 i = lo; i < hi; ++i) {
                 const std::size_t o = static_cast<std::size_t>(i) * store;
-                for (i32 t = 0; t < store; ++t) row[t] = {D(i, L.j[o + t]), L.j[o + t]};
+                for (i32 t = 0; t < store; t += 64) D.distances(i, &L.j[o + t], std::min(64, store - t), &d[t]);
+                for (i32 t = 0; t < store; ++t) row[t] = {d[t], L.j[o + t]};
                 std::sort(row.begin(), row.end());
                 for (i32 t = 0; t < store; ++t) {
                     L.d[o + t] = row[t].first;
