@@ -347,8 +347,10 @@ double scaled_distance(const double* a, const double* b, std::int64_t d) {
 
 double EuclideanDistances::operator()(i32 i, i32 j) const {
     if (i == j) return 0.0;
-    const double* a = X_ + static_cast<std::size_t>(i) * d_;
-    const double* b = X_ + static_cast<std::size_t>(j) * d_;
+    return distance_between(X_ + static_cast<std::size_t>(i) * d_, X_ + static_cast<std::size_t>(j) * d_);
+}
+
+double EuclideanDistances::distance_between(const double* a, const double* b) const {
     const double s = squared_distance_(a, b, d_);
     if (s < 0x1p-960 && !squared_) return scaled_distance(a, b, d_);  // squares near underflow
     return squared_ ? s : std::sqrt(s);

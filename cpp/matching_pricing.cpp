@@ -145,6 +145,18 @@ class WeightScale {
     bool divide_;
 };
 
+// The points every pricing prefix reads (the head of the order by y), their
+// rows copied contiguously, and how many of them a block of rows scans at a
+// time (so that a stretch stays in cache while the block reads it).
+struct PrefixHead {
+    std::vector<double> rows;
+    std::int64_t dims = 0;
+    i32 stretch = 64;
+    const double* row(i32 t) const { return rows.data() + static_cast<std::size_t>(t) * dims; }
+};
+constexpr std::size_t kHeadBytes = std::size_t{1} << 30;  // larger heads are read in place
+constexpr std::size_t kStretchBytes = std::size_t{1} << 18;
+
 // Where a pass ends, so that the next one (at a finer scale) can start there.
 struct PassState {
     std::vector<std::uint64_t> keys;  // the final graph
@@ -202,6 +214,7 @@ class PricedSolve {
     void begin_round(BlossomResult r);
     void price_round();
     void price_lists_and_prefix(bool lists_only, bool prefix);
+    PrefixHead prefix_head(bool none) const;
     void add_hits(std::vector<Hit>& local);
     void price_inside();
     void mark_dirty_rows();
@@ -416,6 +429,8 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     auto& found = found_;
     auto& block_extra = block_extra_;
     static const LessThanBitsFn less_than = less_than_bits_for(SimdLevel::automatic);
+    const PrefixHead head = prefix_head(lists_only || !prefix);
+    const i32 stretch = head.rows.empty() ? 1 << 30 : head.stretch;
     parallel_for(
         blocks, opt.n_threads,
         [&](std::size_t b) {
@@ -434,40 +449,66 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                     const i64 rc = rc0 + forest.common_z(i, j);
                     if (rc < 0) f.emplace_back(rc, j);
                 }
-                if (lists_only || !prefix) continue;
-                // Enough violated pairs for this round: stop looking (with
-                // many of them, as after a start on a poor graph, the scan
-                // would be quadratic; the pairs left are priced again).
-                // The condition is symmetric, so each pair is computed from
-                // its smaller end only (a round that stops early finds a
-                // violation, so the last round sees every pair).
-                // The prefix y_j > c_i (y_by decreases), 64 entries at a
-                // time: the bits of c_j < y_i, then those pairs in order.
+            }
+            if (lists_only || !prefix) {
+                block_extra[b] = 0;
+                control.check();
+                return;
+            }
+            // Enough violated pairs for this round: stop looking (with
+            // many of them, as after a start on a poor graph, the scan
+            // would be quadratic; the pairs left are priced again).
+            // The condition is symmetric, so each pair is computed from
+            // its smaller end only (a round that stops early finds a
+            // violation, so the last round sees every pair).
+            // The prefix y_j > c_i (y_by decreases), 64 entries at a
+            // time: the bits of c_j < y_i, then those pairs in order.
+            // Every row scans the head of the same order: the rows of the
+            // block take it a stretch at a time, from the contiguous copy.
+            i32 len[256];
+            i32 longest = 0;
+            for (i32 i = lo; i < hi; ++i) {
                 const i64 ci = c[i];
-                const i32 len = static_cast<i32>(
+                len[i - lo] = static_cast<i32>(
                     std::partition_point(y_by.begin(), y_by.end(), [ci](i64 y) { return y > ci; }) - y_by.begin());
-                // The pairs of a chunk are computed as one batch (their rows
-                // fetched together), then taken in order until enough.
-                i32 js[64];
-                i64 ws[64];
-                for (i32 t0 = 0; t0 < len && f.size() < enough; t0 += 64) {
-                    int count = 0;
-                    for (std::uint64_t bits = less_than(c_by.data() + t0, yi, std::min(64, len - t0)); bits != 0;
-                         bits &= bits - 1) {
-                        const i32 j = by_y[t0 + lowest_bit(bits)];
-                        if (j > i && !same_top(i, j)) js[count++] = j;
-                    }
-                    if (count == 0) continue;
-                    weights(i, js, count, ws);
-                    for (int t = 0; t < count && f.size() < enough; ++t) {
-                        const i64 rc = 2 * ws[t] - yi - r.y[js[t]];
-                        if (rc < 0) {
-                            f.emplace_back(rc, js[t]);
-                            local.push_back(Hit{i, js[t], rc});
+                longest = std::max(longest, len[i - lo]);
+            }
+            i32 js[64], at[64];
+            i64 ws[64];
+            for (i32 s0 = 0; s0 < longest; s0 += stretch) {
+                for (i32 i = lo; i < hi; ++i) {
+                    const i64 yi = r.y[i];
+                    auto& f = found[i];
+                    const i32 s1 = std::min(len[i - lo], s0 + stretch);
+                    for (i32 t0 = s0; t0 < s1 && f.size() < enough; t0 += 64) {
+                        int count = 0;
+                        for (std::uint64_t bits = less_than(c_by.data() + t0, yi, std::min(64, s1 - t0)); bits != 0;
+                             bits &= bits - 1) {
+                            const i32 t = t0 + lowest_bit(bits);
+                            const i32 j = by_y[t];
+                            if (j > i && !same_top(i, j)) {
+                                at[count] = t;
+                                js[count++] = j;
+                            }
                         }
+                        if (count == 0) continue;
+                        if (head.rows.empty()) {
+                            weights(i, js, count, ws);
+                        } else {
+                            const double* xi = D_.point(i);
+                            for (int t = 0; t < count; ++t)
+                                ws[t] = ws_.to_int(D_.distance_between(xi, head.row(at[t])));
+                        }
+                        for (int t = 0; t < count && f.size() < enough; ++t) {
+                            const i64 rc = 2 * ws[t] - yi - r.y[js[t]];
+                            if (rc < 0) {
+                                f.emplace_back(rc, js[t]);
+                                local.push_back(Hit{i, js[t], rc});
+                            }
+                        }
+                        if (((extra + count) >> 16) != (extra >> 16)) control.check();
+                        extra += count;
                     }
-                    if (((extra + count) >> 16) != (extra >> 16)) control.check();
-                    extra += count;
                 }
             }
             add_hits(local);
@@ -475,6 +516,27 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
             control.check();
         },
         &control);
+}
+
+PrefixHead PricedSolve::prefix_head(bool none) const {
+    PrefixHead head;
+    head.dims = D_.dims();
+    if (none || n_ == 0 || D_.point(0) == nullptr || head.dims <= 0) return head;
+    const i64 lowest_c = *std::min_element(c_.begin(), c_.end());
+    const auto len = static_cast<std::size_t>(
+        std::partition_point(y_by_.begin(), y_by_.end(), [lowest_c](i64 y) { return y > lowest_c; }) - y_by_.begin());
+    const std::size_t row_bytes = static_cast<std::size_t>(head.dims) * sizeof(double);
+    if (len == 0 || len * row_bytes > kHeadBytes) return head;
+    head.stretch = static_cast<i32>(std::clamp<std::size_t>(kStretchBytes / row_bytes / 64 * 64, 64, 4096));
+    head.rows.resize(len * static_cast<std::size_t>(head.dims));
+    parallel_for((len + 4095) / 4096, opt_.n_threads,
+                 [&](std::size_t b) {
+                     for (std::size_t t = b * 4096; t < std::min(len, (b + 1) * 4096); ++t)
+                         std::copy_n(D_.point(by_y_[t]), head.dims, head.rows.data() + t * head.dims);
+                     control_.check();
+                 },
+                 &control_);
+    return head;
 }
 
 void PricedSolve::weights(i32 a, const i32* bs, int count, i64* out) const {
