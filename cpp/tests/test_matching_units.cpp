@@ -386,8 +386,9 @@ void test_euclidean_nearest() {
     }
 }
 
-// A batch of exact distances is bit for bit the distances one by one
-// (squared or not, near-underflow differences, both providers).
+// A batch of exact distances, and the distance of copied rows, are bit for
+// bit the distances one by one (squared or not, near-underflow differences,
+// both providers).
 void test_batch_distances() {
     std::mt19937_64 gen(17);
     std::normal_distribution<double> normal;
@@ -411,6 +412,11 @@ void test_batch_distances() {
             for (int t = 0; t < count; ++t) {
                 CHECK(std::memcmp(&out[t], &D[static_cast<std::size_t>(i) * n + js[t]], sizeof(double)) == 0);
                 CHECK(std::memcmp(&dense_out[t], &out[t], sizeof(double)) == 0);
+                if (js[t] == i) continue;
+                // A copy of a row gives the same bits as the point itself.
+                const std::vector<double> copy(e.point(js[t]), e.point(js[t]) + e.dims());
+                const double between = e.distance_between(e.point(i), copy.data());
+                CHECK(std::memcmp(&between, &out[t], sizeof(double)) == 0);
             }
         }
     }
