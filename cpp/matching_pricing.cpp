@@ -580,6 +580,26 @@ void PricedSolve::price_inside() {
         slack_pre[q] = v < n && radius[v] != kNoRadius ? r.y[v] - 2 * radius[v] : kNeverAbove;
     }
     const RangeMax y_max(y_pre), slack_max(slack_pre);
+    // Points: their rows in preorder (the walk reads them in increasing
+    // order, not scattered over the input), unless that copy is too large.
+    const std::int64_t dims = D_.dims();
+    std::vector<double> rows_pre;
+    if (D_.point(0) != nullptr && dims > 0 &&
+        static_cast<std::size_t>(len) * static_cast<std::size_t>(dims) * sizeof(double) <= kHeadBytes) {
+        rows_pre.resize(static_cast<std::size_t>(len) * dims);
+        parallel_for((static_cast<std::size_t>(len) + 4095) / 4096, opt.n_threads,
+                     [&](std::size_t b) {
+                         for (std::size_t q = b * 4096; q < std::min<std::size_t>(len, (b + 1) * 4096); ++q)
+                             if (lam.order()[q] < n)  // (the ghost's row is never read)
+                                 std::copy_n(D_.point(lam.order()[q]), dims, rows_pre.data() + q * dims);
+                         control.check();
+                     },
+                     &control);
+    }
+    auto weight_at = [&](i32 i, i32 q) {
+        if (rows_pre.empty()) return weight(i, lam.order()[q]);
+        return ws_.to_int(D_.distance_between(D_.point(i), rows_pre.data() + static_cast<std::size_t>(q) * dims));
+    };
     parallel_for(
         tasks, opt.n_threads,
         [&](std::size_t task) {
@@ -612,7 +632,7 @@ void PricedSolve::price_inside() {
                     const i32 j = lam.order()[q];
                     const i64 T = yi + y_pre[q] - Z;
                     ++extra;
-                    const i64 rc = 2 * weight(i, j) - T;
+                    const i64 rc = 2 * weight_at(i, q) - T;
                     if (rc < 0) {
                         local.push_back(Hit{i, j, rc});
                         ++count;
