@@ -62,6 +62,18 @@ class Distances {
     virtual std::int32_t size() const = 0;
     // Exact distance of points i and j (0 for i == j); symmetric.
     virtual double operator()(std::int32_t i, std::int32_t j) const = 0;
+    // out[t] = (*this)(i, js[t]) for t < count, the same bits: providers
+    // whose rows live in memory fetch the rows of a batch before use.
+    virtual void distances(std::int32_t i, const std::int32_t* js, int count, double* out) const {
+        for (int t = 0; t < count; ++t) out[t] = (*this)(i, js[t]);
+    }
+    // Providers of points: the coordinates of point i (dims() of them), so
+    // that a caller can keep copies of rows it reads often, and the distance
+    // of two such rows (operator() of two distinct points is exactly
+    // distance_between(point(i), point(j))). Others: null and 0.
+    virtual const double* point(std::int32_t) const { return nullptr; }
+    virtual std::int64_t dims() const { return 0; }
+    virtual double distance_between(const double*, const double*) const { return 0.0; }
     // An upper bound of every distance.
     virtual double max_distance() const = 0;
     // Relative error bound of operator() against the distance of the input.
@@ -129,6 +141,10 @@ class EuclideanDistances final : public Distances {
                        bool single_ok = true, Control* control = nullptr);
     std::int32_t size() const override { return n_; }
     double operator()(std::int32_t i, std::int32_t j) const override;
+    void distances(std::int32_t i, const std::int32_t* js, int count, double* out) const override;
+    const double* point(std::int32_t i) const override { return X_ + static_cast<std::size_t>(i) * d_; }
+    std::int64_t dims() const override { return d_; }
+    double distance_between(const double* a, const double* b) const override;
     double max_distance() const override { return max_; }
     double relative_error() const override { return (static_cast<double>(d_) + 4) * 1.1102230246251565e-16; }
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads, Control& control) const override;

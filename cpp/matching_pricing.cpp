@@ -34,6 +34,35 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 constexpr i64 kNoRadius = std::numeric_limits<i64>::max();
+// Below every y - 2 r (and far from overflowing when y is added).
+constexpr i64 kNeverAbove = std::numeric_limits<i64>::min() / 2;
+
+// Largest value over any range [a, b) of a fixed array, in O(1) (sparse table).
+class RangeMax {
+  public:
+    explicit RangeMax(const std::vector<i64>& values) : levels_(1, values) {
+        const std::size_t len = values.size();
+        for (std::size_t span = 2; span <= len; span *= 2) {
+            const std::vector<i64>& prev = levels_.back();
+            std::vector<i64> next(len - span + 1);
+            for (std::size_t q = 0; q + span <= len; ++q) next[q] = std::max(prev[q], prev[q + span / 2]);
+            levels_.push_back(std::move(next));
+        }
+    }
+    i64 operator()(i32 a, i32 b) const {  // a < b
+        const int level = floor_log2(static_cast<std::uint32_t>(b - a));
+        return std::max(levels_[level][a], levels_[level][b - (i32{1} << level)]);
+    }
+
+  private:
+    static int floor_log2(std::uint32_t x) {
+        int level = 0;
+        while (x >>= 1) ++level;
+        return level;
+    }
+    std::vector<std::vector<i64>> levels_;
+};
+
 // A screen skips the pairs inside a top-level blossom of at least this many
 // vertices (the preorder walk prices them) and keeps those inside smaller
 // ones, so that only changes of large blossoms force rows to be screened again.
@@ -65,10 +94,12 @@ Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& con
         blocks, n_threads,
         [&](std::size_t b) {
             std::vector<std::pair<double, i32>> row(store);
+            std::vector<double> d(store);
             const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
             for (i32 i = lo; i < hi; ++i) {
                 const std::size_t o = static_cast<std::size_t>(i) * store;
-                for (i32 t = 0; t < store; ++t) row[t] = {D(i, L.j[o + t]), L.j[o + t]};
+                for (i32 t = 0; t < store; t += 64) D.distances(i, &L.j[o + t], std::min(64, store - t), &d[t]);
+                for (i32 t = 0; t < store; ++t) row[t] = {d[t], L.j[o + t]};
                 std::sort(row.begin(), row.end());
                 for (i32 t = 0; t < store; ++t) {
                     L.d[o + t] = row[t].first;
@@ -114,6 +145,18 @@ class WeightScale {
     bool divide_;
 };
 
+// The points every pricing prefix reads (the head of the order by y), their
+// rows copied contiguously, and how many of them a block of rows scans at a
+// time (so that a stretch stays in cache while the block reads it).
+struct PrefixHead {
+    std::vector<double> rows;
+    std::int64_t dims = 0;
+    i32 stretch = 64;
+    const double* row(i32 t) const { return rows.data() + static_cast<std::size_t>(t) * dims; }
+};
+constexpr std::size_t kHeadBytes = std::size_t{1} << 30;  // larger heads are read in place
+constexpr std::size_t kStretchBytes = std::size_t{1} << 18;
+
 // Where a pass ends, so that the next one (at a finer scale) can start there.
 struct PassState {
     std::vector<std::uint64_t> keys;  // the final graph
@@ -158,6 +201,8 @@ class PricedSolve {
     };
 
     i64 weight(i32 a, i32 b) const { return b == n_ || a == n_ ? 0 : ws_.to_int(D_(a, b)); }
+    // out[t] = weight(a, bs[t]) for points a and bs[t] (not the ghost), t < count <= 64: one batch of the provider.
+    void weights(i32 a, const i32* bs, int count, i64* out) const;
     bool same_top(i32 i, i32 j) const { return forest_->tree().root(i) == forest_->tree().root(j); }
     i32 top_size(i32 v) const {
         return forest_->tree().root(v) < N_
@@ -169,6 +214,7 @@ class PricedSolve {
     void begin_round(BlossomResult r);
     void price_round();
     void price_lists_and_prefix(bool lists_only, bool prefix);
+    PrefixHead prefix_head(bool none) const;
     void add_hits(std::vector<Hit>& local);
     void price_inside();
     void mark_dirty_rows();
@@ -383,6 +429,8 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     auto& found = found_;
     auto& block_extra = block_extra_;
     static const LessThanBitsFn less_than = less_than_bits_for(SimdLevel::automatic);
+    const PrefixHead head = prefix_head(lists_only || !prefix);
+    const i32 stretch = head.rows.empty() ? 1 << 30 : head.stretch;
     parallel_for(
         blocks, opt.n_threads,
         [&](std::size_t b) {
@@ -401,30 +449,65 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                     const i64 rc = rc0 + forest.common_z(i, j);
                     if (rc < 0) f.emplace_back(rc, j);
                 }
-                if (lists_only || !prefix) continue;
-                // Enough violated pairs for this round: stop looking (with
-                // many of them, as after a start on a poor graph, the scan
-                // would be quadratic; the pairs left are priced again).
-                // The condition is symmetric, so each pair is computed from
-                // its smaller end only (a round that stops early finds a
-                // violation, so the last round sees every pair).
-                // The prefix y_j > c_i (y_by decreases), 64 entries at a
-                // time: the bits of c_j < y_i, then those pairs in order.
+            }
+            if (lists_only || !prefix) {
+                block_extra[b] = 0;
+                control.check();
+                return;
+            }
+            // Enough violated pairs for this round: stop looking (with
+            // many of them, as after a start on a poor graph, the scan
+            // would be quadratic; the pairs left are priced again).
+            // The condition is symmetric, so each pair is computed from
+            // its smaller end only (a round that stops early finds a
+            // violation, so the last round sees every pair).
+            // The prefix y_j > c_i (y_by decreases), 64 entries at a
+            // time: the bits of c_j < y_i, then those pairs in order.
+            // Every row scans the head of the same order: the rows of the
+            // block take it a stretch at a time, from the contiguous copy.
+            i32 len[256];
+            i32 longest = 0;
+            for (i32 i = lo; i < hi; ++i) {
                 const i64 ci = c[i];
-                const i32 len = static_cast<i32>(
+                len[i - lo] = static_cast<i32>(
                     std::partition_point(y_by.begin(), y_by.end(), [ci](i64 y) { return y > ci; }) - y_by.begin());
-                for (i32 t0 = 0; t0 < len && f.size() < enough; t0 += 64) {
-                    std::uint64_t bits = less_than(c_by.data() + t0, yi, std::min(64, len - t0));
-                    for (; bits != 0 && f.size() < enough; bits &= bits - 1) {
-                        const i32 j = by_y[t0 + lowest_bit(bits)];
-                        if (j <= i || same_top(i, j)) continue;
-                        const i64 rc = 2 * weight(i, j) - yi - r.y[j];
-                        if (rc < 0) {
-                            f.emplace_back(rc, j);
-                            local.push_back(Hit{i, j, rc});
+                longest = std::max(longest, len[i - lo]);
+            }
+            i32 js[64], at[64];
+            i64 ws[64];
+            for (i32 s0 = 0; s0 < longest; s0 += stretch) {
+                for (i32 i = lo; i < hi; ++i) {
+                    const i64 yi = r.y[i];
+                    auto& f = found[i];
+                    const i32 s1 = std::min(len[i - lo], s0 + stretch);
+                    for (i32 t0 = s0; t0 < s1 && f.size() < enough; t0 += 64) {
+                        int count = 0;
+                        for (std::uint64_t bits = less_than(c_by.data() + t0, yi, std::min(64, s1 - t0)); bits != 0;
+                             bits &= bits - 1) {
+                            const i32 t = t0 + lowest_bit(bits);
+                            const i32 j = by_y[t];
+                            if (j > i && !same_top(i, j)) {
+                                at[count] = t;
+                                js[count++] = j;
+                            }
                         }
-                        ++extra;
-                        if ((extra & 65535) == 0) control.check();
+                        if (count == 0) continue;
+                        if (head.rows.empty()) {
+                            weights(i, js, count, ws);
+                        } else {
+                            const double* xi = D_.point(i);
+                            for (int t = 0; t < count; ++t)
+                                ws[t] = ws_.to_int(D_.distance_between(xi, head.row(at[t])));
+                        }
+                        for (int t = 0; t < count && f.size() < enough; ++t) {
+                            const i64 rc = 2 * ws[t] - yi - r.y[js[t]];
+                            if (rc < 0) {
+                                f.emplace_back(rc, js[t]);
+                                local.push_back(Hit{i, js[t], rc});
+                            }
+                        }
+                        if (((extra + count) >> 16) != (extra >> 16)) control.check();
+                        extra += count;
                     }
                 }
             }
@@ -433,6 +516,33 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
             control.check();
         },
         &control);
+}
+
+PrefixHead PricedSolve::prefix_head(bool none) const {
+    PrefixHead head;
+    head.dims = D_.dims();
+    if (none || n_ == 0 || D_.point(0) == nullptr || head.dims <= 0) return head;
+    const i64 lowest_c = *std::min_element(c_.begin(), c_.end());
+    const auto len = static_cast<std::size_t>(
+        std::partition_point(y_by_.begin(), y_by_.end(), [lowest_c](i64 y) { return y > lowest_c; }) - y_by_.begin());
+    const std::size_t row_bytes = static_cast<std::size_t>(head.dims) * sizeof(double);
+    if (len == 0 || len * row_bytes > kHeadBytes) return head;
+    head.stretch = static_cast<i32>(std::clamp<std::size_t>(kStretchBytes / row_bytes / 64 * 64, 64, 4096));
+    head.rows.resize(len * static_cast<std::size_t>(head.dims));
+    parallel_for((len + 4095) / 4096, opt_.n_threads,
+                 [&](std::size_t b) {
+                     for (std::size_t t = b * 4096; t < std::min(len, (b + 1) * 4096); ++t)
+                         std::copy_n(D_.point(by_y_[t]), head.dims, head.rows.data() + t * head.dims);
+                     control_.check();
+                 },
+                 &control_);
+    return head;
+}
+
+void PricedSolve::weights(i32 a, const i32* bs, int count, i64* out) const {
+    double d[64];
+    D_.distances(a, bs, count, d);
+    for (int t = 0; t < count; ++t) out[t] = ws_.to_int(d[t]);
 }
 
 void PricedSolve::add_hits(std::vector<Hit>& local) {
@@ -457,26 +567,38 @@ void PricedSolve::price_inside() {
     const i32 len = static_cast<i32>(lam.order().size());
     const std::size_t tasks = (static_cast<std::size_t>(len) + 63) / 64;
     std::atomic<i64> visited{0};
-    // Largest y over a range of the preorder (sparse table), so that
-    // a whole range of j with one common blossom is skipped at once.
-    std::vector<std::vector<i64>> ymax(1, std::vector<i64>(len));
-    for (i32 q = 0; q < len; ++q) ymax[0][q] = r.y[lam.order()[q]];
-    for (i32 span = 2; span <= len; span *= 2) {
-        const std::vector<i64>& prev = ymax.back();
-        std::vector<i64> next(len - span + 1);
-        for (i32 q = 0; q + span <= len; ++q) next[q] = std::max(prev[q], prev[q + span / 2]);
-        ymax.push_back(std::move(next));
+    // A pair i, j outside the lists, meeting first in blossom B, can only
+    // violate when y_i + y_j - zsum(B) > 2 max(r_i, r_j), i.e. when both
+    //   y_j > 2 r_i - y_i + zsum(B)   and   y_j - 2 r_j > zsum(B) - y_i;
+    // with the largest y and y - 2 r over a range of the preorder (sparse
+    // tables), whole runs of j are ruled out at once.
+    std::vector<i64> y_pre(len), slack_pre(len);
+    for (i32 q = 0; q < len; ++q) {
+        const i32 v = lam.order()[q];
+        y_pre[q] = r.y[v];
+        // (no radius: every pair of v is in its list, priced there, or v is the ghost)
+        slack_pre[q] = v < n && radius[v] != kNoRadius ? r.y[v] - 2 * radius[v] : kNeverAbove;
     }
-    // y and radius in preorder: the walk below reads them in sequence
-    // (through order() they would be a cache miss per pair).
-    const std::vector<i64>& y_pre = ymax[0];
-    std::vector<i64> radius_pre(len, kNoRadius);
-    for (i32 q = 0; q < len; ++q)
-        if (lam.order()[q] < n) radius_pre[q] = radius[lam.order()[q]];
-    auto range_max = [&](i32 a, i32 b) {  // over [a, b), a < b
-        i32 level = 0;
-        while ((2 << level) <= b - a) ++level;
-        return std::max(ymax[level][a], ymax[level][b - (1 << level)]);
+    const RangeMax y_max(y_pre), slack_max(slack_pre);
+    // Points: their rows in preorder (the walk reads them in increasing
+    // order, not scattered over the input), unless that copy is too large.
+    const std::int64_t dims = D_.dims();
+    std::vector<double> rows_pre;
+    if (D_.point(0) != nullptr && dims > 0 &&
+        static_cast<std::size_t>(len) * static_cast<std::size_t>(dims) * sizeof(double) <= kHeadBytes) {
+        rows_pre.resize(static_cast<std::size_t>(len) * dims);
+        parallel_for((static_cast<std::size_t>(len) + 4095) / 4096, opt.n_threads,
+                     [&](std::size_t b) {
+                         for (std::size_t q = b * 4096; q < std::min<std::size_t>(len, (b + 1) * 4096); ++q)
+                             if (lam.order()[q] < n)  // (the ghost's row is never read)
+                                 std::copy_n(D_.point(lam.order()[q]), dims, rows_pre.data() + q * dims);
+                         control.check();
+                     },
+                     &control);
+    }
+    auto weight_at = [&](i32 i, i32 q) {
+        if (rows_pre.empty()) return weight(i, lam.order()[q]);
+        return ws_.to_int(D_.distance_between(D_.point(i), rows_pre.data() + static_cast<std::size_t>(q) * dims));
     };
     parallel_for(
         tasks, opt.n_threads,
@@ -494,27 +616,28 @@ void PricedSolve::price_inside() {
                 if (ri == kNoRadius) continue;  // every pair of i is in its list
                 i32 B = r.parent[i];
                 std::size_t count = 0;
-                for (i32 q = p + 1; q < end && count < enough; ++q) {
-                    if (q >= lam.hi(B)) {
-                        while (q >= lam.hi(B)) B = r.parent[B];
-                        // j in [q, hi[B]) meet i first in B: none can
-                        // violate when even the largest y is ruled out.
-                        if (yi + range_max(q, lam.hi(B)) - forest.zsum(B) <= 2 * ri) {
-                            q = lam.hi(B) - 1;
-                            continue;
-                        }
+                for (i32 q = p + 1; q < end && count < enough;) {
+                    while (q >= lam.hi(B)) B = r.parent[B];
+                    const i32 b_end = lam.hi(B);
+                    const i64 Z = forest.zsum(B);
+                    auto ruled_out = [&](i32 a, i32 b) {
+                        return yi + y_max(a, b) - Z <= 2 * ri || yi + slack_max(a, b) - Z <= 0;
+                    };
+                    if (ruled_out(q, q + 1)) {  // skip the longest run ruled out (doubling)
+                        i32 run = 1;
+                        while (q + 2 * run <= b_end && ruled_out(q, q + 2 * run)) run *= 2;
+                        q += run;
+                        continue;
                     }
-                    const i64 rlim = std::max(ri, radius_pre[q]);
-                    if (rlim == kNoRadius) continue;  // in a list, priced there (or the ghost)
                     const i32 j = lam.order()[q];
-                    const i64 T = yi + y_pre[q] - forest.zsum(B);
-                    if (T <= 2 * rlim) continue;
+                    const i64 T = yi + y_pre[q] - Z;
                     ++extra;
-                    const i64 rc = 2 * weight(i, j) - T;
+                    const i64 rc = 2 * weight_at(i, q) - T;
                     if (rc < 0) {
                         local.push_back(Hit{i, j, rc});
                         ++count;
                     }
+                    ++q;
                 }
                 if ((p & 15) == 15) control.check();
             }

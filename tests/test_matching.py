@@ -673,6 +673,22 @@ def test_separated_groups_on_points_match_the_matrix_path(n, d, groups, separati
     assert a.verify()
 
 
+@settings(max_examples=6, deadline=None)
+@given(n=st.integers(150, 400), d=st.sampled_from([2, 5, 20]), seed=st.integers(0, 2**16))
+def test_nested_clusters_priced_inside_blossoms_match_every_pair_in_the_lists(n, d, seed):
+    # Clusters of tight clusters make large nested blossoms: with short lists
+    # the pairs inside them are priced by the walk of the blossom forest (runs
+    # skipped by range maxima); with every pair in the lists nothing is priced.
+    rng = np.random.default_rng(seed)
+    outer = rng.normal(size=(3, d)) * 40.0
+    inner = outer[rng.integers(0, 3, 12)] + rng.normal(size=(12, d)) * 6.0
+    X = inner[rng.integers(0, 12, n)] + rng.normal(size=(n, d)) * rng.choice([0.1, 1.0], size=(n, 1))
+    a = pm.min_weight_perfect_matching(points=X, k=1, n_jobs=2)
+    b = pm.min_weight_perfect_matching(points=X, k=n - 1)
+    assert (a.mate == b.mate).all() and a.cost == b.cost
+    assert a.stats["rounds"] >= 2 and a.verify()
+
+
 # ------------------------------------------------------- float64 at its edges
 
 

@@ -386,6 +386,74 @@ void test_euclidean_nearest() {
     }
 }
 
+// A batch of exact distances, and the distance of copied rows, are bit for
+// bit the distances one by one (squared or not, near-underflow differences,
+// both providers).
+void test_batch_distances() {
+    std::mt19937_64 gen(17);
+    std::normal_distribution<double> normal;
+    const int n = 300, d = 7;
+    std::vector<double> X(static_cast<std::size_t>(n) * d);
+    for (double& x : X) x = normal(gen);
+    for (int t = 0; t < d; ++t) X[d + t] = X[t] + 1e-170 * (t + 1);  // points 0 and 1 nearly equal
+    for (bool squared : {false, true}) {
+        const matching::EuclideanDistances e(X.data(), n, d, squared, matching::Gemm{});
+        std::vector<double> D(static_cast<std::size_t>(n) * n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) D[static_cast<std::size_t>(i) * n + j] = e(i, j);
+        const matching::DenseDistances<double> dense(D.data(), n, n, 1);
+        for (int trial = 0; trial < 50; ++trial) {
+            const int i = trial == 0 ? 0 : static_cast<int>(gen() % n), count = 1 + static_cast<int>(gen() % 64);
+            std::int32_t js[64];
+            double out[64], dense_out[64];
+            for (int t = 0; t < count; ++t) js[t] = t == 0 ? 1 : static_cast<std::int32_t>(gen() % n);
+            e.distances(i, js, count, out);
+            dense.distances(i, js, count, dense_out);
+            for (int t = 0; t < count; ++t) {
+                CHECK(std::memcmp(&out[t], &D[static_cast<std::size_t>(i) * n + js[t]], sizeof(double)) == 0);
+                CHECK(std::memcmp(&dense_out[t], &out[t], sizeof(double)) == 0);
+                if (js[t] == i) continue;
+                // A copy of a row gives the same bits as the point itself.
+                const std::vector<double> copy(e.point(js[t]), e.point(js[t]) + e.dims());
+                const double between = e.distance_between(e.point(i), copy.data());
+                CHECK(std::memcmp(&between, &out[t], sizeof(double)) == 0);
+            }
+        }
+    }
+}
+
+// Pricing with large nested blossoms (points on a few tight clusters along a
+// line): the same mates and cost from short lists (pairs found by the
+// preorder walk inside blossoms and by the prefix) as from lists holding
+// every pair (no pricing at all).
+void test_pricing_inside_blossoms() {
+    std::mt19937_64 gen(23);
+    std::normal_distribution<double> normal;
+    for (int trial = 0; trial < 6; ++trial) {
+        const int n = 150 + 31 * trial, d = 2 + trial % 3;
+        std::vector<double> X(static_cast<std::size_t>(n) * d);
+        for (int i = 0; i < n; ++i)
+            for (int t = 0; t < d; ++t)
+                X[static_cast<std::size_t>(i) * d + t] = (t == 0 ? 10.0 * (i % 5) : 0.0) + normal(gen) * (1 + i % 3);
+        const matching::EuclideanDistances e(X.data(), n, d, false, matching::Gemm{});
+        std::vector<std::int32_t> mates[2];
+        double costs[2];
+        for (int k : {1, n - 1}) {
+            Control control;
+            matching::CompleteOptions opt;
+            opt.k = k;
+            opt.ghost = n % 2 == 1;
+            opt.n_threads = 1 + trial % 2;
+            matching::CompleteStats stats;
+            const auto res = matching::complete_min_weight_perfect_matching(e, opt, control, &stats);
+            mates[k == 1 ? 0 : 1] = res.blossom.mate;
+            costs[k == 1 ? 0 : 1] = res.cost;
+        }
+        CHECK(mates[0] == mates[1]);
+        CHECK(costs[0] == costs[1]);
+    }
+}
+
 // The levels of the tile scans this CPU runs.
 std::vector<SimdLevel> simd_levels() {
     std::vector<SimdLevel> out{SimdLevel::scalar};
@@ -602,6 +670,8 @@ int main(int argc, char** argv) {
         {"euclidean_pairs_below", test_euclidean_pairs_below},
         {"euclidean_ordering_stops", test_euclidean_ordering_stops},
         {"prefix_bits_and_distance", test_prefix_bits_and_distance},
+        {"batch_distances", test_batch_distances},
+        {"pricing_inside_blossoms", test_pricing_inside_blossoms},
     };
     return testing::run_tests(tests, argc, argv);
 }
