@@ -9,6 +9,9 @@ import pytest
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
+# One worker runs this file: its module fixture is expensive (xdist's loadgroup, set in pyproject.toml).
+pytestmark = pytest.mark.xdist_group("dask")
+
 import dask.array as da  # noqa: E402
 import pairmetrics as pm  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402

@@ -10,6 +10,9 @@ distributed = pytest.importorskip("distributed")
 dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 
+# One worker runs this file: its module fixture is expensive (xdist's loadgroup, set in pyproject.toml).
+pytestmark = pytest.mark.xdist_group("dask")
+
 import dask.array as da  # noqa: E402
 import pairmetrics as pm  # noqa: E402
 import pairmetrics.dask.matching  # noqa: E402

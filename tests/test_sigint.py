@@ -22,7 +22,8 @@ import time
 import pairmetrics
 import pytest
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+# One worker runs this file: its module fixture is expensive (xdist's loadgroup, set in pyproject.toml).
+pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"), pytest.mark.xdist_group("sigint")]
 
 LIMIT = 1.0  # seconds from SIGINT to KeyboardInterrupt
 

@@ -9,6 +9,9 @@ import sysconfig
 import pairmetrics
 import pytest
 
+# One worker runs this file: its module fixture is expensive (xdist's loadgroup, set in pyproject.toml).
+pytestmark = pytest.mark.xdist_group("typing")
+
 pytest.importorskip("mypy", reason="mypy is not installed (it is in the 'test' extra)")
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "typing", "user_script.py")
