@@ -5,7 +5,6 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -177,44 +176,13 @@ void run_1d(const A* a, std::ptrdiff_t sa, const B* b, std::ptrdiff_t sb, std::s
 }
 
 template <class Acc, class A, class B>
-void run_lanes(const A* a, std::ptrdiff_t sa, const B* b, std::ptrdiff_t sb, std::size_t n, Acc* lanes,
-               Progress& progress) {
+typename Acc::Result reduce_strided(const A* a, std::ptrdiff_t sa, const B* b, std::ptrdiff_t sb, std::size_t n,
+                                    const Acc& proto, Progress& progress) {
+    Acc lanes[kLanes] = {proto, proto, proto, proto};
     if (sa == 1 && sb == 1) {
         run_1d<true>(a, sa, b, sb, n, lanes, progress);
     } else {
         run_1d<false>(a, sa, b, sb, n, lanes, progress);
-    }
-}
-
-// First operands of these types are read in place; the others (bools, integers) are widened to double a block at
-// a time, the conversion the accumulators make anyway, so that the lane loops compile for four type pairs only.
-template <class A>
-constexpr bool kReadInPlace = std::is_same_v<A, float> || std::is_same_v<A, double>;
-
-// A multiple of every accumulator's group (kLanes * kFlush): blocks fill the lanes exactly as one pass does, so a
-// widened operand gives the same bits.
-constexpr std::size_t kWidenBlock = 4096;
-
-template <class A>
-void widen(const A* a, std::ptrdiff_t stride, std::size_t n, double* out) {
-    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(a[static_cast<std::ptrdiff_t>(i) * stride]);
-}
-
-template <class Acc, class A, class B>
-typename Acc::Result reduce_strided(const A* a, std::ptrdiff_t sa, const B* b, std::ptrdiff_t sb, std::size_t n,
-                                    const Acc& proto, Progress& progress) {
-    static_assert(kWidenBlock % (kLanes * Acc::kFlush) == 0, "a widened block must hold whole groups");
-    Acc lanes[kLanes] = {proto, proto, proto, proto};
-    if constexpr (kReadInPlace<A>) {
-        run_lanes(a, sa, b, sb, n, lanes, progress);
-    } else {
-        std::vector<double> block(std::min(n, kWidenBlock));
-        for (std::size_t start = 0; start < n; start += kWidenBlock) {
-            const std::size_t len = std::min(kWidenBlock, n - start);
-            const auto offset = static_cast<std::ptrdiff_t>(start);
-            widen(a + offset * sa, sa, len, block.data());
-            run_lanes(block.data(), std::ptrdiff_t{1}, b + offset * sb, sb, len, lanes, progress);
-        }
     }
     typename Acc::Result result{};
     for (const Acc& lane : lanes) lane.add_to(result);
@@ -223,56 +191,23 @@ typename Acc::Result reduce_strided(const A* a, std::ptrdiff_t sa, const B* b, s
 
 // Per-column results for rows stored contiguously (C order): walk the rows
 // once, with one accumulator per column, so every byte is read exactly once.
-template <class Acc>
-class RowAccumulators {
-  public:
-    RowAccumulators(std::size_t t, const Acc& proto) : acc_(t, proto) {}
-
-    template <class A, class B>
-    void add_rows(const A* a, std::ptrdiff_t a_row, const B* b, std::ptrdiff_t b_row, std::size_t n,
-                  Progress& progress) {
-        const std::size_t t = acc_.size();
-        for (std::size_t i = 0; i < n; ++i) {
-            const A* ra = a + static_cast<std::ptrdiff_t>(i) * a_row;
-            const B* rb = b + static_cast<std::ptrdiff_t>(i) * b_row;
-            for (std::size_t j = 0; j < t; ++j) acc_[j].add(ra[j], rb[j]);
-            if (++since_flush_ == Acc::kFlush) {
-                for (Acc& x : acc_) x.flush();
-                since_flush_ = 0;
-            }
-            progress.advance(t);
-        }
-    }
-
-    void finish(typename Acc::Result* out) {
-        for (Acc& x : acc_) x.flush();
-        for (std::size_t j = 0; j < acc_.size(); ++j) acc_[j].add_to(out[j]);
-    }
-
-  private:
-    std::vector<Acc> acc_;
-    std::size_t since_flush_ = 0;
-};
-
 template <class Acc, class A, class B>
 void reduce_rows(View<A> a, View<B> b, std::size_t n, std::size_t t, const Acc& proto, typename Acc::Result* out,
                  Progress& progress) {
-    RowAccumulators<Acc> rows(t, proto);
-    if constexpr (kReadInPlace<A>) {
-        rows.add_rows(a.data, a.row, b.data, b.row, n, progress);
-    } else {
-        const std::size_t rows_per_block = std::max<std::size_t>(1, kWidenBlock / t);
-        std::vector<double> block(std::min(n, rows_per_block) * t);
-        for (std::size_t start = 0; start < n; start += rows_per_block) {
-            const std::size_t count = std::min(rows_per_block, n - start);
-            for (std::size_t i = 0; i < count; ++i)
-                widen(a.data + static_cast<std::ptrdiff_t>(start + i) * a.row, std::ptrdiff_t{1}, t,
-                      block.data() + i * t);
-            rows.add_rows(block.data(), static_cast<std::ptrdiff_t>(t),
-                          b.data + static_cast<std::ptrdiff_t>(start) * b.row, b.row, count, progress);
+    std::vector<Acc> acc(t, proto);
+    std::size_t since_flush = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const A* ra = a.data + static_cast<std::ptrdiff_t>(i) * a.row;
+        const B* rb = b.data + static_cast<std::ptrdiff_t>(i) * b.row;
+        for (std::size_t j = 0; j < t; ++j) acc[j].add(ra[j], rb[j]);
+        if (++since_flush == Acc::kFlush) {
+            for (Acc& x : acc) x.flush();
+            since_flush = 0;
         }
+        progress.advance(t);
     }
-    rows.finish(out);
+    for (Acc& x : acc) x.flush();
+    for (std::size_t j = 0; j < t; ++j) acc[j].add_to(out[j]);
 }
 
 template <class A, class B>
