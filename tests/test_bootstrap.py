@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pairmetrics as pm
 import pytest
+from _hypothesis_budget import examples
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pairmetrics._bootstrap import _auc_leave_one_out, _fast_sweep, _resample, drawn_clusters, resampling_design
@@ -56,7 +57,7 @@ def test_kernel_replicate_is_the_auc_of_the_drawn_rows():
     np.testing.assert_allclose(out, expected, rtol=1e-13)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 2**64 - 1), st.lists(st.integers(1, 40), min_size=1, max_size=4))
 def test_numpy_draws_are_the_kernel_draws(seed, strata_sizes):
     from pairmetrics import _core
@@ -112,7 +113,7 @@ def _assert_same_replicates(statistic, generic, data, stratify, cluster, seed):
 SCORE_DTYPES = [np.float64, np.float32, np.int64, np.int8, np.uint16]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.data())
 def test_compiled_roc_auc_gives_the_generic_replicates(data):
     n = data.draw(st.integers(2, 25))
@@ -127,7 +128,7 @@ def test_compiled_roc_auc_gives_the_generic_replicates(data):
     )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.data())
 def test_compiled_concordance_index_gives_the_generic_replicates(data):
     n = data.draw(st.integers(2, 25))
@@ -141,7 +142,7 @@ def test_compiled_concordance_index_gives_the_generic_replicates(data):
     _assert_same_replicates(pm.concordance_index, generic, args, stratify, cluster, data.draw(st.integers(0, 99)))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.data())
 def test_compiled_paired_auc_gives_the_generic_replicates(data):
     n = data.draw(st.integers(2, 25))
@@ -173,7 +174,7 @@ def test_paired_auc_default_and_huge_integer_labels():
     np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.floats(-1e6, 1e6, allow_nan=False) | st.sampled_from([0.0, 0.1, 0.2, 0.3]), min_size=1, max_size=30),
     st.sampled_from([0.1, 0.5, 1.0, 1e-300, 0.30000000000000004]),

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pairmetrics as pm
 import pytest
+from _hypothesis_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pairmetrics.reference import confidence as ref
@@ -21,7 +22,7 @@ def binary_problem(draw):
     return np.array(scores, dtype=float), np.array(labels)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(binary_problem())
 def test_delong_covariance_matches_reference(problem):
     scores, labels = problem

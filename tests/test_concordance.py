@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pairmetrics as pm
 import pytest
+from _hypothesis_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pairmetrics.reference import survival as ref
@@ -54,13 +55,13 @@ class _no_warning:
         self._catch.__exit__(*exc)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(survival_data())
 def test_matches_reference(data):
     _check_against_reference(*data)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(survival_data(), st.data())
 def test_strata_match_reference(data, draw):
     times, predicted, events = data

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pairmetrics as pm
 import pytest
+from _hypothesis_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -27,7 +28,7 @@ def binary_problems(draw, max_n=30):
     return np.where(labels == 1, encoding[1], encoding[0]), a, b
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(binary_problems(), st.sampled_from([0.95, 0.5, 0.99]))
 def test_binary_interval_is_delongs(problem, level):
     labels, a, b = problem
@@ -52,7 +53,7 @@ def test_binary_interval_is_delongs(problem, level):
     assert (difference.low, difference.high) == pytest.approx(expected, abs=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(3, 25), st.integers(0, 2**32 - 1), st.sampled_from(["ordinal", "real"]))
 def test_ordinal_and_real_labels_use_the_one_sample_variance(n, seed, kind):
     rng = np.random.default_rng(seed)

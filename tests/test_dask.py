@@ -14,6 +14,7 @@ pytestmark = pytest.mark.xdist_group("dask")
 
 import dask.array as da  # noqa: E402
 import pairmetrics as pm  # noqa: E402
+from _hypothesis_budget import examples
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from pairmetrics.dask import measures as dask_measures  # noqa: E402
@@ -182,7 +183,7 @@ def test_per_sample_counts_equal_the_kernels(monkeypatch, data, partition, bucke
     np.testing.assert_array_equal(per_sample, expected)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     n_parts=st.integers(1, 70), points=st.integers(0, 50), queries=st.integers(0, 30), seed=st.integers(0, 2**32 - 1)
 )
@@ -586,7 +587,7 @@ def test_import_does_not_load_dask():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     y=st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1, max_size=20),
     min_dist=st.floats(min_value=1e-300, max_value=1e300, allow_nan=False, allow_infinity=False),

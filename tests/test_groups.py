@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pairmetrics as pm
 import pytest
+from _hypothesis_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -52,7 +53,7 @@ def _quiet(function, *args, **kwargs):
 # --------------------------------------------------------------------------- against the references
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(grouped_problems(), st.sampled_from([0.5, 1.0, 2.5]))
 def test_paired_evaluation_matches_reference_per_group(problem, min_dist):
     scores, _, labels, groups = problem
@@ -69,7 +70,7 @@ def test_paired_evaluation_matches_reference_per_group(problem, min_dist):
     assert (math.isnan(result.mean) and math.isnan(expected_mean)) or math.isclose(result.mean, expected_mean)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(grouped_problems(label_pool=(0, 1)), st.booleans(), st.sampled_from([None, 0.5]))
 def test_roc_auc_matches_reference_per_group(problem, weighted, max_fpr):
     scores, _, labels, groups = problem
@@ -91,7 +92,7 @@ def test_roc_auc_matches_reference_per_group(problem, weighted, max_fpr):
     np.testing.assert_array_equal(result.n_positive + result.n_negative, result.n_samples)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(grouped_problems(max_n=18), st.lists(st.booleans(), min_size=18, max_size=18))
 def test_concordance_matches_reference_per_group(problem, event_flags):
     scores, _, labels, groups = problem
@@ -117,7 +118,7 @@ def _slices(groups):
             yield index, rows
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(grouped_problems())
 def test_each_group_equals_the_ungrouped_call_on_its_slice(problem):
     scores, other, labels, groups = problem

@@ -7,6 +7,7 @@ import numpy as np
 import pairmetrics as pm
 import pytest
 from _dtypes import DTYPES
+from _hypothesis_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pairmetrics import _core
@@ -66,7 +67,7 @@ def test_brute_force_small(n):
         assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.integers(2, 10), st.integers(0, 2**32 - 1), st.sampled_from([2, 3, 10, 1000]))
 def test_integer_weights_vs_brute_force(n, seed, top):
     # Integer, tie-heavy weights (not a metric): several optima, compare costs.
@@ -78,7 +79,7 @@ def test_integer_weights_vs_brute_force(n, seed, top):
     assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.integers(2, 11), st.integers(1, 3), st.integers(0, 2**32 - 1), st.sampled_from(["euclidean", "sqeuclidean"]))
 def test_points_with_ties_vs_brute_force(n, d, seed, metric):
     # Small integer coordinates: duplicated points and many equal distances.
@@ -797,7 +798,7 @@ def test_subnormal_costs():
     check_exactly_optimal(symmetric([1.0, 1.0, 2.2250738585072014e-308], 3))
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=examples(60), deadline=None, derandomize=True)
 @given(
     st.integers(2, 7).flatmap(
         lambda n: st.tuples(st.just(n), st.lists(magnitudes, min_size=n * (n - 1) // 2, max_size=n * (n - 1) // 2))

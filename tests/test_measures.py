@@ -4,6 +4,7 @@ import numpy as np
 import pairmetrics as pm
 import pytest
 from _dtypes import DTYPES
+from _hypothesis_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -70,7 +71,7 @@ def pairs(draw, max_n=25):
     return a, b
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(pairs(), st.booleans(), st.booleans())
 def test_sums_match_reference(ab, average, per_target):
     a, b = ab
@@ -81,7 +82,7 @@ def test_sums_match_reference(ab, average, per_target):
         assert np.shape(got) == ((a.shape[1] if a.ndim == 2 else 1,) if per_target else ())
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(pairs(), st.booleans())
 def test_rms_and_worst_case_match_reference(ab, per_target):
     a, b = ab
@@ -101,7 +102,7 @@ def outcomes_and_probabilities(draw, max_n=25):
     return y, p
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(outcomes_and_probabilities(), st.booleans(), st.sampled_from([None, 1e-15, 0.01]))
 def test_log_likelihood_matches_reference(yp, per_target, eps):
     y, p = yp
@@ -285,7 +286,7 @@ def test_column_vector_against_vector():
 # --------------------------------------------------------------------------- best constant
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(
     st.integers(1, 12).flatmap(
         lambda n: hnp.arrays(np.float64, st.sampled_from([(n,), (n, 2)]), elements=st.integers(-4, 4).map(float))

@@ -3,6 +3,7 @@ import pairmetrics as pm
 import pytest
 import scipy.sparse as sp
 from _dtypes import DTYPES
+from _hypothesis_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -36,7 +37,7 @@ def label_pairs(draw):
     return t, p
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(
     label_pairs(),
     st.sampled_from([0.0, 1.0, 2.5]),

@@ -6,6 +6,7 @@ import numpy as np
 import pairmetrics as pe
 import pytest
 from _dtypes import DTYPES
+from _hypothesis_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -56,7 +57,7 @@ PATHS = {
 SIMD_LEVELS = _core.paired_simd_levels()
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(problems(), st.sampled_from([1, 2]))
 def test_counts_match_quadratic_reference(problem, n_jobs):
     scores, labels, min_dist = problem
@@ -85,7 +86,7 @@ def _all_pairs_counts(scores, labels, min_dist):
     return int(rankable.sum()), int(correct.sum()), int(tied.sum()), int((rankable & ~tied & ~correct).sum())
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.integers(1, 400),
     st.integers(1, 18),
@@ -140,7 +141,7 @@ def test_per_class_path_with_chunks_that_see_different_classes(layout):
     assert _core.paired_counts(scores, labels, 1.0, False, 2, 4096, 5) == reference  # too many classes: Fenwick
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.integers(60, 1500), st.integers(0, 2**32), st.sampled_from([0.1, 0.5, 1.0]), st.booleans())
 def test_merge_path_at_sizes_that_interleave_several_merges(n, seed, min_dist, tied_scores):
     rng = np.random.default_rng(seed)
@@ -153,7 +154,7 @@ def test_merge_path_at_sizes_that_interleave_several_merges(n, seed, min_dist, t
         assert _core.paired_counts(scores, labels, min_dist, True, threads, 0)[0] == expected
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.integers(1, 700),
     st.integers(0, 2**32),
@@ -189,7 +190,7 @@ def test_simd_switch():
             _core.paired_counts(np.zeros(3), np.zeros(3), 1.0, simd=level)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(problems(max_n=25), st.sampled_from(sorted(PATHS)))
 def test_per_sample_counts_match_reference(problem, path):
     scores, labels, min_dist = problem
@@ -213,7 +214,7 @@ def _moments_of(labels, rankable, tied, incorrect):
     return [tuple(g) for g in groups]
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(problems(max_n=25), st.sampled_from(sorted(PATHS)), st.sampled_from([1, 2]))
 def test_moments_of_per_sample_counts_match_reference(problem, path, threads):
     scores, labels, min_dist = problem
@@ -264,7 +265,7 @@ def test_moments_agree_with_per_sample_arrays_on_every_path_at_scale(kind):
             assert [tuple(g) for g in groups] == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(problems(max_n=40))
 def test_variance_from_moments_matches_per_sample_components(problem):
     from pairmetrics._paired import auc_components, sample_factors
@@ -280,7 +281,7 @@ def test_variance_from_moments_matches_per_sample_components(problem):
     assert result._variance == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.integers(2, 60), st.sampled_from(["binary", "ordinal", "real"]), st.floats(0.01, 3), st.integers(0, 2**32))
 def test_identical_to_pairedeval_procedure_without_score_ties(n, kind, min_dist, seed):
     rng = np.random.default_rng(seed)
@@ -338,7 +339,7 @@ def test_counts_past_32_bits():
     assert reversed_result.n_incorrect == result.n_rankable
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.integers(2, 80), st.integers(0, 2**32), st.sampled_from([0.5, 1.0, 1e-3]))
 def test_auc_equals_roc_auc_for_binary_labels(n, seed, min_dist):
     from sklearn.metrics import roc_auc_score
@@ -454,7 +455,7 @@ def test_bad_n_jobs():
 # --- comparing two models -------------------------------------------------------
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(st.integers(3, 25), st.integers(0, 2**32), st.sampled_from(["binary", "ordinal", "real"]))
 def test_comparison_variance_matches_brute_force(n, seed, kind):
     rng = np.random.default_rng(seed)
@@ -512,7 +513,7 @@ def test_comparison_reproduces_the_fisher_table_and_delong_for_binary_labels():
     assert result.fisher_pvalue < result.pvalue < 0.01  # Fisher overstates: pairs are not independent
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(st.integers(4, 40), st.integers(0, 2**32), st.booleans())
 def test_comparison_test_and_interval_agree(n, seed, binary):
     rng = np.random.default_rng(seed)
@@ -563,7 +564,7 @@ def test_int64_and_uint64_labels_beyond_2_53_are_compared_exactly():
             assert got == ref.pair_counts(scores.tolist(), extremes.tolist(), min_dist)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.integers(2, 30),
     st.sampled_from([np.int64, np.uint64]),
@@ -744,7 +745,7 @@ def test_progress_reaches_the_end_and_is_validated():
 _dominance_values = st.sampled_from([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, math.inf])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     points=st.lists(
         st.tuples(_dominance_values.filter(math.isfinite), st.integers(0, 3), st.integers(1, 4)), max_size=25

@@ -13,6 +13,7 @@ from pairmetrics import _core
 from pairmetrics.reference import roc_auc as ref
 
 metrics = pytest.importorskip("sklearn.metrics")
+from _hypothesis_budget import examples
 from sklearn.exceptions import UndefinedMetricWarning  # noqa: E402
 
 
@@ -55,7 +56,7 @@ def binary_problems(draw, max_n=40):
     return y, scores, weights
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(binary_problems(), st.sampled_from([None, 1.0, 0.5, 0.1, 0.3, 0.999]))
 def test_binary_matches_sklearn_and_reference(problem, max_fpr):
     y, scores, weights = problem
@@ -121,7 +122,7 @@ def multilabel_problems(draw):
     return y, scores, weights
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     multilabel_problems(),
     st.sampled_from(["macro", "micro", "weighted", "samples", None]),

@@ -18,6 +18,7 @@ from pairmetrics.reference import survival as ref
 
 lifelines_utils = pytest.importorskip("lifelines.utils")
 sksurv_metrics = pytest.importorskip("sksurv.metrics")
+from _hypothesis_budget import examples
 from sksurv.exceptions import NoComparablePairException  # noqa: E402
 
 
@@ -48,7 +49,7 @@ def _outcome(func, *args, **kwargs):
             return type(exc)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(survival_data(), st.booleans())
 def test_concordance_index_matches_lifelines(data, pass_events):
     times, scores, events = data
@@ -65,7 +66,7 @@ def test_concordance_index_matches_lifelines(data, pass_events):
     assert ours == pytest.approx((correct + tied / 2) / pairs, rel=1e-15)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(survival_data(), st.sampled_from([1e-8, 0.0, 0.5, 1.0]))
 def test_concordance_index_censored_matches_sksurv(data, tied_tol):
     times, scores, events = data

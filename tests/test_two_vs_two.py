@@ -4,6 +4,7 @@ import numpy as np
 import pairmetrics
 import pytest
 from _dtypes import DTYPES
+from _hypothesis_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pairmetrics import _core, _two_vs_two, two_vs_two, two_vs_two_permutation_test
@@ -96,7 +97,7 @@ def usable(y, p, metric):
     return True
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(datasets(), st.sampled_from(METRICS), st.sampled_from(TIES), st.sampled_from(["all", "distinct_targets"]))
 def test_property_matches_reference(data, metric, ties, mode):
     y, p = data

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pairmetrics as pm
 import pytest
+from _hypothesis_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,7 +42,7 @@ def survival_problem(draw):
     return _survival(events, np.array(times, float)), np.array(estimate, float) * scale
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(survival_problem(), st.one_of(st.none(), st.integers(1, 8)))
 def test_ipcw_matches_sksurv(problem, tau):
     y, estimate = problem
@@ -53,7 +54,7 @@ def test_ipcw_matches_sksurv(problem, tau):
         assert got[0] == pytest.approx(expected[0], rel=1e-12, nan_ok=True)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(survival_problem(), st.lists(st.floats(0, 8), min_size=1, max_size=4), st.booleans())
 def test_dynamic_auc_matches_sksurv(problem, times, per_time):
     y, estimate = problem
