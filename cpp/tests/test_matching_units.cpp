@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "matching_checks.hpp"
 #include "control.hpp"
 #include "matching.hpp"
 #include "matching_distances.hpp"
@@ -773,13 +774,7 @@ void test_reordered_distances() {
         }
         CHECK(cost == got.cost);
         // The duals certify the matching in input ids.
-        std::vector<double> y(got.blossom.y.size()), z(got.blossom.z.size());
-        for (std::size_t t = 0; t < y.size(); ++t) y[t] = static_cast<double>(got.blossom.y[t]) * got.unit;
-        for (std::size_t t = 0; t < z.size(); ++t) z[t] = static_cast<double>(got.blossom.z[t]) * got.unit;
-        const auto c = matching::certificate(matrix, ghost, y.data(), got.blossom.parent, z.data(),
-                                             got.blossom.mate.data(), 2, control);
-        CHECK(c.complete && c.min_z >= 0);
-        CHECK(c.cost - c.dual_objective + c.lowering + c.error_bound <= 1e-9 * c.cost + 16 * 2.3e-16 * c.magnitude);
+        CHECK(testing::complete_certificate_holds(matrix, ghost, got, control));
     }
 }
 }  // namespace
