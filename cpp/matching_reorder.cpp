@@ -138,6 +138,7 @@ void to_input_ids(BlossomResult& r, const std::vector<i32>& order) {
     auto move_vertices = [&](auto& values, auto&& map_value) {
         if (values.size() < order.size()) return;  // no perfect matching: nothing to map
         auto moved = values;
+        for (std::size_t v = order.size(); v < values.size(); ++v) moved[v] = map_value(values[v]);  // the ghost's mate
         for (i32 v = 0; v < n; ++v) moved[order[v]] = map_value(values[v]);
         values = std::move(moved);
     };

@@ -773,6 +773,7 @@ void test_reordered_distances() {
             if (j > i && j < m) cost += M[static_cast<std::size_t>(i) * n + j];
         }
         CHECK(cost == got.cost);
+        if (ghost) CHECK(got.blossom.mate[m] >= 0 && got.blossom.mate[m] < m && got.blossom.mate[got.blossom.mate[m]] == m);
         // The duals certify the matching in input ids.
         CHECK(testing::complete_certificate_holds(matrix, ghost, got, control));
     }
