@@ -26,9 +26,7 @@ class ReorderedDistances final : public Distances {
     void distances(std::int32_t i, const std::int32_t* js, int count, double* out) const override;
     const double* point(std::int32_t i) const override;
     std::int64_t dims() const override { return inner_.dims(); }
-    double distance_between(const double* a, const double* b) const override {
-        return inner_.distance_between(a, b);
-    }
+    double distance_between(const double* a, const double* b) const override { return inner_.distance_between(a, b); }
     double max_distance() const override { return inner_.max_distance(); }
     double relative_error() const override { return inner_.relative_error(); }
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads, Control& control) const override;

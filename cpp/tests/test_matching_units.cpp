@@ -655,7 +655,6 @@ void test_euclidean_ordering_stops() {
     CHECK(stopped && calls == 1);
 }
 
-
 // A provider seen through a renumbering answers every question as the inner
 // one does for the same pairs (bit for bit), for point and matrix providers,
 // the ball order and a random one; and the complete matching solved in the
@@ -729,12 +728,14 @@ void test_reordered_distances() {
                 return pairs;
             };
             std::atomic<int> misordered{0};  // pairs not as the interface promises
-            auto pairs = visited([&](auto v) {
-                r.pairs_below(a.data(), 2, control, [&](std::int32_t i, std::int32_t j) {
-                    if (!(i < j)) ++misordered;
-                    v(i, j);
-                });
-            }, true);
+            auto pairs = visited(
+                [&](auto v) {
+                    r.pairs_below(a.data(), 2, control, [&](std::int32_t i, std::int32_t j) {
+                        if (!(i < j)) ++misordered;
+                        v(i, j);
+                    });
+                },
+                true);
             CHECK(misordered.load() == 0 && !pairs.empty());
             CHECK(pairs == visited([&](auto v) { inner->pairs_below(inner_a.data(), 2, control, v); }, false));
             std::vector<std::int32_t> rows, inner_rows;
@@ -743,15 +744,17 @@ void test_reordered_distances() {
                 inner_rows.push_back(order[i]);
             }
             std::sort(inner_rows.begin(), inner_rows.end());
-            pairs = visited([&](auto v) {
-                r.pairs_below_rows(a.data(), rows, 2, control, [&](std::int32_t i, std::int32_t j) {
-                    if (!(i % 3 == 0 && (j % 3 != 0 || i < j))) ++misordered;
-                    v(i, j);
-                });
-            }, true);
+            pairs = visited(
+                [&](auto v) {
+                    r.pairs_below_rows(a.data(), rows, 2, control, [&](std::int32_t i, std::int32_t j) {
+                        if (!(i % 3 == 0 && (j % 3 != 0 || i < j))) ++misordered;
+                        v(i, j);
+                    });
+                },
+                true);
             CHECK(misordered.load() == 0 && !pairs.empty());
-            CHECK(pairs == visited([&](auto v) { inner->pairs_below_rows(inner_a.data(), inner_rows, 2, control, v); },
-                                   false));
+            CHECK(pairs ==
+                  visited([&](auto v) { inner->pairs_below_rows(inner_a.data(), inner_rows, 2, control, v); }, false));
         }
     for (bool ghost : {false, true}) {
         const int m = ghost ? n - 1 : n;
@@ -773,7 +776,8 @@ void test_reordered_distances() {
             if (j > i && j < m) cost += M[static_cast<std::size_t>(i) * n + j];
         }
         CHECK(cost == got.cost);
-        if (ghost) CHECK(got.blossom.mate[m] >= 0 && got.blossom.mate[m] < m && got.blossom.mate[got.blossom.mate[m]] == m);
+        if (ghost)
+            CHECK(got.blossom.mate[m] >= 0 && got.blossom.mate[m] < m && got.blossom.mate[got.blossom.mate[m]] == m);
         // The duals certify the matching in input ids.
         CHECK(testing::complete_certificate_holds(matrix, ghost, got, control));
     }
