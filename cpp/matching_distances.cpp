@@ -356,19 +356,24 @@ double EuclideanDistances::distance_between(const double* a, const double* b) co
     return squared_ ? s : std::sqrt(s);
 }
 
+void EuclideanDistances::distances(i32 i, const i32* js, int count, double* out) const {
+    distances_of_rows(*this, X_, d_, i, js, count, out);
+}
+
 // Rows picked far apart in memory cost a cache miss each: each row is
 // requested a few distances ahead of its use, so that the misses overlap.
-void EuclideanDistances::distances(i32 i, const i32* js, int count, double* out) const {
+void distances_of_rows(const Distances& D, const double* rows, i64 d, i32 i, const i32* js, int count, double* out) {
     constexpr int kAhead = 6;
-    const std::size_t lines = std::min<std::size_t>((static_cast<std::size_t>(d_) * sizeof(double) + 63) / 64, 32);
+    const std::size_t lines = std::min<std::size_t>((static_cast<std::size_t>(d) * sizeof(double) + 63) / 64, 32);
+    auto row = [&](i32 j) { return rows + static_cast<std::size_t>(j) * static_cast<std::size_t>(d); };
     auto request = [&](int t) {
-        const char* row = reinterpret_cast<const char*>(X_ + static_cast<std::size_t>(js[t]) * d_);
-        for (std::size_t l = 0; l < lines; ++l) prefetch_read(row + 64 * l);
+        const char* at = reinterpret_cast<const char*>(row(js[t]));
+        for (std::size_t l = 0; l < lines; ++l) prefetch_read(at + 64 * l);
     };
     for (int t = 0; t < std::min(count, kAhead); ++t) request(t);
     for (int t = 0; t < count; ++t) {
         if (t + kAhead < count) request(t + kAhead);
-        out[t] = (*this)(i, js[t]);
+        out[t] = js[t] == i ? 0.0 : D.distance_between(row(i), row(js[t]));
     }
 }
 

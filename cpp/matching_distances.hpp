@@ -86,6 +86,10 @@ class Distances {
     // How many neighbours per point the solver should keep for pricing:
     // more where they are cheap and the duals reach far (few dimensions).
     virtual std::int32_t store_hint() const { return 96; }
+    // An order of the ids in which near points come near each other (a
+    // permutation: position i holds id order[i]), or empty when the
+    // provider has none; the matching numbers its vertices in it.
+    virtual std::vector<std::int32_t> locality_order() const { return {}; }
     // Relative costs of one exact distance and of one pair in pairs_below
     // (the solver screens every pair when it would otherwise compute more
     // than screen_cost / exact_cost of all distances one by one).
@@ -101,6 +105,13 @@ class Distances {
     virtual void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads,
                                   Control& control, const PairVisitor& visit) const = 0;
 };
+
+// out[t] = D's distance of rows i and js[t] of `rows` (n x d, row-major;
+// 0 when js[t] == i) through D.distance_between, each row fetched a few
+// distances ahead of its use: a point provider's distances() over its rows
+// or over a copy of them (the same bits).
+void distances_of_rows(const Distances& D, const double* rows, std::int64_t d, std::int32_t i, const std::int32_t* js,
+                       int count, double* out);
 
 // An n x n matrix read in place through strides (exactly symmetric, zero diagonal).
 template <class T>
@@ -159,6 +170,8 @@ class EuclideanDistances final : public Distances {
     void matrix(double* out, int n_threads, Control& control) const;
 
     std::int32_t store_hint() const override { return d_ <= 4 ? 256 : 96; }
+    // The ball order of the tiles.
+    std::vector<std::int32_t> locality_order() const override { return perm_; }
     // The bound of |tile value - squared distance| / (sq_i + sq_j) (tile
     // units) for rows of length d, tiles in float32 (single) or float64.
     static double tile_unit_error(std::int64_t d, bool single);

@@ -4,6 +4,7 @@
 // finer scales follow while the cost is far below the largest distance.
 
 #include "matching.hpp"
+#include "matching_reorder.hpp"
 
 #include "matching_tile_scan.hpp"
 #include "parallel.hpp"
@@ -913,10 +914,27 @@ double matched_cost(const Distances& D, const std::vector<std::int32_t>& mate) {
     return cost;
 }
 
+CompleteResult solve_complete(const Distances& D, const CompleteOptions& opt, Control& control,
+                              CompleteStats* stats_out);
+
 }  // namespace
 
+// In the provider's locality order when it has one (see matching_reorder.hpp).
 CompleteResult complete_min_weight_perfect_matching(const Distances& D, const CompleteOptions& opt, Control& control,
                                                     CompleteStats* stats_out) {
+    std::vector<i32> order = D.locality_order();
+    if (order.empty()) return solve_complete(D, opt, control, stats_out);
+    const ReorderedDistances near_ids(D, std::move(order), control);
+    CompleteResult out = solve_complete(near_ids, opt, control, stats_out);
+    to_input_ids(out.blossom, near_ids.order());
+    out.cost = matched_cost(D, out.blossom.mate);  // summed in input order, as without the renumbering
+    return out;
+}
+
+namespace {
+
+CompleteResult solve_complete(const Distances& D, const CompleteOptions& opt, Control& control,
+                              CompleteStats* stats_out) {
     const i32 n = D.size();
     CompleteStats stats;
     CompleteResult out;
@@ -964,5 +982,7 @@ CompleteResult complete_min_weight_perfect_matching(const Distances& D, const Co
     if (stats_out) *stats_out = stats;
     return out;
 }
+
+}  // namespace
 
 }  // namespace pairmetrics::matching

@@ -816,3 +816,32 @@ def test_any_finite_matrix_is_solved_exactly_or_refused(case):
     best, got = exact_optimum(D), exact_cost(res, D)
     assert got <= best * (1 + 1e-9) + Fraction(2) ** -1070
     assert res.verify()
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    n=st.integers(300, 900),
+    kind=st.sampled_from(["gaussian", "rounded", "duplicates", "clustered"]),
+    seed=st.integers(0, 2**16),
+)
+def test_points_are_solved_in_locality_order_and_reported_in_input_order(n, kind, seed):
+    # The solve numbers the points in the provider's ball order and maps the
+    # result back: a shuffle of the rows permutes the mates (up to ties
+    # between equal-cost matchings), never the cost or the certificate.
+    rng = np.random.default_rng(seed)
+    d = 12
+    X = rng.normal(size=(n, d))
+    if kind == "rounded":
+        X = np.round(X)
+    elif kind == "duplicates":
+        X = X[rng.integers(0, max(2, n // 10), n)]
+    elif kind == "clustered":
+        X = (rng.normal(size=(6, d)) * 3.0)[rng.integers(0, 6, n)] + rng.normal(size=(n, d))
+    shuffle = rng.permutation(n)
+    a = pm.min_weight_perfect_matching(points=X)
+    b = pm.min_weight_perfect_matching(points=X[shuffle])
+    D = cdist(X, X)
+    check_matching(a, D)
+    check_matching(b, D[np.ix_(shuffle, shuffle)])
+    assert close(a.cost, b.cost)
+    assert close(a.cost, pm.min_weight_perfect_matching(D).cost)

@@ -25,6 +25,7 @@
 
 #include "blas_threads.hpp"
 #include "check.hpp"
+#include "matching_checks.hpp"
 #include "control.hpp"
 #include "matching.hpp"
 #include "measures.hpp"
@@ -727,13 +728,7 @@ void test_matching() {
             CHECK(rf.blossom.perfect);
             CHECK(rf.cost <= best_real * (1 + 1e-5) + 1e-6);
             // Its certificate holds on every pair.
-            std::vector<double> y(r.blossom.y.size()), zz(r.blossom.z.size());
-            for (std::size_t t = 0; t < y.size(); ++t) y[t] = static_cast<double>(r.blossom.y[t]) * r.unit;
-            for (std::size_t t = 0; t < zz.size(); ++t) zz[t] = static_cast<double>(r.blossom.z[t]) * r.unit;
-            const auto c = matching::certificate(dd, ghost, y.data(), r.blossom.parent, zz.data(),
-                                                 r.blossom.mate.data(), 2, control);
-            CHECK(c.complete && c.min_z >= 0);
-            CHECK(c.cost - c.dual_objective + c.lowering + c.error_bound <= 1e-9 * c.cost + 16 * 2.3e-16 * c.magnitude);
+            CHECK(testing::complete_certificate_holds(dd, ghost, r, control));
         }
     }
 

@@ -13,14 +13,17 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "check.hpp"
+#include "matching_checks.hpp"
 #include "control.hpp"
 #include "matching.hpp"
 #include "matching_distances.hpp"
+#include "matching_reorder.hpp"
 #include "matching_sparse.hpp"
 #include "matching_tile_scan.hpp"
 
@@ -652,6 +655,133 @@ void test_euclidean_ordering_stops() {
     CHECK(stopped && calls == 1);
 }
 
+// A provider seen through a renumbering answers every question as the inner
+// one does for the same pairs (bit for bit), for point and matrix providers,
+// the ball order and a random one; and the complete matching solved in the
+// ball order costs the same as on the distance matrix in input order, with
+// the result in input ids.
+void test_reordered_distances() {
+    std::mt19937_64 gen(29);
+    std::normal_distribution<double> normal;
+    const int n = 800, d = 12, store = 10;
+    std::vector<double> X(static_cast<std::size_t>(n) * d);
+    for (double& x : X) x = normal(gen);
+    for (int i = 0; i < 25; ++i) std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 3) * d);  // duplicates
+    matching::Gemm gemm;
+    gemm.sgemm = reference_sgemm;
+    const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
+    std::vector<double> M(static_cast<std::size_t>(n) * n);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) M[static_cast<std::size_t>(i) * n + j] = e(i, j);
+    const matching::DenseDistances<double> dense(M.data(), n, n, 1);
+    std::vector<std::int32_t> shuffled(n);
+    for (int i = 0; i < n; ++i) shuffled[i] = i;
+    std::shuffle(shuffled.begin(), shuffled.end(), gen);
+    CHECK(e.locality_order().size() == static_cast<std::size_t>(n));
+    CHECK(dense.locality_order().empty());
+    const matching::Distances* providers[] = {&e, &dense};
+    for (const matching::Distances* inner : providers)
+        for (const auto& order : {e.locality_order(), shuffled}) {
+            Control control;
+            const matching::ReorderedDistances r(*inner, order, control);
+            for (int trial = 0; trial < 200; ++trial) {
+                const int i = static_cast<int>(gen() % n), j = trial % 7 == 0 ? i : static_cast<int>(gen() % n);
+                const double got = r(i, j), want = (*inner)(order[i], order[j]);
+                CHECK(std::memcmp(&got, &want, sizeof(double)) == 0);
+                std::int32_t js[3] = {j, i, static_cast<std::int32_t>((j + 1) % n)};
+                double out[3];
+                r.distances(i, js, 3, out);
+                for (int t = 0; t < 3; ++t) CHECK(out[t] == r(i, js[t]));
+            }
+            std::vector<std::int32_t> cand(static_cast<std::size_t>(n) * store), inner_cand(cand.size());
+            std::vector<double> bound(n), inner_bound(n);
+            r.nearest(store, cand.data(), bound.data(), 2, control);
+            inner->nearest(store, inner_cand.data(), inner_bound.data(), 2, control);
+            for (int i = 0; i < n; ++i) {
+                std::vector<std::int32_t> got(store), want(store);
+                for (int t = 0; t < store; ++t) {
+                    got[t] = order[cand[static_cast<std::size_t>(i) * store + t]];
+                    want[t] = inner_cand[static_cast<std::size_t>(order[i]) * store + t];
+                }
+                std::sort(got.begin(), got.end());
+                std::sort(want.begin(), want.end());
+                CHECK(got == want);
+                CHECK(bound[i] == inner_bound[order[i]]);
+            }
+            std::vector<double> a(n);
+            for (double& x : a) x = 1.6 * (0.5 + 0.5 * normal(gen));
+            std::vector<double> inner_a(n);
+            for (int i = 0; i < n; ++i) inner_a[order[i]] = a[i];
+            // Each pair as (smaller, larger) input id, sorted.
+            auto visited = [&](auto&& run, bool renumbered) {
+                std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+                std::mutex m;
+                run([&](std::int32_t i, std::int32_t j) {
+                    const std::lock_guard<std::mutex> lock(m);
+                    if (renumbered) {
+                        i = order[i];
+                        j = order[j];
+                    }
+                    pairs.emplace_back(std::min(i, j), std::max(i, j));
+                });
+                std::sort(pairs.begin(), pairs.end());
+                return pairs;
+            };
+            std::atomic<int> misordered{0};  // pairs not as the interface promises
+            auto pairs = visited(
+                [&](auto v) {
+                    r.pairs_below(a.data(), 2, control, [&](std::int32_t i, std::int32_t j) {
+                        if (!(i < j)) ++misordered;
+                        v(i, j);
+                    });
+                },
+                true);
+            CHECK(misordered.load() == 0 && !pairs.empty());
+            CHECK(pairs == visited([&](auto v) { inner->pairs_below(inner_a.data(), 2, control, v); }, false));
+            std::vector<std::int32_t> rows, inner_rows;
+            for (int i = 0; i < n; i += 3) {
+                rows.push_back(i);
+                inner_rows.push_back(order[i]);
+            }
+            std::sort(inner_rows.begin(), inner_rows.end());
+            pairs = visited(
+                [&](auto v) {
+                    r.pairs_below_rows(a.data(), rows, 2, control, [&](std::int32_t i, std::int32_t j) {
+                        if (!(i % 3 == 0 && (j % 3 != 0 || i < j))) ++misordered;
+                        v(i, j);
+                    });
+                },
+                true);
+            CHECK(misordered.load() == 0 && !pairs.empty());
+            CHECK(pairs ==
+                  visited([&](auto v) { inner->pairs_below_rows(inner_a.data(), inner_rows, 2, control, v); }, false));
+        }
+    for (bool ghost : {false, true}) {
+        const int m = ghost ? n - 1 : n;
+        const matching::EuclideanDistances points(X.data(), m, d, false, gemm);
+        const matching::DenseDistances<double> matrix(M.data(), m, n, 1);
+        matching::CompleteOptions opt;
+        opt.ghost = ghost;
+        opt.n_threads = 2;
+        Control control;
+        const auto got = matching::complete_min_weight_perfect_matching(points, opt, control, nullptr);
+        const auto want = matching::complete_min_weight_perfect_matching(matrix, opt, control, nullptr);
+        // The providers' largest distances differ (a bound, the maximum): the
+        // weights' scales differ, the real optima agree far below the data's scale.
+        CHECK(got.blossom.perfect && std::abs(got.cost - want.cost) <= 1e-9 * want.cost);
+        double cost = 0;
+        for (int i = 0; i < m; ++i) {
+            const std::int32_t j = got.blossom.mate[i];
+            CHECK(j >= 0 && j < m + ghost && (j == m || got.blossom.mate[j] == i));
+            if (j > i && j < m) cost += M[static_cast<std::size_t>(i) * n + j];
+        }
+        CHECK(cost == got.cost);
+        if (ghost)
+            CHECK(got.blossom.mate[m] >= 0 && got.blossom.mate[m] < m && got.blossom.mate[got.blossom.mate[m]] == m);
+        // The duals certify the matching in input ids.
+        CHECK(testing::complete_certificate_holds(matrix, ghost, got, control));
+    }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -672,6 +802,7 @@ int main(int argc, char** argv) {
         {"prefix_bits_and_distance", test_prefix_bits_and_distance},
         {"batch_distances", test_batch_distances},
         {"pricing_inside_blossoms", test_pricing_inside_blossoms},
+        {"reordered_distances", test_reordered_distances},
     };
     return testing::run_tests(tests, argc, argv);
 }

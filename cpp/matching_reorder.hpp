@@ -1,0 +1,56 @@
+// The complete-graph matching in a provider's locality order: point ids
+// renumbered so that near points have near ids (Euclidean: its ball order),
+// so that the solver's and the pricing's per-vertex arrays are read near each
+// other along the edges of the neighbour graph. The result is mapped back to
+// the input's ids; only ties between equal-cost matchings may be broken
+// differently from a solve in input order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "matching.hpp"
+#include "matching_distances.hpp"
+
+namespace pairmetrics::matching {
+
+// A provider seen through a renumbering: id i here is id order[i] of `inner`
+// (order a permutation of 0..n-1). Point providers' rows are copied in the
+// new order, so that rows of near ids are near in memory; every answer is
+// bit for bit the inner provider's for the same pair.
+class ReorderedDistances final : public Distances {
+  public:
+    ReorderedDistances(const Distances& inner, std::vector<std::int32_t> order, Control& control);
+    std::int32_t size() const override { return inner_.size(); }
+    double operator()(std::int32_t i, std::int32_t j) const override;
+    void distances(std::int32_t i, const std::int32_t* js, int count, double* out) const override;
+    const double* point(std::int32_t i) const override;
+    std::int64_t dims() const override { return inner_.dims(); }
+    double distance_between(const double* a, const double* b) const override { return inner_.distance_between(a, b); }
+    double max_distance() const override { return inner_.max_distance(); }
+    double relative_error() const override { return inner_.relative_error(); }
+    void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads, Control& control) const override;
+    std::int32_t store_hint() const override { return inner_.store_hint(); }
+    double exact_cost() const override { return inner_.exact_cost(); }
+    double screen_cost() const override { return inner_.screen_cost(); }
+    void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                          const PairVisitor& visit) const override;
+
+    const std::vector<std::int32_t>& order() const { return order_; }
+
+  private:
+    // a indexed by the inner provider's ids.
+    std::vector<double> inner_thresholds(const double* a) const;
+
+    const Distances& inner_;
+    std::vector<std::int32_t> order_, rank_;  // rank_[order_[i]] = i
+    std::vector<double> rows_;                // point providers: the points in the new order
+};
+
+// Maps a solution on ids renumbered by `order` (vertex i is input vertex
+// order[i]; vertices at or past order.size(), such as a ghost, and blossoms
+// keep their ids) back to the input's ids.
+void to_input_ids(BlossomResult& r, const std::vector<std::int32_t>& order);
+
+}  // namespace pairmetrics::matching
