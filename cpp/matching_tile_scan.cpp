@@ -189,37 +189,32 @@ SquaredDistanceFn squared_distance_for(SimdLevel level) {
 
 #undef PAIRMETRICS_AVX2_OR_SCALAR
 
-MayScreenFn may_screen_for(SimdLevel level, bool squared) {
+// The screen function of a level (its AVX-512, AVX2 or scalar build), squared or not.
 #if PAIRMETRICS_X86_SIMD
-    switch (simd_resolve(level)) {
-        case SimdLevel::avx512:
-            return squared ? may_screen_avx512<true> : may_screen_avx512<false>;
-        case SimdLevel::avx2:
-            return squared ? may_screen_avx2<true> : may_screen_avx2<false>;
-        default:
-            break;
+#define PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, name)                                                  \
+    switch (simd_resolve(level)) {                                                                          \
+        case SimdLevel::avx512:                                                                             \
+            return (squared) ? name##_avx512<true> : name##_avx512<false>;                                  \
+        case SimdLevel::avx2:                                                                               \
+            return (squared) ? name##_avx2<true> : name##_avx2<false>;                                      \
+        default:                                                                                            \
+            return (squared) ? name##_scalar<true> : name##_scalar<false>;                                  \
     }
 #else
-    (void)level;
+#define PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, name) \
+    (void)(level);                                        \
+    return (squared) ? name##_scalar<true> : name##_scalar<false>;
 #endif
-    return squared ? may_screen_scalar<true> : may_screen_scalar<false>;
+
+MayScreenFn may_screen_for(SimdLevel level, bool squared) {
+    PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, may_screen)
 }
 
 ScreenBitsFn screen_bits_for(SimdLevel level, bool squared) {
-#if PAIRMETRICS_X86_SIMD
-    switch (simd_resolve(level)) {
-        case SimdLevel::avx512:
-            return squared ? screen_bits_avx512<true> : screen_bits_avx512<false>;
-        case SimdLevel::avx2:
-            return squared ? screen_bits_avx2<true> : screen_bits_avx2<false>;
-        default:
-            break;
-    }
-#else
-    (void)level;
-#endif
-    return squared ? screen_bits_scalar<true> : screen_bits_scalar<false>;
+    PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, screen_bits)
 }
+
+#undef PAIRMETRICS_SCREEN_BY_LEVEL
 
 float float_at_least(double x) {
     if (std::isnan(x)) return std::numeric_limits<float>::quiet_NaN();
