@@ -20,7 +20,6 @@ constexpr double kEps64 = euclidean::unit_roundoff<double>();
 constexpr double kEps32 = euclidean::unit_roundoff<float>();
 constexpr i32 kRowBlock = 256;  // rows per task and per tile
 
-
 // Keeps the `keep` smallest (value, index) seen so far, with a threshold
 // that lets almost every later value be rejected by one comparison.
 template <class F>

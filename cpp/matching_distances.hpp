@@ -263,7 +263,7 @@ class EuclideanDistances final : public Distances {
     bool single_ = false;  // tiles in float32
     // Everything below is in the order of perm_ (position p holds point perm_[p]).
     std::vector<std::int32_t> perm_;
-    std::vector<std::int32_t> position_;  // the inverse of perm_ (point i sits at position_[i])
+    std::vector<std::int32_t> position_;                       // the inverse of perm_ (point i sits at position_[i])
     std::vector<double> mean_;                                 // of the input rows (centring)
     std::vector<double> xc64_;                                 // centred coordinates (float64 tiles)
     std::vector<float> xc32_;                                  // centred coordinates (float32 tiles)

@@ -509,9 +509,9 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 const std::int64_t candidates = prefix_candidates(lo, hi, len, s0, s_end, words, cand.data());
                 i32 reach = 0;  // rows of the stretch
                 while (reach < hi - lo && len[by_len[reach] - lo] > s0) ++reach;
-                if (row_set && (opt_.screen_every_stretch ||
-                                static_cast<double>(candidates) * D_.exact_cost() >
-                                    static_cast<double>(reach) * (s_end - s0) * D_.screen_cost())) {
+                if (row_set &&
+                    (opt_.screen_every_stretch || static_cast<double>(candidates) * D_.exact_cost() >
+                                                      static_cast<double>(reach) * (s_end - s0) * D_.screen_cost())) {
                     screened.resize(static_cast<std::size_t>(reach) * words);
                     D_.screen_block(*row_set, 0, reach, *head_set, s0, s_end, words, screened.data());
                     std::int64_t kept = 0;

@@ -148,16 +148,16 @@ PAIRMETRICS_FORCE_INLINE std::uint64_t screen_bits_body(const float* dots, const
 
 // One function per level (no FMA: the bounds above count two roundings
 // where a fused operation has one, but stay with what they were checked on).
-#define PAIRMETRICS_TILE_SCANS(suffix, attributes)                                                                  \
-    template <bool Squared>                                                                                         \
-    attributes bool may_screen_##suffix(const float* dots, const float* sq, const float* err, const float* at,      \
-                                        float sqi, float erri, float ati, int len) {                                \
-        return may_screen_body<Squared>(dots, sq, err, at, sqi, erri, ati, len);                                    \
-    }                                                                                                               \
-    template <bool Squared>                                                                                         \
-    attributes std::uint64_t screen_bits_##suffix(const float* dots, const float* sq, const float* err,             \
-                                                  const float* at, float sqi, float erri, float ati, int len) {     \
-        return screen_bits_body<Squared>(dots, sq, err, at, sqi, erri, ati, len);                                   \
+#define PAIRMETRICS_TILE_SCANS(suffix, attributes)                                                              \
+    template <bool Squared>                                                                                     \
+    attributes bool may_screen_##suffix(const float* dots, const float* sq, const float* err, const float* at,  \
+                                        float sqi, float erri, float ati, int len) {                            \
+        return may_screen_body<Squared>(dots, sq, err, at, sqi, erri, ati, len);                                \
+    }                                                                                                           \
+    template <bool Squared>                                                                                     \
+    attributes std::uint64_t screen_bits_##suffix(const float* dots, const float* sq, const float* err,         \
+                                                  const float* at, float sqi, float erri, float ati, int len) { \
+        return screen_bits_body<Squared>(dots, sq, err, at, sqi, erri, ati, len);                               \
     }
 PAIRMETRICS_TILE_SCANS(scalar, )
 #if PAIRMETRICS_X86_SIMD
@@ -191,14 +191,14 @@ SquaredDistanceFn squared_distance_for(SimdLevel level) {
 
 // The screen function of a level (its AVX-512, AVX2 or scalar build), squared or not.
 #if PAIRMETRICS_X86_SIMD
-#define PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, name)                                                  \
-    switch (simd_resolve(level)) {                                                                          \
-        case SimdLevel::avx512:                                                                             \
-            return (squared) ? name##_avx512<true> : name##_avx512<false>;                                  \
-        case SimdLevel::avx2:                                                                               \
-            return (squared) ? name##_avx2<true> : name##_avx2<false>;                                      \
-        default:                                                                                            \
-            return (squared) ? name##_scalar<true> : name##_scalar<false>;                                  \
+#define PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, name)                  \
+    switch (simd_resolve(level)) {                                         \
+        case SimdLevel::avx512:                                            \
+            return (squared) ? name##_avx512<true> : name##_avx512<false>; \
+        case SimdLevel::avx2:                                              \
+            return (squared) ? name##_avx2<true> : name##_avx2<false>;     \
+        default:                                                           \
+            return (squared) ? name##_scalar<true> : name##_scalar<false>; \
     }
 #else
 #define PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, name) \
@@ -206,9 +206,7 @@ SquaredDistanceFn squared_distance_for(SimdLevel level) {
     return (squared) ? name##_scalar<true> : name##_scalar<false>;
 #endif
 
-MayScreenFn may_screen_for(SimdLevel level, bool squared) {
-    PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, may_screen)
-}
+MayScreenFn may_screen_for(SimdLevel level, bool squared){PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, may_screen)}
 
 ScreenBitsFn screen_bits_for(SimdLevel level, bool squared) {
     PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, screen_bits)

@@ -28,8 +28,8 @@ using MayScreenFn = bool (*)(const float* dots, const float* sq, const float* er
 
 // The same test column by column: bit c set when column c in [0, len) may
 // satisfy it (len <= 64); every column the float64 screen flags is set.
-using ScreenBitsFn = std::uint64_t (*)(const float* dots, const float* sq, const float* err, const float* at,
-                                       float sqi, float erri, float ati, int len);
+using ScreenBitsFn = std::uint64_t (*)(const float* dots, const float* sq, const float* err, const float* at, float sqi,
+                                       float erri, float ati, int len);
 
 FlagBelowFn flag_below_for(SimdLevel level);
 // squared: the screen's target is the threshold sum itself (else its square).

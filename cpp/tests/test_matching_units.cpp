@@ -619,9 +619,8 @@ void test_euclidean_screen_block() {
         gemm.sgemm = reference_sgemm;
         for (bool squared : {false, true}) {
             const matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
-            CHECK(matching::EuclideanDistances(X.data(), n, d, squared, matching::Gemm{}).screen_set(nullptr, 0,
-                                                                                                     nullptr) ==
-                  nullptr);
+            CHECK(matching::EuclideanDistances(X.data(), n, d, squared, matching::Gemm{})
+                      .screen_set(nullptr, 0, nullptr) == nullptr);
             const double unit = squared ? magnitude * magnitude : magnitude;
             std::vector<double> a(n);
             for (double& x : a) x = (squared ? 20.0 : 3.0) * unit * (0.3 + 0.5 * normal(gen));
@@ -642,8 +641,8 @@ void test_euclidean_screen_block() {
             int missed = 0, extra = 0, flagged = 0;
             for (int r = r0; r < r1; ++r)
                 for (int c = c0; c < c1; ++c) {
-                    const bool bit = (bits[static_cast<std::size_t>(r - r0) * words + (c - c0) / 64] >>
-                                      ((c - c0) % 64)) & 1;
+                    const bool bit =
+                        (bits[static_cast<std::size_t>(r - r0) * words + (c - c0) / 64] >> ((c - c0) % 64)) & 1;
                     const std::int32_t i = rows[r], j = cols[c];
                     const double dij = e(i, j), sum = a[i] + a[j];
                     flagged += bit;
