@@ -146,18 +146,23 @@ struct CompleteOptions {
     int k = 10;
     bool ghost = false;
     int n_threads = 1;
-    bool report = true;  // report progress through the control (else only check it)
+    bool report = true;                 // report progress through the control (else only check it)
+    bool screen_every_stretch = false;  // tests: screen every stretch of the pricing prefix (else when it pays)
 };
 
 struct CompleteStats {
-    int rounds = 0;                        // pricing rounds over all passes
-    int passes = 0;                        // solves at a given scale (2 when the cost is far below max distance)
-    std::int64_t edges = 0;                // edges in the final subgraph
-    std::int64_t extra_pairs = 0;          // pairs priced outside the neighbour lists
+    int rounds = 0;                // pricing rounds over all passes
+    int passes = 0;                // solves at a given scale (2 when the cost is far below max distance)
+    std::int64_t edges = 0;        // edges in the final subgraph
+    std::int64_t extra_pairs = 0;  // pairs priced outside the neighbour lists
+    // Exact distances computed outside the lists, by where they came from, and the violated pairs they found.
+    std::int64_t prefix_pairs = 0, inside_pairs = 0, screen_pairs = 0, violated_pairs = 0;
+    std::int64_t prefix_screened = 0;      // pairs of the prefix a float32 screen ruled out (no exact distance)
     int screens = 0, partial_screens = 0;  // screens of every pair, and of some rows only
     double seconds_neighbours = 0, seconds_solve = 0, seconds_pricing = 0;  // wall time per phase
-    double seconds_first_solve = 0;  // the first solve of the start graph (part of seconds_solve)
-    double seconds_screen = 0;       // screens of every pair or of some rows (part of seconds_pricing)
+    double seconds_first_solve = 0;                 // the first solve of the start graph (part of seconds_solve)
+    double seconds_screen = 0;                      // screens of every pair or of some rows (part of seconds_pricing)
+    double seconds_prefix = 0, seconds_inside = 0;  // the prefix scan and the walk inside blossoms (the same)
     BlossomStats last;
 };
 

@@ -20,15 +20,6 @@ constexpr double kEps64 = euclidean::unit_roundoff<double>();
 constexpr double kEps32 = euclidean::unit_roundoff<float>();
 constexpr i32 kRowBlock = 256;  // rows per task and per tile
 
-// A hint to fetch the cache line at p (no effect on any result).
-inline void prefetch_read(const void* p) {
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(p, 0, 3);
-#else
-    (void)p;
-#endif
-}
-
 // Keeps the `keep` smallest (value, index) seen so far, with a threshold
 // that lets almost every later value be rejected by one comparison.
 template <class F>
@@ -196,6 +187,8 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     const double reach = 2 * std::sqrt(sq_max_) / scale * (1 + 1e-6);
     max_ = squared ? reach * reach : reach;
     if (single_) screen32_ = ScreenTerms(sq_, unit_err_, d);
+    position_.resize(n);
+    for (i32 p = 0; p < n; ++p) position_[perm_[p]] = p;
     set_simd(SimdLevel::automatic);
     block_balls(control);
 }
@@ -208,6 +201,7 @@ double EuclideanDistances::tile_unit_error(i64 d, bool single) {
 void EuclideanDistances::set_simd(SimdLevel level) {
     flag_below_ = flag_below_for(level);
     may_screen32_ = may_screen_for(level, squared_);
+    screen_bits32_ = screen_bits_for(level, squared_);
     squared_distance_ = squared_distance_for(level);
 }
 
@@ -591,15 +585,72 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
         &control);
 }
 
-std::vector<double> EuclideanDistances::tile_thresholds(const double* a) const {
-    std::vector<double> at(n_);
+double EuclideanDistances::tile_threshold(double a) const {
     const double widen = 1 + 8 * relative_error();
     const double unit = squared_ ? tile_scale_ * tile_scale_ : tile_scale_;
-    for (i32 p = 0; p < n_; ++p) {
-        const double ai = a[perm_[p]];
-        at[p] = (ai > 0 ? ai * widen : ai) * unit;
-    }
+    return (a > 0 ? a * widen : a) * unit;
+}
+
+std::vector<double> EuclideanDistances::tile_thresholds(const double* a) const {
+    std::vector<double> at(n_);
+    for (i32 p = 0; p < n_; ++p) at[p] = tile_threshold(a[perm_[p]]);
     return at;
+}
+
+namespace {
+
+// Float32 copies of chosen points, contiguous, with the prefilter's terms.
+struct FloatScreenSet final : Distances::ScreenSet {
+    std::vector<float> x, sq, err, at;
+};
+
+}  // namespace
+
+std::unique_ptr<Distances::ScreenSet> EuclideanDistances::screen_set(const i32* points, i32 count,
+                                                                     const double* a) const {
+    if (!single_ || gemm_.sgemm == nullptr) return nullptr;
+    auto set = std::make_unique<FloatScreenSet>();
+    const std::size_t d = static_cast<std::size_t>(d_);
+    set->x.resize(static_cast<std::size_t>(count) * d);
+    set->sq.resize(count);
+    set->err.resize(count);
+    set->at.resize(count);
+    for (i32 t = 0; t < count; ++t) {
+        const i32 p = position_[points[t]];
+        std::copy_n(xc32_.data() + static_cast<std::size_t>(p) * d, d, set->x.data() + static_cast<std::size_t>(t) * d);
+        set->sq[t] = screen32_.sq[p];
+        set->err[t] = screen32_.err[p];
+        set->at[t] = float_at_least(tile_threshold(a[points[t]]));
+    }
+    return set;
+}
+
+void EuclideanDistances::screen_block(const ScreenSet& rows, i32 r0, i32 r1, const ScreenSet& cols, i32 c0, i32 c1,
+                                      int words, std::uint64_t* bits) const {
+    const auto& R = static_cast<const FloatScreenSet&>(rows);
+    const auto& C = static_cast<const FloatScreenSet&>(cols);
+    const int nr = r1 - r0, nc = c1 - c0, k = static_cast<int>(d_);
+    if (nr <= 0 || nc <= 0) return;
+    if (nc > kScreenColumns || nc > 64 * words) throw std::logic_error("screen_block: too many columns");
+    thread_local std::vector<float> tile;
+    tile.resize(static_cast<std::size_t>(nr) * nc);
+    const std::size_t d = static_cast<std::size_t>(d_);
+    {
+        const OneBlasThread one_thread(gemm_.threads);
+        dot_tile(gemm_.sgemm, R.x.data() + static_cast<std::size_t>(r0) * d, nr,
+                 C.x.data() + static_cast<std::size_t>(c0) * d, nc, k, tile.data());
+    }
+    for (int r = 0; r < nr; ++r) {
+        const float* dots = tile.data() + static_cast<std::size_t>(r) * nc;
+        const i32 i = r0 + r;
+        std::uint64_t* out = bits + static_cast<std::size_t>(r) * words;
+        for (int w = 0; w < words; ++w) out[w] = 0;
+        for (int cb = 0; cb < nc; cb += 64) {
+            const int len = std::min(64, nc - cb);
+            out[cb / 64] = screen_bits32_(dots + cb, C.sq.data() + c0 + cb, C.err.data() + c0 + cb,
+                                          C.at.data() + c0 + cb, R.sq[i], R.err[i], R.at[i], len);
+        }
+    }
 }
 
 std::vector<double> EuclideanDistances::block_maxima(const std::vector<double>& at) const {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -99,6 +100,26 @@ class Distances {
     // < a[i] + a[j] (a superset: the caller checks each pair exactly), from
     // several threads at once (visit must be thread safe).
     using PairVisitor = std::function<void(std::int32_t, std::int32_t)>;
+    // Screening of chosen pairs (such as the pricing prefix): copies of some
+    // points with their thresholds a (indexed by point), screened set
+    // against set. Providers without it give null (the caller then computes
+    // every pair exactly).
+    class ScreenSet {
+      public:
+        virtual ~ScreenSet() = default;
+    };
+    virtual std::unique_ptr<ScreenSet> screen_set(const std::int32_t* /*points*/, std::int32_t /*count*/,
+                                                  const double* /*a*/) const {
+        return nullptr;
+    }
+    // For the entries [r0, r1) of `rows` and [c0, c1) of `cols` (two sets of
+    // this provider, c1 - c0 <= 64 * words): bit (c - c0) % 64 of
+    // bits[(r - r0) * words + (c - c0) / 64] set when the distance of the
+    // two points may be < a_r + a_c (a superset; c1 - c0 <= kScreenColumns).
+    static constexpr std::int32_t kScreenColumns = 4096;
+    virtual void screen_block(const ScreenSet& /*rows*/, std::int32_t /*r0*/, std::int32_t /*r1*/,
+                              const ScreenSet& /*cols*/, std::int32_t /*c0*/, std::int32_t /*c1*/, int /*words*/,
+                              std::uint64_t* /*bits*/) const {}
     virtual void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const = 0;
     // The same for the pairs with an end in `rows` (sorted, distinct): each
     // once, as visit(i, j) with i in rows (and i < j when both are).
@@ -162,6 +183,11 @@ class EuclideanDistances final : public Distances {
     void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
     void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
                           const PairVisitor& visit) const override;
+    // Float32 tiles only (else null): the set's centred rows, norms, error terms and thresholds in tile units.
+    std::unique_ptr<ScreenSet> screen_set(const std::int32_t* points, std::int32_t count,
+                                          const double* a) const override;
+    void screen_block(const ScreenSet& rows, std::int32_t r0, std::int32_t r1, const ScreenSet& cols, std::int32_t c0,
+                      std::int32_t c1, int words, std::uint64_t* bits) const override;
 
     // The full n x n matrix (row-major): float64 tiles, and every entry whose
     // tile value could have lost more than ~1e-12 relative accuracy to
@@ -209,6 +235,8 @@ class EuclideanDistances final : public Distances {
     double tile_error(double s, double t) const { return 2 * unit_err_ * (s + t) + 4e-30; }
     // Per-point thresholds in tile units (by position), widened by the error of operator().
     std::vector<double> tile_thresholds(const double* a) const;
+    // One threshold in tile units.
+    double tile_threshold(double a) const;
     // The largest threshold of each block.
     std::vector<double> block_maxima(const std::vector<double>& at) const;
     // Whether no pair of two sets `gap` apart (sets with largest sq_ sq_a and
@@ -248,6 +276,7 @@ class EuclideanDistances final : public Distances {
     bool single_ = false;  // tiles in float32
     // Everything below is in the order of perm_ (position p holds point perm_[p]).
     std::vector<std::int32_t> perm_;
+    std::vector<std::int32_t> position_;                       // the inverse of perm_ (point i sits at position_[i])
     std::vector<double> mean_;                                 // of the input rows (centring)
     std::vector<double> xc64_;                                 // centred coordinates (float64 tiles)
     std::vector<float> xc32_;                                  // centred coordinates (float32 tiles)
@@ -258,6 +287,7 @@ class EuclideanDistances final : public Distances {
     ScreenTerms screen32_;   // float32 tiles: the screen prefilter's terms
     FlagBelowFn flag_below_ = nullptr;
     MayScreenFn may_screen32_ = nullptr;
+    ScreenBitsFn screen_bits32_ = nullptr;
     SquaredDistanceFn squared_distance_ = nullptr;
 };
 

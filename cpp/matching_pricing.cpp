@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bitset>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -154,6 +155,7 @@ struct PrefixHead {
     std::int64_t dims = 0;
     i32 stretch = 64;
     const double* row(i32 t) const { return rows.data() + static_cast<std::size_t>(t) * dims; }
+    i32 length() const { return dims > 0 ? static_cast<i32>(rows.size() / static_cast<std::size_t>(dims)) : 0; }
 };
 constexpr std::size_t kHeadBytes = std::size_t{1} << 30;  // larger heads are read in place
 constexpr std::size_t kStretchBytes = std::size_t{1} << 18;
@@ -216,11 +218,14 @@ class PricedSolve {
     void price_round();
     void price_lists_and_prefix(bool lists_only, bool prefix);
     PrefixHead prefix_head(bool none) const;
+    std::int64_t prefix_candidates(i32 lo, i32 hi, const i32* len, i32 s0, i32 s1, int words,
+                                   std::uint64_t* cand) const;
     void add_hits(std::vector<Hit>& local);
     void price_inside();
     void mark_dirty_rows();
     void price_screen();
     bool screen_pays() const;
+    std::vector<double> screen_thresholds() const;
     std::vector<std::uint64_t> violated_keys();
     void keep_pass(PassState& out) const;
 
@@ -252,6 +257,8 @@ class PricedSolve {
     std::vector<i32> by_y_;
     std::vector<i64> c_;
     std::vector<i64> y_by_, c_by_;  // y and c in the order of by_y_ (the prefix scan reads them in sequence)
+    // -min c_by over each 64 entries (aligned), as range maxima: runs without a c_j < y_i are skipped whole.
+    std::unique_ptr<RangeMax> chunk_low_c_;
     std::vector<std::vector<std::pair<i64, i32>>> found_;
     std::vector<Hit> hits_;
     std::mutex hits_lock_;
@@ -335,7 +342,10 @@ BlossomResult PricedSolve::run(PassState* out) {
         begin_round(std::move(r));
         price_round();
         std::vector<std::uint64_t> keys = violated_keys();
-        for (std::size_t b = 0; b < blocks_; ++b) stats_.extra_pairs += block_extra_[b];
+        for (std::size_t b = 0; b < blocks_; ++b) {
+            stats_.extra_pairs += block_extra_[b];
+            stats_.prefix_pairs += block_extra_[b];
+        }
         std::fill(block_extra_.begin(), block_extra_.end(), 0);
         stats_.seconds_pricing += seconds_since(t0);
         if (keys.empty()) {
@@ -372,6 +382,9 @@ void PricedSolve::begin_round(BlossomResult r) {
         y_by_[t] = y[by_y_[t]];
         c_by_[t] = c_[by_y_[t]];
     }
+    std::vector<i64> low((static_cast<std::size_t>(n_) + 63) / 64, std::numeric_limits<i64>::min());
+    for (i32 t = 0; t < n_; ++t) low[t / 64] = std::max(low[t / 64], -c_by_[t]);
+    chunk_low_c_ = std::make_unique<RangeMax>(low);
     found_.assign(n_, {});
     hits_.clear();
     mark_dirty_rows();
@@ -426,12 +439,15 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     const std::vector<i32>& by_y = by_y_;
     const std::vector<i64>& c = c_;
     const std::vector<i64>& y_by = y_by_;
-    const std::vector<i64>& c_by = c_by_;
     auto& found = found_;
     auto& block_extra = block_extra_;
-    static const LessThanBitsFn less_than = less_than_bits_for(SimdLevel::automatic);
     const PrefixHead head = prefix_head(lists_only || !prefix);
-    const i32 stretch = head.rows.empty() ? 1 << 30 : head.stretch;
+    const i32 stretch = head.rows.empty() ? Distances::kScreenColumns : head.stretch;
+    // The head's float32 copies for the screen (when the provider has one).
+    const std::vector<double> screen_a = head.rows.empty() ? std::vector<double>{} : screen_thresholds();
+    const std::unique_ptr<Distances::ScreenSet> head_set =
+        head.rows.empty() ? nullptr : D_.screen_set(by_y_.data(), head.length(), screen_a.data());
+    std::atomic<i64> ruled_out{0};  // pairs of the prefix the screen ruled out
     parallel_for(
         blocks, opt.n_threads,
         [&](std::size_t b) {
@@ -443,7 +459,11 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 const std::size_t o = static_cast<std::size_t>(i) * store;
                 auto& f = found[i];
                 f.clear();
+                // The duals of the list are scattered over y: fetched ahead.
+                constexpr i32 kAhead = 16;
+                for (i32 t = 0; t < std::min(kAhead, store); ++t) prefetch_read(&r.y[L.j[o + t]]);
                 for (i32 t = 0; t < store; ++t) {
+                    if (t + kAhead < store) prefetch_read(&r.y[L.j[o + t + kAhead]]);
                     const i32 j = L.j[o + t];
                     const i64 rc0 = 2 * cand_w[o + t] - yi - r.y[j];
                     if (rc0 >= 0) continue;
@@ -474,23 +494,46 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                     std::partition_point(y_by.begin(), y_by.end(), [ci](i64 y) { return y > ci; }) - y_by.begin());
                 longest = std::max(longest, len[i - lo]);
             }
+            // Rows by decreasing prefix length: those reaching a stretch come first (the screen's rows).
+            std::vector<i32> by_len(hi - lo);
+            for (i32 i = lo; i < hi; ++i) by_len[i - lo] = i;
+            std::stable_sort(by_len.begin(), by_len.end(), [&](i32 u, i32 v) { return len[u - lo] > len[v - lo]; });
+            const std::unique_ptr<Distances::ScreenSet> row_set =
+                head_set ? D_.screen_set(by_len.data(), hi - lo, screen_a.data()) : nullptr;
+            std::vector<std::uint64_t> cand, screened;
             i32 js[64], at[64];
             i64 ws[64];
             for (i32 s0 = 0; s0 < longest; s0 += stretch) {
+                const i32 s_end = std::min(longest, s0 + stretch);
+                const int words = (s_end - s0 + 63) / 64;
+                cand.assign(static_cast<std::size_t>(hi - lo) * words, 0);
+                const std::int64_t candidates = prefix_candidates(lo, hi, len, s0, s_end, words, cand.data());
+                i32 reach = 0;  // rows of the stretch
+                while (reach < hi - lo && len[by_len[reach] - lo] > s0) ++reach;
+                if (row_set &&
+                    (opt_.screen_every_stretch || static_cast<double>(candidates) * D_.exact_cost() >
+                                                      static_cast<double>(reach) * (s_end - s0) * D_.screen_cost())) {
+                    screened.resize(static_cast<std::size_t>(reach) * words);
+                    D_.screen_block(*row_set, 0, reach, *head_set, s0, s_end, words, screened.data());
+                    std::int64_t kept = 0;
+                    for (i32 q = 0; q < reach; ++q)
+                        for (int w = 0; w < words; ++w) {
+                            std::uint64_t& bits = cand[static_cast<std::size_t>(by_len[q] - lo) * words + w];
+                            bits &= screened[static_cast<std::size_t>(q) * words + w];
+                            kept += static_cast<std::int64_t>(std::bitset<64>(bits).count());
+                        }
+                    ruled_out.fetch_add(candidates - kept, std::memory_order_relaxed);
+                }
                 for (i32 i = lo; i < hi; ++i) {
                     const i64 yi = r.y[i];
                     auto& f = found[i];
-                    const i32 s1 = std::min(len[i - lo], s0 + stretch);
-                    for (i32 t0 = s0; t0 < s1 && f.size() < enough; t0 += 64) {
+                    for (int w = 0; w < words && f.size() < enough; ++w) {
                         int count = 0;
-                        for (std::uint64_t bits = less_than(c_by.data() + t0, yi, std::min(64, s1 - t0)); bits != 0;
+                        for (std::uint64_t bits = cand[static_cast<std::size_t>(i - lo) * words + w]; bits != 0;
                              bits &= bits - 1) {
-                            const i32 t = t0 + lowest_bit(bits);
-                            const i32 j = by_y[t];
-                            if (j > i && !same_top(i, j)) {
-                                at[count] = t;
-                                js[count++] = j;
-                            }
+                            const i32 t = s0 + 64 * w + lowest_bit(bits);
+                            at[count] = t;
+                            js[count++] = by_y[t];
                         }
                         if (count == 0) continue;
                         if (head.rows.empty()) {
@@ -511,12 +554,51 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                         extra += count;
                     }
                 }
+                control.check();
             }
             add_hits(local);
             block_extra[b] = extra;
             control.check();
         },
         &control);
+    stats_.prefix_screened += ruled_out.load();
+}
+
+// The pairs of rows [lo, hi) (prefix lengths len) with the stretch [s0, s1)
+// of the order by y that the prefix scan prices: y_j > c_i (inside the
+// prefix), y_i > c_j, j > i (each pair from one end) and in different
+// top-level nodes; as bits per row and 64 entries. Rows that found enough
+// violated pairs are left out. Returns how many.
+std::int64_t PricedSolve::prefix_candidates(i32 lo, i32 hi, const i32* len, i32 s0, i32 s1, int words,
+                                            std::uint64_t* cand) const {
+    static const LessThanBitsFn less_than = less_than_bits_for(SimdLevel::automatic);
+    std::int64_t total = 0;
+    for (i32 i = lo; i < hi; ++i) {
+        if (found_[i].size() >= enough_) continue;
+        const i64 yi = r_.y[i];
+        const i32 end = std::min(len[i - lo], s1);
+        const i32 last_chunk = (end + 63) / 64;
+        auto none_below = [&](i32 a, i32 b) { return -(*chunk_low_c_)(a, b) >= yi; };  // chunks [a, b)
+        for (i32 t0 = s0; t0 < end; t0 += 64) {
+            const i32 chunk = t0 / 64;
+            if (none_below(chunk, chunk + 1)) {  // skip the longest run without a candidate (doubling)
+                i32 run = 1;
+                while (chunk + 2 * run <= last_chunk && none_below(chunk, chunk + 2 * run)) run *= 2;
+                t0 += 64 * (run - 1);
+                continue;
+            }
+            std::uint64_t keep = 0;
+            for (std::uint64_t bits = less_than(c_by_.data() + t0, yi, std::min(64, end - t0)); bits != 0;
+                 bits &= bits - 1) {
+                const int at = lowest_bit(bits);
+                const i32 j = by_y_[t0 + at];
+                if (j > i && !same_top(i, j)) keep |= std::uint64_t{1} << at;
+            }
+            cand[static_cast<std::size_t>(i - lo) * words + (t0 - s0) / 64] = keep;
+            total += static_cast<std::int64_t>(std::bitset<64>(keep).count());
+        }
+    }
+    return total;
 }
 
 PrefixHead PricedSolve::prefix_head(bool none) const {
@@ -647,6 +729,7 @@ void PricedSolve::price_inside() {
         },
         &control);
     stats.extra_pairs += visited.load();
+    stats.inside_pairs += visited.load();
 }
 
 void PricedSolve::mark_dirty_rows() {
@@ -706,7 +789,6 @@ void PricedSolve::price_screen() {
     CompleteStats& stats = stats_;
     const i32 n = n_;
     const i32 N = N_;
-    const i64 wmax = wmax_;
     const WeightScale& ws = ws_;
     const std::vector<i64>& radius = radius_;
     const BlossomResult& r = r_;
@@ -718,15 +800,7 @@ void PricedSolve::price_screen() {
     auto& screen_a = screen_a_;
     auto& dirty = dirty_;
     auto& skipped = skipped_;
-    std::vector<double> a(n);
-    i64 ymax = 0;
-    for (i32 i = 0; i < n; ++i) ymax = std::max(ymax, r.y[i]);
-    // 2 w >= 2 d scale - 1 below the cap, so a violated pair has
-    // d < (y_i + y_j + 1) / (2 scale); a capped pair can only be
-    // violated when y_i + y_j > 2 wmax: such points see every pair.
-    for (i32 i = 0; i < n; ++i)
-        a[i] = r.y[i] + ymax > 2 * wmax ? std::numeric_limits<double>::infinity()
-                                        : ws.distance_above((static_cast<double>(r.y[i]) + 0.5) / 2);
+    const std::vector<double> a = screen_thresholds();
     auto raised = [&](i32 i) {
         const double rd = radius[i] == kNoRadius ? 0.0 : ws.distance_above(static_cast<double>(radius[i]));
         return a[i] + (std::abs(a[i]) + rd) / 32;
@@ -805,6 +879,22 @@ void PricedSolve::price_screen() {
                    kept.end());
     }
     stats.extra_pairs += visited.load();
+    stats.screen_pairs += visited.load();
+}
+
+// Distances a with d(i, j) >= a_i + a_j => 2 w_ij >= y_i + y_j: 2 w >= 2 d
+// scale - 1 below the cap, so a violated pair (Z = 0) has d < (y_i + y_j +
+// 1) / (2 scale); a capped pair can only be violated when y_i + y_j > 2 wmax:
+// such points see every pair.
+std::vector<double> PricedSolve::screen_thresholds() const {
+    const std::vector<i64>& y = r_.y;
+    std::vector<double> a(n_);
+    i64 ymax = 0;
+    for (i32 i = 0; i < n_; ++i) ymax = std::max(ymax, y[i]);
+    for (i32 i = 0; i < n_; ++i)
+        a[i] = y[i] + ymax > 2 * wmax_ ? std::numeric_limits<double>::infinity()
+                                       : ws_.distance_above((static_cast<double>(y[i]) + 0.5) / 2);
+    return a;
 }
 
 // Whether screening every pair costs less than the prefix scan would.
@@ -870,14 +960,19 @@ void PricedSolve::price_round() {
     for (i32 i = 0; i < n && !any; ++i) any = !found[i].empty();
     if (!any) {
         const bool screen = screen_pays();
+        auto t0 = std::chrono::steady_clock::now();
         price_lists_and_prefix(false, !screen);
+        stats_.seconds_prefix += seconds_since(t0);
         if (screen) {
-            const auto t0 = std::chrono::steady_clock::now();
+            t0 = std::chrono::steady_clock::now();
             price_screen();
             stats_.seconds_screen += seconds_since(t0);
         }
+        t0 = std::chrono::steady_clock::now();
         price_inside();
+        stats_.seconds_inside += seconds_since(t0);
     }
+    stats_.violated_pairs += static_cast<std::int64_t>(hits.size());
 }
 
 std::vector<std::uint64_t> PricedSolve::violated_keys() {

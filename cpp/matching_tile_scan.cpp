@@ -116,27 +116,48 @@ double squared_distance_avx2(const double* a, const double* b, std::int64_t d) {
 // Hence every pair the float64 screen flags is flagged here (overflow to
 // +inf only flags more; NaN thresholds flag nothing in either).
 template <bool Squared>
+PAIRMETRICS_FORCE_INLINE int may_screen_lane(float dot, float sq, float err, float at, float sqi, float erri,
+                                             float ati) {
+    constexpr float widen = 1.0f + 0x1p-20f;
+    const float s = ati + at;
+    const float target = Squared ? s * widen : (s * s) * widen;
+    const float v = (sqi + sq) - 2.0f * dot;
+    const float lower = v - (erri + err);
+    return static_cast<int>(s > 0.0f) & static_cast<int>(lower < target);
+}
+
+template <bool Squared>
 PAIRMETRICS_FORCE_INLINE bool may_screen_body(const float* dots, const float* sq, const float* err, const float* at,
                                               float sqi, float erri, float ati, int len) {
-    constexpr float widen = 1.0f + 0x1p-20f;
     int any = 0;
-    for (int c = 0; c < len; ++c) {
-        const float s = ati + at[c];
-        const float target = Squared ? s * widen : (s * s) * widen;
-        const float v = (sqi + sq[c]) - 2.0f * dots[c];
-        const float lower = v - (erri + err[c]);
-        any |= static_cast<int>(s > 0.0f) & static_cast<int>(lower < target);
-    }
+    for (int c = 0; c < len; ++c) any |= may_screen_lane<Squared>(dots[c], sq[c], err[c], at[c], sqi, erri, ati);
     return any != 0;
+}
+
+// The lanes as bytes first (a loop the compiler vectorises), then packed.
+template <bool Squared>
+PAIRMETRICS_FORCE_INLINE std::uint64_t screen_bits_body(const float* dots, const float* sq, const float* err,
+                                                        const float* at, float sqi, float erri, float ati, int len) {
+    unsigned char flag[64];
+    for (int c = 0; c < len; ++c)
+        flag[c] = static_cast<unsigned char>(may_screen_lane<Squared>(dots[c], sq[c], err[c], at[c], sqi, erri, ati));
+    std::uint64_t bits = 0;
+    for (int c = 0; c < len; ++c) bits |= static_cast<std::uint64_t>(flag[c]) << c;
+    return bits;
 }
 
 // One function per level (no FMA: the bounds above count two roundings
 // where a fused operation has one, but stay with what they were checked on).
-#define PAIRMETRICS_TILE_SCANS(suffix, attributes)                                                             \
-    template <bool Squared>                                                                                    \
-    attributes bool may_screen_##suffix(const float* dots, const float* sq, const float* err, const float* at, \
-                                        float sqi, float erri, float ati, int len) {                           \
-        return may_screen_body<Squared>(dots, sq, err, at, sqi, erri, ati, len);                               \
+#define PAIRMETRICS_TILE_SCANS(suffix, attributes)                                                              \
+    template <bool Squared>                                                                                     \
+    attributes bool may_screen_##suffix(const float* dots, const float* sq, const float* err, const float* at,  \
+                                        float sqi, float erri, float ati, int len) {                            \
+        return may_screen_body<Squared>(dots, sq, err, at, sqi, erri, ati, len);                                \
+    }                                                                                                           \
+    template <bool Squared>                                                                                     \
+    attributes std::uint64_t screen_bits_##suffix(const float* dots, const float* sq, const float* err,         \
+                                                  const float* at, float sqi, float erri, float ati, int len) { \
+        return screen_bits_body<Squared>(dots, sq, err, at, sqi, erri, ati, len);                               \
     }
 PAIRMETRICS_TILE_SCANS(scalar, )
 #if PAIRMETRICS_X86_SIMD
@@ -168,21 +189,30 @@ SquaredDistanceFn squared_distance_for(SimdLevel level) {
 
 #undef PAIRMETRICS_AVX2_OR_SCALAR
 
-MayScreenFn may_screen_for(SimdLevel level, bool squared) {
+// The screen function of a level (its AVX-512, AVX2 or scalar build), squared or not.
 #if PAIRMETRICS_X86_SIMD
-    switch (simd_resolve(level)) {
-        case SimdLevel::avx512:
-            return squared ? may_screen_avx512<true> : may_screen_avx512<false>;
-        case SimdLevel::avx2:
-            return squared ? may_screen_avx2<true> : may_screen_avx2<false>;
-        default:
-            break;
+#define PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, name)                  \
+    switch (simd_resolve(level)) {                                         \
+        case SimdLevel::avx512:                                            \
+            return (squared) ? name##_avx512<true> : name##_avx512<false>; \
+        case SimdLevel::avx2:                                              \
+            return (squared) ? name##_avx2<true> : name##_avx2<false>;     \
+        default:                                                           \
+            return (squared) ? name##_scalar<true> : name##_scalar<false>; \
     }
 #else
-    (void)level;
+#define PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, name) \
+    (void)(level);                                        \
+    return (squared) ? name##_scalar<true> : name##_scalar<false>;
 #endif
-    return squared ? may_screen_scalar<true> : may_screen_scalar<false>;
+
+MayScreenFn may_screen_for(SimdLevel level, bool squared){PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, may_screen)}
+
+ScreenBitsFn screen_bits_for(SimdLevel level, bool squared) {
+    PAIRMETRICS_SCREEN_BY_LEVEL(level, squared, screen_bits)
 }
+
+#undef PAIRMETRICS_SCREEN_BY_LEVEL
 
 float float_at_least(double x) {
     if (std::isnan(x)) return std::numeric_limits<float>::quiet_NaN();

@@ -26,9 +26,15 @@ using FlagBelowFn = std::uint64_t (*)(float* row, const float* sqb, float sqi, f
 using MayScreenFn = bool (*)(const float* dots, const float* sq, const float* err, const float* at, float sqi,
                              float erri, float ati, int len);
 
+// The same test column by column: bit c set when column c in [0, len) may
+// satisfy it (len <= 64); every column the float64 screen flags is set.
+using ScreenBitsFn = std::uint64_t (*)(const float* dots, const float* sq, const float* err, const float* at, float sqi,
+                                       float erri, float ati, int len);
+
 FlagBelowFn flag_below_for(SimdLevel level);
 // squared: the screen's target is the threshold sum itself (else its square).
 MayScreenFn may_screen_for(SimdLevel level, bool squared);
+ScreenBitsFn screen_bits_for(SimdLevel level, bool squared);
 
 // Bit t set when values[t] < bound, t in [0, len), len <= 64.
 using LessThanBitsFn = std::uint64_t (*)(const std::int64_t* values, std::int64_t bound, int len);
@@ -62,6 +68,15 @@ inline int lowest_bit(std::uint64_t bits) {
         ++at;
     }
     return at;
+#endif
+}
+
+// A hint to fetch the cache line at p (no effect on any result).
+inline void prefetch_read(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 0, 3);
+#else
+    (void)p;
 #endif
 }
 

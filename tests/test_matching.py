@@ -674,6 +674,23 @@ def test_separated_groups_on_points_match_the_matrix_path(n, d, groups, separati
     assert a.verify()
 
 
+@pytest.mark.parametrize("kind", ["gaussian", "clustered"])
+def test_pricing_counters_add_up(kind):
+    # Every exact distance outside the lists is counted once, by where it came
+    # from; the violated pairs are among them, and the last round finds none.
+    rng = np.random.default_rng(3)
+    n, d = 3001, 30
+    X = rng.normal(size=(n, d))
+    if kind == "clustered":
+        X += (rng.normal(size=(6, d)) * 4.0)[rng.integers(0, 6, n)]
+    res = pm.min_weight_perfect_matching(points=X, k=2, n_jobs=2)
+    s = res.stats
+    assert s["extra_pairs"] == s["prefix_pairs"] + s["inside_pairs"] + s["screen_pairs"] > 0
+    assert 0 <= s["violated_pairs"] <= s["extra_pairs"]
+    assert s["prefix_screened"] >= 0 and s["rounds"] >= 2
+    assert res.verify()
+
+
 @settings(max_examples=6, deadline=None)
 @given(n=st.integers(150, 400), d=st.sampled_from([2, 5, 20]), seed=st.integers(0, 2**16))
 def test_nested_clusters_priced_inside_blossoms_match_every_pair_in_the_lists(n, d, seed):

@@ -125,6 +125,11 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     s["passes"] = stats.passes;
     s["edges"] = stats.edges;
     s["extra_pairs"] = stats.extra_pairs;
+    s["prefix_pairs"] = stats.prefix_pairs;
+    s["inside_pairs"] = stats.inside_pairs;
+    s["screen_pairs"] = stats.screen_pairs;
+    s["violated_pairs"] = stats.violated_pairs;
+    s["prefix_screened"] = stats.prefix_screened;
     s["screens"] = stats.screens;
     s["partial_screens"] = stats.partial_screens;
     s["seconds_neighbours"] = stats.seconds_neighbours;
@@ -132,6 +137,8 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     s["seconds_pricing"] = stats.seconds_pricing;
     s["seconds_first_solve"] = stats.seconds_first_solve;
     s["seconds_screen"] = stats.seconds_screen;
+    s["seconds_prefix"] = stats.seconds_prefix;
+    s["seconds_inside"] = stats.seconds_inside;
     d["stats"] = s;
     return d;
 }

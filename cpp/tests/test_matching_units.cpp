@@ -543,10 +543,15 @@ void test_screen_prefilter() {
                 const float ati = matching::float_at_least(ai);
                 for (SimdLevel level : simd_levels()) {
                     const matching::MayScreenFn may = matching::may_screen_for(level, squared);
-                    for (int c = 0; c < len; ++c)
-                        if (flagged[c])
-                            CHECK(may(dots.data() + c, terms.sq.data() + c, terms.err.data() + c, at32.data() + c,
-                                      terms.sq[len], terms.err[len], ati, 1));
+                    const matching::ScreenBitsFn bits_of = matching::screen_bits_for(level, squared);
+                    const std::uint64_t bits = bits_of(dots.data(), terms.sq.data(), terms.err.data(), at32.data(),
+                                                       terms.sq[len], terms.err[len], ati, len);
+                    for (int c = 0; c < len; ++c) {
+                        const bool one = may(dots.data() + c, terms.sq.data() + c, terms.err.data() + c,
+                                             at32.data() + c, terms.sq[len], terms.err[len], ati, 1);
+                        if (flagged[c]) CHECK(one);
+                        CHECK(((bits >> c) & 1) == static_cast<std::uint64_t>(one));  // the same test per column
+                    }
                     // Far below every threshold: nothing flagged.
                     std::vector<float> none(len, -std::numeric_limits<float>::infinity());
                     CHECK(!may(dots.data(), terms.sq.data(), terms.err.data(), none.data(), terms.sq[len],
@@ -597,6 +602,142 @@ void test_euclidean_pairs_below() {
             seen.push_back(std::move(visited));
         }
         for (const auto& v : seen) CHECK(v == seen.front());
+    }
+}
+
+// screen_block of two chosen sets of Euclidean points (float32 tiles, some
+// duplicated points, thresholds of both signs, an infinite one, magnitudes
+// 1e-100 and 1e100, squared and not): every pair closer than its threshold
+// sum has its bit set, the bits are tight, and sets are null without
+// float32 tiles.
+void test_euclidean_screen_block() {
+    std::mt19937_64 gen(31);
+    std::normal_distribution<double> normal;
+    const int n = 700, d = 24;
+    for (double magnitude : {1.0, 1e-100, 1e100}) {
+        std::vector<double> X(static_cast<std::size_t>(n) * d);
+        for (double& x : X) x = normal(gen) * magnitude;
+        for (int i = 0; i < 30; ++i) std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 1) * d);
+        matching::Gemm gemm;
+        gemm.sgemm = reference_sgemm;
+        for (bool squared : {false, true}) {
+            const matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
+            CHECK(matching::EuclideanDistances(X.data(), n, d, squared, matching::Gemm{})
+                      .screen_set(nullptr, 0, nullptr) == nullptr);
+            const double unit = squared ? magnitude * magnitude : magnitude;
+            std::vector<double> a(n);
+            for (double& x : a) x = (squared ? 20.0 : 3.0) * unit * (0.3 + 0.5 * normal(gen));
+            a[5] = std::numeric_limits<double>::infinity();
+            std::vector<std::int32_t> rows(150), cols(400);
+            for (auto& i : rows) i = static_cast<std::int32_t>(gen() % n);
+            for (auto& j : cols) j = static_cast<std::int32_t>(gen() % n);
+            rows[0] = 5;
+            rows[1] = 0;
+            cols[0] = 1;  // a duplicate of row 1
+            const auto R = e.screen_set(rows.data(), 150, a.data());
+            const auto C = e.screen_set(cols.data(), 400, a.data());
+            CHECK(R != nullptr && C != nullptr);
+            if (!R || !C) continue;
+            const int r0 = 0, r1 = 150, c0 = 70, c1 = 400, words = (c1 - c0 + 63) / 64;
+            std::vector<std::uint64_t> bits(static_cast<std::size_t>(r1 - r0) * words, ~std::uint64_t{0});
+            e.screen_block(*R, r0, r1, *C, c0, c1, words, bits.data());
+            int missed = 0, extra = 0, flagged = 0;
+            for (int r = r0; r < r1; ++r)
+                for (int c = c0; c < c1; ++c) {
+                    const bool bit =
+                        (bits[static_cast<std::size_t>(r - r0) * words + (c - c0) / 64] >> ((c - c0) % 64)) & 1;
+                    const std::int32_t i = rows[r], j = cols[c];
+                    const double dij = e(i, j), sum = a[i] + a[j];
+                    flagged += bit;
+                    missed += dij < sum && !bit;
+                    extra += bit && !(dij < sum * 1.01 + 1e-6 * unit);
+                }
+            CHECK(missed == 0);
+            CHECK(extra == 0);
+            CHECK(flagged > 0 && flagged < (r1 - r0) * (c1 - c0));
+            // Bits past the columns stay clear.
+            for (int r = r0; r < r1; ++r)
+                CHECK((bits[static_cast<std::size_t>(r - r0) * words + words - 1] >> ((c1 - c0) % 64)) == 0);
+        }
+    }
+}
+
+// Euclidean points with neighbour lists of 24 (long pricing prefixes, yet no screen of every pair).
+class ShortLists final : public matching::Distances {
+  public:
+    explicit ShortLists(const matching::EuclideanDistances& e) : e_(e) {}
+    std::int32_t size() const override { return e_.size(); }
+    double operator()(std::int32_t i, std::int32_t j) const override { return e_(i, j); }
+    void distances(std::int32_t i, const std::int32_t* js, int count, double* out) const override {
+        e_.distances(i, js, count, out);
+    }
+    const double* point(std::int32_t i) const override { return e_.point(i); }
+    std::int64_t dims() const override { return e_.dims(); }
+    double distance_between(const double* a, const double* b) const override { return e_.distance_between(a, b); }
+    double max_distance() const override { return e_.max_distance(); }
+    double relative_error() const override { return e_.relative_error(); }
+    void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
+                 Control& control) const override {
+        e_.nearest(store, cand, bound, n_threads, control);
+    }
+    std::int32_t store_hint() const override { return 24; }
+    double exact_cost() const override { return e_.exact_cost(); }
+    double screen_cost() const override { return e_.screen_cost(); }
+    void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override {
+        e_.pairs_below(a, n_threads, control, visit);
+    }
+    void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                          const PairVisitor& visit) const override {
+        e_.pairs_below_rows(a, rows, n_threads, control, visit);
+    }
+    std::unique_ptr<ScreenSet> screen_set(const std::int32_t* points, std::int32_t count,
+                                          const double* a) const override {
+        return e_.screen_set(points, count, a);
+    }
+    void screen_block(const ScreenSet& rows, std::int32_t r0, std::int32_t r1, const ScreenSet& cols, std::int32_t c0,
+                      std::int32_t c1, int words, std::uint64_t* bits) const override {
+        e_.screen_block(rows, r0, r1, cols, c0, c1, words, bits);
+    }
+
+  private:
+    const matching::EuclideanDistances& e_;
+};
+
+// Pricing prefixes screened by float32 tiles (every stretch) give the mates
+// and cost of prefixes priced pair by pair (Gaussian points, some duplicated,
+// odd and even counts, 1 and 2 threads), and the screen rules pairs out.
+void test_pricing_prefix_screen() {
+    std::mt19937_64 gen(37);
+    std::normal_distribution<double> normal;
+    for (int trial = 0; trial < 4; ++trial) {
+        const int n = 1200 + 401 * trial, d = 20 + 5 * trial;
+        std::vector<double> X(static_cast<std::size_t>(n) * d);
+        for (double& x : X) x = normal(gen);
+        for (int i = 0; i < 20; ++i) std::copy_n(X.begin() + 9 * i * d, d, X.begin() + (9 * i + 4) * d);
+        matching::Gemm gemm;
+        gemm.sgemm = reference_sgemm;
+        const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
+        const ShortLists D(e);
+        std::vector<std::int32_t> mates[2];
+        double costs[2];
+        std::int64_t exact[2];
+        for (int screened : {0, 1}) {
+            Control control;
+            matching::CompleteOptions opt;
+            opt.k = 1;
+            opt.ghost = n % 2 == 1;
+            opt.n_threads = 1 + trial % 2;
+            opt.screen_every_stretch = screened == 1;
+            matching::CompleteStats stats;
+            const auto res = matching::complete_min_weight_perfect_matching(D, opt, control, &stats);
+            mates[screened] = res.blossom.mate;
+            costs[screened] = res.cost;
+            exact[screened] = stats.prefix_pairs;
+            if (screened == 1) CHECK(stats.prefix_screened > 0);
+        }
+        CHECK(exact[1] < exact[0]);
+        CHECK(mates[0] == mates[1]);
+        CHECK(costs[0] == costs[1]);
     }
 }
 
@@ -798,6 +939,8 @@ int main(int argc, char** argv) {
         {"flag_below", test_flag_below},
         {"screen_prefilter", test_screen_prefilter},
         {"euclidean_pairs_below", test_euclidean_pairs_below},
+        {"euclidean_screen_block", test_euclidean_screen_block},
+        {"pricing_prefix_screen", test_pricing_prefix_screen},
         {"euclidean_ordering_stops", test_euclidean_ordering_stops},
         {"prefix_bits_and_distance", test_prefix_bits_and_distance},
         {"batch_distances", test_batch_distances},
