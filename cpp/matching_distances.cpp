@@ -620,7 +620,7 @@ std::unique_ptr<Distances::ScreenSet> EuclideanDistances::screen_set(const i32* 
         std::copy_n(xc32_.data() + static_cast<std::size_t>(p) * d, d, set->x.data() + static_cast<std::size_t>(t) * d);
         set->sq[t] = screen32_.sq[p];
         set->err[t] = screen32_.err[p];
-        set->at[t] = float_at_least(tile_threshold(a[points[t]]));
+        set->at[t] = float_at_least(tile_threshold(a[t]));
     }
     return set;
 }

@@ -101,7 +101,7 @@ class Distances {
     // several threads at once (visit must be thread safe).
     using PairVisitor = std::function<void(std::int32_t, std::int32_t)>;
     // Screening of chosen pairs (such as the pricing prefix): copies of some
-    // points with their thresholds a (indexed by point), screened set
+    // points with their thresholds (a[t] that of points[t]), screened set
     // against set. Providers without it give null (the caller then computes
     // every pair exactly).
     class ScreenSet {

@@ -226,6 +226,9 @@ class PricedSolve {
     void price_screen();
     bool screen_pays() const;
     std::vector<double> screen_thresholds() const;
+    // The provider's screen set of `points`, with their entries of `a` (indexed by point).
+    std::unique_ptr<Distances::ScreenSet> screen_set_of(const i32* points, i32 count,
+                                                        const std::vector<double>& a) const;
     std::vector<std::uint64_t> violated_keys();
     void keep_pass(PassState& out) const;
 
@@ -446,7 +449,7 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     // The head's float32 copies for the screen (when the provider has one).
     const std::vector<double> screen_a = head.rows.empty() ? std::vector<double>{} : screen_thresholds();
     const std::unique_ptr<Distances::ScreenSet> head_set =
-        head.rows.empty() ? nullptr : D_.screen_set(by_y_.data(), head.length(), screen_a.data());
+        head.rows.empty() ? nullptr : screen_set_of(by_y_.data(), head.length(), screen_a);
     std::atomic<i64> ruled_out{0};  // pairs of the prefix the screen ruled out
     parallel_for(
         blocks, opt.n_threads,
@@ -499,7 +502,7 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
             for (i32 i = lo; i < hi; ++i) by_len[i - lo] = i;
             std::stable_sort(by_len.begin(), by_len.end(), [&](i32 u, i32 v) { return len[u - lo] > len[v - lo]; });
             const std::unique_ptr<Distances::ScreenSet> row_set =
-                head_set ? D_.screen_set(by_len.data(), hi - lo, screen_a.data()) : nullptr;
+                head_set ? screen_set_of(by_len.data(), hi - lo, screen_a) : nullptr;
             std::vector<std::uint64_t> cand, screened;
             i32 js[64], at[64];
             i64 ws[64];
@@ -886,6 +889,13 @@ void PricedSolve::price_screen() {
 // scale - 1 below the cap, so a violated pair (Z = 0) has d < (y_i + y_j +
 // 1) / (2 scale); a capped pair can only be violated when y_i + y_j > 2 wmax:
 // such points see every pair.
+std::unique_ptr<Distances::ScreenSet> PricedSolve::screen_set_of(const i32* points, i32 count,
+                                                                 const std::vector<double>& a) const {
+    std::vector<double> at(count);
+    for (i32 t = 0; t < count; ++t) at[t] = a[points[t]];
+    return D_.screen_set(points, count, at.data());
+}
+
 std::vector<double> PricedSolve::screen_thresholds() const {
     const std::vector<i64>& y = r_.y;
     std::vector<double> a(n_);

@@ -106,6 +106,13 @@ std::vector<double> ReorderedDistances::inner_thresholds(const double* a) const 
     return out;
 }
 
+std::unique_ptr<Distances::ScreenSet> ReorderedDistances::screen_set(const std::int32_t* points, std::int32_t count,
+                                                                     const double* a) const {
+    std::vector<std::int32_t> inner_points(points, points + count);
+    for (std::int32_t& p : inner_points) p = order_[p];
+    return inner_.screen_set(inner_points.data(), count, a);
+}
+
 void ReorderedDistances::pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const {
     const std::vector<double> inner_a = inner_thresholds(a);
     inner_.pairs_below(inner_a.data(), n_threads, control, [&](i32 p, i32 q) {

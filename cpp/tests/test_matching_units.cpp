@@ -634,8 +634,11 @@ void test_euclidean_screen_block() {
             rows[0] = 5;
             rows[1] = 0;
             cols[0] = 1;  // a duplicate of row 1
-            const auto R = e.screen_set(rows.data(), 150, a.data());
-            const auto C = e.screen_set(cols.data(), 400, a.data());
+            std::vector<double> a_rows(150), a_cols(400);
+            for (int t = 0; t < 150; ++t) a_rows[t] = a[rows[t]];
+            for (int t = 0; t < 400; ++t) a_cols[t] = a[cols[t]];
+            const auto R = e.screen_set(rows.data(), 150, a_rows.data());
+            const auto C = e.screen_set(cols.data(), 400, a_cols.data());
             CHECK(R != nullptr && C != nullptr);
             if (!R || !C) continue;
             const int r0 = 0, r1 = 150, c0 = 70, c1 = 400, words = (c1 - c0 + 63) / 64;
