@@ -117,8 +117,10 @@ class MatchingResult(Result):
     stats : dict
         Solver counters (pricing rounds, passes, edges of the final subgraph,
         blossom events of the last round, pairs priced outside the neighbour
-        lists, screens of every pair and of some rows; ``duplicate_pairs``:
-        pairs of copies of one point matched up front, when there were any).
+        lists by where they came from (``prefix_pairs``, ``inside_pairs``,
+        ``screen_pairs``) and how many were violated, screens of every pair
+        and of some rows, seconds per phase; ``duplicate_pairs``: pairs of
+        copies of one point matched up front, when there were any).
 
     Notes
     -----
