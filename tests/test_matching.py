@@ -687,7 +687,7 @@ def test_pricing_counters_add_up(kind):
     s = res.stats
     assert s["extra_pairs"] == s["prefix_pairs"] + s["inside_pairs"] + s["screen_pairs"] > 0
     assert 0 <= s["violated_pairs"] <= s["extra_pairs"]
-    assert s["prefix_screened"] >= 0 and s["rounds"] >= 2
+    assert s["prefix_screened"] >= 0 and s["inside_screened"] >= 0 and s["rounds"] >= 2
     assert res.verify()
 
 

@@ -130,6 +130,7 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     s["screen_pairs"] = stats.screen_pairs;
     s["violated_pairs"] = stats.violated_pairs;
     s["prefix_screened"] = stats.prefix_screened;
+    s["inside_screened"] = stats.inside_screened;
     s["screens"] = stats.screens;
     s["partial_screens"] = stats.partial_screens;
     s["seconds_neighbours"] = stats.seconds_neighbours;
