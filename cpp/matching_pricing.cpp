@@ -244,7 +244,8 @@ class PricedSolve {
     InsideCounts price_inside_rows(const InsideScan& scan, const InsideTask& task, const Distances::ScreenSet* set,
                                    std::vector<Hit>& local) const;
     std::int64_t screen_inside_tile(const InsideScan& scan, const InsideTask& task, const Distances::ScreenSet& set,
-                                    i32 c0, i32 c1, std::uint64_t* bits, std::vector<std::uint64_t>& screened) const;
+                                    i32 r0, i32 r1, i32 c0, i32 c1, std::uint64_t* bits,
+                                    std::vector<std::uint64_t>& screened) const;
     std::int64_t price_inside_row(const InsideScan& scan, i32 p, i32 c0, const std::uint64_t* bits, i32& meet,
                                   i32& found, std::vector<Hit>& local) const;
     void mark_dirty_rows();
@@ -680,6 +681,16 @@ class InsideScan {
     // whose pair with row p the radius rule cannot rule out; meet: the
     // smallest blossom holding p and the positions looked at (it climbs).
     std::int64_t candidates(i32 p, i32 c0, i32 c1, i32& meet, std::uint64_t* bits) const;
+    // The same bits, a superset, for a tile [c0, c1) inside column block
+    // `block` (positions [block, block + 1) * kInsideColumns): ruled out
+    // with the z-sum of `meet` climbed to hold the whole tile, a lower bound
+    // of Z for every pair of it (branch-free, 64 at a time).
+    std::int64_t tile_candidates(i32 p, i32 c0, i32 c1, i32 block, i32& meet, std::uint64_t* bits) const;
+    // Whether the rule rules out the pair of rows p and q, meeting first in a blossom of z-sum Z.
+    bool ruled_out(i32 p, i32 q, i64 Z) const {
+        const i64 T = y_pre_[p] + y_pre_[q] - Z;
+        return T <= 2 * radius_[lam_.order()[p]] || y_pre_[p] + slack_pre_[q] - Z <= 0;
+    }
     // out[t] = the distance of rows p and qs[t] (the provider's bits).
     void distances(i32 p, const i32* qs, int count, double* out) const;
     i32 vertex(i32 q) const { return lam_.order()[q]; }
@@ -696,6 +707,8 @@ class InsideScan {
     const std::vector<i64>& radius_;
     std::vector<i64> y_pre_, slack_pre_;
     std::unique_ptr<RangeMax> y_max_, slack_max_;
+    // -y and -slack (the tile scan's form), and the largest y and slack of each column block.
+    std::vector<i64> minus_y_, minus_slack_, block_y_max_, block_slack_max_;
     // Points: their rows in preorder (read in increasing order, not
     // scattered over the input), unless that copy is too large.
     std::vector<double> rows_pre_;
@@ -716,6 +729,17 @@ InsideScan::InsideScan(const Distances& D, const BlossomResult& r, const DualFor
     }
     y_max_ = std::make_unique<RangeMax>(y_pre_);
     slack_max_ = std::make_unique<RangeMax>(slack_pre_);
+    minus_y_.resize(len);
+    minus_slack_.resize(len);
+    const std::size_t blocks = (static_cast<std::size_t>(len) + kInsideColumns - 1) / kInsideColumns;
+    block_y_max_.assign(blocks, std::numeric_limits<i64>::min());
+    block_slack_max_.assign(blocks, std::numeric_limits<i64>::min());
+    for (i32 q = 0; q < len; ++q) {
+        minus_y_[q] = -y_pre_[q];
+        minus_slack_[q] = -slack_pre_[q];
+        block_y_max_[q / kInsideColumns] = std::max(block_y_max_[q / kInsideColumns], y_pre_[q]);
+        block_slack_max_[q / kInsideColumns] = std::max(block_slack_max_[q / kInsideColumns], slack_pre_[q]);
+    }
     const std::int64_t dims = D.dims();
     if (D.point(0) == nullptr || dims <= 0 ||
         static_cast<std::size_t>(len) * static_cast<std::size_t>(dims) * sizeof(double) > kHeadBytes)
@@ -757,6 +781,30 @@ std::int64_t InsideScan::candidates(i32 p, i32 c0, i32 c1, i32& meet, std::uint6
         bits[(q - c0) / 64] |= std::uint64_t{1} << ((q - c0) % 64);
         ++count;
         ++q;
+    }
+    return count;
+}
+
+std::int64_t InsideScan::tile_candidates(i32 p, i32 c0, i32 c1, i32 block, i32& meet, std::uint64_t* bits) const {
+    static const LessThanBitsFn less_than = less_than_bits_for(SimdLevel::automatic);
+    const i32 i = lam_.order()[p];
+    const i32 from = std::max(c0, p + 1), end = std::min(c1, lam_.hi(lam_.root(i)));
+    if (from >= end) return 0;
+    while (end - 1 >= lam_.hi(meet)) meet = r_.parent[meet];
+    const i64 yi = r_.y[i], ri = radius_[i], Z = forest_.zsum(meet);
+    if (yi + block_y_max_[block] - Z <= 2 * ri || yi + block_slack_max_[block] - Z <= 0) return 0;
+    // y_q > 2 r_i - y_i + Z and y_q - 2 r_q > Z - y_i, negated.
+    const i64 y_bound = yi - Z - 2 * ri, slack_bound = yi - Z;
+    std::int64_t count = 0;
+    for (i32 q0 = from; q0 < end; q0 += 64) {
+        const int len = std::min(64, end - q0);
+        const std::uint64_t b = less_than(minus_y_.data() + q0, y_bound, len) &
+                                less_than(minus_slack_.data() + q0, slack_bound, len);
+        if (b == 0) continue;
+        count += static_cast<std::int64_t>(std::bitset<64>(b).count());
+        const int at = q0 - c0, word = at / 64, shift = at % 64;
+        bits[word] |= b << shift;
+        if (shift != 0 && (b >> (64 - shift)) != 0) bits[word + 1] |= b >> (64 - shift);
     }
     return count;
 }
@@ -872,19 +920,28 @@ PricedSolve::InsideCounts PricedSolve::price_inside_rows(const InsideScan& scan,
         }
     constexpr int kWords = kInsideColumns / 64;
     std::vector<std::uint64_t> bits(static_cast<std::size_t>(rows) * kWords), screened;
-    for (i32 c0 = task.p0 + 1; c0 < end; c0 += kInsideColumns) {
-        const i32 c1 = std::min(end, c0 + kInsideColumns);
+    // Column tiles: the column blocks (aligned), from the first row's next position.
+    for (i32 block = (task.p0 + 1) / kInsideColumns; block * kInsideColumns < end; ++block) {
+        const i32 c0 = std::max(task.p0 + 1, block * kInsideColumns), c1 = std::min(end, (block + 1) * kInsideColumns);
         std::fill(bits.begin(), bits.end(), 0);
         std::int64_t candidates = 0;
+        i32 first = rows, last = -1;  // rows with candidates
         for (i32 r = 0; r < rows; ++r) {
             meet_at_tile[r] = meet[r];
-            if (meet[r] >= 0 && static_cast<std::size_t>(found[r]) < enough_)
-                candidates += scan.candidates(task.p0 + r, c0, c1, meet[r], &bits[static_cast<std::size_t>(r) * kWords]);
+            if (meet[r] < 0 || static_cast<std::size_t>(found[r]) >= enough_) continue;
+            std::uint64_t* row_bits = &bits[static_cast<std::size_t>(r) * kWords];
+            const std::int64_t c = set != nullptr ? scan.tile_candidates(task.p0 + r, c0, c1, block, meet[r], row_bits)
+                                                  : scan.candidates(task.p0 + r, c0, c1, meet[r], row_bits);
+            if (c == 0) continue;
+            candidates += c;
+            first = std::min(first, r);
+            last = r;
         }
         if (candidates == 0) continue;
         if (set != nullptr && (opt_.screen_every_stretch || static_cast<double>(candidates) * D_.exact_cost() >
-                                                                static_cast<double>(rows) * (c1 - c0) * D_.screen_cost()))
-            counts.screened += screen_inside_tile(scan, task, *set, c0, c1, bits.data(), screened);
+                                                                static_cast<double>(last + 1 - first) * (c1 - c0) *
+                                                                    D_.screen_cost()))
+            counts.screened += screen_inside_tile(scan, task, *set, first, last + 1, c0, c1, bits.data(), screened);
         for (i32 r = 0; r < rows; ++r)
             counts.computed += price_inside_row(scan, task.p0 + r, c0, &bits[static_cast<std::size_t>(r) * kWords],
                                                 meet_at_tile[r], found[r], local);
@@ -893,20 +950,21 @@ PricedSolve::InsideCounts PricedSolve::price_inside_rows(const InsideScan& scan,
     return counts;
 }
 
-// ANDs the tile's candidate bits with the screen of the tile; returns how many it ruled out.
+// ANDs the candidate bits of the tile's rows [r0, r1) with their screen; returns how many it ruled out.
 std::int64_t PricedSolve::screen_inside_tile(const InsideScan& scan, const InsideTask& task,
-                                             const Distances::ScreenSet& set, i32 c0, i32 c1, std::uint64_t* bits,
-                                             std::vector<std::uint64_t>& screened) const {
+                                             const Distances::ScreenSet& set, i32 r0, i32 r1, i32 c0, i32 c1,
+                                             std::uint64_t* bits, std::vector<std::uint64_t>& screened) const {
     constexpr int kWords = kInsideColumns / 64;
     const BlossomTree& lam = scan.tree();
-    const i32 rows = task.p1 - task.p0, lo = lam.lo(task.top);
-    // Every pair of the tile meets in the smallest blossom holding positions p0 .. c1 - 1, or in a smaller one.
-    i32 B = scan.parent(scan.vertex(task.p0));
+    const i32 lo = lam.lo(task.top);
+    bits += static_cast<std::size_t>(r0) * kWords;
+    // Every pair of the rows' tile meets in the smallest blossom holding their positions to c1 - 1, or in a smaller one.
+    i32 B = scan.parent(scan.vertex(task.p0 + r0));
     while (lam.hi(B) < c1) B = scan.parent(B);
     const double lower =
         ws_.distance_below(static_cast<double>(scan.forest().zsum(B) - scan.forest().zsum(task.top)) / 2);
-    screened.resize(static_cast<std::size_t>(rows) * kWords);
-    D_.screen_block(set, task.p0 - lo, task.p1 - lo, set, c0 - lo, c1 - lo, kWords, screened.data(), lower);
+    screened.resize(static_cast<std::size_t>(r1 - r0) * kWords);
+    D_.screen_block(set, task.p0 + r0 - lo, task.p0 + r1 - lo, set, c0 - lo, c1 - lo, kWords, screened.data(), lower);
     std::int64_t ruled_out = 0;
     for (std::size_t w = 0; w < screened.size(); ++w) {
         const std::uint64_t kept = bits[w] & screened[w];
@@ -946,8 +1004,10 @@ std::int64_t PricedSolve::price_inside_row(const InsideScan& scan, i32 p, i32 c0
         for (std::uint64_t b = bits[w]; b != 0; b &= b - 1) {
             const i32 q = c0 + 64 * w + lowest_bit(b);
             while (q >= lam.hi(meet)) meet = scan.parent(meet);
+            const i64 Z = scan.forest().zsum(meet);
+            if (scan.ruled_out(p, q, Z)) continue;  // (tile candidates are a superset)
             qs[count] = q;
-            T[count++] = yi + scan.y(q) - scan.forest().zsum(meet);
+            T[count++] = yi + scan.y(q) - Z;
             if (count < 64) continue;
             flush();
             if (static_cast<std::size_t>(found) >= enough_) return computed;
