@@ -146,7 +146,7 @@ struct CompleteOptions {
     int k = 10;
     bool ghost = false;
     int n_threads = 1;
-    bool report = true;                 // report progress through the control (else only check it)
+    bool report = true;  // report progress through the control (else only check it)
     // Tests: screen every stretch of the pricing prefix and every tile inside screened blossoms (else when it pays).
     bool screen_every_stretch = false;
     int screen_inside_from = 512;  // top-level blossoms of at least this many vertices are priced with a screen

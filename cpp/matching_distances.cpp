@@ -647,10 +647,9 @@ void EuclideanDistances::screen_block(const ScreenSet& rows, i32 r0, i32 r1, con
     for (int r = 0; r < nr; ++r) {
         const float* dots = tile.data() + static_cast<std::size_t>(r) * nc;
         const i32 i = r0 + r;
-        const float ati =
-            lower_units > 0 ? float_at_least(std::nextafter(static_cast<double>(R.at[i]) - lower_units,
-                                                      std::numeric_limits<double>::infinity()))
-                      : R.at[i];
+        const float ati = lower_units > 0 ? float_at_least(std::nextafter(static_cast<double>(R.at[i]) - lower_units,
+                                                                          std::numeric_limits<double>::infinity()))
+                                          : R.at[i];
         std::uint64_t* out = bits + static_cast<std::size_t>(r) * words;
         for (int w = 0; w < words; ++w) out[w] = 0;
         for (int cb = 0; cb < nc; cb += 64) {

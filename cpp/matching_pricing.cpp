@@ -13,8 +13,6 @@
 #include <atomic>
 #include <bitset>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -197,7 +195,8 @@ struct PassState {
 //    blossoms around them, so they are walked in the blossom forest's
 //    preorder, where the smallest blossom holding i and j only grows as j
 //    moves away from i: Z is known exactly without a lowest-common-ancestor
-//    query.
+//    query; in large blossoms, tiles of the walk are screened by the
+//    provider (y_i + y_j less a lower bound of Z over the tile) first.
 class InsideScan;
 struct InsideTask;
 
@@ -798,8 +797,8 @@ std::int64_t InsideScan::tile_candidates(i32 p, i32 c0, i32 c1, i32 block, i32& 
     std::int64_t count = 0;
     for (i32 q0 = from; q0 < end; q0 += 64) {
         const int len = std::min(64, end - q0);
-        const std::uint64_t b = less_than(minus_y_.data() + q0, y_bound, len) &
-                                less_than(minus_slack_.data() + q0, slack_bound, len);
+        const std::uint64_t b =
+            less_than(minus_y_.data() + q0, y_bound, len) & less_than(minus_slack_.data() + q0, slack_bound, len);
         if (b == 0) continue;
         count += static_cast<std::int64_t>(std::bitset<64>(b).count());
         const int at = q0 - c0, word = at / 64, shift = at % 64;
@@ -832,7 +831,6 @@ struct InsideTask {
 // get an exact distance, in batches. Each row keeps the same first
 // violated pairs, in increasing position, whatever the screen rules out.
 void PricedSolve::price_inside() {
-    const auto dbg0 = std::chrono::steady_clock::now();
     const BlossomTree& lam = forest_->tree();
     const InsideScan scan(D_, r_, *forest_, radius_, opt_.n_threads, control_);
     const i32 len = static_cast<i32>(lam.order().size());
@@ -846,13 +844,13 @@ void PricedSolve::price_inside() {
             tasks.push_back(InsideTask{p, std::min(end, p + kInsideRows), sets[t] ? t : -1});
     }
     std::atomic<i64> computed{0}, screened{0};
-    const std::size_t dbg_hits0 = hits_.size();
     parallel_for(
         tasks.size(), opt_.n_threads,
         [&](std::size_t k) {
             const InsideTask& task = tasks[k];
             std::vector<Hit> local;
-            const InsideCounts counts = price_inside_rows(scan, task, task.top < 0 ? nullptr : sets[task.top].get(), local);
+            const InsideCounts counts =
+                price_inside_rows(scan, task, task.top < 0 ? nullptr : sets[task.top].get(), local);
             add_hits(local);
             computed += counts.computed;
             screened += counts.screened;
@@ -861,21 +859,6 @@ void PricedSolve::price_inside() {
     stats_.extra_pairs += computed.load();
     stats_.inside_pairs += computed.load();
     stats_.inside_screened += screened.load();
-    if (std::getenv("PM_INSIDE_DEBUG")) {
-        std::vector<i32> sizes;
-        double all = 0;
-        for (i32 b = N_; b < static_cast<i32>(r_.parent.size()); ++b)
-            if (r_.parent[b] == -1) {
-                sizes.push_back(lam.hi(b) - lam.lo(b));
-                all += 0.5 * sizes.back() * (sizes.back() - 1.0);
-            }
-        std::sort(sizes.rbegin(), sizes.rend());
-        std::fprintf(stderr, "inside: %zu tops, largest", sizes.size());
-        for (std::size_t t = 0; t < sizes.size() && t < 5; ++t) std::fprintf(stderr, " %d", sizes[t]);
-        std::fprintf(stderr, "; hits %zu pairs %.3g computed %lld screened out %lld in %.2f s\n", hits_.size() - dbg_hits0, all,
-                     static_cast<long long>(computed.load()), static_cast<long long>(screened.load()),
-                     seconds_since(dbg0));
-    }
 }
 
 // The screen set of top-level blossom t: its rows in preorder (the ghost's
@@ -899,14 +882,15 @@ std::unique_ptr<Distances::ScreenSet> PricedSolve::inside_screen_set(i32 t) cons
         // A capped pair (weight wmax) can only be violated when y_i + y_j - zsum > 2 wmax: such points see every pair.
         const i64 yq = r_.y[lam.order()[lo + q]];
         a[q] = yq - zt + ymax > 2 * wmax_ ? std::numeric_limits<double>::infinity()
-                                           : ws_.distance_above(static_cast<double>(2 * yq - zt + 1) / 4);
+                                          : ws_.distance_above(static_cast<double>(2 * yq - zt + 1) / 4);
     }
     return D_.screen_set(points.data(), count, a.data());
 }
 
 // The rows of one task, a tile of columns at a time (see price_inside).
 PricedSolve::InsideCounts PricedSolve::price_inside_rows(const InsideScan& scan, const InsideTask& task,
-                                                         const Distances::ScreenSet* set, std::vector<Hit>& local) const {
+                                                         const Distances::ScreenSet* set,
+                                                         std::vector<Hit>& local) const {
     const BlossomTree& lam = scan.tree();
     const i32 rows = task.p1 - task.p0;
     InsideCounts counts;
@@ -938,9 +922,9 @@ PricedSolve::InsideCounts PricedSolve::price_inside_rows(const InsideScan& scan,
             last = r;
         }
         if (candidates == 0) continue;
-        if (set != nullptr && (opt_.screen_every_stretch || static_cast<double>(candidates) * D_.exact_cost() >
-                                                                static_cast<double>(last + 1 - first) * (c1 - c0) *
-                                                                    D_.screen_cost()))
+        if (set != nullptr &&
+            (opt_.screen_every_stretch || static_cast<double>(candidates) * D_.exact_cost() >
+                                              static_cast<double>(last + 1 - first) * (c1 - c0) * D_.screen_cost()))
             counts.screened += screen_inside_tile(scan, task, *set, first, last + 1, c0, c1, bits.data(), screened);
         for (i32 r = 0; r < rows; ++r)
             counts.computed += price_inside_row(scan, task.p0 + r, c0, &bits[static_cast<std::size_t>(r) * kWords],
@@ -958,7 +942,8 @@ std::int64_t PricedSolve::screen_inside_tile(const InsideScan& scan, const Insid
     const BlossomTree& lam = scan.tree();
     const i32 lo = lam.lo(task.top);
     bits += static_cast<std::size_t>(r0) * kWords;
-    // Every pair of the rows' tile meets in the smallest blossom holding their positions to c1 - 1, or in a smaller one.
+    // Every pair of the rows' tile meets in the smallest blossom holding their positions to c1 - 1, or in a smaller
+    // one.
     i32 B = scan.parent(scan.vertex(task.p0 + r0));
     while (lam.hi(B) < c1) B = scan.parent(B);
     const double lower =
@@ -977,8 +962,8 @@ std::int64_t PricedSolve::screen_inside_tile(const InsideScan& scan, const Insid
 // Prices row p's candidates of the tile from c0 (bits) in increasing
 // position until `found` reaches enough; meet: the smallest blossom holding
 // p and c0 or less (it climbs). Returns how many exact distances it took.
-std::int64_t PricedSolve::price_inside_row(const InsideScan& scan, i32 p, i32 c0, const std::uint64_t* bits,
-                                           i32& meet, i32& found, std::vector<Hit>& local) const {
+std::int64_t PricedSolve::price_inside_row(const InsideScan& scan, i32 p, i32 c0, const std::uint64_t* bits, i32& meet,
+                                           i32& found, std::vector<Hit>& local) const {
     constexpr int kWords = kInsideColumns / 64;
     const BlossomTree& lam = scan.tree();
     const i32 i = scan.vertex(p);

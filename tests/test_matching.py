@@ -721,7 +721,8 @@ def test_pairs_inside_blossoms_screened_by_float32_tiles_match_the_walk(n, d, sq
     inner = outer[rng.integers(0, 3, 12)] + rng.normal(size=(12, d)) * 6.0
     X = inner[rng.integers(0, 12, n)] + rng.normal(size=(n, d)) * rng.choice([0.1, 1.0], size=(n, 1))
     X[1::97] = X[::97][: X[1::97].shape[0]]  # some duplicated points
-    walked = _core._mwpm_points(X, squared, 1, 2, screen_inside_from=2**31 - 1, screen_always=True)  # (the prefix alike)
+    # Both screen every stretch of the prefix (alike in both).
+    walked = _core._mwpm_points(X, squared, 1, 2, screen_inside_from=2**31 - 1, screen_always=True)
     screened = _core._mwpm_points(X, squared, 1, 2, screen_inside_from=2, screen_always=True)
     assert walked["stats"]["inside_screened"] == 0
     assert screened["stats"]["inside_screened"] > 0 or walked["stats"]["inside_pairs"] == 0

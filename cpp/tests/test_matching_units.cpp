@@ -709,6 +709,19 @@ class ShortLists final : public matching::Distances {
     const matching::EuclideanDistances& e_;
 };
 
+// One solve of D with k = 1 (a ghost for an odd count) and the options `tune` sets.
+template <class Tune>
+matching::CompleteResult solve_k1(const matching::Distances& D, int n_threads, matching::CompleteStats& stats,
+                                  Tune&& tune) {
+    Control control;
+    matching::CompleteOptions opt;
+    opt.k = 1;
+    opt.ghost = D.size() % 2 == 1;
+    opt.n_threads = n_threads;
+    tune(opt);
+    return matching::complete_min_weight_perfect_matching(D, opt, control, &stats);
+}
+
 // Pricing prefixes screened by float32 tiles (every stretch) give the mates
 // and cost of prefixes priced pair by pair (Gaussian points, some duplicated,
 // odd and even counts, 1 and 2 threads), and the screen rules pairs out.
@@ -728,14 +741,10 @@ void test_pricing_prefix_screen() {
         double costs[2];
         std::int64_t exact[2];
         for (int screened : {0, 1}) {
-            Control control;
-            matching::CompleteOptions opt;
-            opt.k = 1;
-            opt.ghost = n % 2 == 1;
-            opt.n_threads = 1 + trial % 2;
-            opt.screen_every_stretch = screened == 1;
             matching::CompleteStats stats;
-            const auto res = matching::complete_min_weight_perfect_matching(D, opt, control, &stats);
+            const auto res = solve_k1(D, 1 + trial % 2, stats, [&](matching::CompleteOptions& opt) {
+                opt.screen_every_stretch = screened == 1;
+            });
             mates[screened] = res.blossom.mate;
             costs[screened] = res.cost;
             exact[screened] = stats.prefix_pairs;
@@ -760,8 +769,8 @@ void test_pricing_inside_screen() {
         for (double& c : centres) c = 6.0 * normal(gen);
         for (int i = 0; i < n; ++i)
             for (int t = 0; t < d; ++t)
-                X[static_cast<std::size_t>(i) * d + t] = centres[static_cast<std::size_t>(i % clusters) * d + t] +
-                                                         normal(gen);
+                X[static_cast<std::size_t>(i) * d + t] =
+                    centres[static_cast<std::size_t>(i % clusters) * d + t] + normal(gen);
         for (int i = 0; i < 15; ++i) std::copy_n(X.begin() + 11 * i * d, d, X.begin() + (11 * i + 5) * d);
         matching::Gemm gemm;
         gemm.sgemm = reference_sgemm;
@@ -771,14 +780,10 @@ void test_pricing_inside_screen() {
         double costs[2];
         matching::CompleteStats stats[2];
         for (int screened : {0, 1}) {
-            Control control;
-            matching::CompleteOptions opt;
-            opt.k = 1;
-            opt.ghost = n % 2 == 1;
-            opt.n_threads = 1 + trial % 2;
-            opt.screen_inside_from = screened == 1 ? 2 : std::numeric_limits<int>::max();
-            opt.screen_every_stretch = true;  // (the prefix alike in both)
-            const auto res = matching::complete_min_weight_perfect_matching(D, opt, control, &stats[screened]);
+            const auto res = solve_k1(D, 1 + trial % 2, stats[screened], [&](matching::CompleteOptions& opt) {
+                opt.screen_inside_from = screened == 1 ? 2 : std::numeric_limits<int>::max();
+                opt.screen_every_stretch = true;  // (the prefix alike in both)
+            });
             mates[screened] = res.blossom.mate;
             costs[screened] = res.cost;
         }
