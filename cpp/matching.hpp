@@ -146,8 +146,10 @@ struct CompleteOptions {
     int k = 10;
     bool ghost = false;
     int n_threads = 1;
-    bool report = true;                 // report progress through the control (else only check it)
-    bool screen_every_stretch = false;  // tests: screen every stretch of the pricing prefix (else when it pays)
+    bool report = true;  // report progress through the control (else only check it)
+    // Tests: screen every stretch of the pricing prefix and every tile inside screened blossoms (else when it pays).
+    bool screen_every_stretch = false;
+    int screen_inside_from = 512;  // top-level blossoms of at least this many vertices are priced with a screen
 };
 
 struct CompleteStats {
@@ -158,6 +160,7 @@ struct CompleteStats {
     // Exact distances computed outside the lists, by where they came from, and the violated pairs they found.
     std::int64_t prefix_pairs = 0, inside_pairs = 0, screen_pairs = 0, violated_pairs = 0;
     std::int64_t prefix_screened = 0;      // pairs of the prefix a float32 screen ruled out (no exact distance)
+    std::int64_t inside_screened = 0;      // the same for pairs inside one top-level blossom
     int screens = 0, partial_screens = 0;  // screens of every pair, and of some rows only
     double seconds_neighbours = 0, seconds_solve = 0, seconds_pricing = 0;  // wall time per phase
     double seconds_first_solve = 0;                 // the first solve of the start graph (part of seconds_solve)

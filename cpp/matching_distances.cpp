@@ -626,7 +626,7 @@ std::unique_ptr<Distances::ScreenSet> EuclideanDistances::screen_set(const i32* 
 }
 
 void EuclideanDistances::screen_block(const ScreenSet& rows, i32 r0, i32 r1, const ScreenSet& cols, i32 c0, i32 c1,
-                                      int words, std::uint64_t* bits) const {
+                                      int words, std::uint64_t* bits, double lower) const {
     const auto& R = static_cast<const FloatScreenSet&>(rows);
     const auto& C = static_cast<const FloatScreenSet&>(cols);
     const int nr = r1 - r0, nc = c1 - c0, k = static_cast<int>(d_);
@@ -640,15 +640,22 @@ void EuclideanDistances::screen_block(const ScreenSet& rows, i32 r0, i32 r1, con
         dot_tile(gemm_.sgemm, R.x.data() + static_cast<std::size_t>(r0) * d, nr,
                  C.x.data() + static_cast<std::size_t>(c0) * d, nc, k, tile.data());
     }
+    // The rows' thresholds take the lowering (in tile units, never more than
+    // asked: the widening of positive thresholds stays; each rounded up).
+    double lower_units = std::nextafter(-tile_threshold(-lower), 0.0);
+    if (!(lower_units > 0 && lower_units < std::numeric_limits<double>::infinity())) lower_units = 0;
     for (int r = 0; r < nr; ++r) {
         const float* dots = tile.data() + static_cast<std::size_t>(r) * nc;
         const i32 i = r0 + r;
+        const float ati = lower_units > 0 ? float_at_least(std::nextafter(static_cast<double>(R.at[i]) - lower_units,
+                                                                          std::numeric_limits<double>::infinity()))
+                                          : R.at[i];
         std::uint64_t* out = bits + static_cast<std::size_t>(r) * words;
         for (int w = 0; w < words; ++w) out[w] = 0;
         for (int cb = 0; cb < nc; cb += 64) {
             const int len = std::min(64, nc - cb);
             out[cb / 64] = screen_bits32_(dots + cb, C.sq.data() + c0 + cb, C.err.data() + c0 + cb,
-                                          C.at.data() + c0 + cb, R.sq[i], R.err[i], R.at[i], len);
+                                          C.at.data() + c0 + cb, R.sq[i], R.err[i], ati, len);
         }
     }
 }

@@ -115,11 +115,13 @@ class Distances {
     // For the entries [r0, r1) of `rows` and [c0, c1) of `cols` (two sets of
     // this provider, c1 - c0 <= 64 * words): bit (c - c0) % 64 of
     // bits[(r - r0) * words + (c - c0) / 64] set when the distance of the
-    // two points may be < a_r + a_c (a superset; c1 - c0 <= kScreenColumns).
+    // two points may be < a_r + a_c - lower (a superset; c1 - c0 <=
+    // kScreenColumns; lower >= 0, a distance: one set serves tiles whose
+    // threshold sums are lower by different amounts).
     static constexpr std::int32_t kScreenColumns = 4096;
     virtual void screen_block(const ScreenSet& /*rows*/, std::int32_t /*r0*/, std::int32_t /*r1*/,
                               const ScreenSet& /*cols*/, std::int32_t /*c0*/, std::int32_t /*c1*/, int /*words*/,
-                              std::uint64_t* /*bits*/) const {}
+                              std::uint64_t* /*bits*/, double /*lower*/) const {}
     virtual void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const = 0;
     // The same for the pairs with an end in `rows` (sorted, distinct): each
     // once, as visit(i, j) with i in rows (and i < j when both are).
@@ -187,7 +189,7 @@ class EuclideanDistances final : public Distances {
     std::unique_ptr<ScreenSet> screen_set(const std::int32_t* points, std::int32_t count,
                                           const double* a) const override;
     void screen_block(const ScreenSet& rows, std::int32_t r0, std::int32_t r1, const ScreenSet& cols, std::int32_t c0,
-                      std::int32_t c1, int words, std::uint64_t* bits) const override;
+                      std::int32_t c1, int words, std::uint64_t* bits, double lower) const override;
 
     // The full n x n matrix (row-major): float64 tiles, and every entry whose
     // tile value could have lost more than ~1e-12 relative accuracy to

@@ -37,8 +37,8 @@ class ReorderedDistances final : public Distances {
     std::unique_ptr<ScreenSet> screen_set(const std::int32_t* points, std::int32_t count,
                                           const double* a) const override;
     void screen_block(const ScreenSet& rows, std::int32_t r0, std::int32_t r1, const ScreenSet& cols, std::int32_t c0,
-                      std::int32_t c1, int words, std::uint64_t* bits) const override {
-        inner_.screen_block(rows, r0, r1, cols, c0, c1, words, bits);
+                      std::int32_t c1, int words, std::uint64_t* bits, double lower) const override {
+        inner_.screen_block(rows, r0, r1, cols, c0, c1, words, bits, lower);
     }
     void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
     void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,

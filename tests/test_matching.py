@@ -687,7 +687,7 @@ def test_pricing_counters_add_up(kind):
     s = res.stats
     assert s["extra_pairs"] == s["prefix_pairs"] + s["inside_pairs"] + s["screen_pairs"] > 0
     assert 0 <= s["violated_pairs"] <= s["extra_pairs"]
-    assert s["prefix_screened"] >= 0 and s["rounds"] >= 2
+    assert s["prefix_screened"] >= 0 and s["inside_screened"] >= 0 and s["rounds"] >= 2
     assert res.verify()
 
 
@@ -705,6 +705,34 @@ def test_nested_clusters_priced_inside_blossoms_match_every_pair_in_the_lists(n,
     b = pm.min_weight_perfect_matching(points=X, k=n - 1)
     assert (a.mate == b.mate).all() and a.cost == b.cost
     assert a.stats["rounds"] >= 2 and a.verify()
+
+
+@settings(max_examples=5, deadline=None)
+@given(n=st.integers(600, 1200), d=st.sampled_from([20, 33, 50]), squared=st.booleans(), seed=st.integers(0, 2**16))
+def test_pairs_inside_blossoms_screened_by_float32_tiles_match_the_walk(n, d, squared, seed):
+    # Clusters of clusters make large nested blossoms; screening every tile
+    # of their pairs (float32 products, thresholds lowered by the blossom
+    # duals around each tile) rules pairs out yet finds the same violated
+    # pairs: the same rounds, mates, duals and cost as pricing them one by one.
+    from pairmetrics import _core
+
+    rng = np.random.default_rng(seed)
+    outer = rng.normal(size=(3, d)) * 40.0
+    inner = outer[rng.integers(0, 3, 12)] + rng.normal(size=(12, d)) * 6.0
+    X = inner[rng.integers(0, 12, n)] + rng.normal(size=(n, d)) * rng.choice([0.1, 1.0], size=(n, 1))
+    X[1::97] = X[::97][: X[1::97].shape[0]]  # some duplicated points
+    # Both screen every stretch of the prefix (alike in both).
+    walked = _core._mwpm_points(X, squared, 1, 2, screen_inside_from=2**31 - 1, screen_always=True)
+    screened = _core._mwpm_points(X, squared, 1, 2, screen_inside_from=2, screen_always=True)
+    assert walked["stats"]["inside_screened"] == 0
+    assert screened["stats"]["inside_screened"] > 0 or walked["stats"]["inside_pairs"] == 0
+    assert screened["stats"]["inside_pairs"] <= walked["stats"]["inside_pairs"]
+    for key in ("rounds", "violated_pairs", "prefix_pairs", "screen_pairs"):
+        assert screened["stats"][key] == walked["stats"][key]
+    for key in ("mate", "y", "z", "parent"):
+        assert np.array_equal(screened[key], walked[key])
+    assert screened["cost"] == walked["cost"]
+    assert pm.min_weight_perfect_matching(points=X, metric="sqeuclidean" if squared else "euclidean", k=1).verify()
 
 
 # ------------------------------------------------------- float64 at its edges

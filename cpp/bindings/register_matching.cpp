@@ -96,8 +96,9 @@ std::unique_ptr<const mt::EuclideanDistances> euclidean_provider(const f64arr& X
 }
 
 // The complete-graph solve on a provider, packaged for Python (real duals).
-py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Control& control) {
-    mt::CompleteOptions opt;
+py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Control& control,
+                  const mt::CompleteOptions& base = {}) {
+    mt::CompleteOptions opt = base;
     opt.k = k;
     opt.ghost = ghost;
     opt.n_threads = n_threads;
@@ -130,6 +131,7 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     s["screen_pairs"] = stats.screen_pairs;
     s["violated_pairs"] = stats.violated_pairs;
     s["prefix_screened"] = stats.prefix_screened;
+    s["inside_screened"] = stats.inside_screened;
     s["screens"] = stats.screens;
     s["partial_screens"] = stats.partial_screens;
     s["seconds_neighbours"] = stats.seconds_neighbours;
@@ -155,12 +157,17 @@ py::dict dense(const py::array_t<T>& D, double max_distance, int k, int n_thread
     return complete(provider, n % 2 == 1, k, n_threads, *control);
 }
 
-py::dict points(const f64arr& X, bool squared, int k, int n_threads, py::object progress) {
+// screen_inside_from, screen_always: tests (see CompleteOptions).
+py::dict points(const f64arr& X, bool squared, int k, int n_threads, py::object progress, int screen_inside_from,
+                bool screen_always) {
     if (X.ndim() != 2 || X.shape(0) < 2) throw std::invalid_argument("X must be 2-D with N >= 2 rows");
     const auto n = static_cast<std::int32_t>(X.shape(0));
     const auto control = make_control(std::move(progress));
     const auto provider = euclidean_provider(X, squared, *control);
-    return complete(*provider, n % 2 == 1, k, n_threads, *control);
+    mt::CompleteOptions opt;
+    opt.screen_inside_from = screen_inside_from;
+    opt.screen_every_stretch = screen_always;
+    return complete(*provider, n % 2 == 1, k, n_threads, *control, opt);
 }
 
 py::dict certify(const mt::Distances& D, const f64arr& y, const i32arr& parent, const f64arr& z, const i32arr& mate,
@@ -387,7 +394,8 @@ void register_matching(py::module_& m) {
           "Exact minimum-weight perfect matching on the complete graph of a distance matrix\n"
           "(max_distance: the largest entry of D).");
     m.def("_mwpm_points", &points, py::arg("X"), py::arg("squared"), py::arg("k"), py::arg("n_threads"),
-          py::arg("progress") = py::none(),
+          py::arg("progress") = py::none(), py::arg("screen_inside_from") = mt::CompleteOptions{}.screen_inside_from,
+          py::arg("screen_always") = false,
           "Exact minimum-weight perfect matching on the complete Euclidean graph of the rows of X.");
     m.def("_mwpm_certificate_dense", &certificate_dense<double>, py::arg("D"), py::arg("y"), py::arg("parent"),
           py::arg("z"), py::arg("mate"), py::arg("n_threads"), py::arg("progress") = py::none());

@@ -642,25 +642,28 @@ void test_euclidean_screen_block() {
             CHECK(R != nullptr && C != nullptr);
             if (!R || !C) continue;
             const int r0 = 0, r1 = 150, c0 = 70, c1 = 400, words = (c1 - c0 + 63) / 64;
-            std::vector<std::uint64_t> bits(static_cast<std::size_t>(r1 - r0) * words, ~std::uint64_t{0});
-            e.screen_block(*R, r0, r1, *C, c0, c1, words, bits.data());
-            int missed = 0, extra = 0, flagged = 0;
-            for (int r = r0; r < r1; ++r)
-                for (int c = c0; c < c1; ++c) {
-                    const bool bit =
-                        (bits[static_cast<std::size_t>(r - r0) * words + (c - c0) / 64] >> ((c - c0) % 64)) & 1;
-                    const std::int32_t i = rows[r], j = cols[c];
-                    const double dij = e(i, j), sum = a[i] + a[j];
-                    flagged += bit;
-                    missed += dij < sum && !bit;
-                    extra += bit && !(dij < sum * 1.01 + 1e-6 * unit);
-                }
-            CHECK(missed == 0);
-            CHECK(extra == 0);
-            CHECK(flagged > 0 && flagged < (r1 - r0) * (c1 - c0));
-            // Bits past the columns stay clear.
-            for (int r = r0; r < r1; ++r)
-                CHECK((bits[static_cast<std::size_t>(r - r0) * words + words - 1] >> ((c1 - c0) % 64)) == 0);
+            // Threshold sums as given, and lowered (the lowering, a distance: squared ones scale by unit^2).
+            for (double lower : {0.0, (squared ? 5.0 : 1.0) * unit}) {
+                std::vector<std::uint64_t> bits(static_cast<std::size_t>(r1 - r0) * words, ~std::uint64_t{0});
+                e.screen_block(*R, r0, r1, *C, c0, c1, words, bits.data(), lower);
+                int missed = 0, extra = 0, flagged = 0;
+                for (int r = r0; r < r1; ++r)
+                    for (int c = c0; c < c1; ++c) {
+                        const bool bit =
+                            (bits[static_cast<std::size_t>(r - r0) * words + (c - c0) / 64] >> ((c - c0) % 64)) & 1;
+                        const std::int32_t i = rows[r], j = cols[c];
+                        const double dij = e(i, j), sum = a[i] + a[j] - lower;
+                        flagged += bit;
+                        missed += dij < sum && !bit;
+                        extra += bit && !(dij < sum + 0.01 * std::abs(sum) + 1e-6 * unit);
+                    }
+                CHECK(missed == 0);
+                CHECK(extra == 0);
+                CHECK(flagged > 0 && flagged < (r1 - r0) * (c1 - c0));
+                // Bits past the columns stay clear.
+                for (int r = r0; r < r1; ++r)
+                    CHECK((bits[static_cast<std::size_t>(r - r0) * words + words - 1] >> ((c1 - c0) % 64)) == 0);
+            }
         }
     }
 }
@@ -698,13 +701,26 @@ class ShortLists final : public matching::Distances {
         return e_.screen_set(points, count, a);
     }
     void screen_block(const ScreenSet& rows, std::int32_t r0, std::int32_t r1, const ScreenSet& cols, std::int32_t c0,
-                      std::int32_t c1, int words, std::uint64_t* bits) const override {
-        e_.screen_block(rows, r0, r1, cols, c0, c1, words, bits);
+                      std::int32_t c1, int words, std::uint64_t* bits, double lower) const override {
+        e_.screen_block(rows, r0, r1, cols, c0, c1, words, bits, lower);
     }
 
   private:
     const matching::EuclideanDistances& e_;
 };
+
+// One solve of D with k = 1 (a ghost for an odd count) and the options `tune` sets.
+template <class Tune>
+matching::CompleteResult solve_k1(const matching::Distances& D, int n_threads, matching::CompleteStats& stats,
+                                  Tune&& tune) {
+    Control control;
+    matching::CompleteOptions opt;
+    opt.k = 1;
+    opt.ghost = D.size() % 2 == 1;
+    opt.n_threads = n_threads;
+    tune(opt);
+    return matching::complete_min_weight_perfect_matching(D, opt, control, &stats);
+}
 
 // Pricing prefixes screened by float32 tiles (every stretch) give the mates
 // and cost of prefixes priced pair by pair (Gaussian points, some duplicated,
@@ -725,20 +741,57 @@ void test_pricing_prefix_screen() {
         double costs[2];
         std::int64_t exact[2];
         for (int screened : {0, 1}) {
-            Control control;
-            matching::CompleteOptions opt;
-            opt.k = 1;
-            opt.ghost = n % 2 == 1;
-            opt.n_threads = 1 + trial % 2;
-            opt.screen_every_stretch = screened == 1;
             matching::CompleteStats stats;
-            const auto res = matching::complete_min_weight_perfect_matching(D, opt, control, &stats);
+            const auto res = solve_k1(D, 1 + trial % 2, stats, [&](matching::CompleteOptions& opt) {
+                opt.screen_every_stretch = screened == 1;
+            });
             mates[screened] = res.blossom.mate;
             costs[screened] = res.cost;
             exact[screened] = stats.prefix_pairs;
             if (screened == 1) CHECK(stats.prefix_screened > 0);
         }
         CHECK(exact[1] < exact[0]);
+        CHECK(mates[0] == mates[1]);
+        CHECK(costs[0] == costs[1]);
+    }
+}
+
+// Pairs inside large blossoms screened by float32 tiles (every tile) give
+// the mates and cost of the walk pair by pair, and the screen rules pairs
+// out: odd clusters far apart (large nested blossoms), some duplicated
+// points, odd and even counts, 1 and 2 threads, plain and squared distances.
+void test_pricing_inside_screen() {
+    std::mt19937_64 gen(41);
+    std::normal_distribution<double> normal;
+    for (int trial = 0; trial < 4; ++trial) {
+        const int clusters = 5 + trial, d = 16 + 4 * trial, n = clusters * (191 + 2 * trial) + trial % 2;
+        std::vector<double> centres(static_cast<std::size_t>(clusters) * d), X(static_cast<std::size_t>(n) * d);
+        for (double& c : centres) c = 6.0 * normal(gen);
+        for (int i = 0; i < n; ++i)
+            for (int t = 0; t < d; ++t)
+                X[static_cast<std::size_t>(i) * d + t] =
+                    centres[static_cast<std::size_t>(i % clusters) * d + t] + normal(gen);
+        for (int i = 0; i < 15; ++i) std::copy_n(X.begin() + 11 * i * d, d, X.begin() + (11 * i + 5) * d);
+        matching::Gemm gemm;
+        gemm.sgemm = reference_sgemm;
+        const matching::EuclideanDistances e(X.data(), n, d, trial == 3, gemm);
+        const ShortLists D(e);
+        std::vector<std::int32_t> mates[2];
+        double costs[2];
+        matching::CompleteStats stats[2];
+        for (int screened : {0, 1}) {
+            const auto res = solve_k1(D, 1 + trial % 2, stats[screened], [&](matching::CompleteOptions& opt) {
+                opt.screen_inside_from = screened == 1 ? 2 : std::numeric_limits<int>::max();
+                opt.screen_every_stretch = true;  // (the prefix alike in both)
+            });
+            mates[screened] = res.blossom.mate;
+            costs[screened] = res.cost;
+        }
+        CHECK(stats[0].inside_screened == 0);
+        CHECK(stats[1].inside_screened > 0);
+        CHECK(stats[1].inside_pairs < stats[0].inside_pairs);
+        CHECK(stats[1].rounds == stats[0].rounds);
+        CHECK(stats[1].violated_pairs == stats[0].violated_pairs);
         CHECK(mates[0] == mates[1]);
         CHECK(costs[0] == costs[1]);
     }
@@ -944,6 +997,7 @@ int main(int argc, char** argv) {
         {"euclidean_pairs_below", test_euclidean_pairs_below},
         {"euclidean_screen_block", test_euclidean_screen_block},
         {"pricing_prefix_screen", test_pricing_prefix_screen},
+        {"pricing_inside_screen", test_pricing_inside_screen},
         {"euclidean_ordering_stops", test_euclidean_ordering_stops},
         {"prefix_bits_and_distance", test_prefix_bits_and_distance},
         {"batch_distances", test_batch_distances},

@@ -151,6 +151,8 @@ def _mwpm_points(
     k: typing.SupportsInt | typing.SupportsIndex,
     n_threads: typing.SupportsInt | typing.SupportsIndex,
     progress: typing.Any = None,
+    screen_inside_from: typing.SupportsInt | typing.SupportsIndex = 512,
+    screen_always: bool = False,
 ) -> dict[str, typing.Any]:
     """
     Exact minimum-weight perfect matching on the complete Euclidean graph of the rows of X.

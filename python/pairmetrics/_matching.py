@@ -118,8 +118,10 @@ class MatchingResult(Result):
         Solver counters (pricing rounds, passes, edges of the final subgraph,
         blossom events of the last round, pairs priced outside the neighbour
         lists by where they came from (``prefix_pairs``, ``inside_pairs``,
-        ``screen_pairs``) and how many were violated, screens of every pair
-        and of some rows, seconds per phase; ``duplicate_pairs``: pairs of
+        ``screen_pairs``) and how many were violated, pairs a float32 screen
+        ruled out without an exact distance (``prefix_screened``,
+        ``inside_screened``), screens of every pair and of some rows, seconds
+        per phase; ``duplicate_pairs``: pairs of
         copies of one point matched up front, when there were any).
 
     Notes
