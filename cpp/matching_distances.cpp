@@ -200,6 +200,7 @@ double EuclideanDistances::tile_unit_error(i64 d, bool single) {
 
 void EuclideanDistances::set_simd(SimdLevel level) {
     flag_below_ = flag_below_for(level);
+    below_scan_ = below_scan_for(level);
     may_screen32_ = may_screen_for(level, squared_);
     screen_bits32_ = screen_bits_for(level, squared_);
     squared_distance_ = squared_distance_for(level);
@@ -507,6 +508,22 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
             for (i32 i = x * R; i < std::min(n, x * R + R); ++i) tau = std::max(tau, heaps[i].tau);
         return gap * gap * (1 - 1e-12) - tile_error(ball_sq_[a], ball_sq_[b]) >= static_cast<double>(tau);
     };
+    // A value v of the pair (row i, column c of block b, point j): into i's
+    // list and j's when below their thresholds (tau_c: j's, kept current).
+    auto take = [&](Smallest<T>& h, i32 i, i32 j, T v, T& tau_c) {
+        if (v < h.tau && j != i) h.push(v, j);
+        if (v < tau_c) {
+            heaps[j].push(v, i);
+            tau_c = heaps[j].tau;
+        }
+    };
+    // The thresholds of block b's lists as columns of a tile against block
+    // a (a == b: -inf, since on the diagonal the rows see every pair).
+    auto column_thresholds = [&](i32 a, i32 b, i32 rows_b, std::vector<T>& tau_col) {
+        tau_col.resize(rows_b);
+        for (i32 c = 0; c < rows_b; ++c)
+            tau_col[c] = a != b ? heaps[b * R + c].tau : -std::numeric_limits<T>::infinity();
+    };
     // One tile: rows of block a against rows of block b (a == b: within a
     // block), in one pass over the tile that serves the lists of both blocks.
     // Almost every value is above both lists' thresholds: a branch-free loop
@@ -516,9 +533,7 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
         if (a != b && apart(a, b)) return;
         const auto [rows_a, rows_b] = tile_of(a, b, tile);
         const i32 lo_a = a * R, lo_b = b * R;
-        const bool both = a != b;  // on the diagonal the rows see every pair
-        tau_col.resize(rows_b);
-        for (i32 c = 0; c < rows_b; ++c) tau_col[c] = both ? heaps[lo_b + c].tau : -std::numeric_limits<T>::infinity();
+        column_thresholds(a, b, rows_b, tau_col);
         const T* sqb = sqT.data() + lo_b;
         for (i32 r = 0; r < rows_a; ++r) {
             const i32 i = lo_a + r;
@@ -531,14 +546,44 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
                 for (std::uint64_t bits = flag_below_(row, sqb, sqi, h.tau, tau_col.data(), cb, ce); bits != 0;
                      bits &= bits - 1) {
                     const i32 c = cb + static_cast<i32>(lowest_bit(bits));
-                    const T v = row[c];
-                    const i32 j = lo_b + c;
-                    if (v < h.tau && j != i) h.push(v, j);
-                    if (v < tau_col[c]) {
-                        heaps[j].push(v, i);
-                        tau_col[c] = heaps[j].tau;
-                    }
+                    take(h, i, lo_b + c, row[c], tau_col[c]);
                 }
+            }
+        }
+    };
+    // The same with the fused kernel, one panel of block b at a time against
+    // all rows of block a (the thresholds read afresh for every panel): no
+    // tile is written, only the pairs below a threshold come out.
+    PackedPanels panels;
+    if (below_scan_ != nullptr) {
+        panels = PackedPanels(n, d_);
+        constexpr i32 kPackChunk = 64 * kPanelColumns;
+        parallel_for(
+            (static_cast<std::size_t>(n) + kPackChunk - 1) / kPackChunk, n_threads,
+            [&](std::size_t t) {
+                const i32 first = static_cast<i32>(t) * kPackChunk;
+                panels.fill(xc, first, std::min(kPackChunk, n - first));
+            },
+            &control);
+    }
+    auto work_fused = [&](i32 a, i32 b, std::vector<T>& tau_row, std::vector<T>& tau_col,
+                          std::vector<BelowCandidate>& found) {
+        if (a != b && apart(a, b)) return;
+        const i32 lo_a = a * R, rows_a = std::min(n, lo_a + R) - lo_a;
+        const i32 lo_b = b * R, rows_b = std::min(n, lo_b + R) - lo_b;
+        column_thresholds(a, b, rows_b, tau_col);
+        tau_row.resize(rows_a);
+        found.resize(static_cast<std::size_t>(rows_a) * kPanelColumns);
+        const T* rows_x = xc + static_cast<std::size_t>(lo_a) * d_;
+        for (i32 cb = 0; cb < rows_b; cb += kPanelColumns) {
+            for (i32 r = 0; r < rows_a; ++r) tau_row[r] = heaps[lo_a + r].tau;
+            const i32 count = below_scan_(rows_x, rows_a, d_, panels.from(lo_b + cb),
+                                          std::min(kPanelColumns, rows_b - cb), sqT.data() + lo_a,
+                                          sqT.data() + lo_b + cb, tau_row.data(), tau_col.data() + cb, found.data());
+            for (i32 t = 0; t < count; ++t) {
+                const BelowCandidate& f = found[t];
+                const i32 c = cb + f.col;
+                take(heaps[lo_a + f.row], lo_a + f.row, lo_b + c, f.value, tau_col[c]);
             }
         }
     };
@@ -561,8 +606,11 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
                     if (a > b) std::swap(a, b);
                 }
                 if (b >= blocks) return;  // paired with the idle block
-                thread_local std::vector<T> tile, tau_col;
-                {
+                thread_local std::vector<T> tile, tau_row, tau_col;
+                thread_local std::vector<BelowCandidate> found;
+                if (below_scan_ != nullptr) {
+                    work_fused(a, b, tau_row, tau_col, found);
+                } else {
                     const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
                     work(a, b, tile, tau_col);
                 }

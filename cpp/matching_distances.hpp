@@ -19,6 +19,7 @@
 #include "blas_threads.hpp"
 #include "control.hpp"
 #include "cpu_features.hpp"
+#include "matching_distance_tiles.hpp"
 #include "matching_tile_scan.hpp"
 #include "parallel.hpp"
 
@@ -286,6 +287,7 @@ class EuclideanDistances final : public Distances {
     double tile_scale_ = 1;  // tiles see coordinates times this power of two
     ScreenTerms screen32_;   // float32 tiles: the screen prefilter's terms
     FlagBelowFn flag_below_ = nullptr;
+    BelowScanFn below_scan_ = nullptr;  // the fused neighbour scan (null: matrix-product tiles)
     MayScreenFn may_screen32_ = nullptr;
     ScreenBitsFn screen_bits32_ = nullptr;
     SquaredDistanceFn squared_distance_ = nullptr;

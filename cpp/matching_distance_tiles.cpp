@@ -1,0 +1,157 @@
+#include "matching_distance_tiles.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#if PAIRMETRICS_X86_SIMD
+#include <immintrin.h>
+#endif
+
+namespace pairmetrics::matching {
+
+namespace {
+
+using i32 = std::int32_t;
+using i64 = std::int64_t;
+
+}  // namespace
+
+void pack_panels(const float* x, i32 cols, i64 d, float* out) {
+    const std::size_t dd = static_cast<std::size_t>(d);
+    for (i32 c0 = 0; c0 < cols; c0 += kPanelColumns) {
+        float* panel = out + static_cast<std::size_t>(c0) * dd;
+        const i32 width = std::min(kPanelColumns, cols - c0);
+        for (i32 c = 0; c < kPanelColumns; ++c) {
+            const float* column = x + static_cast<std::size_t>(c0 + c) * dd;
+            for (std::size_t k = 0; k < dd; ++k) panel[k * kPanelColumns + c] = c < width ? column[k] : 0.0f;
+        }
+    }
+}
+
+PackedPanels::PackedPanels(i32 cols, i64 d) : d_(d) {
+    constexpr std::size_t line = 64 / sizeof(float);
+    storage_.assign(panel_floats(cols, d) + line, 0.0f);
+    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+    base_ = storage_.data() + (64 - address % 64) % 64 / sizeof(float);
+}
+
+void PackedPanels::fill(const float* x, i32 first, i32 count) {
+    const std::size_t at = static_cast<std::size_t>(first) * static_cast<std::size_t>(d_);
+    pack_panels(x + at, count, d_, base_ + at);
+}
+
+#if PAIRMETRICS_X86_SIMD
+// Loops over a strip's rows unrolled whole, so that its accumulators stay in registers.
+#if defined(__clang__)
+#define PAIRMETRICS_UNROLL _Pragma("unroll")
+#else
+#define PAIRMETRICS_UNROLL _Pragma("GCC unroll 8")
+#endif
+
+namespace {
+
+// One strip of Rows rows (from r0) against one panel (columns from c0):
+// 2 Rows accumulators of eight lanes, then the values and both comparisons
+// in registers; `valid` masks the panel's columns past the last one.
+template <int Rows>
+PAIRMETRICS_TARGET("avx2,fma")
+PAIRMETRICS_FORCE_INLINE i32 strip_avx2(const float* x, i64 d, const float* panel, __m256 sq_lo, __m256 sq_hi,
+                                        __m256 tau_lo, __m256 tau_hi, std::uint32_t valid, const float* sq_row,
+                                        const float* tau_row, i32 r0, i32 c0, BelowCandidate* out) {
+    __m256 lo[Rows], hi[Rows];
+    const float* a[Rows];
+    PAIRMETRICS_UNROLL for (int r = 0; r < Rows; ++r) {
+        lo[r] = hi[r] = _mm256_setzero_ps();
+        a[r] = x + static_cast<std::size_t>(r0 + r) * static_cast<std::size_t>(d);
+    }
+    const float* p = panel;
+    for (i64 k = 0; k < d; ++k, p += kPanelColumns) {
+        const __m256 b_lo = _mm256_load_ps(p), b_hi = _mm256_load_ps(p + 8);
+        PAIRMETRICS_UNROLL for (int r = 0; r < Rows; ++r) {
+            const __m256 ar = _mm256_broadcast_ss(a[r] + k);
+            lo[r] = _mm256_fmadd_ps(ar, b_lo, lo[r]);
+            hi[r] = _mm256_fmadd_ps(ar, b_hi, hi[r]);
+        }
+    }
+    const __m256 two = _mm256_set1_ps(2.0f);
+    i32 count = 0;
+    PAIRMETRICS_UNROLL for (int r = 0; r < Rows; ++r) {
+        const __m256 sqr = _mm256_set1_ps(sq_row[r0 + r]), taur = _mm256_set1_ps(tau_row[r0 + r]);
+        // s - 2 dot rounded once (2 dot is exact): the bits of s - 2 * dot.
+        const __m256 v_lo = _mm256_fnmadd_ps(two, lo[r], _mm256_add_ps(sqr, sq_lo));
+        const __m256 v_hi = _mm256_fnmadd_ps(two, hi[r], _mm256_add_ps(sqr, sq_hi));
+        const __m256 below_lo =
+            _mm256_or_ps(_mm256_cmp_ps(v_lo, taur, _CMP_LT_OQ), _mm256_cmp_ps(v_lo, tau_lo, _CMP_LT_OQ));
+        const __m256 below_hi =
+            _mm256_or_ps(_mm256_cmp_ps(v_hi, taur, _CMP_LT_OQ), _mm256_cmp_ps(v_hi, tau_hi, _CMP_LT_OQ));
+        std::uint32_t bits = static_cast<std::uint32_t>(_mm256_movemask_ps(below_lo)) |
+                             static_cast<std::uint32_t>(_mm256_movemask_ps(below_hi)) << 8;
+        bits &= valid;
+        if (bits == 0) continue;
+        alignas(32) float v[kPanelColumns];
+        _mm256_store_ps(v, v_lo);
+        _mm256_store_ps(v + 8, v_hi);
+        for (; bits != 0; bits &= bits - 1) {
+            const int c = __builtin_ctz(bits);
+            out[count++] = BelowCandidate{r0 + r, c0 + c, v[c]};
+        }
+    }
+    return count;
+}
+
+// Six rows by sixteen columns: twelve accumulators, enough independent
+// fused multiply-adds to keep both units busy.
+constexpr int kStrip = 6;
+
+PAIRMETRICS_TARGET("avx2,fma")
+i32 below_scan_avx2(const float* x, i32 rows, i64 d, const float* panels, i32 cols, const float* sq_row,
+                    const float* sq_col, const float* tau_row, const float* tau_col, BelowCandidate* out) {
+    i32 count = 0;
+    for (i32 c0 = 0; c0 < cols; c0 += kPanelColumns) {
+        const i32 width = std::min(kPanelColumns, cols - c0);
+        alignas(32) float sq[kPanelColumns], tau[kPanelColumns];
+        for (i32 c = 0; c < kPanelColumns; ++c) {
+            sq[c] = c < width ? sq_col[c0 + c] : 0.0f;
+            tau[c] = c < width ? tau_col[c0 + c] : -std::numeric_limits<float>::infinity();
+        }
+        const __m256 sq_lo = _mm256_load_ps(sq), sq_hi = _mm256_load_ps(sq + 8);
+        const __m256 tau_lo = _mm256_load_ps(tau), tau_hi = _mm256_load_ps(tau + 8);
+        const std::uint32_t valid = (1u << width) - 1;
+        const float* panel = panels + static_cast<std::size_t>(c0) * static_cast<std::size_t>(d);
+        i32 r = 0;
+        for (; r + kStrip <= rows; r += kStrip)
+            count += strip_avx2<kStrip>(x, d, panel, sq_lo, sq_hi, tau_lo, tau_hi, valid, sq_row, tau_row, r, c0,
+                                        out + count);
+        switch (rows - r) {
+#define PAIRMETRICS_STRIP_TAIL(n)                                                                                  \
+    case n:                                                                                                        \
+        count += strip_avx2<n>(x, d, panel, sq_lo, sq_hi, tau_lo, tau_hi, valid, sq_row, tau_row, r, c0, out + count); \
+        break;
+            PAIRMETRICS_STRIP_TAIL(1)
+            PAIRMETRICS_STRIP_TAIL(2)
+            PAIRMETRICS_STRIP_TAIL(3)
+            PAIRMETRICS_STRIP_TAIL(4)
+            PAIRMETRICS_STRIP_TAIL(5)
+#undef PAIRMETRICS_STRIP_TAIL
+            default:
+                break;
+        }
+    }
+    return count;
+}
+
+}  // namespace
+#undef PAIRMETRICS_UNROLL
+#endif
+
+BelowScanFn below_scan_for(SimdLevel level) {
+#if PAIRMETRICS_X86_SIMD
+    if (simd_resolve(level) != SimdLevel::scalar && simd_supported(SimdLevel::avx2)) return below_scan_avx2;
+#else
+    (void)level;
+#endif
+    return nullptr;
+}
+
+}  // namespace pairmetrics::matching
