@@ -51,15 +51,13 @@ void PackedPanels::fill(const float* x, i32 first, i32 count) {
 
 namespace {
 
-// One strip of Rows rows (from r0) against one panel (columns from c0):
-// 2 Rows accumulators of eight lanes, then the values and both comparisons
-// in registers; `valid` masks the panel's columns past the last one.
+// The dot products of Rows rows (from r0) with one panel's columns: lo[r]
+// columns 0-7, hi[r] columns 8-15, one sequential fused multiply-add per
+// coordinate in each lane.
 template <int Rows>
 PAIRMETRICS_TARGET("avx2,fma")
-PAIRMETRICS_FORCE_INLINE i32 strip_avx2(const float* x, i64 d, const float* panel, __m256 sq_lo, __m256 sq_hi,
-                                        __m256 tau_lo, __m256 tau_hi, std::uint32_t valid, const float* sq_row,
-                                        const float* tau_row, i32 r0, i32 c0, BelowCandidate* out) {
-    __m256 lo[Rows], hi[Rows];
+PAIRMETRICS_FORCE_INLINE void strip_dots_avx2(const float* x, i64 d, const float* panel, i32 r0, __m256 (&lo)[Rows],
+                                              __m256 (&hi)[Rows]) {
     const float* a[Rows];
     PAIRMETRICS_UNROLL for (int r = 0; r < Rows; ++r) {
         lo[r] = hi[r] = _mm256_setzero_ps();
@@ -74,6 +72,17 @@ PAIRMETRICS_FORCE_INLINE i32 strip_avx2(const float* x, i64 d, const float* pane
             hi[r] = _mm256_fmadd_ps(ar, b_hi, hi[r]);
         }
     }
+}
+
+// One strip against one panel (columns from c0): the values and both
+// comparisons in registers; `valid` masks the panel's columns past the last.
+template <int Rows>
+PAIRMETRICS_TARGET("avx2,fma")
+PAIRMETRICS_FORCE_INLINE i32 strip_avx2(const float* x, i64 d, const float* panel, __m256 sq_lo, __m256 sq_hi,
+                                        __m256 tau_lo, __m256 tau_hi, std::uint32_t valid, const float* sq_row,
+                                        const float* tau_row, i32 r0, i32 c0, BelowCandidate* out) {
+    __m256 lo[Rows], hi[Rows];
+    strip_dots_avx2<Rows>(x, d, panel, r0, lo, hi);
     const __m256 two = _mm256_set1_ps(2.0f);
     i32 count = 0;
     PAIRMETRICS_UNROLL for (int r = 0; r < Rows; ++r) {
@@ -98,6 +107,19 @@ PAIRMETRICS_FORCE_INLINE i32 strip_avx2(const float* x, i64 d, const float* pane
         }
     }
     return count;
+}
+
+// The dots of one strip written out (kPanelColumns per row).
+template <int Rows>
+PAIRMETRICS_TARGET("avx2,fma")
+PAIRMETRICS_FORCE_INLINE void strip_store_avx2(const float* x, i64 d, const float* panel, i32 r0, float* out) {
+    __m256 lo[Rows], hi[Rows];
+    strip_dots_avx2<Rows>(x, d, panel, r0, lo, hi);
+    PAIRMETRICS_UNROLL for (int r = 0; r < Rows; ++r) {
+        float* row = out + static_cast<std::size_t>(r0 + r) * kPanelColumns;
+        _mm256_storeu_ps(row, lo[r]);
+        _mm256_storeu_ps(row + 8, hi[r]);
+    }
 }
 
 // Six rows by sixteen columns: twelve accumulators, enough independent
@@ -141,6 +163,26 @@ i32 below_scan_avx2(const float* x, i32 rows, i64 d, const float* panels, i32 co
     return count;
 }
 
+PAIRMETRICS_TARGET("avx2,fma")
+void panel_dots_avx2(const float* x, i32 rows, i64 d, const float* panel, float* out) {
+    i32 r = 0;
+    for (; r + kStrip <= rows; r += kStrip) strip_store_avx2<kStrip>(x, d, panel, r, out);
+    switch (rows - r) {
+#define PAIRMETRICS_STRIP_TAIL(n)                      \
+    case n:                                            \
+        strip_store_avx2<n>(x, d, panel, r, out);      \
+        break;
+        PAIRMETRICS_STRIP_TAIL(1)
+        PAIRMETRICS_STRIP_TAIL(2)
+        PAIRMETRICS_STRIP_TAIL(3)
+        PAIRMETRICS_STRIP_TAIL(4)
+        PAIRMETRICS_STRIP_TAIL(5)
+#undef PAIRMETRICS_STRIP_TAIL
+        default:
+            break;
+    }
+}
+
 }  // namespace
 #undef PAIRMETRICS_UNROLL
 #endif
@@ -148,6 +190,15 @@ i32 below_scan_avx2(const float* x, i32 rows, i64 d, const float* panels, i32 co
 BelowScanFn below_scan_for(SimdLevel level) {
 #if PAIRMETRICS_X86_SIMD
     if (simd_resolve(level) != SimdLevel::scalar && simd_supported(SimdLevel::avx2)) return below_scan_avx2;
+#else
+    (void)level;
+#endif
+    return nullptr;
+}
+
+PanelDotsFn panel_dots_for(SimdLevel level) {
+#if PAIRMETRICS_X86_SIMD
+    if (simd_resolve(level) != SimdLevel::scalar && simd_supported(SimdLevel::avx2)) return panel_dots_avx2;
 #else
     (void)level;
 #endif

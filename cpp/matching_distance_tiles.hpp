@@ -1,4 +1,5 @@
-// The fused float32 distance kernel of the neighbour search: for rows of
+// The fused float32 distance kernel of the neighbour search (and the dot
+// products of the screens, a panel at a time): for rows of
 // centred coordinates against columns packed in panels, the dot products are
 // accumulated in registers, turned into v = (sq_r + sq_c) - 2 <x_r, y_c> and
 // compared with the row's and the column's thresholds there; only the pairs
@@ -50,6 +51,12 @@ using BelowScanFn = std::int32_t (*)(const float* rows_x, std::int32_t rows, std
 // The kernel of a level, or null where there is none (the scalar level:
 // callers keep their matrix-product path). AVX-512 CPUs run the AVX2 one.
 BelowScanFn below_scan_for(SimdLevel level);
+
+// The dot products of rows [0, rows) with one panel's columns, written to
+// out[r * kPanelColumns + c] (the same arithmetic as the scan above): the
+// screens' tiles, a panel wide and in cache.
+using PanelDotsFn = void (*)(const float* rows_x, std::int32_t rows, std::int64_t d, const float* panel, float* out);
+PanelDotsFn panel_dots_for(SimdLevel level);
 
 // Panels of a whole point set (cols columns of length d), aligned to a
 // cache line; filled range by range (from several threads if need be).

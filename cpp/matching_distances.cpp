@@ -183,6 +183,7 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     // the shared expansion bound (products, norms, additions) plus, for
     // float32 tiles, the rounding of the coordinates themselves
     // (|(|a'-b'|^2 - |a-b|^2)| <= 4 u (|a|^2 + |b|^2) to first order).
+    if (single_) pack_panels_of_rows(control);
     unit_err_ = tile_unit_error(d, single_);
     const double reach = 2 * std::sqrt(sq_max_) / scale * (1 + 1e-6);
     max_ = squared ? reach * reach : reach;
@@ -193,6 +194,15 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     block_balls(control);
 }
 
+void EuclideanDistances::pack_panels_of_rows(Control* control) {
+    panels_ = PackedPanels(n_, d_);
+    constexpr i32 chunk = 256 * kPanelColumns;
+    for (i32 first = 0; first < n_; first += chunk) {
+        if (control != nullptr) control->check();
+        panels_.fill(xc32_.data(), first, std::min(chunk, n_ - first));
+    }
+}
+
 double EuclideanDistances::tile_unit_error(i64 d, bool single) {
     const double u = single ? kEps32 : kEps64;
     return euclidean::expansion_error(static_cast<std::ptrdiff_t>(d), 1.0, u) * 1.01 + (single ? 4.5 * u : 0.0);
@@ -201,6 +211,7 @@ double EuclideanDistances::tile_unit_error(i64 d, bool single) {
 void EuclideanDistances::set_simd(SimdLevel level) {
     flag_below_ = flag_below_for(level);
     below_scan_ = below_scan_for(level);
+    panel_dots_ = panel_dots_for(level);
     may_screen32_ = may_screen_for(level, squared_);
     screen_bits32_ = screen_bits_for(level, squared_);
     squared_distance_ = squared_distance_for(level);
@@ -388,6 +399,12 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         else
             xc = xc64_.data();
         const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
+        if constexpr (std::is_same_v<T, float>) {
+            if (panel_dots_ != nullptr) {
+                fused_tiles(task, lo, hi, first_col(lo), skip, visit, control);
+                return;
+            }
+        }
         // Runs of consecutive column blocks in one product (a megabyte of
         // tile): the rows are packed once per run, not once per block.
         constexpr i32 span = kRowBlock * static_cast<i32>(4 / (sizeof(T) / sizeof(float)));
@@ -421,6 +438,28 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         control.advance(static_cast<std::uint64_t>(hi - lo));
     };
     for_each_tile_task(tasks, n_threads, run, control);
+}
+
+// for_tiles with float32 tiles a panel wide, from the panel kernel: each
+// column block not skipped, panel by panel, in cache.
+template <class Skip, class F>
+void EuclideanDistances::fused_tiles(std::size_t task, i32 lo, i32 hi, i32 first, Skip& skip, F& visit,
+                                     Control& control) const {
+    thread_local std::vector<float> dots;
+    dots.resize(static_cast<std::size_t>(kRowBlock) * kPanelColumns);
+    const float* rows_x = xc32_.data() + static_cast<std::size_t>(lo) * d_;
+    for (i32 start = first; start < n_; start += kRowBlock) {
+        if (skip(static_cast<i32>(task), start / kRowBlock)) continue;
+        const i32 end = std::min(n_, start + kRowBlock);
+        for (i32 c0 = start; c0 < end; c0 += kPanelColumns) {
+            panel_dots_(rows_x, hi - lo, d_, panels_.from(c0), dots.data());
+            const i32 c1 = std::min(end, c0 + kPanelColumns);
+            for (i32 i = lo; i < hi; ++i)
+                visit(task, i, c0, c1, dots.data() + static_cast<std::size_t>(i - lo) * kPanelColumns);
+        }
+        control.check();
+    }
+    control.advance(static_cast<std::uint64_t>(hi - lo));
 }
 
 // Neighbour search over the upper triangle of tiles only: one tile of rows
@@ -554,18 +593,6 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
     // The same with the fused kernel, one panel of block b at a time against
     // all rows of block a (the thresholds read afresh for every panel): no
     // tile is written, only the pairs below a threshold come out.
-    PackedPanels panels;
-    if (below_scan_ != nullptr) {
-        panels = PackedPanels(n, d_);
-        constexpr i32 kPackChunk = 64 * kPanelColumns;
-        parallel_for(
-            (static_cast<std::size_t>(n) + kPackChunk - 1) / kPackChunk, n_threads,
-            [&](std::size_t t) {
-                const i32 first = static_cast<i32>(t) * kPackChunk;
-                panels.fill(xc, first, std::min(kPackChunk, n - first));
-            },
-            &control);
-    }
     auto work_fused = [&](i32 a, i32 b, std::vector<T>& tau_row, std::vector<T>& tau_col,
                           std::vector<BelowCandidate>& found) {
         if (a != b && apart(a, b)) return;
@@ -577,7 +604,7 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
         const T* rows_x = xc + static_cast<std::size_t>(lo_a) * d_;
         for (i32 cb = 0; cb < rows_b; cb += kPanelColumns) {
             for (i32 r = 0; r < rows_a; ++r) tau_row[r] = heaps[lo_a + r].tau;
-            const i32 count = below_scan_(rows_x, rows_a, d_, panels.from(lo_b + cb),
+            const i32 count = below_scan_(rows_x, rows_a, d_, panels_.from(lo_b + cb),
                                           std::min(kPanelColumns, rows_b - cb), sqT.data() + lo_a,
                                           sqT.data() + lo_b + cb, tau_row.data(), tau_col.data() + cb, found.data());
             for (i32 t = 0; t < count; ++t) {

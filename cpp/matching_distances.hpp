@@ -218,6 +218,12 @@ class EuclideanDistances final : public Distances {
                       Control& control) const;
     template <class First, class Skip, class F>
     void for_tiles(int n_threads, Control& control, First&& first_col, Skip&& skip, F&& visit) const;
+    // One task of for_tiles (rows [lo, hi), column blocks from `first`) through the panel kernel.
+    template <class Skip, class F>
+    void fused_tiles(std::size_t task, std::int32_t lo, std::int32_t hi, std::int32_t first, Skip& skip, F& visit,
+                     Control& control) const;
+    // The float32 rows packed into panels_.
+    void pack_panels_of_rows(Control* control);
     // Points in an order where each block of kBlock consecutive ones is a
     // small ball (recursive splits along the line of two far points), and
     // each block's ball: tiles of two far-apart balls are skipped whole.
@@ -288,6 +294,8 @@ class EuclideanDistances final : public Distances {
     ScreenTerms screen32_;   // float32 tiles: the screen prefilter's terms
     FlagBelowFn flag_below_ = nullptr;
     BelowScanFn below_scan_ = nullptr;  // the fused neighbour scan (null: matrix-product tiles)
+    PanelDotsFn panel_dots_ = nullptr;  // the screens' panel-wide tiles (null: matrix-product tiles)
+    PackedPanels panels_;               // float32 tiles: the centred rows in column panels
     MayScreenFn may_screen32_ = nullptr;
     ScreenBitsFn screen_bits32_ = nullptr;
     SquaredDistanceFn squared_distance_ = nullptr;

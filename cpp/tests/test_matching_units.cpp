@@ -409,7 +409,8 @@ void test_euclidean_nearest() {
 
 // The fused neighbour scan against a plain loop of its arithmetic (a
 // sequential fused multiply-add per coordinate, then (sq_r + sq_c) - 2 dot):
-// the same pairs with the same bits at every level that has the scan, and
+// the same pairs with the same bits at every level that has the scan (and
+// the same dot products from the screens' panel kernel), and
 // each value within the provider's float32 tile bound of the exact one.
 // Shapes not multiples of a strip or a panel, duplicated and integer
 // (tied) rows, thresholds equal to a value (a tie is not below), +-inf,
@@ -418,7 +419,9 @@ void test_below_scan() {
     std::mt19937_64 gen(31);
     std::normal_distribution<float> normal;
     const int dims[] = {1, 3, 16, 50, 67};
-    CHECK(matching::below_scan_for(SimdLevel::scalar) == nullptr);  // the matrix-product tiles instead
+    // The scalar level keeps the matrix-product tiles.
+    CHECK(matching::below_scan_for(SimdLevel::scalar) == nullptr);
+    CHECK(matching::panel_dots_for(SimdLevel::scalar) == nullptr);
     for (int trial = 0; trial < 80; ++trial) {
         const int rows = 1 + trial % 13 + (trial % 7 == 0 ? 250 : 0);
         const int cols = 1 + (trial * 5) % 37 + (trial % 9 == 0 ? 200 : 0), d = dims[trial % 5];
@@ -440,11 +443,12 @@ void test_below_scan() {
             return sq;
         };
         const std::vector<float> sq_row = norms(x, rows), sq_col = norms(y, cols);
-        std::vector<float> value(static_cast<std::size_t>(rows) * cols);
+        std::vector<float> dots(static_cast<std::size_t>(rows) * cols), value(dots.size());
         for (int r = 0; r < rows; ++r)
             for (int c = 0; c < cols; ++c) {
                 float dot = 0;
                 for (int k = 0; k < d; ++k) dot = std::fma(x[r * d + k], y[c * d + k], dot);
+                dots[static_cast<std::size_t>(r) * cols + c] = dot;
                 value[static_cast<std::size_t>(r) * cols + c] = (sq_row[r] + sq_col[c]) - 2 * dot;
             }
         // Thresholds: a value of the row or column (a tie), or +-inf.
@@ -483,6 +487,19 @@ void test_below_scan() {
                 return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) &&
                        std::memcmp(&std::get<2>(a), &std::get<2>(b), sizeof(float)) == 0;
             }));
+            // The screens' panel kernel: the same dot products, bit for bit.
+            const matching::PanelDotsFn panel_dots = matching::panel_dots_for(level);
+            CHECK(panel_dots != nullptr);
+            std::vector<float> panel_out(static_cast<std::size_t>(rows) * matching::kPanelColumns);
+            bool same = true;
+            for (int c0 = 0; c0 < cols && panel_dots != nullptr; c0 += matching::kPanelColumns) {
+                panel_dots(x.data(), rows, d, panels.from(c0), panel_out.data());
+                for (int r = 0; r < rows; ++r)
+                    for (int c = c0; c < std::min(cols, c0 + matching::kPanelColumns); ++c)
+                        same &= std::memcmp(&panel_out[static_cast<std::size_t>(r) * matching::kPanelColumns + c - c0],
+                                            &dots[static_cast<std::size_t>(r) * cols + c], sizeof(float)) == 0;
+            }
+            CHECK(same);
             for (const auto& [r, c, v] : got) {
                 double exact = 0;
                 for (int k = 0; k < d; ++k) {
