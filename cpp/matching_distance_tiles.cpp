@@ -51,22 +51,26 @@ void PackedPanels::fill(const float* x, i32 first, i32 count) {
 
 namespace {
 
-// The dot products of Rows rows (from r0) with one panel's columns: lo[r]
-// columns 0-7, hi[r] columns 8-15, one sequential fused multiply-add per
-// coordinate in each lane.
-template <int Rows>
+// Six rows by sixteen columns: twelve accumulators, enough independent
+// fused multiply-adds to keep both units busy.
+constexpr int kStrip = 6;
+
+// The dot products of the strip of rows [r0, r0 + 6) with one panel's
+// columns: lo[r] columns 0-7, hi[r] columns 8-15, one sequential fused
+// multiply-add per coordinate in each lane. Rows from `rows` on repeat the
+// last row (computed, never used): one strip shape for every tail.
 PAIRMETRICS_TARGET("avx2,fma")
-PAIRMETRICS_FORCE_INLINE void strip_dots_avx2(const float* x, i64 d, const float* panel, i32 r0, __m256 (&lo)[Rows],
-                                              __m256 (&hi)[Rows]) {
-    const float* a[Rows];
-    PAIRMETRICS_UNROLL for (int r = 0; r < Rows; ++r) {
+PAIRMETRICS_FORCE_INLINE void strip_dots_avx2(const float* x, i32 rows, i64 d, const float* panel, i32 r0,
+                                              __m256 (&lo)[kStrip], __m256 (&hi)[kStrip]) {
+    const float* a[kStrip];
+    PAIRMETRICS_UNROLL for (int r = 0; r < kStrip; ++r) {
         lo[r] = hi[r] = _mm256_setzero_ps();
-        a[r] = x + static_cast<std::size_t>(r0 + r) * static_cast<std::size_t>(d);
+        a[r] = x + static_cast<std::size_t>(std::min(r0 + r, rows - 1)) * static_cast<std::size_t>(d);
     }
     const float* p = panel;
     for (i64 k = 0; k < d; ++k, p += kPanelColumns) {
         const __m256 b_lo = _mm256_load_ps(p), b_hi = _mm256_load_ps(p + 8);
-        PAIRMETRICS_UNROLL for (int r = 0; r < Rows; ++r) {
+        PAIRMETRICS_UNROLL for (int r = 0; r < kStrip; ++r) {
             const __m256 ar = _mm256_broadcast_ss(a[r] + k);
             lo[r] = _mm256_fmadd_ps(ar, b_lo, lo[r]);
             hi[r] = _mm256_fmadd_ps(ar, b_hi, hi[r]);
@@ -76,17 +80,18 @@ PAIRMETRICS_FORCE_INLINE void strip_dots_avx2(const float* x, i64 d, const float
 
 // One strip against one panel (columns from c0): the values and both
 // comparisons in registers; `valid` masks the panel's columns past the last.
-template <int Rows>
 PAIRMETRICS_TARGET("avx2,fma")
-PAIRMETRICS_FORCE_INLINE i32 strip_avx2(const float* x, i64 d, const float* panel, __m256 sq_lo, __m256 sq_hi,
+PAIRMETRICS_FORCE_INLINE i32 strip_avx2(const float* x, i32 rows, i64 d, const float* panel, __m256 sq_lo, __m256 sq_hi,
                                         __m256 tau_lo, __m256 tau_hi, std::uint32_t valid, const float* sq_row,
                                         const float* tau_row, i32 r0, i32 c0, BelowCandidate* out) {
-    __m256 lo[Rows], hi[Rows];
-    strip_dots_avx2<Rows>(x, d, panel, r0, lo, hi);
+    __m256 lo[kStrip], hi[kStrip];
+    strip_dots_avx2(x, rows, d, panel, r0, lo, hi);
     const __m256 two = _mm256_set1_ps(2.0f);
+    const int live = std::min(kStrip, rows - r0);
     i32 count = 0;
-    PAIRMETRICS_UNROLL for (int r = 0; r < Rows; ++r) {
-        const __m256 sqr = _mm256_set1_ps(sq_row[r0 + r]), taur = _mm256_set1_ps(tau_row[r0 + r]);
+    PAIRMETRICS_UNROLL for (int r = 0; r < kStrip; ++r) {
+        const i32 at = std::min(r0 + r, rows - 1);  // rows past the last: masked below
+        const __m256 sqr = _mm256_set1_ps(sq_row[at]), taur = _mm256_set1_ps(tau_row[at]);
         // s - 2 dot rounded once (2 dot is exact): the bits of s - 2 * dot.
         const __m256 v_lo = _mm256_fnmadd_ps(two, lo[r], _mm256_add_ps(sqr, sq_lo));
         const __m256 v_hi = _mm256_fnmadd_ps(two, hi[r], _mm256_add_ps(sqr, sq_hi));
@@ -96,7 +101,7 @@ PAIRMETRICS_FORCE_INLINE i32 strip_avx2(const float* x, i64 d, const float* pane
             _mm256_or_ps(_mm256_cmp_ps(v_hi, taur, _CMP_LT_OQ), _mm256_cmp_ps(v_hi, tau_hi, _CMP_LT_OQ));
         std::uint32_t bits = static_cast<std::uint32_t>(_mm256_movemask_ps(below_lo)) |
                              static_cast<std::uint32_t>(_mm256_movemask_ps(below_hi)) << 8;
-        bits &= valid;
+        bits &= r < live ? valid : 0u;
         if (bits == 0) continue;
         alignas(32) float v[kPanelColumns];
         _mm256_store_ps(v, v_lo);
@@ -108,23 +113,6 @@ PAIRMETRICS_FORCE_INLINE i32 strip_avx2(const float* x, i64 d, const float* pane
     }
     return count;
 }
-
-// The dots of one strip written out (kPanelColumns per row).
-template <int Rows>
-PAIRMETRICS_TARGET("avx2,fma")
-PAIRMETRICS_FORCE_INLINE void strip_store_avx2(const float* x, i64 d, const float* panel, i32 r0, float* out) {
-    __m256 lo[Rows], hi[Rows];
-    strip_dots_avx2<Rows>(x, d, panel, r0, lo, hi);
-    PAIRMETRICS_UNROLL for (int r = 0; r < Rows; ++r) {
-        float* row = out + static_cast<std::size_t>(r0 + r) * kPanelColumns;
-        _mm256_storeu_ps(row, lo[r]);
-        _mm256_storeu_ps(row + 8, hi[r]);
-    }
-}
-
-// Six rows by sixteen columns: twelve accumulators, enough independent
-// fused multiply-adds to keep both units busy.
-constexpr int kStrip = 6;
 
 PAIRMETRICS_TARGET("avx2,fma")
 i32 below_scan_avx2(const float* x, i32 rows, i64 d, const float* panels, i32 cols, const float* sq_row,
@@ -141,45 +129,25 @@ i32 below_scan_avx2(const float* x, i32 rows, i64 d, const float* panels, i32 co
         const __m256 tau_lo = _mm256_load_ps(tau), tau_hi = _mm256_load_ps(tau + 8);
         const std::uint32_t valid = (1u << width) - 1;
         const float* panel = panels + static_cast<std::size_t>(c0) * static_cast<std::size_t>(d);
-        i32 r = 0;
-        for (; r + kStrip <= rows; r += kStrip)
-            count += strip_avx2<kStrip>(x, d, panel, sq_lo, sq_hi, tau_lo, tau_hi, valid, sq_row, tau_row, r, c0,
-                                        out + count);
-        switch (rows - r) {
-#define PAIRMETRICS_STRIP_TAIL(n)                                                                                  \
-    case n:                                                                                                        \
-        count += strip_avx2<n>(x, d, panel, sq_lo, sq_hi, tau_lo, tau_hi, valid, sq_row, tau_row, r, c0, out + count); \
-        break;
-            PAIRMETRICS_STRIP_TAIL(1)
-            PAIRMETRICS_STRIP_TAIL(2)
-            PAIRMETRICS_STRIP_TAIL(3)
-            PAIRMETRICS_STRIP_TAIL(4)
-            PAIRMETRICS_STRIP_TAIL(5)
-#undef PAIRMETRICS_STRIP_TAIL
-            default:
-                break;
-        }
+        for (i32 r = 0; r < rows; r += kStrip)
+            count +=
+                strip_avx2(x, rows, d, panel, sq_lo, sq_hi, tau_lo, tau_hi, valid, sq_row, tau_row, r, c0, out + count);
     }
     return count;
 }
 
 PAIRMETRICS_TARGET("avx2,fma")
 void panel_dots_avx2(const float* x, i32 rows, i64 d, const float* panel, float* out) {
-    i32 r = 0;
-    for (; r + kStrip <= rows; r += kStrip) strip_store_avx2<kStrip>(x, d, panel, r, out);
-    switch (rows - r) {
-#define PAIRMETRICS_STRIP_TAIL(n)                      \
-    case n:                                            \
-        strip_store_avx2<n>(x, d, panel, r, out);      \
-        break;
-        PAIRMETRICS_STRIP_TAIL(1)
-        PAIRMETRICS_STRIP_TAIL(2)
-        PAIRMETRICS_STRIP_TAIL(3)
-        PAIRMETRICS_STRIP_TAIL(4)
-        PAIRMETRICS_STRIP_TAIL(5)
-#undef PAIRMETRICS_STRIP_TAIL
-        default:
-            break;
+    for (i32 r0 = 0; r0 < rows; r0 += kStrip) {
+        __m256 lo[kStrip], hi[kStrip];
+        strip_dots_avx2(x, rows, d, panel, r0, lo, hi);
+        const int live = std::min(kStrip, rows - r0);
+        PAIRMETRICS_UNROLL for (int r = 0; r < kStrip; ++r) {
+            if (r >= live) break;
+            float* row = out + static_cast<std::size_t>(r0 + r) * kPanelColumns;
+            _mm256_storeu_ps(row, lo[r]);
+            _mm256_storeu_ps(row + 8, hi[r]);
+        }
     }
 }
 
@@ -187,22 +155,25 @@ void panel_dots_avx2(const float* x, i32 rows, i64 d, const float* panel, float*
 #undef PAIRMETRICS_UNROLL
 #endif
 
-BelowScanFn below_scan_for(SimdLevel level) {
 #if PAIRMETRICS_X86_SIMD
-    if (simd_resolve(level) != SimdLevel::scalar && simd_supported(SimdLevel::avx2)) return below_scan_avx2;
+// The AVX2 kernel when `level` runs it (AVX-512 CPUs do too), else null.
+template <class Fn>
+static Fn avx2_or_null(SimdLevel level, Fn avx2) {
+    return simd_resolve(level) != SimdLevel::scalar && simd_supported(SimdLevel::avx2) ? avx2 : nullptr;
+}
+#define PAIRMETRICS_AVX2_OR_NULL(level, kernel) avx2_or_null(level, kernel)
 #else
-    (void)level;
+#define PAIRMETRICS_AVX2_OR_NULL(level, kernel) ((void)(level), nullptr)
 #endif
-    return nullptr;
+
+BelowScanFn below_scan_for(SimdLevel level) {
+    return PAIRMETRICS_AVX2_OR_NULL(level, below_scan_avx2);
 }
 
 PanelDotsFn panel_dots_for(SimdLevel level) {
-#if PAIRMETRICS_X86_SIMD
-    if (simd_resolve(level) != SimdLevel::scalar && simd_supported(SimdLevel::avx2)) return panel_dots_avx2;
-#else
-    (void)level;
-#endif
-    return nullptr;
+    return PAIRMETRICS_AVX2_OR_NULL(level, panel_dots_avx2);
 }
+
+#undef PAIRMETRICS_AVX2_OR_NULL
 
 }  // namespace pairmetrics::matching
