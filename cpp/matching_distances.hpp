@@ -164,7 +164,11 @@ class DenseDistances final : public Distances {
 // n x d float64 matrix. Exact distances come from the coordinate
 // differences; neighbour search and screening use tiles of a matrix product
 // of centred coordinates (float32 when d is large enough for it to pay) with
-// a bound on their rounding error, so nothing they skip can be wrong.
+// a bound on their rounding error, so nothing they skip can be wrong. On
+// CPUs with AVX2 the float32 tiles come from the kernels of
+// matching_distance_tiles.hpp (the neighbour search fused with its
+// comparisons; the screens a panel wide), over a second copy of the
+// coordinates packed in column panels (4 n d bytes); elsewhere from sgemm.
 class EuclideanDistances final : public Distances {
   public:
     // single_ok: float32 tiles allowed (neighbour search and screening only

@@ -483,10 +483,11 @@ void test_below_scan() {
             for (std::int32_t t = 0; t < count; ++t) got.emplace_back(out[t].row, out[t].col, out[t].value);
             std::sort(got.begin(), got.end());
             CHECK(got.size() == expected.size());
-            CHECK(std::equal(got.begin(), got.end(), expected.begin(), expected.end(), [](const auto& a, const auto& b) {
-                return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) &&
-                       std::memcmp(&std::get<2>(a), &std::get<2>(b), sizeof(float)) == 0;
-            }));
+            CHECK(
+                std::equal(got.begin(), got.end(), expected.begin(), expected.end(), [](const auto& a, const auto& b) {
+                    return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) &&
+                           std::memcmp(&std::get<2>(a), &std::get<2>(b), sizeof(float)) == 0;
+                }));
             // The screens' panel kernel: the same dot products, bit for bit.
             const matching::PanelDotsFn panel_dots = matching::panel_dots_for(level);
             CHECK(panel_dots != nullptr);
