@@ -137,14 +137,14 @@ i32 below_scan_avx2(const float* x, i32 rows, i64 d, const float* panels, i32 co
 }
 
 PAIRMETRICS_TARGET("avx2,fma")
-void panel_dots_avx2(const float* x, i32 rows, i64 d, const float* panel, float* out) {
+void panel_dots_avx2(const float* x, i32 rows, i64 d, const float* panel, float* out, i32 stride) {
     for (i32 r0 = 0; r0 < rows; r0 += kStrip) {
         __m256 lo[kStrip], hi[kStrip];
         strip_dots_avx2(x, rows, d, panel, r0, lo, hi);
         const int live = std::min(kStrip, rows - r0);
         PAIRMETRICS_UNROLL for (int r = 0; r < kStrip; ++r) {
             if (r >= live) break;
-            float* row = out + static_cast<std::size_t>(r0 + r) * kPanelColumns;
+            float* row = out + static_cast<std::size_t>(r0 + r) * static_cast<std::size_t>(stride);
             _mm256_storeu_ps(row, lo[r]);
             _mm256_storeu_ps(row + 8, hi[r]);
         }

@@ -53,9 +53,10 @@ using BelowScanFn = std::int32_t (*)(const float* rows_x, std::int32_t rows, std
 BelowScanFn below_scan_for(SimdLevel level);
 
 // The dot products of rows [0, rows) with one panel's columns, written to
-// out[r * kPanelColumns + c] (the same arithmetic as the scan above): the
-// screens' tiles, a panel wide and in cache.
-using PanelDotsFn = void (*)(const float* rows_x, std::int32_t rows, std::int64_t d, const float* panel, float* out);
+// out[r * stride + c] for c < kPanelColumns (the same arithmetic as the scan
+// above): the screens' tiles, a few panels wide and in cache.
+using PanelDotsFn = void (*)(const float* rows_x, std::int32_t rows, std::int64_t d, const float* panel, float* out,
+                             std::int32_t stride);
 PanelDotsFn panel_dots_for(SimdLevel level);
 
 // Panels of a whole point set (cols columns of length d), aligned to a

@@ -183,11 +183,11 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     // the shared expansion bound (products, norms, additions) plus, for
     // float32 tiles, the rounding of the coordinates themselves
     // (|(|a'-b'|^2 - |a-b|^2)| <= 4 u (|a|^2 + |b|^2) to first order).
-    if (single_) pack_panels_of_rows(control);
     unit_err_ = tile_unit_error(d, single_);
     const double reach = 2 * std::sqrt(sq_max_) / scale * (1 + 1e-6);
     max_ = squared ? reach * reach : reach;
     if (single_) screen32_ = ScreenTerms(sq_, unit_err_, d);
+    if (single_) pack_panels_of_rows(control);
     position_.resize(n);
     for (i32 p = 0; p < n; ++p) position_[perm_[p]] = p;
     set_simd(SimdLevel::automatic);
@@ -440,22 +440,25 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
     for_each_tile_task(tasks, n_threads, run, control);
 }
 
-// for_tiles with float32 tiles a panel wide, from the panel kernel: each
-// column block not skipped, panel by panel, in cache.
+// for_tiles with float32 tiles a few panels wide (kFlagChunk columns: the
+// screens' chunk), from the panel kernel: each column block not skipped,
+// chunk by chunk, in cache.
 template <class Skip, class F>
 void EuclideanDistances::fused_tiles(std::size_t task, i32 lo, i32 hi, i32 first, Skip& skip, F& visit,
                                      Control& control) const {
+    static_assert(kFlagChunk % kPanelColumns == 0 && kRowBlock % kFlagChunk == 0);
     thread_local std::vector<float> dots;
-    dots.resize(static_cast<std::size_t>(kRowBlock) * kPanelColumns);
+    dots.resize(static_cast<std::size_t>(kRowBlock) * kFlagChunk);
     const float* rows_x = xc32_.data() + static_cast<std::size_t>(lo) * d_;
     for (i32 start = first; start < n_; start += kRowBlock) {
         if (skip(static_cast<i32>(task), start / kRowBlock)) continue;
         const i32 end = std::min(n_, start + kRowBlock);
-        for (i32 c0 = start; c0 < end; c0 += kPanelColumns) {
-            panel_dots_(rows_x, hi - lo, d_, panels_.from(c0), dots.data());
-            const i32 c1 = std::min(end, c0 + kPanelColumns);
+        for (i32 c0 = start; c0 < end; c0 += kFlagChunk) {
+            const i32 c1 = std::min(end, c0 + kFlagChunk);
+            for (i32 c = c0; c < c1; c += kPanelColumns)
+                panel_dots_(rows_x, hi - lo, d_, panels_.from(c), dots.data() + (c - c0), kFlagChunk);
             for (i32 i = lo; i < hi; ++i)
-                visit(task, i, c0, c1, dots.data() + static_cast<std::size_t>(i - lo) * kPanelColumns);
+                visit(task, i, c0, c1, dots.data() + static_cast<std::size_t>(i - lo) * kFlagChunk);
         }
         control.check();
     }
