@@ -10,7 +10,7 @@ bool simd_supported(SimdLevel level) {
 #if PAIRMETRICS_X86_SIMD
         case SimdLevel::avx2:
             __builtin_cpu_init();
-            return __builtin_cpu_supports("avx2");
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
         case SimdLevel::avx512:
             __builtin_cpu_init();
             return __builtin_cpu_supports("avx512f");

@@ -26,7 +26,8 @@
 namespace pairmetrics {
 
 // Which vector code a kernel runs: `automatic` takes the best the CPU
-// supports; the others force a level (for tests and benchmarks).
+// supports; the others force a level (for tests and benchmarks). avx2 is
+// AVX2 with FMA (every CPU with AVX2 has both).
 enum class SimdLevel : int { automatic = -1, scalar = 0, avx2 = 1, avx512 = 2 };
 
 // Whether this build and this CPU (and its operating system, which must save

@@ -187,10 +187,20 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     const double reach = 2 * std::sqrt(sq_max_) / scale * (1 + 1e-6);
     max_ = squared ? reach * reach : reach;
     if (single_) screen32_ = ScreenTerms(sq_, unit_err_, d);
+    if (single_) pack_panels_of_rows(control);
     position_.resize(n);
     for (i32 p = 0; p < n; ++p) position_[perm_[p]] = p;
     set_simd(SimdLevel::automatic);
     block_balls(control);
+}
+
+void EuclideanDistances::pack_panels_of_rows(Control* control) {
+    panels_ = PackedPanels(n_, d_);
+    constexpr i32 chunk = 256 * kPanelColumns;
+    for (i32 first = 0; first < n_; first += chunk) {
+        if (control != nullptr) control->check();
+        panels_.fill(xc32_.data(), first, std::min(chunk, n_ - first));
+    }
 }
 
 double EuclideanDistances::tile_unit_error(i64 d, bool single) {
@@ -200,6 +210,8 @@ double EuclideanDistances::tile_unit_error(i64 d, bool single) {
 
 void EuclideanDistances::set_simd(SimdLevel level) {
     flag_below_ = flag_below_for(level);
+    below_scan_ = below_scan_for(level);
+    panel_dots_ = panel_dots_for(level);
     may_screen32_ = may_screen_for(level, squared_);
     screen_bits32_ = screen_bits_for(level, squared_);
     squared_distance_ = squared_distance_for(level);
@@ -387,6 +399,12 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         else
             xc = xc64_.data();
         const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(n, lo + kRowBlock);
+        if constexpr (std::is_same_v<T, float>) {
+            if (panel_dots_ != nullptr) {
+                fused_tiles(task, lo, hi, first_col(lo), skip, visit, control);
+                return;
+            }
+        }
         // Runs of consecutive column blocks in one product (a megabyte of
         // tile): the rows are packed once per run, not once per block.
         constexpr i32 span = kRowBlock * static_cast<i32>(4 / (sizeof(T) / sizeof(float)));
@@ -420,6 +438,31 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         control.advance(static_cast<std::uint64_t>(hi - lo));
     };
     for_each_tile_task(tasks, n_threads, run, control);
+}
+
+// for_tiles with float32 tiles a few panels wide (kFlagChunk columns: the
+// screens' chunk), from the panel kernel: each column block not skipped,
+// chunk by chunk, in cache.
+template <class Skip, class F>
+void EuclideanDistances::fused_tiles(std::size_t task, i32 lo, i32 hi, i32 first, Skip& skip, F& visit,
+                                     Control& control) const {
+    static_assert(kFlagChunk % kPanelColumns == 0 && kRowBlock % kFlagChunk == 0);
+    thread_local std::vector<float> dots;
+    dots.resize(static_cast<std::size_t>(kRowBlock) * kFlagChunk);
+    const float* rows_x = xc32_.data() + static_cast<std::size_t>(lo) * d_;
+    for (i32 start = first; start < n_; start += kRowBlock) {
+        if (skip(static_cast<i32>(task), start / kRowBlock)) continue;
+        const i32 end = std::min(n_, start + kRowBlock);
+        for (i32 c0 = start; c0 < end; c0 += kFlagChunk) {
+            const i32 c1 = std::min(end, c0 + kFlagChunk);
+            for (i32 c = c0; c < c1; c += kPanelColumns)
+                panel_dots_(rows_x, hi - lo, d_, panels_.from(c), dots.data() + (c - c0), kFlagChunk);
+            for (i32 i = lo; i < hi; ++i)
+                visit(task, i, c0, c1, dots.data() + static_cast<std::size_t>(i - lo) * kFlagChunk);
+        }
+        control.check();
+    }
+    control.advance(static_cast<std::uint64_t>(hi - lo));
 }
 
 // Neighbour search over the upper triangle of tiles only: one tile of rows
@@ -507,6 +550,22 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
             for (i32 i = x * R; i < std::min(n, x * R + R); ++i) tau = std::max(tau, heaps[i].tau);
         return gap * gap * (1 - 1e-12) - tile_error(ball_sq_[a], ball_sq_[b]) >= static_cast<double>(tau);
     };
+    // A value v of the pair (row i, column c of block b, point j): into i's
+    // list and j's when below their thresholds (tau_c: j's, kept current).
+    auto take = [&](Smallest<T>& h, i32 i, i32 j, T v, T& tau_c) {
+        if (v < h.tau && j != i) h.push(v, j);
+        if (v < tau_c) {
+            heaps[j].push(v, i);
+            tau_c = heaps[j].tau;
+        }
+    };
+    // The thresholds of block b's lists as columns of a tile against block
+    // a (a == b: -inf, since on the diagonal the rows see every pair).
+    auto column_thresholds = [&](i32 a, i32 b, i32 rows_b, std::vector<T>& tau_col) {
+        tau_col.resize(rows_b);
+        for (i32 c = 0; c < rows_b; ++c)
+            tau_col[c] = a != b ? heaps[b * R + c].tau : -std::numeric_limits<T>::infinity();
+    };
     // One tile: rows of block a against rows of block b (a == b: within a
     // block), in one pass over the tile that serves the lists of both blocks.
     // Almost every value is above both lists' thresholds: a branch-free loop
@@ -516,9 +575,7 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
         if (a != b && apart(a, b)) return;
         const auto [rows_a, rows_b] = tile_of(a, b, tile);
         const i32 lo_a = a * R, lo_b = b * R;
-        const bool both = a != b;  // on the diagonal the rows see every pair
-        tau_col.resize(rows_b);
-        for (i32 c = 0; c < rows_b; ++c) tau_col[c] = both ? heaps[lo_b + c].tau : -std::numeric_limits<T>::infinity();
+        column_thresholds(a, b, rows_b, tau_col);
         const T* sqb = sqT.data() + lo_b;
         for (i32 r = 0; r < rows_a; ++r) {
             const i32 i = lo_a + r;
@@ -531,14 +588,32 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
                 for (std::uint64_t bits = flag_below_(row, sqb, sqi, h.tau, tau_col.data(), cb, ce); bits != 0;
                      bits &= bits - 1) {
                     const i32 c = cb + static_cast<i32>(lowest_bit(bits));
-                    const T v = row[c];
-                    const i32 j = lo_b + c;
-                    if (v < h.tau && j != i) h.push(v, j);
-                    if (v < tau_col[c]) {
-                        heaps[j].push(v, i);
-                        tau_col[c] = heaps[j].tau;
-                    }
+                    take(h, i, lo_b + c, row[c], tau_col[c]);
                 }
+            }
+        }
+    };
+    // The same with the fused kernel, one panel of block b at a time against
+    // all rows of block a (the thresholds read afresh for every panel): no
+    // tile is written, only the pairs below a threshold come out.
+    auto work_fused = [&](i32 a, i32 b, std::vector<T>& tau_row, std::vector<T>& tau_col,
+                          std::vector<BelowCandidate>& found) {
+        if (a != b && apart(a, b)) return;
+        const i32 lo_a = a * R, rows_a = std::min(n, lo_a + R) - lo_a;
+        const i32 lo_b = b * R, rows_b = std::min(n, lo_b + R) - lo_b;
+        column_thresholds(a, b, rows_b, tau_col);
+        tau_row.resize(rows_a);
+        found.resize(static_cast<std::size_t>(rows_a) * kPanelColumns);
+        const T* rows_x = xc + static_cast<std::size_t>(lo_a) * d_;
+        for (i32 cb = 0; cb < rows_b; cb += kPanelColumns) {
+            for (i32 r = 0; r < rows_a; ++r) tau_row[r] = heaps[lo_a + r].tau;
+            const i32 count = below_scan_(rows_x, rows_a, d_, panels_.from(lo_b + cb),
+                                          std::min(kPanelColumns, rows_b - cb), sqT.data() + lo_a,
+                                          sqT.data() + lo_b + cb, tau_row.data(), tau_col.data() + cb, found.data());
+            for (i32 t = 0; t < count; ++t) {
+                const BelowCandidate& f = found[t];
+                const i32 c = cb + f.col;
+                take(heaps[lo_a + f.row], lo_a + f.row, lo_b + c, f.value, tau_col[c]);
             }
         }
     };
@@ -561,8 +636,11 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
                     if (a > b) std::swap(a, b);
                 }
                 if (b >= blocks) return;  // paired with the idle block
-                thread_local std::vector<T> tile, tau_col;
-                {
+                thread_local std::vector<T> tile, tau_row, tau_col;
+                thread_local std::vector<BelowCandidate> found;
+                if (below_scan_ != nullptr) {
+                    work_fused(a, b, tau_row, tau_col, found);
+                } else {
                     const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
                     work(a, b, tile, tau_col);
                 }

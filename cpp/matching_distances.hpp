@@ -19,6 +19,7 @@
 #include "blas_threads.hpp"
 #include "control.hpp"
 #include "cpu_features.hpp"
+#include "matching_distance_tiles.hpp"
 #include "matching_tile_scan.hpp"
 #include "parallel.hpp"
 
@@ -165,7 +166,11 @@ class DenseDistances final : public Distances {
 // n x d float64 matrix. Exact distances come from the coordinate
 // differences; neighbour search and screening use tiles of a matrix product
 // of centred coordinates (float32 when d is large enough for it to pay) with
-// a bound on their rounding error, so nothing they skip can be wrong.
+// a bound on their rounding error, so nothing they skip can be wrong. On
+// CPUs with AVX2 the float32 tiles come from the kernels of
+// matching_distance_tiles.hpp (the neighbour search fused with its
+// comparisons; the screens a panel wide), over a second copy of the
+// coordinates packed in column panels (4 n d bytes); elsewhere from sgemm.
 class EuclideanDistances final : public Distances {
   public:
     // single_ok: float32 tiles allowed (neighbour search and screening only
@@ -219,6 +224,12 @@ class EuclideanDistances final : public Distances {
                       Control& control) const;
     template <class First, class Skip, class F>
     void for_tiles(int n_threads, Control& control, First&& first_col, Skip&& skip, F&& visit) const;
+    // One task of for_tiles (rows [lo, hi), column blocks from `first`) through the panel kernel.
+    template <class Skip, class F>
+    void fused_tiles(std::size_t task, std::int32_t lo, std::int32_t hi, std::int32_t first, Skip& skip, F& visit,
+                     Control& control) const;
+    // The float32 rows packed into panels_.
+    void pack_panels_of_rows(Control* control);
     // Points in an order where each block of kBlock consecutive ones is a
     // small ball (recursive splits along the line of two far points), and
     // each block's ball: tiles of two far-apart balls are skipped whole.
@@ -288,6 +299,9 @@ class EuclideanDistances final : public Distances {
     double tile_scale_ = 1;  // tiles see coordinates times this power of two
     ScreenTerms screen32_;   // float32 tiles: the screen prefilter's terms
     FlagBelowFn flag_below_ = nullptr;
+    BelowScanFn below_scan_ = nullptr;  // the fused neighbour scan (null: matrix-product tiles)
+    PanelDotsFn panel_dots_ = nullptr;  // the screens' panel-wide tiles (null: matrix-product tiles)
+    PackedPanels panels_;               // float32 tiles: the centred rows in column panels
     MayScreenFn may_screen32_ = nullptr;
     ScreenBitsFn screen_bits32_ = nullptr;
     SquaredDistanceFn squared_distance_ = nullptr;

@@ -16,12 +16,14 @@
 #include <mutex>
 #include <random>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "check.hpp"
 #include "matching_checks.hpp"
 #include "control.hpp"
 #include "matching.hpp"
+#include "matching_distance_tiles.hpp"
 #include "matching_distances.hpp"
 #include "matching_reorder.hpp"
 #include "matching_sparse.hpp"
@@ -347,43 +349,166 @@ void reference_sgemm(char* transa, char* transb, int* m, int* n, int* k, float* 
         }
 }
 
+// The levels of the tile scans this CPU runs.
+std::vector<SimdLevel> simd_levels() {
+    std::vector<SimdLevel> out{SimdLevel::scalar};
+    for (SimdLevel level : {SimdLevel::avx2, SimdLevel::avx512})
+        if (simd_supported(level)) out.push_back(level);
+    return out;
+}
+
 // Neighbour lists of Euclidean points (float32 and float64 tiles, several
-// row blocks, duplicated points, 1 and 2 threads): each list holds `store`
-// distinct other points, no point outside it is nearer than the certified
-// bound, and the list is the nearest up to the tiles' rounding.
+// row blocks, duplicated points, magnitudes 1e-100 to 1e150, squared and
+// not, 1 and 2 threads, every level: the fused scan and the matrix-product
+// tiles): each list holds `store` distinct other points, no point outside
+// it is nearer than the certified bound, and the list is the nearest up to
+// the tiles' rounding.
 void test_euclidean_nearest() {
     std::mt19937_64 gen(5);
     std::normal_distribution<double> normal;
-    for (int trial = 0; trial < 4; ++trial) {
-        const int n = trial < 2 ? 700 : 1100 + trial, d = trial % 2 == 0 ? 20 : 3, store = 12 + trial;
+    const double magnitude[] = {1.0, 1.0, 1e-100, 1e150, 1e100, 1.0};
+    for (int trial = 0; trial < 6; ++trial) {
+        const int n = trial < 2 ? 700 : 1100 + trial, d = trial % 2 == 0 ? 20 : (trial == 5 ? 50 : 3);
+        const int store = 12 + trial;
+        const bool squared = trial >= 4;
         std::vector<double> X(static_cast<std::size_t>(n) * d);
-        for (double& x : X) x = normal(gen) * (trial == 3 ? 1e150 : 1.0);
+        for (double& x : X) x = normal(gen) * magnitude[trial];
         for (int i = 0; i < 40; ++i)  // duplicated points
             std::copy_n(X.begin() + 3 * i * d, d, X.begin() + (3 * i + 1) * d);
         matching::Gemm gemm;
         gemm.sgemm = reference_sgemm;
-        const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
-        for (int threads : {1, 2}) {
-            std::vector<std::int32_t> cand(static_cast<std::size_t>(n) * store);
-            std::vector<double> bound(n);
-            Control control;
-            e.nearest(store, cand.data(), bound.data(), threads, control);
-            for (int i = 0; i < n; ++i) {
-                std::vector<char> in(n, 0);
-                double list_max = 0;
-                for (int t = 0; t < store; ++t) {
-                    const std::int32_t j = cand[static_cast<std::size_t>(i) * store + t];
-                    CHECK(j >= 0 && j < n && j != i && !in[j]);
-                    if (j < 0 || j >= n) continue;
-                    in[j] = 1;
-                    list_max = std::max(list_max, e(i, j));
+        matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
+        for (SimdLevel level : simd_levels()) {
+            e.set_simd(level);
+            for (int threads : {1, 2}) {
+                std::vector<std::int32_t> cand(static_cast<std::size_t>(n) * store);
+                std::vector<double> bound(n);
+                Control control;
+                e.nearest(store, cand.data(), bound.data(), threads, control);
+                for (int i = 0; i < n; ++i) {
+                    std::vector<char> in(n, 0);
+                    double list_max = 0;
+                    for (int t = 0; t < store; ++t) {
+                        const std::int32_t j = cand[static_cast<std::size_t>(i) * store + t];
+                        CHECK(j >= 0 && j < n && j != i && !in[j]);
+                        if (j < 0 || j >= n) continue;
+                        in[j] = 1;
+                        list_max = std::max(list_max, e(i, j));
+                    }
+                    double outside = std::numeric_limits<double>::infinity();
+                    for (int j = 0; j < n; ++j)
+                        if (j != i && !in[j]) outside = std::min(outside, e(i, j));
+                    CHECK(bound[i] <= outside);
+                    CHECK(bound[i] >= 0.9 * outside - 1e-2 * e.max_distance());  // the bound is not idle
+                    CHECK(list_max <= outside + 1e-2 * e.max_distance());
                 }
-                double outside = std::numeric_limits<double>::infinity();
-                for (int j = 0; j < n; ++j)
-                    if (j != i && !in[j]) outside = std::min(outside, e(i, j));
-                CHECK(bound[i] <= outside);
-                CHECK(bound[i] >= 0.9 * outside - 1e-2 * e.max_distance());  // the bound is not idle
-                CHECK(list_max <= outside + 1e-2 * e.max_distance());
+            }
+        }
+    }
+}
+
+// The fused neighbour scan against a plain loop of its arithmetic (a
+// sequential fused multiply-add per coordinate, then (sq_r + sq_c) - 2 dot):
+// the same pairs with the same bits at every level that has the scan (and
+// the same dot products from the screens' panel kernel), and
+// each value within the provider's float32 tile bound of the exact one.
+// Shapes not multiples of a strip or a panel, duplicated and integer
+// (tied) rows, thresholds equal to a value (a tie is not below), +-inf,
+// coordinates from 2 down to 2^-70 (products below the float range).
+void test_below_scan() {
+    std::mt19937_64 gen(31);
+    std::normal_distribution<float> normal;
+    const int dims[] = {1, 3, 16, 50, 67};
+    // The scalar level keeps the matrix-product tiles.
+    CHECK(matching::below_scan_for(SimdLevel::scalar) == nullptr);
+    CHECK(matching::panel_dots_for(SimdLevel::scalar) == nullptr);
+    for (int trial = 0; trial < 80; ++trial) {
+        const int rows = 1 + trial % 13 + (trial % 7 == 0 ? 250 : 0);
+        const int cols = 1 + (trial * 5) % 37 + (trial % 9 == 0 ? 200 : 0), d = dims[trial % 5];
+        const float scale = std::ldexp(1.0f, -((trial / 5) % 4) * 23);
+        const bool integer = trial % 3 == 0;
+        auto coordinate = [&] { return integer ? std::round(4 * normal(gen)) * scale : normal(gen) * scale; };
+        std::vector<float> x(static_cast<std::size_t>(rows) * d), y(static_cast<std::size_t>(cols) * d);
+        for (float& v : x) v = coordinate();
+        for (float& v : y) v = coordinate();
+        std::copy_n(x.begin(), d, y.begin());  // column 0 is row 0
+        if (cols > 1) std::copy_n(y.begin(), d, y.begin() + d);
+        auto norms = [&](const std::vector<float>& z, int count) {
+            std::vector<float> sq(count);
+            for (int i = 0; i < count; ++i) {
+                double s = 0;
+                for (int k = 0; k < d; ++k) s += static_cast<double>(z[i * d + k]) * z[i * d + k];
+                sq[i] = static_cast<float>(s);
+            }
+            return sq;
+        };
+        const std::vector<float> sq_row = norms(x, rows), sq_col = norms(y, cols);
+        std::vector<float> dots(static_cast<std::size_t>(rows) * cols), value(dots.size());
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < cols; ++c) {
+                float dot = 0;
+                for (int k = 0; k < d; ++k) dot = std::fma(x[r * d + k], y[c * d + k], dot);
+                dots[static_cast<std::size_t>(r) * cols + c] = dot;
+                value[static_cast<std::size_t>(r) * cols + c] = (sq_row[r] + sq_col[c]) - 2 * dot;
+            }
+        // Thresholds: a value of the row or column (a tie), or +-inf.
+        const float inf = std::numeric_limits<float>::infinity();
+        auto threshold = [&](int at, bool of_row) {
+            const std::uint64_t pick = gen() % 8;
+            if (pick == 0) return inf;
+            if (pick == 1) return -inf;
+            return of_row ? value[static_cast<std::size_t>(at) * cols + gen() % cols]
+                          : value[static_cast<std::size_t>(gen() % rows) * cols + at];
+        };
+        std::vector<float> tau_row(rows), tau_col(cols);
+        for (int r = 0; r < rows; ++r) tau_row[r] = threshold(r, true);
+        for (int c = 0; c < cols; ++c) tau_col[c] = threshold(c, false);
+        std::vector<std::tuple<int, int, float>> expected;
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < cols; ++c) {
+                const float v = value[static_cast<std::size_t>(r) * cols + c];
+                if (v < tau_row[r] || v < tau_col[c]) expected.emplace_back(r, c, v);
+            }
+        const double unit_err = matching::EuclideanDistances::tile_unit_error(d, true);
+        matching::PackedPanels panels(cols, d);
+        panels.fill(y.data(), 0, cols);
+        for (SimdLevel level : simd_levels()) {
+            const matching::BelowScanFn scan = matching::below_scan_for(level);
+            if (scan == nullptr) continue;
+            std::vector<matching::BelowCandidate> out(static_cast<std::size_t>(rows) * cols);
+            const std::int32_t count = scan(x.data(), rows, d, panels.from(0), cols, sq_row.data(), sq_col.data(),
+                                            tau_row.data(), tau_col.data(), out.data());
+            CHECK(count >= 0 && count <= rows * cols);
+            std::vector<std::tuple<int, int, float>> got;
+            for (std::int32_t t = 0; t < count; ++t) got.emplace_back(out[t].row, out[t].col, out[t].value);
+            std::sort(got.begin(), got.end());
+            CHECK(got.size() == expected.size());
+            CHECK(
+                std::equal(got.begin(), got.end(), expected.begin(), expected.end(), [](const auto& a, const auto& b) {
+                    return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) &&
+                           std::memcmp(&std::get<2>(a), &std::get<2>(b), sizeof(float)) == 0;
+                }));
+            // The screens' panel kernel: the same dot products, bit for bit.
+            const matching::PanelDotsFn panel_dots = matching::panel_dots_for(level);
+            CHECK(panel_dots != nullptr);
+            const int stride = matching::kPanelColumns * (1 + trial % 2);  // rows of a wider tile
+            std::vector<float> panel_out(static_cast<std::size_t>(rows) * stride);
+            bool same = true;
+            for (int c0 = 0; c0 < cols && panel_dots != nullptr; c0 += matching::kPanelColumns) {
+                panel_dots(x.data(), rows, d, panels.from(c0), panel_out.data(), stride);
+                for (int r = 0; r < rows; ++r)
+                    for (int c = c0; c < std::min(cols, c0 + matching::kPanelColumns); ++c)
+                        same &= std::memcmp(&panel_out[static_cast<std::size_t>(r) * stride + c - c0],
+                                            &dots[static_cast<std::size_t>(r) * cols + c], sizeof(float)) == 0;
+            }
+            CHECK(same);
+            for (const auto& [r, c, v] : got) {
+                double exact = 0;
+                for (int k = 0; k < d; ++k) {
+                    const double diff = static_cast<double>(x[r * d + k]) - y[c * d + k];
+                    exact += diff * diff;
+                }
+                CHECK(std::abs(v - exact) <= unit_err * (static_cast<double>(sq_row[r]) + sq_col[c]) + 1e-30);
             }
         }
     }
@@ -455,14 +580,6 @@ void test_pricing_inside_blossoms() {
         CHECK(mates[0] == mates[1]);
         CHECK(costs[0] == costs[1]);
     }
-}
-
-// The levels of the tile scans this CPU runs.
-std::vector<SimdLevel> simd_levels() {
-    std::vector<SimdLevel> out{SimdLevel::scalar};
-    for (SimdLevel level : {SimdLevel::avx2, SimdLevel::avx512})
-        if (simd_supported(level)) out.push_back(level);
-    return out;
 }
 
 // The neighbour search's row scan: at every level, the values written and the
@@ -993,6 +1110,7 @@ int main(int argc, char** argv) {
         {"int128_words", test_int128_words},
         {"euclidean_nearest", test_euclidean_nearest},
         {"flag_below", test_flag_below},
+        {"below_scan", test_below_scan},
         {"screen_prefilter", test_screen_prefilter},
         {"euclidean_pairs_below", test_euclidean_pairs_below},
         {"euclidean_screen_block", test_euclidean_screen_block},
