@@ -309,6 +309,19 @@ def run_scaling(sizes, kinds=SCALING_KINDS, in_process: bool = False, on_row=Non
     return {"rows": rows, "exponents": exponents}
 
 
+def merged_scaling(path: Path, partial: dict) -> dict:
+    """The scaling rows already at ``path``, with those of ``partial`` replacing the same kind and size."""
+    old = json.loads(path.read_text())["scaling"]["rows"] if path.exists() else []
+    fresh = {(r["kind"], r["N"]) for r in partial["rows"]}
+    rows = sorted(
+        [r for r in old if (r["kind"], r["N"]) not in fresh] + partial["rows"], key=lambda r: (r["kind"], r["N"])
+    )
+    return {
+        "rows": rows,
+        "exponents": {k: fitted_exponent([r for r in rows if r["kind"] == k]) for k in {r["kind"] for r in rows}},
+    }
+
+
 def scaling_markdown(result: dict) -> str:
     lines = [
         "| input | N | d | seconds | CPU seconds | neighbours | solves | pricing | verify | verify / solve "
@@ -427,13 +440,14 @@ def main(argv=None):
         sizes = [int(float(n)) for n in args.sizes.split(",")] if args.sizes else list(SCALE_SIZES)
         kinds = tuple(args.kinds.split(",")) if args.kinds != ",".join(SCALING_KINDS) else SCALE_KINDS
         path = args.out or HERE / "results" / "matching_scale.json"
-        header = {"machine": machine(), "load_average_start": os.getloadavg()}
+        header = {"machine": machine(), "note": "one run per row; load_average_before: the 1-minute load average "
+                  "before the run (the run itself adds about 2 on this 2-core machine)"}  # fmt: skip
 
-        def save(partial):
-            write_json(path, {**header, "scaling": partial})
+        def save(partial):  # each row keeps its own load average; other sizes and kinds in the file stay
+            write_json(path, {**header, "scaling": merged_scaling(path, partial)})
 
         result = {**header, "scaling": run_scaling(sizes, kinds, on_row=save)}
-        write_json(path, result)
+        save(result["scaling"])
         print(scaling_markdown(result["scaling"]))
         return result
     if args.scaling:
