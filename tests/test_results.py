@@ -10,8 +10,7 @@ import warnings
 import numpy as np
 import pairmetrics as pm
 import pytest
-from pairmetrics._compare_models import ConfidenceIntervals
-from pairmetrics._paired import ConfidenceInterval
+from pairmetrics._paired import ConfidenceInterval, ConfidenceIntervals
 from pairmetrics._result import Result
 
 

@@ -12,6 +12,7 @@ import numpy.typing as npt
 from . import _core
 from ._concordance import equality_test
 from ._paired import (
+    ConfidenceIntervals,
     auc_components,
     normal_interval,
     prepare_scores,
@@ -23,25 +24,6 @@ from ._routing import routed
 from ._validation import as_numeric_array, resolve_n_jobs
 
 __all__ = ["ModelComparison", "compare_models"]
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class ConfidenceIntervals(Result):
-    """Confidence intervals of many estimates at once; unpacks as ``(low, high)``.
-
-    Attributes
-    ----------
-    low, high : ndarray
-        The bounds, one entry per estimate, in the shape of the estimates
-        (NaN where the variance cannot be estimated).
-    confidence_level : float
-        The nominal coverage.
-    """
-
-    low: npt.NDArray[np.float64]
-    high: npt.NDArray[np.float64]
-    confidence_level: float
-    _unpack = ("low", "high")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._groups import GroupedConcordance, factorize_groups, grouped_result, segment_starts
-from ._paired import ConfidenceInterval, normal_interval
+from ._paired import ConfidenceInterval, ConfidenceIntervals, normal_interval
 from ._result import Result
 from ._routing import routed, warn
 from ._survival import as_exact_float64
@@ -75,7 +75,7 @@ class ConcordanceResult(Result):
     df: int
     n: int
 
-    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval | ConfidenceIntervals:
         """Normal confidence interval for ``estimate``, clipped to [0, 1].
 
         Parameters
@@ -85,9 +85,10 @@ class ConcordanceResult(Result):
 
         Returns
         -------
-        ConfidenceInterval
-            ``estimate -+ z * sqrt(variance)``; unpacks as ``(low, high)``
-            (arrays of length k for k models; NaN where nothing is comparable).
+        ConfidenceInterval or ConfidenceIntervals
+            ``estimate -+ z * sqrt(variance)``; unpacks as ``(low, high)``:
+            floats for one model, arrays of length k (``ConfidenceIntervals``)
+            for k models; NaN where nothing is comparable.
         """
         if np.ndim(self.estimate) == 0:
             return normal_interval(float(self.estimate), float(self.variance), confidence_level, 0.0, 1.0)
@@ -96,11 +97,7 @@ class ConcordanceResult(Result):
             for e, v in zip(np.asarray(self.estimate), np.asarray(self.variance))
         ]
         level = bounds[0].confidence_level
-        return ConfidenceInterval(
-            np.array([b.low for b in bounds]),  # type: ignore[arg-type]
-            np.array([b.high for b in bounds]),  # type: ignore[arg-type]
-            level,
-        )
+        return ConfidenceIntervals(np.array([b.low for b in bounds]), np.array([b.high for b in bounds]), level)
 
 
 def _times(time: Any) -> npt.NDArray[np.float64]:

@@ -8,6 +8,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._groups import (
@@ -75,6 +76,25 @@ class ConfidenceInterval(Result):
 
     low: float
     high: float
+    confidence_level: float
+    _unpack = ("low", "high")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ConfidenceIntervals(Result):
+    """Confidence intervals of many estimates at once; unpacks as ``(low, high)``.
+
+    Attributes
+    ----------
+    low, high : ndarray
+        The bounds, one entry per estimate, in the shape of the estimates
+        (NaN where the variance cannot be estimated).
+    confidence_level : float
+        The nominal coverage.
+    """
+
+    low: npt.NDArray[np.float64]
+    high: npt.NDArray[np.float64]
     confidence_level: float
     _unpack = ("low", "high")
 

@@ -113,6 +113,8 @@ def inference() -> None:
     two = pm.concordance(times, np.array([[1.0, 3, 2, 4, 5], [5.0, 4, 3, 2, 1]]), strata=[0, 0, 0, 1, 1])
     covariance: npt.NDArray[np.float64] = two.covariance
     assert np.shape(two.estimate) == (2,) and covariance.shape == (2, 2) and two.df == 1 and 0 <= two.pvalue <= 1
+    two_low, two_high = two.confidence_interval()  # arrays of length 2, one interval per model
+    assert np.shape(two_low) == np.shape(two_high) == (2,)
     labels = [0, 0, 0, 1, 1, 1]
     scores = np.array([[0.1, 0.2, 0.6, 0.4, 0.8, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4, 0.7]])
     models: pm.ModelComparison = pm.compare_models(scores, labels, n_jobs=1)
