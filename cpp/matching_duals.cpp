@@ -100,6 +100,7 @@ void Solver<Int>::finish(BasicBlossomResult<Int>& result) {
         if (b >= n_) result.z[id[b] - n_] = zstore_[b];
     }
     result.stats = stats_;
+    ended_ = true;
 }
 
 template void Solver<i64>::push_offset(i32);

@@ -5,6 +5,7 @@
 
 #include "matching.hpp"
 #include "matching_reorder.hpp"
+#include "matching_solver.hpp"
 
 #include "matching_tile_scan.hpp"
 #include "parallel.hpp"
@@ -273,12 +274,14 @@ class PricedSolve {
     // of pairs can be violated at once, and a few per point are enough.
     const std::size_t enough_;
     std::vector<i64> cand_w_, radius_;
-    // The graph solved, and the warm start for the next solve.
+    // The graph solved, the warm start of the first solve, and the solver,
+    // which later rounds resume with their new edges (its blossoms kept).
     std::vector<i32> eu_, ev_;
     std::vector<i64> w_;
     bool warm_ = false;
     BlossomResult previous_;
     std::vector<i64> deflated_;  // previous duals with the blossom duals folded in
+    std::unique_ptr<detail::Solver<i64>> solver_;
     // The round: its solution, blossom forest, points by decreasing y, thresholds c, violated pairs found.
     BlossomResult r_;
     std::unique_ptr<DualForest> forest_;
@@ -357,10 +360,21 @@ BlossomResult PricedSolve::run(PassState* out) {
         // Each round adds new pairs of a finite set and typically a handful of
         // rounds suffice; an endless loop could only come from an asymmetric D.
         if (rounds > 1000) throw std::logic_error("matching: pricing does not converge (is D symmetric?)");
-        const WarmStart warm{deflated_.data(), previous_.mate.data()};
         auto t0 = std::chrono::steady_clock::now();
-        BlossomResult r = min_weight_perfect_matching(N_, eu_.size(), eu_.data(), ev_.data(), w_.data(), control_,
-                                                      warm_ ? &warm : nullptr);
+        BlossomResult r;
+        if (rounds == 1) {
+            const WarmStart warm{deflated_.data(), previous_.mate.data()};
+            solver_ = std::make_unique<detail::Solver<i64>>(N_, eu_.size(), eu_.data(), ev_.data(), w_.data(), control_);
+            r = solver_->run(warm_ ? &warm : nullptr);
+            deflated_ = {};
+            previous_ = {};
+        } else {
+            solver_->add_edges(eu_.size(), eu_.data(), ev_.data(), w_.data());
+            r = solver_->resume();
+            ++stats_.resumes;
+            stats_.resume_freed += r.stats.freed;
+            stats_.resume_opened += r.stats.opened;
+        }
         stats_.seconds_solve += seconds_since(t0);
         if (rounds == 1 && !warm_) stats_.seconds_first_solve += seconds_since(t0);
         t0 = std::chrono::steady_clock::now();
@@ -377,6 +391,7 @@ BlossomResult PricedSolve::run(PassState* out) {
         std::fill(block_extra_.begin(), block_extra_.end(), 0);
         stats_.seconds_pricing += seconds_since(t0);
         if (keys.empty()) {
+            solver_.reset();
             stats_.rounds += rounds;
             stats_.edges = static_cast<std::int64_t>(eu_.size());
             stats_.last = r_.stats;
@@ -386,10 +401,6 @@ BlossomResult PricedSolve::run(PassState* out) {
         t0 = std::chrono::steady_clock::now();
         add_keys(keys);
         stats_.seconds_pricing += seconds_since(t0);
-        deflated_.resize(N_);
-        for (i32 v = 0; v < N_; ++v) deflated_[v] = r_.y[v] - forest_->enclosing_z(v) / 2;
-        previous_ = std::move(r_);
-        warm_ = true;
     }
 }
 

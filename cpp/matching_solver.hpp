@@ -14,6 +14,12 @@
 // odd-set form). Internal weights are 2 w, which keeps every step integral:
 // all tree vertices share the parity of the roots, so the slack of an edge
 // between two even nodes is even.
+//
+// Resuming. After run() the state is an end state of Edmonds' algorithm (every
+// node label 0, offsets folded). add_edges appends edges and repairs the ones
+// the duals violate without dropping the blossoms; resume() grows trees from
+// the vertices the repair left free, with the same event loop (see
+// matching_resume.cpp for why the repaired state is a valid start).
 #pragma once
 
 #include <cstddef>
@@ -54,6 +60,12 @@ class Solver {
 
     BasicBlossomResult<Int> run(const BasicWarmStart<Int>* warm);
 
+    // After run() or resume(): edges [old m, m) of the arrays (which may have
+    // moved; the first old m edges are unchanged) join the graph, and the
+    // duals they violate are repaired. Then resume() solves again.
+    void add_edges(std::size_t m, const i32* eu, const i32* ev, const Int* w);
+    BasicBlossomResult<Int> resume();
+
   private:
     struct Event {
         Int key;
@@ -63,6 +75,11 @@ class Solver {
 
     i32 n_;
     const i32 *eu_, *ev_;
+    // Rebuild the adjacency (CSR by vertex) from eu_, ev_, W_.
+    void build_adjacency();
+    // The event loop until every vertex is matched; false if a tree cannot grow.
+    bool solve_events(i32 unmatched);
+
     Control& control_;
     std::vector<Int> W_;
     std::vector<i32> start_, adj_;
@@ -87,6 +104,7 @@ class Solver {
     std::vector<std::vector<i32>> tree_nodes_;
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
     Int delta_ = 0;
+    bool ended_ = false;  // a solve finished: edges can be added
     BlossomStats stats_;
     std::vector<i32> leaves_buf_, stack_buf_;
 
@@ -179,6 +197,18 @@ class Solver {
     void expand(i32 b);
 
     void finish(BasicBlossomResult<Int>& result);
+
+    // Repairs of add_edges (matching_resume.cpp), on a state with no trees.
+    // Reduced cost of edge e with the z of the blossoms holding both ends.
+    Int reduced_cost(i32 e);
+    void repair_edge(i32 e);
+    // Top-level blossom b (no tree) stops being a blossom: its vertices go
+    // down by z_b / 2, its children become top-level, still matched.
+    void open_blossom(i32 b);
+    // Lower the top-level node holding vertex v (no tree) by d >= 0, opening
+    // blossoms whose dual is too small to absorb it.
+    void lower(i32 v, Int d);
+    void unmatch(i32 v);
 };
 
 }  // namespace pairmetrics::matching::detail

@@ -29,6 +29,8 @@ py::dict stats_dict(const mt::BlossomStats& s) {
     d["augments"] = s.augments;
     d["events"] = s.events;
     d["greedy_matched"] = s.greedy_matched;
+    d["freed"] = s.freed;
+    d["opened"] = s.opened;
     return d;
 }
 
@@ -134,6 +136,9 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     s["inside_screened"] = stats.inside_screened;
     s["screens"] = stats.screens;
     s["partial_screens"] = stats.partial_screens;
+    s["resumes"] = stats.resumes;
+    s["resume_freed"] = stats.resume_freed;
+    s["resume_opened"] = stats.resume_opened;
     s["seconds_neighbours"] = stats.seconds_neighbours;
     s["seconds_solve"] = stats.seconds_solve;
     s["seconds_pricing"] = stats.seconds_pricing;
