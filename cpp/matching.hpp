@@ -169,8 +169,9 @@ struct CompleteStats {
     double seconds_screen = 0;                      // screens of every pair or of some rows (part of seconds_pricing)
     double seconds_prefix = 0, seconds_inside = 0;  // the prefix scan and the walk inside blossoms (the same)
     // Rounds solved by resuming the last round's solver (blossoms kept), and
-    // over them the vertices its repairs left free and the blossoms they opened.
-    int resumes = 0;
+    // over them the vertices its repairs left free and the blossoms they opened;
+    // rounds solved again afresh after a resume merged blossoms (see solve_again).
+    int resumes = 0, rebuilds = 0;
     std::int64_t resume_freed = 0, resume_opened = 0;
     BlossomStats last;
 };

@@ -228,6 +228,8 @@ class PricedSolve {
                    : forest_->tree().hi(forest_->tree().root(v)) - forest_->tree().lo(forest_->tree().root(v));
     }
     void start_graph(const PassState* from);
+    BlossomResult solve_afresh();
+    BlossomResult solve_again();
     void add_keys(std::vector<std::uint64_t>& ks);
     void begin_round(BlossomResult r);
     void price_round();
@@ -282,6 +284,7 @@ class PricedSolve {
     BlossomResult previous_;
     std::vector<i64> deflated_;  // previous duals with the blossom duals folded in
     std::unique_ptr<detail::Solver<i64>> solver_;
+    double inside_pairs_ = 0;  // the solver's inside_pairs() after the last round
     // The round: its solution, blossom forest, points by decreasing y, thresholds c, violated pairs found.
     BlossomResult r_;
     std::unique_ptr<DualForest> forest_;
@@ -361,20 +364,7 @@ BlossomResult PricedSolve::run(PassState* out) {
         // rounds suffice; an endless loop could only come from an asymmetric D.
         if (rounds > 1000) throw std::logic_error("matching: pricing does not converge (is D symmetric?)");
         auto t0 = std::chrono::steady_clock::now();
-        BlossomResult r;
-        if (rounds == 1) {
-            const WarmStart warm{deflated_.data(), previous_.mate.data()};
-            solver_ = std::make_unique<detail::Solver<i64>>(N_, eu_.size(), eu_.data(), ev_.data(), w_.data(), control_);
-            r = solver_->run(warm_ ? &warm : nullptr);
-            deflated_ = {};
-            previous_ = {};
-        } else {
-            solver_->add_edges(eu_.size(), eu_.data(), ev_.data(), w_.data());
-            r = solver_->resume();
-            ++stats_.resumes;
-            stats_.resume_freed += r.stats.freed;
-            stats_.resume_opened += r.stats.opened;
-        }
+        BlossomResult r = rounds == 1 ? solve_afresh() : solve_again();
         stats_.seconds_solve += seconds_since(t0);
         if (rounds == 1 && !warm_) stats_.seconds_first_solve += seconds_since(t0);
         t0 = std::chrono::steady_clock::now();
@@ -402,6 +392,39 @@ BlossomResult PricedSolve::run(PassState* out) {
         add_keys(keys);
         stats_.seconds_pricing += seconds_since(t0);
     }
+}
+
+BlossomResult PricedSolve::solve_afresh() {
+    const WarmStart warm{deflated_.data(), previous_.mate.data()};
+    solver_ = std::make_unique<detail::Solver<i64>>(N_, eu_.size(), eu_.data(), ev_.data(), w_.data(), control_);
+    BlossomResult r = solver_->run(warm_ ? &warm : nullptr);
+    inside_pairs_ = solver_->inside_pairs();
+    deflated_ = {};
+    previous_ = {};
+    return r;
+}
+
+// The last round's solver, resumed with the new edges. Its blossoms may merge
+// into one far larger (a tree that met several clusters), both optimal but
+// the larger costs far more pricing inside blossoms (pairs ~ size^2): then
+// the round is solved afresh from the last duals with the blossoms folded in.
+BlossomResult PricedSolve::solve_again() {
+    solver_->add_edges(eu_.size(), eu_.data(), ev_.data(), w_.data());
+    BlossomResult r = solver_->resume();
+    stats_.resume_freed += r.stats.freed;
+    stats_.resume_opened += r.stats.opened;
+    const double pairs = solver_->inside_pairs();
+    if (pairs <= 4 * inside_pairs_ + 64.0 * N_) {
+        ++stats_.resumes;
+        inside_pairs_ = pairs;
+        return r;
+    }
+    ++stats_.rebuilds;
+    deflated_.resize(N_);
+    for (i32 v = 0; v < N_; ++v) deflated_[v] = r_.y[v] - forest_->enclosing_z(v) / 2;
+    previous_.mate = r_.mate;
+    warm_ = true;
+    return solve_afresh();
 }
 
 void PricedSolve::begin_round(BlossomResult r) {

@@ -27,8 +27,10 @@
 // An edge with rc < 0 gets its ends' common top-level blossoms opened (rc
 // unchanged) until the ends are in different top-level nodes (Z = 0), then
 // one end's node is lowered by -rc. Since no step lowers an rc, edges repaired
-// stay repaired and one pass suffices. Last, each free node with odd duals is
-// lowered by 1 (its base is free: nothing else is unmatched), which restores (5).
+// stay repaired and one pass suffices. Then free vertices outside blossoms are
+// matched greedily as at the start of a solve (raising a free vertex to its
+// smallest slack keeps (1)). Last, each free node with odd duals is lowered
+// by 1 (its base is free: nothing else is unmatched), which restores (5).
 
 #include "matching_solver.hpp"
 
@@ -61,6 +63,7 @@ BasicBlossomResult<Int> Solver<Int>::resume() {
     BasicBlossomResult<Int> result;
     ended_ = false;
     delta_ = 0;  // every top-level node has label 0: no lazy change to fold
+    greedy_match();
     for (i32 b = 0; b < 2 * n_; ++b) {
         if (!alive_[b] || parent_[b] != -1) continue;
         const i32 bb = base_of(b);
@@ -89,6 +92,14 @@ BasicBlossomResult<Int> Solver<Int>::resume() {
 }
 
 template <class Int>
+double Solver<Int>::inside_pairs() const {
+    double pairs = 0;
+    for (i32 b = n_; b < 2 * n_; ++b)
+        if (alive_[b] && parent_[b] == -1) pairs += static_cast<double>(size_[b]) * size_[b];
+    return pairs;
+}
+
+template <class Int>
 Int Solver<Int>::reduced_cost(i32 e) {
     const i32 u = eu_[e], v = ev_[e];
     Int rc = slack(e);
@@ -113,7 +124,12 @@ void Solver<Int>::repair_edge(i32 e) {
     while (topof(u) == topof(v)) open_blossom(topof(u));
     const i32 bu = topof(u), bv = topof(v);
     // Lowering a node that is already free loosens no matched edge.
-    lower(mate_[base_of(bu)] != -1 && mate_[base_of(bv)] == -1 ? v : u, -rc);
+    // Lower the side that frees fewer vertices: a node already free, one
+    // that need not be opened.
+    auto frees = [this, rc](i32 b) {
+        return (mate_[base_of(b)] != -1 ? 2 : 0) + (b >= n_ && zstore_[b] / 2 < -rc ? 2 : 0);
+    };
+    lower(frees(bv) < frees(bu) ? v : u, -rc);
 }
 
 template <class Int>
@@ -187,6 +203,7 @@ void Solver<Int>::open_blossom(i32 b) {
 
 template void Solver<i64>::add_edges(std::size_t, const i32*, const i32*, const i64*);
 template BasicBlossomResult<i64> Solver<i64>::resume();
+template double Solver<i64>::inside_pairs() const;
 template i64 Solver<i64>::reduced_cost(i32);
 template void Solver<i64>::repair_edge(i32);
 template void Solver<i64>::lower(i32, i64);
@@ -194,6 +211,7 @@ template void Solver<i64>::unmatch(i32);
 template void Solver<i64>::open_blossom(i32);
 template void Solver<i128>::add_edges(std::size_t, const i32*, const i32*, const i128*);
 template BasicBlossomResult<i128> Solver<i128>::resume();
+template double Solver<i128>::inside_pairs() const;
 template i128 Solver<i128>::reduced_cost(i32);
 template void Solver<i128>::repair_edge(i32);
 template void Solver<i128>::lower(i32, i128);

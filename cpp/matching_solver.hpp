@@ -66,6 +66,10 @@ class Solver {
     void add_edges(std::size_t m, const i32* eu, const i32* ev, const Int* w);
     BasicBlossomResult<Int> resume();
 
+    // Sum over top-level blossoms of their squared vertex count (the scale of
+    // the pairs a pricing walks inside blossoms).
+    double inside_pairs() const;
+
   private:
     struct Event {
         Int key;
@@ -163,9 +167,10 @@ class Solver {
     // Blossoms are not carried over: the solver rebuilds the few it needs.
     void warm_init(const BasicWarmStart<Int>& warm);
 
-    // Raise each free vertex to its smallest slack and match it along a
-    // tight edge to a free neighbour when there is one. Vertices left free
-    // keep even duals (the parity argument above needs all roots alike).
+    // Raise each free vertex outside every blossom to its smallest slack and
+    // match it along a tight edge to such a free neighbour when there is one.
+    // Vertices left free keep even duals (the parity argument above needs all
+    // roots alike). No node may be in a tree.
     void greedy_match();
 
     // Returns the number of vertices newly matched (0 or 2).

@@ -137,6 +137,7 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     s["screens"] = stats.screens;
     s["partial_screens"] = stats.partial_screens;
     s["resumes"] = stats.resumes;
+    s["rebuilds"] = stats.rebuilds;
     s["resume_freed"] = stats.resume_freed;
     s["resume_opened"] = stats.resume_opened;
     s["seconds_neighbours"] = stats.seconds_neighbours;
