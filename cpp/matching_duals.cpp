@@ -102,6 +102,9 @@ void Solver<Int>::finish(BasicBlossomResult<Int>& result) {
     }
     result.stats = stats_;
     ended_ = true;
+    // Not needed until edges are added (add_edges starts them again).
+    heap_ = decltype(heap_)();
+    std::vector<Int>().swap(pending_);
 }
 
 template void Solver<i64>::push_offset(i32);

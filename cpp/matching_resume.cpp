@@ -166,32 +166,7 @@ void Solver<Int>::open_blossom(i32 b) {
     std::vector<i32> ch;
     ch.swap(childs_[b - n_]);
     cedges_[b - n_].clear();
-    // As in expand: the largest child takes b's representative and offset.
-    i32 big = ch[0];
-    for (i32 c : ch)
-        if (size_[c] > size_[big]) big = c;
-    const Int offset = off_[b] - half;
-    for (i32 c : ch) {
-        parent_[c] = -1;
-        if (c == big) {
-            rep_of_[c] = rep_of_[b];
-            node_of_rep_[rep_of_[c]] = c;
-            off_[c] = offset;
-        } else {
-            const i32 rep = free_reps_.back();
-            free_reps_.pop_back();
-            rep_of_[c] = rep;
-            node_of_rep_[rep] = c;
-            for (i32 vtx : leaves(c)) {
-                top_[vtx] = rep;
-                ystore_[vtx] += offset;
-            }
-            off_[c] = 0;
-        }
-        stamp_[c] = delta_;
-        label_[c] = 0;
-        tree_[c] = -1;
-    }
+    lift_children(b, ch, off_[b] - half);
     alive_[b] = 0;
     rep_of_[b] = -1;
     off_[b] = 0;

@@ -200,6 +200,9 @@ class Solver {
     void dissolve(i32 t);
 
     void expand(i32 b);
+    // The children ch of top-level blossom b become top-level nodes with
+    // label 0, their vertices' duals moved by offset (b's offset, settled).
+    void lift_children(i32 b, const std::vector<i32>& ch, Int offset);
 
     void finish(BasicBlossomResult<Int>& result);
 

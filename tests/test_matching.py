@@ -688,6 +688,10 @@ def test_pricing_counters_add_up(kind):
     assert s["extra_pairs"] == s["prefix_pairs"] + s["inside_pairs"] + s["screen_pairs"] > 0
     assert 0 <= s["violated_pairs"] <= s["extra_pairs"]
     assert s["prefix_screened"] >= 0 and s["inside_screened"] >= 0 and s["rounds"] >= 2
+    # Each pass solves its first round afresh; every later round resumes the
+    # solver, or solves afresh when the resume merged blossoms into a far larger one.
+    assert s["resumes"] + s["rebuilds"] == s["rounds"] - s["passes"] and s["resumes"] >= 1
+    assert s["resume_freed"] >= 0 and s["resume_opened"] >= 0
     assert res.verify()
 
 
