@@ -407,19 +407,22 @@ BlossomResult PricedSolve::solve_afresh() {
 // The last round's solver, resumed with the new edges. Its blossoms may merge
 // into one far larger (a tree that met several clusters), both optimal but
 // the larger costs far more pricing inside blossoms (pairs ~ size^2): then
-// the round is solved afresh from the last duals with the blossoms folded in.
+// the round is solved afresh from the last duals with the blossoms folded in
+// (as every round is without opt_.resume).
 BlossomResult PricedSolve::solve_again() {
-    solver_->add_edges(eu_.size(), eu_.data(), ev_.data(), w_.data());
-    BlossomResult r = solver_->resume();
-    stats_.resume_freed += r.stats.freed;
-    stats_.resume_opened += r.stats.opened;
-    const double pairs = solver_->inside_pairs();
-    if (pairs <= 4 * inside_pairs_ + 64.0 * N_) {
-        ++stats_.resumes;
-        inside_pairs_ = pairs;
-        return r;
+    if (opt_.resume) {
+        solver_->add_edges(eu_.size(), eu_.data(), ev_.data(), w_.data());
+        BlossomResult r = solver_->resume();
+        stats_.resume_freed += r.stats.freed;
+        stats_.resume_opened += r.stats.opened;
+        const double pairs = solver_->inside_pairs();
+        if (pairs <= 4 * inside_pairs_ + 64.0 * N_) {
+            ++stats_.resumes;
+            inside_pairs_ = pairs;
+            return r;
+        }
+        ++stats_.rebuilds;
     }
-    ++stats_.rebuilds;
     deflated_.resize(N_);
     for (i32 v = 0; v < N_; ++v) deflated_[v] = r_.y[v] - forest_->enclosing_z(v) / 2;
     previous_.mate = r_.mate;

@@ -255,18 +255,22 @@ void test_pricing() {
         std::vector<double> D(n * n);
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j) D[i * n + j] = std::hypot(X[2 * i] - X[2 * j], X[2 * i + 1] - X[2 * j + 1]);
-        double costs[2];
-        for (int k : {1, 10}) {
+        // Short lists with the solver resumed or solved afresh each round, and long lists.
+        double costs[3];
+        for (int variant = 0; variant < 3; ++variant) {
             Control control;
             matching::CompleteOptions opt;
-            opt.k = k;
+            opt.k = variant == 2 ? 10 : 1;
+            opt.resume = variant != 1;
             opt.ghost = n % 2 == 1;
             const matching::DenseDistances<double> dd(D.data(), n, n, 1);
             matching::CompleteStats stats;
-            costs[k == 1 ? 0 : 1] = matching::complete_min_weight_perfect_matching(dd, opt, control, &stats).cost;
+            costs[variant] = matching::complete_min_weight_perfect_matching(dd, opt, control, &stats).cost;
             CHECK(stats.rounds >= 1);
+            CHECK(stats.resumes + stats.rebuilds == (opt.resume ? stats.rounds - stats.passes : 0));
         }
-        CHECK(std::abs(costs[0] - costs[1]) <= 1e-12 * costs[1]);
+        CHECK(std::abs(costs[0] - costs[2]) <= 1e-12 * costs[2]);
+        CHECK(std::abs(costs[1] - costs[2]) <= 1e-12 * costs[2]);
     }
 }
 
