@@ -67,7 +67,7 @@ BasicBlossomResult<Int> Solver<Int>::resume() {
     for (i32 b = 0; b < 2 * n_; ++b) {
         if (!alive_[b] || parent_[b] != -1) continue;
         const i32 bb = base_of(b);
-        if (mate_[bb] == -1 && (y(bb) & 1)) lower(bb, 1);  // may open b: its children are looked at later
+        if (mate_[bb] == -1 && (y(bb) & 1)) lower(bb, 1);  // may open b: only the child holding bb moves on
     }
     std::vector<i32> roots;
     for (i32 b = 0; b < 2 * n_; ++b) {
