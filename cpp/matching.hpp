@@ -27,6 +27,8 @@ namespace pairmetrics::matching {
 struct BlossomStats {
     std::int64_t grows = 0, shrinks = 0, expands = 0, augments = 0, events = 0;
     std::int64_t greedy_matched = 0;  // vertices matched by the initial greedy pass
+    // Repairs before a resumed solve: vertices left free, blossoms opened.
+    std::int64_t freed = 0, opened = 0;
 };
 
 // 128-bit weights beyond the int64 solver's range (see int128.hpp).
@@ -150,6 +152,9 @@ struct CompleteOptions {
     // Tests: screen every stretch of the pricing prefix and every tile inside screened blossoms (else when it pays).
     bool screen_every_stretch = false;
     int screen_inside_from = 512;  // top-level blossoms of at least this many vertices are priced with a screen
+    // Later pricing rounds resume the last round's solver, blossoms kept (else
+    // each solves afresh from the last duals with the blossom duals folded in).
+    bool resume = true;
 };
 
 struct CompleteStats {
@@ -166,6 +171,11 @@ struct CompleteStats {
     double seconds_first_solve = 0;                 // the first solve of the start graph (part of seconds_solve)
     double seconds_screen = 0;                      // screens of every pair or of some rows (part of seconds_pricing)
     double seconds_prefix = 0, seconds_inside = 0;  // the prefix scan and the walk inside blossoms (the same)
+    // Rounds solved by resuming the last round's solver (blossoms kept), and
+    // over them the vertices its repairs left free and the blossoms they opened;
+    // rounds solved again afresh after a resume merged blossoms (see solve_again).
+    int resumes = 0, rebuilds = 0;
+    std::int64_t resume_freed = 0, resume_opened = 0;
     BlossomStats last;
 };
 

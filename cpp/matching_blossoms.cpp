@@ -204,19 +204,12 @@ void Solver<Int>::rebase(i32 b, i32 v, std::vector<std::pair<i32, i32>>& work) {
 }
 
 template <class Int>
-void Solver<Int>::expand(i32 b) {
-    ++stats_.expands;
-    const i32 t = tree_[b];
-    settle(b);
-    std::vector<i32> ch = childs_[b - n_];
-    const std::vector<std::pair<i32, i32>> ce = cedges_[b - n_];
-    const i32 k = static_cast<i32>(ch.size());
-    // The largest child takes b's representative and offset back; the
-    // others get their own, and b's offset moves into their vertices.
+void Solver<Int>::lift_children(i32 b, const std::vector<i32>& ch, Int offset) {
+    // The largest child takes b's representative and the offset; the others
+    // get their own, and the offset moves into their vertices.
     i32 big = ch[0];
     for (i32 c : ch)
         if (size_[c] > size_[big]) big = c;
-    const Int offset = off_[b];
     for (i32 c : ch) {
         parent_[c] = -1;
         if (c == big) {
@@ -238,6 +231,17 @@ void Solver<Int>::expand(i32 b) {
         label_[c] = 0;
         tree_[c] = -1;
     }
+}
+
+template <class Int>
+void Solver<Int>::expand(i32 b) {
+    ++stats_.expands;
+    const i32 t = tree_[b];
+    settle(b);
+    std::vector<i32> ch = childs_[b - n_];
+    const std::vector<std::pair<i32, i32>> ce = cedges_[b - n_];
+    const i32 k = static_cast<i32>(ch.size());
+    lift_children(b, ch, off_[b]);
     const i32 cj = topof(tself_[b]);
     const i32 j = static_cast<i32>(std::find(ch.begin(), ch.end(), cj) - ch.begin());
     label_[cj] = -1;
@@ -293,6 +297,7 @@ template void Solver<i64>::shrink(i32, i32);
 template i32 Solver<i64>::collect_cycle(i32, i32, i32);
 template void Solver<i64>::augment_blossom(i32, i32);
 template void Solver<i64>::rebase(i32, i32, std::vector<std::pair<i32, i32>>&);
+template void Solver<i64>::lift_children(i32, const std::vector<i32>&, i64);
 template void Solver<i64>::expand(i32);
 template const std::vector<i32>& Solver<i128>::leaves(i32);
 template void Solver<i128>::push_expand(i32);
@@ -300,6 +305,7 @@ template void Solver<i128>::shrink(i32, i32);
 template i32 Solver<i128>::collect_cycle(i32, i32, i32);
 template void Solver<i128>::augment_blossom(i32, i32);
 template void Solver<i128>::rebase(i32, i32, std::vector<std::pair<i32, i32>>&);
+template void Solver<i128>::lift_children(i32, const std::vector<i32>&, i128);
 template void Solver<i128>::expand(i32);
 
 }  // namespace pairmetrics::matching::detail

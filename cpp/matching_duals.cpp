@@ -54,16 +54,17 @@ void Solver<Int>::warm_init(const BasicWarmStart<Int>& warm) {
 template <class Int>
 void Solver<Int>::greedy_match() {
     for (i32 v = 0; v < n_; ++v) {
-        if (mate_[v] != -1) continue;
+        if (mate_[v] != -1 || topof(v) != v) continue;
         Int best = IntLimits<Int>::max;
         i32 best_free = -1;
+        const Int yv = y(v);
         for (i32 k = start_[v]; k < start_[v + 1]; ++k) {
-            const i32 e = adj_[k];
-            const i32 o = other(e, v);
-            const Int s = W_[e] - ystore_[v] - ystore_[o];
-            if (s < best || (s == best && best_free == -1 && mate_[o] == -1)) {
+            const i32 o = adj_other_[k];
+            const Int s = adj_w_[k] - yv - y(o);
+            const bool free = mate_[o] == -1 && topof(o) == o;
+            if (s < best || (s == best && best_free == -1 && free)) {
                 best = s;
-                best_free = mate_[o] == -1 ? o : -1;
+                best_free = free ? o : -1;
             }
         }
         if (best_free != -1) {
@@ -100,6 +101,10 @@ void Solver<Int>::finish(BasicBlossomResult<Int>& result) {
         if (b >= n_) result.z[id[b] - n_] = zstore_[b];
     }
     result.stats = stats_;
+    ended_ = true;
+    // Not needed until edges are added (add_edges starts them again).
+    heap_ = decltype(heap_)();
+    std::vector<Int>().swap(pending_);
 }
 
 template void Solver<i64>::push_offset(i32);

@@ -5,6 +5,7 @@
 
 #include "matching.hpp"
 #include "matching_reorder.hpp"
+#include "matching_solver.hpp"
 
 #include "matching_tile_scan.hpp"
 #include "parallel.hpp"
@@ -227,6 +228,8 @@ class PricedSolve {
                    : forest_->tree().hi(forest_->tree().root(v)) - forest_->tree().lo(forest_->tree().root(v));
     }
     void start_graph(const PassState* from);
+    BlossomResult solve_afresh();
+    BlossomResult solve_again();
     void add_keys(std::vector<std::uint64_t>& ks);
     void begin_round(BlossomResult r);
     void price_round();
@@ -273,12 +276,15 @@ class PricedSolve {
     // of pairs can be violated at once, and a few per point are enough.
     const std::size_t enough_;
     std::vector<i64> cand_w_, radius_;
-    // The graph solved, and the warm start for the next solve.
+    // The graph solved, the warm start of the first solve, and the solver,
+    // which later rounds resume with their new edges (its blossoms kept).
     std::vector<i32> eu_, ev_;
     std::vector<i64> w_;
     bool warm_ = false;
     BlossomResult previous_;
     std::vector<i64> deflated_;  // previous duals with the blossom duals folded in
+    std::unique_ptr<detail::Solver<i64>> solver_;
+    double inside_pairs_ = 0;  // the solver's inside_pairs() after the last round
     // The round: its solution, blossom forest, points by decreasing y, thresholds c, violated pairs found.
     BlossomResult r_;
     std::unique_ptr<DualForest> forest_;
@@ -357,10 +363,8 @@ BlossomResult PricedSolve::run(PassState* out) {
         // Each round adds new pairs of a finite set and typically a handful of
         // rounds suffice; an endless loop could only come from an asymmetric D.
         if (rounds > 1000) throw std::logic_error("matching: pricing does not converge (is D symmetric?)");
-        const WarmStart warm{deflated_.data(), previous_.mate.data()};
         auto t0 = std::chrono::steady_clock::now();
-        BlossomResult r = min_weight_perfect_matching(N_, eu_.size(), eu_.data(), ev_.data(), w_.data(), control_,
-                                                      warm_ ? &warm : nullptr);
+        BlossomResult r = rounds == 1 ? solve_afresh() : solve_again();
         stats_.seconds_solve += seconds_since(t0);
         if (rounds == 1 && !warm_) stats_.seconds_first_solve += seconds_since(t0);
         t0 = std::chrono::steady_clock::now();
@@ -377,6 +381,7 @@ BlossomResult PricedSolve::run(PassState* out) {
         std::fill(block_extra_.begin(), block_extra_.end(), 0);
         stats_.seconds_pricing += seconds_since(t0);
         if (keys.empty()) {
+            solver_.reset();
             stats_.rounds += rounds;
             stats_.edges = static_cast<std::int64_t>(eu_.size());
             stats_.last = r_.stats;
@@ -386,11 +391,43 @@ BlossomResult PricedSolve::run(PassState* out) {
         t0 = std::chrono::steady_clock::now();
         add_keys(keys);
         stats_.seconds_pricing += seconds_since(t0);
-        deflated_.resize(N_);
-        for (i32 v = 0; v < N_; ++v) deflated_[v] = r_.y[v] - forest_->enclosing_z(v) / 2;
-        previous_ = std::move(r_);
-        warm_ = true;
     }
+}
+
+BlossomResult PricedSolve::solve_afresh() {
+    const WarmStart warm{deflated_.data(), previous_.mate.data()};
+    solver_ = std::make_unique<detail::Solver<i64>>(N_, eu_.size(), eu_.data(), ev_.data(), w_.data(), control_);
+    BlossomResult r = solver_->run(warm_ ? &warm : nullptr);
+    inside_pairs_ = solver_->inside_pairs();
+    deflated_ = {};
+    previous_ = {};
+    return r;
+}
+
+// The last round's solver, resumed with the new edges. Its blossoms may merge
+// into one far larger (a tree that met several clusters), both optimal but
+// the larger costs far more pricing inside blossoms (pairs ~ size^2): then
+// the round is solved afresh from the last duals with the blossoms folded in
+// (as every round is without opt_.resume).
+BlossomResult PricedSolve::solve_again() {
+    if (opt_.resume) {
+        solver_->add_edges(eu_.size(), eu_.data(), ev_.data(), w_.data());
+        BlossomResult r = solver_->resume();
+        stats_.resume_freed += r.stats.freed;
+        stats_.resume_opened += r.stats.opened;
+        const double pairs = solver_->inside_pairs();
+        if (pairs <= 4 * inside_pairs_ + 64.0 * N_) {
+            ++stats_.resumes;
+            inside_pairs_ = pairs;
+            return r;
+        }
+        ++stats_.rebuilds;
+    }
+    deflated_.resize(N_);
+    for (i32 v = 0; v < N_; ++v) deflated_[v] = r_.y[v] - forest_->enclosing_z(v) / 2;
+    previous_.mate = r_.mate;
+    warm_ = true;
+    return solve_afresh();
 }
 
 void PricedSolve::begin_round(BlossomResult r) {

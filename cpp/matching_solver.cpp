@@ -15,27 +15,7 @@ Solver<Int>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const In
     : n_(n), eu_(eu), ev_(ev), control_(control) {
     W_.resize(m);
     for (std::size_t e = 0; e < m; ++e) W_[e] = 2 * w[e];
-    std::vector<i32> deg(n + 1, 0);
-    for (std::size_t e = 0; e < m; ++e) {
-        if (eu[e] == ev[e]) continue;
-        ++deg[eu[e]];
-        ++deg[ev[e]];
-    }
-    start_.assign(n + 1, 0);
-    for (i32 v = 0; v < n; ++v) start_[v + 1] = start_[v] + deg[v];
-    adj_.resize(start_[n]);
-    adj_other_.resize(start_[n]);
-    adj_w_.resize(start_[n]);
-    std::vector<i32> fill(start_.begin(), start_.end() - 1);
-    for (std::size_t e = 0; e < m; ++e) {
-        if (eu[e] == ev[e]) continue;
-        for (const auto& [from, to] : {std::pair{eu[e], ev[e]}, std::pair{ev[e], eu[e]}}) {
-            const i32 k = fill[from]++;
-            adj_[k] = static_cast<i32>(e);
-            adj_other_[k] = to;
-            adj_w_[k] = W_[e];
-        }
-    }
+    build_adjacency();
     const std::size_t nodes = 2 * static_cast<std::size_t>(n);
     parent_.assign(nodes, -1);
     label_.assign(nodes, 0);
@@ -71,6 +51,32 @@ Solver<Int>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const In
 }
 
 template <class Int>
+void Solver<Int>::build_adjacency() {
+    const std::size_t m = W_.size();
+    std::vector<i32> deg(n_ + 1, 0);
+    for (std::size_t e = 0; e < m; ++e) {
+        if (eu_[e] == ev_[e]) continue;
+        ++deg[eu_[e]];
+        ++deg[ev_[e]];
+    }
+    start_.assign(n_ + 1, 0);
+    for (i32 v = 0; v < n_; ++v) start_[v + 1] = start_[v] + deg[v];
+    adj_.resize(start_[n_]);
+    adj_other_.resize(start_[n_]);
+    adj_w_.resize(start_[n_]);
+    std::vector<i32> fill(start_.begin(), start_.end() - 1);
+    for (std::size_t e = 0; e < m; ++e) {
+        if (eu_[e] == ev_[e]) continue;
+        for (const auto& [from, to] : {std::pair{eu_[e], ev_[e]}, std::pair{ev_[e], eu_[e]}}) {
+            const i32 k = fill[from]++;
+            adj_[k] = static_cast<i32>(e);
+            adj_other_[k] = to;
+            adj_w_[k] = W_[e];
+        }
+    }
+}
+
+template <class Int>
 BasicBlossomResult<Int> Solver<Int>::run(const BasicWarmStart<Int>* warm) {
     BasicBlossomResult<Int> result;
     for (i32 v = 0; v < n_; ++v)
@@ -92,9 +98,16 @@ BasicBlossomResult<Int> Solver<Int>::run(const BasicWarmStart<Int>* warm) {
     }
     for (i32 v = 0; v < n_; ++v)
         if (mate_[v] == -1) scan_vertex(v);
+    if (!solve_events(unmatched)) return result;
+    finish(result);
+    return result;
+}
+
+template <class Int>
+bool Solver<Int>::solve_events(i32 unmatched) {
     std::int64_t since_check = 0;
     while (unmatched > 0) {
-        if (heap_.empty()) return result;  // a tree cannot grow: no perfect matching
+        if (heap_.empty()) return false;  // a tree cannot grow: no perfect matching
         const Event ev = heap_.top();
         heap_.pop();
         ++stats_.events;
@@ -114,8 +127,7 @@ BasicBlossomResult<Int> Solver<Int>::run(const BasicWarmStart<Int>* warm) {
             control_.check();
         }
     }
-    finish(result);
-    return result;
+    return true;
 }
 
 template <class Int>
@@ -165,10 +177,14 @@ void Solver<Int>::process_expand(i32 b) {
 
 template Solver<i64>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const i64* w, Control& control);
 template BasicBlossomResult<i64> Solver<i64>::run(const BasicWarmStart<i64>*);
+template void Solver<i64>::build_adjacency();
+template bool Solver<i64>::solve_events(i32);
 template i32 Solver<i64>::process_edge(i32);
 template void Solver<i64>::process_expand(i32);
 template Solver<i128>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const i128* w, Control& control);
 template BasicBlossomResult<i128> Solver<i128>::run(const BasicWarmStart<i128>*);
+template void Solver<i128>::build_adjacency();
+template bool Solver<i128>::solve_events(i32);
 template i32 Solver<i128>::process_edge(i32);
 template void Solver<i128>::process_expand(i32);
 

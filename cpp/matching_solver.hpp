@@ -14,6 +14,12 @@
 // odd-set form). Internal weights are 2 w, which keeps every step integral:
 // all tree vertices share the parity of the roots, so the slack of an edge
 // between two even nodes is even.
+//
+// Resuming. After run() the state is an end state of Edmonds' algorithm (every
+// node label 0, offsets folded). add_edges appends edges and repairs the ones
+// the duals violate without dropping the blossoms; resume() grows trees from
+// the vertices the repair left free, with the same event loop (see
+// matching_resume.cpp for why the repaired state is a valid start).
 #pragma once
 
 #include <cstddef>
@@ -54,6 +60,16 @@ class Solver {
 
     BasicBlossomResult<Int> run(const BasicWarmStart<Int>* warm);
 
+    // After run() or resume(): edges [old m, m) of the arrays (which may have
+    // moved; the first old m edges are unchanged) join the graph, and the
+    // duals they violate are repaired. Then resume() solves again.
+    void add_edges(std::size_t m, const i32* eu, const i32* ev, const Int* w);
+    BasicBlossomResult<Int> resume();
+
+    // Sum over top-level blossoms of their squared vertex count (the scale of
+    // the pairs a pricing walks inside blossoms).
+    double inside_pairs() const;
+
   private:
     struct Event {
         Int key;
@@ -63,6 +79,11 @@ class Solver {
 
     i32 n_;
     const i32 *eu_, *ev_;
+    // Rebuild the adjacency (CSR by vertex) from eu_, ev_, W_.
+    void build_adjacency();
+    // The event loop until every vertex is matched; false if a tree cannot grow.
+    bool solve_events(i32 unmatched);
+
     Control& control_;
     std::vector<Int> W_;
     std::vector<i32> start_, adj_;
@@ -87,6 +108,7 @@ class Solver {
     std::vector<std::vector<i32>> tree_nodes_;
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
     Int delta_ = 0;
+    bool ended_ = false;  // a solve finished: edges can be added
     BlossomStats stats_;
     std::vector<i32> leaves_buf_, stack_buf_;
 
@@ -145,9 +167,10 @@ class Solver {
     // Blossoms are not carried over: the solver rebuilds the few it needs.
     void warm_init(const BasicWarmStart<Int>& warm);
 
-    // Raise each free vertex to its smallest slack and match it along a
-    // tight edge to a free neighbour when there is one. Vertices left free
-    // keep even duals (the parity argument above needs all roots alike).
+    // Raise each free vertex outside every blossom to its smallest slack and
+    // match it along a tight edge to such a free neighbour when there is one.
+    // Vertices left free keep even duals (the parity argument above needs all
+    // roots alike). No node may be in a tree.
     void greedy_match();
 
     // Returns the number of vertices newly matched (0 or 2).
@@ -177,8 +200,23 @@ class Solver {
     void dissolve(i32 t);
 
     void expand(i32 b);
+    // The children ch of top-level blossom b become top-level nodes with
+    // label 0, their vertices' duals moved by offset (b's offset, settled).
+    void lift_children(i32 b, const std::vector<i32>& ch, Int offset);
 
     void finish(BasicBlossomResult<Int>& result);
+
+    // Repairs of add_edges (matching_resume.cpp), on a state with no trees.
+    // Reduced cost of edge e with the z of the blossoms holding both ends.
+    Int reduced_cost(i32 e);
+    void repair_edge(i32 e);
+    // Top-level blossom b (no tree) stops being a blossom: its vertices go
+    // down by z_b / 2, its children become top-level, still matched.
+    void open_blossom(i32 b);
+    // Lower the top-level node holding vertex v (no tree) by d >= 0, opening
+    // blossoms whose dual is too small to absorb it.
+    void lower(i32 v, Int d);
+    void unmatch(i32 v);
 };
 
 }  // namespace pairmetrics::matching::detail

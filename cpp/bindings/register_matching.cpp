@@ -29,6 +29,8 @@ py::dict stats_dict(const mt::BlossomStats& s) {
     d["augments"] = s.augments;
     d["events"] = s.events;
     d["greedy_matched"] = s.greedy_matched;
+    d["freed"] = s.freed;
+    d["opened"] = s.opened;
     return d;
 }
 
@@ -134,6 +136,10 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     s["inside_screened"] = stats.inside_screened;
     s["screens"] = stats.screens;
     s["partial_screens"] = stats.partial_screens;
+    s["resumes"] = stats.resumes;
+    s["rebuilds"] = stats.rebuilds;
+    s["resume_freed"] = stats.resume_freed;
+    s["resume_opened"] = stats.resume_opened;
     s["seconds_neighbours"] = stats.seconds_neighbours;
     s["seconds_solve"] = stats.seconds_solve;
     s["seconds_pricing"] = stats.seconds_pricing;
@@ -157,9 +163,9 @@ py::dict dense(const py::array_t<T>& D, double max_distance, int k, int n_thread
     return complete(provider, n % 2 == 1, k, n_threads, *control);
 }
 
-// screen_inside_from, screen_always: tests (see CompleteOptions).
+// screen_inside_from, screen_always, resume: tests and comparisons (see CompleteOptions).
 py::dict points(const f64arr& X, bool squared, int k, int n_threads, py::object progress, int screen_inside_from,
-                bool screen_always) {
+                bool screen_always, bool resume) {
     if (X.ndim() != 2 || X.shape(0) < 2) throw std::invalid_argument("X must be 2-D with N >= 2 rows");
     const auto n = static_cast<std::int32_t>(X.shape(0));
     const auto control = make_control(std::move(progress));
@@ -167,6 +173,7 @@ py::dict points(const f64arr& X, bool squared, int k, int n_threads, py::object 
     mt::CompleteOptions opt;
     opt.screen_inside_from = screen_inside_from;
     opt.screen_every_stretch = screen_always;
+    opt.resume = resume;
     return complete(*provider, n % 2 == 1, k, n_threads, *control, opt);
 }
 
@@ -395,7 +402,7 @@ void register_matching(py::module_& m) {
           "(max_distance: the largest entry of D).");
     m.def("_mwpm_points", &points, py::arg("X"), py::arg("squared"), py::arg("k"), py::arg("n_threads"),
           py::arg("progress") = py::none(), py::arg("screen_inside_from") = mt::CompleteOptions{}.screen_inside_from,
-          py::arg("screen_always") = false,
+          py::arg("screen_always") = false, py::arg("resume") = mt::CompleteOptions{}.resume,
           "Exact minimum-weight perfect matching on the complete Euclidean graph of the rows of X.");
     m.def("_mwpm_certificate_dense", &certificate_dense<double>, py::arg("D"), py::arg("y"), py::arg("parent"),
           py::arg("z"), py::arg("mate"), py::arg("n_threads"), py::arg("progress") = py::none());

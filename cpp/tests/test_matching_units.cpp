@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -26,6 +27,7 @@
 #include "matching_distance_tiles.hpp"
 #include "matching_distances.hpp"
 #include "matching_reorder.hpp"
+#include "matching_solver.hpp"
 #include "matching_sparse.hpp"
 #include "matching_tile_scan.hpp"
 
@@ -253,18 +255,22 @@ void test_pricing() {
         std::vector<double> D(n * n);
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j) D[i * n + j] = std::hypot(X[2 * i] - X[2 * j], X[2 * i + 1] - X[2 * j + 1]);
-        double costs[2];
-        for (int k : {1, 10}) {
+        // Short lists with the solver resumed or solved afresh each round, and long lists.
+        double costs[3];
+        for (int variant = 0; variant < 3; ++variant) {
             Control control;
             matching::CompleteOptions opt;
-            opt.k = k;
+            opt.k = variant == 2 ? 10 : 1;
+            opt.resume = variant != 1;
             opt.ghost = n % 2 == 1;
             const matching::DenseDistances<double> dd(D.data(), n, n, 1);
             matching::CompleteStats stats;
-            costs[k == 1 ? 0 : 1] = matching::complete_min_weight_perfect_matching(dd, opt, control, &stats).cost;
+            costs[variant] = matching::complete_min_weight_perfect_matching(dd, opt, control, &stats).cost;
             CHECK(stats.rounds >= 1);
+            CHECK(stats.resumes + stats.rebuilds == (opt.resume ? stats.rounds - stats.passes : 0));
         }
-        CHECK(std::abs(costs[0] - costs[1]) <= 1e-12 * costs[1]);
+        CHECK(std::abs(costs[0] - costs[2]) <= 1e-12 * costs[2]);
+        CHECK(std::abs(costs[1] - costs[2]) <= 1e-12 * costs[2]);
     }
 }
 
@@ -1098,6 +1104,93 @@ void test_reordered_distances() {
 }
 }  // namespace
 
+// Resuming the solver with edges added in batches (blossoms, duals and
+// matching kept; the new edges that violate the duals repaired): after each
+// resume the result is an exact LP optimum of the graph so far, with the cost
+// of a fresh solve of it. Light odd cycles and clusters of clusters make
+// nested blossoms; few distinct weights make ties; later batches are lighter,
+// so that many of their edges violate the duals.
+template <class Int>
+void resume_batches(std::uint64_t seed) {
+    std::mt19937_64 gen(seed);
+    matching::BlossomStats seen;
+    for (int trial = 0; trial < 300; ++trial) {
+        const int n = 2 * (1 + trial % 13);
+        const int groups = 1 + static_cast<int>(gen() % 4);
+        std::vector<std::int32_t> group(n);
+        for (int v = 0; v < n; ++v) group[v] = static_cast<std::int32_t>(gen() % groups);
+        const Int spread = static_cast<Int>(trial % 3 == 0 ? 3 : 40);
+        // Pairs in a random order; the pairs (2i, 2i + 1) come first, so every batch has a perfect matching.
+        std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+        for (int u = 0; u < n; ++u)
+            for (int v = u + 1; v < n; ++v)
+                if (gen() % 3 != 0 || (u % 2 == 0 && v == u + 1)) pairs.emplace_back(u, v);
+        std::shuffle(pairs.begin(), pairs.end(), gen);
+        std::stable_partition(pairs.begin(), pairs.end(),
+                              [](const auto& p) { return p.first % 2 == 0 && p.second == p.first + 1; });
+        const int batches = 2 + static_cast<int>(gen() % 4);
+        std::vector<std::size_t> ends;
+        for (int b = 1; b <= batches; ++b) ends.push_back(std::max<std::size_t>(n / 2, pairs.size() * b / batches));
+        std::vector<std::int32_t> eu, ev;
+        std::vector<Int> ew;
+        auto add_batch = [&](std::size_t lo, std::size_t hi, int batch) {
+            for (std::size_t t = lo; t < hi; ++t) {
+                const auto [u, v] = pairs[t];
+                const Int base = group[u] == group[v] ? Int{0} : Int{60};
+                eu.push_back(u);
+                ev.push_back(v);
+                ew.push_back(base + static_cast<Int>(gen() % static_cast<std::uint64_t>(spread)) +
+                             static_cast<Int>(20 * (batches - batch)));
+                if (gen() % 8 == 0) {  // a parallel edge, sometimes lighter
+                    eu.push_back(v);
+                    ev.push_back(u);
+                    ew.push_back(ew.back() - (ew.back() > 0 ? Int{1} : Int{0}));
+                }
+            }
+        };
+        Control control;
+        add_batch(0, ends[0], 0);
+        std::unique_ptr<matching::detail::Solver<Int>> solver =
+            std::make_unique<matching::detail::Solver<Int>>(n, ew.size(), eu.data(), ev.data(), ew.data(), control);
+        auto r = solver->run(nullptr);
+        CHECK(r.perfect);
+        for (int b = 1; b < batches; ++b) {
+            add_batch(ends[b - 1], ends[b], b);  // the arrays may move: add_edges takes them again
+            solver->add_edges(ew.size(), eu.data(), ev.data(), ew.data());
+            r = solver->resume();
+            CHECK(r.perfect);
+            if (!r.perfect) break;
+            const auto rc = matching::reduced_costs(r, ew.size(), eu.data(), ev.data(), ew.data());
+            CHECK(!throws_logic([&] { matching::certify(r, rc, ew.size(), eu.data(), ev.data()); }));
+            const auto fresh = matching::solve_perfect<Int>(n, ew.size(), eu.data(), ev.data(), ew.data(), control);
+            // Cost: the lightest edge between mates (parallel edges), the same for both.
+            auto cost = [&](const matching::BasicBlossomResult<Int>& x) {
+                std::vector<Int> best(n, std::numeric_limits<Int>::max());
+                for (std::size_t e = 0; e < ew.size(); ++e)
+                    if (x.mate[eu[e]] == ev[e]) best[eu[e]] = best[ev[e]] = std::min(best[eu[e]], ew[e]);
+                Int total = 0;
+                for (int v = 0; v < n; ++v)
+                    if (x.mate[v] > v) total += best[v];
+                return total;
+            };
+            CHECK(cost(r) == cost(fresh));
+            seen.freed += r.stats.freed;
+            seen.opened += r.stats.opened;
+            seen.shrinks += r.stats.shrinks;
+            seen.expands += r.stats.expands;
+        }
+    }
+    CHECK(seen.freed > 0);
+    CHECK(seen.opened > 0);
+    CHECK(seen.shrinks > 0);
+    CHECK(seen.expands > 0);
+}
+
+void test_resume() {
+    resume_batches<std::int64_t>(31);
+    resume_batches<i128>(32);
+}
+
 int main(int argc, char** argv) {
     const testing::Test tests[] = {
         {"sparse", test_sparse},
@@ -1105,6 +1198,7 @@ int main(int argc, char** argv) {
         {"whole_float64_range", test_whole_float64_range},
         {"forest", test_forest},
         {"blossom_steps", test_blossom_steps},
+        {"resume", test_resume},
         {"pricing", test_pricing},
         {"crossmatch_counts", test_crossmatch_counts},
         {"int128_words", test_int128_words},

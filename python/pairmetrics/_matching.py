@@ -120,7 +120,10 @@ class MatchingResult(Result):
         lists by where they came from (``prefix_pairs``, ``inside_pairs``,
         ``screen_pairs``) and how many were violated, pairs a float32 screen
         ruled out without an exact distance (``prefix_screened``,
-        ``inside_screened``), screens of every pair and of some rows, seconds
+        ``inside_screened``), screens of every pair and of some rows, rounds
+        solved by resuming the last round's solver with its blossoms
+        (``resumes``) and the vertices and blossoms its repairs of the new
+        pairs freed and opened (``resume_freed``, ``resume_opened``), seconds
         per phase; ``duplicate_pairs``: pairs of
         copies of one point matched up front, when there were any).
 
