@@ -150,6 +150,9 @@ struct CompleteOptions {
     // Tests: screen every stretch of the pricing prefix and every tile inside screened blossoms (else when it pays).
     bool screen_every_stretch = false;
     int screen_inside_from = 512;  // top-level blossoms of at least this many vertices are priced with a screen
+    // Tests: price every pair across top-level nodes each round (else only the pairs with an end whose dual rose
+    // or whose top-level node changed since the last complete pricing; the same violated pairs either way).
+    bool full_pricing = false;
 };
 
 struct CompleteStats {
@@ -162,6 +165,10 @@ struct CompleteStats {
     std::int64_t prefix_screened = 0;      // pairs of the prefix a float32 screen ruled out (no exact distance)
     std::int64_t inside_screened = 0;      // the same for pairs inside one top-level blossom
     int screens = 0, partial_screens = 0;  // screens of every pair, and of some rows only
+    // Rows the prefix scanned as dirty (every pair), summed over its rounds, and the pairs between two clean rows
+    // it left out (not violated since the last complete pricing).
+    std::int64_t dirty_rows = 0, prefix_skipped = 0;
+    std::int64_t inside_skipped = 0;  // rows of top-level blossoms left out as unchanged since then (over rounds)
     double seconds_neighbours = 0, seconds_solve = 0, seconds_pricing = 0;  // wall time per phase
     double seconds_first_solve = 0;                 // the first solve of the start graph (part of seconds_solve)
     double seconds_screen = 0;                      // screens of every pair or of some rows (part of seconds_pricing)

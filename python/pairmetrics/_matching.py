@@ -121,7 +121,11 @@ class MatchingResult(Result):
         ``screen_pairs``) and how many were violated, pairs a float32 screen
         ruled out without an exact distance (``prefix_screened``,
         ``inside_screened``), screens of every pair and of some rows, seconds
-        per phase; ``duplicate_pairs``: pairs of
+        per phase; ``dirty_rows``: rows the pricing prefix scanned in full,
+        summed over its rounds (the others only priced their pairs with a row
+        whose dual rose or whose top-level blossom changed since the last
+        complete pricing), ``prefix_skipped``: entries of the prefix left out
+        so; ``duplicate_pairs``: pairs of
         copies of one point matched up front, when there were any).
 
     Notes
