@@ -165,8 +165,8 @@ struct CompleteStats {
     std::int64_t prefix_screened = 0;      // pairs of the prefix a float32 screen ruled out (no exact distance)
     std::int64_t inside_screened = 0;      // the same for pairs inside one top-level blossom
     int screens = 0, partial_screens = 0;  // screens of every pair, and of some rows only
-    // Rows the prefix scanned as dirty (every pair), summed over its rounds, and the pairs between two clean rows
-    // it left out (not violated since the last complete pricing).
+    // Rows whose dual rose since the last complete pricing (or that have no reference), summed over the rounds
+    // of the prefix, and the entries of the prefix it left out as not violated since then (see full_pricing).
     std::int64_t dirty_rows = 0, prefix_skipped = 0;
     std::int64_t inside_skipped = 0;  // rows of top-level blossoms left out as unchanged since then (over rounds)
     double seconds_neighbours = 0, seconds_solve = 0, seconds_pricing = 0;  // wall time per phase

@@ -309,8 +309,11 @@ class PricedSolve {
     std::vector<i32> prev_top_;
     // Incremental pricing across top-level nodes (see mark_repriced_rows): the rows to price in full this round
     // (also as bits over the order by y), and the reference of the last complete pricing.
-    std::vector<char> reprice_;
-    std::vector<std::uint64_t> reprice_by_y_;
+    static constexpr i64 kDirty = i64{1} << 61;  // above every rise of a dual
+    std::vector<i64> rise_, minus_rise_by_;     // y - y_ref (or kDirty) per point, and minus it by y
+    std::vector<char> split_;                   // per point (see mark_repriced_rows)
+    std::vector<std::uint64_t> split_by_y_;     // split_ by y, 64 per word
+    bool clean(i32 i) const { return rise_[i] <= 0; }
     bool have_reference_ = false;
     std::vector<char> settled_;
     std::vector<i64> y_ref_;
@@ -441,46 +444,55 @@ void PricedSolve::begin_round(BlossomResult r) {
 }
 
 // Incremental pricing of the pairs across top-level nodes (Z = 0). After a
-// round that priced all of them (the prefix or the screen ran), the points
+// round that priced every pair (the prefix or the screen ran), the points
 // that are an end of no violated pair found are settled: y_ref = y, and
 // their top-level node then. Invariant (I): every pair outside the graph
-// between two settled points in different top-level nodes has 2 w >= y_ref_i
-// + y_ref_j. A point is dirty when it is not settled, its y rose above
-// y_ref, or its top-level node is not the same vertex set as then.
-//  - A pair across two top-level nodes now with both ends clean was across
-//    then too (each end's set is unchanged), so 2 w >= y_ref_i + y_ref_j >=
-//    y_i + y_j: only pairs with a dirty end can be violated, and the prefix
-//    prices only those (each still from its smaller end). Pairs in the graph
-//    satisfy the duals by the solve.
-//  - (I) holds after the next complete round, with y_ref = the duals of then
-//    for every point settled then, clean or dirty: a pair between two of
-//    them had both ends clean (above), or a dirty end, and then was priced
-//    in this round and found not violated (a violated pair unsettles both
-//    ends; a row that stopped at enough_ found some; a pair that was inside
-//    one top-level node then and is across two now has two dirty ends).
+// between two settled points has 2 w >= y_ref_i + y_ref_j - Z_ref (Z_ref
+// its blossom duals then). Each point's rise: y_i - y_ref_i, or kDirty when
+// it is not settled; it is split when its top-level node then was a blossom
+// whose vertex set is no top-level node now.
+//  - A pair across two top-level nodes now, not both split, was not inside
+//    one top-level blossom then (such a blossom is either a top-level node
+//    now, which would hold both, or split), so Z_ref = 0 and with rise_i +
+//    rise_j <= 0: 2 w >= y_ref_i + y_ref_j >= y_i + y_j. The prefix prices
+//    only the pairs whose rises add up above 0 and, for split rows, those
+//    with split columns (each still from its smaller end). The pairs priced
+//    include every violated one, so the same are found, in the same order.
+//    Pairs in the graph satisfy the duals by the solve.
+//  - Pairs inside one top-level node now: price_inside prices them all but
+//    in blossoms unchanged since then (see unchanged_blossoms).
+//  - (I) holds after the next complete round for the duals and blossoms of
+//    then, for every pair between two points settled then: it was priced
+//    and found not violated (a violated pair unsettles both ends; a row
+//    that stopped at enough_ found some), or left out by one of the rules
+//    above, which show it not violated.
 //  - Rounds that skip the prefix (violations in the lists) keep the
 //    reference; a new pass (new weights) starts without one.
-// So the same violated pairs are found as by pricing every pair again.
 void PricedSolve::mark_repriced_rows() {
     const BlossomTree& lam = forest_->tree();
-    reprice_.assign(n_, 1);
+    rise_.assign(n_, kDirty);
+    split_.assign(n_, 0);
     if (have_reference_ && !opt_.full_pricing) {
         // Per top-level node: the reference node of its vertices (-1 when they differ), and how many they are.
-        std::vector<i32> ref(r_.parent.size(), -2), count(r_.parent.size(), 0);
+        std::vector<std::pair<i32, i32>> then(r_.parent.size(), {-2, 0});
         for (i32 v = 0; v < N_; ++v) {
-            const i32 t = lam.root(v);
-            ref[t] = ref[t] == -2 || ref[t] == top_ref_[v] ? top_ref_[v] : -1;
-            ++count[t];
+            auto& [ref, count] = then[lam.root(v)];
+            ref = ref == -2 || ref == top_ref_[v] ? top_ref_[v] : -1;
+            ++count;
         }
         for (i32 i = 0; i < n_; ++i) {
-            const i32 t = lam.root(i);
-            const bool same_set = ref[t] >= 0 && top_ref_size_[ref[t]] == count[t];
-            reprice_[i] = !(settled_[i] && same_set && r_.y[i] <= y_ref_[i]);
+            if (!settled_[i]) continue;
+            const auto [ref, count] = then[lam.root(i)];
+            rise_[i] = r_.y[i] - y_ref_[i];
+            split_[i] = top_ref_[i] >= N_ && !(ref >= 0 && top_ref_size_[ref] == count);
         }
     }
-    reprice_by_y_.assign((static_cast<std::size_t>(n_) + 63) / 64, 0);
-    for (i32 t = 0; t < n_; ++t)
-        if (reprice_[by_y_[t]]) reprice_by_y_[t / 64] |= std::uint64_t{1} << (t % 64);
+    minus_rise_by_.resize(n_);
+    split_by_y_.assign((static_cast<std::size_t>(n_) + 63) / 64, 0);
+    for (i32 t = 0; t < n_; ++t) {
+        minus_rise_by_[t] = -rise_[by_y_[t]];
+        if (split_[by_y_[t]]) split_by_y_[t / 64] |= std::uint64_t{1} << (t % 64);
+    }
 }
 
 // After a round that priced every pair across top-level nodes: the new reference (see mark_repriced_rows).
@@ -523,12 +535,10 @@ std::vector<PricedSolve::Span> PricedSolve::blossom_spans() const {
 }
 
 // Per node: whether it is a top-level blossom none of whose pairs can be
-// violated (none need pricing). Its vertices are clean (each dual at most
-// y_ref, and the same vertex set as a top-level blossom of the reference,
-// all settled then) and the blossoms inside are those of then, with the
-// same z, so each pair's Z is that of then: 2 w >= y_ref_i + y_ref_j - Z >=
-// y_i + y_j - Z (the invariant of mark_repriced_rows holds for the pairs
-// inside one blossom alike, as this round prices the blossoms it does not skip).
+// violated (none need pricing). Its vertices are settled, none's dual rose,
+// they are the vertex set of a top-level blossom then and the blossoms
+// inside are those of then, with the same z, so each pair's Z is Z_ref: by
+// (I) of mark_repriced_rows, 2 w >= y_ref_i + y_ref_j - Z >= y_i + y_j - Z.
 // Compared exactly: the vertices in the same preorder, and every blossom's interval of it and z.
 std::vector<char> PricedSolve::unchanged_blossoms() const {
     const BlossomTree& lam = forest_->tree();
@@ -544,7 +554,7 @@ std::vector<char> PricedSolve::unchanged_blossoms() const {
         bool same = then >= N_ && top_ref_size_[then] == size;
         for (i32 q = 0; same && q < size; ++q) {
             const i32 v = lam.order()[lo + q];
-            same = order_ref_[lo_ref_[then] + q] == v && (v >= n_ || !reprice_[v]);
+            same = order_ref_[lo_ref_[then] + q] == v && (v >= n_ || clean(v));
         }
         const i32 at = same ? spans_ref_at_[then] : -1;
         const std::size_t past = static_cast<std::size_t>(at) + (end - k);  // then's entries end here
@@ -740,8 +750,8 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
 // of the order by y that the prefix scan prices: y_j > c_i (inside the
 // prefix), y_i > c_j, j > i (each pair from one end) and in different
 // top-level nodes; as bits per row and 64 entries. Rows that found enough
-// violated pairs are left out, and so are the columns of a clean row that
-// are clean too (entries of the prefix left out so, whatever j: `skipped`).
+// violated pairs are left out, and so are the pairs whose duals' rises add
+// up to at most 0 (entries of the prefix left out so, whatever j: `skipped`).
 // Returns how many.
 std::int64_t PricedSolve::prefix_candidates(i32 lo, i32 hi, const i32* len, i32 s0, i32 s1, int words,
                                             std::uint64_t* cand, std::int64_t& skipped) const {
@@ -749,7 +759,7 @@ std::int64_t PricedSolve::prefix_candidates(i32 lo, i32 hi, const i32* len, i32 
     std::int64_t total = 0;
     for (i32 i = lo; i < hi; ++i) {
         if (found_[i].size() >= enough_) continue;
-        const bool clean = !reprice_[i];
+        const i64 rise = rise_[i];
         const i64 yi = r_.y[i];
         const i32 end = std::min(len[i - lo], s1);
         const i32 last_chunk = (end + 63) / 64;
@@ -763,9 +773,11 @@ std::int64_t PricedSolve::prefix_candidates(i32 lo, i32 hi, const i32* len, i32 
                 continue;
             }
             std::uint64_t keep = 0, below = less_than(c_by_.data() + t0, yi, std::min(64, end - t0));
-            if (clean) {
-                skipped += static_cast<std::int64_t>(std::bitset<64>(below & ~reprice_by_y_[chunk]).count());
-                below &= reprice_by_y_[chunk];
+            if (rise != kDirty) {  // rise_j > -rise_i, or both split
+                const std::uint64_t need = less_than(minus_rise_by_.data() + t0, rise, std::min(64, end - t0)) |
+                                           (split_[i] ? split_by_y_[chunk] : 0);
+                skipped += static_cast<std::int64_t>(std::bitset<64>(below & ~need).count());
+                below &= need;
             }
             for (std::uint64_t bits = below; bits != 0; bits &= bits - 1) {
                 const int at = lowest_bit(bits);
@@ -1396,7 +1408,7 @@ void PricedSolve::price_round() {
         const bool screen = screen_pays();
         auto t0 = std::chrono::steady_clock::now();
         if (!screen)
-            for (i32 i = 0; i < n; ++i) stats_.dirty_rows += reprice_[i];
+            for (i32 i = 0; i < n; ++i) stats_.dirty_rows += !clean(i) || split_[i];
         price_lists_and_prefix(false, !screen);
         stats_.seconds_prefix += seconds_since(t0);
         if (screen) {

@@ -121,11 +121,12 @@ class MatchingResult(Result):
         ``screen_pairs``) and how many were violated, pairs a float32 screen
         ruled out without an exact distance (``prefix_screened``,
         ``inside_screened``), screens of every pair and of some rows, seconds
-        per phase; ``dirty_rows``: rows the pricing prefix scanned in full,
-        summed over its rounds (the others only priced their pairs with a row
-        whose dual rose or whose top-level blossom changed since the last
-        complete pricing), ``prefix_skipped``: entries of the prefix left out
-        so; ``duplicate_pairs``: pairs of
+        per phase; ``dirty_rows``: points whose dual rose or whose top-level
+        blossom changed since the last complete pricing, summed over the
+        rounds of the pricing prefix (only pairs whose duals rose in sum are
+        priced again), ``prefix_skipped``: entries of the prefix left out so,
+        ``inside_skipped``: points of unchanged blossoms left out;
+        ``duplicate_pairs``: pairs of
         copies of one point matched up front, when there were any).
 
     Notes
