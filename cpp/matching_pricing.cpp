@@ -310,17 +310,17 @@ class PricedSolve {
     // Incremental pricing across top-level nodes (see mark_repriced_rows): the rows to price in full this round
     // (also as bits over the order by y), and the reference of the last complete pricing.
     static constexpr i64 kDirty = i64{1} << 61;  // above every rise of a dual
-    std::vector<i64> rise_, minus_rise_by_;     // y - y_ref (or kDirty) per point, and minus it by y
-    std::vector<char> split_;                   // per point (see mark_repriced_rows)
-    std::vector<std::uint64_t> split_by_y_;     // split_ by y, 64 per word
+    std::vector<i64> rise_, minus_rise_by_;      // y - y_ref (or kDirty) per point, and minus it by y
+    std::vector<char> split_;                    // per point (see mark_repriced_rows)
+    std::vector<std::uint64_t> split_by_y_;      // split_ by y, 64 per word
     bool clean(i32 i) const { return rise_[i] <= 0; }
     bool have_reference_ = false;
     std::vector<char> settled_;
     std::vector<i64> y_ref_;
     std::vector<i32> top_ref_, top_ref_size_;  // per vertex its top-level node then; per node its vertex count
-    std::vector<i32> order_ref_, lo_ref_;       // the vertices in preorder then, and where each node started
-    std::vector<Span> spans_ref_;               // the blossoms then (blossom_spans)
-    std::vector<i32> spans_ref_at_;             // per top-level node then: its first entry of spans_ref_
+    std::vector<i32> order_ref_, lo_ref_;      // the vertices in preorder then, and where each node started
+    std::vector<Span> spans_ref_;              // the blossoms then (blossom_spans)
+    std::vector<i32> spans_ref_at_;            // per top-level node then: its first entry of spans_ref_
 };
 
 PricedSolve::PricedSolve(const Distances& D, const Lists& L, double cap, const CompleteOptions& opt, Control& control,
@@ -624,7 +624,7 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     const std::vector<double> screen_a = head.rows.empty() ? std::vector<double>{} : screen_thresholds();
     const std::unique_ptr<Distances::ScreenSet> head_set =
         head.rows.empty() ? nullptr : screen_set_of(by_y_.data(), head.length(), screen_a);
-    std::atomic<i64> ruled_out{0};  // pairs of the prefix the screen ruled out
+    std::atomic<i64> ruled_out{0};      // pairs of the prefix the screen ruled out
     std::atomic<i64> clean_skipped{0};  // entries between clean rows (see prefix_candidates)
     parallel_for(
         blocks, opt.n_threads,
@@ -686,8 +686,7 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 const i32 s_end = std::min(longest, s0 + stretch);
                 const int words = (s_end - s0 + 63) / 64;
                 cand.assign(static_cast<std::size_t>(hi - lo) * words, 0);
-                const std::int64_t candidates =
-                    prefix_candidates(lo, hi, len, s0, s_end, words, cand.data(), skipped);
+                const std::int64_t candidates = prefix_candidates(lo, hi, len, s0, s_end, words, cand.data(), skipped);
                 i32 reach = 0;  // rows of the stretch
                 while (reach < hi - lo && len[by_len[reach] - lo] > s0) ++reach;
                 if (row_set &&

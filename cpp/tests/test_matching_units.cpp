@@ -934,8 +934,8 @@ void test_pricing_incremental() {
             for (double& x : outer) x = 40.0 * normal(gen);
             for (int c = 0; c < 12; ++c)
                 for (int t = 0; t < d; ++t)
-                    inner[static_cast<std::size_t>(c) * d + t] = outer[static_cast<std::size_t>(c % 3) * d + t] +
-                                                                 6.0 * normal(gen);
+                    inner[static_cast<std::size_t>(c) * d + t] =
+                        outer[static_cast<std::size_t>(c % 3) * d + t] + 6.0 * normal(gen);
             for (int i = 0; i < n; ++i) {
                 const double spread = i % 4 == 0 ? 1.0 : 0.1;
                 for (int t = 0; t < d; ++t)
