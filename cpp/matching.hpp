@@ -155,6 +155,9 @@ struct CompleteOptions {
     // Later pricing rounds resume the last round's solver, blossoms kept (else
     // each solves afresh from the last duals with the blossom duals folded in).
     bool resume = true;
+    // Tests: price every pair across top-level nodes each round (else only the pairs with an end whose dual rose
+    // or whose top-level node changed since the last complete pricing; the same violated pairs either way).
+    bool full_pricing = false;
 };
 
 struct CompleteStats {
@@ -167,6 +170,10 @@ struct CompleteStats {
     std::int64_t prefix_screened = 0;      // pairs of the prefix a float32 screen ruled out (no exact distance)
     std::int64_t inside_screened = 0;      // the same for pairs inside one top-level blossom
     int screens = 0, partial_screens = 0;  // screens of every pair, and of some rows only
+    // Rows whose dual rose since the last complete pricing (or that have no reference), summed over the rounds
+    // of the prefix, and the entries of the prefix it left out as not violated since then (see full_pricing).
+    std::int64_t dirty_rows = 0, prefix_skipped = 0;
+    std::int64_t inside_skipped = 0;  // rows of top-level blossoms left out as unchanged since then (over rounds)
     double seconds_neighbours = 0, seconds_solve = 0, seconds_pricing = 0;  // wall time per phase
     double seconds_first_solve = 0;                 // the first solve of the start graph (part of seconds_solve)
     double seconds_screen = 0;                      // screens of every pair or of some rows (part of seconds_pricing)

@@ -235,8 +235,8 @@ class PricedSolve {
     void price_round();
     void price_lists_and_prefix(bool lists_only, bool prefix);
     PrefixHead prefix_head(bool none) const;
-    std::int64_t prefix_candidates(i32 lo, i32 hi, const i32* len, i32 s0, i32 s1, int words,
-                                   std::uint64_t* cand) const;
+    std::int64_t prefix_candidates(i32 lo, i32 hi, const i32* len, i32 s0, i32 s1, int words, std::uint64_t* cand,
+                                   std::int64_t& skipped) const;
     void add_hits(std::vector<Hit>& local);
     void price_inside();
     std::unique_ptr<Distances::ScreenSet> inside_screen_set(i32 top) const;
@@ -251,6 +251,16 @@ class PricedSolve {
     std::int64_t price_inside_row(const InsideScan& scan, i32 p, i32 c0, const std::uint64_t* bits, i32& meet,
                                   i32& found, std::vector<Hit>& local) const;
     void mark_dirty_rows();
+    void mark_repriced_rows();
+    void settle_rows();
+    // A blossom of the forest, its vertices [lo, hi) of the preorder relative to its top-level node's.
+    struct Span {
+        i32 top, lo, hi;
+        i64 z;
+        bool operator==(const Span& o) const { return lo == o.lo && hi == o.hi && z == o.z; }
+    };
+    std::vector<Span> blossom_spans() const;
+    std::vector<char> unchanged_blossoms() const;
     void price_screen();
     bool screen_pays() const;
     std::vector<double> screen_thresholds() const;
@@ -303,6 +313,20 @@ class PricedSolve {
     std::vector<double> screen_a_;
     std::vector<char> dirty_, skipped_;
     std::vector<i32> prev_top_;
+    // Incremental pricing across top-level nodes (see mark_repriced_rows): the rows to price in full this round
+    // (also as bits over the order by y), and the reference of the last complete pricing.
+    static constexpr i64 kDirty = i64{1} << 61;  // above every rise of a dual
+    std::vector<i64> rise_, minus_rise_by_;      // y - y_ref (or kDirty) per point, and minus it by y
+    std::vector<char> split_;                    // per point (see mark_repriced_rows)
+    std::vector<std::uint64_t> split_by_y_;      // split_ by y, 64 per word
+    bool clean(i32 i) const { return rise_[i] <= 0; }
+    bool have_reference_ = false;
+    std::vector<char> settled_;
+    std::vector<i64> y_ref_;
+    std::vector<i32> top_ref_, top_ref_size_;  // per vertex its top-level node then; per node its vertex count
+    std::vector<i32> order_ref_, lo_ref_;      // the vertices in preorder then, and where each node started
+    std::vector<Span> spans_ref_;              // the blossoms then (blossom_spans)
+    std::vector<i32> spans_ref_at_;            // per top-level node then: its first entry of spans_ref_
 };
 
 PricedSolve::PricedSolve(const Distances& D, const Lists& L, double cap, const CompleteOptions& opt, Control& control,
@@ -453,6 +477,131 @@ void PricedSolve::begin_round(BlossomResult r) {
     found_.assign(n_, {});
     hits_.clear();
     mark_dirty_rows();
+    mark_repriced_rows();
+}
+
+// Incremental pricing of the pairs across top-level nodes (Z = 0). After a
+// round that priced every pair (the prefix or the screen ran), the points
+// that are an end of no violated pair found are settled: y_ref = y, and
+// their top-level node then. Invariant (I): every pair outside the graph
+// between two settled points has 2 w >= y_ref_i + y_ref_j - Z_ref (Z_ref
+// its blossom duals then). Each point's rise: y_i - y_ref_i, or kDirty when
+// it is not settled; it is split when its top-level node then was a blossom
+// whose vertex set is no top-level node now.
+//  - A pair across two top-level nodes now, not both split, was not inside
+//    one top-level blossom then (such a blossom is either a top-level node
+//    now, which would hold both, or split), so Z_ref = 0 and with rise_i +
+//    rise_j <= 0: 2 w >= y_ref_i + y_ref_j >= y_i + y_j. The prefix prices
+//    only the pairs whose rises add up above 0 and, for split rows, those
+//    with split columns (each still from its smaller end). The pairs priced
+//    include every violated one, so the same are found, in the same order.
+//    Pairs in the graph satisfy the duals by the solve.
+//  - Pairs inside one top-level node now: price_inside prices them all but
+//    in blossoms unchanged since then (see unchanged_blossoms).
+//  - (I) holds after the next complete round for the duals and blossoms of
+//    then, for every pair between two points settled then: it was priced
+//    and found not violated (a violated pair unsettles both ends; a row
+//    that stopped at enough_ found some), or left out by one of the rules
+//    above, which show it not violated.
+//  - Rounds that skip the prefix (violations in the lists) keep the
+//    reference; a new pass (new weights) starts without one.
+void PricedSolve::mark_repriced_rows() {
+    const BlossomTree& lam = forest_->tree();
+    rise_.assign(n_, kDirty);
+    split_.assign(n_, 0);
+    if (have_reference_ && !opt_.full_pricing) {
+        // Per top-level node: the reference node of its vertices (-1 when they differ), and how many they are.
+        std::vector<std::pair<i32, i32>> then(r_.parent.size(), {-2, 0});
+        for (i32 v = 0; v < N_; ++v) {
+            auto& [ref, count] = then[lam.root(v)];
+            ref = ref == -2 || ref == top_ref_[v] ? top_ref_[v] : -1;
+            ++count;
+        }
+        for (i32 i = 0; i < n_; ++i) {
+            if (!settled_[i]) continue;
+            const auto [ref, count] = then[lam.root(i)];
+            rise_[i] = r_.y[i] - y_ref_[i];
+            split_[i] = top_ref_[i] >= N_ && !(ref >= 0 && top_ref_size_[ref] == count);
+        }
+    }
+    minus_rise_by_.resize(n_);
+    split_by_y_.assign((static_cast<std::size_t>(n_) + 63) / 64, 0);
+    for (i32 t = 0; t < n_; ++t) {
+        minus_rise_by_[t] = -rise_[by_y_[t]];
+        if (split_[by_y_[t]]) split_by_y_[t / 64] |= std::uint64_t{1} << (t % 64);
+    }
+}
+
+// After a round that priced every pair across top-level nodes: the new reference (see mark_repriced_rows).
+void PricedSolve::settle_rows() {
+    if (opt_.full_pricing) return;
+    const BlossomTree& lam = forest_->tree();
+    settled_.assign(n_, 1);
+    for (i32 i = 0; i < n_; ++i)
+        if (!found_[i].empty()) settled_[i] = 0;
+    for (const Hit& h : hits_) {
+        if (h.i < n_) settled_[h.i] = 0;
+        if (h.j < n_) settled_[h.j] = 0;
+    }
+    y_ref_.assign(r_.y.begin(), r_.y.begin() + n_);
+    top_ref_.assign(lam.roots().begin(), lam.roots().begin() + N_);
+    top_ref_size_.assign(r_.parent.size(), 1);
+    for (i32 b = N_; b < static_cast<i32>(r_.parent.size()); ++b) top_ref_size_[b] = lam.hi(b) - lam.lo(b);
+    order_ref_ = lam.order();
+    lo_ref_.resize(r_.parent.size());
+    for (std::size_t x = 0; x < r_.parent.size(); ++x) lo_ref_[x] = lam.lo(static_cast<i32>(x));
+    spans_ref_ = blossom_spans();
+    spans_ref_at_.assign(r_.parent.size() + 1, -1);
+    for (std::size_t k = spans_ref_.size(); k-- > 0;) spans_ref_at_[spans_ref_[k].top] = static_cast<i32>(k);
+    have_reference_ = true;
+}
+
+// Every blossom (with its z), grouped by top-level node, by interval.
+std::vector<PricedSolve::Span> PricedSolve::blossom_spans() const {
+    const BlossomTree& lam = forest_->tree();
+    std::vector<Span> spans;
+    for (i32 b = N_; b < static_cast<i32>(r_.parent.size()); ++b)
+        if (lam.hi(b) > lam.lo(b)) {
+            const i32 top = lam.root(b), lo = lam.lo(top);
+            spans.push_back(Span{top, lam.lo(b) - lo, lam.hi(b) - lo, r_.z[b - N_]});
+        }
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+        return a.top < b.top || (a.top == b.top && (a.lo < b.lo || (a.lo == b.lo && a.hi < b.hi)));
+    });
+    return spans;
+}
+
+// Per node: whether it is a top-level blossom none of whose pairs can be
+// violated (none need pricing). Its vertices are settled, none's dual rose,
+// they are the vertex set of a top-level blossom then and the blossoms
+// inside are those of then, with the same z, so each pair's Z is Z_ref: by
+// (I) of mark_repriced_rows, 2 w >= y_ref_i + y_ref_j - Z >= y_i + y_j - Z.
+// Compared exactly: the vertices in the same preorder, and every blossom's interval of it and z.
+std::vector<char> PricedSolve::unchanged_blossoms() const {
+    const BlossomTree& lam = forest_->tree();
+    std::vector<char> unchanged(r_.parent.size(), 0);
+    if (!have_reference_ || opt_.full_pricing) return unchanged;
+    const std::vector<Span> spans = blossom_spans();
+    for (std::size_t k = 0; k < spans.size();) {
+        const i32 top = spans[k].top;
+        std::size_t end = k;
+        while (end < spans.size() && spans[end].top == top) ++end;
+        const i32 lo = lam.lo(top), size = lam.hi(top) - lo, first = lam.order()[lo];
+        const i32 then = top_ref_[first];
+        bool same = then >= N_ && top_ref_size_[then] == size;
+        for (i32 q = 0; same && q < size; ++q) {
+            const i32 v = lam.order()[lo + q];
+            same = order_ref_[lo_ref_[then] + q] == v && (v >= n_ || clean(v));
+        }
+        const i32 at = same ? spans_ref_at_[then] : -1;
+        const std::size_t past = static_cast<std::size_t>(at) + (end - k);  // then's entries end here
+        same = at >= 0 && past <= spans_ref_.size() && spans_ref_[past - 1].top == then &&
+               (past == spans_ref_.size() || spans_ref_[past].top != then) &&
+               std::equal(spans.begin() + k, spans.begin() + end, spans_ref_.begin() + at);
+        unchanged[top] = same;
+        k = end;
+    }
+    return unchanged;
 }
 
 void PricedSolve::keep_pass(PassState& out) const {
@@ -512,7 +661,8 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     const std::vector<double> screen_a = head.rows.empty() ? std::vector<double>{} : screen_thresholds();
     const std::unique_ptr<Distances::ScreenSet> head_set =
         head.rows.empty() ? nullptr : screen_set_of(by_y_.data(), head.length(), screen_a);
-    std::atomic<i64> ruled_out{0};  // pairs of the prefix the screen ruled out
+    std::atomic<i64> ruled_out{0};      // pairs of the prefix the screen ruled out
+    std::atomic<i64> clean_skipped{0};  // entries between clean rows (see prefix_candidates)
     parallel_for(
         blocks, opt.n_threads,
         [&](std::size_t b) {
@@ -568,11 +718,12 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
             std::vector<std::uint64_t> cand, screened;
             i32 js[64], at[64];
             i64 ws[64];
+            std::int64_t skipped = 0;
             for (i32 s0 = 0; s0 < longest; s0 += stretch) {
                 const i32 s_end = std::min(longest, s0 + stretch);
                 const int words = (s_end - s0 + 63) / 64;
                 cand.assign(static_cast<std::size_t>(hi - lo) * words, 0);
-                const std::int64_t candidates = prefix_candidates(lo, hi, len, s0, s_end, words, cand.data());
+                const std::int64_t candidates = prefix_candidates(lo, hi, len, s0, s_end, words, cand.data(), skipped);
                 i32 reach = 0;  // rows of the stretch
                 while (reach < hi - lo && len[by_len[reach] - lo] > s0) ++reach;
                 if (row_set &&
@@ -622,24 +773,29 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 control.check();
             }
             add_hits(local);
+            clean_skipped.fetch_add(skipped, std::memory_order_relaxed);
             block_extra[b] = extra;
             control.check();
         },
         &control);
     stats_.prefix_screened += ruled_out.load();
+    stats_.prefix_skipped += clean_skipped.load();
 }
 
 // The pairs of rows [lo, hi) (prefix lengths len) with the stretch [s0, s1)
 // of the order by y that the prefix scan prices: y_j > c_i (inside the
 // prefix), y_i > c_j, j > i (each pair from one end) and in different
 // top-level nodes; as bits per row and 64 entries. Rows that found enough
-// violated pairs are left out. Returns how many.
+// violated pairs are left out, and so are the pairs whose duals' rises add
+// up to at most 0 (entries of the prefix left out so, whatever j: `skipped`).
+// Returns how many.
 std::int64_t PricedSolve::prefix_candidates(i32 lo, i32 hi, const i32* len, i32 s0, i32 s1, int words,
-                                            std::uint64_t* cand) const {
+                                            std::uint64_t* cand, std::int64_t& skipped) const {
     static const LessThanBitsFn less_than = less_than_bits_for(SimdLevel::automatic);
     std::int64_t total = 0;
     for (i32 i = lo; i < hi; ++i) {
         if (found_[i].size() >= enough_) continue;
+        const i64 rise = rise_[i];
         const i64 yi = r_.y[i];
         const i32 end = std::min(len[i - lo], s1);
         const i32 last_chunk = (end + 63) / 64;
@@ -652,9 +808,14 @@ std::int64_t PricedSolve::prefix_candidates(i32 lo, i32 hi, const i32* len, i32 
                 t0 += 64 * (run - 1);
                 continue;
             }
-            std::uint64_t keep = 0;
-            for (std::uint64_t bits = less_than(c_by_.data() + t0, yi, std::min(64, end - t0)); bits != 0;
-                 bits &= bits - 1) {
+            std::uint64_t keep = 0, below = less_than(c_by_.data() + t0, yi, std::min(64, end - t0));
+            if (rise != kDirty) {  // rise_j > -rise_i, or both split
+                const std::uint64_t need = less_than(minus_rise_by_.data() + t0, rise, std::min(64, end - t0)) |
+                                           (split_[i] ? split_by_y_[chunk] : 0);
+                skipped += static_cast<std::int64_t>(std::bitset<64>(below & ~need).count());
+                below &= need;
+            }
+            for (std::uint64_t bits = below; bits != 0; bits &= bits - 1) {
                 const int at = lowest_bit(bits);
                 const i32 j = by_y_[t0 + at];
                 if (j > i && !same_top(i, j)) keep |= std::uint64_t{1} << at;
@@ -873,10 +1034,18 @@ void PricedSolve::price_inside() {
     const i32 len = static_cast<i32>(lam.order().size());
     std::vector<InsideTask> tasks;
     std::vector<std::unique_ptr<Distances::ScreenSet>> sets(r_.parent.size());
+    const std::vector<char> unchanged = unchanged_blossoms();
     for (i32 p = 0; p < len;) {
         const i32 t = lam.root(lam.order()[p]);
+        if (unchanged[t]) {
+            stats_.inside_skipped += lam.hi(t) - p;
+            p = lam.hi(t);
+            continue;
+        }
         if (t >= N_ && lam.hi(t) - lam.lo(t) >= std::max(2, opt_.screen_inside_from)) sets[t] = inside_screen_set(t);
-        const i32 end = sets[t] ? lam.hi(t) : std::min(len, p + kInsideRows);
+        i32 end = sets[t] ? lam.hi(t) : std::min(len, p + kInsideRows);
+        for (i32 q = p + 1; q < end && !sets[t]; ++q)
+            if (unchanged[lam.root(lam.order()[q])]) end = q;
         for (; p < end; p = std::min(end, p + kInsideRows))
             tasks.push_back(InsideTask{p, std::min(end, p + kInsideRows), sets[t] ? t : -1});
     }
@@ -1274,6 +1443,8 @@ void PricedSolve::price_round() {
     if (!any) {
         const bool screen = screen_pays();
         auto t0 = std::chrono::steady_clock::now();
+        if (!screen)
+            for (i32 i = 0; i < n; ++i) stats_.dirty_rows += !clean(i) || split_[i];
         price_lists_and_prefix(false, !screen);
         stats_.seconds_prefix += seconds_since(t0);
         if (screen) {
@@ -1284,6 +1455,7 @@ void PricedSolve::price_round() {
         t0 = std::chrono::steady_clock::now();
         price_inside();
         stats_.seconds_inside += seconds_since(t0);
+        settle_rows();
     }
     stats_.violated_pairs += static_cast<std::int64_t>(hits.size());
 }

@@ -692,6 +692,7 @@ def test_pricing_counters_add_up(kind):
     # solver, or solves afresh when the resume merged blossoms into a far larger one.
     assert s["resumes"] + s["rebuilds"] == s["rounds"] - s["passes"] and s["resumes"] >= 1
     assert s["resume_freed"] >= 0 and s["resume_opened"] >= 0
+    assert s["dirty_rows"] >= 0 and s["prefix_skipped"] >= 0
     assert res.verify()
 
 
@@ -737,6 +738,40 @@ def test_pairs_inside_blossoms_screened_by_float32_tiles_match_the_walk(n, d, sq
         assert np.array_equal(screened[key], walked[key])
     assert screened["cost"] == walked["cost"]
     assert pm.min_weight_perfect_matching(points=X, metric="sqeuclidean" if squared else "euclidean", k=1).verify()
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    n=st.integers(300, 900),
+    d=st.sampled_from([3, 20, 50]),
+    nested=st.booleans(),
+    squared=st.booleans(),
+    threads=st.sampled_from([1, 2]),
+    seed=st.integers(0, 2**16),
+)
+def test_incremental_pricing_finds_the_pairs_of_full_pricing(n, d, nested, squared, threads, seed):
+    # Pricing again only the pairs with an end whose dual rose (or whose
+    # top-level blossom changed) finds the violated pairs that pricing every
+    # pair finds: the same rounds, mates, duals, blossoms and cost.
+    from pairmetrics import _core
+
+    rng = np.random.default_rng(seed)
+    if nested:
+        outer = rng.normal(size=(3, d)) * 40.0
+        inner = outer[rng.integers(0, 3, 12)] + rng.normal(size=(12, d)) * 6.0
+        X = inner[rng.integers(0, 12, n)] + rng.normal(size=(n, d)) * rng.choice([0.1, 1.0], size=(n, 1))
+    else:
+        X = rng.normal(size=(n, d))
+    X[1::37] = X[::37][: X[1::37].shape[0]]  # some duplicated points
+    new = _core._mwpm_points(X, squared, 1, threads)
+    full = _core._mwpm_points(X, squared, 1, threads, full_pricing=True)
+    for key in ("rounds", "violated_pairs", "screen_pairs", "passes"):
+        assert new["stats"][key] == full["stats"][key]
+    assert new["stats"]["prefix_pairs"] <= full["stats"]["prefix_pairs"]
+    assert full["stats"]["prefix_skipped"] == 0
+    for key in ("mate", "y", "z", "parent"):
+        assert np.array_equal(new[key], full[key])
+    assert new["cost"] == full["cost"]
 
 
 # ------------------------------------------------------- float64 at its edges

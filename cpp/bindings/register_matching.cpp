@@ -140,6 +140,9 @@ py::dict complete(const mt::Distances& D, bool ghost, int k, int n_threads, Cont
     s["rebuilds"] = stats.rebuilds;
     s["resume_freed"] = stats.resume_freed;
     s["resume_opened"] = stats.resume_opened;
+    s["dirty_rows"] = stats.dirty_rows;
+    s["prefix_skipped"] = stats.prefix_skipped;
+    s["inside_skipped"] = stats.inside_skipped;
     s["seconds_neighbours"] = stats.seconds_neighbours;
     s["seconds_solve"] = stats.seconds_solve;
     s["seconds_pricing"] = stats.seconds_pricing;
@@ -163,9 +166,9 @@ py::dict dense(const py::array_t<T>& D, double max_distance, int k, int n_thread
     return complete(provider, n % 2 == 1, k, n_threads, *control);
 }
 
-// screen_inside_from, screen_always, resume: tests and comparisons (see CompleteOptions).
+// screen_inside_from, screen_always, resume, full_pricing: tests and comparisons (see CompleteOptions).
 py::dict points(const f64arr& X, bool squared, int k, int n_threads, py::object progress, int screen_inside_from,
-                bool screen_always, bool resume) {
+                bool screen_always, bool resume, bool full_pricing) {
     if (X.ndim() != 2 || X.shape(0) < 2) throw std::invalid_argument("X must be 2-D with N >= 2 rows");
     const auto n = static_cast<std::int32_t>(X.shape(0));
     const auto control = make_control(std::move(progress));
@@ -174,6 +177,7 @@ py::dict points(const f64arr& X, bool squared, int k, int n_threads, py::object 
     opt.screen_inside_from = screen_inside_from;
     opt.screen_every_stretch = screen_always;
     opt.resume = resume;
+    opt.full_pricing = full_pricing;
     return complete(*provider, n % 2 == 1, k, n_threads, *control, opt);
 }
 
@@ -403,6 +407,7 @@ void register_matching(py::module_& m) {
     m.def("_mwpm_points", &points, py::arg("X"), py::arg("squared"), py::arg("k"), py::arg("n_threads"),
           py::arg("progress") = py::none(), py::arg("screen_inside_from") = mt::CompleteOptions{}.screen_inside_from,
           py::arg("screen_always") = false, py::arg("resume") = mt::CompleteOptions{}.resume,
+          py::arg("full_pricing") = false,
           "Exact minimum-weight perfect matching on the complete Euclidean graph of the rows of X.");
     m.def("_mwpm_certificate_dense", &certificate_dense<double>, py::arg("D"), py::arg("y"), py::arg("parent"),
           py::arg("z"), py::arg("mate"), py::arg("n_threads"), py::arg("progress") = py::none());

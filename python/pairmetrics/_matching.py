@@ -122,9 +122,14 @@ class MatchingResult(Result):
         ruled out without an exact distance (``prefix_screened``,
         ``inside_screened``), screens of every pair and of some rows, rounds
         solved by resuming the last round's solver with its blossoms
-        (``resumes``) and the vertices and blossoms its repairs of the new
-        pairs freed and opened (``resume_freed``, ``resume_opened``), seconds
-        per phase; ``duplicate_pairs``: pairs of
+        (``resumes``) or afresh (``rebuilds``) and the vertices and blossoms
+        the repairs of the new pairs freed and opened (``resume_freed``,
+        ``resume_opened``), seconds per phase; ``dirty_rows``: points whose
+        dual rose or whose top-level blossom changed since the last complete
+        pricing, summed over the rounds of the pricing prefix (only pairs
+        whose duals rose in sum are priced again), ``prefix_skipped``:
+        entries of the prefix left out so, ``inside_skipped``: points of
+        unchanged blossoms left out; ``duplicate_pairs``: pairs of
         copies of one point matched up front, when there were any).
 
     Notes
