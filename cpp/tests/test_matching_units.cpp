@@ -722,6 +722,91 @@ void test_euclidean_pairs_below() {
     }
 }
 
+// Clustered points (clusters of sizes that are not multiples of a block, so
+// that some blocks span two clusters; far apart, so that most tiles are
+// skipped by the ball and the row tests; duplicated points; magnitudes 1,
+// 1e-100 and 1e100; squared and not; 1 and 2 threads; float32 and float64
+// tiles): the lists, pairs_below and pairs_below_rows against brute force.
+void test_euclidean_clustered_skips() {
+    std::mt19937_64 gen(71);
+    std::normal_distribution<double> normal;
+    const double magnitude[] = {1.0, 1e-100, 1e100, 1.0};
+    for (int trial = 0; trial < 4; ++trial) {
+        const int n = 2300 + 37 * trial, d = trial == 3 ? 6 : (trial == 1 ? 50 : 20), clusters = 7, store = 16;
+        const bool squared = trial == 2;
+        std::vector<double> centres(static_cast<std::size_t>(clusters) * d), X(static_cast<std::size_t>(n) * d);
+        for (double& c : centres) c = 6.0 * normal(gen);
+        for (int i = 0; i < n; ++i)
+            for (int k = 0; k < d; ++k)
+                X[static_cast<std::size_t>(i) * d + k] =
+                    (centres[static_cast<std::size_t>(i % clusters) * d + k] + normal(gen)) * magnitude[trial];
+        for (int i = 0; i < 25; ++i)  // duplicated points
+            std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 1) * d);
+        matching::Gemm gemm;
+        gemm.sgemm = reference_sgemm;
+        matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
+        std::vector<double> D(static_cast<std::size_t>(n) * n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) D[static_cast<std::size_t>(i) * n + j] = e(i, j);
+        // Thresholds near the distances of the clusters' inner pairs, a few
+        // large enough to reach other clusters.
+        std::vector<double> a(n);
+        const double m = magnitude[trial], unit = squared ? d * 2.0 * m * m : std::sqrt(d * 2.0) * m;
+        for (int i = 0; i < n; ++i) a[i] = unit * (i % 97 == 0 ? 4.0 : 0.45 + 0.1 * std::abs(normal(gen)));
+        std::vector<std::int32_t> rows;
+        for (int i = 0; i < n; ++i)
+            if (gen() % 5 == 0) rows.push_back(i);
+        std::vector<char> in_rows(n, 0);
+        for (std::int32_t i : rows) in_rows[i] = 1;
+        for (int threads : {1, 2}) {
+            std::vector<std::int32_t> cand(static_cast<std::size_t>(n) * store);
+            std::vector<double> bound(n);
+            Control control;
+            e.nearest(store, cand.data(), bound.data(), threads, control);
+            for (int i = 0; i < n; ++i) {
+                std::vector<char> in(n, 0);
+                double list_max = 0, outside = std::numeric_limits<double>::infinity();
+                for (int t = 0; t < store; ++t) {
+                    const std::int32_t j = cand[static_cast<std::size_t>(i) * store + t];
+                    CHECK(j >= 0 && j < n && j != i && !in[j]);
+                    if (j < 0 || j >= n) continue;
+                    in[j] = 1;
+                    list_max = std::max(list_max, D[static_cast<std::size_t>(i) * n + j]);
+                }
+                for (int j = 0; j < n; ++j)
+                    if (j != i && !in[j]) outside = std::min(outside, D[static_cast<std::size_t>(i) * n + j]);
+                CHECK(bound[i] <= outside);
+                CHECK(list_max <= outside * (1 + 1e-5) + 1e-12 * e.max_distance());  // the nearest, up to rounding
+            }
+            std::vector<char> seen(static_cast<std::size_t>(n) * n, 0), seen_rows(seen.size(), 0);
+            std::atomic<int> wrong{0};
+            e.pairs_below(a.data(), threads, control, [&](std::int32_t i, std::int32_t j) {
+                char& v = seen[static_cast<std::size_t>(i) * n + j];
+                if (i >= j || v) ++wrong;
+                v = 1;
+            });
+            e.pairs_below_rows(a.data(), rows, threads, control, [&](std::int32_t i, std::int32_t j) {
+                if (!in_rows[i] || (in_rows[j] && j < i)) ++wrong;
+                char& v = seen_rows[static_cast<std::size_t>(i) * n + j];
+                if (v) ++wrong;
+                v = 1;
+            });
+            CHECK(wrong.load() == 0);
+            int missed = 0, missed_rows = 0, below = 0;
+            for (int i = 0; i < n; ++i)
+                for (int j = 0; j < n; ++j) {
+                    if (i == j || !(D[static_cast<std::size_t>(i) * n + j] < a[i] + a[j])) continue;
+                    below += i < j;
+                    if (i < j) missed += !seen[static_cast<std::size_t>(i) * n + j];
+                    if (in_rows[i] && !(in_rows[j] && j < i)) missed_rows += !seen_rows[static_cast<std::size_t>(i) * n + j];
+                }
+            CHECK(below > n);  // the thresholds are not idle
+            CHECK(missed == 0);
+            CHECK(missed_rows == 0);
+        }
+    }
+}
+
 // screen_block of two chosen sets of Euclidean points (float32 tiles, some
 // duplicated points, thresholds of both signs, an infinite one, magnitudes
 // 1e-100 and 1e100, squared and not): every pair closer than its threshold
@@ -1113,6 +1198,7 @@ int main(int argc, char** argv) {
         {"below_scan", test_below_scan},
         {"screen_prefilter", test_screen_prefilter},
         {"euclidean_pairs_below", test_euclidean_pairs_below},
+        {"euclidean_clustered_skips", test_euclidean_clustered_skips},
         {"euclidean_screen_block", test_euclidean_screen_block},
         {"pricing_prefix_screen", test_pricing_prefix_screen},
         {"pricing_inside_screen", test_pricing_inside_screen},
