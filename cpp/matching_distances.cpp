@@ -413,8 +413,10 @@ void distances_of_rows(const Distances& D, const double* rows, i64 d, i32 i, con
 
 // Calls visit(task, p, c0, c1, dots) for every row p of every task's row
 // block and every column block [c0, c1) at or after `first_col(lo)` that
-// skip(row block, column block) does not rule out, with dots[c - c0] the dot
-// product of the centred rows p and c (positions in the order of perm_).
+// skip(row block, column block, rows) does not rule out, with dots[c - c0]
+// the dot product of the centred rows p and c (positions in the order of
+// perm_). skip may also name the only rows that need the column block
+// (`rows`, given empty; left empty: all of them).
 template <class First, class Skip, class F>
 void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& first_col, Skip&& skip, F&& visit) const {
     const i32 n = n_;
@@ -436,29 +438,42 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         // Runs of consecutive column blocks in one product (a megabyte of
         // tile): the rows are packed once per run, not once per block.
         constexpr i32 span = kRowBlock * static_cast<i32>(4 / (sizeof(T) / sizeof(float)));
-        std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * span);
+        std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * span), some;
+        std::vector<i32> rows, next;
         const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
         GemmFn<T> gemm;
         if constexpr (std::is_same_v<T, float>)
             gemm = gemm_.sgemm;
         else
             gemm = gemm_.dgemm;
-        const int rows = hi - lo, k = static_cast<int>(d_);
+        const int k = static_cast<int>(d_);
+        auto whole = [&](i32 block) {
+            next.clear();
+            return !skip(static_cast<i32>(task), block, next) && next.empty();
+        };
         for (i32 start = first_col(lo); start < n;) {
-            if (skip(static_cast<i32>(task), start / kRowBlock)) {
+            rows.clear();
+            if (skip(static_cast<i32>(task), start / kRowBlock, rows)) {
                 start += kRowBlock;
                 continue;
             }
             i32 end = std::min(n, start + kRowBlock);
-            while (end < n && end - start < span && !skip(static_cast<i32>(task), end / kRowBlock))
-                end = std::min(n, end + kRowBlock);
+            const T* rows_x = xc + static_cast<std::size_t>(lo) * d_;
+            int count = hi - lo;
+            if (!rows.empty()) {  // only these rows, gathered, against this block
+                gather_rows(xc, rows, some);
+                rows_x = some.data();
+                count = static_cast<int>(rows.size());
+            } else {
+                while (end < n && end - start < span && whole(end / kRowBlock)) end = std::min(n, end + kRowBlock);
+            }
             const int m = end - start;
-            dot_tile(gemm, xc + static_cast<std::size_t>(lo) * d_, rows, xc + static_cast<std::size_t>(start) * d_, m,
-                     k, tile.data());
+            dot_tile(gemm, rows_x, count, xc + static_cast<std::size_t>(start) * d_, m, k, tile.data());
             for (i32 c0 = start; c0 < end; c0 += kRowBlock) {
                 const i32 c1 = std::min(end, c0 + kRowBlock);
-                for (i32 i = lo; i < hi; ++i)
-                    visit(task, i, c0, c1, tile.data() + static_cast<std::size_t>(i - lo) * m + (c0 - start));
+                for (int t = 0; t < count; ++t)
+                    visit(task, rows.empty() ? lo + t : rows[t], c0, c1,
+                          tile.data() + static_cast<std::size_t>(t) * m + (c0 - start));
             }
             control.check();
             start = end;
@@ -468,6 +483,14 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
     for_each_tile_task(tasks, n_threads, run, control);
 }
 
+template <class T>
+void EuclideanDistances::gather_rows(const T* xc, const std::vector<i32>& rows, std::vector<T>& out) const {
+    const std::size_t d = static_cast<std::size_t>(d_);
+    out.resize(rows.size() * d);
+    for (std::size_t t = 0; t < rows.size(); ++t)
+        std::copy_n(xc + static_cast<std::size_t>(rows[t]) * d, d, out.data() + t * d);
+}
+
 // for_tiles with float32 tiles a few panels wide (kFlagChunk columns: the
 // screens' chunk), from the panel kernel: each column block not skipped,
 // chunk by chunk, in cache.
@@ -475,18 +498,27 @@ template <class Skip, class F>
 void EuclideanDistances::fused_tiles(std::size_t task, i32 lo, i32 hi, i32 first, Skip& skip, F& visit,
                                      Control& control) const {
     static_assert(kFlagChunk % kPanelColumns == 0 && kRowBlock % kFlagChunk == 0);
-    thread_local std::vector<float> dots;
+    thread_local std::vector<float> dots, some;
+    thread_local std::vector<i32> rows;
     dots.resize(static_cast<std::size_t>(kRowBlock) * kFlagChunk);
-    const float* rows_x = xc32_.data() + static_cast<std::size_t>(lo) * d_;
     for (i32 start = first; start < n_; start += kRowBlock) {
-        if (skip(static_cast<i32>(task), start / kRowBlock)) continue;
+        rows.clear();
+        if (skip(static_cast<i32>(task), start / kRowBlock, rows)) continue;
+        const float* rows_x = xc32_.data() + static_cast<std::size_t>(lo) * d_;
+        int count = hi - lo;
+        if (!rows.empty()) {
+            gather_rows(xc32_.data(), rows, some);
+            rows_x = some.data();
+            count = static_cast<int>(rows.size());
+        }
         const i32 end = std::min(n_, start + kRowBlock);
         for (i32 c0 = start; c0 < end; c0 += kFlagChunk) {
             const i32 c1 = std::min(end, c0 + kFlagChunk);
             for (i32 c = c0; c < c1; c += kPanelColumns)
-                panel_dots_(rows_x, hi - lo, d_, panels_.from(c), dots.data() + (c - c0), kFlagChunk);
-            for (i32 i = lo; i < hi; ++i)
-                visit(task, i, c0, c1, dots.data() + static_cast<std::size_t>(i - lo) * kFlagChunk);
+                panel_dots_(rows_x, count, d_, panels_.from(c), dots.data() + (c - c0), kFlagChunk);
+            for (int t = 0; t < count; ++t)
+                visit(task, rows.empty() ? lo + t : rows[t], c0, c1,
+                      dots.data() + static_cast<std::size_t>(t) * kFlagChunk);
         }
         control.check();
     }
@@ -528,7 +560,7 @@ void EuclideanDistances::nearest(i32 store, i32* cand, double* bound, int n_thre
         h.buf = {};
         if (i + 1 == std::min(n_, lo + kRowBlock)) hs = {};  // the task's last row
     };
-    for_tiles(n_threads, control, [](i32) { return 0; }, [](i32, i32) { return false; }, visit);
+    for_tiles(n_threads, control, [](i32) { return 0; }, [](i32, i32, std::vector<i32>&) { return false; }, visit);
 }
 
 template <class T>
@@ -785,6 +817,19 @@ std::vector<double> EuclideanDistances::block_maxima(const std::vector<double>& 
     return top;
 }
 
+std::vector<double> EuclideanDistances::block_minima(const std::vector<double>& at) const {
+    std::vector<double> low((n_ + kRowBlock - 1) / kRowBlock, std::numeric_limits<double>::infinity());
+    for (i32 p = 0; p < n_; ++p) low[p / kRowBlock] = std::min(low[p / kRowBlock], at[p]);
+    return low;
+}
+
+bool EuclideanDistances::may_rule_out_rows(double gap, double radius, double low) const {
+    // No row lies farther than gap + 2 radius from the other ball; each
+    // needs at least the smallest threshold sum.
+    const double reach = gap + 2 * radius * (1 + 1e-6);
+    return !(low > 0) || (reach > 0 && reach * reach >= (squared_ ? low : low * low) * (1 - 1e-6));
+}
+
 bool EuclideanDistances::screened_apart(double gap, double top, double sq_a, double sq_b) const {
     // Every pair has a threshold sum s <= top (rounding is monotone): none is
     // flagged when top <= 0, nor when the gap squared, less the tiles' error,
@@ -827,15 +872,35 @@ void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& co
     const std::vector<double> at = tile_thresholds(a);
     const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
-    // Blocks whose balls are apart, or each row of one block apart from the
-    // other's ball (its threshold plus the other block's largest).
-    auto skip = [&](i32 ra, i32 cb) {
-        if (screened_apart(block_gap(ra, cb), top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb])) return true;
-        auto one_sided = [&](i32 x, i32 y) {
-            return rows_apart(
-                x, y, [&](i32 p, double gap) { return screened_apart(gap, at[p] + top[y], sq_[p], ball_sq_[y]); });
+    const std::vector<double> bottom = block_minima(at);
+    // Blocks whose balls are apart; else the rows of each block that are
+    // apart from the other's ball, for thresholds up to the other's largest
+    // (then up to the largest of its rows not ruled out, and again): a pair
+    // below its threshold sum has both ends among the rows left.
+    auto skip = [&](i32 ra, i32 cb, std::vector<i32>& rows) {
+        const double gap = block_gap(ra, cb);
+        if (screened_apart(gap, top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb])) return true;
+        if (ra == cb || !may_rule_out_rows(gap, std::max(ball_radius_[ra], ball_radius_[cb]), bottom[ra] + bottom[cb]))
+            return false;
+        thread_local std::vector<i32> cols;
+        auto left = [&](i32 x, i32 y, double other_top, std::vector<i32>& out) {
+            out.clear();
+            double largest = -std::numeric_limits<double>::infinity();
+            for (i32 p = x * kRowBlock; p < std::min(n_, (x + 1) * kRowBlock); ++p)
+                if (!screened_apart(point_gap(p, y), at[p] + other_top, sq_[p], ball_sq_[y])) {
+                    out.push_back(p);
+                    largest = std::max(largest, at[p]);
+                }
+            return largest;
         };
-        return ra != cb && (one_sided(ra, cb) || one_sided(cb, ra));
+        const double rows_top = left(ra, cb, top[cb], rows);
+        if (rows.empty()) return true;
+        const double cols_top = left(cb, ra, rows_top, cols);
+        if (cols.empty()) return true;
+        if (cols_top < top[cb] && left(ra, cb, cols_top, rows) == -std::numeric_limits<double>::infinity())
+            return true;
+        if (static_cast<i32>(rows.size()) == std::min(n_, (ra + 1) * kRowBlock) - ra * kRowBlock) rows.clear();
+        return false;
     };
     auto visit = [&](std::size_t, i32 p, i32 c0, i32 c1, const auto* dots) {
         // Flags first, then the rare visits.
@@ -902,10 +967,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
             const double gap = ball_gap(centre.data(), radius, cblock);
             if (screened_apart(gap, at_top + top[cblock], sq_top, ball_sq_[cblock])) continue;
             active.clear();
-            // Row by row only when some row could be far enough: none is
-            // farther from the column ball than gap + 2 radius.
-            const double reach = gap + 2 * radius * (1 + 1e-6), low = at_low + top[cblock];
-            if (!(low > 0) || (reach > 0 && reach * reach >= (squared_ ? low : low * low) * (1 - 1e-6))) {
+            if (may_rule_out_rows(gap, radius, at_low + top[cblock])) {
                 for (int r = 0; r < nr; ++r) {
                     const i32 p = where[lo + r];
                     if (!screened_apart(point_gap(p, cblock), at[p] + top[cblock], sq_[p], ball_sq_[cblock]))
@@ -969,7 +1031,7 @@ void EuclideanDistances::matrix(double* out, int n_threads, Control& control) co
             }
         }
     };
-    for_tiles(n_threads, control, [](i32) { return 0; }, [](i32, i32) { return false; }, visit);
+    for_tiles(n_threads, control, [](i32) { return 0; }, [](i32, i32, std::vector<i32>&) { return false; }, visit);
     // Exactly symmetric: the upper triangle defines each pair.
     for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t j = i + 1; j < n; ++j) out[j * n + i] = out[i * n + j];

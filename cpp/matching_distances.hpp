@@ -224,6 +224,9 @@ class EuclideanDistances final : public Distances {
                       Control& control) const;
     template <class First, class Skip, class F>
     void for_tiles(int n_threads, Control& control, First&& first_col, Skip&& skip, F&& visit) const;
+    // out: the rows at `rows` (positions) of xc, contiguous.
+    template <class T>
+    void gather_rows(const T* xc, const std::vector<std::int32_t>& rows, std::vector<T>& out) const;
     // One task of for_tiles (rows [lo, hi), column blocks from `first`) through the panel kernel.
     template <class Skip, class F>
     void fused_tiles(std::size_t task, std::int32_t lo, std::int32_t hi, std::int32_t first, Skip& skip, F& visit,
@@ -266,6 +269,12 @@ class EuclideanDistances final : public Distances {
     double tile_threshold(double a) const;
     // The largest threshold of each block.
     std::vector<double> block_maxima(const std::vector<double>& at) const;
+    // The smallest threshold of each block.
+    std::vector<double> block_minima(const std::vector<double>& at) const;
+    // Whether a row test can rule out any row of a set against a ball `gap`
+    // from the set's ball (radius: the larger of the two), `low` the smallest
+    // threshold sum: a cheap filter, so that near blocks cost no row test.
+    bool may_rule_out_rows(double gap, double radius, double low) const;
     // Whether no pair of two sets `gap` apart (sets with largest sq_ sq_a and
     // sq_b, threshold sums at most top) can be flagged by screen().
     bool screened_apart(double gap, double top, double sq_a, double sq_b) const;

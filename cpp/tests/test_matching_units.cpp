@@ -726,7 +726,7 @@ void test_euclidean_pairs_below() {
 // that some blocks span two clusters; far apart, so that most tiles are
 // skipped by the ball and the row tests; duplicated points; magnitudes 1,
 // 1e-100 and 1e100; squared and not; 1 and 2 threads; float32 and float64
-// tiles): the lists, pairs_below and pairs_below_rows against brute force.
+// tiles; every level): the lists, pairs_below and pairs_below_rows against brute force.
 void test_euclidean_clustered_skips() {
     std::mt19937_64 gen(71);
     std::normal_distribution<double> normal;
@@ -758,7 +758,9 @@ void test_euclidean_clustered_skips() {
             if (gen() % 5 == 0) rows.push_back(i);
         std::vector<char> in_rows(n, 0);
         for (std::int32_t i : rows) in_rows[i] = 1;
-        for (int threads : {1, 2}) {
+        for (int run = 0; run < 2 * static_cast<int>(simd_levels().size()); ++run) {
+            const int threads = 1 + run % 2;
+            e.set_simd(simd_levels()[run / 2]);
             std::vector<std::int32_t> cand(static_cast<std::size_t>(n) * store);
             std::vector<double> bound(n);
             Control control;
