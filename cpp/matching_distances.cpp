@@ -305,10 +305,15 @@ double EuclideanDistances::ball_of(const i32* positions, i32 count, double* cent
 
 void EuclideanDistances::block_balls(Control* control) {
     const i32 n = n_, blocks = (n + kRowBlock - 1) / kRowBlock;
-    ball_centre_.assign(static_cast<std::size_t>(blocks) * d_, 0.0);
+    const std::size_t d = static_cast<std::size_t>(d_);
+    ball_centre_.assign(static_cast<std::size_t>(blocks) * d, 0.0);
     ball_radius_.assign(blocks, 0.0);
     ball_sq_.assign(blocks, 0.0);
-    std::vector<i32> positions(kRowBlock);
+    part_centre_.assign(static_cast<std::size_t>(blocks) * 2 * d, 0.0);
+    part_radius_.assign(static_cast<std::size_t>(blocks) * 2, 0.0);
+    parted_.assign(blocks, 0);
+    std::vector<i32> positions(kRowBlock), side[2];
+    std::vector<double> x(d), seed(2 * d);
     for (i32 b = 0; b < blocks; ++b) {
         if (control != nullptr && (b & 15) == 0) control->check();
         const i32 lo = b * kRowBlock, hi = std::min(n, lo + kRowBlock);
@@ -316,21 +321,69 @@ void EuclideanDistances::block_balls(Control* control) {
             positions[p - lo] = p;
             ball_sq_[b] = std::max(ball_sq_[b], sq_[p]);
         }
-        ball_radius_[b] = ball_of(positions.data(), hi - lo, ball_centre_.data() + static_cast<std::size_t>(b) * d_);
+        double* centre = ball_centre_.data() + static_cast<std::size_t>(b) * d;
+        ball_radius_[b] = ball_of(positions.data(), hi - lo, centre);
+        // Two balls, each around the points nearer to one of two far points
+        // (a block spanning two clusters: one ball per cluster).
+        auto farthest = [&](const double* from) {
+            double best = -1;
+            for (i32 p = lo; p < hi; ++p) {
+                coordinates(p, x.data());
+                double s = 0;
+                for (std::size_t k = 0; k < d; ++k) s += (x[k] - from[k]) * (x[k] - from[k]);
+                if (s > best) {
+                    best = s;
+                    std::copy_n(x.data(), d, seed.data() + (from == centre ? 0 : d));
+                }
+            }
+        };
+        farthest(centre);
+        farthest(seed.data());
+        side[0].clear();
+        side[1].clear();
+        for (i32 p = lo; p < hi; ++p) {
+            coordinates(p, x.data());
+            double s0 = 0, s1 = 0;
+            for (std::size_t k = 0; k < d; ++k) {
+                s0 += (x[k] - seed[k]) * (x[k] - seed[k]);
+                s1 += (x[k] - seed[d + k]) * (x[k] - seed[d + k]);
+            }
+            side[s1 < s0 ? 1 : 0].push_back(p);
+        }
+        double wider = 0;
+        for (int k = 0; k < 2; ++k) {
+            if (side[k].empty()) continue;
+            part_radius_[2 * b + k] = ball_of(side[k].data(), static_cast<i32>(side[k].size()),
+                                              part_centre_.data() + (2 * static_cast<std::size_t>(b) + k) * d);
+            wider = std::max(wider, part_radius_[2 * b + k]);
+        }
+        // Worth a second test only when both parts are much narrower.
+        parted_[b] = !side[0].empty() && !side[1].empty() && wider < 0.75 * ball_radius_[b];
     }
 }
 
 template <class C>
-double EuclideanDistances::ball_gap(const C* centre, double radius, i32 b) const {
+double EuclideanDistances::sphere_gap(const C* centre, double radius, const double* c, double r) const {
     const std::size_t d = static_cast<std::size_t>(d_);
-    const double* c = ball_centre_.data() + static_cast<std::size_t>(b) * d;
     double s = 0;
     for (std::size_t k = 0; k < d; ++k) {
         const double t = static_cast<double>(centre[k]) - c[k];
         s += t * t;
     }
     const double margin = 4 * (static_cast<double>(d) + 8) * kEps64;
-    return std::sqrt(s) * (1 - margin) - (radius + ball_radius_[b]) * (1 + margin) - margin;
+    return std::sqrt(s) * (1 - margin) - (radius + r) * (1 + margin) - margin;
+}
+
+template <class C>
+double EuclideanDistances::ball_gap(const C* centre, double radius, i32 b) const {
+    const std::size_t d = static_cast<std::size_t>(d_);
+    const double whole = sphere_gap(centre, radius, ball_centre_.data() + static_cast<std::size_t>(b) * d, ball_radius_[b]);
+    if (!parted_[b]) return whole;
+    // Every point of b lies in one of its two parts.
+    const double* c = part_centre_.data() + 2 * static_cast<std::size_t>(b) * d;
+    const double parts = std::min(sphere_gap(centre, radius, c, part_radius_[2 * b]),
+                                  sphere_gap(centre, radius, c + d, part_radius_[2 * b + 1]));
+    return std::max(whole, parts);
 }
 
 double EuclideanDistances::point_gap(i32 p, i32 b) const {
@@ -340,6 +393,73 @@ double EuclideanDistances::point_gap(i32 p, i32 b) const {
     // the float64 one (a ball of that radius around it holds it); flushed
     // subnormals lose less than ball_gap's absolute margin.
     return ball_gap(xc32_.data() + at, 1.01 * kEps32 * std::sqrt(sq_[p]), b);
+}
+
+EuclideanDistances::Facing EuclideanDistances::facing(i32 y, i32 x) const {
+    const std::size_t d = static_cast<std::size_t>(d_);
+    const double* cy = ball_centre_.data() + static_cast<std::size_t>(y) * d;
+    const double* cx = ball_centre_.data() + static_cast<std::size_t>(x) * d;
+    Facing f;
+    f.e.resize(d);
+    double len = 0;
+    for (std::size_t k = 0; k < d; ++k) {
+        f.e[k] = cx[k] - cy[k];
+        len += f.e[k] * f.e[k];
+    }
+    len = std::sqrt(len);
+    if (!(len > 0) || !std::isfinite(len)) return f;
+    for (double& v : f.e) v /= len;
+    const double slack = 4 * (static_cast<double>(d) + 8) * kEps64;
+    double hi = -std::numeric_limits<double>::infinity(), lo = -hi, inner = lo, outer = 0, across = 0;
+    for (i32 q = y * kRowBlock; q < std::min(n_, (y + 1) * kRowBlock); ++q) {
+        double t = 0, m = 0;
+        stored_offset(q, cy, f.e.data(), t, m);
+        hi = std::max(hi, t);
+        lo = std::min(lo, t);
+        inner = std::min(inner, m);
+        outer = std::max(outer, m);
+        // |v_q - (e.v_q) e|, rounded up: the cancellation costs at most slack |v_q|^2.
+        across = std::max(across, std::sqrt(std::max(0.0, m - t * t) + 2 * slack * m));
+    }
+    f.hi = hi + slack * std::sqrt(outer);
+    f.lo = lo - slack * std::sqrt(outer);
+    f.outer = outer;
+    f.inner = std::max(0.0, inner * (1 - slack));
+    f.across = across * (1 + slack);
+    f.spread = std::sqrt(ball_sq_[y]);
+    f.valid = true;
+    return f;
+}
+
+void EuclideanDistances::stored_offset(i32 q, const double* centre, const double* e, double& along,
+                                       double& squared) const {
+    const std::size_t d = static_cast<std::size_t>(d_), at = static_cast<std::size_t>(q) * d;
+    double t = 0, m = 0;
+    for (std::size_t k = 0; k < d; ++k) {
+        const double v = (single_ ? static_cast<double>(xc32_[at + k]) : xc64_[at + k]) - centre[k];
+        t += e[k] * v;
+        m += v * v;
+    }
+    along = t;
+    squared = m;
+}
+
+double EuclideanDistances::facing_gap(i32 p, i32 y, const Facing& f) const {
+    if (!f.valid) return -std::numeric_limits<double>::infinity();
+    const std::size_t d = static_cast<std::size_t>(d_);
+    const double slack = 4 * (static_cast<double>(d) + 8) * kEps64;
+    double alpha = 0, w2 = 0;
+    stored_offset(p, ball_centre_.data() + static_cast<std::size_t>(y) * d, f.e.data(), alpha, w2);
+    // |w - v|^2 = |w|^2 - 2 (alpha e.v + w_perp.v_perp) + |v|^2 for the
+    // stored rows w of p and v of any q (offsets from y's centre).
+    const double perp = std::sqrt(std::max(0.0, w2 - alpha * alpha) + 2 * slack * w2) * (1 + slack);
+    const double cross = (alpha >= 0 ? alpha * f.hi : alpha * f.lo) + perp * f.across;
+    const double bound2 = w2 * (1 - slack) + f.inner - 2 * cross;
+    const double error = 2 * slack * (w2 + f.outer + 2 * std::abs(cross));
+    if (!(bound2 - error > 0)) return -std::numeric_limits<double>::infinity();
+    // The stored rows (float32) lie within 1.01 kEps32 |x'| of the float64 ones.
+    const double rounding = single_ ? 1.01 * kEps32 * (std::sqrt(sq_[p]) + f.spread) : 0.0;
+    return std::sqrt(bound2 - error) * (1 - slack) - rounding - slack;
 }
 
 template <class Clear>
@@ -358,7 +478,10 @@ bool EuclideanDistances::gap_clears(double gap, double value, double sq_a, doubl
 }
 
 double EuclideanDistances::block_gap(i32 a, i32 b) const {
-    return ball_gap(ball_centre_.data() + static_cast<std::size_t>(a) * d_, ball_radius_[a], b);
+    const double whole = ball_gap(ball_centre_.data() + static_cast<std::size_t>(a) * d_, ball_radius_[a], b);
+    if (!parted_[a]) return whole;
+    const double* c = part_centre_.data() + 2 * static_cast<std::size_t>(a) * d_;
+    return std::max(whole, std::min(ball_gap(c, part_radius_[2 * a], b), ball_gap(c + d_, part_radius_[2 * a + 1], b)));
 }
 
 namespace {
@@ -883,11 +1006,14 @@ void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& co
         if (ra == cb || !may_rule_out_rows(gap, std::max(ball_radius_[ra], ball_radius_[cb]), bottom[ra] + bottom[cb]))
             return false;
         thread_local std::vector<i32> cols;
+        const Facing facing_a = facing(cb, ra), facing_b = facing(ra, cb);
         auto left = [&](i32 x, i32 y, double other_top, std::vector<i32>& out) {
             out.clear();
+            const Facing& f = y == cb ? facing_a : facing_b;
             double largest = -std::numeric_limits<double>::infinity();
             for (i32 p = x * kRowBlock; p < std::min(n_, (x + 1) * kRowBlock); ++p)
-                if (!screened_apart(point_gap(p, y), at[p] + other_top, sq_[p], ball_sq_[y])) {
+                if (!screened_apart(std::max(point_gap(p, y), facing_gap(p, y, f)), at[p] + other_top, sq_[p],
+                                    ball_sq_[y])) {
                     out.push_back(p);
                     largest = std::max(largest, at[p]);
                 }

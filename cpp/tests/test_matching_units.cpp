@@ -750,9 +750,20 @@ void test_euclidean_clustered_skips() {
             for (int j = 0; j < n; ++j) D[static_cast<std::size_t>(i) * n + j] = e(i, j);
         // Thresholds near the distances of the clusters' inner pairs, a few
         // large enough to reach other clusters.
-        std::vector<double> a(n);
+        std::vector<double> a(n), across(n);
         const double m = magnitude[trial], unit = squared ? d * 2.0 * m * m : std::sqrt(d * 2.0) * m;
         for (int i = 0; i < n; ++i) a[i] = unit * (i % 97 == 0 ? 4.0 : 0.45 + 0.1 * std::abs(normal(gen)));
+        // Or thresholds at 0.3 .. 0.7 of each point's distance to the nearest
+        // point of another cluster: pairs across clusters on both sides of
+        // their threshold sums, so that a row bound above a true distance
+        // misses pairs.
+        std::uniform_real_distribution<double> share(0.3, 0.7);
+        for (int i = 0; i < n; ++i) {
+            double nearest = std::numeric_limits<double>::infinity();
+            for (int j = 0; j < n; ++j)
+                if (j % clusters != i % clusters) nearest = std::min(nearest, D[static_cast<std::size_t>(i) * n + j]);
+            across[i] = nearest * share(gen);
+        }
         std::vector<std::int32_t> rows;
         for (int i = 0; i < n; ++i)
             if (gen() % 5 == 0) rows.push_back(i);
@@ -780,6 +791,7 @@ void test_euclidean_clustered_skips() {
                 CHECK(bound[i] <= outside);
                 CHECK(list_max <= outside * (1 + 1e-5) + 1e-12 * e.max_distance());  // the nearest, up to rounding
             }
+            if (run % 2 == 1) a.swap(across);
             std::vector<char> seen(static_cast<std::size_t>(n) * n, 0), seen_rows(seen.size(), 0);
             std::atomic<int> wrong{0};
             e.pairs_below(a.data(), threads, control, [&](std::int32_t i, std::int32_t j) {
