@@ -305,15 +305,10 @@ double EuclideanDistances::ball_of(const i32* positions, i32 count, double* cent
 
 void EuclideanDistances::block_balls(Control* control) {
     const i32 n = n_, blocks = (n + kRowBlock - 1) / kRowBlock;
-    const std::size_t d = static_cast<std::size_t>(d_);
-    ball_centre_.assign(static_cast<std::size_t>(blocks) * d, 0.0);
+    ball_centre_.assign(static_cast<std::size_t>(blocks) * d_, 0.0);
     ball_radius_.assign(blocks, 0.0);
     ball_sq_.assign(blocks, 0.0);
-    part_centre_.assign(static_cast<std::size_t>(blocks) * 2 * d, 0.0);
-    part_radius_.assign(static_cast<std::size_t>(blocks) * 2, 0.0);
-    parted_.assign(blocks, 0);
-    std::vector<i32> positions(kRowBlock), side[2];
-    std::vector<double> x(d), seed(2 * d);
+    std::vector<i32> positions(kRowBlock);
     for (i32 b = 0; b < blocks; ++b) {
         if (control != nullptr && (b & 15) == 0) control->check();
         const i32 lo = b * kRowBlock, hi = std::min(n, lo + kRowBlock);
@@ -321,69 +316,21 @@ void EuclideanDistances::block_balls(Control* control) {
             positions[p - lo] = p;
             ball_sq_[b] = std::max(ball_sq_[b], sq_[p]);
         }
-        double* centre = ball_centre_.data() + static_cast<std::size_t>(b) * d;
-        ball_radius_[b] = ball_of(positions.data(), hi - lo, centre);
-        // Two balls, each around the points nearer to one of two far points
-        // (a block spanning two clusters: one ball per cluster).
-        auto farthest = [&](const double* from) {
-            double best = -1;
-            for (i32 p = lo; p < hi; ++p) {
-                coordinates(p, x.data());
-                double s = 0;
-                for (std::size_t k = 0; k < d; ++k) s += (x[k] - from[k]) * (x[k] - from[k]);
-                if (s > best) {
-                    best = s;
-                    std::copy_n(x.data(), d, seed.data() + (from == centre ? 0 : d));
-                }
-            }
-        };
-        farthest(centre);
-        farthest(seed.data());
-        side[0].clear();
-        side[1].clear();
-        for (i32 p = lo; p < hi; ++p) {
-            coordinates(p, x.data());
-            double s0 = 0, s1 = 0;
-            for (std::size_t k = 0; k < d; ++k) {
-                s0 += (x[k] - seed[k]) * (x[k] - seed[k]);
-                s1 += (x[k] - seed[d + k]) * (x[k] - seed[d + k]);
-            }
-            side[s1 < s0 ? 1 : 0].push_back(p);
-        }
-        double wider = 0;
-        for (int k = 0; k < 2; ++k) {
-            if (side[k].empty()) continue;
-            part_radius_[2 * b + k] = ball_of(side[k].data(), static_cast<i32>(side[k].size()),
-                                              part_centre_.data() + (2 * static_cast<std::size_t>(b) + k) * d);
-            wider = std::max(wider, part_radius_[2 * b + k]);
-        }
-        // Worth a second test only when both parts are much narrower.
-        parted_[b] = !side[0].empty() && !side[1].empty() && wider < 0.75 * ball_radius_[b];
+        ball_radius_[b] = ball_of(positions.data(), hi - lo, ball_centre_.data() + static_cast<std::size_t>(b) * d_);
     }
 }
 
 template <class C>
-double EuclideanDistances::sphere_gap(const C* centre, double radius, const double* c, double r) const {
+double EuclideanDistances::ball_gap(const C* centre, double radius, i32 b) const {
     const std::size_t d = static_cast<std::size_t>(d_);
+    const double* c = ball_centre_.data() + static_cast<std::size_t>(b) * d;
     double s = 0;
     for (std::size_t k = 0; k < d; ++k) {
         const double t = static_cast<double>(centre[k]) - c[k];
         s += t * t;
     }
     const double margin = 4 * (static_cast<double>(d) + 8) * kEps64;
-    return std::sqrt(s) * (1 - margin) - (radius + r) * (1 + margin) - margin;
-}
-
-template <class C>
-double EuclideanDistances::ball_gap(const C* centre, double radius, i32 b) const {
-    const std::size_t d = static_cast<std::size_t>(d_);
-    const double whole = sphere_gap(centre, radius, ball_centre_.data() + static_cast<std::size_t>(b) * d, ball_radius_[b]);
-    if (!parted_[b]) return whole;
-    // Every point of b lies in one of its two parts.
-    const double* c = part_centre_.data() + 2 * static_cast<std::size_t>(b) * d;
-    const double parts = std::min(sphere_gap(centre, radius, c, part_radius_[2 * b]),
-                                  sphere_gap(centre, radius, c + d, part_radius_[2 * b + 1]));
-    return std::max(whole, parts);
+    return std::sqrt(s) * (1 - margin) - (radius + ball_radius_[b]) * (1 + margin) - margin;
 }
 
 double EuclideanDistances::point_gap(i32 p, i32 b) const {
@@ -393,73 +340,6 @@ double EuclideanDistances::point_gap(i32 p, i32 b) const {
     // the float64 one (a ball of that radius around it holds it); flushed
     // subnormals lose less than ball_gap's absolute margin.
     return ball_gap(xc32_.data() + at, 1.01 * kEps32 * std::sqrt(sq_[p]), b);
-}
-
-EuclideanDistances::Facing EuclideanDistances::facing(i32 y, i32 x) const {
-    const std::size_t d = static_cast<std::size_t>(d_);
-    const double* cy = ball_centre_.data() + static_cast<std::size_t>(y) * d;
-    const double* cx = ball_centre_.data() + static_cast<std::size_t>(x) * d;
-    Facing f;
-    f.e.resize(d);
-    double len = 0;
-    for (std::size_t k = 0; k < d; ++k) {
-        f.e[k] = cx[k] - cy[k];
-        len += f.e[k] * f.e[k];
-    }
-    len = std::sqrt(len);
-    if (!(len > 0) || !std::isfinite(len)) return f;
-    for (double& v : f.e) v /= len;
-    const double slack = 4 * (static_cast<double>(d) + 8) * kEps64;
-    double hi = -std::numeric_limits<double>::infinity(), lo = -hi, inner = lo, outer = 0, across = 0;
-    for (i32 q = y * kRowBlock; q < std::min(n_, (y + 1) * kRowBlock); ++q) {
-        double t = 0, m = 0;
-        stored_offset(q, cy, f.e.data(), t, m);
-        hi = std::max(hi, t);
-        lo = std::min(lo, t);
-        inner = std::min(inner, m);
-        outer = std::max(outer, m);
-        // |v_q - (e.v_q) e|, rounded up: the cancellation costs at most slack |v_q|^2.
-        across = std::max(across, std::sqrt(std::max(0.0, m - t * t) + 2 * slack * m));
-    }
-    f.hi = hi + slack * std::sqrt(outer);
-    f.lo = lo - slack * std::sqrt(outer);
-    f.outer = outer;
-    f.inner = std::max(0.0, inner * (1 - slack));
-    f.across = across * (1 + slack);
-    f.spread = std::sqrt(ball_sq_[y]);
-    f.valid = true;
-    return f;
-}
-
-void EuclideanDistances::stored_offset(i32 q, const double* centre, const double* e, double& along,
-                                       double& squared) const {
-    const std::size_t d = static_cast<std::size_t>(d_), at = static_cast<std::size_t>(q) * d;
-    double t = 0, m = 0;
-    for (std::size_t k = 0; k < d; ++k) {
-        const double v = (single_ ? static_cast<double>(xc32_[at + k]) : xc64_[at + k]) - centre[k];
-        t += e[k] * v;
-        m += v * v;
-    }
-    along = t;
-    squared = m;
-}
-
-double EuclideanDistances::facing_gap(i32 p, i32 y, const Facing& f) const {
-    if (!f.valid) return -std::numeric_limits<double>::infinity();
-    const std::size_t d = static_cast<std::size_t>(d_);
-    const double slack = 4 * (static_cast<double>(d) + 8) * kEps64;
-    double alpha = 0, w2 = 0;
-    stored_offset(p, ball_centre_.data() + static_cast<std::size_t>(y) * d, f.e.data(), alpha, w2);
-    // |w - v|^2 = |w|^2 - 2 (alpha e.v + w_perp.v_perp) + |v|^2 for the
-    // stored rows w of p and v of any q (offsets from y's centre).
-    const double perp = std::sqrt(std::max(0.0, w2 - alpha * alpha) + 2 * slack * w2) * (1 + slack);
-    const double cross = (alpha >= 0 ? alpha * f.hi : alpha * f.lo) + perp * f.across;
-    const double bound2 = w2 * (1 - slack) + f.inner - 2 * cross;
-    const double error = 2 * slack * (w2 + f.outer + 2 * std::abs(cross));
-    if (!(bound2 - error > 0)) return -std::numeric_limits<double>::infinity();
-    // The stored rows (float32) lie within 1.01 kEps32 |x'| of the float64 ones.
-    const double rounding = single_ ? 1.01 * kEps32 * (std::sqrt(sq_[p]) + f.spread) : 0.0;
-    return std::sqrt(bound2 - error) * (1 - slack) - rounding - slack;
 }
 
 template <class Clear>
@@ -478,10 +358,7 @@ bool EuclideanDistances::gap_clears(double gap, double value, double sq_a, doubl
 }
 
 double EuclideanDistances::block_gap(i32 a, i32 b) const {
-    const double whole = ball_gap(ball_centre_.data() + static_cast<std::size_t>(a) * d_, ball_radius_[a], b);
-    if (!parted_[a]) return whole;
-    const double* c = part_centre_.data() + 2 * static_cast<std::size_t>(a) * d_;
-    return std::max(whole, std::min(ball_gap(c, part_radius_[2 * a], b), ball_gap(c + d_, part_radius_[2 * a + 1], b)));
+    return ball_gap(ball_centre_.data() + static_cast<std::size_t>(a) * d_, ball_radius_[a], b);
 }
 
 namespace {
@@ -536,10 +413,8 @@ void distances_of_rows(const Distances& D, const double* rows, i64 d, i32 i, con
 
 // Calls visit(task, p, c0, c1, dots) for every row p of every task's row
 // block and every column block [c0, c1) at or after `first_col(lo)` that
-// skip(row block, column block, rows) does not rule out, with dots[c - c0]
-// the dot product of the centred rows p and c (positions in the order of
-// perm_). skip may also name the only rows that need the column block
-// (`rows`, given empty; left empty: all of them).
+// skip(row block, column block) does not rule out, with dots[c - c0] the dot
+// product of the centred rows p and c (positions in the order of perm_).
 template <class First, class Skip, class F>
 void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& first_col, Skip&& skip, F&& visit) const {
     const i32 n = n_;
@@ -561,42 +436,29 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         // Runs of consecutive column blocks in one product (a megabyte of
         // tile): the rows are packed once per run, not once per block.
         constexpr i32 span = kRowBlock * static_cast<i32>(4 / (sizeof(T) / sizeof(float)));
-        std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * span), some;
-        std::vector<i32> rows, next;
+        std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * span);
         const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
         GemmFn<T> gemm;
         if constexpr (std::is_same_v<T, float>)
             gemm = gemm_.sgemm;
         else
             gemm = gemm_.dgemm;
-        const int k = static_cast<int>(d_);
-        auto whole = [&](i32 block) {
-            next.clear();
-            return !skip(static_cast<i32>(task), block, next) && next.empty();
-        };
+        const int rows = hi - lo, k = static_cast<int>(d_);
         for (i32 start = first_col(lo); start < n;) {
-            rows.clear();
-            if (skip(static_cast<i32>(task), start / kRowBlock, rows)) {
+            if (skip(static_cast<i32>(task), start / kRowBlock)) {
                 start += kRowBlock;
                 continue;
             }
             i32 end = std::min(n, start + kRowBlock);
-            const T* rows_x = xc + static_cast<std::size_t>(lo) * d_;
-            int count = hi - lo;
-            if (!rows.empty()) {  // only these rows, gathered, against this block
-                gather_rows(xc, rows, some);
-                rows_x = some.data();
-                count = static_cast<int>(rows.size());
-            } else {
-                while (end < n && end - start < span && whole(end / kRowBlock)) end = std::min(n, end + kRowBlock);
-            }
+            while (end < n && end - start < span && !skip(static_cast<i32>(task), end / kRowBlock))
+                end = std::min(n, end + kRowBlock);
             const int m = end - start;
-            dot_tile(gemm, rows_x, count, xc + static_cast<std::size_t>(start) * d_, m, k, tile.data());
+            dot_tile(gemm, xc + static_cast<std::size_t>(lo) * d_, rows, xc + static_cast<std::size_t>(start) * d_, m,
+                     k, tile.data());
             for (i32 c0 = start; c0 < end; c0 += kRowBlock) {
                 const i32 c1 = std::min(end, c0 + kRowBlock);
-                for (int t = 0; t < count; ++t)
-                    visit(task, rows.empty() ? lo + t : rows[t], c0, c1,
-                          tile.data() + static_cast<std::size_t>(t) * m + (c0 - start));
+                for (i32 i = lo; i < hi; ++i)
+                    visit(task, i, c0, c1, tile.data() + static_cast<std::size_t>(i - lo) * m + (c0 - start));
             }
             control.check();
             start = end;
@@ -606,14 +468,6 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
     for_each_tile_task(tasks, n_threads, run, control);
 }
 
-template <class T>
-void EuclideanDistances::gather_rows(const T* xc, const std::vector<i32>& rows, std::vector<T>& out) const {
-    const std::size_t d = static_cast<std::size_t>(d_);
-    out.resize(rows.size() * d);
-    for (std::size_t t = 0; t < rows.size(); ++t)
-        std::copy_n(xc + static_cast<std::size_t>(rows[t]) * d, d, out.data() + t * d);
-}
-
 // for_tiles with float32 tiles a few panels wide (kFlagChunk columns: the
 // screens' chunk), from the panel kernel: each column block not skipped,
 // chunk by chunk, in cache.
@@ -621,27 +475,18 @@ template <class Skip, class F>
 void EuclideanDistances::fused_tiles(std::size_t task, i32 lo, i32 hi, i32 first, Skip& skip, F& visit,
                                      Control& control) const {
     static_assert(kFlagChunk % kPanelColumns == 0 && kRowBlock % kFlagChunk == 0);
-    thread_local std::vector<float> dots, some;
-    thread_local std::vector<i32> rows;
+    thread_local std::vector<float> dots;
     dots.resize(static_cast<std::size_t>(kRowBlock) * kFlagChunk);
+    const float* rows_x = xc32_.data() + static_cast<std::size_t>(lo) * d_;
     for (i32 start = first; start < n_; start += kRowBlock) {
-        rows.clear();
-        if (skip(static_cast<i32>(task), start / kRowBlock, rows)) continue;
-        const float* rows_x = xc32_.data() + static_cast<std::size_t>(lo) * d_;
-        int count = hi - lo;
-        if (!rows.empty()) {
-            gather_rows(xc32_.data(), rows, some);
-            rows_x = some.data();
-            count = static_cast<int>(rows.size());
-        }
+        if (skip(static_cast<i32>(task), start / kRowBlock)) continue;
         const i32 end = std::min(n_, start + kRowBlock);
         for (i32 c0 = start; c0 < end; c0 += kFlagChunk) {
             const i32 c1 = std::min(end, c0 + kFlagChunk);
             for (i32 c = c0; c < c1; c += kPanelColumns)
-                panel_dots_(rows_x, count, d_, panels_.from(c), dots.data() + (c - c0), kFlagChunk);
-            for (int t = 0; t < count; ++t)
-                visit(task, rows.empty() ? lo + t : rows[t], c0, c1,
-                      dots.data() + static_cast<std::size_t>(t) * kFlagChunk);
+                panel_dots_(rows_x, hi - lo, d_, panels_.from(c), dots.data() + (c - c0), kFlagChunk);
+            for (i32 i = lo; i < hi; ++i)
+                visit(task, i, c0, c1, dots.data() + static_cast<std::size_t>(i - lo) * kFlagChunk);
         }
         control.check();
     }
@@ -683,7 +528,7 @@ void EuclideanDistances::nearest(i32 store, i32* cand, double* bound, int n_thre
         h.buf = {};
         if (i + 1 == std::min(n_, lo + kRowBlock)) hs = {};  // the task's last row
     };
-    for_tiles(n_threads, control, [](i32) { return 0; }, [](i32, i32, std::vector<i32>&) { return false; }, visit);
+    for_tiles(n_threads, control, [](i32) { return 0; }, [](i32, i32) { return false; }, visit);
 }
 
 template <class T>
@@ -940,19 +785,6 @@ std::vector<double> EuclideanDistances::block_maxima(const std::vector<double>& 
     return top;
 }
 
-std::vector<double> EuclideanDistances::block_minima(const std::vector<double>& at) const {
-    std::vector<double> low((n_ + kRowBlock - 1) / kRowBlock, std::numeric_limits<double>::infinity());
-    for (i32 p = 0; p < n_; ++p) low[p / kRowBlock] = std::min(low[p / kRowBlock], at[p]);
-    return low;
-}
-
-bool EuclideanDistances::may_rule_out_rows(double gap, double radius, double low) const {
-    // No row lies farther than gap + 2 radius from the other ball; each
-    // needs at least the smallest threshold sum.
-    const double reach = gap + 2 * radius * (1 + 1e-6);
-    return !(low > 0) || (reach > 0 && reach * reach >= (squared_ ? low : low * low) * (1 - 1e-6));
-}
-
 bool EuclideanDistances::screened_apart(double gap, double top, double sq_a, double sq_b) const {
     // Every pair has a threshold sum s <= top (rounding is monotone): none is
     // flagged when top <= 0, nor when the gap squared, less the tiles' error,
@@ -995,38 +827,15 @@ void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& co
     const std::vector<double> at = tile_thresholds(a);
     const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
-    const std::vector<double> bottom = block_minima(at);
-    // Blocks whose balls are apart; else the rows of each block that are
-    // apart from the other's ball, for thresholds up to the other's largest
-    // (then up to the largest of its rows not ruled out, and again): a pair
-    // below its threshold sum has both ends among the rows left.
-    auto skip = [&](i32 ra, i32 cb, std::vector<i32>& rows) {
-        const double gap = block_gap(ra, cb);
-        if (screened_apart(gap, top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb])) return true;
-        if (ra == cb || !may_rule_out_rows(gap, std::max(ball_radius_[ra], ball_radius_[cb]), bottom[ra] + bottom[cb]))
-            return false;
-        thread_local std::vector<i32> cols;
-        const Facing facing_a = facing(cb, ra), facing_b = facing(ra, cb);
-        auto left = [&](i32 x, i32 y, double other_top, std::vector<i32>& out) {
-            out.clear();
-            const Facing& f = y == cb ? facing_a : facing_b;
-            double largest = -std::numeric_limits<double>::infinity();
-            for (i32 p = x * kRowBlock; p < std::min(n_, (x + 1) * kRowBlock); ++p)
-                if (!screened_apart(std::max(point_gap(p, y), facing_gap(p, y, f)), at[p] + other_top, sq_[p],
-                                    ball_sq_[y])) {
-                    out.push_back(p);
-                    largest = std::max(largest, at[p]);
-                }
-            return largest;
+    // Blocks whose balls are apart, or each row of one block apart from the
+    // other's ball (its threshold plus the other block's largest).
+    auto skip = [&](i32 ra, i32 cb) {
+        if (screened_apart(block_gap(ra, cb), top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb])) return true;
+        auto one_sided = [&](i32 x, i32 y) {
+            return rows_apart(
+                x, y, [&](i32 p, double gap) { return screened_apart(gap, at[p] + top[y], sq_[p], ball_sq_[y]); });
         };
-        const double rows_top = left(ra, cb, top[cb], rows);
-        if (rows.empty()) return true;
-        const double cols_top = left(cb, ra, rows_top, cols);
-        if (cols.empty()) return true;
-        if (cols_top < top[cb] && left(ra, cb, cols_top, rows) == -std::numeric_limits<double>::infinity())
-            return true;
-        if (static_cast<i32>(rows.size()) == std::min(n_, (ra + 1) * kRowBlock) - ra * kRowBlock) rows.clear();
-        return false;
+        return ra != cb && (one_sided(ra, cb) || one_sided(cb, ra));
     };
     auto visit = [&](std::size_t, i32 p, i32 c0, i32 c1, const auto* dots) {
         // Flags first, then the rare visits.
@@ -1093,7 +902,10 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
             const double gap = ball_gap(centre.data(), radius, cblock);
             if (screened_apart(gap, at_top + top[cblock], sq_top, ball_sq_[cblock])) continue;
             active.clear();
-            if (may_rule_out_rows(gap, radius, at_low + top[cblock])) {
+            // Row by row only when some row could be far enough: none is
+            // farther from the column ball than gap + 2 radius.
+            const double reach = gap + 2 * radius * (1 + 1e-6), low = at_low + top[cblock];
+            if (!(low > 0) || (reach > 0 && reach * reach >= (squared_ ? low : low * low) * (1 - 1e-6))) {
                 for (int r = 0; r < nr; ++r) {
                     const i32 p = where[lo + r];
                     if (!screened_apart(point_gap(p, cblock), at[p] + top[cblock], sq_[p], ball_sq_[cblock]))
@@ -1157,7 +969,7 @@ void EuclideanDistances::matrix(double* out, int n_threads, Control& control) co
             }
         }
     };
-    for_tiles(n_threads, control, [](i32) { return 0; }, [](i32, i32, std::vector<i32>&) { return false; }, visit);
+    for_tiles(n_threads, control, [](i32) { return 0; }, [](i32, i32) { return false; }, visit);
     // Exactly symmetric: the upper triangle defines each pair.
     for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t j = i + 1; j < n; ++j) out[j * n + i] = out[i * n + j];

@@ -224,9 +224,6 @@ class EuclideanDistances final : public Distances {
                       Control& control) const;
     template <class First, class Skip, class F>
     void for_tiles(int n_threads, Control& control, First&& first_col, Skip&& skip, F&& visit) const;
-    // out: the rows at `rows` (positions) of xc, contiguous.
-    template <class T>
-    void gather_rows(const T* xc, const std::vector<std::int32_t>& rows, std::vector<T>& out) const;
     // One task of for_tiles (rows [lo, hi), column blocks from `first`) through the panel kernel.
     template <class Skip, class F>
     void fused_tiles(std::size_t task, std::int32_t lo, std::int32_t hi, std::int32_t first, Skip& skip, F& visit,
@@ -246,29 +243,10 @@ class EuclideanDistances final : public Distances {
     // The same for a ball given by its centre and radius.
     template <class C>
     double ball_gap(const C* centre, double radius, std::int32_t b) const;
-    // A lower bound of the distance between any points of two balls (<= 0 when they meet).
-    template <class C>
-    double sphere_gap(const C* centre, double radius, const double* c, double r) const;
     // The same for the point at position p (its tile coordinates, their
     // rounding from float64 counted). In many dimensions a point lies much
     // farther from another cluster's ball than its own block's ball does.
     double point_gap(std::int32_t p, std::int32_t b) const;
-    // Block y's points seen from the direction e of another block's centre
-    // (offsets v from y's centre, bounds rounded outward): the range of e.v,
-    // of |v|^2, and the largest part of v across e. In many
-    // dimensions a point of another cluster is far from every point of y
-    // though near y's ball: the offsets are almost orthogonal.
-    struct Facing {
-        std::vector<double> e;
-        double hi = 0, lo = 0, inner = 0, outer = 0, across = 0;  // inner, outer: smallest, largest |v|^2
-        double spread = 0;                                           // the largest |x'| of y (their rounding)
-        bool valid = false;
-    };
-    Facing facing(std::int32_t y, std::int32_t x) const;
-    // e.v and |v|^2 of the stored row q less `centre`.
-    void stored_offset(std::int32_t q, const double* centre, const double* e, double& along, double& squared) const;
-    // A lower bound of the distance from the point at position p to any of block y (f = facing(y, .)).
-    double facing_gap(std::int32_t p, std::int32_t y, const Facing& f) const;
     // Whether every row p of block a passes clear(p, point_gap(p, b))
     // (stops at the first that does not): block a against block b one-sided,
     // so a wide block a (spanning clusters) can still be ruled out against a
@@ -288,12 +266,6 @@ class EuclideanDistances final : public Distances {
     double tile_threshold(double a) const;
     // The largest threshold of each block.
     std::vector<double> block_maxima(const std::vector<double>& at) const;
-    // The smallest threshold of each block.
-    std::vector<double> block_minima(const std::vector<double>& at) const;
-    // Whether a row test can rule out any row of a set against a ball `gap`
-    // from the set's ball (radius: the larger of the two), `low` the smallest
-    // threshold sum: a cheap filter, so that near blocks cost no row test.
-    bool may_rule_out_rows(double gap, double radius, double low) const;
     // Whether no pair of two sets `gap` apart (sets with largest sq_ sq_a and
     // sq_b, threshold sums at most top) can be flagged by screen().
     bool screened_apart(double gap, double top, double sq_a, double sq_b) const;
@@ -337,8 +309,6 @@ class EuclideanDistances final : public Distances {
     std::vector<float> xc32_;                                  // centred coordinates (float32 tiles)
     std::vector<double> sq_;                                   // squared norms of the centred rows (as stored)
     std::vector<double> ball_centre_, ball_radius_, ball_sq_;  // per block: centre, radius, largest sq_
-    std::vector<double> part_centre_, part_radius_;            // per block: two balls holding its points
-    std::vector<char> parted_;                                 // per block: whether its two balls are used
     double sq_max_ = 0, unit_err_ = 0, max_ = 0;
     double tile_scale_ = 1;  // tiles see coordinates times this power of two
     ScreenTerms screen32_;   // float32 tiles: the screen prefilter's terms
