@@ -17,6 +17,7 @@
 #include <random>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "check.hpp"
@@ -357,6 +358,25 @@ std::vector<SimdLevel> simd_levels() {
     return out;
 }
 
+// For point i's list in cand (checked: `store` distinct other points), its
+// largest distance and the smallest distance to a point outside it.
+template <class Distance>
+std::pair<double, double> list_and_outside(int n, int store, const std::vector<std::int32_t>& cand, int i,
+                                           const Distance& distance) {
+    std::vector<char> in(n, 0);
+    double list_max = 0, outside = std::numeric_limits<double>::infinity();
+    for (int t = 0; t < store; ++t) {
+        const std::int32_t j = cand[static_cast<std::size_t>(i) * store + t];
+        CHECK(j >= 0 && j < n && j != i && !in[j]);
+        if (j < 0 || j >= n) continue;
+        in[j] = 1;
+        list_max = std::max(list_max, distance(i, j));
+    }
+    for (int j = 0; j < n; ++j)
+        if (j != i && !in[j]) outside = std::min(outside, distance(i, j));
+    return {list_max, outside};
+}
+
 // Neighbour lists of Euclidean points (float32 and float64 tiles, several
 // row blocks, duplicated points, magnitudes 1e-100 to 1e150, squared and
 // not, 1 and 2 threads, every level: the fused scan and the matrix-product
@@ -386,18 +406,7 @@ void test_euclidean_nearest() {
                 Control control;
                 e.nearest(store, cand.data(), bound.data(), threads, control);
                 for (int i = 0; i < n; ++i) {
-                    std::vector<char> in(n, 0);
-                    double list_max = 0;
-                    for (int t = 0; t < store; ++t) {
-                        const std::int32_t j = cand[static_cast<std::size_t>(i) * store + t];
-                        CHECK(j >= 0 && j < n && j != i && !in[j]);
-                        if (j < 0 || j >= n) continue;
-                        in[j] = 1;
-                        list_max = std::max(list_max, e(i, j));
-                    }
-                    double outside = std::numeric_limits<double>::infinity();
-                    for (int j = 0; j < n; ++j)
-                        if (j != i && !in[j]) outside = std::min(outside, e(i, j));
+                    const auto [list_max, outside] = list_and_outside(n, store, cand, i, e);
                     CHECK(bound[i] <= outside);
                     CHECK(bound[i] >= 0.9 * outside - 1e-2 * e.max_distance());  // the bound is not idle
                     CHECK(list_max <= outside + 1e-2 * e.max_distance());
@@ -777,17 +786,8 @@ void test_euclidean_clustered_skips() {
             Control control;
             e.nearest(store, cand.data(), bound.data(), threads, control);
             for (int i = 0; i < n; ++i) {
-                std::vector<char> in(n, 0);
-                double list_max = 0, outside = std::numeric_limits<double>::infinity();
-                for (int t = 0; t < store; ++t) {
-                    const std::int32_t j = cand[static_cast<std::size_t>(i) * store + t];
-                    CHECK(j >= 0 && j < n && j != i && !in[j]);
-                    if (j < 0 || j >= n) continue;
-                    in[j] = 1;
-                    list_max = std::max(list_max, D[static_cast<std::size_t>(i) * n + j]);
-                }
-                for (int j = 0; j < n; ++j)
-                    if (j != i && !in[j]) outside = std::min(outside, D[static_cast<std::size_t>(i) * n + j]);
+                const auto [list_max, outside] = list_and_outside(
+                    n, store, cand, i, [&](int u, int v) { return D[static_cast<std::size_t>(u) * n + v]; });
                 CHECK(bound[i] <= outside);
                 CHECK(list_max <= outside * (1 + 1e-5) + 1e-12 * e.max_distance());  // the nearest, up to rounding
             }
@@ -812,7 +812,8 @@ void test_euclidean_clustered_skips() {
                     if (i == j || !(D[static_cast<std::size_t>(i) * n + j] < a[i] + a[j])) continue;
                     below += i < j;
                     if (i < j) missed += !seen[static_cast<std::size_t>(i) * n + j];
-                    if (in_rows[i] && !(in_rows[j] && j < i)) missed_rows += !seen_rows[static_cast<std::size_t>(i) * n + j];
+                    if (in_rows[i] && !(in_rows[j] && j < i))
+                        missed_rows += !seen_rows[static_cast<std::size_t>(i) * n + j];
                 }
             CHECK(below > n);  // the thresholds are not idle
             CHECK(missed == 0);
