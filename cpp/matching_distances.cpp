@@ -320,13 +320,41 @@ void EuclideanDistances::block_balls(Control* control) {
     }
 }
 
-double EuclideanDistances::ball_gap(const double* centre, double radius, i32 b) const {
+template <class C>
+double EuclideanDistances::ball_gap(const C* centre, double radius, i32 b) const {
     const std::size_t d = static_cast<std::size_t>(d_);
     const double* c = ball_centre_.data() + static_cast<std::size_t>(b) * d;
     double s = 0;
-    for (std::size_t k = 0; k < d; ++k) s += (centre[k] - c[k]) * (centre[k] - c[k]);
+    for (std::size_t k = 0; k < d; ++k) {
+        const double t = static_cast<double>(centre[k]) - c[k];
+        s += t * t;
+    }
     const double margin = 4 * (static_cast<double>(d) + 8) * kEps64;
     return std::sqrt(s) * (1 - margin) - (radius + ball_radius_[b]) * (1 + margin) - margin;
+}
+
+double EuclideanDistances::point_gap(i32 p, i32 b) const {
+    const std::size_t at = static_cast<std::size_t>(p) * static_cast<std::size_t>(d_);
+    if (!single_) return ball_gap(xc64_.data() + at, 0.0, b);  // the float64 coordinates themselves
+    // The float32 row is within kEps32 |x| <= kEps32 |x'| (1 + 2 kEps32) of
+    // the float64 one (a ball of that radius around it holds it); flushed
+    // subnormals lose less than ball_gap's absolute margin.
+    return ball_gap(xc32_.data() + at, 1.01 * kEps32 * std::sqrt(sq_[p]), b);
+}
+
+template <class Clear>
+bool EuclideanDistances::rows_apart(i32 a, i32 b, Clear&& clear) const {
+    for (i32 p = a * kRowBlock; p < std::min(n_, (a + 1) * kRowBlock); ++p)
+        if (!clear(p, point_gap(p, b))) return false;
+    return true;
+}
+
+bool EuclideanDistances::gap_clears(double gap, double value, double sq_a, double sq_b) const {
+    // A pair at least gap apart has a squared distance >= gap^2 (float64
+    // rounding of the square: the relative slack), and its tile value is
+    // below that by at most the tiles' error.
+    if (!(gap > 0)) return false;
+    return gap * gap * (1 - 1e-12) - tile_error(sq_a, sq_b) >= value;
 }
 
 double EuclideanDistances::block_gap(i32 a, i32 b) const {
@@ -540,15 +568,26 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
                  tile.data());
         return std::make_pair(rows_a, rows_b);
     };
-    // Two blocks whose balls are farther apart than every list's threshold
-    // of both: no value of their tile could enter a list.
-    auto apart = [&](i32 a, i32 b) {
-        const double gap = block_gap(a, b);
-        if (!(gap > 0)) return false;
+    // The largest threshold of each block's lists (thresholds only fall: a
+    // block's entry is renewed after each tile of it, by the thread that owns it).
+    std::vector<double> block_tau(blocks, std::numeric_limits<double>::infinity());
+    auto renew_block_tau = [&](i32 a) {
         T tau = 0;
-        for (i32 x : {a, b})
-            for (i32 i = x * R; i < std::min(n, x * R + R); ++i) tau = std::max(tau, heaps[i].tau);
-        return gap * gap * (1 - 1e-12) - tile_error(ball_sq_[a], ball_sq_[b]) >= static_cast<double>(tau);
+        for (i32 i = a * R; i < std::min(n, a * R + R); ++i) tau = std::max(tau, heaps[i].tau);
+        block_tau[a] = static_cast<double>(tau);
+    };
+    // No value of the tile of blocks a and b can enter a list: the balls are
+    // farther apart than every list's threshold of both; or every row of one
+    // block is farther from the other's ball than its own threshold and every
+    // threshold of the other block.
+    auto apart = [&](i32 a, i32 b) {
+        if (gap_clears(block_gap(a, b), std::max(block_tau[a], block_tau[b]), ball_sq_[a], ball_sq_[b])) return true;
+        auto one_sided = [&](i32 x, i32 y) {
+            return rows_apart(x, y, [&](i32 p, double gap) {
+                return gap_clears(gap, std::max(static_cast<double>(heaps[p].tau), block_tau[y]), sq_[p], ball_sq_[y]);
+            });
+        };
+        return one_sided(a, b) || one_sided(b, a);
     };
     // A value v of the pair (row i, column c of block b, point j): into i's
     // list and j's when below their thresholds (tau_c: j's, kept current).
@@ -644,6 +683,8 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
                     const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
                     work(a, b, tile, tau_col);
                 }
+                renew_block_tau(a);
+                renew_block_tau(b);
                 control.check();
             },
             &control);
@@ -750,9 +791,9 @@ bool EuclideanDistances::screened_apart(double gap, double top, double sq_a, dou
     // is at least top squared.
     if (std::isnan(top)) return false;
     if (!(top > 0)) return true;
-    if (std::isinf(top) || !(gap > 0)) return false;
+    if (std::isinf(top)) return false;
     const double target = squared_ ? top : top * top;
-    return gap * gap * (1 - 1e-12) - tile_error(sq_a, sq_b) >= target * (1 + 1e-12);
+    return gap_clears(gap, target * (1 + 1e-12), sq_a, sq_b);
 }
 
 template <class T>
@@ -786,8 +827,15 @@ void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& co
     const std::vector<double> at = tile_thresholds(a);
     const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
+    // Blocks whose balls are apart, or each row of one block apart from the
+    // other's ball (its threshold plus the other block's largest).
     auto skip = [&](i32 ra, i32 cb) {
-        return screened_apart(block_gap(ra, cb), top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb]);
+        if (screened_apart(block_gap(ra, cb), top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb])) return true;
+        auto one_sided = [&](i32 x, i32 y) {
+            return rows_apart(
+                x, y, [&](i32 p, double gap) { return screened_apart(gap, at[p] + top[y], sq_[p], ball_sq_[y]); });
+        };
+        return ra != cb && (one_sided(ra, cb) || one_sided(cb, ra));
     };
     auto visit = [&](std::size_t, i32 p, i32 c0, i32 c1, const auto* dots) {
         // Flags first, then the rare visits.
@@ -834,29 +882,53 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
         const int nr = hi - lo;
         int k = static_cast<int>(d_);
         std::vector<T> block(static_cast<std::size_t>(nr) * d);  // the rows, contiguous
-        // Their ball (centre, radius), largest sq_ and largest threshold.
+        // Their ball (centre, radius), largest sq_ and extreme thresholds.
         double sq_top = 0, at_top = -std::numeric_limits<double>::infinity();
+        double at_low = std::numeric_limits<double>::infinity();
         for (int r = 0; r < nr; ++r) {
             const i32 p = where[lo + r];
             std::copy_n(xc + static_cast<std::size_t>(p) * d, d, block.data() + static_cast<std::size_t>(r) * d);
             sq_top = std::max(sq_top, sq_[p]);
             at_top = std::max(at_top, at[p]);
+            at_low = std::min(at_low, at[p]);
         }
         std::vector<double> centre(d);
         const double radius = ball_of(where.data() + lo, nr, centre.data());
-        std::vector<T> tile(static_cast<std::size_t>(nr) * kRowBlock);
+        std::vector<T> tile(static_cast<std::size_t>(nr) * kRowBlock), near(static_cast<std::size_t>(nr) * d);
+        std::vector<int> active;  // the rows of a tile not ruled out one by one
         const OneBlasThread one_thread(gemm_.threads);
         for (i32 c0 = 0; c0 < n; c0 += kRowBlock) {
             const i32 cblock = c0 / kRowBlock;
-            if (screened_apart(ball_gap(centre.data(), radius, cblock), at_top + top[cblock], sq_top, ball_sq_[cblock]))
-                continue;
+            const double gap = ball_gap(centre.data(), radius, cblock);
+            if (screened_apart(gap, at_top + top[cblock], sq_top, ball_sq_[cblock])) continue;
+            active.clear();
+            // Row by row only when some row could be far enough: none is
+            // farther from the column ball than gap + 2 radius.
+            const double reach = gap + 2 * radius * (1 + 1e-6), low = at_low + top[cblock];
+            if (!(low > 0) || (reach > 0 && reach * reach >= (squared_ ? low : low * low) * (1 - 1e-6))) {
+                for (int r = 0; r < nr; ++r) {
+                    const i32 p = where[lo + r];
+                    if (!screened_apart(point_gap(p, cblock), at[p] + top[cblock], sq_[p], ball_sq_[cblock]))
+                        active.push_back(r);
+                }
+                if (active.empty()) continue;
+            }
+            const bool all = active.empty() || static_cast<int>(active.size()) == nr;
+            const T* rows_x = block.data();
+            if (!all) {  // the remaining rows, contiguous
+                for (std::size_t t = 0; t < active.size(); ++t)
+                    std::copy_n(block.data() + static_cast<std::size_t>(active[t]) * d, d, near.data() + t * d);
+                rows_x = near.data();
+            }
+            const int count = all ? nr : static_cast<int>(active.size());
             const i32 c1 = std::min(n, c0 + kRowBlock);
             const int cols = c1 - c0;
-            dot_tile(gemm, block.data(), nr, xc + static_cast<std::size_t>(c0) * d, cols, k, tile.data());
+            dot_tile(gemm, rows_x, count, xc + static_cast<std::size_t>(c0) * d, cols, k, tile.data());
             unsigned char hit[64];
-            for (int r = 0; r < nr; ++r) {
+            for (int t = 0; t < count; ++t) {
+                const int r = all ? t : active[t];
                 const i32 p = where[lo + r], i = perm_[p];
-                const T* dots = tile.data() + static_cast<std::size_t>(r) * cols;
+                const T* dots = tile.data() + static_cast<std::size_t>(t) * cols;
                 for (i32 cb = c0; cb < c1; cb += 64) {
                     const i32 ce = std::min(c1, cb + 64);
                     if (!may_screen(p, cb, ce, c0, dots, at32)) continue;

@@ -241,7 +241,21 @@ class EuclideanDistances final : public Distances {
     // and any of block b (<= 0 when the balls meet).
     double block_gap(std::int32_t a, std::int32_t b) const;
     // The same for a ball given by its centre and radius.
-    double ball_gap(const double* centre, double radius, std::int32_t b) const;
+    template <class C>
+    double ball_gap(const C* centre, double radius, std::int32_t b) const;
+    // The same for the point at position p (its tile coordinates, their
+    // rounding from float64 counted). In many dimensions a point lies much
+    // farther from another cluster's ball than its own block's ball does.
+    double point_gap(std::int32_t p, std::int32_t b) const;
+    // Whether every row p of block a passes clear(p, point_gap(p, b))
+    // (stops at the first that does not): block a against block b one-sided,
+    // so a wide block a (spanning clusters) can still be ruled out against a
+    // narrow b.
+    template <class Clear>
+    bool rows_apart(std::int32_t a, std::int32_t b, Clear&& clear) const;
+    // Whether no tile value of a pair `gap` apart (rows with largest sq_
+    // sq_a and sq_b) can be below `value`.
+    bool gap_clears(double gap, double value, double sq_a, double sq_b) const;
     // Row p's coordinates (tile units, float64, not rounded to the tiles' precision).
     void coordinates(std::int32_t p, double* out) const;
     // Bound of |tile value - squared distance| over the pairs of two sets whose largest sq_ are s and t.

@@ -18,6 +18,7 @@
 #include <random>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "check.hpp"
@@ -363,6 +364,25 @@ std::vector<SimdLevel> simd_levels() {
     return out;
 }
 
+// For point i's list in cand (checked: `store` distinct other points), its
+// largest distance and the smallest distance to a point outside it.
+template <class Distance>
+std::pair<double, double> list_and_outside(int n, int store, const std::vector<std::int32_t>& cand, int i,
+                                           const Distance& distance) {
+    std::vector<char> in(n, 0);
+    double list_max = 0, outside = std::numeric_limits<double>::infinity();
+    for (int t = 0; t < store; ++t) {
+        const std::int32_t j = cand[static_cast<std::size_t>(i) * store + t];
+        CHECK(j >= 0 && j < n && j != i && !in[j]);
+        if (j < 0 || j >= n) continue;
+        in[j] = 1;
+        list_max = std::max(list_max, distance(i, j));
+    }
+    for (int j = 0; j < n; ++j)
+        if (j != i && !in[j]) outside = std::min(outside, distance(i, j));
+    return {list_max, outside};
+}
+
 // Neighbour lists of Euclidean points (float32 and float64 tiles, several
 // row blocks, duplicated points, magnitudes 1e-100 to 1e150, squared and
 // not, 1 and 2 threads, every level: the fused scan and the matrix-product
@@ -392,18 +412,7 @@ void test_euclidean_nearest() {
                 Control control;
                 e.nearest(store, cand.data(), bound.data(), threads, control);
                 for (int i = 0; i < n; ++i) {
-                    std::vector<char> in(n, 0);
-                    double list_max = 0;
-                    for (int t = 0; t < store; ++t) {
-                        const std::int32_t j = cand[static_cast<std::size_t>(i) * store + t];
-                        CHECK(j >= 0 && j < n && j != i && !in[j]);
-                        if (j < 0 || j >= n) continue;
-                        in[j] = 1;
-                        list_max = std::max(list_max, e(i, j));
-                    }
-                    double outside = std::numeric_limits<double>::infinity();
-                    for (int j = 0; j < n; ++j)
-                        if (j != i && !in[j]) outside = std::min(outside, e(i, j));
+                    const auto [list_max, outside] = list_and_outside(n, store, cand, i, e);
                     CHECK(bound[i] <= outside);
                     CHECK(bound[i] >= 0.9 * outside - 1e-2 * e.max_distance());  // the bound is not idle
                     CHECK(list_max <= outside + 1e-2 * e.max_distance());
@@ -725,6 +734,97 @@ void test_euclidean_pairs_below() {
             seen.push_back(std::move(visited));
         }
         for (const auto& v : seen) CHECK(v == seen.front());
+    }
+}
+
+// Clustered points (clusters of sizes that are not multiples of a block, so
+// that some blocks span two clusters; far apart, so that most tiles are
+// skipped by the ball and the row tests; duplicated points; magnitudes 1,
+// 1e-100 and 1e100; squared and not; 1 and 2 threads; float32 and float64
+// tiles; every level): the lists, pairs_below and pairs_below_rows against brute force.
+void test_euclidean_clustered_skips() {
+    std::mt19937_64 gen(71);
+    std::normal_distribution<double> normal;
+    const double magnitude[] = {1.0, 1e-100, 1e100, 1.0};
+    for (int trial = 0; trial < 4; ++trial) {
+        const int n = 2300 + 37 * trial, d = trial == 3 ? 6 : (trial == 1 ? 50 : 20), clusters = 7, store = 16;
+        const bool squared = trial == 2;
+        std::vector<double> centres(static_cast<std::size_t>(clusters) * d), X(static_cast<std::size_t>(n) * d);
+        for (double& c : centres) c = 6.0 * normal(gen);
+        for (int i = 0; i < n; ++i)
+            for (int k = 0; k < d; ++k)
+                X[static_cast<std::size_t>(i) * d + k] =
+                    (centres[static_cast<std::size_t>(i % clusters) * d + k] + normal(gen)) * magnitude[trial];
+        for (int i = 0; i < 25; ++i)  // duplicated points
+            std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 1) * d);
+        matching::Gemm gemm;
+        gemm.sgemm = reference_sgemm;
+        matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
+        std::vector<double> D(static_cast<std::size_t>(n) * n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) D[static_cast<std::size_t>(i) * n + j] = e(i, j);
+        // Thresholds near the distances of the clusters' inner pairs, a few
+        // large enough to reach other clusters.
+        std::vector<double> a(n), across(n);
+        const double m = magnitude[trial], unit = squared ? d * 2.0 * m * m : std::sqrt(d * 2.0) * m;
+        for (int i = 0; i < n; ++i) a[i] = unit * (i % 97 == 0 ? 4.0 : 0.45 + 0.1 * std::abs(normal(gen)));
+        // Or thresholds at 0.3 .. 0.7 of each point's distance to the nearest
+        // point of another cluster: pairs across clusters on both sides of
+        // their threshold sums, so that a row bound above a true distance
+        // misses pairs.
+        std::uniform_real_distribution<double> share(0.3, 0.7);
+        for (int i = 0; i < n; ++i) {
+            double nearest = std::numeric_limits<double>::infinity();
+            for (int j = 0; j < n; ++j)
+                if (j % clusters != i % clusters) nearest = std::min(nearest, D[static_cast<std::size_t>(i) * n + j]);
+            across[i] = nearest * share(gen);
+        }
+        std::vector<std::int32_t> rows;
+        for (int i = 0; i < n; ++i)
+            if (gen() % 5 == 0) rows.push_back(i);
+        std::vector<char> in_rows(n, 0);
+        for (std::int32_t i : rows) in_rows[i] = 1;
+        for (int run = 0; run < 2 * static_cast<int>(simd_levels().size()); ++run) {
+            const int threads = 1 + run % 2;
+            e.set_simd(simd_levels()[run / 2]);
+            std::vector<std::int32_t> cand(static_cast<std::size_t>(n) * store);
+            std::vector<double> bound(n);
+            Control control;
+            e.nearest(store, cand.data(), bound.data(), threads, control);
+            for (int i = 0; i < n; ++i) {
+                const auto [list_max, outside] = list_and_outside(
+                    n, store, cand, i, [&](int u, int v) { return D[static_cast<std::size_t>(u) * n + v]; });
+                CHECK(bound[i] <= outside);
+                CHECK(list_max <= outside * (1 + 1e-5) + 1e-12 * e.max_distance());  // the nearest, up to rounding
+            }
+            if (run % 2 == 1) a.swap(across);
+            std::vector<char> seen(static_cast<std::size_t>(n) * n, 0), seen_rows(seen.size(), 0);
+            std::atomic<int> wrong{0};
+            e.pairs_below(a.data(), threads, control, [&](std::int32_t i, std::int32_t j) {
+                char& v = seen[static_cast<std::size_t>(i) * n + j];
+                if (i >= j || v) ++wrong;
+                v = 1;
+            });
+            e.pairs_below_rows(a.data(), rows, threads, control, [&](std::int32_t i, std::int32_t j) {
+                if (!in_rows[i] || (in_rows[j] && j < i)) ++wrong;
+                char& v = seen_rows[static_cast<std::size_t>(i) * n + j];
+                if (v) ++wrong;
+                v = 1;
+            });
+            CHECK(wrong.load() == 0);
+            int missed = 0, missed_rows = 0, below = 0;
+            for (int i = 0; i < n; ++i)
+                for (int j = 0; j < n; ++j) {
+                    if (i == j || !(D[static_cast<std::size_t>(i) * n + j] < a[i] + a[j])) continue;
+                    below += i < j;
+                    if (i < j) missed += !seen[static_cast<std::size_t>(i) * n + j];
+                    if (in_rows[i] && !(in_rows[j] && j < i))
+                        missed_rows += !seen_rows[static_cast<std::size_t>(i) * n + j];
+                }
+            CHECK(below > n);  // the thresholds are not idle
+            CHECK(missed == 0);
+            CHECK(missed_rows == 0);
+        }
     }
 }
 
@@ -1264,6 +1364,7 @@ int main(int argc, char** argv) {
         {"below_scan", test_below_scan},
         {"screen_prefilter", test_screen_prefilter},
         {"euclidean_pairs_below", test_euclidean_pairs_below},
+        {"euclidean_clustered_skips", test_euclidean_clustered_skips},
         {"euclidean_screen_block", test_euclidean_screen_block},
         {"pricing_prefix_screen", test_pricing_prefix_screen},
         {"pricing_inside_screen", test_pricing_inside_screen},
