@@ -229,7 +229,7 @@ class PricedSolve {
     }
     void start_graph(const PassState* from);
     BlossomResult solve_afresh();
-    BlossomResult solve_again();
+    BlossomResult solve_again(bool may_rebuild);
     void add_keys(std::vector<std::uint64_t>& ks);
     void begin_round(BlossomResult r);
     void price_round();
@@ -388,7 +388,7 @@ BlossomResult PricedSolve::run(PassState* out) {
         // rounds suffice; an endless loop could only come from an asymmetric D.
         if (rounds > 1000) throw std::logic_error("matching: pricing does not converge (is D symmetric?)");
         auto t0 = std::chrono::steady_clock::now();
-        BlossomResult r = rounds == 1 ? solve_afresh() : solve_again();
+        BlossomResult r = rounds == 1 ? solve_afresh() : solve_again(rounds > 2);
         stats_.seconds_solve += seconds_since(t0);
         if (rounds == 1 && !warm_) stats_.seconds_first_solve += seconds_since(t0);
         t0 = std::chrono::steady_clock::now();
@@ -432,15 +432,18 @@ BlossomResult PricedSolve::solve_afresh() {
 // into one far larger (a tree that met several clusters), both optimal but
 // the larger costs far more pricing inside blossoms (pairs ~ size^2): then
 // the round is solved afresh from the last duals with the blossoms folded in
-// (as every round is without opt_.resume).
-BlossomResult PricedSolve::solve_again() {
+// (as every round is without opt_.resume). Not after the first pricing of a
+// pass: it adds the violated pairs of the neighbour lists all at once, which
+// reshapes the blossoms however the round is solved (on Gaussian data a round
+// solved afresh there is as large as the resumed one).
+BlossomResult PricedSolve::solve_again(bool may_rebuild) {
     if (opt_.resume) {
         solver_->add_edges(eu_.size(), eu_.data(), ev_.data(), w_.data());
         BlossomResult r = solver_->resume();
         stats_.resume_freed += r.stats.freed;
         stats_.resume_opened += r.stats.opened;
         const double pairs = solver_->inside_pairs();
-        if (pairs <= 4 * inside_pairs_ + 64.0 * N_) {
+        if (!may_rebuild || pairs <= 4 * inside_pairs_ + 64.0 * N_) {
             ++stats_.resumes;
             inside_pairs_ = pairs;
             return r;
