@@ -430,12 +430,14 @@ BlossomResult PricedSolve::solve_afresh() {
 
 // The last round's solver, resumed with the new edges. Its blossoms may merge
 // into one far larger (a tree that met several clusters), both optimal but
-// the larger costs far more pricing inside blossoms (pairs ~ size^2): then
-// the round is solved afresh from the last duals with the blossoms folded in
-// (as every round is without opt_.resume). Not after the first pricing of a
-// pass: it adds the violated pairs of the neighbour lists all at once, which
-// reshapes the blossoms however the round is solved (on Gaussian data a round
-// solved afresh there is as large as the resumed one).
+// the larger costs far more pricing inside blossoms (pairs ~ size^2, duals
+// inflated across clusters). When the blossoms grew fourfold and hold more
+// than a quarter of all pairs, the round is solved afresh from the last duals
+// with the blossoms folded in (as every round is without opt_.resume); smaller
+// merged blossoms (Gaussian data) price cheaply, and solving afresh costs
+// about a first solve. Never after the first pricing of a pass: it adds the
+// violated pairs of the neighbour lists at once, which reshapes the blossoms
+// however the round is solved.
 BlossomResult PricedSolve::solve_again(bool may_rebuild) {
     if (opt_.resume) {
         solver_->add_edges(eu_.size(), eu_.data(), ev_.data(), w_.data());
@@ -443,7 +445,8 @@ BlossomResult PricedSolve::solve_again(bool may_rebuild) {
         stats_.resume_freed += r.stats.freed;
         stats_.resume_opened += r.stats.opened;
         const double pairs = solver_->inside_pairs();
-        if (!may_rebuild || pairs <= 4 * inside_pairs_ + 64.0 * N_) {
+        const double all = static_cast<double>(N_) * N_;
+        if (!may_rebuild || pairs <= 4 * inside_pairs_ + 64.0 * N_ || pairs <= all / 4) {
             ++stats_.resumes;
             inside_pairs_ = pairs;
             return r;
