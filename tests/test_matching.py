@@ -781,7 +781,12 @@ def test_incremental_pricing_finds_the_pairs_of_full_pricing(n, d, nested, squar
     full = _core._mwpm_points(X, squared, 1, threads, full_pricing=True)
     for key in ("rounds", "violated_pairs", "screen_pairs", "passes"):
         assert new["stats"][key] == full["stats"][key]
-    assert new["stats"]["prefix_pairs"] <= full["stats"]["prefix_pairs"]
+    # Fewer prefix candidates; fewer exact distances need not follow (the
+    # float32 screen of a stretch pays only for many candidates).
+    candidates = {
+        name: r["stats"]["prefix_pairs"] + r["stats"]["prefix_screened"] for name, r in (("new", new), ("full", full))
+    }
+    assert candidates["new"] <= candidates["full"]
     assert full["stats"]["prefix_skipped"] == 0
     for key in ("mate", "y", "z", "parent"):
         assert np.array_equal(new[key], full[key])

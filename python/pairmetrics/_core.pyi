@@ -153,6 +153,8 @@ def _mwpm_points(
     progress: typing.Any = None,
     screen_inside_from: typing.SupportsInt | typing.SupportsIndex = 512,
     screen_always: bool = False,
+    resume: bool = True,
+    full_pricing: bool = False,
 ) -> dict[str, typing.Any]:
     """
     Exact minimum-weight perfect matching on the complete Euclidean graph of the rows of X.
