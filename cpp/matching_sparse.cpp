@@ -1,5 +1,7 @@
 #include "matching_sparse.hpp"
 
+#include "matching_solver.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -35,15 +37,6 @@ std::vector<i32> cheapest_edges(i32 n, std::size_t m, const i32* eu, const i32* 
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     return ids;
-}
-
-// y_v less half the z around v: feasible for the earlier graph without its blossoms.
-template <class Int>
-std::vector<Int> deflated_duals(const BasicBlossomResult<Int>& r) {
-    const BasicDualForest<Int> forest(r);
-    std::vector<Int> y(r.y);
-    for (std::size_t v = 0; v < y.size(); ++v) y[v] -= forest.enclosing_z(static_cast<i32>(v)) / 2;
-    return y;
 }
 
 }  // namespace
@@ -99,54 +92,47 @@ SparseSolution<Int> solve_sparse(i32 n, std::size_t m, const i32* eu, const i32*
                                  const SparseOptions& options, Control& control) {
     SparseSolution<Int> out;
     const bool priced = m > static_cast<std::size_t>(options.price_above) * static_cast<std::size_t>(n);
-    std::vector<i32> ids;
-    if (priced) ids = cheapest_edges(n, m, eu, ev, w, options.start_edges);
-    std::vector<i32> su, sv;
-    std::vector<Int> sw, warm_y;
-    std::vector<char> in_graph(priced ? m : 0, 0);
-    for (i32 e : ids) in_graph[e] = 1;
-    bool all = !priced;
     BasicBlossomResult<Int> r;
-    while (true) {
+    if (priced) {
+        // The subgraph's edges, in the order they joined (the solver keeps its
+        // blossoms, duals and matching across rounds and repairs what the new
+        // edges violate).
+        std::vector<i32> su, sv;
+        std::vector<Int> sw;
+        std::vector<char> in_graph(m, 0);
+        auto join = [&](i32 e) {
+            in_graph[e] = 1;
+            su.push_back(eu[e]);
+            sv.push_back(ev[e]);
+            sw.push_back(w[e]);
+        };
+        for (i32 e : cheapest_edges(n, m, eu, ev, w, options.start_edges)) join(e);
+        detail::Solver<Int> solver(n, su.size(), su.data(), sv.data(), sw.data(), control);
+        r = solver.run(nullptr);
         ++out.rounds;
-        if (all) {
-            r = solve_perfect<Int>(n, m, eu, ev, w, control, nullptr);
-            out.edges = static_cast<i64>(m);
-        } else {
-            su.clear();
-            sv.clear();
-            sw.clear();
-            for (i32 e : ids) {
-                su.push_back(eu[e]);
-                sv.push_back(ev[e]);
-                sw.push_back(w[e]);
-            }
-            const BasicWarmStart<Int> warm{warm_y.data(), r.mate.data()};
-            r = solve_perfect<Int>(n, ids.size(), su.data(), sv.data(), sw.data(), control,
-                                   warm_y.empty() ? nullptr : &warm);
-            out.edges = static_cast<i64>(ids.size());
-            if (!r.perfect) {  // the start graph lacks a perfect matching: the whole graph decides
-                all = true;
-                continue;
-            }
-        }
-        if (!r.perfect) break;
-        const std::vector<Int> rc = reduced_costs(r, m, eu, ev, w);
-        std::size_t added = 0;
-        if (!all)
+        while (r.perfect) {  // else the start graph lacks a perfect matching: the whole graph decides
+            out.edges = static_cast<i64>(su.size());
+            const std::vector<Int> rc = reduced_costs(r, m, eu, ev, w);
+            const std::size_t before = su.size();
             for (std::size_t e = 0; e < m; ++e)
-                if (rc[e] < 0 && !in_graph[e]) {
-                    in_graph[e] = 1;
-                    ids.push_back(static_cast<i32>(e));
-                    ++added;
-                }
-        if (added == 0) {
-            certify(r, rc, m, eu, ev);
-            break;
+                if (rc[e] < 0 && !in_graph[e]) join(static_cast<i32>(e));
+            if (su.size() == before) {
+                certify(r, rc, m, eu, ev);
+                out.blossom = std::move(r);
+                return out;
+            }
+            control.check();
+            solver.add_edges(su.size(), su.data(), sv.data(), sw.data());
+            r = solver.resume();
+            ++out.rounds;
+            if (!r.perfect)
+                throw std::logic_error("matching: a resumed solve lost its perfect matching (internal error)");
         }
-        control.check();
-        warm_y = deflated_duals(r);
     }
+    r = solve_perfect<Int>(n, m, eu, ev, w, control, nullptr);
+    ++out.rounds;
+    out.edges = static_cast<i64>(m);
+    if (r.perfect) certify(r, reduced_costs(r, m, eu, ev, w), m, eu, ev);
     out.blossom = std::move(r);
     return out;
 }

@@ -2,8 +2,8 @@
 // weights, priced and certified in one call (the networkx backend's solve).
 //
 // Dense graphs start on each vertex's cheapest edges; every edge the duals
-// price out as violated is added and the solve restarts warm, until none is
-// left. The answer is then certified exactly in the solver's integers.
+// price out as violated is added and the same solve resumes (blossoms kept),
+// until none is left. The answer is then certified exactly in the solver's integers.
 #pragma once
 
 #include <cstddef>
