@@ -301,6 +301,7 @@ class PricedSolve {
     std::vector<i32> by_y_;
     std::vector<i64> c_;
     std::vector<i64> y_by_, c_by_;  // y and c in the order of by_y_ (the prefix scan reads them in sequence)
+    std::vector<i32> root_by_;      // the top-level node in the order of by_y_ (likewise)
     // -min c_by over each 64 entries (aligned), as range maxima: runs without a c_j < y_i are skipped whole.
     std::unique_ptr<RangeMax> chunk_low_c_;
     std::vector<std::vector<std::pair<i64, i32>>> found_;
@@ -473,9 +474,11 @@ void PricedSolve::begin_round(BlossomResult r) {
     std::sort(by_y_.begin(), by_y_.end(), [&y](i32 a, i32 b) { return y[a] > y[b] || (y[a] == y[b] && a < b); });
     y_by_.resize(n_);
     c_by_.resize(n_);
+    root_by_.resize(n_);
     for (i32 t = 0; t < n_; ++t) {
         y_by_[t] = y[by_y_[t]];
         c_by_[t] = c_[by_y_[t]];
+        root_by_[t] = forest_->tree().root(by_y_[t]);
     }
     std::vector<i64> low((static_cast<std::size_t>(n_) + 63) / 64, std::numeric_limits<i64>::min());
     for (i32 t = 0; t < n_; ++t) low[t / 64] = std::max(low[t / 64], -c_by_[t]);
@@ -766,7 +769,7 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                                 ws[t] = ws_.to_int(D_.distance_between(xi, head.row(at[t])));
                         }
                         for (int t = 0; t < count && f.size() < enough; ++t) {
-                            const i64 rc = 2 * ws[t] - yi - r.y[js[t]];
+                            const i64 rc = 2 * ws[t] - yi - y_by[at[t]];
                             if (rc < 0) {
                                 f.emplace_back(rc, js[t]);
                                 local.push_back(Hit{i, js[t], rc});
@@ -821,10 +824,10 @@ std::int64_t PricedSolve::prefix_candidates(i32 lo, i32 hi, const i32* len, i32 
                 skipped += static_cast<std::int64_t>(std::bitset<64>(below & ~need).count());
                 below &= need;
             }
+            const i32 root_i = forest_->tree().root(i);
             for (std::uint64_t bits = below; bits != 0; bits &= bits - 1) {
                 const int at = lowest_bit(bits);
-                const i32 j = by_y_[t0 + at];
-                if (j > i && !same_top(i, j)) keep |= std::uint64_t{1} << at;
+                if (by_y_[t0 + at] > i && root_by_[t0 + at] != root_i) keep |= std::uint64_t{1} << at;
             }
             cand[static_cast<std::size_t>(i - lo) * words + (t0 - s0) / 64] = keep;
             total += static_cast<std::int64_t>(std::bitset<64>(keep).count());
