@@ -115,7 +115,7 @@ PAIRMETRICS_FORCE_INLINE i32 strip_avx2(const float* x, i32 rows, i64 d, const f
 }
 
 PAIRMETRICS_TARGET("avx2,fma")
-i32 below_scan_avx2(const float* x, i32 rows, i64 d, const float* panels, i32 cols, const float* sq_row,
+i32 below_scan_avx2(const float* x, const float*, i32 rows, i64 d, const float* panels, i32 cols, const float* sq_row,
                     const float* sq_col, const float* tau_row, const float* tau_col, BelowCandidate* out) {
     i32 count = 0;
     for (i32 c0 = 0; c0 < cols; c0 += kPanelColumns) {
@@ -137,7 +137,7 @@ i32 below_scan_avx2(const float* x, i32 rows, i64 d, const float* panels, i32 co
 }
 
 PAIRMETRICS_TARGET("avx2,fma")
-void panel_dots_avx2(const float* x, i32 rows, i64 d, const float* panel, float* out, i32 stride) {
+void panel_dots_avx2(const float* x, const float*, i32 rows, i64 d, const float* panel, float* out, i32 stride) {
     for (i32 r0 = 0; r0 < rows; r0 += kStrip) {
         __m256 lo[kStrip], hi[kStrip];
         strip_dots_avx2(x, rows, d, panel, r0, lo, hi);
@@ -151,29 +151,112 @@ void panel_dots_avx2(const float* x, i32 rows, i64 d, const float* panel, float*
     }
 }
 
+// AVX-512: sixteen rows (one row panel) by one panel, sixteen accumulators
+// of sixteen columns. Each row's coordinate is broadcast from the row panel
+// (one pointer for all rows). Every lane runs the same fused multiply-adds
+// in the same order as the AVX2 kernel: the same bits.
+constexpr int kStrip512 = kPanelColumns;
+#if defined(__clang__)
+#define PAIRMETRICS_UNROLL_STRIP _Pragma("unroll")
+#else
+#define PAIRMETRICS_UNROLL_STRIP _Pragma("GCC unroll 16")
+#endif
+
+PAIRMETRICS_TARGET("avx512f")
+PAIRMETRICS_FORCE_INLINE void strip_dots_avx512(const float* row_panel, i64 d, const float* panel,
+                                                __m512 (&acc)[kStrip512]) {
+    PAIRMETRICS_UNROLL_STRIP for (int r = 0; r < kStrip512; ++r) acc[r] = _mm512_setzero_ps();
+    for (i64 k = 0; k < d; ++k) {
+        const __m512 b = _mm512_load_ps(panel + k * kPanelColumns);
+        const float* a = row_panel + k * kPanelColumns;
+        PAIRMETRICS_UNROLL_STRIP for (int r = 0; r < kStrip512; ++r) acc[r] =
+            _mm512_fmadd_ps(_mm512_set1_ps(a[r]), b, acc[r]);
+    }
+}
+
+PAIRMETRICS_TARGET("avx512f")
+i32 below_scan_avx512(const float*, const float* row_panels, i32 rows, i64 d, const float* panels, i32 cols,
+                      const float* sq_row, const float* sq_col, const float* tau_row, const float* tau_col,
+                      BelowCandidate* out) {
+    i32 count = 0;
+    const __m512 two = _mm512_set1_ps(2.0f);
+    for (i32 c0 = 0; c0 < cols; c0 += kPanelColumns) {
+        const i32 width = std::min(kPanelColumns, cols - c0);
+        alignas(64) float sq[kPanelColumns], tau[kPanelColumns];
+        for (i32 c = 0; c < kPanelColumns; ++c) {
+            sq[c] = c < width ? sq_col[c0 + c] : 0.0f;
+            tau[c] = c < width ? tau_col[c0 + c] : -std::numeric_limits<float>::infinity();
+        }
+        const __m512 sq_c = _mm512_load_ps(sq), tau_c = _mm512_load_ps(tau);
+        const auto valid = static_cast<__mmask16>((1u << width) - 1);
+        const float* panel = panels + static_cast<std::size_t>(c0) * static_cast<std::size_t>(d);
+        for (i32 r0 = 0; r0 < rows; r0 += kStrip512) {
+            __m512 acc[kStrip512];
+            strip_dots_avx512(row_panels + static_cast<std::size_t>(r0) * static_cast<std::size_t>(d), d, panel, acc);
+            const int live = std::min(kStrip512, rows - r0);
+            PAIRMETRICS_UNROLL_STRIP for (int r = 0; r < kStrip512; ++r) {
+                if (r >= live) break;
+                const __m512 v = _mm512_fnmadd_ps(two, acc[r], _mm512_add_ps(_mm512_set1_ps(sq_row[r0 + r]), sq_c));
+                __mmask16 bits = _mm512_mask_cmp_ps_mask(valid, v, _mm512_set1_ps(tau_row[r0 + r]), _CMP_LT_OQ) |
+                                 _mm512_mask_cmp_ps_mask(valid, v, tau_c, _CMP_LT_OQ);
+                if (bits == 0) continue;
+                alignas(64) float value[kPanelColumns];
+                _mm512_store_ps(value, v);
+                for (unsigned m = bits; m != 0; m &= m - 1) {
+                    const int c = __builtin_ctz(m);
+                    out[count++] = BelowCandidate{r0 + r, c0 + c, value[c]};
+                }
+            }
+        }
+    }
+    return count;
+}
+
+PAIRMETRICS_TARGET("avx512f")
+void panel_dots_avx512(const float*, const float* row_panels, i32 rows, i64 d, const float* panel, float* out,
+                       i32 stride) {
+    for (i32 r0 = 0; r0 < rows; r0 += kStrip512) {
+        __m512 acc[kStrip512];
+        strip_dots_avx512(row_panels + static_cast<std::size_t>(r0) * static_cast<std::size_t>(d), d, panel, acc);
+        const int live = std::min(kStrip512, rows - r0);
+        PAIRMETRICS_UNROLL_STRIP for (int r = 0; r < kStrip512; ++r) {
+            if (r >= live) break;
+            _mm512_storeu_ps(out + static_cast<std::size_t>(r0 + r) * static_cast<std::size_t>(stride), acc[r]);
+        }
+    }
+}
+#undef PAIRMETRICS_UNROLL_STRIP
+
 }  // namespace
 #undef PAIRMETRICS_UNROLL
 #endif
 
 #if PAIRMETRICS_X86_SIMD
-// The AVX2 kernel when `level` runs it (AVX-512 CPUs do too), else null.
+// The kernel of the level that runs (null at the scalar level).
 template <class Fn>
-static Fn avx2_or_null(SimdLevel level, Fn avx2) {
-    return simd_resolve(level) != SimdLevel::scalar && simd_supported(SimdLevel::avx2) ? avx2 : nullptr;
+static Fn kernel_of(SimdLevel level, Fn avx2, Fn avx512) {
+    switch (simd_resolve(level)) {
+        case SimdLevel::avx512:
+            return avx512;
+        case SimdLevel::avx2:
+            return avx2;
+        default:
+            return nullptr;
+    }
 }
-#define PAIRMETRICS_AVX2_OR_NULL(level, kernel) avx2_or_null(level, kernel)
+#define PAIRMETRICS_KERNEL_OF(level, name) kernel_of(level, name##_avx2, name##_avx512)
 #else
-#define PAIRMETRICS_AVX2_OR_NULL(level, kernel) ((void)(level), nullptr)
+#define PAIRMETRICS_KERNEL_OF(level, name) ((void)(level), nullptr)
 #endif
 
 BelowScanFn below_scan_for(SimdLevel level) {
-    return PAIRMETRICS_AVX2_OR_NULL(level, below_scan_avx2);
+    return PAIRMETRICS_KERNEL_OF(level, below_scan);
 }
 
 PanelDotsFn panel_dots_for(SimdLevel level) {
-    return PAIRMETRICS_AVX2_OR_NULL(level, panel_dots_avx2);
+    return PAIRMETRICS_KERNEL_OF(level, panel_dots);
 }
 
-#undef PAIRMETRICS_AVX2_OR_NULL
+#undef PAIRMETRICS_KERNEL_OF
 
 }  // namespace pairmetrics::matching

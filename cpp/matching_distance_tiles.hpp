@@ -40,23 +40,28 @@ struct BelowCandidate {
     float value;
 };
 
-// For every row r < rows (x_r = rows_x + r d) and column c < cols (the
+// The rows come twice: row-major (rows_x, x_r = rows_x + r d) and packed
+// in panels like the columns (row_panels, from a multiple of kPanelColumns
+// of a packed set, so that its last panel is padded); each level's kernel
+// reads the layout it is fast on (AVX2 the first, AVX-512 the second).
+//
+// For every row r < rows and column c < cols (the
 // packed panels): appends (r, c, v) to out when v < tau_row[r] or
 // v < tau_col[c]; returns how many (at most rows * cols). Rows go in strips
 // against one panel at a time, panels in order.
-using BelowScanFn = std::int32_t (*)(const float* rows_x, std::int32_t rows, std::int64_t d, const float* panels,
-                                     std::int32_t cols, const float* sq_row, const float* sq_col, const float* tau_row,
-                                     const float* tau_col, BelowCandidate* out);
+using BelowScanFn = std::int32_t (*)(const float* rows_x, const float* row_panels, std::int32_t rows, std::int64_t d,
+                                     const float* panels, std::int32_t cols, const float* sq_row, const float* sq_col,
+                                     const float* tau_row, const float* tau_col, BelowCandidate* out);
 
 // The kernel of a level, or null where there is none (the scalar level:
-// callers keep their matrix-product path). AVX-512 CPUs run the AVX2 one.
+// callers keep their matrix-product path).
 BelowScanFn below_scan_for(SimdLevel level);
 
 // The dot products of rows [0, rows) with one panel's columns, written to
 // out[r * stride + c] for c < kPanelColumns (the same arithmetic as the scan
 // above): the screens' tiles, a few panels wide and in cache.
-using PanelDotsFn = void (*)(const float* rows_x, std::int32_t rows, std::int64_t d, const float* panel, float* out,
-                             std::int32_t stride);
+using PanelDotsFn = void (*)(const float* rows_x, const float* row_panels, std::int32_t rows, std::int64_t d,
+                             const float* panel, float* out, std::int32_t stride);
 PanelDotsFn panel_dots_for(SimdLevel level);
 
 // Panels of a whole point set (cols columns of length d), aligned to a

@@ -484,7 +484,7 @@ void EuclideanDistances::fused_tiles(std::size_t task, i32 lo, i32 hi, i32 first
         for (i32 c0 = start; c0 < end; c0 += kFlagChunk) {
             const i32 c1 = std::min(end, c0 + kFlagChunk);
             for (i32 c = c0; c < c1; c += kPanelColumns)
-                panel_dots_(rows_x, hi - lo, d_, panels_.from(c), dots.data() + (c - c0), kFlagChunk);
+                panel_dots_(rows_x, panels_.from(lo), hi - lo, d_, panels_.from(c), dots.data() + (c - c0), kFlagChunk);
             for (i32 i = lo; i < hi; ++i)
                 visit(task, i, c0, c1, dots.data() + static_cast<std::size_t>(i - lo) * kFlagChunk);
         }
@@ -646,7 +646,7 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
         const T* rows_x = xc + static_cast<std::size_t>(lo_a) * d_;
         for (i32 cb = 0; cb < rows_b; cb += kPanelColumns) {
             for (i32 r = 0; r < rows_a; ++r) tau_row[r] = heaps[lo_a + r].tau;
-            const i32 count = below_scan_(rows_x, rows_a, d_, panels_.from(lo_b + cb),
+            const i32 count = below_scan_(rows_x, panels_.from(lo_a), rows_a, d_, panels_.from(lo_b + cb),
                                           std::min(kPanelColumns, rows_b - cb), sqT.data() + lo_a,
                                           sqT.data() + lo_b + cb, tau_row.data(), tau_col.data() + cb, found.data());
             for (i32 t = 0; t < count; ++t) {

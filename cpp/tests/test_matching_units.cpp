@@ -485,14 +485,15 @@ void test_below_scan() {
                 if (v < tau_row[r] || v < tau_col[c]) expected.emplace_back(r, c, v);
             }
         const double unit_err = matching::EuclideanDistances::tile_unit_error(d, true);
-        matching::PackedPanels panels(cols, d);
+        matching::PackedPanels panels(cols, d), row_panels(rows, d);
         panels.fill(y.data(), 0, cols);
+        row_panels.fill(x.data(), 0, rows);
         for (SimdLevel level : simd_levels()) {
             const matching::BelowScanFn scan = matching::below_scan_for(level);
             if (scan == nullptr) continue;
             std::vector<matching::BelowCandidate> out(static_cast<std::size_t>(rows) * cols);
-            const std::int32_t count = scan(x.data(), rows, d, panels.from(0), cols, sq_row.data(), sq_col.data(),
-                                            tau_row.data(), tau_col.data(), out.data());
+            const std::int32_t count = scan(x.data(), row_panels.from(0), rows, d, panels.from(0), cols, sq_row.data(),
+                                            sq_col.data(), tau_row.data(), tau_col.data(), out.data());
             CHECK(count >= 0 && count <= rows * cols);
             std::vector<std::tuple<int, int, float>> got;
             for (std::int32_t t = 0; t < count; ++t) got.emplace_back(out[t].row, out[t].col, out[t].value);
@@ -510,7 +511,7 @@ void test_below_scan() {
             std::vector<float> panel_out(static_cast<std::size_t>(rows) * stride);
             bool same = true;
             for (int c0 = 0; c0 < cols && panel_dots != nullptr; c0 += matching::kPanelColumns) {
-                panel_dots(x.data(), rows, d, panels.from(c0), panel_out.data(), stride);
+                panel_dots(x.data(), row_panels.from(0), rows, d, panels.from(c0), panel_out.data(), stride);
                 for (int r = 0; r < rows; ++r)
                     for (int c = c0; c < std::min(cols, c0 + matching::kPanelColumns); ++c)
                         same &= std::memcmp(&panel_out[static_cast<std::size_t>(r) * stride + c - c0],
