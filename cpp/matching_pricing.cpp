@@ -1313,7 +1313,7 @@ void PricedSolve::price_screen() {
     }
     std::atomic<i64> visited{0};
     std::mutex kept_lock;
-    const std::size_t old_kept = kept.size();
+    std::size_t in_order = kept.size();  // the kept pairs of earlier screens are in order
     auto visit = [&](i32 i, i32 j) {
         if (same_top(i, j) && top_size(i) >= kSkipInside) return;
         visited.fetch_add(1, std::memory_order_relaxed);
@@ -1333,6 +1333,7 @@ void PricedSolve::price_screen() {
         ++stats.partial_screens;
     } else {
         kept.clear();
+        in_order = 0;
         screen_a.resize(n);
         for (i32 i = 0; i < n; ++i) screen_a[i] = raised(i);
         std::fill(dirty.begin(), dirty.end(), 0);
@@ -1355,9 +1356,11 @@ void PricedSolve::price_screen() {
         screen_valid = true;
         ++stats.screens;
     }
-    if (kept.size() != old_kept) {
-        std::sort(kept.begin(), kept.end(),
-                  [](const Kept& x, const Kept& y) { return x.i < y.i || (x.i == y.i && x.j < y.j); });
+    if (kept.size() != in_order) {  // only the new pairs are sorted, then merged in
+        auto by_pair = [](const Kept& x, const Kept& y) { return x.i < y.i || (x.i == y.i && x.j < y.j); };
+        const auto first_new = kept.begin() + static_cast<std::ptrdiff_t>(in_order);
+        std::sort(first_new, kept.end(), by_pair);
+        std::inplace_merge(kept.begin(), first_new, kept.end(), by_pair);
         kept.erase(std::unique(kept.begin(), kept.end(),
                                [](const Kept& x, const Kept& y) { return x.i == y.i && x.j == y.j; }),
                    kept.end());
