@@ -235,7 +235,12 @@ class PricedSolve {
     void price_round();
     void price_lists_and_prefix(bool lists_only, bool prefix);
     PrefixHead prefix_head(bool none) const;
-    std::int64_t prefix_candidates(i32 lo, i32 hi, const i32* len, i32 s0, i32 s1, int words, std::uint64_t* cand,
+    // A word of prefix candidates: row i's entries [s0 + 64 w, +64) of the stretch from s0.
+    struct PrefixWord {
+        i32 i, w;
+        std::uint64_t bits;
+    };
+    std::int64_t prefix_candidates(i32 lo, i32 hi, const i32* len, i32 s0, i32 s1, std::vector<PrefixWord>& out,
                                    std::int64_t& skipped) const;
     void add_hits(std::vector<Hit>& local);
     void price_inside();
@@ -724,15 +729,18 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
             std::stable_sort(by_len.begin(), by_len.end(), [&](i32 u, i32 v) { return len[u - lo] > len[v - lo]; });
             const std::unique_ptr<Distances::ScreenSet> row_set =
                 head_set ? screen_set_of(by_len.data(), hi - lo, screen_a) : nullptr;
-            std::vector<std::uint64_t> cand, screened;
+            std::vector<PrefixWord> cand;  // only the words holding a candidate
+            std::vector<std::uint64_t> screened;
+            std::vector<i32> rank_of(hi - lo);  // a row's place in by_len (the screen's rows)
+            for (i32 q = 0; q < hi - lo; ++q) rank_of[by_len[q] - lo] = q;
             i32 js[64], at[64];
             i64 ws[64];
             std::int64_t skipped = 0;
             for (i32 s0 = 0; s0 < longest; s0 += stretch) {
                 const i32 s_end = std::min(longest, s0 + stretch);
                 const int words = (s_end - s0 + 63) / 64;
-                cand.assign(static_cast<std::size_t>(hi - lo) * words, 0);
-                const std::int64_t candidates = prefix_candidates(lo, hi, len, s0, s_end, words, cand.data(), skipped);
+                cand.clear();
+                const std::int64_t candidates = prefix_candidates(lo, hi, len, s0, s_end, cand, skipped);
                 i32 reach = 0;  // rows of the stretch
                 while (reach < hi - lo && len[by_len[reach] - lo] > s0) ++reach;
                 if (row_set &&
@@ -741,43 +749,39 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                     screened.resize(static_cast<std::size_t>(reach) * words);
                     D_.screen_block(*row_set, 0, reach, *head_set, s0, s_end, words, screened.data(), 0.0);
                     std::int64_t kept = 0;
-                    for (i32 q = 0; q < reach; ++q)
-                        for (int w = 0; w < words; ++w) {
-                            std::uint64_t& bits = cand[static_cast<std::size_t>(by_len[q] - lo) * words + w];
-                            bits &= screened[static_cast<std::size_t>(q) * words + w];
-                            kept += static_cast<std::int64_t>(std::bitset<64>(bits).count());
-                        }
+                    for (PrefixWord& e : cand) {
+                        e.bits &= screened[static_cast<std::size_t>(rank_of[e.i - lo]) * words + e.w];
+                        kept += static_cast<std::int64_t>(std::bitset<64>(e.bits).count());
+                    }
                     ruled_out.fetch_add(candidates - kept, std::memory_order_relaxed);
                 }
-                for (i32 i = lo; i < hi; ++i) {
-                    const i64 yi = r.y[i];
+                for (const PrefixWord& e : cand) {
+                    const i32 i = e.i;
                     auto& f = found[i];
-                    for (int w = 0; w < words && f.size() < enough; ++w) {
-                        int count = 0;
-                        for (std::uint64_t bits = cand[static_cast<std::size_t>(i - lo) * words + w]; bits != 0;
-                             bits &= bits - 1) {
-                            const i32 t = s0 + 64 * w + lowest_bit(bits);
-                            at[count] = t;
-                            js[count++] = by_y[t];
-                        }
-                        if (count == 0) continue;
-                        if (head.rows.empty()) {
-                            weights(i, js, count, ws);
-                        } else {
-                            const double* xi = D_.point(i);
-                            for (int t = 0; t < count; ++t)
-                                ws[t] = ws_.to_int(D_.distance_between(xi, head.row(at[t])));
-                        }
-                        for (int t = 0; t < count && f.size() < enough; ++t) {
-                            const i64 rc = 2 * ws[t] - yi - y_by[at[t]];
-                            if (rc < 0) {
-                                f.emplace_back(rc, js[t]);
-                                local.push_back(Hit{i, js[t], rc});
-                            }
-                        }
-                        if (((extra + count) >> 16) != (extra >> 16)) control.check();
-                        extra += count;
+                    if (f.size() >= enough) continue;
+                    int count = 0;
+                    for (std::uint64_t bits = e.bits; bits != 0; bits &= bits - 1) {
+                        const i32 t = s0 + 64 * e.w + lowest_bit(bits);
+                        at[count] = t;
+                        js[count++] = by_y[t];
                     }
+                    if (count == 0) continue;
+                    if (head.rows.empty()) {
+                        weights(i, js, count, ws);
+                    } else {
+                        const double* xi = D_.point(i);
+                        for (int t = 0; t < count; ++t) ws[t] = ws_.to_int(D_.distance_between(xi, head.row(at[t])));
+                    }
+                    const i64 yi = r.y[i];
+                    for (int t = 0; t < count && f.size() < enough; ++t) {
+                        const i64 rc = 2 * ws[t] - yi - y_by[at[t]];
+                        if (rc < 0) {
+                            f.emplace_back(rc, js[t]);
+                            local.push_back(Hit{i, js[t], rc});
+                        }
+                    }
+                    if (((extra + count) >> 16) != (extra >> 16)) control.check();
+                    extra += count;
                 }
                 control.check();
             }
@@ -794,12 +798,13 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
 // The pairs of rows [lo, hi) (prefix lengths len) with the stretch [s0, s1)
 // of the order by y that the prefix scan prices: y_j > c_i (inside the
 // prefix), y_i > c_j, j > i (each pair from one end) and in different
-// top-level nodes; as bits per row and 64 entries. Rows that found enough
+// top-level nodes; appended to `out` as the words (64 entries each) that
+// hold one, row by row (most words of a long prefix hold none). Rows that found enough
 // violated pairs are left out, and so are the pairs whose duals' rises add
 // up to at most 0 (entries of the prefix left out so, whatever j: `skipped`).
 // Returns how many.
-std::int64_t PricedSolve::prefix_candidates(i32 lo, i32 hi, const i32* len, i32 s0, i32 s1, int words,
-                                            std::uint64_t* cand, std::int64_t& skipped) const {
+std::int64_t PricedSolve::prefix_candidates(i32 lo, i32 hi, const i32* len, i32 s0, i32 s1,
+                                            std::vector<PrefixWord>& out, std::int64_t& skipped) const {
     static const LessThanBitsFn less_than = less_than_bits_for(SimdLevel::automatic);
     std::int64_t total = 0;
     for (i32 i = lo; i < hi; ++i) {
@@ -829,7 +834,8 @@ std::int64_t PricedSolve::prefix_candidates(i32 lo, i32 hi, const i32* len, i32 
                 const int at = lowest_bit(bits);
                 if (by_y_[t0 + at] > i && root_by_[t0 + at] != root_i) keep |= std::uint64_t{1} << at;
             }
-            cand[static_cast<std::size_t>(i - lo) * words + (t0 - s0) / 64] = keep;
+            if (keep == 0) continue;
+            out.push_back(PrefixWord{i, (t0 - s0) / 64, keep});
             total += static_cast<std::int64_t>(std::bitset<64>(keep).count());
         }
     }
