@@ -1317,17 +1317,24 @@ void PricedSolve::price_screen() {
         }
         add_hits(local);
     }
-    std::atomic<i64> visited{0};
-    std::mutex kept_lock;
+    // The pairs found, in shards by their first end: the two threads rarely
+    // wait on one lock or write one cache line.
+    struct Shard {
+        std::mutex lock;
+        std::vector<Kept> kept;
+        std::vector<Hit> hits;
+        char pad[64];
+    };
+    std::vector<Shard> shards(64);
     std::size_t in_order = kept.size();  // the kept pairs of earlier screens are in order
     auto visit = [&](i32 i, i32 j) {
         if (same_top(i, j) && top_size(i) >= kSkipInside) return;
-        visited.fetch_add(1, std::memory_order_relaxed);
         const i64 wij = weight(i, j);
         const i64 rc = 2 * wij - r.y[i] - r.y[j];
-        std::lock_guard<std::mutex> g(kept_lock);
-        kept.push_back(Kept{std::min(i, j), std::max(i, j), wij});
-        if (rc < 0) hits.push_back(Hit{i, j, rc});
+        Shard& shard = shards[static_cast<std::size_t>(std::min(i, j) / 64) % shards.size()];
+        std::lock_guard<std::mutex> g(shard.lock);
+        shard.kept.push_back(Kept{std::min(i, j), std::max(i, j), wij});
+        if (rc < 0) shard.hits.push_back(Hit{i, j, rc});
     };
     if (screen_valid) {
         for (i32 i : rows) {
@@ -1362,6 +1369,14 @@ void PricedSolve::price_screen() {
         screen_valid = true;
         ++stats.screens;
     }
+    std::size_t visited = 0;
+    for (const Shard& shard : shards) visited += shard.kept.size();
+    kept.reserve(kept.size() + visited);
+    for (Shard& shard : shards) {
+        kept.insert(kept.end(), shard.kept.begin(), shard.kept.end());
+        hits.insert(hits.end(), shard.hits.begin(), shard.hits.end());
+        shard.kept = {};
+    }
     if (kept.size() != in_order) {  // only the new pairs are sorted, then merged in
         auto by_pair = [](const Kept& x, const Kept& y) { return x.i < y.i || (x.i == y.i && x.j < y.j); };
         const auto first_new = kept.begin() + static_cast<std::ptrdiff_t>(in_order);
@@ -1371,8 +1386,8 @@ void PricedSolve::price_screen() {
                                [](const Kept& x, const Kept& y) { return x.i == y.i && x.j == y.j; }),
                    kept.end());
     }
-    stats.extra_pairs += visited.load();
-    stats.screen_pairs += visited.load();
+    stats.extra_pairs += static_cast<i64>(visited);
+    stats.screen_pairs += static_cast<i64>(visited);
 }
 
 // Distances a with d(i, j) >= a_i + a_j => 2 w_ij >= y_i + y_j: 2 w >= 2 d
