@@ -51,6 +51,20 @@ void PackedPanels::fill(const float* x, i32 first, i32 count) {
 
 namespace {
 
+// One panel's column norms and thresholds, padded past its `width` columns
+// (norm 0, threshold -inf: never below), and the mask of its columns.
+struct PanelColumns {
+    alignas(64) float sq[kPanelColumns];
+    alignas(64) float tau[kPanelColumns];
+    std::uint32_t valid;
+    PanelColumns(const float* sq_col, const float* tau_col, i32 width) : valid((1u << width) - 1) {
+        for (i32 c = 0; c < kPanelColumns; ++c) {
+            sq[c] = c < width ? sq_col[c] : 0.0f;
+            tau[c] = c < width ? tau_col[c] : -std::numeric_limits<float>::infinity();
+        }
+    }
+};
+
 // Six rows by sixteen columns: twelve accumulators, enough independent
 // fused multiply-adds to keep both units busy.
 constexpr int kStrip = 6;
@@ -119,15 +133,10 @@ i32 below_scan_avx2(const float* x, const float*, i32 rows, i64 d, const float* 
                     const float* sq_col, const float* tau_row, const float* tau_col, BelowCandidate* out) {
     i32 count = 0;
     for (i32 c0 = 0; c0 < cols; c0 += kPanelColumns) {
-        const i32 width = std::min(kPanelColumns, cols - c0);
-        alignas(32) float sq[kPanelColumns], tau[kPanelColumns];
-        for (i32 c = 0; c < kPanelColumns; ++c) {
-            sq[c] = c < width ? sq_col[c0 + c] : 0.0f;
-            tau[c] = c < width ? tau_col[c0 + c] : -std::numeric_limits<float>::infinity();
-        }
-        const __m256 sq_lo = _mm256_load_ps(sq), sq_hi = _mm256_load_ps(sq + 8);
-        const __m256 tau_lo = _mm256_load_ps(tau), tau_hi = _mm256_load_ps(tau + 8);
-        const std::uint32_t valid = (1u << width) - 1;
+        const PanelColumns p(sq_col + c0, tau_col + c0, std::min(kPanelColumns, cols - c0));
+        const __m256 sq_lo = _mm256_load_ps(p.sq), sq_hi = _mm256_load_ps(p.sq + 8);
+        const __m256 tau_lo = _mm256_load_ps(p.tau), tau_hi = _mm256_load_ps(p.tau + 8);
+        const std::uint32_t valid = p.valid;
         const float* panel = panels + static_cast<std::size_t>(c0) * static_cast<std::size_t>(d);
         for (i32 r = 0; r < rows; r += kStrip)
             count +=
@@ -181,14 +190,9 @@ i32 below_scan_avx512(const float*, const float* row_panels, i32 rows, i64 d, co
     i32 count = 0;
     const __m512 two = _mm512_set1_ps(2.0f);
     for (i32 c0 = 0; c0 < cols; c0 += kPanelColumns) {
-        const i32 width = std::min(kPanelColumns, cols - c0);
-        alignas(64) float sq[kPanelColumns], tau[kPanelColumns];
-        for (i32 c = 0; c < kPanelColumns; ++c) {
-            sq[c] = c < width ? sq_col[c0 + c] : 0.0f;
-            tau[c] = c < width ? tau_col[c0 + c] : -std::numeric_limits<float>::infinity();
-        }
-        const __m512 sq_c = _mm512_load_ps(sq), tau_c = _mm512_load_ps(tau);
-        const auto valid = static_cast<__mmask16>((1u << width) - 1);
+        const PanelColumns p(sq_col + c0, tau_col + c0, std::min(kPanelColumns, cols - c0));
+        const __m512 sq_c = _mm512_load_ps(p.sq), tau_c = _mm512_load_ps(p.tau);
+        const auto valid = static_cast<__mmask16>(p.valid);
         const float* panel = panels + static_cast<std::size_t>(c0) * static_cast<std::size_t>(d);
         for (i32 r0 = 0; r0 < rows; r0 += kStrip512) {
             __m512 acc[kStrip512];
