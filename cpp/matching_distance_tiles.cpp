@@ -36,6 +36,13 @@ PackedPanels::PackedPanels(i32 cols, i64 d) : d_(d) {
     base_ = storage_.data() + (64 - address % 64) % 64 / sizeof(float);
 }
 
+void PackedPanels::assign(const float* x, i32 cols, i64 d) {
+    constexpr std::size_t line = 64 / sizeof(float);
+    if (storage_.size() < panel_floats(cols, d) + line) *this = PackedPanels(cols, d);
+    d_ = d;
+    pack_panels(x, cols, d, base_);
+}
+
 void PackedPanels::fill(const float* x, i32 first, i32 count) {
     const std::size_t at = static_cast<std::size_t>(first) * static_cast<std::size_t>(d_);
     pack_panels(x + at, count, d_, base_ + at);

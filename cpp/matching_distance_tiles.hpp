@@ -29,6 +29,11 @@ inline std::size_t panel_floats(std::int32_t cols, std::int64_t d) {
     return panels * static_cast<std::size_t>(d) * kPanelColumns;
 }
 
+// cols rounded up to whole panels: the row stride of a tile the panel kernel writes.
+inline std::int32_t panel_stride(std::int32_t cols) {
+    return (cols + kPanelColumns - 1) / kPanelColumns * kPanelColumns;
+}
+
 // Columns x (cols rows of length d, row-major) packed into panels at out
 // (panel_floats(cols, d) floats).
 void pack_panels(const float* x, std::int32_t cols, std::int64_t d, float* out);
@@ -76,6 +81,8 @@ class PackedPanels {
     PackedPanels& operator=(PackedPanels&&) = default;
     // Packs x's columns [first, first + count) (first a multiple of kPanelColumns).
     void fill(const float* x, std::int32_t first, std::int32_t count);
+    // Holds exactly x's cols columns of length d, reusing the storage when it is large enough.
+    void assign(const float* x, std::int32_t cols, std::int64_t d);
     // The panels from column `first` (a multiple of kPanelColumns) on.
     const float* from(std::int32_t first) const {
         return base_ + static_cast<std::size_t>(first) * static_cast<std::size_t>(d_);

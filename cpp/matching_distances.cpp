@@ -203,6 +203,15 @@ void EuclideanDistances::pack_panels_of_rows(Control* control) {
     }
 }
 
+void EuclideanDistances::panel_tile(const float* rows_x, i32 rows, const float* col_panels, i32 cols, float* out,
+                                    i32 stride) const {
+    thread_local PackedPanels row_panels;
+    row_panels.assign(rows_x, rows, d_);
+    for (i32 c = 0; c < cols; c += kPanelColumns)
+        panel_dots_(rows_x, row_panels.from(0), rows, d_, col_panels + static_cast<std::size_t>(c) * d_, out + c,
+                    stride);
+}
+
 double EuclideanDistances::tile_unit_error(i64 d, bool single) {
     const double u = single ? kEps32 : kEps64;
     return euclidean::expansion_error(static_cast<std::ptrdiff_t>(d), 1.0, u) * 1.01 + (single ? 4.5 * u : 0.0);
@@ -721,6 +730,7 @@ namespace {
 // Float32 copies of chosen points, contiguous, with the prefilter's terms.
 struct FloatScreenSet final : Distances::ScreenSet {
     std::vector<float> x, sq, err, at;
+    PackedPanels panels;  // x in panels, where the panel kernel runs
 };
 
 }  // namespace
@@ -741,6 +751,7 @@ std::unique_ptr<Distances::ScreenSet> EuclideanDistances::screen_set(const i32* 
         set->err[t] = screen32_.err[p];
         set->at[t] = float_at_least(tile_threshold(a[t]));
     }
+    if (panel_dots_ != nullptr) set->panels.assign(set->x.data(), count, d_);
     return set;
 }
 
@@ -752,9 +763,16 @@ void EuclideanDistances::screen_block(const ScreenSet& rows, i32 r0, i32 r1, con
     if (nr <= 0 || nc <= 0) return;
     if (nc > kScreenColumns || nc > 64 * words) throw std::logic_error("screen_block: too many columns");
     thread_local std::vector<float> tile;
-    tile.resize(static_cast<std::size_t>(nr) * nc);
     const std::size_t d = static_cast<std::size_t>(d_);
-    {
+    // The panel kernel where there is one (faster than a matrix product this
+    // narrow): from the panel holding c0, the tile's columns `shift` on.
+    const int shift = panel_dots_ != nullptr ? c0 % kPanelColumns : 0;
+    const int stride = panel_dots_ != nullptr ? panel_stride(shift + nc) : nc;
+    tile.resize(static_cast<std::size_t>(nr) * stride);
+    if (panel_dots_ != nullptr) {
+        panel_tile(R.x.data() + static_cast<std::size_t>(r0) * d, nr, C.panels.from(c0 - shift), shift + nc,
+                   tile.data(), stride);
+    } else {
         const OneBlasThread one_thread(gemm_.threads);
         dot_tile(gemm_.sgemm, R.x.data() + static_cast<std::size_t>(r0) * d, nr,
                  C.x.data() + static_cast<std::size_t>(c0) * d, nc, k, tile.data());
@@ -764,7 +782,7 @@ void EuclideanDistances::screen_block(const ScreenSet& rows, i32 r0, i32 r1, con
     double lower_units = std::nextafter(-tile_threshold(-lower), 0.0);
     if (!(lower_units > 0 && lower_units < std::numeric_limits<double>::infinity())) lower_units = 0;
     for (int r = 0; r < nr; ++r) {
-        const float* dots = tile.data() + static_cast<std::size_t>(r) * nc;
+        const float* dots = tile.data() + static_cast<std::size_t>(r) * stride + shift;
         const i32 i = r0 + r;
         const float ati = lower_units > 0 ? float_at_least(std::nextafter(static_cast<double>(R.at[i]) - lower_units,
                                                                           std::numeric_limits<double>::infinity()))
@@ -923,12 +941,21 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
             const int count = all ? nr : static_cast<int>(active.size());
             const i32 c1 = std::min(n, c0 + kRowBlock);
             const int cols = c1 - c0;
-            dot_tile(gemm, rows_x, count, xc + static_cast<std::size_t>(c0) * d, cols, k, tile.data());
+            int stride = cols;
+            bool by_panels = false;  // the panel kernel where there is one (faster than a product this narrow)
+            if constexpr (std::is_same_v<T, float>) {
+                by_panels = panel_dots_ != nullptr;
+                if (by_panels) {
+                    stride = panel_stride(cols);
+                    panel_tile(rows_x, count, panels_.from(c0), cols, tile.data(), stride);
+                }
+            }
+            if (!by_panels) dot_tile(gemm, rows_x, count, xc + static_cast<std::size_t>(c0) * d, cols, k, tile.data());
             unsigned char hit[64];
             for (int t = 0; t < count; ++t) {
                 const int r = all ? t : active[t];
                 const i32 p = where[lo + r], i = perm_[p];
-                const T* dots = tile.data() + static_cast<std::size_t>(t) * cols;
+                const T* dots = tile.data() + static_cast<std::size_t>(t) * stride;
                 for (i32 cb = c0; cb < c1; cb += 64) {
                     const i32 ce = std::min(c1, cb + 64);
                     if (!may_screen(p, cb, ce, c0, dots, at32)) continue;

@@ -230,6 +230,11 @@ class EuclideanDistances final : public Distances {
                      Control& control) const;
     // The float32 rows packed into panels_.
     void pack_panels_of_rows(Control* control);
+    // out[r * stride + c] = <rows_x[r], column c> for r < rows, c < cols, by
+    // the panel kernel: columns already packed (col_panels aligned, from a
+    // multiple of kPanelColumns), stride a multiple of kPanelColumns.
+    void panel_tile(const float* rows_x, std::int32_t rows, const float* col_panels, std::int32_t cols, float* out,
+                    std::int32_t stride) const;
     // Points in an order where each block of kBlock consecutive ones is a
     // small ball (recursive splits along the line of two far points), and
     // each block's ball: tiles of two far-apart balls are skipped whole.
