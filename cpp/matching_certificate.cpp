@@ -86,7 +86,7 @@ Certificate certificate(const Distances& D, bool ghost, const double* y, const s
         }
     };
     if (c.min_z >= 0) {
-        D.pairs_below(a.data(), n_threads, control, [&](i32 u, i32 v) {
+        D.pairs_below(a.data(), nullptr, n_threads, control, [&](i32 u, i32 v) {
             double err;
             const double rc = reduced(u, v, D(u, v), err);
             if (-rc > 0) raise_to(worst, -rc);

@@ -96,7 +96,8 @@ void DenseDistances<T>::nearest(i32 store, i32* cand, double* bound, int n_threa
 }
 
 template <class T>
-void DenseDistances<T>::pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const {
+void DenseDistances<T>::pairs_below(const double* a, const i32* /*group*/, int n_threads, Control& control,
+                                    const PairVisitor& visit) const {
     const i32 n = n_;
     const std::size_t tasks = (static_cast<std::size_t>(n) + kRowBlock - 1) / kRowBlock;
     parallel_for(
@@ -112,8 +113,8 @@ void DenseDistances<T>::pairs_below(const double* a, int n_threads, Control& con
 }
 
 template <class T>
-void DenseDistances<T>::pairs_below_rows(const double* a, const std::vector<i32>& rows, int n_threads, Control& control,
-                                         const PairVisitor& visit) const {
+void DenseDistances<T>::pairs_below_rows(const double* a, const i32* /*group*/, const std::vector<i32>& rows,
+                                         int n_threads, Control& control, const PairVisitor& visit) const {
     const i32 n = n_;
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
@@ -840,14 +841,27 @@ bool EuclideanDistances::may_screen(i32 i, i32 cb, i32 ce, i32 c0, const T* dots
     }
 }
 
-void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& control,
+std::vector<i32> EuclideanDistances::block_groups(const i32* group) const {
+    if (group == nullptr) return {};
+    std::vector<i32> out((n_ + kRowBlock - 1) / kRowBlock);
+    for (i32 p = 0; p < n_; ++p) {
+        i32& g = out[p / kRowBlock];
+        const i32 gp = group[perm_[p]];
+        g = p % kRowBlock == 0 ? gp : (g == gp ? g : -1);
+    }
+    return out;
+}
+
+void EuclideanDistances::pairs_below(const double* a, const i32* group, int n_threads, Control& control,
                                      const PairVisitor& visit_pair) const {
     const std::vector<double> at = tile_thresholds(a);
     const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
-    // Blocks whose balls are apart, or each row of one block apart from the
-    // other's ball (its threshold plus the other block's largest).
+    const std::vector<i32> groups = block_groups(group);
+    // Blocks of one group; blocks whose balls are apart, or each row of one
+    // block apart from the other's ball (its threshold plus the other block's largest).
     auto skip = [&](i32 ra, i32 cb) {
+        if (!groups.empty() && groups[ra] >= 0 && groups[ra] == groups[cb]) return true;
         if (screened_apart(block_gap(ra, cb), top[ra] + top[cb], ball_sq_[ra], ball_sq_[cb])) return true;
         auto one_sided = [&](i32 x, i32 y) {
             return rows_apart(
@@ -869,13 +883,14 @@ void EuclideanDistances::pairs_below(const double* a, int n_threads, Control& co
     for_tiles(n_threads, control, [](i32 lo) { return lo; }, skip, visit);
 }
 
-void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32>& rows, int n_threads,
-                                          Control& control, const PairVisitor& visit_pair) const {
+void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, const std::vector<i32>& rows,
+                                          int n_threads, Control& control, const PairVisitor& visit_pair) const {
     const i32 n = n_;
     const std::size_t d = static_cast<std::size_t>(d_);
     const std::vector<double> at = tile_thresholds(a);
     const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
+    const std::vector<i32> groups = block_groups(group);
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
     // The rows by position, so that each task's rows are near each other.
@@ -900,11 +915,13 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
         const int nr = hi - lo;
         int k = static_cast<int>(d_);
         std::vector<T> block(static_cast<std::size_t>(nr) * d);  // the rows, contiguous
-        // Their ball (centre, radius), largest sq_ and extreme thresholds.
+        // Their ball (centre, radius), largest sq_, extreme thresholds and group (-1: several).
         double sq_top = 0, at_top = -std::numeric_limits<double>::infinity();
         double at_low = std::numeric_limits<double>::infinity();
+        i32 rows_group = group == nullptr ? -1 : group[perm_[where[lo]]];
         for (int r = 0; r < nr; ++r) {
             const i32 p = where[lo + r];
+            if (group != nullptr && group[perm_[p]] != rows_group) rows_group = -1;
             std::copy_n(xc + static_cast<std::size_t>(p) * d, d, block.data() + static_cast<std::size_t>(r) * d);
             sq_top = std::max(sq_top, sq_[p]);
             at_top = std::max(at_top, at[p]);
@@ -917,6 +934,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const std::vector<i32
         const OneBlasThread one_thread(gemm_.threads);
         for (i32 c0 = 0; c0 < n; c0 += kRowBlock) {
             const i32 cblock = c0 / kRowBlock;
+            if (rows_group >= 0 && groups[cblock] == rows_group) continue;
             const double gap = ball_gap(centre.data(), radius, cblock);
             if (screened_apart(gap, at_top + top[cblock], sq_top, ball_sq_[cblock])) continue;
             active.clear();

@@ -99,7 +99,8 @@ class Distances {
     virtual double screen_cost() const { return 1.0; }
     // Calls visit(i, j) for every pair i < j whose distance may be
     // < a[i] + a[j] (a superset: the caller checks each pair exactly), from
-    // several threads at once (visit must be thread safe).
+    // several threads at once (visit must be thread safe). Pairs of one
+    // group (group[i] == group[j] >= 0; group may be null) may be left out.
     using PairVisitor = std::function<void(std::int32_t, std::int32_t)>;
     // Screening of chosen pairs (such as the pricing prefix): copies of some
     // points with their thresholds (a[t] that of points[t]), screened set
@@ -123,11 +124,12 @@ class Distances {
     virtual void screen_block(const ScreenSet& /*rows*/, std::int32_t /*r0*/, std::int32_t /*r1*/,
                               const ScreenSet& /*cols*/, std::int32_t /*c0*/, std::int32_t /*c1*/, int /*words*/,
                               std::uint64_t* /*bits*/, double /*lower*/) const {}
-    virtual void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const = 0;
+    virtual void pairs_below(const double* a, const std::int32_t* group, int n_threads, Control& control,
+                             const PairVisitor& visit) const = 0;
     // The same for the pairs with an end in `rows` (sorted, distinct): each
     // once, as visit(i, j) with i in rows (and i < j when both are).
-    virtual void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads,
-                                  Control& control, const PairVisitor& visit) const = 0;
+    virtual void pairs_below_rows(const double* a, const std::int32_t* group, const std::vector<std::int32_t>& rows,
+                                  int n_threads, Control& control, const PairVisitor& visit) const = 0;
 };
 
 // out[t] = D's distance of rows i and js[t] of `rows` (n x d, row-major;
@@ -151,9 +153,10 @@ class DenseDistances final : public Distances {
     double max_distance() const override { return max_; }
     double relative_error() const override { return 0.0; }
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads, Control& control) const override;
-    void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
-    void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
-                          const PairVisitor& visit) const override;
+    void pairs_below(const double* a, const std::int32_t* group, int n_threads, Control& control,
+                     const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::int32_t* group, const std::vector<std::int32_t>& rows,
+                          int n_threads, Control& control, const PairVisitor& visit) const override;
 
   private:
     const T* D_;
@@ -187,9 +190,10 @@ class EuclideanDistances final : public Distances {
     double max_distance() const override { return max_; }
     double relative_error() const override { return (static_cast<double>(d_) + 4) * 1.1102230246251565e-16; }
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads, Control& control) const override;
-    void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
-    void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
-                          const PairVisitor& visit) const override;
+    void pairs_below(const double* a, const std::int32_t* group, int n_threads, Control& control,
+                     const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::int32_t* group, const std::vector<std::int32_t>& rows,
+                          int n_threads, Control& control, const PairVisitor& visit) const override;
     // Float32 tiles only (else null): the set's centred rows, norms, error terms and thresholds in tile units.
     std::unique_ptr<ScreenSet> screen_set(const std::int32_t* points, std::int32_t count,
                                           const double* a) const override;
@@ -228,6 +232,8 @@ class EuclideanDistances final : public Distances {
     template <class Skip, class F>
     void fused_tiles(std::size_t task, std::int32_t lo, std::int32_t hi, std::int32_t first, Skip& skip, F& visit,
                      Control& control) const;
+    // Per block of positions: the group of all its points, or -1 (empty when group is null).
+    std::vector<std::int32_t> block_groups(const std::int32_t* group) const;
     // The float32 rows packed into panels_.
     void pack_panels_of_rows(Control* control);
     // out[r * stride + c] = <rows_x[r], column c> for r < rows, c < cols, by

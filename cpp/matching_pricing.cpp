@@ -1326,9 +1326,12 @@ void PricedSolve::price_screen() {
         char pad[64];
     };
     std::vector<Shard> shards(64);
+    // Pairs inside one large top-level blossom are priced there (price_inside), not here.
+    std::vector<i32> group(n);
+    for (i32 i = 0; i < n; ++i) group[i] = top_size(i) >= kSkipInside ? lam.root(i) : -1;
     std::size_t in_order = kept.size();  // the kept pairs of earlier screens are in order
     auto visit = [&](i32 i, i32 j) {
-        if (same_top(i, j) && top_size(i) >= kSkipInside) return;
+        if (group[i] >= 0 && group[i] == group[j]) return;
         const i64 wij = weight(i, j);
         const i64 rc = 2 * wij - r.y[i] - r.y[j];
         Shard& shard = shards[static_cast<std::size_t>(std::min(i, j) / 64) % shards.size()];
@@ -1340,9 +1343,9 @@ void PricedSolve::price_screen() {
         for (i32 i : rows) {
             screen_a[i] = raised(i);
             dirty[i] = 0;
-            skipped[i] = top_size(i) >= kSkipInside;
+            skipped[i] = group[i] >= 0;
         }
-        if (!rows.empty()) D.pairs_below_rows(screen_a.data(), rows, opt.n_threads, control, visit);
+        if (!rows.empty()) D.pairs_below_rows(screen_a.data(), group.data(), rows, opt.n_threads, control, visit);
         ++stats.partial_screens;
     } else {
         kept.clear();
@@ -1350,7 +1353,7 @@ void PricedSolve::price_screen() {
         screen_a.resize(n);
         for (i32 i = 0; i < n; ++i) screen_a[i] = raised(i);
         std::fill(dirty.begin(), dirty.end(), 0);
-        for (i32 i = 0; i < n; ++i) skipped[i] = top_size(i) >= kSkipInside;
+        for (i32 i = 0; i < n; ++i) skipped[i] = group[i] >= 0;
         // Pairs inside one blossom are skipped: with a large one
         // (deep nesting), only the rows outside it are screened.
         i32 largest = -1;
@@ -1362,9 +1365,9 @@ void PricedSolve::price_screen() {
             rows.clear();
             for (i32 i = 0; i < n; ++i)
                 if (lam.root(i) != largest) rows.push_back(i);
-            D.pairs_below_rows(screen_a.data(), rows, opt.n_threads, control, visit);
+            D.pairs_below_rows(screen_a.data(), group.data(), rows, opt.n_threads, control, visit);
         } else {
-            D.pairs_below(screen_a.data(), opt.n_threads, control, visit);
+            D.pairs_below(screen_a.data(), group.data(), opt.n_threads, control, visit);
         }
         screen_valid = true;
         ++stats.screens;

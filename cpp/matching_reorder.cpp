@@ -113,17 +113,28 @@ std::unique_ptr<Distances::ScreenSet> ReorderedDistances::screen_set(const std::
     return inner_.screen_set(inner_points.data(), count, a);
 }
 
-void ReorderedDistances::pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const {
-    const std::vector<double> inner_a = inner_thresholds(a);
-    inner_.pairs_below(inner_a.data(), n_threads, control, [&](i32 p, i32 q) {
-        const i32 i = rank_[p], j = rank_[q];
-        visit(std::min(i, j), std::max(i, j));
-    });
+std::vector<i32> ReorderedDistances::inner_groups(const i32* group) const {
+    if (group == nullptr) return {};
+    std::vector<i32> out(order_.size());
+    for (std::size_t i = 0; i < order_.size(); ++i) out[order_[i]] = group[i];
+    return out;
 }
 
-void ReorderedDistances::pairs_below_rows(const double* a, const std::vector<i32>& rows, int n_threads,
-                                          Control& control, const PairVisitor& visit) const {
+void ReorderedDistances::pairs_below(const double* a, const i32* group, int n_threads, Control& control,
+                                     const PairVisitor& visit) const {
     const std::vector<double> inner_a = inner_thresholds(a);
+    const std::vector<i32> inner_group = inner_groups(group);
+    inner_.pairs_below(inner_a.data(), group == nullptr ? nullptr : inner_group.data(), n_threads, control,
+                       [&](i32 p, i32 q) {
+                           const i32 i = rank_[p], j = rank_[q];
+                           visit(std::min(i, j), std::max(i, j));
+                       });
+}
+
+void ReorderedDistances::pairs_below_rows(const double* a, const i32* group, const std::vector<i32>& rows,
+                                          int n_threads, Control& control, const PairVisitor& visit) const {
+    const std::vector<double> inner_a = inner_thresholds(a);
+    const std::vector<i32> inner_group = inner_groups(group);
     std::vector<i32> inner_rows(rows.size());
     std::vector<char> in(order_.size(), 0);
     for (std::size_t t = 0; t < rows.size(); ++t) {
@@ -131,12 +142,13 @@ void ReorderedDistances::pairs_below_rows(const double* a, const std::vector<i32
         in[rows[t]] = 1;
     }
     std::sort(inner_rows.begin(), inner_rows.end());
-    inner_.pairs_below_rows(inner_a.data(), inner_rows, n_threads, control, [&](i32 p, i32 q) {
-        i32 i = rank_[p], j = rank_[q];
-        // Both in rows: the smaller id first, as the interface promises.
-        if (in[j] && j < i) std::swap(i, j);
-        visit(i, j);
-    });
+    inner_.pairs_below_rows(inner_a.data(), group == nullptr ? nullptr : inner_group.data(), inner_rows, n_threads,
+                            control, [&](i32 p, i32 q) {
+                                i32 i = rank_[p], j = rank_[q];
+                                // Both in rows: the smaller id first, as the interface promises.
+                                if (in[j] && j < i) std::swap(i, j);
+                                visit(i, j);
+                            });
 }
 
 void to_input_ids(BlossomResult& r, const std::vector<i32>& order) {

@@ -40,15 +40,18 @@ class ReorderedDistances final : public Distances {
                       std::int32_t c1, int words, std::uint64_t* bits, double lower) const override {
         inner_.screen_block(rows, r0, r1, cols, c0, c1, words, bits, lower);
     }
-    void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override;
-    void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
-                          const PairVisitor& visit) const override;
+    void pairs_below(const double* a, const std::int32_t* group, int n_threads, Control& control,
+                     const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::int32_t* group, const std::vector<std::int32_t>& rows,
+                          int n_threads, Control& control, const PairVisitor& visit) const override;
 
     const std::vector<std::int32_t>& order() const { return order_; }
 
   private:
     // a indexed by the inner provider's ids.
     std::vector<double> inner_thresholds(const double* a) const;
+    // group likewise (empty when null).
+    std::vector<std::int32_t> inner_groups(const std::int32_t* group) const;
 
     const Distances& inner_;
     std::vector<std::int32_t> order_, rank_;  // rank_[order_[i]] = i

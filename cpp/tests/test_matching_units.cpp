@@ -716,7 +716,7 @@ void test_euclidean_pairs_below() {
             std::vector<char> visited(static_cast<std::size_t>(n) * n, 0);
             std::atomic<int> twice{0};
             Control control;
-            e.pairs_below(a.data(), 2, control, [&](std::int32_t i, std::int32_t j) {
+            e.pairs_below(a.data(), nullptr, 2, control, [&](std::int32_t i, std::int32_t j) {
                 char& v = visited[static_cast<std::size_t>(i) * n + j];
                 if (i >= j || v) ++twice;
                 v = 1;
@@ -742,7 +742,7 @@ void test_euclidean_pairs_below() {
 // that some blocks span two clusters; far apart, so that most tiles are
 // skipped by the ball and the row tests; duplicated points; magnitudes 1,
 // 1e-100 and 1e100; squared and not; 1 and 2 threads; float32 and float64
-// tiles; every level): the lists, pairs_below and pairs_below_rows against brute force.
+// tiles; every level): the lists, pairs_below and pairs_below_rows against brute force, without and with groups.
 void test_euclidean_clustered_skips() {
     std::mt19937_64 gen(71);
     std::normal_distribution<double> normal;
@@ -801,12 +801,12 @@ void test_euclidean_clustered_skips() {
             if (run % 2 == 1) a.swap(across);
             std::vector<char> seen(static_cast<std::size_t>(n) * n, 0), seen_rows(seen.size(), 0);
             std::atomic<int> wrong{0};
-            e.pairs_below(a.data(), threads, control, [&](std::int32_t i, std::int32_t j) {
+            e.pairs_below(a.data(), nullptr, threads, control, [&](std::int32_t i, std::int32_t j) {
                 char& v = seen[static_cast<std::size_t>(i) * n + j];
                 if (i >= j || v) ++wrong;
                 v = 1;
             });
-            e.pairs_below_rows(a.data(), rows, threads, control, [&](std::int32_t i, std::int32_t j) {
+            e.pairs_below_rows(a.data(), nullptr, rows, threads, control, [&](std::int32_t i, std::int32_t j) {
                 if (!in_rows[i] || (in_rows[j] && j < i)) ++wrong;
                 char& v = seen_rows[static_cast<std::size_t>(i) * n + j];
                 if (v) ++wrong;
@@ -825,6 +825,31 @@ void test_euclidean_clustered_skips() {
             CHECK(below > n);  // the thresholds are not idle
             CHECK(missed == 0);
             CHECK(missed_rows == 0);
+            // Groups (clusters 0 to 3 one group, the rest none): pairs of one group may be left out, no other
+            // pair; every point a row, so that the rows' blocks can lie in one group.
+            std::vector<std::int32_t> group(n), every(n);
+            for (int i = 0; i < n; ++i) {
+                group[i] = i % clusters < 4 ? 0 : -1;
+                every[i] = i;
+            }
+            std::vector<char> grouped(seen.size(), 0), grouped_rows(seen.size(), 0);
+            e.pairs_below(a.data(), group.data(), threads, control,
+                          [&](std::int32_t i, std::int32_t j) { grouped[static_cast<std::size_t>(i) * n + j] = 1; });
+            e.pairs_below_rows(a.data(), group.data(), every, threads, control, [&](std::int32_t i, std::int32_t j) {
+                grouped_rows[static_cast<std::size_t>(i) * n + j] = 1;
+            });
+            int missed_grouped = 0, left_out = 0, left_out_rows = 0;
+            for (int i = 0; i < n; ++i)
+                for (int j = i + 1; j < n; ++j) {
+                    const std::size_t at = static_cast<std::size_t>(i) * n + j;
+                    const bool one_group = group[i] >= 0 && group[i] == group[j];
+                    left_out += seen[at] && !grouped[at];
+                    left_out_rows += seen[at] && !grouped_rows[at];
+                    if (!one_group && D[at] < a[i] + a[j]) missed_grouped += !grouped[at] + !grouped_rows[at];
+                }
+            CHECK(missed_grouped == 0);
+            CHECK(left_out > 0);  // whole blocks of one group are skipped
+            CHECK(left_out_rows > 0);
         }
     }
 }
@@ -913,12 +938,13 @@ class ShortLists final : public matching::Distances {
     std::int32_t store_hint() const override { return 24; }
     double exact_cost() const override { return e_.exact_cost(); }
     double screen_cost() const override { return e_.screen_cost(); }
-    void pairs_below(const double* a, int n_threads, Control& control, const PairVisitor& visit) const override {
-        e_.pairs_below(a, n_threads, control, visit);
+    void pairs_below(const double* a, const std::int32_t* group, int n_threads, Control& control,
+                     const PairVisitor& visit) const override {
+        e_.pairs_below(a, group, n_threads, control, visit);
     }
-    void pairs_below_rows(const double* a, const std::vector<std::int32_t>& rows, int n_threads, Control& control,
-                          const PairVisitor& visit) const override {
-        e_.pairs_below_rows(a, rows, n_threads, control, visit);
+    void pairs_below_rows(const double* a, const std::int32_t* group, const std::vector<std::int32_t>& rows,
+                          int n_threads, Control& control, const PairVisitor& visit) const override {
+        e_.pairs_below_rows(a, group, rows, n_threads, control, visit);
     }
     std::unique_ptr<ScreenSet> screen_set(const std::int32_t* points, std::int32_t count,
                                           const double* a) const override {
@@ -1208,14 +1234,14 @@ void test_reordered_distances() {
             std::atomic<int> misordered{0};  // pairs not as the interface promises
             auto pairs = visited(
                 [&](auto v) {
-                    r.pairs_below(a.data(), 2, control, [&](std::int32_t i, std::int32_t j) {
+                    r.pairs_below(a.data(), nullptr, 2, control, [&](std::int32_t i, std::int32_t j) {
                         if (!(i < j)) ++misordered;
                         v(i, j);
                     });
                 },
                 true);
             CHECK(misordered.load() == 0 && !pairs.empty());
-            CHECK(pairs == visited([&](auto v) { inner->pairs_below(inner_a.data(), 2, control, v); }, false));
+            CHECK(pairs == visited([&](auto v) { inner->pairs_below(inner_a.data(), nullptr, 2, control, v); }, false));
             std::vector<std::int32_t> rows, inner_rows;
             for (int i = 0; i < n; i += 3) {
                 rows.push_back(i);
@@ -1224,7 +1250,7 @@ void test_reordered_distances() {
             std::sort(inner_rows.begin(), inner_rows.end());
             pairs = visited(
                 [&](auto v) {
-                    r.pairs_below_rows(a.data(), rows, 2, control, [&](std::int32_t i, std::int32_t j) {
+                    r.pairs_below_rows(a.data(), nullptr, rows, 2, control, [&](std::int32_t i, std::int32_t j) {
                         if (!(i % 3 == 0 && (j % 3 != 0 || i < j))) ++misordered;
                         v(i, j);
                     });
@@ -1232,7 +1258,8 @@ void test_reordered_distances() {
                 true);
             CHECK(misordered.load() == 0 && !pairs.empty());
             CHECK(pairs ==
-                  visited([&](auto v) { inner->pairs_below_rows(inner_a.data(), inner_rows, 2, control, v); }, false));
+                  visited([&](auto v) { inner->pairs_below_rows(inner_a.data(), nullptr, inner_rows, 2, control, v); },
+                          false));
         }
     for (bool ghost : {false, true}) {
         const int m = ghost ? n - 1 : n;
