@@ -162,9 +162,52 @@ PAIRMETRICS_FORCE_INLINE std::uint64_t screen_bits_body(const float* dots, const
 PAIRMETRICS_TILE_SCANS(scalar, )
 #if PAIRMETRICS_X86_SIMD
 PAIRMETRICS_TILE_SCANS(avx2, PAIRMETRICS_TARGET("avx2"))
-PAIRMETRICS_TILE_SCANS(avx512, PAIRMETRICS_TARGET("avx512f"))
 #endif
 #undef PAIRMETRICS_TILE_SCANS
+
+#if PAIRMETRICS_X86_SIMD
+// AVX-512: sixteen lanes of may_screen_lane at a time, the same operations
+// in the same order (the same bits), straight to a comparison mask; the
+// columns past len are masked off.
+template <bool Squared>
+PAIRMETRICS_TARGET("avx512f")
+PAIRMETRICS_FORCE_INLINE __mmask16 screen_mask_avx512(const float* dots, const float* sq, const float* err,
+                                                      const float* at, __m512 sqi, __m512 erri, __m512 ati, int len) {
+    const __mmask16 live = len >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << len) - 1);
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512 s = _mm512_add_ps(ati, _mm512_maskz_loadu_ps(live, at));
+    const __m512 widen = _mm512_set1_ps(1.0f + 0x1p-20f);
+    const __m512 target = Squared ? _mm512_mul_ps(s, widen) : _mm512_mul_ps(_mm512_mul_ps(s, s), widen);
+    const __m512 v = _mm512_sub_ps(_mm512_add_ps(sqi, _mm512_maskz_loadu_ps(live, sq)),
+                                   _mm512_mul_ps(_mm512_set1_ps(2.0f), _mm512_maskz_loadu_ps(live, dots)));
+    const __m512 lower = _mm512_sub_ps(v, _mm512_add_ps(erri, _mm512_maskz_loadu_ps(live, err)));
+    return _mm512_mask_cmp_ps_mask(_mm512_mask_cmp_ps_mask(live, s, zero, _CMP_GT_OQ), lower, target, _CMP_LT_OQ);
+}
+
+template <bool Squared>
+PAIRMETRICS_TARGET("avx512f")
+bool may_screen_avx512(const float* dots, const float* sq, const float* err, const float* at, float sqi, float erri,
+                       float ati, int len) {
+    const __m512 vsqi = _mm512_set1_ps(sqi), verri = _mm512_set1_ps(erri), vati = _mm512_set1_ps(ati);
+    for (int c = 0; c < len; c += 16)
+        if (screen_mask_avx512<Squared>(dots + c, sq + c, err + c, at + c, vsqi, verri, vati, len - c) != 0)
+            return true;
+    return false;
+}
+
+template <bool Squared>
+PAIRMETRICS_TARGET("avx512f")
+std::uint64_t screen_bits_avx512(const float* dots, const float* sq, const float* err, const float* at, float sqi,
+                                 float erri, float ati, int len) {
+    const __m512 vsqi = _mm512_set1_ps(sqi), verri = _mm512_set1_ps(erri), vati = _mm512_set1_ps(ati);
+    std::uint64_t bits = 0;
+    for (int c = 0; c < len; c += 16)
+        bits |= static_cast<std::uint64_t>(
+                    screen_mask_avx512<Squared>(dots + c, sq + c, err + c, at + c, vsqi, verri, vati, len - c))
+                << c;
+    return bits;
+}
+#endif
 
 }  // namespace
 

@@ -695,6 +695,37 @@ void test_screen_prefilter() {
     }
 }
 
+// The prefilter's levels agree bit for bit over whole 64-column words and
+// their tails (lengths 1 to 64), about half of the columns flagged.
+void test_screen_prefilter_levels() {
+    std::mt19937_64 gen(13);
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    std::vector<float> dots(64), sq(64), err(64), at(64);
+    for (int trial = 0; trial < 200; ++trial) {
+        const float sqi = 50.0f * (0.5f + unit(gen)), erri = 1e-3f * sqi, ati = 6.0f * unit(gen);
+        for (int c = 0; c < 64; ++c) {
+            sq[c] = 50.0f * (0.5f + unit(gen));
+            dots[c] = sq[c] * (unit(gen) - 0.5f);
+            err[c] = 1e-3f * sq[c];
+            // Threshold sums squared at 0.5 to 1.5 of the value; some sums negative.
+            const float v = sqi + sq[c] - 2 * dots[c];
+            at[c] = (c % 9 == 0 ? -1.0f : 1.0f) * std::sqrt(v * (0.5f + unit(gen))) - ati;
+        }
+        for (int len : {1, 7, 16, 37, 63, 64})
+            for (bool squared : {false, true}) {
+                const std::uint64_t want = matching::screen_bits_for(SimdLevel::scalar, squared)(
+                    dots.data(), sq.data(), err.data(), at.data(), sqi, erri, ati, len);
+                if (len == 64 && !squared) CHECK(want != 0 && ~want != 0);
+                for (SimdLevel level : simd_levels()) {
+                    CHECK(matching::screen_bits_for(level, squared)(dots.data(), sq.data(), err.data(), at.data(), sqi,
+                                                                    erri, ati, len) == want);
+                    CHECK(matching::may_screen_for(level, squared)(dots.data(), sq.data(), err.data(), at.data(), sqi,
+                                                                   erri, ati, len) == (want != 0));
+                }
+            }
+    }
+}
+
 // pairs_below of Euclidean points over float32 tiles: every pair closer than
 // its threshold sum is visited once, at every level, the same pairs.
 void test_euclidean_pairs_below() {
@@ -1391,6 +1422,7 @@ int main(int argc, char** argv) {
         {"flag_below", test_flag_below},
         {"below_scan", test_below_scan},
         {"screen_prefilter", test_screen_prefilter},
+        {"screen_prefilter_levels", test_screen_prefilter_levels},
         {"euclidean_pairs_below", test_euclidean_pairs_below},
         {"euclidean_clustered_skips", test_euclidean_clustered_skips},
         {"euclidean_screen_block", test_euclidean_screen_block},
