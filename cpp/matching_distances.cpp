@@ -334,11 +334,22 @@ template <class C>
 double EuclideanDistances::ball_gap(const C* centre, double radius, i32 b) const {
     const std::size_t d = static_cast<std::size_t>(d_);
     const double* c = ball_centre_.data() + static_cast<std::size_t>(b) * d;
-    double s = 0;
-    for (std::size_t k = 0; k < d; ++k) {
+    // Eight running sums (vector lanes, not one long chain of additions):
+    // the margin below holds for any order of the sum of squares.
+    constexpr std::size_t kLanes = 8;
+    double lanes[kLanes] = {};
+    std::size_t k = 0;
+    for (; k + kLanes <= d; k += kLanes)
+        for (std::size_t q = 0; q < kLanes; ++q) {
+            const double t = static_cast<double>(centre[k + q]) - c[k + q];
+            lanes[q] += t * t;
+        }
+    for (; k < d; ++k) {
         const double t = static_cast<double>(centre[k]) - c[k];
-        s += t * t;
+        lanes[k % kLanes] += t * t;
     }
+    double s = 0;
+    for (double lane : lanes) s += lane;
     const double margin = 4 * (static_cast<double>(d) + 8) * kEps64;
     return std::sqrt(s) * (1 - margin) - (radius + ball_radius_[b]) * (1 + margin) - margin;
 }

@@ -80,6 +80,19 @@ std::uint64_t less_than_bits_avx2(const std::int64_t* values, std::int64_t bound
     return bits;
 }
 
+// Eight lanes per step, the comparison straight to a mask (the tail masked off).
+PAIRMETRICS_TARGET("avx512f")
+std::uint64_t less_than_bits_avx512(const std::int64_t* values, std::int64_t bound, int len) {
+    const __m512i vb = _mm512_set1_epi64(bound);
+    std::uint64_t bits = 0;
+    for (int t = 0; t < len; t += 8) {
+        const auto live = static_cast<__mmask8>(len - t >= 8 ? 0xFF : (1u << (len - t)) - 1);
+        const __m512i v = _mm512_maskz_loadu_epi64(live, values + t);
+        bits |= static_cast<std::uint64_t>(_mm512_mask_cmplt_epi64_mask(live, v, vb)) << t;
+    }
+    return bits;
+}
+
 // Lane q holds the running sum of t mod 4 = q, as in the scalar loop
 // (separate multiply and add, no fused operation: the same roundings).
 PAIRMETRICS_TARGET("avx2")
@@ -223,6 +236,9 @@ FlagBelowFn flag_below_for(SimdLevel level) {
 }
 
 LessThanBitsFn less_than_bits_for(SimdLevel level) {
+#if PAIRMETRICS_X86_SIMD
+    if (simd_resolve(level) == SimdLevel::avx512) return less_than_bits_avx512;
+#endif
     return PAIRMETRICS_AVX2_OR_SCALAR(level, less_than_bits);
 }
 
