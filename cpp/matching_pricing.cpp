@@ -1002,7 +1002,8 @@ std::int64_t InsideScan::tile_candidates(i32 p, i32 c0, i32 c1, i32 block, i32& 
     const i32 i = lam_.order()[p];
     const i32 from = std::max(c0, p + 1), end = std::min(c1, lam_.hi(lam_.root(i)));
     if (from >= end) return 0;
-    while (end - 1 >= lam_.hi(meet)) meet = r_.parent[meet];
+    // (end - 1 > p: a blossom, found in O(1), not by climbing a nesting that can be thousands deep)
+    if (end - 1 >= lam_.hi(meet)) meet = lam_.lca(i, lam_.order()[end - 1]);
     const i64 yi = r_.y[i], ri = radius_[i], Z = forest_.zsum(meet);
     if (yi + block_y_max_[block] - Z <= 2 * ri || yi + block_slack_max_[block] - Z <= 0) return 0;
     // y_q > 2 r_i - y_i + Z and y_q - 2 r_q > Z - y_i, negated.
@@ -1165,8 +1166,8 @@ std::int64_t PricedSolve::screen_inside_tile(const InsideScan& scan, const Insid
     bits += static_cast<std::size_t>(r0) * kWords;
     // Every pair of the rows' tile meets in the smallest blossom holding their positions to c1 - 1, or in a smaller
     // one.
-    i32 B = scan.parent(scan.vertex(task.p0 + r0));
-    while (lam.hi(B) < c1) B = scan.parent(B);
+    const i32 p = task.p0 + r0;
+    const i32 B = c1 - 1 > p ? lam.lca(scan.vertex(p), scan.vertex(c1 - 1)) : scan.parent(scan.vertex(p));
     const double lower =
         ws_.distance_below(static_cast<double>(scan.forest().zsum(B) - scan.forest().zsum(task.top)) / 2);
     screened.resize(static_cast<std::size_t>(r1 - r0) * kWords);
