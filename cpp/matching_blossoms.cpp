@@ -166,20 +166,34 @@ template <class Int>
 void Solver<Int>::augment_blossom(i32 b, i32 v) {
     // Moving the base of a blossom rematches its cycle and moves the bases of
     // some children, each of which touches only its own vertices: a work list
-    // does them in any order, without recursion (nesting can be thousands deep).
-    std::vector<std::pair<i32, i32>> work{{b, v}};
-    while (!work.empty()) {
-        const auto [blossom, vertex] = work.back();
-        work.pop_back();
-        rebase(blossom, vertex, work);
+    // does them in any order, without recursion (nesting can be thousands
+    // deep). Each vertex's ancestors up to the blossom are collected once
+    // (the nesting does not change here): the rebases of the blossoms on
+    // that chain, one inside the other, step down it instead of climbing
+    // from the vertex again each time.
+    RebaseChains chains;
+    chains.work.push_back(chains.start(parent_, b, v));
+    while (!chains.work.empty()) {
+        const auto item = chains.work.back();
+        chains.work.pop_back();
+        rebase(item, chains);
     }
 }
 
 template <class Int>
-void Solver<Int>::rebase(i32 b, i32 v, std::vector<std::pair<i32, i32>>& work) {
-    i32 t = v;
-    while (parent_[t] != b) t = parent_[t];
-    if (t >= n_) work.emplace_back(t, v);
+typename Solver<Int>::RebaseChains::Item Solver<Int>::RebaseChains::start(const std::vector<i32>& parent, i32 b,
+                                                                          i32 v) {
+    const auto first = static_cast<i32>(path.size());
+    path.push_back(v);
+    while (path.back() != b) path.push_back(parent[path.back()]);
+    return Item{first, static_cast<i32>(path.size()) - 1 - first};
+}
+
+template <class Int>
+void Solver<Int>::rebase(typename RebaseChains::Item item, RebaseChains& chains) {
+    const i32 b = chains.path[item.first + item.at], v = chains.path[item.first];
+    const i32 t = chains.path[item.first + item.at - 1];  // the child of b holding v
+    if (t >= n_) chains.work.push_back({item.first, item.at - 1});
     std::vector<i32>& ch = childs_[b - n_];
     std::vector<std::pair<i32, i32>>& ce = cedges_[b - n_];
     const i32 k = static_cast<i32>(ch.size());
@@ -192,8 +206,8 @@ void Solver<Int>::rebase(i32 b, i32 v, std::vector<std::pair<i32, i32>>& work) {
         const i32 j1 = forward ? j + 1 : j - 1;
         const i32 j2 = forward ? (j1 + 1) % k : j1 - 1;
         const auto [a, c] = forward ? ce[j1] : std::make_pair(ce[j1 - 1].second, ce[j1 - 1].first);
-        if (ch[j1] >= n_) work.emplace_back(ch[j1], a);  // a in child j1, c in child j2
-        if (ch[j2] >= n_) work.emplace_back(ch[j2], c);
+        if (ch[j1] >= n_) chains.work.push_back(chains.start(parent_, ch[j1], a));  // a in child j1, c in child j2
+        if (ch[j2] >= n_) chains.work.push_back(chains.start(parent_, ch[j2], c));
         mate_[a] = c;
         mate_[c] = a;
         j = j2;
@@ -296,7 +310,6 @@ template void Solver<i64>::push_expand(i32);
 template void Solver<i64>::shrink(i32, i32);
 template i32 Solver<i64>::collect_cycle(i32, i32, i32);
 template void Solver<i64>::augment_blossom(i32, i32);
-template void Solver<i64>::rebase(i32, i32, std::vector<std::pair<i32, i32>>&);
 template void Solver<i64>::lift_children(i32, const std::vector<i32>&, i64);
 template void Solver<i64>::expand(i32);
 template const std::vector<i32>& Solver<i128>::leaves(i32);
@@ -304,7 +317,6 @@ template void Solver<i128>::push_expand(i32);
 template void Solver<i128>::shrink(i32, i32);
 template i32 Solver<i128>::collect_cycle(i32, i32, i32);
 template void Solver<i128>::augment_blossom(i32, i32);
-template void Solver<i128>::rebase(i32, i32, std::vector<std::pair<i32, i32>>&);
 template void Solver<i128>::lift_children(i32, const std::vector<i32>&, i128);
 template void Solver<i128>::expand(i32);
 

@@ -188,8 +188,18 @@ class Solver {
 
     // Make vertex v the base of blossom b, re-matching along the even path.
     void augment_blossom(i32 b, i32 v);
-    // One blossom's part of augment_blossom; the children to rebase go to `work`.
-    void rebase(i32 b, i32 v, std::vector<std::pair<i32, i32>>& work);
+    // The rebases still to do: chains of nodes, each from a vertex up to a
+    // blossom holding it; an item is blossom path[first + at] with vertex path[first].
+    struct RebaseChains {
+        struct Item {
+            i32 first, at;
+        };
+        std::vector<i32> path;
+        std::vector<Item> work;
+        Item start(const std::vector<i32>& parent, i32 b, i32 v);
+    };
+    // One blossom's part of augment_blossom; the children to rebase go to chains.work.
+    void rebase(typename RebaseChains::Item item, RebaseChains& chains);
 
     // Flip the path from vertex s (in an even node) to its root; s gets mate j.
     void augment_path(i32 s, i32 j);
