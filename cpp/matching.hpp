@@ -152,6 +152,9 @@ struct CompleteOptions {
     // Tests: screen every stretch of the pricing prefix and every tile inside screened blossoms (else when it pays).
     bool screen_every_stretch = false;
     int screen_inside_from = 512;  // top-level blossoms of at least this many vertices are priced with a screen
+    // Dirty rows of a partial screen that left one top-level node (and whose threshold did not rise) are screened
+    // against its points alone when at least this many (else against every point; tests lower it).
+    int own_columns_from = 4096;
     // Later pricing rounds resume the last round's solver, blossoms kept (else
     // each solves afresh from the last duals with the blossom duals folded in).
     bool resume = true;

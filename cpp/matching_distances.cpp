@@ -113,8 +113,9 @@ void DenseDistances<T>::pairs_below(const double* a, const i32* /*group*/, int n
 }
 
 template <class T>
-void DenseDistances<T>::pairs_below_rows(const double* a, const i32* /*group*/, const std::vector<i32>& rows,
-                                         int n_threads, Control& control, const PairVisitor& visit) const {
+void DenseDistances<T>::pairs_below_rows(const double* a, const i32* /*group*/, const char* columns,
+                                         const std::vector<i32>& rows, int n_threads, Control& control,
+                                         const PairVisitor& visit) const {
     const i32 n = n_;
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
@@ -126,7 +127,9 @@ void DenseDistances<T>::pairs_below_rows(const double* a, const i32* /*group*/, 
             for (std::size_t t = task * 64; t < hi; ++t) {
                 const i32 i = rows[t];
                 for (i32 j = 0; j < n; ++j)
-                    if (j != i && !(in[j] && j < i) && (*this)(i, j) < a[i] + a[j]) visit(i, j);
+                    if (j != i && !(in[j] && j < i) && (columns == nullptr || columns[j]) &&
+                        (*this)(i, j) < a[i] + a[j])
+                        visit(i, j);
             }
             control.check();
         },
@@ -894,14 +897,20 @@ void EuclideanDistances::pairs_below(const double* a, const i32* group, int n_th
     for_tiles(n_threads, control, [](i32 lo) { return lo; }, skip, visit);
 }
 
-void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, const std::vector<i32>& rows,
-                                          int n_threads, Control& control, const PairVisitor& visit_pair) const {
+void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, const char* columns,
+                                          const std::vector<i32>& rows, int n_threads, Control& control,
+                                          const PairVisitor& visit_pair) const {
     const i32 n = n_;
     const std::size_t d = static_cast<std::size_t>(d_);
     const std::vector<double> at = tile_thresholds(a);
     const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
     const std::vector<i32> groups = block_groups(group);
+    std::vector<char> block_has_columns;  // per block: whether any of its columns may pair (empty: all)
+    if (columns != nullptr) {
+        block_has_columns.assign((n + kRowBlock - 1) / kRowBlock, 0);
+        for (i32 p = 0; p < n; ++p) block_has_columns[p / kRowBlock] |= columns[perm_[p]] != 0;
+    }
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
     // The rows by position, so that each task's rows are near each other.
@@ -945,7 +954,9 @@ void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, con
         const OneBlasThread one_thread(gemm_.threads);
         for (i32 c0 = 0; c0 < n; c0 += kRowBlock) {
             const i32 cblock = c0 / kRowBlock;
-            if (rows_group >= 0 && groups[cblock] == rows_group) continue;
+            if ((rows_group >= 0 && groups[cblock] == rows_group) ||
+                (!block_has_columns.empty() && !block_has_columns[cblock]))
+                continue;
             const double gap = ball_gap(centre.data(), radius, cblock);
             if (screened_apart(gap, at_top + top[cblock], sq_top, ball_sq_[cblock])) continue;
             active.clear();
@@ -992,7 +1003,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, con
                     for (i32 c = cb; c < ce; ++c) {
                         if (!hit[c - cb]) continue;
                         const i32 j = perm_[c];
-                        if (j != i && !(in[j] && j < i)) visit_pair(i, j);
+                        if (j != i && !(in[j] && j < i) && (columns == nullptr || columns[j])) visit_pair(i, j);
                     }
                 }
             }

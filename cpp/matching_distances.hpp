@@ -127,9 +127,11 @@ class Distances {
     virtual void pairs_below(const double* a, const std::int32_t* group, int n_threads, Control& control,
                              const PairVisitor& visit) const = 0;
     // The same for the pairs with an end in `rows` (sorted, distinct): each
-    // once, as visit(i, j) with i in rows (and i < j when both are).
-    virtual void pairs_below_rows(const double* a, const std::int32_t* group, const std::vector<std::int32_t>& rows,
-                                  int n_threads, Control& control, const PairVisitor& visit) const = 0;
+    // once, as visit(i, j) with i in rows (and i < j when both are). Pairs
+    // at a column j with columns[j] == 0 may be left out too (columns may be null).
+    virtual void pairs_below_rows(const double* a, const std::int32_t* group, const char* columns,
+                                  const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                                  const PairVisitor& visit) const = 0;
 };
 
 // out[t] = D's distance of rows i and js[t] of `rows` (n x d, row-major;
@@ -155,8 +157,9 @@ class DenseDistances final : public Distances {
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads, Control& control) const override;
     void pairs_below(const double* a, const std::int32_t* group, int n_threads, Control& control,
                      const PairVisitor& visit) const override;
-    void pairs_below_rows(const double* a, const std::int32_t* group, const std::vector<std::int32_t>& rows,
-                          int n_threads, Control& control, const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::int32_t* group, const char* columns,
+                          const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                          const PairVisitor& visit) const override;
 
   private:
     const T* D_;
@@ -192,8 +195,9 @@ class EuclideanDistances final : public Distances {
     void nearest(std::int32_t store, std::int32_t* cand, double* bound, int n_threads, Control& control) const override;
     void pairs_below(const double* a, const std::int32_t* group, int n_threads, Control& control,
                      const PairVisitor& visit) const override;
-    void pairs_below_rows(const double* a, const std::int32_t* group, const std::vector<std::int32_t>& rows,
-                          int n_threads, Control& control, const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::int32_t* group, const char* columns,
+                          const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                          const PairVisitor& visit) const override;
     // Float32 tiles only (else null): the set's centred rows, norms, error terms and thresholds in tile units.
     std::unique_ptr<ScreenSet> screen_set(const std::int32_t* points, std::int32_t count,
                                           const double* a) const override;

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -319,6 +320,11 @@ class PricedSolve {
     std::vector<double> screen_a_;
     std::vector<char> dirty_, skipped_;
     std::vector<i32> prev_top_;
+    // Where each dirty point came from: the previous top-level nodes of a
+    // round (snapshots of prev_top_) and, per point, the snapshot its node
+    // is in (-1: not dirty; -2: dirty twice, every pair to screen again).
+    std::vector<std::vector<i32>> dirty_snaps_;
+    std::vector<i32> dirty_snap_;
     // Incremental pricing across top-level nodes (see mark_repriced_rows): the rows to price in full this round
     // (also as bits over the order by y), and the reference of the last complete pricing.
     static constexpr i64 kDirty = i64{1} << 61;  // above every rise of a dual
@@ -355,7 +361,8 @@ PricedSolve::PricedSolve(const Distances& D, const Lists& L, double cap, const C
       radius_(n_, kNoRadius),
       block_extra_(blocks_),
       dirty_(n_, 0),
-      skipped_(n_, 0) {
+      skipped_(n_, 0),
+      dirty_snap_(n_, -1) {
     for (std::size_t t = 0; t < L.d.size(); ++t) cand_w_[t] = ws_.to_int(L.d[t]);
     for (i32 i = 0; i < n_; ++i)
         if (!std::isinf(L.bound[i])) radius_[i] = ws_.floor_int(L.bound[i]);
@@ -1243,8 +1250,16 @@ void PricedSolve::mark_dirty_rows() {
         // current one holding most of its vertices; its flagged vertices
         // elsewhere are screened again. So every skipped pair whose ends
         // are not both in one current top-level node has a dirty end.
+        // Moreover, the two ends of such a pair were in one top-level node
+        // in the round before the first that split them, and an end marked
+        // then (dirty for the first time since it was last screened) left
+        // that node: its skipped pairs have their other end among the
+        // node's points of then (dirty_snap_; an end marked twice needs
+        // every point). The other end, if it was marked instead, covers the
+        // pair from its own row.
         std::vector<i32> by_prev(N);
         for (i32 v = 0; v < N; ++v) by_prev[v] = v;
+        i32 snap = -1;  // this round's snapshot in dirty_snaps_, once a point needs it
         std::sort(by_prev.begin(), by_prev.end(), [&](i32 u, i32 v) {
             if (prev_top[u] != prev_top[v]) return prev_top[u] < prev_top[v];
             if (lam.root(u) != lam.root(v)) return lam.root(u) < lam.root(v);
@@ -1265,7 +1280,14 @@ void PricedSolve::mark_dirty_rows() {
             }
             for (i32 q = p; q < end; ++q) {
                 const i32 v = by_prev[q];
-                if (v < n && skipped[v] && lam.root(v) != best) dirty[v] = 1;
+                if (v < n && skipped[v] && lam.root(v) != best) {
+                    if (!dirty[v] && snap < 0) {
+                        dirty_snaps_.push_back(prev_top);
+                        snap = static_cast<i32>(dirty_snaps_.size()) - 1;
+                    }
+                    dirty_snap_[v] = dirty[v] ? -2 : snap;
+                    dirty[v] = 1;
+                }
             }
             p = end;
         }
@@ -1341,12 +1363,49 @@ void PricedSolve::price_screen() {
         if (rc < 0) shard.hits.push_back(Hit{i, j, rc});
     };
     if (screen_valid) {
+        // A dirty row whose threshold did not rise needs only the columns of
+        // the top-level node it left (see mark_dirty_rows): many such rows
+        // from one node are screened against its points alone; the other
+        // rows against every point. Each row's A becomes the least
+        // threshold any of its pairs was screened with.
+        std::vector<i32> everywhere;
+        std::map<std::pair<i32, i32>, std::vector<i32>> from_node;  // (snapshot, node): its rows
         for (i32 i : rows) {
+            if (a[i] <= screen_a[i] && dirty_snap_[i] >= 0)
+                from_node[{dirty_snap_[i], dirty_snaps_[dirty_snap_[i]][i]}].push_back(i);
+            else
+                everywhere.push_back(i);
+        }
+        for (auto it = from_node.begin(); it != from_node.end();) {  // (each pass costs O(n) however few its rows)
+            if (it->second.size() >= static_cast<std::size_t>(std::max(1, opt.own_columns_from))) {
+                ++it;
+                continue;
+            }
+            everywhere.insert(everywhere.end(), it->second.begin(), it->second.end());
+            it = from_node.erase(it);
+        }
+        std::sort(everywhere.begin(), everywhere.end());
+        std::vector<char> columns(n, 1);
+        for (i32 i : everywhere) columns[i] = 0;  // (the pairs of these rows are all visited here)
+        std::vector<double> before(rows.size());
+        for (std::size_t t = 0; t < rows.size(); ++t) {
+            const i32 i = rows[t];
+            before[t] = columns[i] ? screen_a[i] : std::numeric_limits<double>::infinity();
             screen_a[i] = raised(i);
             dirty[i] = 0;
+            dirty_snap_[i] = -1;
             skipped[i] = group[i] >= 0;
         }
-        if (!rows.empty()) D.pairs_below_rows(screen_a.data(), group.data(), rows, opt.n_threads, control, visit);
+        if (!everywhere.empty())
+            D.pairs_below_rows(screen_a.data(), group.data(), nullptr, everywhere, opt.n_threads, control, visit);
+        for (const auto& [node, node_rows] : from_node) {
+            const std::vector<i32>& then = dirty_snaps_[node.first];
+            std::vector<char> of_node(n);
+            for (i32 j = 0; j < n; ++j) of_node[j] = columns[j] && then[j] == node.second;
+            D.pairs_below_rows(screen_a.data(), group.data(), of_node.data(), node_rows, opt.n_threads, control, visit);
+        }
+        for (std::size_t t = 0; t < rows.size(); ++t) screen_a[rows[t]] = std::min(screen_a[rows[t]], before[t]);
+        dirty_snaps_.clear();
         ++stats.partial_screens;
     } else {
         kept.clear();
@@ -1354,6 +1413,8 @@ void PricedSolve::price_screen() {
         screen_a.resize(n);
         for (i32 i = 0; i < n; ++i) screen_a[i] = raised(i);
         std::fill(dirty.begin(), dirty.end(), 0);
+        std::fill(dirty_snap_.begin(), dirty_snap_.end(), -1);
+        dirty_snaps_.clear();
         for (i32 i = 0; i < n; ++i) skipped[i] = group[i] >= 0;
         // Pairs inside one blossom are skipped: with a large one
         // (deep nesting), only the rows outside it are screened.
@@ -1366,7 +1427,7 @@ void PricedSolve::price_screen() {
             rows.clear();
             for (i32 i = 0; i < n; ++i)
                 if (lam.root(i) != largest) rows.push_back(i);
-            D.pairs_below_rows(screen_a.data(), group.data(), rows, opt.n_threads, control, visit);
+            D.pairs_below_rows(screen_a.data(), group.data(), nullptr, rows, opt.n_threads, control, visit);
         } else {
             D.pairs_below(screen_a.data(), group.data(), opt.n_threads, control, visit);
         }

@@ -100,12 +100,6 @@ void ReorderedDistances::nearest(i32 store, i32* cand, double* bound, int n_thre
     }
 }
 
-std::vector<double> ReorderedDistances::inner_thresholds(const double* a) const {
-    std::vector<double> out(order_.size());
-    for (std::size_t i = 0; i < order_.size(); ++i) out[order_[i]] = a[i];
-    return out;
-}
-
 std::unique_ptr<Distances::ScreenSet> ReorderedDistances::screen_set(const std::int32_t* points, std::int32_t count,
                                                                      const double* a) const {
     std::vector<std::int32_t> inner_points(points, points + count);
@@ -113,17 +107,10 @@ std::unique_ptr<Distances::ScreenSet> ReorderedDistances::screen_set(const std::
     return inner_.screen_set(inner_points.data(), count, a);
 }
 
-std::vector<i32> ReorderedDistances::inner_groups(const i32* group) const {
-    if (group == nullptr) return {};
-    std::vector<i32> out(order_.size());
-    for (std::size_t i = 0; i < order_.size(); ++i) out[order_[i]] = group[i];
-    return out;
-}
-
 void ReorderedDistances::pairs_below(const double* a, const i32* group, int n_threads, Control& control,
                                      const PairVisitor& visit) const {
-    const std::vector<double> inner_a = inner_thresholds(a);
-    const std::vector<i32> inner_group = inner_groups(group);
+    const std::vector<double> inner_a = inner(a);
+    const std::vector<i32> inner_group = inner(group);
     inner_.pairs_below(inner_a.data(), group == nullptr ? nullptr : inner_group.data(), n_threads, control,
                        [&](i32 p, i32 q) {
                            const i32 i = rank_[p], j = rank_[q];
@@ -131,10 +118,12 @@ void ReorderedDistances::pairs_below(const double* a, const i32* group, int n_th
                        });
 }
 
-void ReorderedDistances::pairs_below_rows(const double* a, const i32* group, const std::vector<i32>& rows,
-                                          int n_threads, Control& control, const PairVisitor& visit) const {
-    const std::vector<double> inner_a = inner_thresholds(a);
-    const std::vector<i32> inner_group = inner_groups(group);
+void ReorderedDistances::pairs_below_rows(const double* a, const i32* group, const char* columns,
+                                          const std::vector<i32>& rows, int n_threads, Control& control,
+                                          const PairVisitor& visit) const {
+    const std::vector<double> inner_a = inner(a);
+    const std::vector<i32> inner_group = inner(group);
+    const std::vector<char> inner_columns = inner(columns);
     std::vector<i32> inner_rows(rows.size());
     std::vector<char> in(order_.size(), 0);
     for (std::size_t t = 0; t < rows.size(); ++t) {
@@ -142,8 +131,9 @@ void ReorderedDistances::pairs_below_rows(const double* a, const i32* group, con
         in[rows[t]] = 1;
     }
     std::sort(inner_rows.begin(), inner_rows.end());
-    inner_.pairs_below_rows(inner_a.data(), group == nullptr ? nullptr : inner_group.data(), inner_rows, n_threads,
-                            control, [&](i32 p, i32 q) {
+    inner_.pairs_below_rows(inner_a.data(), group == nullptr ? nullptr : inner_group.data(),
+                            columns == nullptr ? nullptr : inner_columns.data(), inner_rows, n_threads, control,
+                            [&](i32 p, i32 q) {
                                 i32 i = rank_[p], j = rank_[q];
                                 // Both in rows: the smaller id first, as the interface promises.
                                 if (in[j] && j < i) std::swap(i, j);

@@ -42,16 +42,21 @@ class ReorderedDistances final : public Distances {
     }
     void pairs_below(const double* a, const std::int32_t* group, int n_threads, Control& control,
                      const PairVisitor& visit) const override;
-    void pairs_below_rows(const double* a, const std::int32_t* group, const std::vector<std::int32_t>& rows,
-                          int n_threads, Control& control, const PairVisitor& visit) const override;
+    void pairs_below_rows(const double* a, const std::int32_t* group, const char* columns,
+                          const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                          const PairVisitor& visit) const override;
 
     const std::vector<std::int32_t>& order() const { return order_; }
 
   private:
-    // a indexed by the inner provider's ids.
-    std::vector<double> inner_thresholds(const double* a) const;
-    // group likewise (empty when null).
-    std::vector<std::int32_t> inner_groups(const std::int32_t* group) const;
+    // Per-id values (thresholds, groups, columns) indexed by the inner provider's ids (empty when null).
+    template <class T>
+    std::vector<T> inner(const T* values) const {
+        if (values == nullptr) return {};
+        std::vector<T> out(order_.size());
+        for (std::size_t i = 0; i < order_.size(); ++i) out[order_[i]] = values[i];
+        return out;
+    }
 
     const Distances& inner_;
     std::vector<std::int32_t> order_, rank_;  // rank_[order_[i]] = i

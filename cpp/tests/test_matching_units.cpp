@@ -837,7 +837,7 @@ void test_euclidean_clustered_skips() {
                 if (i >= j || v) ++wrong;
                 v = 1;
             });
-            e.pairs_below_rows(a.data(), nullptr, rows, threads, control, [&](std::int32_t i, std::int32_t j) {
+            e.pairs_below_rows(a.data(), nullptr, nullptr, rows, threads, control, [&](std::int32_t i, std::int32_t j) {
                 if (!in_rows[i] || (in_rows[j] && j < i)) ++wrong;
                 char& v = seen_rows[static_cast<std::size_t>(i) * n + j];
                 if (v) ++wrong;
@@ -866,9 +866,9 @@ void test_euclidean_clustered_skips() {
             std::vector<char> grouped(seen.size(), 0), grouped_rows(seen.size(), 0);
             e.pairs_below(a.data(), group.data(), threads, control,
                           [&](std::int32_t i, std::int32_t j) { grouped[static_cast<std::size_t>(i) * n + j] = 1; });
-            e.pairs_below_rows(a.data(), group.data(), every, threads, control, [&](std::int32_t i, std::int32_t j) {
-                grouped_rows[static_cast<std::size_t>(i) * n + j] = 1;
-            });
+            e.pairs_below_rows(
+                a.data(), group.data(), nullptr, every, threads, control,
+                [&](std::int32_t i, std::int32_t j) { grouped_rows[static_cast<std::size_t>(i) * n + j] = 1; });
             int missed_grouped = 0, left_out = 0, left_out_rows = 0;
             for (int i = 0; i < n; ++i)
                 for (int j = i + 1; j < n; ++j) {
@@ -973,9 +973,10 @@ class ShortLists final : public matching::Distances {
                      const PairVisitor& visit) const override {
         e_.pairs_below(a, group, n_threads, control, visit);
     }
-    void pairs_below_rows(const double* a, const std::int32_t* group, const std::vector<std::int32_t>& rows,
-                          int n_threads, Control& control, const PairVisitor& visit) const override {
-        e_.pairs_below_rows(a, group, rows, n_threads, control, visit);
+    void pairs_below_rows(const double* a, const std::int32_t* group, const char* columns,
+                          const std::vector<std::int32_t>& rows, int n_threads, Control& control,
+                          const PairVisitor& visit) const override {
+        e_.pairs_below_rows(a, group, columns, rows, n_threads, control, visit);
     }
     std::unique_ptr<ScreenSet> screen_set(const std::int32_t* points, std::int32_t count,
                                           const double* a) const override {
@@ -1076,6 +1077,47 @@ void test_pricing_inside_screen() {
         CHECK(mates[0] == mates[1]);
         CHECK(costs[0] == costs[1]);
     }
+}
+
+// Partial screens with the dirty rows of one top-level node screened
+// against its points alone (from one row on) give the same rounds,
+// violated pairs, mates and cost as against every point, with fewer pairs
+// visited: odd clusters far apart (large nested blossoms that split), odd
+// and even counts, 1 and 2 threads.
+void test_pricing_own_columns() {
+    std::mt19937_64 gen(47);
+    std::normal_distribution<double> normal;
+    int restricted = 0;
+    for (int trial = 0; trial < 4; ++trial) {
+        const int clusters = 7 + trial, d = 12 + 4 * trial, n = clusters * (151 + 2 * trial) + trial % 2;
+        std::vector<double> centres(static_cast<std::size_t>(clusters) * d), X(static_cast<std::size_t>(n) * d);
+        for (double& c : centres) c = 4.0 * normal(gen);
+        for (int i = 0; i < n; ++i)
+            for (int t = 0; t < d; ++t)
+                X[static_cast<std::size_t>(i) * d + t] =
+                    centres[static_cast<std::size_t>(i % clusters) * d + t] + normal(gen);
+        matching::Gemm gemm;
+        gemm.sgemm = reference_sgemm;
+        const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
+        const ShortLists D(e);
+        std::vector<std::int32_t> mates[2];
+        double costs[2];
+        matching::CompleteStats stats[2];
+        for (int own : {0, 1}) {
+            const auto res = solve_k1(D, 1 + trial % 2, stats[own], [&](matching::CompleteOptions& opt) {
+                opt.own_columns_from = own == 1 ? 1 : std::numeric_limits<int>::max();
+            });
+            mates[own] = res.blossom.mate;
+            costs[own] = res.cost;
+        }
+        CHECK(stats[1].rounds == stats[0].rounds);
+        CHECK(stats[1].violated_pairs == stats[0].violated_pairs);
+        CHECK(stats[1].screen_pairs <= stats[0].screen_pairs);
+        restricted += stats[1].screen_pairs < stats[0].screen_pairs;
+        CHECK(mates[0] == mates[1]);
+        CHECK(costs[0] == costs[1]);
+    }
+    CHECK(restricted > 0);  // some partial screen had rows to restrict
 }
 
 // Incremental pricing (only pairs with an end whose dual rose or whose
@@ -1281,16 +1323,19 @@ void test_reordered_distances() {
             std::sort(inner_rows.begin(), inner_rows.end());
             pairs = visited(
                 [&](auto v) {
-                    r.pairs_below_rows(a.data(), nullptr, rows, 2, control, [&](std::int32_t i, std::int32_t j) {
-                        if (!(i % 3 == 0 && (j % 3 != 0 || i < j))) ++misordered;
-                        v(i, j);
-                    });
+                    r.pairs_below_rows(a.data(), nullptr, nullptr, rows, 2, control,
+                                       [&](std::int32_t i, std::int32_t j) {
+                                           if (!(i % 3 == 0 && (j % 3 != 0 || i < j))) ++misordered;
+                                           v(i, j);
+                                       });
                 },
                 true);
             CHECK(misordered.load() == 0 && !pairs.empty());
-            CHECK(pairs ==
-                  visited([&](auto v) { inner->pairs_below_rows(inner_a.data(), nullptr, inner_rows, 2, control, v); },
-                          false));
+            CHECK(pairs == visited(
+                               [&](auto v) {
+                                   inner->pairs_below_rows(inner_a.data(), nullptr, nullptr, inner_rows, 2, control, v);
+                               },
+                               false));
         }
     for (bool ghost : {false, true}) {
         const int m = ghost ? n - 1 : n;
@@ -1428,6 +1473,7 @@ int main(int argc, char** argv) {
         {"euclidean_screen_block", test_euclidean_screen_block},
         {"pricing_prefix_screen", test_pricing_prefix_screen},
         {"pricing_inside_screen", test_pricing_inside_screen},
+        {"pricing_own_columns", test_pricing_own_columns},
         {"pricing_incremental", test_pricing_incremental},
         {"euclidean_ordering_stops", test_euclidean_ordering_stops},
         {"prefix_bits_and_distance", test_prefix_bits_and_distance},
