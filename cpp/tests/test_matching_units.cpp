@@ -881,6 +881,22 @@ void test_euclidean_clustered_skips() {
             CHECK(missed_grouped == 0);
             CHECK(left_out > 0);  // whole blocks of one group are skipped
             CHECK(left_out_rows > 0);
+            // Columns: pairs at an excluded column may be left out, no other pair.
+            std::vector<char> columns(n), at_columns(seen.size(), 0);
+            for (int j = 0; j < n; ++j) columns[j] = j % clusters < 2;
+            e.pairs_below_rows(
+                a.data(), nullptr, columns.data(), rows, threads, control,
+                [&](std::int32_t i, std::int32_t j) { at_columns[static_cast<std::size_t>(i) * n + j] = 1; });
+            int missed_columns = 0, left_out_columns = 0;
+            for (int i = 0; i < n; ++i)
+                for (int j = 0; j < n; ++j) {
+                    const std::size_t at = static_cast<std::size_t>(i) * n + j;
+                    left_out_columns += seen_rows[at] && !at_columns[at];
+                    if (i != j && in_rows[i] && !(in_rows[j] && j < i) && columns[j] && D[at] < a[i] + a[j])
+                        missed_columns += !at_columns[at];
+                }
+            CHECK(missed_columns == 0);
+            CHECK(left_out_columns > 0);
         }
     }
 }
