@@ -315,7 +315,9 @@ class PricedSolve {
     std::mutex hits_lock_;
     std::vector<i64> block_extra_;
     // The screen's state across rounds (see price_screen).
-    std::vector<Kept> kept_;
+    // In 64 shards by the block of their first point, each sorted: a screen merges its new pairs into one shard at
+    // a time (a copy of everything kept would double the peak memory).
+    std::vector<std::vector<Kept>> kept_ = std::vector<std::vector<Kept>>(64);
     bool screen_valid_ = false;
     std::vector<double> screen_a_;
     std::vector<char> dirty_, skipped_;
@@ -1328,16 +1330,17 @@ void PricedSolve::price_screen() {
     {
         std::vector<Hit> local;
         std::size_t since = 0;
-        for (const Kept& k : kept) {
-            if (++since == 65536) {
-                since = 0;
-                control.check();
+        for (const std::vector<Kept>& shard : kept)
+            for (const Kept& k : shard) {
+                if (++since == 65536) {
+                    since = 0;
+                    control.check();
+                }
+                const i64 rc0 = 2 * k.w - r.y[k.i] - r.y[k.j];
+                if (rc0 >= 0) continue;
+                const i64 rc = rc0 + forest.common_z(k.i, k.j);
+                if (rc < 0) local.push_back(Hit{k.i, k.j, rc});
             }
-            const i64 rc0 = 2 * k.w - r.y[k.i] - r.y[k.j];
-            if (rc0 >= 0) continue;
-            const i64 rc = rc0 + forest.common_z(k.i, k.j);
-            if (rc < 0) local.push_back(Hit{k.i, k.j, rc});
-        }
         add_hits(local);
     }
     // The pairs found, in shards by their first end: the two threads rarely
@@ -1348,11 +1351,10 @@ void PricedSolve::price_screen() {
         std::vector<Hit> hits;
         char pad[64];
     };
-    std::vector<Shard> shards(64);
+    std::vector<Shard> shards(kept.size());
     // Pairs inside one large top-level blossom are priced there (price_inside), not here.
     std::vector<i32> group(n);
     for (i32 i = 0; i < n; ++i) group[i] = top_size(i) >= kSkipInside ? lam.root(i) : -1;
-    std::size_t in_order = kept.size();  // the kept pairs of earlier screens are in order
     auto visit = [&](i32 i, i32 j) {
         if (group[i] >= 0 && group[i] == group[j]) return;
         const i64 wij = weight(i, j);
@@ -1408,8 +1410,7 @@ void PricedSolve::price_screen() {
         dirty_snaps_.clear();
         ++stats.partial_screens;
     } else {
-        kept.clear();
-        in_order = 0;
+        for (std::vector<Kept>& shard : kept) shard = {};
         screen_a.resize(n);
         for (i32 i = 0; i < n; ++i) screen_a[i] = raised(i);
         std::fill(dirty.begin(), dirty.end(), 0);
@@ -1434,22 +1435,28 @@ void PricedSolve::price_screen() {
         screen_valid = true;
         ++stats.screens;
     }
+    // Each shard's new pairs sorted, then merged into its kept ones (in order since earlier screens).
     std::size_t visited = 0;
-    for (const Shard& shard : shards) visited += shard.kept.size();
-    kept.reserve(kept.size() + visited);
-    for (Shard& shard : shards) {
-        kept.insert(kept.end(), shard.kept.begin(), shard.kept.end());
-        hits.insert(hits.end(), shard.hits.begin(), shard.hits.end());
-        shard.kept = {};
-    }
-    if (kept.size() != in_order) {  // only the new pairs are sorted, then merged in
-        auto by_pair = [](const Kept& x, const Kept& y) { return x.i < y.i || (x.i == y.i && x.j < y.j); };
-        const auto first_new = kept.begin() + static_cast<std::ptrdiff_t>(in_order);
-        std::sort(first_new, kept.end(), by_pair);
-        std::inplace_merge(kept.begin(), first_new, kept.end(), by_pair);
-        kept.erase(std::unique(kept.begin(), kept.end(),
+    auto by_pair = [](const Kept& x, const Kept& y) { return x.i < y.i || (x.i == y.i && x.j < y.j); };
+    for (std::size_t t = 0; t < shards.size(); ++t) {
+        std::vector<Kept>& found = shards[t].kept;
+        std::vector<Kept>& into = kept[t];
+        visited += found.size();
+        hits.insert(hits.end(), shards[t].hits.begin(), shards[t].hits.end());
+        if (found.empty()) continue;
+        std::sort(found.begin(), found.end(), by_pair);
+        if (into.empty()) {
+            into = std::move(found);
+        } else {
+            const auto in_order = static_cast<std::ptrdiff_t>(into.size());
+            into.insert(into.end(), found.begin(), found.end());
+            found = {};
+            std::inplace_merge(into.begin(), into.begin() + in_order, into.end(), by_pair);
+        }
+        into.erase(std::unique(into.begin(), into.end(),
                                [](const Kept& x, const Kept& y) { return x.i == y.i && x.j == y.j; }),
-                   kept.end());
+                   into.end());
+        control.check();
     }
     stats.extra_pairs += static_cast<i64>(visited);
     stats.screen_pairs += static_cast<i64>(visited);

@@ -1054,6 +1054,19 @@ void test_pricing_prefix_screen() {
     }
 }
 
+// n points in d dimensions, point i around centre i % clusters (normal, the
+// centres' coordinates `spread` times wider), row-major.
+std::vector<double> clustered_points(std::mt19937_64& gen, int clusters, int d, int n, double spread) {
+    std::normal_distribution<double> normal;
+    std::vector<double> centres(static_cast<std::size_t>(clusters) * d), X(static_cast<std::size_t>(n) * d);
+    for (double& c : centres) c = spread * normal(gen);
+    for (int i = 0; i < n; ++i)
+        for (int t = 0; t < d; ++t)
+            X[static_cast<std::size_t>(i) * d + t] =
+                centres[static_cast<std::size_t>(i % clusters) * d + t] + normal(gen);
+    return X;
+}
+
 // Pairs inside large blossoms screened by float32 tiles (every tile) give
 // the mates and cost of the walk pair by pair, and the screen rules pairs
 // out: odd clusters far apart (large nested blossoms), some duplicated
@@ -1063,12 +1076,7 @@ void test_pricing_inside_screen() {
     std::normal_distribution<double> normal;
     for (int trial = 0; trial < 4; ++trial) {
         const int clusters = 5 + trial, d = 16 + 4 * trial, n = clusters * (191 + 2 * trial) + trial % 2;
-        std::vector<double> centres(static_cast<std::size_t>(clusters) * d), X(static_cast<std::size_t>(n) * d);
-        for (double& c : centres) c = 6.0 * normal(gen);
-        for (int i = 0; i < n; ++i)
-            for (int t = 0; t < d; ++t)
-                X[static_cast<std::size_t>(i) * d + t] =
-                    centres[static_cast<std::size_t>(i % clusters) * d + t] + normal(gen);
+        std::vector<double> X = clustered_points(gen, clusters, d, n, 6.0);
         for (int i = 0; i < 15; ++i) std::copy_n(X.begin() + 11 * i * d, d, X.begin() + (11 * i + 5) * d);
         matching::Gemm gemm;
         gemm.sgemm = reference_sgemm;
@@ -1106,12 +1114,7 @@ void test_pricing_own_columns() {
     int restricted = 0;
     for (int trial = 0; trial < 4; ++trial) {
         const int clusters = 7 + trial, d = 12 + 4 * trial, n = clusters * (151 + 2 * trial) + trial % 2;
-        std::vector<double> centres(static_cast<std::size_t>(clusters) * d), X(static_cast<std::size_t>(n) * d);
-        for (double& c : centres) c = 4.0 * normal(gen);
-        for (int i = 0; i < n; ++i)
-            for (int t = 0; t < d; ++t)
-                X[static_cast<std::size_t>(i) * d + t] =
-                    centres[static_cast<std::size_t>(i % clusters) * d + t] + normal(gen);
+        const std::vector<double> X = clustered_points(gen, clusters, d, n, 4.0);
         matching::Gemm gemm;
         gemm.sgemm = reference_sgemm;
         const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
