@@ -222,7 +222,6 @@ class PricedSolve {
     i64 weight(i32 a, i32 b) const { return b == n_ || a == n_ ? 0 : ws_.to_int(D_(a, b)); }
     // out[t] = weight(a, bs[t]) for points a and bs[t] (not the ghost), t < count <= 64: one batch of the provider.
     void weights(i32 a, const i32* bs, int count, i64* out) const;
-    bool same_top(i32 i, i32 j) const { return forest_->tree().root(i) == forest_->tree().root(j); }
     i32 top_size(i32 v) const {
         return forest_->tree().root(v) < N_
                    ? 1
