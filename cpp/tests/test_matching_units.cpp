@@ -1020,6 +1020,24 @@ matching::CompleteResult solve_k1(const matching::Distances& D, int n_threads, m
     return matching::complete_min_weight_perfect_matching(D, opt, control, &stats);
 }
 
+// Two solves of D with k = 1, tune(opt, 0) and tune(opt, 1): mates, costs and stats of each.
+struct TwoSolves {
+    std::vector<std::int32_t> mates[2];
+    double costs[2];
+    matching::CompleteStats stats[2];
+};
+template <class Tune>
+TwoSolves solve_k1_twice(const matching::Distances& D, int n_threads, Tune&& tune) {
+    TwoSolves out;
+    for (int which : {0, 1}) {
+        const auto res =
+            solve_k1(D, n_threads, out.stats[which], [&](matching::CompleteOptions& opt) { tune(opt, which); });
+        out.mates[which] = res.blossom.mate;
+        out.costs[which] = res.cost;
+    }
+    return out;
+}
+
 // Pricing prefixes screened by float32 tiles (every stretch) give the mates
 // and cost of prefixes priced pair by pair (Gaussian points, some duplicated,
 // odd and even counts, 1 and 2 threads), and the screen rules pairs out.
@@ -1082,17 +1100,11 @@ void test_pricing_inside_screen() {
         gemm.sgemm = reference_sgemm;
         const matching::EuclideanDistances e(X.data(), n, d, trial == 3, gemm);
         const ShortLists D(e);
-        std::vector<std::int32_t> mates[2];
-        double costs[2];
-        matching::CompleteStats stats[2];
-        for (int screened : {0, 1}) {
-            const auto res = solve_k1(D, 1 + trial % 2, stats[screened], [&](matching::CompleteOptions& opt) {
+        const auto [mates, costs, stats] =
+            solve_k1_twice(D, 1 + trial % 2, [](matching::CompleteOptions& opt, int screened) {
                 opt.screen_inside_from = screened == 1 ? 2 : std::numeric_limits<int>::max();
                 opt.screen_every_stretch = true;  // (the prefix alike in both)
             });
-            mates[screened] = res.blossom.mate;
-            costs[screened] = res.cost;
-        }
         CHECK(stats[0].inside_screened == 0);
         CHECK(stats[1].inside_screened > 0);
         CHECK(stats[1].inside_pairs < stats[0].inside_pairs);
@@ -1110,7 +1122,6 @@ void test_pricing_inside_screen() {
 // and even counts, 1 and 2 threads.
 void test_pricing_own_columns() {
     std::mt19937_64 gen(47);
-    std::normal_distribution<double> normal;
     int restricted = 0;
     for (int trial = 0; trial < 4; ++trial) {
         const int clusters = 7 + trial, d = 12 + 4 * trial, n = clusters * (151 + 2 * trial) + trial % 2;
@@ -1119,16 +1130,10 @@ void test_pricing_own_columns() {
         gemm.sgemm = reference_sgemm;
         const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
         const ShortLists D(e);
-        std::vector<std::int32_t> mates[2];
-        double costs[2];
-        matching::CompleteStats stats[2];
-        for (int own : {0, 1}) {
-            const auto res = solve_k1(D, 1 + trial % 2, stats[own], [&](matching::CompleteOptions& opt) {
+        const auto [mates, costs, stats] =
+            solve_k1_twice(D, 1 + trial % 2, [](matching::CompleteOptions& opt, int own) {
                 opt.own_columns_from = own == 1 ? 1 : std::numeric_limits<int>::max();
             });
-            mates[own] = res.blossom.mate;
-            costs[own] = res.cost;
-        }
         CHECK(stats[1].rounds == stats[0].rounds);
         CHECK(stats[1].violated_pairs == stats[0].violated_pairs);
         CHECK(stats[1].screen_pairs <= stats[0].screen_pairs);
