@@ -4,6 +4,7 @@
 // finer scales follow while the cost is far below the largest distance.
 
 #include "matching.hpp"
+#include "matching_kept_pairs.hpp"
 #include "matching_reorder.hpp"
 #include "matching_solver.hpp"
 
@@ -210,10 +211,6 @@ class PricedSolve {
     BlossomResult run(PassState* out);
 
   private:
-    struct Kept {  // a pair a screen could not rule out, with its weight
-        i32 i, j;
-        i64 w;
-    };
     struct Hit {  // a violated pair (i, j, reduced cost) found away from i's own block
         i32 i, j;
         i64 rc;
@@ -290,7 +287,7 @@ class PricedSolve {
     // violated first: with many equal distances (duplicated points) thousands
     // of pairs can be violated at once, and a few per point are enough.
     const std::size_t enough_;
-    std::vector<i64> cand_w_, radius_;
+    std::vector<i64> radius_;
     // The graph solved, the warm start of the first solve, and the solver,
     // which later rounds resume with their new edges (its blossoms kept).
     std::vector<i32> eu_, ev_;
@@ -314,9 +311,7 @@ class PricedSolve {
     std::mutex hits_lock_;
     std::vector<i64> block_extra_;
     // The screen's state across rounds (see price_screen).
-    // In 64 shards by the block of their first point, each sorted: a screen merges its new pairs into one shard at
-    // a time (a copy of everything kept would double the peak memory).
-    std::vector<std::vector<Kept>> kept_ = std::vector<std::vector<Kept>>(64);
+    KeptPairs kept_;
     bool screen_valid_ = false;
     std::vector<double> screen_a_;
     std::vector<char> dirty_, skipped_;
@@ -358,13 +353,11 @@ PricedSolve::PricedSolve(const Distances& D, const Lists& L, double cap, const C
       kk_(std::max<i32>(1, std::min<i32>(opt.k, L.store))),
       blocks_((static_cast<std::size_t>(n_) + 255) / 256),
       enough_(4 * static_cast<std::size_t>(kk_)),
-      cand_w_(L.d.size()),
       radius_(n_, kNoRadius),
       block_extra_(blocks_),
       dirty_(n_, 0),
       skipped_(n_, 0),
       dirty_snap_(n_, -1) {
-    for (std::size_t t = 0; t < L.d.size(); ++t) cand_w_[t] = ws_.to_int(L.d[t]);
     for (i32 i = 0; i < n_; ++i)
         if (!std::isinf(L.bound[i])) radius_[i] = ws_.floor_int(L.bound[i]);
     start_graph(from);
@@ -669,7 +662,6 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     const i32 store = store_;
     const std::size_t blocks = blocks_;
     const std::size_t enough = enough_;
-    const std::vector<i64>& cand_w = cand_w_;
     const BlossomResult& r = r_;
     const DualForest& forest = *forest_;
     const std::vector<i32>& by_y = by_y_;
@@ -702,7 +694,7 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 for (i32 t = 0; t < store; ++t) {
                     if (t + kAhead < store) prefetch_read(&r.y[L.j[o + t + kAhead]]);
                     const i32 j = L.j[o + t];
-                    const i64 rc0 = 2 * cand_w[o + t] - yi - r.y[j];
+                    const i64 rc0 = 2 * ws_.to_int(L.d[o + t]) - yi - r.y[j];
                     if (rc0 >= 0) continue;
                     const i64 rc = rc0 + forest.common_z(i, j);
                     if (rc < 0) f.emplace_back(rc, j);
@@ -1325,32 +1317,37 @@ void PricedSolve::price_screen() {
             if (dirty[i] || a[i] > screen_a[i]) rows.push_back(i);
         if (2 * rows.size() > static_cast<std::size_t>(n)) screen_valid = false;
     }
-    // The kept pairs first.
-    {
-        std::vector<Hit> local;
-        std::size_t since = 0;
-        for (const std::vector<Kept>& shard : kept)
-            for (const Kept& k : shard) {
+    // The kept pairs first, ruled out by their weight's lower bound where it
+    // suffices (the exact weight is a distance away).
+    parallel_for(
+        KeptPairs::kShards, opt.n_threads,
+        [&](std::size_t t) {
+            std::vector<Hit> local;
+            std::size_t since = 0;
+            for (const KeptPairs::Pair& k : kept.shard(t)) {
                 if (++since == 65536) {
                     since = 0;
                     control.check();
                 }
-                const i64 rc0 = 2 * k.w - r.y[k.i] - r.y[k.j];
-                if (rc0 >= 0) continue;
-                const i64 rc = rc0 + forest.common_z(k.i, k.j);
+                const i64 y2 = r.y[k.i] + r.y[k.j];
+                if (2 * static_cast<i64>(k.w) >= y2) continue;
+                const i64 z = forest.common_z(k.i, k.j);
+                if (2 * static_cast<i64>(k.w) - y2 + z >= 0) continue;
+                const i64 rc = 2 * weight(k.i, k.j) - y2 + z;
                 if (rc < 0) local.push_back(Hit{k.i, k.j, rc});
             }
-        add_hits(local);
-    }
-    // The pairs found, in shards by their first end: the two threads rarely
-    // wait on one lock or write one cache line.
+            add_hits(local);
+        },
+        &control);
+    // The pairs found; their violated ones in shards by their first end: the
+    // two threads rarely wait on one lock or write one cache line.
+    KeptPairs::Collector found;
     struct Shard {
         std::mutex lock;
-        std::vector<Kept> kept;
         std::vector<Hit> hits;
         char pad[64];
     };
-    std::vector<Shard> shards(kept.size());
+    std::vector<Shard> shards(KeptPairs::kShards);
     // Pairs inside one large top-level blossom are priced there (price_inside), not here.
     std::vector<i32> group(n);
     for (i32 i = 0; i < n; ++i) group[i] = top_size(i) >= kSkipInside ? lam.root(i) : -1;
@@ -1358,10 +1355,12 @@ void PricedSolve::price_screen() {
         if (group[i] >= 0 && group[i] == group[j]) return;
         const i64 wij = weight(i, j);
         const i64 rc = 2 * wij - r.y[i] - r.y[j];
-        Shard& shard = shards[static_cast<std::size_t>(std::min(i, j) / 64) % shards.size()];
+        const KeptPairs::Pair p = KeptPairs::make(i, j, wij);
+        found.add(p);
+        if (rc >= 0) return;
+        Shard& shard = shards[KeptPairs::shard_of(p)];
         std::lock_guard<std::mutex> g(shard.lock);
-        shard.kept.push_back(Kept{std::min(i, j), std::max(i, j), wij});
-        if (rc < 0) shard.hits.push_back(Hit{i, j, rc});
+        shard.hits.push_back(Hit{i, j, rc});
     };
     if (screen_valid) {
         // A dirty row whose threshold did not rise needs only the columns of
@@ -1409,7 +1408,7 @@ void PricedSolve::price_screen() {
         dirty_snaps_.clear();
         ++stats.partial_screens;
     } else {
-        for (std::vector<Kept>& shard : kept) shard = {};
+        kept.clear();
         screen_a.resize(n);
         for (i32 i = 0; i < n; ++i) screen_a[i] = raised(i);
         std::fill(dirty.begin(), dirty.end(), 0);
@@ -1434,29 +1433,9 @@ void PricedSolve::price_screen() {
         screen_valid = true;
         ++stats.screens;
     }
-    // Each shard's new pairs sorted, then merged into its kept ones (in order since earlier screens).
-    std::size_t visited = 0;
-    auto by_pair = [](const Kept& x, const Kept& y) { return x.i < y.i || (x.i == y.i && x.j < y.j); };
-    for (std::size_t t = 0; t < shards.size(); ++t) {
-        std::vector<Kept>& found = shards[t].kept;
-        std::vector<Kept>& into = kept[t];
-        visited += found.size();
-        hits.insert(hits.end(), shards[t].hits.begin(), shards[t].hits.end());
-        if (found.empty()) continue;
-        std::sort(found.begin(), found.end(), by_pair);
-        if (into.empty()) {
-            into = std::move(found);
-        } else {
-            const auto in_order = static_cast<std::ptrdiff_t>(into.size());
-            into.insert(into.end(), found.begin(), found.end());
-            found = {};
-            std::inplace_merge(into.begin(), into.begin() + in_order, into.end(), by_pair);
-        }
-        into.erase(std::unique(into.begin(), into.end(),
-                               [](const Kept& x, const Kept& y) { return x.i == y.i && x.j == y.j; }),
-                   into.end());
-        control.check();
-    }
+    for (Shard& shard : shards) hits.insert(hits.end(), shard.hits.begin(), shard.hits.end());
+    const std::size_t visited = found.size();
+    kept.merge(found, control);
     stats.extra_pairs += static_cast<i64>(visited);
     stats.screen_pairs += static_cast<i64>(visited);
 }
@@ -1586,6 +1565,7 @@ std::vector<std::uint64_t> PricedSolve::violated_keys() {
         f.erase(std::unique(f.begin(), f.end()), f.end());
         for (std::size_t t = 0; t < f.size() && t < static_cast<std::size_t>(kk); ++t)
             keys.push_back(pair_key(i, f[t].second));
+        if (f.capacity() > 4 * enough_) f = {};  // (a long list is rare: its capacity is not kept for later rounds)
     }
     return keys;
 }

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <random>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "matching.hpp"
 #include "matching_distance_tiles.hpp"
 #include "matching_distances.hpp"
+#include "matching_kept_pairs.hpp"
 #include "matching_reorder.hpp"
 #include "matching_solver.hpp"
 #include "matching_sparse.hpp"
@@ -693,6 +695,68 @@ void test_screen_prefilter() {
             }
         }
     }
+}
+
+// Kept pairs: the float weight never exceeds the integer one and is the
+// largest float that does not; pairs added by two threads across chunk
+// boundaries and merged over two screens come out sorted, each once, in the
+// shard of their first point.
+void test_kept_pairs() {
+    using matching::KeptPairs;
+    std::mt19937_64 gen(5);
+    for (int t = 0; t < 100000; ++t) {
+        const std::int64_t w = static_cast<std::int64_t>(gen() >> (14 + t % 50));
+        const float f = KeptPairs::below(w);
+        CHECK(static_cast<std::int64_t>(f) <= w);
+        CHECK(static_cast<double>(std::nextafter(f, INFINITY)) > static_cast<double>(w));
+    }
+    CHECK_EQ(KeptPairs::below(0), 0.0f);
+    CHECK_EQ(KeptPairs::below(std::int64_t{1} << 50), 0x1p50f);
+    const KeptPairs::Pair swapped = KeptPairs::make(9, 4, 7);
+    CHECK(swapped.i == 4 && swapped.j == 9 && swapped.w == 7.0f);
+
+    constexpr std::int32_t n = 3000;
+    std::vector<std::pair<std::int32_t, std::int32_t>> all;
+    KeptPairs kept;
+    Control control;
+    for (int screen = 0; screen < 2; ++screen) {
+        std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+        for (int t = 0; t < 150000; ++t) {  // more than a chunk in shard 0, duplicates within and across screens
+            const auto i = static_cast<std::int32_t>(gen() % (t % 2 ? 64 : n)),
+                       j = static_cast<std::int32_t>(gen() % n);
+            if (i != j) pairs.emplace_back(i, j);
+        }
+        KeptPairs::Collector found;
+        std::thread other([&] {
+            for (std::size_t t = 1; t < pairs.size(); t += 2)
+                found.add(KeptPairs::make(pairs[t].first, pairs[t].second, pairs[t].first + pairs[t].second));
+        });
+        for (std::size_t t = 0; t < pairs.size(); t += 2)
+            found.add(KeptPairs::make(pairs[t].first, pairs[t].second, pairs[t].first + pairs[t].second));
+        other.join();
+        CHECK_EQ(found.size(), pairs.size());
+        kept.merge(found, control);
+        CHECK_EQ(found.size(), std::size_t{0});
+        for (auto [i, j] : pairs) all.emplace_back(std::min(i, j), std::max(i, j));
+        std::sort(all.begin(), all.end());
+        all.erase(std::unique(all.begin(), all.end()), all.end());
+        CHECK_EQ(kept.size(), all.size());
+        std::vector<std::pair<std::int32_t, std::int32_t>> got;
+        for (std::size_t t = 0; t < KeptPairs::kShards; ++t) {
+            const std::vector<KeptPairs::Pair>& shard = kept.shard(t);
+            for (std::size_t s = 0; s < shard.size(); ++s) {
+                CHECK_EQ(KeptPairs::shard_of(shard[s]), t);
+                CHECK(shard[s].w == static_cast<float>(shard[s].i + shard[s].j));
+                if (s > 0)
+                    CHECK(shard[s - 1].i < shard[s].i || (shard[s - 1].i == shard[s].i && shard[s - 1].j < shard[s].j));
+                got.emplace_back(shard[s].i, shard[s].j);
+            }
+        }
+        std::sort(got.begin(), got.end());
+        CHECK(got == all);
+    }
+    kept.clear();
+    CHECK_EQ(kept.size(), std::size_t{0});
 }
 
 // The prefilter's levels agree bit for bit over whole 64-column words and
@@ -1492,6 +1556,7 @@ int main(int argc, char** argv) {
         {"below_scan", test_below_scan},
         {"screen_prefilter", test_screen_prefilter},
         {"screen_prefilter_levels", test_screen_prefilter_levels},
+        {"kept_pairs", test_kept_pairs},
         {"euclidean_pairs_below", test_euclidean_pairs_below},
         {"euclidean_clustered_skips", test_euclidean_clustered_skips},
         {"euclidean_screen_block", test_euclidean_screen_block},
