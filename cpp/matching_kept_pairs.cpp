@@ -2,7 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <utility>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#define PAIRMETRICS_KEPT_MMAP 1
+#endif
 
 namespace pairmetrics::matching {
 
@@ -16,8 +23,8 @@ bool same_pair(const KeptPairs::Pair& x, const KeptPairs::Pair& y) {
 }
 
 // The chunks' pairs in one exact-size vector, sorted, each once; the chunks are freed as they are copied.
-std::vector<KeptPairs::Pair> gather(std::vector<std::unique_ptr<KeptPairs::Pair[]>>& chunks, std::size_t count,
-                                    std::size_t chunk) {
+template <class Chunk>
+std::vector<KeptPairs::Pair> gather(std::vector<Chunk>& chunks, std::size_t count, std::size_t chunk) {
     std::vector<KeptPairs::Pair> out(count);
     for (std::size_t c = 0, at = 0; c < chunks.size(); ++c) {
         const std::size_t take = std::min(chunk, count - at);
@@ -53,22 +60,36 @@ std::vector<KeptPairs::Pair> union_of(const std::vector<KeptPairs::Pair>& a, con
 
 }  // namespace
 
-float KeptPairs::below(std::int64_t w) {
-    float f = static_cast<float>(w);
-    if (static_cast<std::int64_t>(f) > w) f = std::nextafter(f, 0.0f);
-    return f;
-}
-
 KeptPairs::Pair KeptPairs::make(std::int32_t i, std::int32_t j, std::int64_t w) {
-    return Pair{std::min(i, j), std::max(i, j), below(w)};
+    return Pair{std::min(i, j), std::max(i, j), float_below(w)};
 }
 
 KeptPairs::Collector::Collector() : shards_(kShards) {}
 
+KeptPairs::Collector::Chunk KeptPairs::Collector::new_chunk() {
+    constexpr std::size_t bytes = kChunk * sizeof(Pair);
+#ifdef PAIRMETRICS_KEPT_MMAP
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+#else
+    void* p = std::malloc(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+#endif
+    return Chunk(static_cast<Pair*>(p));
+}
+
+void KeptPairs::Collector::ChunkFree::operator()(Pair* chunk) const {
+#ifdef PAIRMETRICS_KEPT_MMAP
+    munmap(chunk, kChunk * sizeof(Pair));
+#else
+    std::free(chunk);
+#endif
+}
+
 void KeptPairs::Collector::add(const Pair& p) {
     Shard& s = shards_[shard_of(p)];
     std::lock_guard<std::mutex> g(s.lock);
-    if (s.count == s.chunks.size() * kChunk) s.chunks.push_back(std::make_unique<Pair[]>(kChunk));
+    if (s.count == s.chunks.size() * kChunk) s.chunks.push_back(new_chunk());
     s.chunks.back()[s.count % kChunk] = p;
     ++s.count;
 }

@@ -7,6 +7,7 @@
 // the kept pairs plus one shard.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -17,22 +18,32 @@
 
 namespace pairmetrics::matching {
 
+// The largest float at most x (x >= 0: an integer weight below 2^63 or a
+// distance): a lower bound, four bytes, that rules most pairs out without
+// their exact weight.
+template <class T>
+float float_below(T x) {
+    float f = static_cast<float>(x);
+    if (static_cast<T>(f) > x) f = std::nextafter(f, 0.0f);
+    return f;
+}
+
 class KeptPairs {
   public:
     struct Pair {
         std::int32_t i, j;  // i < j
-        float w;            // at most the pair's integer weight (see below)
+        float w;            // at most the pair's integer weight (float_below)
     };
     static constexpr std::size_t kShards = 64;
 
-    // The largest float at most w (w >= 0 below 2^63): a lower bound that
-    // rules most pairs out without their exact weight.
-    static float below(std::int64_t w);
     // The pair (i, j) in either order.
     static Pair make(std::int32_t i, std::int32_t j, std::int64_t w);
     static std::size_t shard_of(const Pair& p) { return static_cast<std::size_t>(p.i / 64) % kShards; }
 
-    // Pairs appended by several threads at once, in chunks of fixed size.
+    // Pairs appended by several threads at once, in chunks of fixed size
+    // taken from the system directly: a chunk freed while the shards are
+    // merged goes back at once (the allocator's free lists would keep it
+    // resident beside the merged shards, doubling the peak).
     class Collector {
       public:
         Collector();
@@ -42,9 +53,14 @@ class KeptPairs {
       private:
         friend class KeptPairs;
         static constexpr std::size_t kChunk = std::size_t{1} << 16;
+        struct ChunkFree {
+            void operator()(Pair* chunk) const;
+        };
+        using Chunk = std::unique_ptr<Pair[], ChunkFree>;
+        static Chunk new_chunk();
         struct Shard {
             std::mutex lock;
-            std::vector<std::unique_ptr<Pair[]>> chunks;
+            std::vector<Chunk> chunks;
             std::size_t count = 0;
             char pad[64];
         };

@@ -83,11 +83,12 @@ std::uint64_t pair_key(i32 a, i32 b) {
     return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
 }
 
-// Neighbour lists of all points with exact distances, nearest first.
+// Neighbour lists of all points, nearest first, with a float lower bound of each distance (the exact one is
+// computed again for the few pairs the bound cannot rule out).
 struct Lists {
     i32 store = 0;
     std::vector<i32> j;
-    std::vector<double> d;
+    std::vector<float> d_below;
     std::vector<double> bound;  // lower bound of every distance outside the list
 };
 
@@ -96,7 +97,7 @@ Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& con
     Lists L;
     L.store = store;
     L.j.resize(static_cast<std::size_t>(n) * store);
-    L.d.resize(L.j.size());
+    L.d_below.resize(L.j.size());
     L.bound.assign(n, std::numeric_limits<double>::infinity());
     D.nearest(store, L.j.data(), L.bound.data(), n_threads, control);
     const std::size_t blocks = (static_cast<std::size_t>(n) + 255) / 256;
@@ -112,7 +113,7 @@ Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& con
                 for (i32 t = 0; t < store; ++t) row[t] = {d[t], L.j[o + t]};
                 std::sort(row.begin(), row.end());
                 for (i32 t = 0; t < store; ++t) {
-                    L.d[o + t] = row[t].first;
+                    L.d_below[o + t] = float_below(row[t].first);
                     L.j[o + t] = row[t].second;
                 }
             }
@@ -694,9 +695,12 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 for (i32 t = 0; t < store; ++t) {
                     if (t + kAhead < store) prefetch_read(&r.y[L.j[o + t + kAhead]]);
                     const i32 j = L.j[o + t];
-                    const i64 rc0 = 2 * ws_.to_int(L.d[o + t]) - yi - r.y[j];
-                    if (rc0 >= 0) continue;
-                    const i64 rc = rc0 + forest.common_z(i, j);
+                    const i64 y2 = yi + r.y[j];
+                    const i64 w_below = ws_.to_int(L.d_below[o + t]);  // (to_int does not decrease)
+                    if (2 * w_below >= y2) continue;
+                    const i64 z = forest.common_z(i, j);
+                    if (2 * w_below - y2 + z >= 0) continue;
+                    const i64 rc = 2 * weight(i, j) - y2 + z;
                     if (rc < 0) f.emplace_back(rc, j);
                 }
             }

@@ -706,12 +706,17 @@ void test_kept_pairs() {
     std::mt19937_64 gen(5);
     for (int t = 0; t < 100000; ++t) {
         const std::int64_t w = static_cast<std::int64_t>(gen() >> (14 + t % 50));
-        const float f = KeptPairs::below(w);
+        const float f = matching::float_below(w);
         CHECK(static_cast<std::int64_t>(f) <= w);
         CHECK(static_cast<double>(std::nextafter(f, INFINITY)) > static_cast<double>(w));
+        const double d = std::ldexp(static_cast<double>(gen() >> 11), -53 + t % 200 - 100);
+        const float g = matching::float_below(d);
+        CHECK(static_cast<double>(g) <= d);
+        CHECK(static_cast<double>(std::nextafter(g, INFINITY)) > d);
     }
-    CHECK_EQ(KeptPairs::below(0), 0.0f);
-    CHECK_EQ(KeptPairs::below(std::int64_t{1} << 50), 0x1p50f);
+    CHECK_EQ(matching::float_below(std::int64_t{0}), 0.0f);
+    CHECK_EQ(matching::float_below(std::int64_t{1} << 50), 0x1p50f);
+    CHECK_EQ(matching::float_below(1e300), std::numeric_limits<float>::max());
     const KeptPairs::Pair swapped = KeptPairs::make(9, 4, 7);
     CHECK(swapped.i == 4 && swapped.j == 9 && swapped.w == 7.0f);
 
