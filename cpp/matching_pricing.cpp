@@ -218,6 +218,15 @@ class PricedSolve {
     };
 
     i64 weight(i32 a, i32 b) const { return b == n_ || a == n_ ? 0 : ws_.to_int(D_(a, b)); }
+    // The reduced cost of (i, j) when negative, else 0, from a lower bound of its weight: the exact weight (a
+    // distance away) only when the bound, with the blossom duals around both, cannot rule the pair out.
+    i64 violation(i32 i, i32 j, i64 w_below) const {
+        const i64 y2 = r_.y[i] + r_.y[j];
+        if (2 * w_below >= y2) return 0;
+        const i64 z = forest_->common_z(i, j);
+        if (2 * w_below - y2 + z >= 0) return 0;
+        return std::min<i64>(0, 2 * weight(i, j) - y2 + z);
+    }
     // out[t] = weight(a, bs[t]) for points a and bs[t] (not the ghost), t < count <= 64: one batch of the provider.
     void weights(i32 a, const i32* bs, int count, i64* out) const;
     i32 top_size(i32 v) const {
@@ -664,7 +673,6 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
     const std::size_t blocks = blocks_;
     const std::size_t enough = enough_;
     const BlossomResult& r = r_;
-    const DualForest& forest = *forest_;
     const std::vector<i32>& by_y = by_y_;
     const std::vector<i64>& c = c_;
     const std::vector<i64>& y_by = y_by_;
@@ -685,7 +693,6 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
             std::vector<Hit> local;  // violated pairs found for their other end
             const i32 lo = static_cast<i32>(b) * 256, hi = std::min(n, lo + 256);
             for (i32 i = lo; i < hi; ++i) {
-                const i64 yi = r.y[i];
                 const std::size_t o = static_cast<std::size_t>(i) * store;
                 auto& f = found[i];
                 f.clear();
@@ -695,12 +702,7 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
                 for (i32 t = 0; t < store; ++t) {
                     if (t + kAhead < store) prefetch_read(&r.y[L.j[o + t + kAhead]]);
                     const i32 j = L.j[o + t];
-                    const i64 y2 = yi + r.y[j];
-                    const i64 w_below = ws_.to_int(L.d_below[o + t]);  // (to_int does not decrease)
-                    if (2 * w_below >= y2) continue;
-                    const i64 z = forest.common_z(i, j);
-                    if (2 * w_below - y2 + z >= 0) continue;
-                    const i64 rc = 2 * weight(i, j) - y2 + z;
+                    const i64 rc = violation(i, j, ws_.to_int(L.d_below[o + t]));  // (to_int does not decrease)
                     if (rc < 0) f.emplace_back(rc, j);
                 }
             }
@@ -1302,7 +1304,6 @@ void PricedSolve::price_screen() {
     const WeightScale& ws = ws_;
     const std::vector<i64>& radius = radius_;
     const BlossomResult& r = r_;
-    const DualForest& forest = *forest_;
     const BlossomTree& lam = forest_->tree();
     auto& hits = hits_;
     auto& kept = kept_;
@@ -1333,11 +1334,7 @@ void PricedSolve::price_screen() {
                     since = 0;
                     control.check();
                 }
-                const i64 y2 = r.y[k.i] + r.y[k.j];
-                if (2 * static_cast<i64>(k.w) >= y2) continue;
-                const i64 z = forest.common_z(k.i, k.j);
-                if (2 * static_cast<i64>(k.w) - y2 + z >= 0) continue;
-                const i64 rc = 2 * weight(k.i, k.j) - y2 + z;
+                const i64 rc = violation(k.i, k.j, static_cast<i64>(k.w));
                 if (rc < 0) local.push_back(Hit{k.i, k.j, rc});
             }
             add_hits(local);
