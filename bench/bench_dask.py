@@ -93,14 +93,14 @@ def paired_case(n: int, chunk: int) -> dict:
         distributed_wait(scores, labels)
         with PeakRSS() as rss:
             start = time.perf_counter()
-            on_dask = pm.paired_evaluation(scores, labels, 0.1)
+            on_dask = pm.paired_evaluation(labels, scores, min_dist=0.1)
             t_dask = time.perf_counter() - start
         s, y = scores.compute(), labels.compute()
     finally:
         client.close()
         cluster.close()
     start = time.perf_counter()
-    in_memory = pm.paired_evaluation(s, y, 0.1)
+    in_memory = pm.paired_evaluation(y, s, min_dist=0.1)
     t_memory = time.perf_counter() - start
     return {
         "n": n, "chunk": chunk, "dtype": "float32", "labels": "uniform", "min_dist": 0.1,
@@ -129,7 +129,7 @@ def per_sample_case(n: int, n_parts: int, chunk: int) -> dict:
         for value in (totals, *per_block):
             graph.update(value.__dask_graph__())
         start = time.perf_counter()
-        on_dask = pm.paired_evaluation(scores, labels, 0.1, variance=True)
+        on_dask = pm.paired_evaluation(labels, scores, min_dist=0.1, variance=True)
         t_dask = time.perf_counter() - start
         s, y = scores.compute(), labels.compute()
     finally:
@@ -137,7 +137,7 @@ def per_sample_case(n: int, n_parts: int, chunk: int) -> dict:
         client.close()
         cluster.close()
     start = time.perf_counter()
-    in_memory = pm.paired_evaluation(s, y, 0.1, variance=True)
+    in_memory = pm.paired_evaluation(y, s, min_dist=0.1, variance=True)
     t_memory = time.perf_counter() - start
     return {
         "n": n, "partitions": n_parts, "chunk": chunk, "tasks": len(graph), "dask_s": t_dask, "in_memory_s": t_memory,
@@ -198,10 +198,10 @@ def dropins_case(n: int, chunk: int) -> list:
         distributed_wait(*data)
         scores, positive, weights, times, events = data
         cases = [
-            ("roc_auc_score", lambda *a: pm.roc_auc_score(a[1], a[0]), False),
-            ("roc_auc_score, sample_weight", lambda *a: pm.roc_auc_score(a[1], a[0], sample_weight=a[2]), False),
-            ("concordance_index", lambda *a: pm.concordance_index(a[3], a[0], a[4]), False),
-            ("concordance_index_censored", lambda *a: pm.concordance_index_censored(a[4], a[3], a[0])[0], False),
+            ("roc_auc_score", lambda *a: pm.sklearn.roc_auc_score(a[1], a[0]), False),
+            ("roc_auc_score, sample_weight", lambda *a: pm.sklearn.roc_auc_score(a[1], a[0], sample_weight=a[2]), False),
+            ("concordance_index", lambda *a: pm.lifelines.concordance_index(a[3], a[0], a[4]), False),
+            ("concordance_index_censored", lambda *a: pm.sksurv.concordance_index_censored(a[4], a[3], a[0])[0], False),
         ]
         measured = []
         for name, call, _ in cases:
@@ -244,7 +244,7 @@ def out_of_core_case(n: int, chunk: int) -> dict:
         frame = dd.read_parquet(path)
         with PeakRSS() as rss:
             start = time.perf_counter()
-            result = pm.paired_evaluation(frame.score, frame.label, 0.1)
+            result = pm.paired_evaluation(frame.label, frame.score, min_dist=0.1)
             t_dask = time.perf_counter() - start
     finally:
         client.close()
@@ -257,7 +257,7 @@ def out_of_core_case(n: int, chunk: int) -> dict:
 
         frame = pd.read_parquet(path)
         start = time.perf_counter()
-        expected = pm.paired_evaluation(frame.score.to_numpy(), frame.label.to_numpy(), 0.1)
+        expected = pm.paired_evaluation(frame.label.to_numpy(), frame.score.to_numpy(), min_dist=0.1)
         out.update(in_memory_s=time.perf_counter() - start, equal=expected == result)
     return out
 

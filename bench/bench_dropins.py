@@ -65,21 +65,21 @@ def cases(quick: bool, rng):
         (
             f"roc_auc_score, binary, n = {n_auc:.0e}",
             n_auc,
-            lambda: pm.roc_auc_score(y, scores),
+            lambda: pm.sklearn.roc_auc_score(y, scores),
             sk and (lambda: sk(y, scores)),
             "scikit-learn",
         ),
         (
             f"roc_auc_score, binary, sample_weight, n = {n_auc:.0e}",
             n_auc,
-            lambda: pm.roc_auc_score(y, scores, sample_weight=weights),
+            lambda: pm.sklearn.roc_auc_score(y, scores, sample_weight=weights),
             sk and (lambda: sk(y, scores, sample_weight=weights)),
             "scikit-learn",
         ),
         (
             f"roc_auc_score, binary, max_fpr = 0.1, n = {n_auc:.0e}",
             n_auc,
-            lambda: pm.roc_auc_score(y, scores, max_fpr=0.1),
+            lambda: pm.sklearn.roc_auc_score(y, scores, max_fpr=0.1),
             sk and (lambda: sk(y, scores, max_fpr=0.1)),
             "scikit-learn",
         ),
@@ -93,7 +93,7 @@ def cases(quick: bool, rng):
         (
             f"concordance_index, n = {n_lifelines:.0e}",
             n_lifelines,
-            lambda: pm.concordance_index(times, predicted, observed),
+            lambda: pm.lifelines.concordance_index(times, predicted, observed),
             lifelines_ci and (lambda: lifelines_ci(times, predicted, observed)),
             "lifelines",
         )
@@ -105,7 +105,7 @@ def cases(quick: bool, rng):
         (
             f"concordance_index_censored, n = {n_sksurv:.0e}",
             n_sksurv,
-            lambda: pm.concordance_index_censored(e2, t2, risk),
+            lambda: pm.sksurv.concordance_index_censored(e2, t2, risk),
             sksurv_ci and (lambda: sksurv_ci(e2, t2, risk)),
             "scikit-survival",
         )
@@ -114,7 +114,7 @@ def cases(quick: bool, rng):
         (
             f"concordance_index_censored, n = {n_lifelines:.0e}",
             n_lifelines,
-            lambda: pm.concordance_index_censored(observed, times, -predicted),
+            lambda: pm.sksurv.concordance_index_censored(observed, times, -predicted),
             None,
             "scikit-survival",
         )
@@ -130,7 +130,7 @@ def cases(quick: bool, rng):
         (
             f"concordance_index_ipcw, n = {n_sksurv:.0e}",
             n_sksurv,
-            lambda: pm.concordance_index_ipcw(y_surv, y_surv, risk),
+            lambda: pm.sksurv.concordance_index_ipcw(y_surv, y_surv, risk),
             ipcw and (lambda: ipcw(y_surv, y_surv, risk)),
             "scikit-survival",
         )
@@ -140,7 +140,7 @@ def cases(quick: bool, rng):
         (
             f"cumulative_dynamic_auc, 8 times, n = {n_sksurv:.0e}",
             n_sksurv,
-            lambda: pm.cumulative_dynamic_auc(y_surv, y_surv, risk, grid)[1],
+            lambda: pm.sksurv.cumulative_dynamic_auc(y_surv, y_surv, risk, grid)[1],
             dynamic and (lambda: dynamic(y_surv, y_surv, risk, grid)[1]),
             "scikit-survival",
         )
@@ -169,7 +169,7 @@ def bootstrap_cases(quick: bool, rng):
         return np.std([statistic(*(a[i] for a in arrays)) for i in indices], ddof=1)
 
     def ours(statistic, arrays, resamples):
-        return lambda: pm.bootstrap(statistic, *arrays, n_resamples=resamples, rng=1).standard_error
+        return lambda: pm.bootstrap(arrays, statistic, n_resamples=resamples, rng=1).standard_error
 
     def generic(statistic, arrays, resamples):  # an unrecognised callable: the generic path
         return ours(lambda *a: statistic(*a), arrays, resamples)
@@ -179,29 +179,29 @@ def bootstrap_cases(quick: bool, rng):
         (
             f"bootstrap of roc_auc_score, 100 resamples, n = {n:.0e}",
             n,
-            ours(pm.roc_auc_score, (y, scores), 100),
+            ours(pm.sklearn.roc_auc_score, (y, scores), 100),
             sk and (lambda: loop(sk, (y, scores), n, 100)),
             "numpy + scikit-learn loop",
         ),
         (
             f"bootstrap of roc_auc_score, 20 resamples, n = {n:.0e}",
             n,
-            ours(pm.roc_auc_score, (y, scores), 20),
-            generic(pm.roc_auc_score, (y, scores), 20),
+            ours(pm.sklearn.roc_auc_score, (y, scores), 20),
+            generic(pm.sklearn.roc_auc_score, (y, scores), 20),
             "generic path",
         ),
         (
             f"bootstrap of concordance_index, 20 resamples, n = {n_survival:.0e}",
             n_survival,
-            ours(pm.concordance_index, (times, predicted, observed), 20),
+            ours(pm.lifelines.concordance_index, (times, predicted, observed), 20),
             lifelines_ci and (lambda: loop(lifelines_ci, (times, predicted, observed), n_survival, 20)),
             "numpy + lifelines loop",
         ),
         (
             f"bootstrap of concordance_index, 20 resamples, n = {n_survival:.0e}",
             n_survival,
-            ours(pm.concordance_index, (times, predicted, observed), 20),
-            generic(pm.concordance_index, (times, predicted, observed), 20),
+            ours(pm.lifelines.concordance_index, (times, predicted, observed), 20),
+            generic(pm.lifelines.concordance_index, (times, predicted, observed), 20),
             "generic path",
         ),
         (

@@ -72,12 +72,12 @@ def run(quick: bool = False) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             timings = {
-                "roc_auc_groups": median_time(lambda: pm.roc_auc_score(labels, scores, groups=groups)),
-                "roc_auc_one_call": median_time(lambda: pm.roc_auc_score(labels, scores)),
+                "roc_auc_groups": median_time(lambda: pm.sklearn.roc_auc_score(labels, scores, groups=groups)),
+                "roc_auc_one_call": median_time(lambda: pm.sklearn.roc_auc_score(labels, scores)),
                 "paired_groups": median_time(
-                    lambda: pm.paired_evaluation(scores, labels, groups=groups, variance=False)
+                    lambda: pm.paired_evaluation(labels, scores, groups=groups, variance=False)
                 ),  # fmt: skip
-                "paired_one_call": median_time(lambda: pm.paired_evaluation(scores, labels, variance=False)),
+                "paired_one_call": median_time(lambda: pm.paired_evaluation(labels, scores, variance=False)),
             }
         pandas = _pandas_seconds(labels, scores, groups, n_groups)
         cases.append({

@@ -7,7 +7,7 @@ the faithful re-implementation in ``pairmetrics.reference.paired`` (same
 algorithm, pure Python), on the sizes where it finishes in reasonable time and
 extrapolated as n log n beyond that.
 
-The "default" column is the plain call, ``pe.paired_eval(scores, labels,
+The "default" column is the plain call, ``pe.pairedeval.paired_eval(scores, labels,
 min_dist)``: every usable core (``n_jobs=None``), no tuning. The three
 contenders are timed in interleaved rounds, so that a load change on a shared
 machine hits them alike; each figure is the median over the rounds.
@@ -88,8 +88,8 @@ def run(quick: bool = False, sizes=None) -> dict:
             timed = interleaved_medians(
                 {
                     "numpy": lambda: numpy_pipeline(scores, labels),
-                    "one": lambda: pe.paired_eval(scores, labels, min_dist, n_jobs=1),
-                    "default": lambda: pe.paired_eval(scores, labels, min_dist),
+                    "one": lambda: pe.pairedeval.paired_eval(scores, labels, min_dist),
+                    "default": lambda: pe.pairedeval.paired_eval(scores, labels, min_dist),
                 },
                 rounds,
             )
@@ -191,9 +191,7 @@ def _worker() -> None:
             cache[key] = _variance_data(*key)
         scores, labels = cache[key]
         start = time.perf_counter()
-        pe.paired_evaluation(
-            scores, labels, VARIANCE_CASES[request["kind"]], n_jobs=request["n_jobs"], variance=request["variance"]
-        )
+        pe.paired_evaluation(labels, scores, min_dist=VARIANCE_CASES[request["kind"]], n_jobs=request["n_jobs"], variance=request["variance"])
         print(time.perf_counter() - start, flush=True)
 
 

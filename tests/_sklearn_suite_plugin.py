@@ -1,4 +1,4 @@
-"""pytest plugin for running scikit-learn's own ROC AUC tests against pairmetrics.roc_auc_score.
+"""pytest plugin for running scikit-learn's own ROC AUC tests against pairmetrics.sklearn.roc_auc_score.
 
 Loaded with ``-p _sklearn_suite_plugin``. Before scikit-learn's test module is
 imported, ``sklearn.metrics.roc_auc_score`` (and the name in

@@ -24,13 +24,13 @@ def _auc_problem(n=300, seed=0):
 
 
 def _generic_auc(y, s):
-    return pm.roc_auc_score(y, s)
+    return pm.sklearn.roc_auc_score(y, s)
 
 
 def test_fast_path_gives_the_generic_replicates():
     y, score = _auc_problem()
-    fast = pm.bootstrap(pm.roc_auc_score, y, score, n_resamples=500, rng=1, method="BCa")
-    slow = pm.bootstrap(_generic_auc, y, score, n_resamples=500, rng=1, method="BCa")
+    fast = pm.bootstrap((y, score), pm.sklearn.roc_auc_score, n_resamples=500, rng=1, method="BCa")
+    slow = pm.bootstrap((y, score), _generic_auc, n_resamples=500, rng=1, method="BCa")
     np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13)
     assert tuple(fast.confidence_interval) == pytest.approx(tuple(slow.confidence_interval), rel=1e-12)
 
@@ -53,7 +53,7 @@ def test_kernel_replicate_is_the_auc_of_the_drawn_rows():
     of_sample[design.members] = np.repeat(np.arange(sizes.shape[0], dtype=np.uint32), sizes)
     flags = (y[order] == 1).astype(np.uint8)
     out = _core.bootstrap_auc(flags, group_end, design.stratum_offsets, of_sample[order], seeds, 2)
-    expected = [pm.roc_auc_score(y[_resample(design, seed)], score[_resample(design, seed)]) for seed in seeds]
+    expected = [pm.sklearn.roc_auc_score(y[_resample(design, seed)], score[_resample(design, seed)]) for seed in seeds]
     np.testing.assert_allclose(out, expected, rtol=1e-13)
 
 
@@ -102,11 +102,11 @@ def _assert_same_replicates(statistic, generic, data, stratify, cluster, seed):
             statistic(*data)
         except ZeroDivisionError:  # nothing comparable in the data itself: bootstrap raises it too
             with pytest.raises(ZeroDivisionError):
-                pm.bootstrap(statistic, *data, n_resamples=12, rng=seed, stratify=stratify, cluster=cluster)
+                pm.bootstrap(data, statistic, n_resamples=12, rng=seed, stratify=stratify, cluster=cluster)
             return
         assert _fast_sweep(statistic, [np.asarray(d) for d in data]) is not None  # the compiled path is taken
-        fast = pm.bootstrap(statistic, *data, n_resamples=12, rng=seed, stratify=stratify, cluster=cluster)
-        slow = pm.bootstrap(generic, *data, n_resamples=12, rng=seed, stratify=stratify, cluster=cluster)
+        fast = pm.bootstrap(data, statistic, n_resamples=12, rng=seed, stratify=stratify, cluster=cluster)
+        slow = pm.bootstrap(data, generic, n_resamples=12, rng=seed, stratify=stratify, cluster=cluster)
     np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13, atol=0)
 
 
@@ -124,7 +124,7 @@ def test_compiled_roc_auc_gives_the_generic_replicates(data):
     score = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n))).astype(dtype)
     stratify, cluster = data.draw(_design(n))
     _assert_same_replicates(
-        pm.roc_auc_score, _generic_auc, (y, score), stratify, cluster, data.draw(st.integers(0, 99))
+        pm.sklearn.roc_auc_score, _generic_auc, (y, score), stratify, cluster, data.draw(st.integers(0, 99))
     )
 
 
@@ -138,8 +138,8 @@ def test_compiled_concordance_index_gives_the_generic_replicates(data):
     events = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
     args = (times, scores, events) if data.draw(st.booleans()) else (times, scores)
     stratify, cluster = data.draw(_design(n))
-    generic = _nan_on_no_pair(lambda *a: pm.concordance_index(*a))
-    _assert_same_replicates(pm.concordance_index, generic, args, stratify, cluster, data.draw(st.integers(0, 99)))
+    generic = _nan_on_no_pair(lambda *a: pm.lifelines.concordance_index(*a))
+    _assert_same_replicates(pm.lifelines.concordance_index, generic, args, stratify, cluster, data.draw(st.integers(0, 99)))
 
 
 @settings(max_examples=examples(80), deadline=None)
@@ -156,21 +156,21 @@ def test_compiled_paired_auc_gives_the_generic_replicates(data):
     dtype = data.draw(st.sampled_from(SCORE_DTYPES))
     scores = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n))).astype(dtype)
     min_dist = data.draw(st.sampled_from([0.5, 1.0, 0.1, 0.3, 2.0, 1e15]))
-    statistic = functools.partial(pm.paired_auc, min_dist=min_dist)
-    generic = functools.partial(lambda s, y, **kw: pm.paired_auc(s, y, **kw), min_dist=min_dist, warn=False)
+    statistic = functools.partial(pm.paired_evaluation, min_dist=min_dist)
+    generic = functools.partial(lambda y, s, **kw: pm.paired_evaluation(y, s, **kw).auc, min_dist=min_dist, warn=False)
     stratify, cluster = data.draw(_design(n))
-    _assert_same_replicates(statistic, generic, (scores, labels), stratify, cluster, data.draw(st.integers(0, 99)))
+    _assert_same_replicates(statistic, generic, (labels, scores), stratify, cluster, data.draw(st.integers(0, 99)))
 
 
 def test_paired_auc_default_and_huge_integer_labels():
     rng = np.random.default_rng(2)
     labels = rng.integers(0, 4, 50)
     scores = labels + rng.normal(size=50)
-    fast = pm.bootstrap(pm.paired_auc, scores, labels, n_resamples=50, rng=3)
-    slow = pm.bootstrap(lambda s, y: pm.paired_auc(s, y, warn=False), scores, labels, n_resamples=50, rng=3)
+    fast = pm.bootstrap((labels, scores), pm.paired_evaluation, n_resamples=50, rng=3)
+    slow = pm.bootstrap((labels, scores), lambda y, s: pm.paired_evaluation(y, s, warn=False), n_resamples=50, rng=3)
     np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13)
     huge = labels.astype(np.int64) * 2**60  # beyond float64's integers: the generic path, same numbers
-    fast = pm.bootstrap(functools.partial(pm.paired_auc, min_dist=2**60), scores, huge, n_resamples=50, rng=3)
+    fast = pm.bootstrap((huge, scores), functools.partial(pm.paired_evaluation, min_dist=2**60), n_resamples=50, rng=3)
     np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13)
 
 
@@ -187,12 +187,12 @@ def test_rankable_bounds_are_the_exact_prefixes(labels, min_dist):
     assert _core.rankable_bounds(y, min_dist).tolist() == expected
 
 
-@pytest.mark.parametrize("statistic", [pm.roc_auc_score, pm.paired_auc, pm.concordance_index])
+@pytest.mark.parametrize("statistic", [pm.sklearn.roc_auc_score, pm.paired_evaluation, pm.lifelines.concordance_index])
 def test_does_not_depend_on_threads_and_is_reproducible(statistic):
     y, score = _auc_problem()
-    data = (y, score) if statistic is pm.roc_auc_score else (score, y)
-    a = pm.bootstrap(statistic, *data, n_resamples=300, rng=5, n_jobs=1)
-    b = pm.bootstrap(statistic, *data, n_resamples=300, rng=5, n_jobs=2)
+    data = (score, y) if statistic is pm.lifelines.concordance_index else (y, score)
+    a = pm.bootstrap(data, statistic, n_resamples=300, rng=5, n_jobs=1)
+    b = pm.bootstrap(data, statistic, n_resamples=300, rng=5, n_jobs=2)
     np.testing.assert_array_equal(a.bootstrap_distribution, b.bootstrap_distribution)
 
 
@@ -200,7 +200,7 @@ def test_does_not_depend_on_threads_and_is_reproducible(statistic):
 def test_generic_path_matches_scipy(method):
     rng = np.random.default_rng(4)
     x = rng.exponential(size=40)
-    ours = pm.bootstrap(np.mean, x, n_resamples=4000, method=method, rng=6)
+    ours = pm.bootstrap((x,), np.mean, n_resamples=4000, method=method, rng=6)
     theirs = stats.bootstrap((x,), np.mean, n_resamples=4000, method=method, rng=7)
     assert ours.standard_error == pytest.approx(theirs.standard_error, rel=0.1)
     assert tuple(ours.confidence_interval) == pytest.approx(tuple(theirs.confidence_interval), abs=0.05)
@@ -208,9 +208,9 @@ def test_generic_path_matches_scipy(method):
 
 def test_interval_formulas_on_a_fixed_distribution():
     y, score = _auc_problem(80, 8)
-    result = pm.bootstrap(pm.roc_auc_score, y, score, n_resamples=500, rng=9, method="basic")
+    result = pm.bootstrap((y, score), pm.sklearn.roc_auc_score, n_resamples=500, rng=9, method="basic")
     dist = result.bootstrap_distribution
-    estimate = pm.roc_auc_score(y, score)
+    estimate = pm.sklearn.roc_auc_score(y, score)
     lo, hi = np.percentile(dist, [2.5, 97.5])
     assert tuple(result.confidence_interval) == pytest.approx((2 * estimate - hi, 2 * estimate - lo))
     assert result.standard_error == pytest.approx(np.std(dist, ddof=1))
@@ -224,7 +224,7 @@ def test_auc_jackknife_formula():
     fast = _auc_leave_one_out(y[order] == 1, group_end)
     for p, i in enumerate(order):
         keep = np.arange(40) != i
-        assert fast[p] == pytest.approx(pm.roc_auc_score(y[keep], score[keep]), rel=1e-12)
+        assert fast[p] == pytest.approx(pm.sklearn.roc_auc_score(y[keep], score[keep]), rel=1e-12)
 
 
 def test_stratify_keeps_class_sizes_and_cluster_draws_whole_clusters():
@@ -247,27 +247,27 @@ def test_stratify_keeps_class_sizes_and_cluster_draws_whole_clusters():
 def test_fast_stratified_has_no_nan():
     y = np.array([1] + [0] * 30)
     score = np.arange(31.0)
-    result = pm.bootstrap(pm.roc_auc_score, y, score, n_resamples=200, stratify=y, rng=0)
+    result = pm.bootstrap((y, score), pm.sklearn.roc_auc_score, n_resamples=200, stratify=y, rng=0)
     assert not np.isnan(result.bootstrap_distribution).any()
 
 
 def test_bca_fast_matches_generic_acceleration():
     y, score = _auc_problem(120, 12)
     for stratify in (None, y):
-        fast = pm.bootstrap(pm.roc_auc_score, y, score, n_resamples=1000, method="BCa", rng=13, stratify=stratify)
-        slow = pm.bootstrap(_generic_auc, y, score, n_resamples=1000, method="BCa", rng=13, stratify=stratify)
+        fast = pm.bootstrap((y, score), pm.sklearn.roc_auc_score, n_resamples=1000, method="BCa", rng=13, stratify=stratify)
+        slow = pm.bootstrap((y, score), _generic_auc, n_resamples=1000, method="BCa", rng=13, stratify=stratify)
         assert tuple(fast.confidence_interval) == pytest.approx(tuple(slow.confidence_interval), rel=1e-12)
 
 
 def test_bad_input():
     with pytest.raises(TypeError, match="statistic"):
-        pm.bootstrap(3, [1, 2])
+        pm.bootstrap(([1, 2],), 3)
     with pytest.raises(ValueError, match="data"):
-        pm.bootstrap(np.mean, [1, 2, 3], [1, 2])
+        pm.bootstrap(([1, 2, 3], [1, 2]), np.mean)
     with pytest.raises(ValueError, match="method"):
-        pm.bootstrap(np.mean, [1, 2, 3], method="bca")
+        pm.bootstrap(([1, 2, 3],), np.mean, method="bca")
     with pytest.raises(ValueError, match="stratify"):
-        pm.bootstrap(np.mean, [1, 2, 3], stratify=[1, 2])
+        pm.bootstrap(([1, 2, 3],), np.mean, stratify=[1, 2])
     with pytest.raises(ValueError, match="confidence_level"):
-        pm.bootstrap(np.mean, [1, 2, 3], confidence_level=1.5)
-    assert math.isfinite(pm.bootstrap(np.mean, [1.0, 2.0, 3.0], n_resamples=10, rng=0).standard_error)
+        pm.bootstrap(([1, 2, 3],), np.mean, confidence_level=1.5)
+    assert math.isfinite(pm.bootstrap(([1.0, 2.0, 3.0],), np.mean, n_resamples=10, rng=0).standard_error)

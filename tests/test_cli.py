@@ -75,7 +75,7 @@ def test_paired_reads_every_format_and_json_parses(tmp_path, data, fmt):
     s = write(tmp_path / f"s.{fmt}", scores, fmt)
     y = write(tmp_path / f"y.{fmt}", labels, fmt)
     record = json.loads(cli("paired", s, y, "--min-dist", 1.0, "--json").stdout)
-    expected = pe.paired_evaluation(scores, labels, 1.0)
+    expected = pe.paired_evaluation(labels, scores, min_dist=1.0)
     assert (record["n_rankable"], record["n_correct"], record["n_tied"]) == (
         expected.n_rankable,
         expected.n_correct,
@@ -90,12 +90,12 @@ def test_paired_picks_columns_by_name_and_compares_two_models(tmp_path, data):
     table = tmp_path / "t.csv"
     np.savetxt(table, np.column_stack([labels, scores]), delimiter=",", header="label,score", comments="")
     record = json.loads(cli("paired", table, table, "--column", "score", "--label-column", "label", "--json").stdout)
-    assert record["n_correct"] == pe.paired_eval(scores, labels)[1]
+    assert record["n_correct"] == pe.pairedeval.paired_eval(scores, labels)[1]
     other = write(tmp_path / "b.npy", scores[::-1].copy(), "npy")
     s = write(tmp_path / "a.npy", scores, "npy")
     y = write(tmp_path / "y.npy", labels, "npy")
     record = json.loads(cli("paired", s, y, "--compare", other, "--json").stdout)
-    assert record["pvalue"] == pytest.approx(pe.compare_paired(scores, scores[::-1], labels).pvalue)
+    assert record["pvalue"] == pytest.approx(pe.compare_models(labels, [scores, scores[::-1]]).pvalue)
 
 
 def test_two_vs_two(tmp_path):
@@ -285,7 +285,7 @@ def pandas_files(tmp_path_factory):
 def test_numeric_header_is_read_with_header_flag(pandas_files):
     s, y, scores, labels = pandas_files
     record = json.loads(cli("paired", s, y, "--header", "--json").stdout)
-    expected = pe.paired_evaluation(scores, labels)
+    expected = pe.paired_evaluation(labels, scores)
     assert (record["n_rankable"], record["n_correct"]) == (expected.n_rankable, expected.n_correct)
 
 
@@ -301,7 +301,7 @@ def test_no_header_flag_reads_the_first_row_as_data(tmp_path):
     (tmp_path / "s.csv").write_text("0\n0.5\n2\n1\n")
     (tmp_path / "y.csv").write_text("0\n1\n2\n1\n")
     record = json.loads(cli("paired", tmp_path / "s.csv", tmp_path / "y.csv", "--no-header", "--json").stdout)
-    expected = pe.paired_evaluation([0, 0.5, 2, 1], [0, 1, 2, 1])
+    expected = pe.paired_evaluation([0, 1, 2, 1], [0, 0.5, 2, 1])
     assert (record["n_rankable"], record["n_correct"]) == (expected.n_rankable, expected.n_correct)
 
 
@@ -323,7 +323,7 @@ def test_byte_order_mark_is_not_data(tmp_path, data, header):
         text = ("value\n" if header else "") + "".join(f"{float(v)!r}\n" for v in values)
         (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.encode())
     record = json.loads(cli("paired", tmp_path / "s.csv", tmp_path / "y.csv", "--json").stdout)
-    expected = pe.paired_evaluation(scores, labels)
+    expected = pe.paired_evaluation(labels, scores)
     assert (record["n_rankable"], record["n_correct"]) == (expected.n_rankable, expected.n_correct)
 
 
@@ -333,7 +333,7 @@ def test_standard_input(tmp_path, data, fmt):
     s = write(tmp_path / f"s.{fmt}", scores, fmt)
     y = write(tmp_path / "y.npy", labels, "npy")
     record = json.loads(cli("paired", "-", y, "--json", stdin=s.read_bytes()).stdout)
-    assert record["n_correct"] == pe.paired_evaluation(scores, labels).n_correct
+    assert record["n_correct"] == pe.paired_evaluation(labels, scores).n_correct
 
 
 def test_standard_input_in_a_subprocess_and_only_once(tmp_path, data):
@@ -342,7 +342,7 @@ def test_standard_input_in_a_subprocess_and_only_once(tmp_path, data):
     s = write(tmp_path / "s.csv", scores, "csv")
     proc = cli_process("paired", "-", y, "--json", stdin=s.read_bytes())
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["n_correct"] == pe.paired_evaluation(scores, labels).n_correct
+    assert json.loads(proc.stdout)["n_correct"] == pe.paired_evaluation(labels, scores).n_correct
     proc = cli("paired", "-", "-", check=False, stdin=s.read_bytes())
     assert proc.returncode == 2 and "only one input" in proc.stderr
 
@@ -388,7 +388,7 @@ def test_parquet_columns_by_name_and_non_numeric_columns(tmp_path, data):
     pd.DataFrame({"score": scores, "label": labels, "name": ["x"] * len(labels)}).to_parquet(tmp_path / "t.parquet")
     t = tmp_path / "t.parquet"
     record = json.loads(cli("paired", t, t, "--column", "score", "--label-column", "label", "--json").stdout)
-    assert record["n_correct"] == pe.paired_evaluation(scores, labels).n_correct
+    assert record["n_correct"] == pe.paired_evaluation(labels, scores).n_correct
     proc = cli("paired", t, t, "--column", "name", "--label-column", "label", check=False)
     assert proc.returncode == 2 and "'name'" in proc.stderr
 
@@ -398,7 +398,7 @@ def test_npy_works_without_the_cli_extra_and_text_asks_for_it(tmp_path, data, mo
     s, y = write(tmp_path / "s.npy", scores, "npy"), write(tmp_path / "y.npy", labels, "npy")
     for module in ("pandas", "pyarrow", "pyarrow.parquet", "tqdm"):
         monkeypatch.setitem(sys.modules, module, None)  # import fails as if not installed
-    assert json.loads(cli("paired", s, y, "--json").stdout)["n_correct"] == pe.paired_eval(scores, labels)[1]
+    assert json.loads(cli("paired", s, y, "--json").stdout)["n_correct"] == pe.pairedeval.paired_eval(scores, labels)[1]
     proc = cli("paired", write(tmp_path / "s.csv", scores, "csv"), y, check=False)
     assert proc.returncode == 2 and 'pip install "pairmetrics[cli]"' in proc.stderr
     proc = cli("paired", s, y, "--progress", check=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pairmetrics as pm
@@ -26,7 +27,7 @@ def binary_problem(draw):
 @given(binary_problem())
 def test_delong_covariance_matches_reference(problem):
     scores, labels = problem
-    result = pm.compare_models(scores, labels)
+    result = pm.compare_models(labels, scores)
     k = scores.shape[0]
     for i in range(k):
         assert result.auc[i] == pytest.approx(ref.placements(scores[i], labels)[0], abs=1e-14)
@@ -38,21 +39,22 @@ def test_delong_covariance_matches_reference(problem):
 
 @settings(max_examples=40, deadline=None)
 @given(binary_problem())
-def test_two_models_agree_with_compare_paired(problem):
+def test_two_models_agree_with_the_normal_test_of_one_group(problem):
     scores, labels = problem
-    result = pm.compare_models(scores[:2], labels)
-    pair = pm.compare_paired(scores[0], scores[1], labels)
-    if math.isfinite(pair.statistic) and pair.statistic != 0:
-        assert result.statistic == pytest.approx(pair.statistic**2, rel=1e-9)
-        assert result.pvalue == pytest.approx(pair.pvalue, rel=1e-7, abs=1e-300)
-        assert result.difference_pvalue[0, 1] == pytest.approx(pair.pvalue, rel=1e-7, abs=1e-300)
-    low, high = result.confidence_interval()
-    assert (low[0, 1], high[0, 1]) == pytest.approx(tuple(pair.confidence_interval()), rel=1e-9, abs=1e-15)
+    result = pm.compare_models(labels, scores[:2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pair = pm.compare_models(labels, scores[:2], groups=np.zeros(len(labels)))
+    z, p = float(pair.statistic[0]), float(pair.pvalue[0])
+    if math.isfinite(z) and z != 0:
+        assert result.statistic == pytest.approx(z**2, rel=1e-9)
+        assert result.pvalue == pytest.approx(p, rel=1e-7, abs=1e-300)
+        assert result.difference_pvalue[0, 1] == pytest.approx(p, rel=1e-7, abs=1e-300)
 
 
 def test_confidence_interval_holds_k_by_k_arrays():
     scores = np.array([[0.1, 0.2, 0.6, 0.4, 0.8, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4, 0.7], [0.5, 0.4, 0.3, 0.2, 0.6, 0.1]])
-    result = pm.compare_models(scores, [0, 0, 0, 1, 1, 1])
+    result = pm.compare_models([0, 0, 0, 1, 1, 1], scores)
     interval = result.confidence_interval(confidence_level=0.9)
     assert interval.low.shape == interval.high.shape == (3, 3) and interval.confidence_level == 0.9
     assert np.all(np.diag(interval.low) == 0) and np.all(np.diag(interval.high) == 0)
@@ -65,7 +67,7 @@ def test_chi_square_against_explicit_contrast():
     labels = rng.integers(0, 2, 200)
     truth = labels + rng.normal(size=200)
     scores = np.vstack([truth + rng.normal(scale=s, size=200) for s in (0.5, 1.0, 2.0)])
-    result = pm.compare_models(scores, labels)
+    result = pm.compare_models(labels, scores)
     contrast = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]])
     x = contrast @ result.auc
     stat = x @ np.linalg.solve(contrast @ result.covariance @ contrast.T, x)
@@ -82,8 +84,8 @@ def test_ordinal_labels_use_the_one_sample_factor():
     rng = np.random.default_rng(6)
     labels = rng.integers(0, 4, 80)
     scores = np.vstack([labels + rng.normal(size=80), labels + rng.normal(size=80)])
-    result = pm.compare_models(scores, labels)
-    a = pm.paired_evaluation(scores[0], labels, variance=True)
+    result = pm.compare_models(labels, scores)
+    a = pm.paired_evaluation(labels, scores[0], variance=True)
     low, high = a.confidence_interval()
     se = math.sqrt(result.covariance[0, 0])
     from scipy import stats
@@ -93,17 +95,19 @@ def test_ordinal_labels_use_the_one_sample_factor():
 
 
 def test_bad_input_names_the_argument():
-    with pytest.raises(ValueError, match="scores"):
-        pm.compare_models([0.1, 0.2, 0.3], [0, 1, 1])
-    with pytest.raises(ValueError, match="scores"):
-        pm.compare_models(np.zeros((1, 3)), [0, 1, 1])
-    with pytest.raises(ValueError, match="labels"):
-        pm.compare_models(np.zeros((2, 3)), [0, 1])
-    with pytest.raises(ValueError, match=r"scores\[1\]"):
-        pm.compare_models(np.array([[0.1, 0.2, 0.3], [0.1, np.nan, 0.3]]), [0, 1, 1])
+    with pytest.raises(ValueError, match="y_score"):
+        pm.compare_models([0, 1, 1], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="y_score"):
+        pm.compare_models([0, 1, 1], np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="y_true"):
+        pm.compare_models([0, 1], np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="groups compares two models"):
+        pm.compare_models([0, 1, 1], np.zeros((3, 3)), groups=[0, 0, 1])
+    with pytest.raises(ValueError, match=r"y_score\[1\]"):
+        pm.compare_models([0, 1, 1], np.array([[0.1, 0.2, 0.3], [0.1, np.nan, 0.3]]))
 
 
 def test_nothing_rankable_warns():
     with pytest.warns(RuntimeWarning, match="rankable"):
-        result = pm.compare_models(np.zeros((2, 3)), [1, 1, 1])
+        result = pm.compare_models([1, 1, 1], np.zeros((2, 3)))
     assert np.isnan(result.auc).all() and math.isnan(result.pvalue)

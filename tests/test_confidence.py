@@ -38,19 +38,17 @@ def test_binary_interval_is_delongs(problem, level):
     auc_b, _, _ = ref.placements(b.tolist(), positive)
     var_a, var_b, cov = ref.delong_covariance(a.tolist(), b.tolist(), positive)
 
-    interval = pm.paired_evaluation(a, labels).confidence_interval(level)
+    interval = pm.paired_evaluation(labels, a).confidence_interval(level)
     assert (interval.low, interval.high) == pytest.approx(ref.delong_interval(auc_a, var_a, z), abs=1e-12)
     low, high = interval  # unpacks like SciPy's
     assert (low, high) == (interval.low, interval.high)
     assert interval.confidence_level == level
 
-    comparison = pm.compare_paired(a, b, labels)
-    assert (comparison.a.confidence_interval(level).low, comparison.b.confidence_interval(level).high) == pytest.approx(
-        (ref.delong_interval(auc_a, var_a, z)[0], ref.delong_interval(auc_b, var_b, z)[1]), abs=1e-12
-    )
+    comparison = pm.compare_models(labels, [a, b])
+    np.testing.assert_allclose(comparison.covariance, [[var_a, cov], [cov, var_b]], atol=1e-12)
     expected = ref.delong_interval(auc_a - auc_b, max(var_a + var_b - 2 * cov, 0.0), z, -1.0, 1.0)
     difference = comparison.confidence_interval(level)
-    assert (difference.low, difference.high) == pytest.approx(expected, abs=1e-12)
+    assert (difference.low[0, 1], difference.high[0, 1]) == pytest.approx(expected, abs=1e-12)
 
 
 @settings(max_examples=examples(60), deadline=None)
@@ -63,37 +61,37 @@ def test_ordinal_and_real_labels_use_the_one_sample_variance(n, seed, kind):
     b = a + rng.normal(size=n)
     ca, cb, va, vb, cov = paired_ref.concordance_variance(a, b, labels, 0.5)
     z = stats.norm.ppf(0.975)
-    interval = pm.paired_evaluation(a, labels).confidence_interval()
+    interval = pm.paired_evaluation(labels, a).confidence_interval()
     assert (interval.low, interval.high) == pytest.approx(ref.delong_interval(ca, va, z), abs=1e-12)
-    difference = pm.compare_paired(a, b, labels).confidence_interval()
+    difference = pm.compare_models(labels, [a, b]).confidence_interval()
     expected = ref.delong_interval(ca - cb, max(va + vb - 2 * cov, 0.0), z, -1.0, 1.0)
-    assert (difference.low, difference.high) == pytest.approx(expected, abs=1e-12)
+    assert (difference.low[0, 1], difference.high[0, 1]) == pytest.approx(expected, abs=1e-12)
 
 
 def test_interval_is_clipped_and_contains_the_estimate():
     labels = np.array([0, 0, 0, 1, 1, 1])
-    perfect = pm.paired_evaluation([0.1, 0.2, 0.3, 0.7, 0.8, 0.9], labels)
+    perfect = pm.paired_evaluation(labels, [0.1, 0.2, 0.3, 0.7, 0.8, 0.9])
     assert perfect.auc == 1.0
     interval = perfect.confidence_interval()
     assert interval.high == 1.0 and interval.low <= 1.0
-    noisy = pm.paired_evaluation([0.5, 0.9, 0.1, 0.6, 0.2, 0.8], labels).confidence_interval(0.999)
+    noisy = pm.paired_evaluation(labels, [0.5, 0.9, 0.1, 0.6, 0.2, 0.8]).confidence_interval(0.999)
     assert 0.0 <= noisy.low <= noisy.high <= 1.0
-    wider = pm.paired_evaluation([0.5, 0.9, 0.1, 0.6, 0.2, 0.8], labels).confidence_interval(0.5)
+    wider = pm.paired_evaluation(labels, [0.5, 0.9, 0.1, 0.6, 0.2, 0.8]).confidence_interval(0.5)
     assert noisy.low <= wider.low <= wider.high <= noisy.high
 
 
 def test_nothing_rankable_gives_nan():
     with pytest.warns(RuntimeWarning):
-        result = pm.paired_evaluation([0.1, 0.2, 0.3], [1, 1, 1])
+        result = pm.paired_evaluation([1, 1, 1], [0.1, 0.2, 0.3])
     interval = result.confidence_interval()
     assert math.isnan(interval.low) and math.isnan(interval.high)
     with pytest.warns(RuntimeWarning):
-        comparison = pm.compare_paired([0.1, 0.2, 0.3], [0.3, 0.2, 0.1], [1, 1, 1])
-    assert all(math.isnan(v) for v in comparison.confidence_interval())
+        comparison = pm.compare_models([1, 1, 1], [[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]])
+    assert all(np.isnan(v).all() for v in comparison.confidence_interval())
 
 
 def test_confidence_level_is_validated():
-    result = pm.paired_evaluation([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+    result = pm.paired_evaluation([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     for bad in (0, 1, 1.5, -0.1, math.nan):
         with pytest.raises(ValueError, match="confidence_level"):
             result.confidence_interval(bad)
@@ -106,32 +104,32 @@ def test_variance_computed_on_request_only_for_large_inputs():
     n = 100_001
     labels = rng.integers(0, 2, n)
     scores = labels + rng.normal(size=n)
-    lazy = pm.paired_evaluation(scores, labels)
+    lazy = pm.paired_evaluation(labels, scores)
     with pytest.raises(ValueError, match="variance=True"):
         lazy.confidence_interval()
-    eager = pm.paired_evaluation(scores, labels, variance=True)
-    small = pm.paired_evaluation(scores[:1000], labels[:1000])
+    eager = pm.paired_evaluation(labels, scores, variance=True)
+    small = pm.paired_evaluation(labels[:1000], scores[:1000])
     assert eager == lazy  # the variance is private: equality and asdict are unchanged
     assert eager.asdict() == lazy.asdict()
     low, high = eager.confidence_interval()
     assert low < eager.auc < high and high - low < 0.02
     assert small.confidence_interval().high > small.auc
     with pytest.raises(ValueError, match="variance=True"):
-        pm.paired_evaluation(scores[:1000], labels[:1000], variance=False).confidence_interval()
+        pm.paired_evaluation(labels[:1000], scores[:1000], variance=False).confidence_interval()
     with pytest.raises(TypeError, match="variance"):
-        pm.paired_evaluation(scores[:1000], labels[:1000], variance=1)
+        pm.paired_evaluation(labels[:1000], scores[:1000], variance=1)
 
 
 def test_results_hold_no_arrays():
     rng = np.random.default_rng(1)
     labels = rng.integers(0, 3, 5000)
     a, b = labels + rng.normal(size=5000), labels + rng.normal(size=5000)
-    comparison = pm.compare_paired(a, b, labels)
-    for result in (pm.paired_evaluation(a, labels), comparison.a, comparison.b):
+    for result in (pm.paired_evaluation(labels, a), pm.paired_evaluation(labels, b)):
         for field in dataclasses.fields(result):
             assert not isinstance(getattr(result, field.name), np.ndarray)
-    arrays = [f.name for f in dataclasses.fields(comparison) if isinstance(getattr(comparison, f.name), np.ndarray)]
-    assert arrays == ["table"]
+    comparison = pm.compare_models(labels, [a, b])
+    assert all(getattr(comparison, f.name).size <= 4 for f in dataclasses.fields(comparison)
+               if isinstance(getattr(comparison, f.name), np.ndarray))  # k x k at most: never the inputs
 
 
 def test_binary_interval_covers_the_true_auc_at_about_its_level():
@@ -143,6 +141,6 @@ def test_binary_interval_covers_the_true_auc_at_about_its_level():
     for _ in range(trials):
         labels = np.repeat([0, 1], 60)
         scores = labels + rng.normal(size=120)
-        low, high = pm.paired_evaluation(scores, labels).confidence_interval(0.9)
+        low, high = pm.paired_evaluation(labels, scores).confidence_interval(0.9)
         hits += low <= truth <= high
     assert 0.84 <= hits / trials <= 0.96

@@ -95,13 +95,12 @@ def test_paired_evaluation_equals_in_memory(monkeypatch, data, many_partitions):
     scores, labels, min_dist, chunks = data
     if many_partitions:  # partitions of a few samples each, many pairs of partitions
         monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 5)
-    expected = pm.paired_evaluation(scores, labels, min_dist, warn=False)
-    got = pm.paired_evaluation(da.from_array(scores, chunks=chunks), da.from_array(labels, chunks=chunks), min_dist,
-                               warn=False)  # fmt: skip
+    expected = pm.paired_evaluation(labels, scores, min_dist=min_dist, warn=False)
+    got = pm.paired_evaluation(da.from_array(labels, chunks=chunks), da.from_array(scores, chunks=chunks), min_dist=min_dist, warn=False)  # fmt: skip
     assert got == expected
     # the variance behind confidence_interval(), from per-sample counts reduced block by block
     np.testing.assert_allclose(got._variance, expected._variance, rtol=1e-9, atol=1e-300)
-    assert pm.paired_eval(da.from_array(scores, chunks=chunks), labels, min_dist) == tuple(expected)
+    assert pm.pairedeval.paired_eval(da.from_array(scores, chunks=chunks), labels, min_dist) == tuple(expected)
 
 
 @settings(max_examples=12, **SETTINGS)
@@ -111,19 +110,18 @@ def test_paired_totals_between_partitions_by_label_bucket(monkeypatch, data, par
     # bucket; many small partitions give many buckets and runs of equal labels
     scores, labels, min_dist, chunks = data
     monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", partition)
-    expected = pm.paired_evaluation(scores, labels, min_dist, warn=False, variance=False)
-    got = pm.paired_evaluation(da.from_array(scores, chunks=chunks), da.from_array(labels, chunks=chunks), min_dist,
-                               warn=False, variance=False)  # fmt: skip
+    expected = pm.paired_evaluation(labels, scores, min_dist=min_dist, warn=False, variance=False)
+    got = pm.paired_evaluation(da.from_array(labels, chunks=chunks), da.from_array(scores, chunks=chunks), min_dist=min_dist, warn=False, variance=False)  # fmt: skip
     assert got == expected
 
 
 def test_integer_labels_beyond_float64_precision_are_refused(client):
     labels = np.array([0, 2**52, 1, 3], dtype=np.int64)
     with pytest.raises(ValueError, match="labels: integer labels"):
-        pm.paired_evaluation(da.from_array(np.arange(4.0), chunks=2), da.from_array(labels, chunks=2), 0.5)
+        pm.paired_evaluation(da.from_array(labels, chunks=2), da.from_array(np.arange(4.0), chunks=2), min_dist=0.5)
     labels[1] = 2**52 - 1  # still exact
-    expected = pm.paired_evaluation(np.arange(4.0), labels, 0.5, variance=False)
-    assert pm.paired_evaluation(da.from_array(np.arange(4.0), chunks=2), labels, 0.5, variance=False) == expected
+    expected = pm.paired_evaluation(labels, np.arange(4.0), min_dist=0.5, variance=False)
+    assert pm.paired_evaluation(labels, da.from_array(np.arange(4.0), chunks=2), min_dist=0.5, variance=False) == expected
 
 
 def test_label_buckets_split_equal_labels_by_partition():
@@ -139,9 +137,8 @@ def test_compare_paired_equals_in_memory(data, seed):
     scores_a, labels, min_dist, chunks = data
     scores_b = np.random.default_rng(seed).random(scores_a.size)
     with _quiet():
-        expected = pm.compare_paired(scores_a, scores_b, labels, min_dist)
-        got = pm.compare_paired(da.from_array(scores_a, chunks=chunks), scores_b, da.from_array(labels, chunks=chunks),
-                                min_dist)  # fmt: skip
+        expected = pm.compare_models(labels, [scores_a, scores_b], min_dist=min_dist)
+        got = pm.compare_models(da.from_array(labels, chunks=chunks), [da.from_array(scores_a, chunks=chunks), scores_b], min_dist=min_dist)  # fmt: skip
     assert got.a == expected.a and got.b == expected.b
     np.testing.assert_array_equal(got.table, expected.table)
     for name in ("variance_a", "variance_b", "covariance", "statistic", "pvalue", "fisher_pvalue"):
@@ -226,16 +223,16 @@ def test_per_sample_counts_of_labels_near_the_float64_limit(monkeypatch, dtype):
     refused = labels.astype(np.int64) + 1  # reaches 2**52
     if dtype is np.int64:
         with pytest.raises(ValueError, match="2\\*\\*52"):
-            pm.compare_paired(da.from_array(scores, chunks=13), scores[::-1].copy(), refused)
+            pm.compare_models(refused, [da.from_array(scores, chunks=13), scores[::-1].copy()])
 
 
 def test_per_sample_counts_of_unknown_chunk_sizes(client):
     rng = np.random.default_rng(18)
     scores, labels = da.from_array(rng.random(400), chunks=37), da.from_array(rng.integers(0, 5, 400), chunks=37)
     keep = scores > 0.3  # blocks of unknown length
-    got = pm.paired_evaluation(scores[keep], labels[keep], 1.0, variance=True)
+    got = pm.paired_evaluation(labels[keep], scores[keep], min_dist=1.0, variance=True)
     s, y = scores[keep].compute(), labels[keep].compute()
-    expected = pm.paired_evaluation(s, y, 1.0, variance=True)
+    expected = pm.paired_evaluation(y, s, min_dist=1.0, variance=True)
     assert got == expected
     np.testing.assert_allclose(got._variance, expected._variance, rtol=1e-9)
 
@@ -268,9 +265,8 @@ def test_compare_models_equals_in_memory(data, k, seed):
     rng = np.random.default_rng(seed)
     models = np.vstack([scores.astype(np.float64), *(rng.random(scores.size) for _ in range(k - 1))])
     with _quiet():
-        expected = pm.compare_models(models, labels, min_dist)
-        got = pm.compare_models(da.from_array(models, chunks=(1, chunks)), da.from_array(labels, chunks=chunks),
-                                min_dist)  # fmt: skip
+        expected = pm.compare_models(labels, models, min_dist=min_dist)
+        got = pm.compare_models(da.from_array(labels, chunks=chunks), da.from_array(models, chunks=(1, chunks)), min_dist=min_dist)  # fmt: skip
     np.testing.assert_array_equal(got.auc, expected.auc)
     assert (got.n_rankable, got.df) == (expected.n_rankable, expected.df)
     for name in ("covariance", "statistic", "pvalue", "difference_pvalue"):
@@ -312,12 +308,12 @@ def test_paired_on_dataframe_columns_and_mixed_inputs(client):
     n = 3000
     frame = pd.DataFrame({"a": rng.random(n).astype(np.float32), "b": rng.random(n), "y": rng.integers(0, 4, n)})
     ddf = dd.from_pandas(frame, npartitions=5)
-    expected = pm.paired_evaluation(frame.a.to_numpy(), frame.y.to_numpy(), 1.0)
-    assert pm.paired_evaluation(ddf.a, ddf.y, 1.0) == expected
-    assert pm.paired_evaluation(frame.a.to_numpy(), ddf.y, 1.0) == expected  # numpy scores, dask labels
-    assert pm.paired_evaluation(ddf[["a"]].to_dask_array(lengths=True), list(frame.y), 1.0) == expected  # (n, 1)
-    result = pm.compare_paired(ddf.a, ddf.b, ddf.y, 1.0)
-    reference = pm.compare_paired(frame.a.to_numpy(), frame.b.to_numpy(), frame.y.to_numpy(), 1.0)
+    expected = pm.paired_evaluation(frame.y.to_numpy(), frame.a.to_numpy(), min_dist=1.0)
+    assert pm.paired_evaluation(ddf.y, ddf.a, min_dist=1.0) == expected
+    assert pm.paired_evaluation(ddf.y, frame.a.to_numpy(), min_dist=1.0) == expected  # numpy scores, dask labels
+    assert pm.paired_evaluation(list(frame.y), ddf[["a"]].to_dask_array(lengths=True), min_dist=1.0) == expected  # (n, 1)
+    result = pm.compare_models(ddf.y, [ddf.a, ddf.b], min_dist=1.0)
+    reference = pm.compare_models(frame.y.to_numpy(), [frame.a.to_numpy(), frame.b.to_numpy()], min_dist=1.0)
     assert result.a == reference.a and result.b == reference.b
     np.testing.assert_allclose(result.pvalue, reference.pvalue, rtol=1e-9)
 
@@ -331,8 +327,8 @@ def test_paired_on_parquet_columns(client, tmp_path):
     frame = pd.DataFrame({"score": rng.random(4000).astype(np.float32), "label": rng.integers(0, 3, 4000)})
     dd.from_pandas(frame, npartitions=40).to_parquet(tmp_path / "data.parquet")
     stored = dd.read_parquet(tmp_path / "data.parquet")
-    expected = pm.paired_evaluation(frame.score.to_numpy(), frame.label.to_numpy(), 1.0)
-    assert pm.paired_evaluation(stored.score, stored.label, 1.0) == expected
+    expected = pm.paired_evaluation(frame.label.to_numpy(), frame.score.to_numpy(), min_dist=1.0)
+    assert pm.paired_evaluation(stored.label, stored.score, min_dist=1.0) == expected
 
 
 def test_paired_large_real_labels_many_partitions(monkeypatch):
@@ -342,9 +338,8 @@ def test_paired_large_real_labels_many_partitions(monkeypatch):
     scores = rng.random(n).astype(np.float32)
     labels = np.round(rng.random(n), 3)  # labels exactly min_dist apart exercise the threshold rounding
     for min_dist in (0.1, 0.001):
-        expected = pm.paired_evaluation(scores, labels, min_dist)
-        got = pm.paired_evaluation(da.from_array(scores, chunks=1500), da.from_array(labels, chunks=1500), min_dist,
-                                   variance=False)  # fmt: skip
+        expected = pm.paired_evaluation(labels, scores, min_dist=min_dist)
+        got = pm.paired_evaluation(da.from_array(labels, chunks=1500), da.from_array(scores, chunks=1500), min_dist=min_dist, variance=False)  # fmt: skip
         assert got == expected
 
 
@@ -354,20 +349,20 @@ def test_paired_errors_name_the_argument(client):
     bad = scores.copy()
     bad[13] = np.nan
     with pytest.raises(ValueError) as memory:
-        pm.paired_evaluation(bad, labels)
+        pm.paired_evaluation(labels, bad)
     with pytest.raises(ValueError) as distributed_error:
-        pm.paired_evaluation(da.from_array(bad, chunks=6), labels)
+        pm.paired_evaluation(labels, da.from_array(bad, chunks=6))
     assert str(distributed_error.value) == str(memory.value)
     with pytest.raises(ValueError, match="same length"):
-        pm.paired_evaluation(da.from_array(scores, chunks=6), labels[:-1])
+        pm.paired_evaluation(labels[:-1], da.from_array(scores, chunks=6))
     with pytest.raises(ValueError, match="min_dist"):
-        pm.paired_evaluation(da.from_array(scores, chunks=6), labels, -1.0)
+        pm.paired_evaluation(labels, da.from_array(scores, chunks=6), min_dist=-1.0)
     with pytest.raises(TypeError, match="unexpected keyword"):
-        pm.paired_evaluation(da.from_array(scores, chunks=6), labels, min_dist=0.5, n_job=1)
+        pm.paired_evaluation(labels, da.from_array(scores, chunks=6), min_dist=0.5, n_job=1)
     with pytest.raises(ValueError, match="1-D"):
-        pm.paired_evaluation(da.zeros((20, 2), chunks=5), labels)
+        pm.paired_evaluation(labels, da.zeros((20, 2), chunks=5))
     with pytest.warns(RuntimeWarning, match="nothing is rankable"):
-        pm.paired_evaluation(da.from_array(scores, chunks=6), np.ones(20))
+        pm.paired_evaluation(np.ones(20), da.from_array(scores, chunks=6))
 
 
 class _TaskBytes(distributed.diagnostics.plugin.SchedulerPlugin):
@@ -409,7 +404,7 @@ def test_paired_never_gathers_the_data(client, monkeypatch):
         n = 100_000
         scores = da.random.default_rng(0).random(n, chunks=6_250)
         labels = da.random.default_rng(1).random(n, chunks=6_250)
-        result = pm.compare_paired(scores, scores * 0.5 + labels * 0.5, labels, 0.1)
+        result = pm.compare_models(labels, [scores, scores * 0.5 + labels * 0.5], min_dist=0.1)
         assert result.a.n_rankable > 0
         # A partition holds at most 72 bytes per sample (score, label, index, per-sample
         # counts, sorted labels and their thresholds): with 8 partitions no task may see
@@ -461,8 +456,8 @@ def test_two_vs_two_permutation_test_and_progress(client, capsys):
     y = rng.normal(size=(60, 5)).astype(np.float32)
     p = (y + rng.normal(size=y.shape)).astype(np.float32)
     dy, dp = da.from_array(y, chunks=(25, 5)), da.from_array(p, chunks=(17, 5))
-    expected = pm.two_vs_two_permutation_test(y, p, n_permutations=3, rng=1, metric="euclidean")
-    got = pm.two_vs_two_permutation_test(dy, dp, n_permutations=3, rng=1, metric="euclidean", progress=True)
+    expected = pm.two_vs_two_permutation_test(y, p, n_resamples=3, rng=1, metric="euclidean")
+    got = pm.two_vs_two_permutation_test(dy, dp, n_resamples=3, rng=1, metric="euclidean", progress=True)
     assert got == expected
     assert pm.two_vs_two(dy, dp, progress=True) == pm.two_vs_two(y, p)
 
@@ -786,7 +781,7 @@ def test_nothing_rankable_warnings_point_at_the_callers_line():
             pm.paired_evaluation(*args)
         assert {r.filename for r in records} == {__file__}
         with pytest.warns(RuntimeWarning, match="nothing is rankable") as records:
-            pm.compare_paired(args[0], args[0], args[1])
+            pm.compare_models(args[1], [args[0], args[0]])
         assert {r.filename for r in records} == {__file__}
 
 
@@ -794,9 +789,9 @@ def test_nothing_rankable_warnings_point_at_the_callers_line():
 @given(data=paired_data(max_n=25), empty=st.booleans())
 def test_paired_evaluation_parity_with_empty_chunks(data, empty):
     scores, labels, min_dist, chunks = data
-    expected = pm.paired_evaluation(scores, labels, min_dist, warn=False, variance=True)
+    expected = pm.paired_evaluation(labels, scores, min_dist=min_dist, warn=False, variance=True)
     ds = _with_empty_chunks(scores, chunks) if empty else da.from_array(scores, chunks=(chunks,))
-    got = pm.paired_evaluation(ds, labels, min_dist, warn=False, variance=True)
+    got = pm.paired_evaluation(labels, ds, min_dist=min_dist, warn=False, variance=True)
     assert (got.n_rankable, got.n_correct, got.n_tied, got.n_incorrect) == (
         expected.n_rankable,
         expected.n_correct,
@@ -809,7 +804,7 @@ def test_paired_evaluation_parity_with_empty_chunks(data, empty):
 def test_int64_labels_beyond_2_53_on_dask_are_refused_with_a_reason():
     labels = np.array([2**60, 1, 2, 3], dtype=np.int64)
     with pytest.raises(ValueError, match="2\\*\\*52"):
-        pm.paired_evaluation(da.from_array(np.arange(4.0), chunks=2), labels)
+        pm.paired_evaluation(labels, da.from_array(np.arange(4.0), chunks=2))
 
 
 def test_multilabel_counts_with_empty_chunks():

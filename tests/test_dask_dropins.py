@@ -93,8 +93,8 @@ def binary_problems(draw):
 @given(problem=binary_problems(), max_fpr=st.sampled_from([None, 1.0, 0.5, 0.1, 0.999]))
 def test_binary_roc_auc_equals_in_memory(few_per_partition, problem, max_fpr):
     y, scores, weights, chunks = problem
-    expected = _outcome(pm.roc_auc_score, y, scores, sample_weight=weights, max_fpr=max_fpr)
-    got = _outcome(pm.roc_auc_score, _lazy(y, chunks), _lazy(scores, chunks), sample_weight=_lazy(weights, chunks),
+    expected = _outcome(pm.sklearn.roc_auc_score, y, scores, sample_weight=weights, max_fpr=max_fpr)
+    got = _outcome(pm.sklearn.roc_auc_score, _lazy(y, chunks), _lazy(scores, chunks), sample_weight=_lazy(weights, chunks),
                    max_fpr=max_fpr)  # fmt: skip
     _assert_same(got, expected)
 
@@ -123,8 +123,8 @@ def test_multilabel_and_multiclass_roc_auc_equal_in_memory(few_per_partition, pr
                                                            max_fpr):  # fmt: skip
     multilabel, y, scores, weights, chunks = problem
     options = dict(average=average, multi_class=multi_class, max_fpr=max_fpr if multilabel else None)
-    expected = _outcome(pm.roc_auc_score, y, scores, sample_weight=weights, **options)
-    got = _outcome(pm.roc_auc_score, _lazy(y, chunks), _lazy(scores, chunks), sample_weight=_lazy(weights, chunks),
+    expected = _outcome(pm.sklearn.roc_auc_score, y, scores, sample_weight=weights, **options)
+    got = _outcome(pm.sklearn.roc_auc_score, _lazy(y, chunks), _lazy(scores, chunks), sample_weight=_lazy(weights, chunks),
                    **options)  # fmt: skip
     _assert_same(got, expected)
 
@@ -134,26 +134,26 @@ def test_roc_auc_on_dataframe_columns_of_unknown_length(client):
     frame = pd.DataFrame({"y": rng.integers(0, 2, 5000), "s": np.round(rng.random(5000), 3), "w": rng.random(5000)})
     lazy = dd.from_pandas(frame, npartitions=7)
     lazy = lazy[lazy.s >= 0]  # a filter: partition lengths unknown
-    expected = pm.roc_auc_score(frame.y, frame.s, sample_weight=frame.w, max_fpr=0.2)
-    assert pm.roc_auc_score(lazy.y, lazy.s, sample_weight=lazy.w, max_fpr=0.2) == pytest.approx(expected, rel=1e-12)
+    expected = pm.sklearn.roc_auc_score(frame.y, frame.s, sample_weight=frame.w, max_fpr=0.2)
+    assert pm.sklearn.roc_auc_score(lazy.y, lazy.s, sample_weight=lazy.w, max_fpr=0.2) == pytest.approx(expected, rel=1e-12)
 
 
 def test_roc_auc_errors_match_in_memory(client):
     y, s = np.array([0, 1, 1, 0, 1]), np.array([0.1, 0.2, np.nan, 0.4, 0.5])
     for args in [(y, s), (y, np.zeros(4)), (y.astype(float) / 2, np.zeros(5)), (np.arange(5), np.zeros(5))]:
-        expected = _outcome(pm.roc_auc_score, *args)
-        got = _outcome(pm.roc_auc_score, *[da.from_array(a, chunks=2) for a in args])
+        expected = _outcome(pm.sklearn.roc_auc_score, *args)
+        got = _outcome(pm.sklearn.roc_auc_score, *[da.from_array(a, chunks=2) for a in args])
         assert isinstance(expected[0], str) and got == expected
     with pytest.raises(ValueError, match="max_fpr"):
-        pm.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), max_fpr=2)
+        pm.sklearn.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), max_fpr=2)
     # a negative weight: the same error, with the global index of the first one
     scores, weights = np.array([0.1, 0.2, 0.3, 0.4, 0.5]), np.array([1.0, 1.0, 1.0, -2.0, -3.0])
-    expected = _outcome(pm.roc_auc_score, y, scores, sample_weight=weights)
-    got = _outcome(pm.roc_auc_score, *(da.from_array(a, chunks=2) for a in (y, scores)),
+    expected = _outcome(pm.sklearn.roc_auc_score, y, scores, sample_weight=weights)
+    got = _outcome(pm.sklearn.roc_auc_score, *(da.from_array(a, chunks=2) for a in (y, scores)),
                    sample_weight=da.from_array(weights, chunks=2))  # fmt: skip
     assert "first at index 3" in expected[0] and got == expected
     with pytest.raises(TypeError, match="unexpected keyword"):
-        pm.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), sample_weights=None)
+        pm.sklearn.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), sample_weights=None)
 
 
 @pytest.mark.parametrize("bad", [-2.0, np.nan, np.inf])
@@ -171,11 +171,11 @@ def test_roc_auc_checks_weights_where_in_memory_does(client, bad):
         (np.array([1, 2, 2, 1, 1]), np.c_[np.zeros(5), probabilities], {"multi_class": "ovr", "labels": [0, 1, 2]})
     ]
     for y, s, options in cases:
-        expected = _outcome(pm.roc_auc_score, y, s, sample_weight=weights, **options)
-        got = _outcome(pm.roc_auc_score, _lazy(y, (2, 2, 1)), _lazy(s, (2, 2, 1)),
+        expected = _outcome(pm.sklearn.roc_auc_score, y, s, sample_weight=weights, **options)
+        got = _outcome(pm.sklearn.roc_auc_score, _lazy(y, (2, 2, 1)), _lazy(s, (2, 2, 1)),
                        sample_weight=_lazy(weights, (2, 2, 1)), **options)  # fmt: skip
         _assert_same(got, expected)
-    one_class = _outcome(pm.roc_auc_score, _lazy(np.ones(5, dtype=np.int64), (5,)), _lazy(scores, (5,)),
+    one_class = _outcome(pm.sklearn.roc_auc_score, _lazy(np.ones(5, dtype=np.int64), (5,)), _lazy(scores, (5,)),
                          sample_weight=_lazy(weights, (5,)))  # fmt: skip
     assert np.isnan(one_class[0]) and one_class[1] == [
         "Only one class is present in y_true. ROC AUC score is not defined in that case."
@@ -202,8 +202,8 @@ def survival_problems(draw):
 def test_concordance_index_equals_in_memory(few_per_partition, problem, pass_events):
     times, events, scores, chunks = problem
     events = events.astype(np.int64) if pass_events else None
-    expected = _outcome(pm.concordance_index, times, scores, events)
-    got = _outcome(pm.concordance_index, _lazy(times, chunks), _lazy(scores, chunks), _lazy(events, chunks))
+    expected = _outcome(pm.lifelines.concordance_index, times, scores, events)
+    got = _outcome(pm.lifelines.concordance_index, _lazy(times, chunks), _lazy(scores, chunks), _lazy(events, chunks))
     _assert_same(got, expected)
 
 
@@ -211,8 +211,8 @@ def test_concordance_index_equals_in_memory(few_per_partition, problem, pass_eve
 @given(problem=survival_problems(), tied_tol=st.sampled_from([0.0, 1e-8, 0.05, 1e3]))
 def test_concordance_index_censored_equals_in_memory(few_per_partition, problem, tied_tol):
     times, events, scores, chunks = problem
-    expected = _outcome(pm.concordance_index_censored, events, times, scores, tied_tol)
-    got = _outcome(pm.concordance_index_censored, _lazy(events, chunks), _lazy(times, chunks), _lazy(scores, chunks),
+    expected = _outcome(pm.sksurv.concordance_index_censored, events, times, scores, tied_tol)
+    got = _outcome(pm.sksurv.concordance_index_censored, _lazy(events, chunks), _lazy(times, chunks), _lazy(scores, chunks),
                    tied_tol)  # fmt: skip
     _assert_same(got, expected)
 
@@ -223,8 +223,8 @@ def test_concordance_tolerance_is_evaluated_in_double_precision(client, few_per_
     times = np.arange(8.0)
     events = np.ones(8, bool)
     for tol in (0.1, 0.2, 0.1 + 1e-17):
-        expected = pm.concordance_index_censored(events, times, scores, tol)
-        assert pm.concordance_index_censored(da.from_array(events, chunks=3), da.from_array(times, chunks=3),
+        expected = pm.sksurv.concordance_index_censored(events, times, scores, tol)
+        assert pm.sksurv.concordance_index_censored(da.from_array(events, chunks=3), da.from_array(times, chunks=3),
                                              da.from_array(scores, chunks=3), tol) == expected  # fmt: skip
 
 
@@ -236,11 +236,11 @@ def test_concordance_infinite_values_and_dataframes(client):
     frame.loc[::89, "s"] = -np.inf
     lazy = dd.from_pandas(frame, npartitions=5)
     lazy = lazy[lazy.t >= 0]
-    assert pm.concordance_index(lazy.t, lazy.s, lazy.e) == pm.concordance_index(frame.t, frame.s, frame.e)
+    assert pm.lifelines.concordance_index(lazy.t, lazy.s, lazy.e) == pm.lifelines.concordance_index(frame.t, frame.s, frame.e)
     finite = frame[np.isfinite(frame.t) & np.isfinite(frame.s)]
     lazy = dd.from_pandas(finite, npartitions=4)
     events = lazy.e.astype(bool)
-    assert pm.concordance_index_censored(events, lazy.t, lazy.s) == pm.concordance_index_censored(
+    assert pm.sksurv.concordance_index_censored(events, lazy.t, lazy.s) == pm.sksurv.concordance_index_censored(
         finite.e.astype(bool), finite.t, finite.s
     )
 
@@ -249,16 +249,16 @@ def test_concordance_errors_match_in_memory(client):
     t, s = np.array([1.0, 2.0, np.nan, 4.0]), np.array([0.1, 0.2, 0.3, 0.4])
     e = np.array([True, False, True, True])
     cases = [
-        (pm.concordance_index, (t, s)),
-        (pm.concordance_index, (s, s, np.array([1.0, np.nan, 0.0, 1.0]))),
-        (pm.concordance_index, (s, s[:3])),
-        (pm.concordance_index, (np.ones(4), s, np.ones(4))),
-        (pm.concordance_index_censored, (e, t, s)),
-        (pm.concordance_index_censored, (e.astype(int), s, s)),
-        (pm.concordance_index_censored, (np.zeros(4, bool), s, s)),
-        (pm.concordance_index_censored, (e[:1], s[:1], s[:1])),
-        (pm.concordance_index_censored, (np.array([False, False, False, True]), s, s)),
-        (pm.concordance_index_censored, (e, np.array([1, 2, 2**60, 3]), s)),
+        (pm.lifelines.concordance_index, (t, s)),
+        (pm.lifelines.concordance_index, (s, s, np.array([1.0, np.nan, 0.0, 1.0]))),
+        (pm.lifelines.concordance_index, (s, s[:3])),
+        (pm.lifelines.concordance_index, (np.ones(4), s, np.ones(4))),
+        (pm.sksurv.concordance_index_censored, (e, t, s)),
+        (pm.sksurv.concordance_index_censored, (e.astype(int), s, s)),
+        (pm.sksurv.concordance_index_censored, (np.zeros(4, bool), s, s)),
+        (pm.sksurv.concordance_index_censored, (e[:1], s[:1], s[:1])),
+        (pm.sksurv.concordance_index_censored, (np.array([False, False, False, True]), s, s)),
+        (pm.sksurv.concordance_index_censored, (e, np.array([1, 2, 2**60, 3]), s)),
     ]
     for function, args in cases:
         expected = _outcome(function, *args)
@@ -307,6 +307,6 @@ def test_drop_ins_bring_only_summaries_to_the_client(monkeypatch):
     scores, times = rng.random(n, chunks=50_000), rng.integers(0, 1000, n, chunks=50_000)
     labels, weights = rng.random(n, chunks=50_000) < 0.3, rng.random(n, chunks=50_000)
     with dask.config.set(scheduler="threads"):
-        assert 0.45 < pm.roc_auc_score(labels, scores, sample_weight=weights, max_fpr=0.5) < 0.55
-        assert 0.45 < pm.concordance_index_censored(labels, times, scores)[0] < 0.55
+        assert 0.45 < pm.sklearn.roc_auc_score(labels, scores, sample_weight=weights, max_fpr=0.5) < 0.55
+        assert 0.45 < pm.sksurv.concordance_index_censored(labels, times, scores)[0] < 0.55
     assert 0 < sum(received) < 0.05 * 8 * n

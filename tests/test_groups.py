@@ -57,7 +57,7 @@ def _quiet(function, *args, **kwargs):
 @given(grouped_problems(), st.sampled_from([0.5, 1.0, 2.5]))
 def test_paired_evaluation_matches_reference_per_group(problem, min_dist):
     scores, _, labels, groups = problem
-    result = _quiet(pm.paired_evaluation, scores, labels, min_dist, groups=groups, n_jobs=1)
+    result = _quiet(pm.paired_evaluation, labels, scores, min_dist=min_dist, groups=groups, n_jobs=1)
     keys, counts = ref.pair_counts(scores, labels, groups, min_dist)
     assert result.groups.tolist() == keys
     np.testing.assert_array_equal(np.c_[result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect],
@@ -75,17 +75,17 @@ def test_paired_evaluation_matches_reference_per_group(problem, min_dist):
 def test_roc_auc_matches_reference_per_group(problem, weighted, max_fpr):
     scores, _, labels, groups = problem
     weights = np.arange(1, labels.size + 1) % 3 * 0.5 if weighted else None
-    result = _quiet(pm.roc_auc_score, labels, scores, sample_weight=weights, groups=groups)
+    result = _quiet(pm.sklearn.roc_auc_score, labels, scores, sample_weight=weights, groups=groups)
     keys, aucs = ref.auc(labels == 1, scores.tolist(), groups, weights)
     assert result.groups.tolist() == keys
     if max_fpr is None:
         np.testing.assert_allclose(result.auc, aucs, rtol=1e-12, atol=1e-12)
-    partial = _quiet(pm.roc_auc_score, labels, scores, sample_weight=weights, groups=groups, max_fpr=max_fpr)
+    partial = _quiet(pm.sklearn.roc_auc_score, labels, scores, sample_weight=weights, groups=groups, max_fpr=max_fpr)
     for key, got in zip(keys, partial.auc):
         rows = groups == key
         w = None if weights is None else weights[rows]
         try:
-            expected = _quiet(pm.roc_auc_score, labels[rows], scores[rows], sample_weight=w, max_fpr=max_fpr)
+            expected = _quiet(pm.sklearn.roc_auc_score, labels[rows], scores[rows], sample_weight=w, max_fpr=max_fpr)
         except ValueError:  # one sample, or no negative weight with a partial area: undefined in a group
             expected = math.nan
         assert (math.isnan(got) and math.isnan(expected)) or math.isclose(got, expected, rel_tol=1e-12), key
@@ -99,7 +99,7 @@ def test_concordance_matches_reference_per_group(problem, event_flags):
     times = labels.astype(np.float64)
     events = np.array(event_flags[: labels.size], dtype=np.uint8)
     predicted = scores.astype(np.float64)
-    result = _quiet(pm.concordance, times, predicted, events, groups=groups)
+    result = _quiet(pm.concordance, times, events, predicted, groups=groups)
     keys, expected = ref.concordance(times.tolist(), predicted.tolist(), events.tolist(), groups)
     assert result.groups.tolist() == keys
     table = np.c_[result.concordant, result.discordant, result.tied_predicted, result.tied_time, result.tied_both]
@@ -122,13 +122,13 @@ def _slices(groups):
 @given(grouped_problems())
 def test_each_group_equals_the_ungrouped_call_on_its_slice(problem):
     scores, other, labels, groups = problem
-    evaluation = _quiet(pm.paired_evaluation, scores, labels, groups=groups, variance=True)
-    comparison = _quiet(pm.compare_paired, scores, other, labels, groups=groups)
+    evaluation = _quiet(pm.paired_evaluation, labels, scores, groups=groups, variance=True)
+    comparison = _quiet(pm.compare_models, labels, [scores, other], groups=groups)
     binary = (labels > 1).astype(np.int8)
-    aucs = _quiet(pm.roc_auc_score, binary, scores, groups=groups)
-    survival = _quiet(pm.concordance, labels.astype(float), scores.astype(float), groups=groups)
+    aucs = _quiet(pm.sklearn.roc_auc_score, binary, scores, groups=groups)
+    survival = _quiet(pm.concordance, labels.astype(float), None, scores.astype(float), groups=groups)
     for g, rows in _slices(groups):
-        alone = _quiet(pm.paired_evaluation, scores[rows], labels[rows], variance=True)
+        alone = _quiet(pm.paired_evaluation, labels[rows], scores[rows], variance=True)
         assert (evaluation.n_rankable[g], evaluation.n_correct[g], evaluation.n_tied[g], evaluation.n_incorrect[g]) == (
             alone.n_rankable,
             alone.n_correct,
@@ -136,14 +136,16 @@ def test_each_group_equals_the_ungrouped_call_on_its_slice(problem):
             alone.n_incorrect,
         )
         np.testing.assert_allclose(evaluation.variance[g], alone._variance, rtol=1e-9, atol=1e-15)
-        both = _quiet(pm.compare_paired, scores[rows], other[rows], labels[rows])
-        for name, value in (("auc_a", both.a.auc), ("auc_b", both.b.auc), ("variance_a", both.variance_a),
-                            ("variance_b", both.variance_b), ("covariance", both.covariance),
-                            ("statistic", both.statistic), ("pvalue", both.pvalue)):  # fmt: skip
+        both = _quiet(pm.compare_models, labels[rows], [scores[rows], other[rows]])
+        cov = both.covariance
+        for name, value in (("auc_a", both.auc[0]), ("auc_b", both.auc[1]), ("variance_a", cov[0, 0]),
+                            ("variance_b", cov[1, 1]), ("covariance", cov[0, 1]), ("pvalue", both.pvalue)):  # fmt: skip
             np.testing.assert_allclose(getattr(comparison, name)[g], value, rtol=1e-7, atol=1e-12, err_msg=name)
-        expected_auc = _quiet(pm.roc_auc_score, binary[rows], scores[rows])
+        if np.isfinite(both.statistic) and np.isfinite(comparison.statistic[g]):  # chi-square = z**2
+            np.testing.assert_allclose(comparison.statistic[g] ** 2, both.statistic, rtol=1e-7, atol=1e-12)
+        expected_auc = _quiet(pm.sklearn.roc_auc_score, binary[rows], scores[rows])
         np.testing.assert_allclose(aucs.auc[g], expected_auc, rtol=1e-12)
-        one = _quiet(pm.concordance, labels[rows].astype(float), scores[rows].astype(float))
+        one = _quiet(pm.concordance, labels[rows].astype(float), None, scores[rows].astype(float))
         np.testing.assert_allclose(survival.estimate[g], one.estimate, rtol=1e-12)
         np.testing.assert_allclose(survival.variance[g], one.variance, rtol=1e-9, atol=1e-15)
 
@@ -154,10 +156,10 @@ def test_large_groups_and_threads_give_the_same_numbers():
     n = 300_000
     groups = np.where(rng.random(n) < 0.6, 0, rng.integers(1, 500, n))
     scores, labels = rng.integers(0, 1000, n), rng.integers(0, 5, n)
-    results = [pm.paired_evaluation(scores, labels, groups=groups, n_jobs=k, variance=True) for k in (1, 2)]
+    results = [pm.paired_evaluation(labels, scores, groups=groups, n_jobs=k, variance=True) for k in (1, 2)]
     assert results[0] == results[1]
     big = groups == 0
-    alone = pm.paired_evaluation(scores[big], labels[big], variance=True)
+    alone = pm.paired_evaluation(labels[big], scores[big], variance=True)
     assert (results[0].n_rankable[0], results[0].n_correct[0]) == (alone.n_rankable, alone.n_correct)
     np.testing.assert_allclose(results[0].variance[0], alone._variance, rtol=1e-9)
 
@@ -180,7 +182,7 @@ def test_large_groups_and_threads_give_the_same_numbers():
 )
 def test_keys_of_any_sortable_dtype(keys):
     scores, labels = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9]), np.array([0, 1, 1, 0, 0, 1])
-    result = _quiet(pm.paired_evaluation, scores, labels, groups=keys)
+    result = _quiet(pm.paired_evaluation, labels, scores, groups=keys)
     np.testing.assert_array_equal(result.groups, np.unique(keys))
     for g, key in enumerate(result.groups):
         rows = keys == key
@@ -190,54 +192,54 @@ def test_keys_of_any_sortable_dtype(keys):
 def test_pandas_categorical_keys():
     pd = pytest.importorskip("pandas")
     keys = pd.Categorical(["x", "y", "x", "y"])
-    result = pm.roc_auc_score([0, 0, 1, 1], [0.1, 0.9, 0.8, 0.95], groups=keys)
+    result = pm.sklearn.roc_auc_score([0, 0, 1, 1], [0.1, 0.9, 0.8, 0.95], groups=keys)
     assert result.groups.tolist() == ["x", "y"] and result.auc.tolist() == [1.0, 1.0]
 
 
 @pytest.mark.parametrize("keys", [[1.0, np.nan, 2.0, 1.0], np.array(["a", None, "b", "a"], dtype=object)])
 def test_missing_keys_are_refused(keys):
     with pytest.raises(ValueError, match="groups contains a missing key.*index 1"):
-        pm.paired_evaluation([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1], groups=keys)
+        pm.paired_evaluation([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], groups=keys)
 
 
 def test_bad_groups_are_refused():
     scores, labels = [0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1]
     with pytest.raises(ValueError, match="groups has 3 entries but labels has 4"):
-        pm.paired_evaluation(scores, labels, groups=[1, 1, 2])
+        pm.paired_evaluation(labels, scores, groups=[1, 1, 2])
     with pytest.raises(ValueError, match="groups must be 1-D"):
-        pm.compare_paired(scores, scores, labels, groups=[[1, 1], [2, 2]])
+        pm.compare_models(labels, [scores, scores], groups=[[1, 1], [2, 2]])
     with pytest.raises(TypeError, match="groups must hold keys that sort"):
-        pm.paired_evaluation(scores, labels, groups=np.array([1, "a", 2, 1], dtype=object))
+        pm.paired_evaluation(labels, scores, groups=np.array([1, "a", 2, 1], dtype=object))
     with pytest.raises(ValueError, match="groups= takes binary y_true only, got multiclass"):
-        pm.roc_auc_score([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 1]], multi_class="ovr", groups=[1, 1, 2, 2])
+        pm.sklearn.roc_auc_score([0, 1, 2, 1], np.eye(3)[[0, 1, 2, 1]], multi_class="ovr", groups=[1, 1, 2, 2])
     with pytest.raises(ValueError, match="not both"):
-        pm.concordance([1, 2, 3, 4], [1, 2, 3, 4], strata=[1, 1, 2, 2], groups=[1, 1, 2, 2])
+        pm.concordance([1, 2, 3, 4], None, [1, 2, 3, 4], strata=[1, 1, 2, 2], groups=[1, 1, 2, 2])
     with pytest.raises(ValueError, match="one model"):
-        pm.concordance([1, 2, 3, 4], np.ones((2, 4)), groups=[1, 1, 2, 2])
+        pm.concordance([1, 2, 3, 4], None, np.ones((2, 4)), groups=[1, 1, 2, 2])
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
-        pm.roc_auc_score([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], sample_weight=[1, -1, 1, 1], groups=[1, 1, 2, 2])
+        pm.sklearn.roc_auc_score([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], sample_weight=[1, -1, 1, 1], groups=[1, 1, 2, 2])
 
 
 def test_undefined_groups_warn_once_and_leave_the_mean():
     scores, labels = [0.1, 0.4, 0.35, 0.8, 0.3, 0.2, 0.5], [0, 0, 1, 1, 1, 1, 0]
     groups = ["a", "a", "a", "a", "b", "b", "c"]
     with pytest.warns(RuntimeWarning, match="2 of 3 groups have nothing rankable") as caught:
-        result = pm.paired_evaluation(scores, labels, groups=groups)
+        result = pm.paired_evaluation(labels, scores, groups=groups)
     assert len(caught) == 1 and caught[0].filename == __file__
     assert result.auc[0] == 0.75 and np.isnan(result.auc[1:]).all() and result.mean == 0.75
     assert np.isnan(result.variance[1:]).all() and result.n_rankable.tolist() == [4, 0, 0]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        pm.paired_evaluation(scores, labels, groups=groups, warn=False)
+        pm.paired_evaluation(labels, scores, groups=groups, warn=False)
     with pytest.warns(RuntimeWarning, match="one class only"):
-        aucs = pm.roc_auc_score(labels, scores, groups=groups)
+        aucs = pm.sklearn.roc_auc_score(labels, scores, groups=groups)
     assert aucs.mean == 0.75 and aucs.n_positive.tolist() == [2, 2, 0]
     with pytest.warns(RuntimeWarning, match="3 of 3 groups"):
-        assert math.isnan(pm.paired_evaluation([1, 2, 3], [0, 0, 0], groups=[1, 2, 3]).mean)
+        assert math.isnan(pm.paired_evaluation([0, 0, 0], [1, 2, 3], groups=[1, 2, 3]).mean)
 
 
 def test_result_fields_table_and_repr():
-    result = pm.compare_paired([0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 1, 0, 1], groups=[1, 1, 2, 2])
+    result = pm.compare_models([0, 1, 0, 1], [[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]], groups=[1, 1, 2, 2])
     assert isinstance(result, pm.GroupedPairedComparison) and isinstance(result, pm.GroupedResult)
     assert result.auc_difference.tolist() == [1.0, 0.0] and result.mean == 0.5
     assert "2 groups" in repr(result) and "mean auc_difference=0.5" in repr(result)
@@ -246,11 +248,11 @@ def test_result_fields_table_and_repr():
     assert frame.index.name == "group" and frame.index.tolist() == [1, 2]
     assert frame.loc[1, "auc_b"] == 0.0 and frame.loc[1, "n_samples"] == 2 and "mean" not in frame
     assert isinstance(frame, pd.DataFrame)
-    assert result == pm.compare_paired([0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 1, 0, 1], groups=[1, 1, 2, 2])
+    assert result == pm.compare_models([0, 1, 0, 1], [[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]], groups=[1, 1, 2, 2])
 
 
 def test_to_frame_without_pandas(monkeypatch):
-    result = pm.roc_auc_score([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], groups=[1, 1, 2, 2])
+    result = pm.sklearn.roc_auc_score([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], groups=[1, 1, 2, 2])
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match="to_frame\\(\\) needs pandas"):
         result.to_frame()
@@ -280,14 +282,12 @@ def test_dask_input_with_groups_is_refused():
     da = pytest.importorskip("dask.array")
     scores, labels = da.from_array(np.array([0.1, 0.4, 0.35, 0.8]), chunks=2), da.from_array(np.array([0, 0, 1, 1]))
     with pytest.raises(TypeError, match="groups"):
-        pm.paired_evaluation(scores, labels, groups=[1, 1, 2, 2])
+        pm.paired_evaluation(labels, scores, groups=[1, 1, 2, 2])
     with pytest.raises(TypeError, match="groups"):
-        pm.compare_paired(scores, scores, labels, groups=[1, 1, 2, 2])
+        pm.compare_models(labels, da.stack([scores, scores]), groups=[1, 1, 2, 2])
     with pytest.raises(TypeError, match="groups"):
-        pm.roc_auc_score(labels, scores, groups=[1, 1, 2, 2])
+        pm.sklearn.roc_auc_score(labels, scores, groups=[1, 1, 2, 2])
     with pytest.raises(TypeError, match="groups"):
-        pm.paired_evaluation(
-            np.array([0.1, 0.4, 0.35, 0.8]), [0, 0, 1, 1], groups=da.from_array(np.array([1, 1, 2, 2]))
-        )
+        pm.paired_evaluation([0, 0, 1, 1], np.array([0.1, 0.4, 0.35, 0.8]), groups=da.from_array(np.array([1, 1, 2, 2])))
     with pytest.raises(TypeError, match="does not take Dask"):
-        pm.concordance(da.from_array(np.array([1.0, 2, 3, 4])), [1.0, 2, 3, 4], groups=[1, 1, 2, 2])
+        pm.concordance(da.from_array(np.array([1.0, 2, 3, 4])), None, [1.0, 2, 3, 4], groups=[1, 1, 2, 2])

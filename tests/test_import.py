@@ -30,8 +30,8 @@ def test_import_and_call_without_docstrings_or_asserts(flag):
     # -OO strips docstrings: nothing may edit them unguarded at import time.
     code = (
         "import pairmetrics as pm\n"
-        "print(pm.paired_eval([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]))\n"
-        "print(pm.paired_eval.__doc__ is None)\n"
+        "print(pm.pairedeval.paired_eval([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]))\n"
+        "print(pm.pairedeval.paired_eval.__doc__ is None)\n"
     )
     proc = _run_python(flag, code=code)
     assert proc.returncode == 0, proc.stderr

@@ -61,10 +61,10 @@ SIMD_LEVELS = _core.paired_simd_levels()
 @given(problems(), st.sampled_from([1, 2]))
 def test_counts_match_quadratic_reference(problem, n_jobs):
     scores, labels, min_dist = problem
-    result = pe.paired_evaluation(scores, labels, min_dist, n_jobs=n_jobs, warn=False)
+    result = pe.paired_evaluation(labels, scores, min_dist=min_dist, n_jobs=n_jobs, warn=False)
     expected = ref.pair_counts(scores.tolist(), labels.tolist(), min_dist)
     assert (result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect) == expected
-    assert pe.paired_eval(scores, labels, min_dist) == expected[:2]
+    assert pe.pairedeval.paired_eval(scores, labels, min_dist) == expected[:2]
     for limit in PATHS.values():
         assert _core.paired_counts(scores, labels, min_dist, False, n_jobs, *limit) == expected
     for simd in SIMD_LEVELS:
@@ -271,7 +271,7 @@ def test_variance_from_moments_matches_per_sample_components(problem):
     from pairmetrics._paired import auc_components, sample_factors
 
     scores, labels, min_dist = problem
-    result = pe.paired_evaluation(scores, labels, min_dist, warn=False, variance=True)
+    result = pe.paired_evaluation(labels, scores, min_dist=min_dist, warn=False, variance=True)
     output = _core.paired_counts(scores, labels, min_dist, True, 1)
     if output[0][0] == 0:
         assert math.isnan(result._variance)
@@ -287,20 +287,20 @@ def test_identical_to_pairedeval_procedure_without_score_ties(n, kind, min_dist,
     rng = np.random.default_rng(seed)
     scores = rng.permutation(n) + rng.random(n) * 0.5  # distinct
     labels = {"binary": rng.integers(0, 2, n), "ordinal": rng.integers(0, 5, n), "real": rng.normal(size=n)}[kind]
-    assert pe.paired_eval(scores, labels, min_dist) == ref.pairedeval_procedure(scores, labels, min_dist)
+    assert pe.pairedeval.paired_eval(scores, labels, min_dist) == ref.pairedeval_procedure(scores, labels, min_dist)
 
 
 def test_large_inputs_with_threads_match_pairedeval_procedure():
     rng = np.random.default_rng(7)
     n = 300_000  # above the size where the merge passes are split across threads
     scores, labels = rng.random(n), rng.random(n)
-    single = pe.paired_evaluation(scores, labels, 0.1, n_jobs=1)
-    assert pe.paired_evaluation(scores, labels, 0.1, n_jobs=2) == single
-    assert pe.paired_evaluation(scores, labels, 0.1, n_jobs=-1) == single
+    single = pe.paired_evaluation(labels, scores, min_dist=0.1, n_jobs=1)
+    assert pe.paired_evaluation(labels, scores, min_dist=0.1, n_jobs=2) == single
+    assert pe.paired_evaluation(labels, scores, min_dist=0.1, n_jobs=-1) == single
     rounded = np.round(labels, 2)  # 101 distinct labels: the Fenwick path
     assert _core.paired_counts(scores, rounded, 0.1, False, 2) == _core.paired_counts(scores, rounded, 0.1, False, 1, 0)
     small = slice(0, 3000)
-    assert pe.paired_eval(scores[small], labels[small], 0.1) == ref.pairedeval_procedure(
+    assert pe.pairedeval.paired_eval(scores[small], labels[small], 0.1) == ref.pairedeval_procedure(
         scores[small], labels[small], 0.1
     )
 
@@ -332,10 +332,10 @@ def test_large_skewed_scores_depend_only_on_their_order(distribution):
 def test_counts_past_32_bits():
     n = 100_000  # n (n - 1) / 2 > 2**32
     labels = np.arange(n, dtype=np.float64)
-    result = pe.paired_evaluation(labels, labels, 0.5)
+    result = pe.paired_evaluation(labels, labels, min_dist=0.5)
     assert result.n_rankable == n * (n - 1) // 2 > 2**32
     assert result.n_correct == result.n_rankable
-    reversed_result = pe.paired_evaluation(-labels, labels, 0.5)
+    reversed_result = pe.paired_evaluation(labels, -labels, min_dist=0.5)
     assert reversed_result.n_incorrect == result.n_rankable
 
 
@@ -348,7 +348,7 @@ def test_auc_equals_roc_auc_for_binary_labels(n, seed, min_dist):
     labels = rng.integers(0, 2, n)
     labels[0], labels[1] = 0, 1
     scores = rng.integers(0, 5, n).astype(float)  # many ties: they count one half
-    assert pe.paired_evaluation(scores, labels, min_dist).auc == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+    assert pe.paired_evaluation(labels, scores, min_dist=min_dist).auc == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
 
 
 def test_counts_agree_with_kendall_tau_when_every_pair_is_rankable():
@@ -357,7 +357,7 @@ def test_counts_agree_with_kendall_tau_when_every_pair_is_rankable():
     rng = np.random.default_rng(3)
     labels = rng.permutation(200).astype(float)
     scores = rng.integers(0, 30, 200)
-    r = pe.paired_evaluation(scores, labels, 0.5)
+    r = pe.paired_evaluation(labels, scores, min_dist=0.5)
     pairs = 200 * 199 / 2
     tau_b = stats.kendalltau(scores, labels).statistic
     # No label ties: tau_b = (C - D) / sqrt((P - T_scores) * P).
@@ -368,9 +368,7 @@ def test_counts_agree_with_kendall_tau_when_every_pair_is_rankable():
 def test_input_order_does_not_matter(problem, seed):
     scores, labels, min_dist = problem
     order = np.random.default_rng(seed).permutation(len(scores))
-    assert pe.paired_evaluation(scores, labels, min_dist, warn=False) == pe.paired_evaluation(
-        scores[order], labels[order], min_dist, warn=False
-    )
+    assert pe.paired_evaluation(labels, scores, min_dist=min_dist, warn=False) == pe.paired_evaluation(labels[order], scores[order], min_dist=min_dist, warn=False)
 
 
 def test_read_only_non_contiguous_lists_series_and_column_vectors_give_the_same_answer():
@@ -381,28 +379,29 @@ def test_read_only_non_contiguous_lists_series_and_column_vectors_give_the_same_
     wide_labels = rng.integers(0, 4, (500, 2)).astype(np.float32)
     scores, labels = wide_scores[:, 1], wide_labels[:, 0]  # strided views
     assert not scores.flags.c_contiguous
-    expected = pe.paired_evaluation(scores.copy(), labels.copy())
+    expected = pe.paired_evaluation(labels.copy(), scores.copy())
     frozen = scores.copy()
     frozen.flags.writeable = False
-    assert pe.paired_evaluation(scores, labels) == expected
-    assert pe.paired_evaluation(frozen, labels) == expected
-    assert pe.paired_evaluation(scores.tolist(), labels.tolist()) == expected
-    assert pe.paired_evaluation(pd.Series(scores), pd.Series(labels)) == expected
-    assert pe.paired_evaluation(scores[:, None], labels[:, None]) == expected
-    assert pe.paired_evaluation(scores[::-1][::-1], labels) == expected
+    assert pe.paired_evaluation(labels, scores) == expected
+    assert pe.paired_evaluation(labels, frozen) == expected
+    assert pe.paired_evaluation(labels.tolist(), scores.tolist()) == expected
+    assert pe.paired_evaluation(pd.Series(labels), pd.Series(scores)) == expected
+    assert pe.paired_evaluation(labels[:, None], scores[:, None]) == expected
+    assert pe.paired_evaluation(labels, scores[::-1][::-1]) == expected
 
 
 def test_uint8_labels_do_not_wrap_around():
     labels = np.array([0, 1, 200, 255], dtype=np.uint8)
     scores = np.array([0.1, 0.2, 0.3, 0.4])
-    assert pe.paired_eval(scores, labels, 100) == (4, 4)
-    assert pe.paired_eval(scores, labels.astype(bool), 0.5) == (3, 3)
+    assert pe.pairedeval.paired_eval(scores, labels, 100) == (4, 4)
+    assert pe.pairedeval.paired_eval(scores, labels.astype(bool), 0.5) == (3, 3)
 
 
-def test_result_fields_and_unpacking():
-    r = pe.paired_evaluation([0.1, 0.4, 0.35, 0.8, 0.8], [0, 0, 1, 1, 0])
-    n_rankable, n_correct = r
-    assert (n_rankable, n_correct) == (6, 3)
+def test_result_fields():
+    r = pe.paired_evaluation([0, 0, 1, 1, 0], [0.1, 0.4, 0.35, 0.8, 0.8])
+    with pytest.raises(TypeError, match="does not unpack"):
+        tuple(r)
+    assert (r.n_rankable, r.n_correct) == (6, 3) and r.statistic == r.auc
     assert (r.n_tied, r.n_incorrect) == (1, 2)
     assert r.auc == pytest.approx(3.5 / 6)
     assert isinstance(r.n_rankable, int)
@@ -411,12 +410,12 @@ def test_result_fields_and_unpacking():
 
 def test_nothing_rankable_gives_zero_counts_and_nan_auc_with_a_warning():
     with pytest.warns(RuntimeWarning, match="nothing is rankable"):
-        r = pe.paired_evaluation([1, 2, 3], [0.0, 0.1, 0.2], 0.5)
+        r = pe.paired_evaluation([0.0, 0.1, 0.2], [1, 2, 3], min_dist=0.5)
     assert (r.n_rankable, r.n_correct, r.n_tied) == (0, 0, 0)
     assert math.isnan(r.auc)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert pe.paired_eval([1, 2], [0, 0]) == (0, 0)
+        assert pe.pairedeval.paired_eval([1, 2], [0, 0]) == (0, 0)
 
 
 @pytest.mark.parametrize(
@@ -440,16 +439,17 @@ def test_nothing_rankable_gives_zero_counts_and_nan_auc_with_a_warning():
 )
 def test_bad_input_is_rejected_with_a_message_naming_the_argument(scores, labels, min_dist, error, match):
     with pytest.raises(error, match=match):
-        pe.paired_evaluation(scores, labels, min_dist)
-    with pytest.raises(error, match=match):
-        pe.paired_eval(scores, labels, min_dist)
+        pe.pairedeval.paired_eval(scores, labels, min_dist)
+    native = match.replace("scores", "y_score").replace("labels", "y_true")
+    with pytest.raises(error, match=native):
+        pe.paired_evaluation(labels, scores, min_dist=min_dist)
 
 
 def test_bad_n_jobs():
     with pytest.raises(ValueError, match="n_jobs"):
-        pe.paired_eval([1, 2], [0, 1], n_jobs=0)
+        pe.paired_evaluation([1, 2], [0, 1], n_jobs=0)
     with pytest.raises(TypeError, match="n_jobs"):
-        pe.paired_eval([1, 2], [0, 1], n_jobs=1.5)
+        pe.paired_evaluation([1, 2], [0, 1], n_jobs=1.5)
 
 
 # --- comparing two models -------------------------------------------------------
@@ -463,7 +463,7 @@ def test_comparison_variance_matches_brute_force(n, seed, kind):
     labels[0], labels[1] = 0, 3
     a = rng.integers(0, 4, n).astype(float)
     b = a + rng.normal(size=n)
-    result = pe.compare_paired(a, b, labels, 0.5)
+    result = pe.compare_models(labels, [a, b], min_dist=0.5)
     ca, cb, va, vb, cov = ref.concordance_variance(a, b, labels, 0.5)
     classes, sizes = np.unique(labels, return_counts=True)
     if classes.shape[0] == 2:  # binary labels: DeLong's per-class estimate, for the test too
@@ -472,27 +472,20 @@ def test_comparison_variance_matches_brute_force(n, seed, kind):
         from pairmetrics.reference.confidence import delong_covariance
 
         va, vb, cov = delong_covariance(a, b, labels == classes[1])
-    assert result.a.auc == pytest.approx(ca)
-    assert result.b.auc == pytest.approx(cb)
-    assert result.variance_a == pytest.approx(va, abs=1e-12)
-    assert result.variance_b == pytest.approx(vb, abs=1e-12)
-    assert result.covariance == pytest.approx(cov, abs=1e-12)
+    assert result.auc[0] == pytest.approx(ca)
+    assert result.auc[1] == pytest.approx(cb)
+    assert result.covariance[0, 0] == pytest.approx(va, abs=1e-12)
+    assert result.covariance[1, 1] == pytest.approx(vb, abs=1e-12)
+    assert result.covariance[0, 1] == pytest.approx(cov, abs=1e-12)
 
 
-def test_comparison_reproduces_the_fisher_table_and_delong_for_binary_labels():
-    from scipy import stats
-
+def test_comparison_is_delongs_for_binary_labels():
     rng = np.random.default_rng(5)
     n = 400
     labels = rng.integers(0, 2, n)
     a = labels + rng.normal(size=n)
     b = a + 2 * rng.normal(size=n)  # a worse model whose errors include a's
-    result = pe.compare_paired(a, b, labels)
-    nr, nca = pe.paired_eval(a, labels)
-    _, ncb = pe.paired_eval(b, labels)
-    assert result.table.tolist() == [[nca, ncb], [nr - nca, nr - ncb]]
-    fisher = stats.fisher_exact([[nca, ncb], [nr - nca, nr - ncb]])
-    assert (result.fisher_odds_ratio, result.fisher_pvalue) == (fisher.statistic, fisher.pvalue)
+    result = pe.compare_models(labels, [a, b])
 
     # DeLong's structural components for the same data.
     pos, neg = labels == 1, labels == 0
@@ -504,13 +497,14 @@ def test_comparison_reproduces_the_fisher_table_and_delong_for_binary_labels():
 
     (v10a, v01a), (v10b, v01b) = components(a), components(b)
     delong = np.cov(v10a, v10b)[0, 1] / m + np.cov(v01a, v01b)[0, 1] / k
-    assert result.covariance == pytest.approx(delong, rel=1e-10)  # the test uses DeLong's estimate too
+    assert result.covariance[0, 1] == pytest.approx(delong, rel=1e-10)  # the test uses DeLong's estimate too
     delong_a = np.var(v10a, ddof=1) / m + np.var(v01a, ddof=1) / k
-    assert result.variance_a == pytest.approx(delong_a, rel=1e-10)
+    assert result.covariance[0, 0] == pytest.approx(delong_a, rel=1e-10)
     statistic, pvalue = result
-    assert statistic == result.statistic and 0 <= pvalue <= 1
-    assert result.covariance > 0
-    assert result.fisher_pvalue < result.pvalue < 0.01  # Fisher overstates: pairs are not independent
+    assert statistic == result.statistic and 0 <= pvalue < 0.01
+    difference = result.auc[0] - result.auc[1]
+    spread = result.covariance[0, 0] + result.covariance[1, 1] - 2 * result.covariance[0, 1]
+    assert statistic == pytest.approx(difference**2 / spread, rel=1e-10)  # DeLong's z, squared
 
 
 @settings(max_examples=examples(100))
@@ -521,12 +515,13 @@ def test_comparison_test_and_interval_agree(n, seed, binary):
     labels[0], labels[1] = 0, 1
     a = labels + rng.normal(size=n)
     b = labels + rng.normal(size=n)
-    result = pe.compare_paired(a, b, labels)
-    low, high = result.confidence_interval()
-    se = max(result.variance_a + result.variance_b - 2 * result.covariance, 0.0) ** 0.5
+    result = pe.compare_models(labels, [a, b])
+    low, high = (x[0, 1] for x in result.confidence_interval())
+    cov = result.covariance
+    se = max(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1], 0.0) ** 0.5
     if se == 0:
         return
-    assert result.statistic == pytest.approx(result.auc_difference / se, rel=1e-9)
+    assert result.statistic == pytest.approx((result.difference[0, 1] / se) ** 2, rel=1e-9)
     if -1 < low and high < 1:  # unclipped: the interval excludes 0 exactly when p < 0.05
         assert (low > 0 or high < 0) == (result.pvalue < 0.05) or abs(result.pvalue - 0.05) < 1e-9
 
@@ -534,15 +529,17 @@ def test_comparison_test_and_interval_agree(n, seed, binary):
 def test_comparison_of_a_model_with_itself_has_no_difference():
     labels = [0, 1, 0, 1, 2, 2, 0]
     scores = [0.1, 0.5, 0.3, 0.2, 0.9, 0.7, 0.0]
-    result = pe.compare_paired(scores, scores, labels)
+    result = pe.compare_models(labels, [scores, scores])
     assert result.statistic == 0.0 and result.pvalue == 1.0
 
 
 def test_comparison_bad_input_names_the_argument():
-    with pytest.raises(ValueError, match="scores_b and labels"):
-        pe.compare_paired([1, 2, 3], [1, 2], [0, 1, 1])
-    with pytest.raises(ValueError, match="scores_a contains NaN"):
-        pe.compare_paired([1, np.nan], [1, 2], [0, 1])
+    with pytest.raises(TypeError, match="y_score"):  # ragged rows
+        pe.compare_models([0, 1, 1], [[1, 2, 3], [1, 2]])
+    with pytest.raises(ValueError, match="y_true and y_score|y_score.*y_true"):
+        pe.compare_models([0, 1, 1], [[1, 2], [1, 2]])
+    with pytest.raises(ValueError, match=r"y_score\[0\] contains NaN"):
+        pe.compare_models([0, 1], [[1, np.nan], [1, 2]])
 
 
 # --- exactness, unusual dtypes and memory layouts --------------------------------
@@ -550,13 +547,13 @@ def test_comparison_bad_input_names_the_argument():
 
 def test_int64_and_uint64_labels_beyond_2_53_are_compared_exactly():
     labels = np.array([2**62, 2**62 + 1, 0])
-    assert pe.paired_eval([1.0, 2.0, 3.0], labels) == (3, 1)
-    assert pe.paired_eval([1.0, 2.0, 3.0], labels.astype(np.uint64)) == (3, 1)
+    assert pe.pairedeval.paired_eval([1.0, 2.0, 3.0], labels) == (3, 1)
+    assert pe.pairedeval.paired_eval([1.0, 2.0, 3.0], labels.astype(np.uint64)) == (3, 1)
     top = np.array([2**64 - 1, 2**64 - 2, 0, 2**63], dtype=np.uint64)
     scores = np.array([4.0, 3.0, 1.0, 2.0])
-    assert pe.paired_evaluation(scores, top, 1).n_rankable == 6
+    assert pe.paired_evaluation(top, scores, min_dist=1).n_rankable == 6
     # One apart only for the two largest: min_dist just above 1 drops that pair.
-    assert pe.paired_evaluation(scores, top, 1.0000001).n_rankable == 5
+    assert pe.paired_evaluation(top, scores, min_dist=1.0000001).n_rankable == 5
     extremes = np.array([-(2**63), 2**63 - 1, 2**63 - 2, -(2**63) + 1])
     for min_dist in (1, 1.5, 2.0**63, 2.0**64 - 2048, 2.0**64, 1e30):
         for path in PATHS.values():
@@ -590,13 +587,13 @@ def test_wide_integer_labels_match_exact_reference(n, dtype, seed, min_dist, pat
 
 def test_non_canonical_bools_are_read_as_true():
     odd = np.array([2, 1], np.uint8).view(bool)  # numpy prints [True, True]
-    r = pe.paired_evaluation(odd, [1, 0])
+    r = pe.paired_evaluation([1, 0], odd)
     assert (r.n_rankable, r.n_correct, r.n_tied) == (1, 0, 1)
     scores = np.array([0.2, 0.1, 0.3, 0.4])
     odd_labels = np.array([0, 7, 1, 255], np.uint8).view(bool)
-    assert pe.paired_evaluation(scores, odd_labels) == pe.paired_evaluation(scores, odd_labels.view(np.uint8) != 0)
+    assert pe.paired_evaluation(odd_labels, scores) == pe.paired_evaluation(odd_labels.view(np.uint8) != 0, scores)
     odd_scores = np.array([0, 3, 1, 0], np.uint8).view(bool)
-    assert pe.paired_evaluation(odd_scores, [0, 1, 1, 0]) == pe.paired_evaluation([0, 1, 1, 0], [0, 1, 1, 0])
+    assert pe.paired_evaluation([0, 1, 1, 0], odd_scores) == pe.paired_evaluation([0, 1, 1, 0], [0, 1, 1, 0])
 
 
 @pytest.mark.parametrize("order", ["<", ">"])
@@ -604,11 +601,11 @@ def test_non_canonical_bools_are_read_as_true():
 def test_any_byte_order_and_type_object(dtype, order):
     rng = np.random.default_rng(4)
     scores, labels = rng.integers(0, 50, 300), rng.integers(0, 6, 300)
-    expected = pe.paired_evaluation(scores.astype(np.float64), labels.astype(np.float64))
-    assert pe.paired_evaluation(scores.astype(order + dtype), labels.astype(order + dtype)) == expected
-    assert pe.paired_eval(np.array([0.1, 0.3, 0.2, 0.9], ">f8"), np.array([0, 1, 2, 3], ">i8")) == (6, 5)
-    assert pe.paired_evaluation(scores.astype(np.longlong), labels.astype(np.longlong)) == expected
-    assert pe.paired_evaluation(scores.astype(np.intc), labels.astype(np.ulonglong)) == expected
+    expected = pe.paired_evaluation(labels.astype(np.float64), scores.astype(np.float64))
+    assert pe.paired_evaluation(labels.astype(order + dtype), scores.astype(order + dtype)) == expected
+    assert pe.pairedeval.paired_eval(np.array([0.1, 0.3, 0.2, 0.9], ">f8"), np.array([0, 1, 2, 3], ">i8")) == (6, 5)
+    assert pe.paired_evaluation(labels.astype(np.longlong), scores.astype(np.longlong)) == expected
+    assert pe.paired_evaluation(labels.astype(np.ulonglong), scores.astype(np.intc)) == expected
 
 
 def test_record_array_columns_are_read_with_their_stride():
@@ -625,15 +622,11 @@ def test_record_array_columns_are_read_with_their_stride():
     )
     records = frame.to_records()
     assert records.dtype.itemsize % 8 != 0  # fields not 8 bytes wide: a stride that is no multiple of 8
-    expected = pe.paired_evaluation(frame["score"].to_numpy(), frame["label"].to_numpy())
-    assert pe.paired_evaluation(records["score"], records["label"]) == expected
-    assert pe.paired_evaluation(records["small"], records["flag"]) == pe.paired_evaluation(
-        frame["small"].to_numpy(), frame["flag"].to_numpy()
-    )
-    compared = pe.compare_paired(records["score"], records["small"], records["label"])
-    assert compared == pe.compare_paired(
-        frame["score"].to_numpy(), frame["small"].to_numpy(), frame["label"].to_numpy()
-    )
+    expected = pe.paired_evaluation(frame["label"].to_numpy(), frame["score"].to_numpy())
+    assert pe.paired_evaluation(records["label"], records["score"]) == expected
+    assert pe.paired_evaluation(records["flag"], records["small"]) == pe.paired_evaluation(frame["flag"].to_numpy(), frame["small"].to_numpy())
+    compared = pe.compare_models(records["label"], [records["score"], records["small"]])
+    assert compared == pe.compare_models(frame["label"].to_numpy(), [frame["score"].to_numpy(), frame["small"].to_numpy()])
 
 
 @pytest.mark.parametrize("kind", ["uniform", "binary", "ordinal_int", "tied_scores"])
@@ -706,7 +699,7 @@ def test_ctrl_c_stops_the_kernel_within_a_second(output):
         assert min(seconds_to_stop(), seconds_to_stop()) < 1.0
     finally:
         signal.signal(signal.SIGINT, previous)
-    assert pe.paired_eval([0.1, 0.2], [0, 1]) == (1, 1)  # still usable
+    assert pe.pairedeval.paired_eval([0.1, 0.2], [0, 1]) == (1, 1)  # still usable
 
 
 def test_per_sample_counts_agree_between_merge_and_fenwick_paths_at_scale():
@@ -733,11 +726,11 @@ def test_progress_reaches_the_end_and_is_validated():
     seen = []
     _core.paired_counts(scores, labels, 0.1, True, 2, progress=lambda done, total: seen.append((done, total)))
     assert seen and seen[-1][0] == seen[-1][1] > 0
-    assert pe.paired_evaluation(scores, labels, 0.1, progress=False) == pe.paired_evaluation(scores, labels, 0.1)
+    assert pe.paired_evaluation(labels, scores, min_dist=0.1, progress=False) == pe.paired_evaluation(labels, scores, min_dist=0.1)
     with pytest.raises(TypeError, match="progress"):
-        pe.paired_evaluation(scores, labels, 0.1, progress="yes")
+        pe.paired_evaluation(labels, scores, min_dist=0.1, progress="yes")
     with pytest.raises(TypeError, match="progress"):
-        pe.compare_paired(scores, scores, labels, 0.1, progress=1)
+        pe.compare_models(labels, [scores, scores], min_dist=0.1, progress=1)
 
 
 # --------------------------------------------------------------------------- group dominance (pairs between partitions)
@@ -777,9 +770,9 @@ def test_paired_auc_is_the_auc_of_paired_evaluation():
     labels = rng.normal(size=200)
     scores = labels + rng.normal(size=200)
     for min_dist in (0.1, 1.0):
-        assert pe.paired_auc(scores, labels, min_dist) == pe.paired_evaluation(scores, labels, min_dist).auc
+        assert pe.paired_evaluation(labels, scores, min_dist=min_dist).auc == pe.paired_evaluation(labels, scores, min_dist=min_dist).auc
     with pytest.warns(RuntimeWarning, match="nothing is rankable"):
-        assert math.isnan(pe.paired_auc([1.0, 2.0], [0.0, 0.0]))
+        assert math.isnan(pe.paired_evaluation([0.0, 0.0], [1.0, 2.0]).auc)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert math.isnan(pe.paired_auc([1.0, 2.0], [0.0, 0.0], warn=False))
+        assert math.isnan(pe.paired_evaluation([0.0, 0.0], [1.0, 2.0], warn=False).auc)

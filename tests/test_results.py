@@ -20,9 +20,8 @@ def _results():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {
-            pm.PairedEvaluation: pm.paired_evaluation([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]),
-            pm.PairedComparison: pm.compare_paired([0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 0, 1, 1]),
-            ConfidenceInterval: pm.paired_evaluation([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]).confidence_interval(),
+            pm.PairedEvaluation: pm.paired_evaluation([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]),
+            ConfidenceInterval: pm.paired_evaluation([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).confidence_interval(),
             pm.TwoVsTwoResult: pm.two_vs_two(x, y),
             pm.TwoVsTwoPermutationResult: pm.two_vs_two_permutation_test(x, y, n_resamples=5, rng=1),
             pm.MatchingResult: pm.min_weight_perfect_matching(points=x),
@@ -33,28 +32,21 @@ def _results():
             pm.Likelihood: pm.likelihood([0, 1, 1], [0.2, 0.7, 0.6]),
             pm.BestConstant: pm.best_constant([1.0, 2.0, 2.0], "absolute"),
             pm.MultilabelCounts: pm.multilabel_counts([[0, 1], [1, 1]], [[1, 1], [0, 1]]),
-            pm.ConcordanceResult: pm.concordance([1, 2, 3, 4, 5], [1.0, 3.0, 2.0, 4.0, 5.0], [1, 1, 0, 1, 1]),
-            pm.ModelComparison: pm.compare_models(
-                np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]]), [0, 0, 1, 1]
-            ),
-            ConfidenceIntervals: pm.compare_models(
-                np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]]), [0, 0, 1, 1]
-            ).confidence_interval(),
-            pm.BootstrapResult: pm.bootstrap(np.mean, [1.0, 2.0, 4.0, 8.0, 16.0], n_resamples=9, rng=3),
+            pm.ConcordanceResult: pm.concordance([1, 2, 3, 4, 5], [1, 1, 0, 1, 1], [1.0, 3.0, 2.0, 4.0, 5.0]),
+            pm.ModelComparison: pm.compare_models([0, 0, 1, 1], np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]])),
+            ConfidenceIntervals: pm.compare_models([0, 0, 1, 1], np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]])).confidence_interval(),
+            pm.BootstrapResult: pm.bootstrap(([1.0, 2.0, 4.0, 8.0, 16.0],), np.mean, n_resamples=9, rng=3),
             pm.GroupedResult: pm.GroupedResult(np.array([10, 20]), np.array([2, 3]), 0.5),
-            pm.GroupedPairedEvaluation: pm.paired_evaluation([0.1, 0.4, 0.35, 0.8], [0, 1, 0, 0], groups=[1, 1, 2, 2]),
-            pm.GroupedPairedComparison: pm.compare_paired(
-                [0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 1, 0, 1], groups=[5, 5, 7, 7]
-            ),
-            pm.GroupedRocAuc: pm.roc_auc_score([0, 1, 0, 1], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]),
-            pm.GroupedConcordance: pm.concordance([1, 2, 3, 4], [1.0, 3.0, 2.0, 4.0], groups=[1, 1, 2, 2]),
+            pm.GroupedPairedEvaluation: pm.paired_evaluation([0, 1, 0, 0], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]),
+            pm.GroupedPairedComparison: pm.compare_models([0, 1, 0, 1], [[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]], groups=[5, 5, 7, 7]),
+            pm.GroupedRocAuc: pm.sklearn.roc_auc_score([0, 1, 0, 1], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]),
+            pm.GroupedConcordance: pm.concordance([1, 2, 3, 4], None, [1.0, 3.0, 2.0, 4.0], groups=[1, 1, 2, 2]),
         }
 
 
 RESULTS = _results()
 PRIVATE = {
     pm.PairedEvaluation: ("_variance",),
-    pm.PairedComparison: ("_difference_variance",),
     pm.MatchingResult: ("_source", "_timings"),
 }
 
@@ -109,7 +101,7 @@ def test_private_state_is_kept_out_of_fields_but_carried_over(cls):
 def test_replace_keeps_what_the_methods_need():
     evaluation = RESULTS[pm.PairedEvaluation]
     assert dataclasses.replace(evaluation).confidence_interval() == evaluation.confidence_interval()
-    comparison = RESULTS[pm.PairedComparison]
+    comparison = RESULTS[pm.ModelComparison]
     assert dataclasses.replace(comparison).confidence_interval() == comparison.confidence_interval()
     matching = RESULTS[pm.MatchingResult]
     assert dataclasses.replace(matching, cost=matching.cost).verify()

@@ -28,11 +28,9 @@ SURVIVAL = np.array(list(zip(BINARY == 0, np.arange(1.0, N + 1))), dtype=[("even
 # One call per public function, with numpy arrays; each array is passed as a dask array below.
 CALLS = {
     "paired_eval": ((SCORES, LABELS), {}),
-    "paired_evaluation": ((SCORES, LABELS), {}),
-    "paired_auc": ((SCORES, LABELS), {}),
-    "compare_paired": ((SCORES, SCORES[::-1].copy(), LABELS), {}),
+    "paired_evaluation": ((LABELS, SCORES), {}),
     "two_vs_two": ((Y2, P2), {}),
-    "two_vs_two_permutation_test": ((Y2, P2), {"n_permutations": 2, "rng": 0}),
+    "two_vs_two_permutation_test": ((Y2, P2), {"n_resamples": 2, "rng": 0}),
     "min_weight_perfect_matching": ((), {"points": X}),
     "rank_mahalanobis": ((X,), {}),
     "crossmatch_test": ((X[:6], X[6:]), {}),
@@ -59,16 +57,18 @@ CALLS = {
     "roc_auc_score": ((BINARY, SCORES), {}),
     "concordance_index": ((LABELS, SCORES, BINARY), {}),
     "concordance_index_censored": ((BINARY.astype(bool), LABELS, SCORES), {}),
-    "concordance": ((LABELS + 1.0, SCORES, BINARY), {}),
-    "compare_models": ((np.vstack([SCORES, SCORES[::-1]]), LABELS), {}),
+    "concordance": ((LABELS + 1.0, BINARY, SCORES), {}),
+    "compare_models": ((LABELS, np.vstack([SCORES, SCORES[::-1]])), {}),
     "concordance_index_ipcw": ((SURVIVAL, SURVIVAL, SCORES), {}),
     "cumulative_dynamic_auc": ((SURVIVAL, SURVIVAL, SCORES, np.array([5.0])), {}),
-    "bootstrap": ((np.mean, SCORES), {"n_resamples": 20, "rng": 0}),
+    "bootstrap": (((SCORES,), np.mean), {"n_resamples": 20, "rng": 0}),
 }
 
 
 def _public_functions():
-    return {name: getattr(pm, name) for name in pm.__all__ if inspect.isfunction(getattr(pm, name))}
+    """Every public function: the top level's and each peer namespace's."""
+    modules = [pm, pm.sklearn, pm.scipy, pm.lifelines, pm.sksurv, pm.pairedeval]
+    return {name: getattr(m, name) for m in modules for name in m.__all__ if inspect.isfunction(getattr(m, name))}
 
 
 def _lazy(value):
@@ -129,13 +129,13 @@ def test_the_fixture_catches_a_gather(no_gathering):
 def test_dask_arrays_inside_a_list_are_refused_not_gathered(no_gathering):
     rows = [da.from_array(SCORES, chunks=5), da.from_array(SCORES[::-1].copy(), chunks=5)]
     with pytest.raises(TypeError, match=r"compare_models\(\) does not take Dask collections inside a list"):
-        pm.compare_models(rows, LABELS)
+        pm.compare_models(LABELS, rows)
     with pytest.raises(TypeError, match="pass one Dask array"):
-        pm.compare_models(rows, LABELS)
+        pm.compare_models(LABELS, rows)
     with pytest.raises(TypeError, match=r"to_cuts\(\) does not take Dask collections inside a list or tuple;"):
         pm.to_cuts([da.from_array(LABELS, chunks=5)], [0.0, 1.0, 2.0])
-    pm.compare_models(da.stack(rows), LABELS)  # one dask array: computed on its path
-    assert pm.paired_eval(list(SCORES), list(LABELS)) == pm.paired_eval(SCORES, LABELS)  # lists of numbers
+    pm.compare_models(LABELS, da.stack(rows))  # one dask array: computed on its path
+    assert pm.pairedeval.paired_eval(list(SCORES), list(LABELS)) == pm.pairedeval.paired_eval(SCORES, LABELS)  # lists of numbers
 
 
 def test_anndata_holding_dask_arrays_is_refused_not_gathered(no_gathering):

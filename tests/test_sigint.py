@@ -57,11 +57,13 @@ def data(what):
     return rng.normal(size=(40, 3))
 
 KERNELS = {
-    "paired_evaluation": lambda cut: pm.paired_evaluation(*[a[:cut] for a in data("paired")[::2]], 0.1, n_jobs=2),
-    "compare_paired": lambda cut: pm.compare_paired(*[a[:cut] for a in data("paired")], 0.1, n_jobs=2),
+    "paired_evaluation": lambda cut: pm.paired_evaluation(*[a[:cut] for a in data("paired")[::-2]], min_dist=0.1,
+                                                          n_jobs=2),
+    "compare_models": lambda cut: pm.compare_models(data("paired")[2][:cut], [a[:cut] for a in data("paired")[:2]],
+                                                    min_dist=0.1, n_jobs=2),
     "two_vs_two": lambda cut: pm.two_vs_two(*[a[:cut] for a in data("vectors")], n_jobs=2),
     "two_vs_two_permutation_test": lambda cut: pm.two_vs_two_permutation_test(
-        *[a[:cut or 3000] for a in data("vectors")], n_permutations=5 if cut else 100_000, rng=0, n_jobs=2),
+        *[a[:cut or 3000] for a in data("vectors")], n_resamples=5 if cut else 100_000, rng=0, n_jobs=2),
     "matching": lambda cut: pm.min_weight_perfect_matching(points=data("points")[:cut]),
     "crossmatch_test": lambda cut: pm.crossmatch_test(data("points")[:cut or 3000], data("points")[3000:][:cut] + 0.1),
     "crossmatch_cityblock": lambda cut: pm.crossmatch_test(
@@ -71,14 +73,14 @@ KERNELS = {
         rng=0, n_jobs=2),
     "measures": lambda cut: pm.absolute_error(*[a[:cut] for a in data("big")], per_target=True),
     "multilabel_counts": lambda cut: pm.multilabel_counts(*[a[:cut] for a in data("labels")]),
-    "bootstrap_auc": lambda cut: pm.bootstrap(pm.roc_auc_score, data("paired")[2][:cut or 10**6] > 0,
-        data("paired")[0][:cut or 10**6], n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
-    "bootstrap_concordance": lambda cut: pm.bootstrap(pm.concordance_index, *[a[:cut or 10**6] for a in data("paired")],
-        n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
+    "bootstrap_auc": lambda cut: pm.bootstrap((data("paired")[2][:cut or 10**6] > 0, data("paired")[0][:cut or 10**6]),
+        pm.sklearn.roc_auc_score, n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
+    "bootstrap_concordance": lambda cut: pm.bootstrap([a[:cut or 10**6] for a in data("paired")],
+        pm.lifelines.concordance_index, n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
     "paired_evaluation_groups": lambda cut: pm.paired_evaluation(
-        *[a[:cut] for a in data("paired")[::2]], 0.1, n_jobs=2, groups=data("groups")[:cut], warn=False),
+        *[a[:cut] for a in data("paired")[::-2]], min_dist=0.1, n_jobs=2, groups=data("groups")[:cut], warn=False),
     "paired_evaluation_two_groups": lambda cut: pm.paired_evaluation(
-        *[a[:cut] for a in data("paired")[::2]], 0.1, n_jobs=2, groups=data("groups")[:cut] % 2, warn=False),
+        *[a[:cut] for a in data("paired")[::-2]], min_dist=0.1, n_jobs=2, groups=data("groups")[:cut] % 2, warn=False),
 }
 
 for name in sys.argv[1:]:
@@ -108,7 +110,7 @@ KERNELS = [
     "measures",
     "multilabel_counts",
     "paired_evaluation",
-    "compare_paired",
+    "compare_models",
     "bootstrap_auc",
     "bootstrap_concordance",
     "paired_evaluation_groups",

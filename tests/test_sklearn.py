@@ -28,9 +28,9 @@ def _both(*args, **kwargs):
             theirs = metrics.roc_auc_score(*args, **kwargs)
         except (ValueError, ZeroDivisionError):
             with pytest.raises(ValueError):
-                pm.roc_auc_score(*args, **kwargs)
+                pm.sklearn.roc_auc_score(*args, **kwargs)
             return None, None
-        return pm.roc_auc_score(*args, **kwargs), theirs
+        return pm.sklearn.roc_auc_score(*args, **kwargs), theirs
 
 
 def _close(ours, theirs):
@@ -109,7 +109,7 @@ def test_extreme_and_signed_zero_scores():
     ints = np.array([np.iinfo(np.int64).min, 0, np.iinfo(np.int64).max, -1, 1, 0, 2, -2], dtype=np.int64)
     _close(*_both(y, ints))
     uints = np.array([np.iinfo(np.uint64).max, 0, 1, 2**63, 2**63 - 1, 0, 3, 3], dtype=np.uint64)
-    assert pm.roc_auc_score(y, uints) == pytest.approx(ref.weighted_auc(y.tolist(), [int(v) for v in uints]), abs=1e-15)
+    assert pm.sklearn.roc_auc_score(y, uints) == pytest.approx(ref.weighted_auc(y.tolist(), [int(v) for v in uints]), abs=1e-15)
 
 
 @st.composite
@@ -160,7 +160,7 @@ def test_multiclass_ovr_and_ovo(n, k, seed, weighted, average):
 def test_one_class_present_warns_and_returns_nan_like_sklearn():
     y, scores = np.zeros(5, int), np.arange(5.0)
     with pytest.warns(UndefinedMetricWarning, match="Only one class"):
-        ours = pm.roc_auc_score(y, scores)
+        ours = pm.sklearn.roc_auc_score(y, scores)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs = metrics.roc_auc_score(y, scores)
@@ -207,35 +207,35 @@ def test_bad_inputs_raise_value_error_like_sklearn(case):
     with pytest.raises(ValueError):
         metrics.roc_auc_score(*args, **kwargs)
     with pytest.raises(ValueError):
-        pm.roc_auc_score(*args, **kwargs)
+        pm.sklearn.roc_auc_score(*args, **kwargs)
 
 
 def test_ovo_average_none_is_not_implemented_like_sklearn():
     y, probs = [0, 1, 2, 1], [[0.2, 0.3, 0.5]] * 4
-    for func in (metrics.roc_auc_score, pm.roc_auc_score):
+    for func in (metrics.roc_auc_score, pm.sklearn.roc_auc_score):
         with pytest.raises(NotImplementedError):
             func(y, probs, multi_class="ovo", average=None)
 
 
 def test_messages_name_the_argument_and_unknown_keywords_fail():
     with pytest.raises(ValueError, match="y_score"):
-        pm.roc_auc_score([0, 1], [0.1, np.nan])
+        pm.sklearn.roc_auc_score([0, 1], [0.1, np.nan])
     with pytest.raises(ValueError, match="sample_weight"):
-        pm.roc_auc_score([0, 1], [0.1, 0.2], sample_weight=[1.0])
+        pm.sklearn.roc_auc_score([0, 1], [0.1, 0.2], sample_weight=[1.0])
     with pytest.raises(ValueError, match="max_fpr"):
-        pm.roc_auc_score([0, 1], [0.1, 0.2], max_fpr=2)
+        pm.sklearn.roc_auc_score([0, 1], [0.1, 0.2], max_fpr=2)
     with pytest.raises(ValueError, match="average"):
-        pm.roc_auc_score([0, 1], [0.1, 0.2], average="all")
+        pm.sklearn.roc_auc_score([0, 1], [0.1, 0.2], average="all")
     with pytest.raises(TypeError, match="pos_label"):
-        pm.roc_auc_score([0, 1], [0.1, 0.2], pos_label=1)
+        pm.sklearn.roc_auc_score([0, 1], [0.1, 0.2], pos_label=1)
     with pytest.raises(ValueError, match="y_true"):
-        pm.roc_auc_score([[0, 1, 2], [1, 1, 1]], [[0.1, 0.2, 0.3]] * 2)
+        pm.sklearn.roc_auc_score([[0, 1, 2], [1, 1, 1]], [[0.1, 0.2, 0.3]] * 2)
 
 
 def test_multilabel_shape_mismatch_is_an_error():
     y = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]])
     with pytest.raises(ValueError, match="shape"):
-        pm.roc_auc_score(y, np.ones((3, 2)))
+        pm.sklearn.roc_auc_score(y, np.ones((3, 2)))
 
 
 @pytest.mark.parametrize("shape", ["uniform", "clustered", "few_values"])
@@ -295,19 +295,19 @@ def test_negative_sample_weight_is_refused():
         with pytest.raises(ValueError):
             metrics.roc_auc_score(y, scores, sample_weight=weights)
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
-        pm.roc_auc_score(y, scores, sample_weight=weights)
+        pm.sklearn.roc_auc_score(y, scores, sample_weight=weights)
     # deliberate difference: scikit-learn returns numbers for other negative weights; we refuse them all
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
-        pm.roc_auc_score([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], sample_weight=[1, 2, 1, -0.5])
+        pm.sklearn.roc_auc_score([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], sample_weight=[1, 2, 1, -0.5])
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
-        pm.roc_auc_score([[0, 1], [1, 0], [1, 1], [0, 0]], np.ones((4, 2)), sample_weight=[1, 1, -1, 1])
+        pm.sklearn.roc_auc_score([[0, 1], [1, 0], [1, 1], [0, 0]], np.ones((4, 2)), sample_weight=[1, 1, -1, 1])
     # the micro average repeats each weight per label; the error still names the caller's row
     with pytest.raises(ValueError, match=r"got -1\.0 \(first at index 2\)"):
-        pm.roc_auc_score(
+        pm.sklearn.roc_auc_score(
             [[0, 1], [1, 0], [1, 1], [0, 0]], np.ones((4, 2)), average="micro", sample_weight=[1, 1, -1, 1]
         )
     with pytest.raises(ValueError, match=r"first at flat index 1, 1 non-finite in all"):
-        pm.roc_auc_score([[0, 1], [1, 0]], np.ones((2, 2)), average="micro", sample_weight=[1.0, np.nan])
+        pm.sklearn.roc_auc_score([[0, 1], [1, 0]], np.ones((2, 2)), average="micro", sample_weight=[1.0, np.nan])
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
@@ -316,7 +316,7 @@ def test_weights_are_not_checked_when_one_class_is_present(bad):
     with pytest.warns(UndefinedMetricWarning, match="Only one class"):
         theirs = metrics.roc_auc_score(y, scores, sample_weight=weights)
     with pytest.warns(UndefinedMetricWarning, match="Only one class"):
-        ours = pm.roc_auc_score(y, scores, sample_weight=weights)
+        ours = pm.sklearn.roc_auc_score(y, scores, sample_weight=weights)
     assert np.isnan(ours) and np.isnan(theirs)
     # with two classes both refuse a NaN weight
     ours, theirs = _both([0, 1, 0, 1], scores, sample_weight=[1.0, np.nan, 1.0, 1.0])
@@ -330,8 +330,8 @@ def test_multilabel_minus_one_weighted_average_differs_deliberately():
     scores = np.array([[0.9, 0.1], [0.2, 0.8], [0.3, 0.7], [0.1, 0.2], [0.5, 0.4]])
     assert metrics.roc_auc_score(y, scores, average="weighted") == 0
     zero_one = (y == 1).astype(int)
-    _close(pm.roc_auc_score(y, scores, average="weighted"), metrics.roc_auc_score(zero_one, scores, average="weighted"))
-    _close(pm.roc_auc_score(y, scores, average=None), metrics.roc_auc_score(y, scores, average=None))
+    _close(pm.sklearn.roc_auc_score(y, scores, average="weighted"), metrics.roc_auc_score(zero_one, scores, average="weighted"))
+    _close(pm.sklearn.roc_auc_score(y, scores, average=None), metrics.roc_auc_score(y, scores, average=None))
 
 
 # --------------------------------------------------------------------------- scikit-learn's own tests

@@ -55,7 +55,7 @@ def test_concordance_index_matches_lifelines(data, pass_events):
     times, scores, events = data
     observed = events.astype(int) if pass_events else None
     theirs = _outcome(lifelines_utils.concordance_index, times, scores, observed)
-    ours = _outcome(pm.concordance_index, times, scores, observed)
+    ours = _outcome(pm.lifelines.concordance_index, times, scores, observed)
     if isinstance(theirs, type):
         assert ours is theirs
         return
@@ -71,7 +71,7 @@ def test_concordance_index_matches_lifelines(data, pass_events):
 def test_concordance_index_censored_matches_sksurv(data, tied_tol):
     times, scores, events = data
     theirs = _outcome(sksurv_metrics.concordance_index_censored, events, times, scores, tied_tol)
-    ours = _outcome(pm.concordance_index_censored, events, times, scores, tied_tol)
+    ours = _outcome(pm.sksurv.concordance_index_censored, events, times, scores, tied_tol)
     if isinstance(theirs, type):
         assert ours is theirs
         return
@@ -90,23 +90,23 @@ def test_tied_tolerance_in_double_precision():
     scores = np.array([0.3, 0.1 + 0.2, 0.30000001, 0.29999999, 0.3 + 1e-8])
     for tol in (0.0, 1e-8, 1e-9, 2e-8):
         theirs = sksurv_metrics.concordance_index_censored(events, times, scores, tol)
-        assert pm.concordance_index_censored(events, times, scores, tol)[1:] == tuple(int(v) for v in theirs[1:])
+        assert pm.sksurv.concordance_index_censored(events, times, scores, tol)[1:] == tuple(int(v) for v in theirs[1:])
 
 
 def test_infinite_times_and_scores_are_ordered_like_lifelines():
     times = np.array([1.0, np.inf, 3.0, 2.0, np.inf, -np.inf])
     scores = np.array([np.inf, 1.0, -np.inf, 2.0, np.inf, 0.0])
     observed = np.array([1, 0, 1, 1, 1, 1])
-    assert pm.concordance_index(times, scores, observed) == lifelines_utils.concordance_index(times, scores, observed)
+    assert pm.lifelines.concordance_index(times, scores, observed) == lifelines_utils.concordance_index(times, scores, observed)
 
 
 def test_no_admissible_pair_raises_like_lifelines():
     with pytest.raises(ZeroDivisionError, match="No admissable pairs"):
-        pm.concordance_index([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [0, 0, 0])
+        pm.lifelines.concordance_index([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [0, 0, 0])
     with pytest.raises(ZeroDivisionError):
-        pm.concordance_index([2.0, 2.0], [1.0, 2.0])  # two events at one time
+        pm.lifelines.concordance_index([2.0, 2.0], [1.0, 2.0])  # two events at one time
     with pytest.raises(ZeroDivisionError):
-        pm.concordance_index([], [])
+        pm.lifelines.concordance_index([], [])
 
 
 def test_lifelines_input_errors():
@@ -119,12 +119,12 @@ def test_lifelines_input_errors():
         with pytest.raises(ValueError):
             lifelines_utils.concordance_index(*args)
         with pytest.raises(ValueError):
-            pm.concordance_index(*args)
+            pm.lifelines.concordance_index(*args)
     for exception, times in ((ValueError, ["a", "b"]), (TypeError, [object(), 1])):  # as lifelines
         with pytest.raises(exception):
             lifelines_utils.concordance_index(times, [1, 2])
         with pytest.raises(exception, match="event_times"):
-            pm.concordance_index(times, [1, 2])
+            pm.lifelines.concordance_index(times, [1, 2])
 
 
 def test_sksurv_input_errors():
@@ -140,15 +140,15 @@ def test_sksurv_input_errors():
         with pytest.raises(ValueError):
             sksurv_metrics.concordance_index_censored(*args)
         with pytest.raises(ValueError):
-            pm.concordance_index_censored(*args)
+            pm.sksurv.concordance_index_censored(*args)
     # the only event alone at the last time: scikit-survival's own exception
     args = (np.array([False, False, True]), np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 3.0]))
     with pytest.raises(NoComparablePairException):
         sksurv_metrics.concordance_index_censored(*args)
     with pytest.raises(NoComparablePairException):
-        pm.concordance_index_censored(*args)
+        pm.sksurv.concordance_index_censored(*args)
     with pytest.raises(ValueError, match="tied_tol"):
-        pm.concordance_index_censored([True, True], [1.0, 2.0], [1.0, 2.0], tied_tol=-1)
+        pm.sksurv.concordance_index_censored([True, True], [1.0, 2.0], [1.0, 2.0], tied_tol=-1)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.float32, np.float64])
@@ -158,11 +158,11 @@ def test_numeric_dtypes_and_pandas(dtype):
     times = rng.integers(0, 20, 300).astype(dtype)
     scores = rng.integers(0, 10, 300).astype(dtype)
     events = rng.random(300) < 0.6
-    assert pm.concordance_index(pd.Series(times), pd.Series(scores), pd.Series(events)) == pytest.approx(
+    assert pm.lifelines.concordance_index(pd.Series(times), pd.Series(scores), pd.Series(events)) == pytest.approx(
         lifelines_utils.concordance_index(pd.Series(times), pd.Series(scores), pd.Series(events)), rel=1e-15
     )
     theirs = sksurv_metrics.concordance_index_censored(events, times, scores)
-    ours = pm.concordance_index_censored(events, times, scores)
+    ours = pm.sksurv.concordance_index_censored(events, times, scores)
     assert ours[1:] == tuple(int(v) for v in theirs[1:])
     assert ours[0] == pytest.approx(theirs[0], rel=1e-15)
 
@@ -174,12 +174,12 @@ def test_larger_input_matches_lifelines():
     times = np.round(rng.exponential(size=n), 3)
     scores = np.round(times + rng.normal(size=n), 2)
     observed = rng.random(n) < 0.7
-    assert pm.concordance_index(times, scores, observed) == pytest.approx(
+    assert pm.lifelines.concordance_index(times, scores, observed) == pytest.approx(
         lifelines_utils.concordance_index(times, scores, observed), rel=1e-13
     )
     times, scores, observed = times[:8000], scores[:8000], observed[:8000]
     below, tied, above = (int(v) for v in _counts_by_numpy(times, scores, observed))
-    c = pm.concordance_index_censored(observed, times, -scores, tied_tol=0.0)
+    c = pm.sksurv.concordance_index_censored(observed, times, -scores, tied_tol=0.0)
     assert c[1:4] == (above, below, tied)
 
 
@@ -201,22 +201,22 @@ def test_event_observed_as_strings_like_lifelines():
     times, scores = [1, 2, 3, 4, 5], [1.0, 3.0, 2.0, 4.0, 0.5]
     for flags in (["1", "1", "0", "1", "0"], np.array(["1", "1", "0", "1", "0"]), ["1.0", "1", "0", "1", "0.0"]):
         expected = lifelines_utils.concordance_index(times, scores, flags)
-        assert pm.concordance_index(times, scores, flags) == expected
+        assert pm.lifelines.concordance_index(times, scores, flags) == expected
     with pytest.raises(ValueError, match="NaN"):
-        pm.concordance_index(times, scores, ["1", "nan", "0", "1", "0"])
+        pm.lifelines.concordance_index(times, scores, ["1", "nan", "0", "1", "0"])
     with pytest.raises(ValueError, match="event_observed"):  # lifelines: ValueError too
-        pm.concordance_index(times, scores, ["1", "yes", "0", "1", "0"])
+        pm.lifelines.concordance_index(times, scores, ["1", "yes", "0", "1", "0"])
 
 
 def test_uint8_estimates_tied_tol_differs_deliberately():
     # scikit-survival subtracts uint8 estimates in uint8 (1 - 2 wraps to 255); we compare exact values.
     events, times = np.ones(4, dtype=bool), np.array([1.0, 2.0, 3.0, 4.0])
     estimates = np.array([1, 2, 2, 1], dtype=np.uint8)
-    ours = pm.concordance_index_censored(events, times, estimates, 1.0)
-    assert ours == pm.concordance_index_censored(events, times, estimates.astype(np.float64), 1.0)
+    ours = pm.sksurv.concordance_index_censored(events, times, estimates, 1.0)
+    assert ours == pm.sksurv.concordance_index_censored(events, times, estimates.astype(np.float64), 1.0)
     assert ours[1:] == (0, 0, 6, 0)  # every pair within 1.0: tied
     theirs = sksurv_metrics.concordance_index_censored(events, times, estimates, 1.0)
     assert tuple(int(v) for v in theirs[1:]) != ours[1:]
     for tol in (0.0, 1e-8):  # without wraparound at stake the two agree
         theirs = sksurv_metrics.concordance_index_censored(events, times, estimates, tol)
-        assert tuple(int(v) for v in theirs[1:]) == pm.concordance_index_censored(events, times, estimates, tol)[1:]
+        assert tuple(int(v) for v in theirs[1:]) == pm.sksurv.concordance_index_censored(events, times, estimates, tol)[1:]

@@ -79,13 +79,11 @@ def _inputs(seed):
 
 
 KERNELS = {
-    "paired_evaluation": lambda a: pm.paired_evaluation(a["scores"], a["labels"], n_jobs=2),
-    "compare_paired": lambda a: pm.compare_paired(a["scores"], a["other"], a["labels"], n_jobs=2),
+    "paired_evaluation": lambda a: pm.paired_evaluation(a["labels"], a["scores"], n_jobs=2),
+    "compare_paired": lambda a: pm.compare_models(a["labels"], [a["scores"], a["other"]], n_jobs=2),
     "two_vs_two": lambda a: pm.two_vs_two(a["y"], a["p"], metric="correlation", n_jobs=2),
     "two_vs_two_sampled": lambda a: pm.two_vs_two(a["y"], a["p"], metric="euclidean", pairs=5000, rng=1, n_jobs=2),
-    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(
-        a["y"][:150], a["p"][:150], n_permutations=20, rng=3, n_jobs=2
-    ),
+    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(a["y"][:150], a["p"][:150], n_resamples=20, rng=3, n_jobs=2),
     "matching_points": lambda a: pm.min_weight_perfect_matching(points=a["pts"]),
     "matching_distances": lambda a: pm.min_weight_perfect_matching(a["D"]),
     "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], metric="cityblock"),
@@ -172,12 +170,8 @@ def _patch_progress(monkeypatch):
 PROGRESS_KERNELS = {
     "two_vs_two": lambda a: pm.two_vs_two(a["y"], a["p"], n_jobs=2, progress=True),
     "two_vs_two_one_thread": lambda a: pm.two_vs_two(a["y"], a["p"], n_jobs=1, progress=True),
-    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(
-        a["y"][:100], a["p"][:100], n_permutations=200, rng=0, n_jobs=2, progress=True
-    ),
-    "two_vs_two_permutation_recompute": lambda a: pm.two_vs_two_permutation_test(
-        a["y"][:100], a["p"][:100], pairs=500, rng=0, n_permutations=200, n_jobs=2, progress=True
-    ),
+    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(a["y"][:100], a["p"][:100], n_resamples=200, rng=0, n_jobs=2, progress=True),
+    "two_vs_two_permutation_recompute": lambda a: pm.two_vs_two_permutation_test(a["y"][:100], a["p"][:100], pairs=500, rng=0, n_resamples=200, n_jobs=2, progress=True),
     "matching_points": lambda a: pm.min_weight_perfect_matching(points=a["pts"], progress=True),
     "matching_distances": lambda a: pm.min_weight_perfect_matching(a["D"], progress=True),
     "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], progress=True),
@@ -219,11 +213,11 @@ def test_default_thread_count_honours_a_threadpoolctl_limit():
         pytest.skip("threadpoolctl finds no BLAS or OpenMP library in this process")
     scores = np.random.default_rng(3).random(300_000)
     labels = np.round(scores + np.random.default_rng(4).normal(0, 0.3, scores.size), 2)
-    free = pm.paired_evaluation(scores, labels, 0.1)
+    free = pm.paired_evaluation(labels, scores, min_dist=0.1)
     with threadpoolctl.threadpool_limits(limits=1):
         assert resolve_n_jobs(None) == 1
         assert resolve_n_jobs(2) == min(2, max_threads())  # an explicit n_jobs is kept
-        assert pm.paired_evaluation(scores, labels, 0.1) == free
+        assert pm.paired_evaluation(labels, scores, min_dist=0.1) == free
     assert resolve_n_jobs(None) >= 1
 
 

@@ -26,8 +26,8 @@ def _mypy_path():
 
 WRONG_CALLS = (
     "import pairmetrics as pm\n"
-    "n: str = pm.paired_eval([1.0, 2.0], [0, 1])[0]\n"
-    "pm.roc_auc_score([0, 1], [0.1, 0.2], averag='macro')\n"
+    "n: str = pm.pairedeval.paired_eval([1.0, 2.0], [0, 1])[0]\n"
+    "pm.sklearn.roc_auc_score([0, 1], [0.1, 0.2], averag='macro')\n"
     "x: str = pm.two_vs_two([[1.0]], [[1.0]]).accuracy\n"
 )
 

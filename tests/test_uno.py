@@ -47,7 +47,7 @@ def survival_problem(draw):
 def test_ipcw_matches_sksurv(problem, tau):
     y, estimate = problem
     expected, expected_error = _outcome(lambda: sksurv_metrics.concordance_index_ipcw(y, y, estimate, tau=tau))
-    got, error = _outcome(lambda: pm.concordance_index_ipcw(y, y, estimate, tau=tau))
+    got, error = _outcome(lambda: pm.sksurv.concordance_index_ipcw(y, y, estimate, tau=tau))
     assert error == expected_error
     if expected is not None:
         assert tuple(got[1:]) == tuple(int(x) for x in expected[1:])
@@ -61,7 +61,7 @@ def test_dynamic_auc_matches_sksurv(problem, times, per_time):
     if per_time:  # time-dependent risks: one column per (unique) time point
         estimate = np.column_stack([estimate + 0.1 * k for k in range(len(np.unique(times)))])
     expected, expected_error = _outcome(lambda: sksurv_metrics.cumulative_dynamic_auc(y, y, estimate, times))
-    got, error = _outcome(lambda: pm.cumulative_dynamic_auc(y, y, estimate, times))
+    got, error = _outcome(lambda: pm.sksurv.cumulative_dynamic_auc(y, y, estimate, times))
     assert error == expected_error
     if expected is not None:
         np.testing.assert_allclose(got[0], expected[0], rtol=1e-12, atol=1e-14)
@@ -80,12 +80,12 @@ def test_separate_train_set_and_real_valued_data():
     risk = x[n:][: test.shape[0]]
     for tau in (None, 1.0):
         expected = sksurv_metrics.concordance_index_ipcw(train, test, risk, tau=tau)
-        got = pm.concordance_index_ipcw(train, test, risk, tau=tau)
+        got = pm.sksurv.concordance_index_ipcw(train, test, risk, tau=tau)
         assert got[1:] == expected[1:]
         assert got[0] == pytest.approx(expected[0], rel=1e-12)
     times = np.quantile(test["time"], [0.1, 0.3, 0.5, 0.7])
     expected = sksurv_metrics.cumulative_dynamic_auc(train, test, risk, times)
-    got = pm.cumulative_dynamic_auc(train, test, risk, times)
+    got = pm.sksurv.cumulative_dynamic_auc(train, test, risk, times)
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
     assert got[1] == pytest.approx(expected[1], rel=1e-12)
 
@@ -93,15 +93,15 @@ def test_separate_train_set_and_real_valued_data():
 def test_bad_input():
     y = _survival([True, False, True], [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="structured array"):
-        pm.concordance_index_ipcw(np.array([1.0, 2.0]), y, [1, 2, 3])
+        pm.sksurv.concordance_index_ipcw(np.array([1.0, 2.0]), y, [1, 2, 3])
     with pytest.raises(ValueError, match="estimate"):
-        pm.concordance_index_ipcw(y, y, [1, 2])
+        pm.sksurv.concordance_index_ipcw(y, y, [1, 2])
     with pytest.raises(ValueError, match="estimate"):
-        pm.concordance_index_ipcw(y, y, [1, math.nan, 2])
+        pm.sksurv.concordance_index_ipcw(y, y, [1, math.nan, 2])
     with pytest.raises(ValueError, match="boolean"):
-        pm.concordance_index_ipcw(np.array([(1, 1.0), (0, 2.0)], dtype=[("e", int), ("t", float)]), y, [1, 2, 3])
+        pm.sksurv.concordance_index_ipcw(np.array([(1, 1.0), (0, 2.0)], dtype=[("e", int), ("t", float)]), y, [1, 2, 3])
     with pytest.raises(ValueError, match="follow-up"):
-        pm.cumulative_dynamic_auc(y, y, [1, 2, 3], [3.0])
+        pm.sksurv.cumulative_dynamic_auc(y, y, [1, 2, 3], [3.0])
 
 
 def test_no_comparable_pair_like_sksurv():
@@ -112,11 +112,11 @@ def test_no_comparable_pair_like_sksurv():
     with pytest.raises(NoComparablePairException):
         sksurv_metrics.concordance_index_ipcw(y, y, [1.0, 2.0, 3.0])
     with pytest.raises(NoComparablePairException, match="no comparable pairs"):
-        pm.concordance_index_ipcw(y, y, [1.0, 2.0, 3.0])
+        pm.sksurv.concordance_index_ipcw(y, y, [1.0, 2.0, 3.0])
     train = _survival([False, True, False, True], [1.0, 2.0, 4.0, 5.0])
     for test in (y, _survival([False, True, True], [1.0, 3.0, 3.0]), _survival([True, False, True], [1.0, 2.0, 3.0])):
         expected, expected_error = _outcome(lambda: sksurv_metrics.concordance_index_ipcw(train, test, [1.0, 2.0, 3.0]))
-        got, error = _outcome(lambda: pm.concordance_index_ipcw(train, test, [1.0, 2.0, 3.0]))
+        got, error = _outcome(lambda: pm.sksurv.concordance_index_ipcw(train, test, [1.0, 2.0, 3.0]))
         assert error == expected_error and (expected is None or got[1:] == tuple(int(x) for x in expected[1:]))
 
 
@@ -139,13 +139,13 @@ def _cases():
 def test_edge_cases_behave_like_sksurv(train, test, estimate):
     for tau in (None, 10.0):
         expected, expected_error = _outcome(lambda: sksurv_metrics.concordance_index_ipcw(train, test, estimate, tau))
-        got, error = _outcome(lambda: pm.concordance_index_ipcw(train, test, estimate, tau))
+        got, error = _outcome(lambda: pm.sksurv.concordance_index_ipcw(train, test, estimate, tau))
         assert error == expected_error
         if expected is not None:
             assert got[1:] == tuple(int(x) for x in expected[1:]) and got[0] == pytest.approx(expected[0], rel=1e-12)
     times = [3.0, 6.0]
     expected, expected_error = _outcome(lambda: sksurv_metrics.cumulative_dynamic_auc(train, test, estimate, times))
-    got, error = _outcome(lambda: pm.cumulative_dynamic_auc(train, test, estimate, times))
+    got, error = _outcome(lambda: pm.sksurv.cumulative_dynamic_auc(train, test, estimate, times))
     assert error == expected_error
     if expected is not None:
         np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)

@@ -1,10 +1,19 @@
 """pairmetrics: fast, exact evaluation of model predictions.
 
-Paired evaluation (a drop-in for ``pairedeval``), the 2 vs 2 test for vector
-predictions, Rosenbaum's cross-match test with an exact Blossom matching, and
-classic error measures. Plain-Python references of every kernel live in
+The top level holds the native API, one name per job: truth first
+(``y_true, y_score`` for rankings, ``y_true, y_pred`` for point predictions,
+observed times first for survival), options keyword-only, SciPy-style results.
+Each peer's drop-ins live in a namespace named after it, with the peer's
+signatures: :mod:`pairmetrics.sklearn`, :mod:`pairmetrics.scipy`,
+:mod:`pairmetrics.lifelines`, :mod:`pairmetrics.sksurv` and
+:mod:`pairmetrics.pairedeval`. Plain-Python references of every kernel live in
 :mod:`pairmetrics.reference`.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from . import (
     _bootstrap,
@@ -18,10 +27,7 @@ from . import (
     _matching,
     _measures,
     _paired,
-    _roc_auc,
-    _survival,
     _two_vs_two,
-    _uno,
 )
 from ._bootstrap import *  # noqa: F401,F403
 from ._compare_models import *  # noqa: F401,F403
@@ -37,10 +43,7 @@ from ._measures import *  # noqa: F401,F403
 from ._multilabel import *  # noqa: F401,F403
 from ._paired import *  # noqa: F401,F403
 from ._representations import *  # noqa: F401,F403
-from ._roc_auc import *  # noqa: F401,F403
-from ._survival import *  # noqa: F401,F403
 from ._two_vs_two import *  # noqa: F401,F403
-from ._uno import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 
@@ -52,11 +55,38 @@ __all__.extend(_two_vs_two.__all__)
 __all__.extend(_matching.__all__)
 __all__.extend(_crossmatch.__all__)
 __all__.extend(_measures.__all__)
-__all__.extend(_roc_auc.__all__)
-__all__.extend(_survival.__all__)
 __all__.extend(_crossmatch_groups.__all__)
 __all__.extend(_crossmatch_multi.__all__)
 __all__.extend(_concordance.__all__)
 __all__.extend(_compare_models.__all__)
-__all__.extend(_uno.__all__)
 __all__.extend(_bootstrap.__all__)
+
+# The peers' namespaces, imported on first use (``pairmetrics.sklearn.roc_auc_score``).
+NAMESPACES = ("sklearn", "scipy", "lifelines", "sksurv", "pairedeval", "reference", "dask")
+
+# Names of earlier versions and where each went; an old name raises AttributeError naming its new home.
+MOVED = {
+    "paired_eval": "pairmetrics.pairedeval.paired_eval (pairedeval's signature), or "
+    "pairmetrics.paired_evaluation(y_true, y_score) for the native result",
+    "paired_auc": "pairmetrics.paired_evaluation(y_true, y_score, min_dist=...).auc",
+    "compare_paired": "pairmetrics.compare_models(y_true, [y_score_a, y_score_b]) "
+    "(with groups=, the per-group comparison of two models)",
+    "PairedComparison": "pairmetrics.ModelComparison, returned by compare_models",
+    "roc_auc_score": "pairmetrics.sklearn.roc_auc_score",
+    "concordance_index": "pairmetrics.lifelines.concordance_index",
+    "concordance_index_censored": "pairmetrics.sksurv.concordance_index_censored",
+    "concordance_index_ipcw": "pairmetrics.sksurv.concordance_index_ipcw",
+    "cumulative_dynamic_auc": "pairmetrics.sksurv.cumulative_dynamic_auc",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in NAMESPACES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in MOVED:
+        raise AttributeError(f"pairmetrics.{name} has moved: use {MOVED[name]}")
+    raise AttributeError(f"module 'pairmetrics' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(NAMESPACES))

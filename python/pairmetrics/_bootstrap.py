@@ -5,19 +5,20 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._paired import EXACT_INTEGER_LABELS, ConfidenceInterval, paired_auc, prepare_scores
+from ._paired import EXACT_INTEGER_LABELS, ConfidenceInterval, paired_evaluation, prepare_scores
 from ._progress import progress_callback
 from ._result import Result
 from ._roc_auc import roc_auc_score
 from ._routing import routed
 from ._survival import concordance_index, lifelines_arrays
+from ._typing import ArrayLike, NJobs, Seed
 from ._validation import (
     as_vector,
     check_choice,
@@ -163,7 +164,7 @@ def _fast_sweep(statistic: Callable[..., Any], arrays: list[Any]) -> _Sweep | No
         return _auc_sweep(arrays)
     if function is concordance_index and not keywords:
         return _concordance_sweep(arrays)
-    if function is paired_auc and set(keywords) <= {"min_dist", "warn"}:
+    if function is paired_evaluation and set(keywords) <= {"min_dist", "warn"}:
         return _paired_sweep(arrays, keywords.get("min_dist", 0.5))
     return None
 
@@ -228,11 +229,11 @@ def _concordance_sweep(arrays: list[Any]) -> _Sweep | None:
 
 
 def _paired_sweep(arrays: list[Any], min_dist: Any) -> _Sweep | None:
-    """``paired_auc(scores, labels, min_dist)``: samples by label; each is compared with the
-    labels at least min_dist below its own, correct when its score is higher."""
+    """``paired_evaluation(y_true, y_score, min_dist=...).auc``: samples by label; each is compared
+    with the labels at least min_dist below its own, correct when its score is higher."""
     if len(arrays) != 2:
         return None
-    scores, labels, min_dist = prepare_scores(arrays[0], arrays[1], min_dist)
+    scores, labels, min_dist = prepare_scores(arrays[1], arrays[0], min_dist)
     if labels.dtype.kind in "iu" and max(abs(int(labels.min())), abs(int(labels.max()))) >= EXACT_INTEGER_LABELS:
         return None  # differences beyond float64's integers: the generic path compares them exactly
     y = labels.astype(np.float64)
@@ -300,31 +301,35 @@ def _interval(
 
 @routed
 def bootstrap(
+    data: Sequence[ArrayLike],
     statistic: Callable[..., Any],
-    *data: Any,
+    *,
     n_resamples: int = 9999,
     confidence_level: float = 0.95,
-    method: str = "percentile",
-    stratify: Any = None,
-    cluster: Any = None,
-    rng: Any = None,
-    n_jobs: int | None = None,
+    method: Literal["percentile", "basic", "BCa"] = "percentile",
+    stratify: ArrayLike | None = None,
+    cluster: ArrayLike | None = None,
+    rng: Seed = None,
+    n_jobs: NJobs = None,
     progress: bool = False,
 ) -> BootstrapResult:
     """Bootstrap confidence interval of ``statistic(*data)``, resampling the samples together.
 
     Parameters
     ----------
+    data : sequence of array_like, each of shape (n, ...)
+        Paired arrays (for example ``(y_true, y_score)``): one resample draws
+        the same rows of every array (SciPy's ``paired=True``).
     statistic : callable
-        Called as ``statistic(*resampled_data)``; returns a number. Three
-        statistics take a compiled path (see Notes): :func:`roc_auc_score`
-        on binary labels (``y_true, y_score``), :func:`concordance_index`
+        Called as ``statistic(*resampled_data)``; returns a number, or a
+        result object whose ``statistic`` is one (such as
+        :class:`PairedEvaluation`, whose ``statistic`` is its ``auc``). Three
+        statistics take a compiled path (see Notes):
+        :func:`pairmetrics.sklearn.roc_auc_score` on binary labels
+        (``y_true, y_score``), :func:`pairmetrics.lifelines.concordance_index`
         (``event_times, predicted_scores[, event_observed]``) and
-        :func:`paired_auc` (``scores, labels``; also as
-        ``functools.partial(paired_auc, min_dist=...)``).
-    *data : array_like, each of shape (n, ...)
-        Paired arrays (for example ``y_true, y_score``): one resample draws
-        the same rows of every array.
+        :func:`paired_evaluation` (``y_true, y_score``; also as
+        ``functools.partial(paired_evaluation, min_dist=...)``).
     n_resamples : int, default 9999
         Number of resamples.
     confidence_level : float, default 0.95
@@ -358,8 +363,9 @@ def bootstrap(
     generic path calls ``statistic`` on the rows it draws; the compiled path
     sorts the samples once and sweeps that order with the resample's draw
     counts as integer weights, on ``n_jobs`` threads: O(n) per resample for
-    :func:`roc_auc_score`, O(n log n) (a Fenwick tree over the scores) for
-    :func:`concordance_index` and :func:`paired_auc`. Both paths give the
+    :func:`~pairmetrics.sklearn.roc_auc_score`, O(n log n) (a Fenwick tree
+    over the scores) for :func:`~pairmetrics.lifelines.concordance_index`
+    and :func:`paired_evaluation`. Both paths give the
     same replicates (up to rounding), so the compiled path is only faster.
 
     A replicate whose resample has no comparable pair (one class for the
@@ -372,20 +378,26 @@ def bootstrap(
     Examples
     --------
     >>> import numpy as np
-    >>> from pairmetrics import bootstrap, roc_auc_score
+    >>> from pairmetrics import bootstrap
+    >>> from pairmetrics.sklearn import roc_auc_score
     >>> rng = np.random.default_rng(0)
     >>> y = rng.integers(0, 2, 500)
     >>> score = y + rng.normal(size=500)
-    >>> result = bootstrap(roc_auc_score, y, score, n_resamples=999, stratify=y, rng=1)
+    >>> result = bootstrap((y, score), roc_auc_score, n_resamples=999, stratify=y, rng=1)
     >>> low, high = result.confidence_interval
     >>> bool(low < roc_auc_score(y, score) < high), result.bootstrap_distribution.shape
     (True, (999,))
     """
     if not callable(statistic):
         raise TypeError(f"statistic must be callable, got {type(statistic).__name__}")
-    if not data:
-        raise TypeError("bootstrap() needs at least one data array after statistic")
-    arrays = [np.asarray(d) for d in data]
+    if callable(data):
+        raise TypeError("data must be a sequence of arrays: bootstrap(data, statistic), as scipy.stats.bootstrap")
+    try:
+        arrays = [np.asarray(d) for d in data]
+    except TypeError:
+        raise TypeError(f"data must be a sequence of arrays, got {type(data).__name__}") from None
+    if not arrays:
+        raise ValueError("data must hold at least one array")
     n = arrays[0].shape[0] if arrays[0].ndim else 0
     for k, arr in enumerate(arrays):
         if arr.ndim == 0 or arr.shape[0] != n:
@@ -399,7 +411,7 @@ def bootstrap(
     threads = resolve_n_jobs(n_jobs)
     show = check_progress(progress)
     design = resampling_design(n, stratify, cluster)
-    estimate = float(statistic(*arrays))  # first: bad input gets the statistic's own error
+    estimate = _number(statistic(*arrays))  # first: bad input gets the statistic's own error
     seeds = generator.integers(0, 2**64, n_resamples, dtype=np.uint64, endpoint=False)
     sweep = _fast_sweep(statistic, arrays)
     if sweep is not None:
@@ -417,6 +429,11 @@ def bootstrap(
     return BootstrapResult(interval, replicates, standard_error)
 
 
+def _number(value: Any) -> float:
+    """A statistic's value: a number, or the ``statistic`` of a result object."""
+    return float(value.statistic if isinstance(value, Result) else value)
+
+
 def _generic_replicates(
     statistic: Callable[..., Any],
     arrays: list[Any],
@@ -428,7 +445,7 @@ def _generic_replicates(
     with progress_callback(show, "bootstrap") as callback:
         for r, seed in enumerate(seeds):
             index = _resample(design, seed)
-            replicates[r] = float(statistic(*(arr[index] for arr in arrays)))
+            replicates[r] = _number(statistic(*(arr[index] for arr in arrays)))
             if callback is not None and r % 64 == 0:
                 callback(r, seeds.shape[0])
     return replicates
@@ -443,7 +460,7 @@ def _generic_jackknife(statistic: Callable[..., Any], arrays: list[Any], units: 
         for k, unit in enumerate(units):
             keep = np.ones(n, dtype=bool)
             keep[unit] = False
-            values[k] = float(statistic(*(arr[keep] for arr in arrays)))
+            values[k] = _number(statistic(*(arr[keep] for arr in arrays)))
         return values
 
     return jackknife

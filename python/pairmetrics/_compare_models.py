@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
 from ._concordance import equality_test
+from ._groups import GROUPS_NOTES, GroupedPairedComparison
 from ._paired import (
     ConfidenceIntervals,
     auc_components,
+    grouped_comparison,
     normal_interval,
     prepare_scores,
     sample_factors,
     warn_nothing_rankable,
 )
+from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
-from ._validation import as_numeric_array, resolve_n_jobs
+from ._typing import ArrayLike, NJobs
+from ._validation import as_numeric_array, check_progress, resolve_n_jobs
 
 __all__ = ["ModelComparison", "compare_models"]
 
@@ -87,7 +91,7 @@ class ModelComparison(Result):
         >>> import numpy as np
         >>> from pairmetrics import compare_models
         >>> scores = np.array([[0.1, 0.2, 0.6, 0.4, 0.8, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4, 0.7]])
-        >>> low, high = compare_models(scores, [0, 0, 0, 1, 1, 1]).confidence_interval()
+        >>> low, high = compare_models([0, 0, 0, 1, 1, 1], scores).confidence_interval()
         >>> low.shape, high.shape
         ((2, 2), (2, 2))
         """
@@ -115,22 +119,56 @@ def _pairwise_pvalues(difference: npt.NDArray[np.float64], spread: npt.NDArray[n
     return pvalues
 
 
+@overload
+def compare_models(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    min_dist: float = 0.5,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+    groups: None = None,
+) -> ModelComparison: ...
+@overload
+def compare_models(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    min_dist: float = 0.5,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+    groups: ArrayLike,
+) -> GroupedPairedComparison: ...
 @routed
-def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: int | None = None) -> ModelComparison:
+def compare_models(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    min_dist: float = 0.5,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+    groups: ArrayLike | None = None,
+) -> ModelComparison | GroupedPairedComparison:
     """Compare k models scored on the same samples: AUCs, covariance, equality test.
 
     Parameters
     ----------
-    scores : array_like, shape (k, n)
-        One row of scores per model (``k >= 2``), of any real dtype.
-    labels : array_like, shape (n,)
+    y_true : array_like, shape (n,)
         True labels (binary, ordinal or real-valued).
+    y_score : array_like, shape (k, n)
+        One row of scores per model (``k >= 2``), of any real dtype.
     min_dist : float, default 0.5
         Labels must differ by at least this much for a pair to be rankable,
         as in :func:`paired_evaluation`.
     n_jobs : int, optional
         Threads for each model's counts (None: every usable core); results
         never depend on it.
+    progress : bool, default False
+        Show a progress bar (tqdm, when installed).
+    groups : array_like, shape (n,), optional
+        A group key per sample (numbers, strings, any sortable keys; no
+        NaN): two models (``k == 2``) compared inside every group, only
+        pairs inside a group counting. Not for Dask input.
 
     Returns
     -------
@@ -138,7 +176,11 @@ def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: i
         ``auc``, ``covariance``, the chi-square ``statistic``/``pvalue`` of
         the test that all AUCs are equal, pairwise ``difference`` and
         ``difference_pvalue``, and ``confidence_interval()`` for the
-        differences. Unpacks as ``(statistic, pvalue)``.
+        differences. Unpacks as ``(statistic, pvalue)``. With ``groups``, a
+        :class:`GroupedPairedComparison`: each group's two AUCs, their
+        (co)variances and the normal test of their difference (arrays aligned
+        with its sorted ``groups``), the size-weighted ``mean``
+        auc_difference and ``to_frame()``.
 
     Notes
     -----
@@ -151,9 +193,11 @@ def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: i
     S01 / n) and ``n / (n - 1)`` otherwise. The test statistic is
     ``x' (L S L')^+ x`` for the k - 1 differences from the last model, on as
     many degrees of freedom as ``L S L'`` has rank. For k = 2 it is the
-    square of :func:`compare_paired`'s statistic. Dask arrays (scores of
+    square of the normal statistic of the difference (DeLong's test). Dask arrays (scores of
     shape (k, n), labels) are counted on the cluster with the same numbers:
     see :mod:`pairmetrics.dask.paired`.
+
+    {groups_notes}
 
     Examples
     --------
@@ -161,17 +205,24 @@ def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: i
     >>> from pairmetrics import compare_models
     >>> labels = [0, 0, 0, 1, 1, 1]
     >>> scores = np.array([[0.1, 0.2, 0.6, 0.4, 0.8, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4, 0.7], [0.5, 0.6, 0.1, 0.2, 0.9, 0.3]])
-    >>> result = compare_models(scores, labels)
+    >>> result = compare_models(labels, scores)
     >>> result.auc.round(3)
     array([0.889, 1.   , 0.556])
     >>> result.df, round(result.pvalue, 4)
     (2, 0.2019)
     """
-    models = check_models(as_numeric_array(scores, "scores"))
-    prepared = [prepare_scores(row, labels, min_dist, f"scores[{k}]") for k, row in enumerate(models)]
+    models = check_models(as_numeric_array(y_score, "y_score"))
+    prepared = [prepare_scores(row, y_true, min_dist, f"y_score[{k}]") for k, row in enumerate(models)]
     labels_arr, min_dist = prepared[0][1], prepared[0][2]
     threads = resolve_n_jobs(n_jobs)
-    outputs = [_core.paired_counts(row, labels_arr, min_dist, True, threads) for row, _, _ in prepared]
+    if groups is not None:
+        if models.shape[0] != 2:
+            raise ValueError(f"groups compares two models: y_score must have 2 rows, got {models.shape[0]}")
+        a, b = prepared[0][0], prepared[1][0]
+        return grouped_comparison(a, b, labels_arr, min_dist, groups, threads, check_progress(progress))
+    with progress_callback(check_progress(progress), "model comparison") as callback:
+        outputs = [_core.paired_counts(row, labels_arr, min_dist, True, threads, progress=callback)
+                   for row, _, _ in prepared]  # fmt: skip
     totals = [(int(t[0]), int(t[1]), int(t[2]), int(t[3])) for t, *_ in outputs]
     gram = None
     if totals[0][0]:
@@ -180,10 +231,14 @@ def compare_models(scores: Any, labels: Any, min_dist: float = 0.5, *, n_jobs: i
     return comparison_from_totals(totals, gram)
 
 
+if compare_models.__doc__:  # None under python -OO
+    compare_models.__doc__ = compare_models.__doc__.replace("{groups_notes}", GROUPS_NOTES.strip())
+
+
 def check_models(models: Any) -> Any:
     """The shape rule on the (k, n) scores of :func:`compare_models` (numpy or Dask); returns them."""
     if models.ndim != 2 or models.shape[0] < 2:
-        raise ValueError(f"scores must be 2-D (k models, n samples) with k >= 2, got shape {models.shape}")
+        raise ValueError(f"y_score must be 2-D (k models, n samples) with k >= 2, got shape {models.shape}")
     return models
 
 

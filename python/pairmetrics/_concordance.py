@@ -16,6 +16,7 @@ from ._paired import ConfidenceInterval, ConfidenceIntervals, normal_interval
 from ._result import Result
 from ._routing import routed, warn
 from ._survival import as_exact_float64
+from ._typing import ArrayLike
 from ._validation import as_numeric_array, as_vector, check_binary, resolve_n_jobs
 
 __all__ = ["ConcordanceResult", "concordance"]
@@ -26,7 +27,7 @@ IntOrArray = int | npt.NDArray[np.int64]
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ConcordanceResult(Result):
-    """Harrell's C of one model (1-D ``predicted``) or of k models (2-D).
+    """Harrell's C of one model (1-D ``y_score``) or of k models (2-D).
 
     For k models every count, ``estimate`` and ``variance`` is an array of
     length k, and ``statistic``/``pvalue`` test that all k concordances are
@@ -118,18 +119,18 @@ def _events(event: Any, n: int) -> npt.NDArray[np.uint8]:
     return np.ascontiguousarray(flags != 0).view(np.uint8)
 
 
-def _predictions(predicted: Any, n: int) -> npt.NDArray[np.float64]:
-    """``predicted`` as a (k, n) float64 array (no NaN; infinities are ordered like any value)."""
-    arr = as_numeric_array(predicted, "predicted")
+def _predictions(y_score: Any, n: int) -> npt.NDArray[np.float64]:
+    """``y_score`` as a (k, n) float64 array (no NaN; infinities are ordered like any value)."""
+    arr = as_numeric_array(y_score, "y_score")
     if arr.ndim == 1:
         arr = arr[np.newaxis, :]
     if arr.ndim != 2 or arr.shape[0] < 1:
-        raise ValueError(f"predicted must be 1-D (n,) or 2-D (k models, n samples), got shape {arr.shape}")
+        raise ValueError(f"y_score must be 1-D (n,) or 2-D (k models, n samples), got shape {arr.shape}")
     if arr.shape[1] != n:
-        raise ValueError(f"predicted must have one column per sample: got shape {arr.shape} for {n} samples")
-    arr = as_exact_float64(arr, "predicted")
+        raise ValueError(f"y_score must have one column per sample: got shape {arr.shape} for {n} samples")
+    arr = as_exact_float64(arr, "y_score")
     if np.isnan(arr).any():
-        raise ValueError("predicted contains NaN")
+        raise ValueError("y_score contains NaN")
     return arr
 
 
@@ -219,15 +220,30 @@ def equality_test(estimates: npt.NDArray[np.float64], covariance: npt.NDArray[np
 
 @overload
 def concordance(
-    time: Any, predicted: Any, event: Any = None, *, strata: Any = None, groups: None = None
+    time: ArrayLike,
+    event: ArrayLike | None,
+    y_score: ArrayLike,
+    *,
+    strata: ArrayLike | None = None,
+    groups: None = None,
 ) -> ConcordanceResult: ...
 @overload
 def concordance(
-    time: Any, predicted: Any, event: Any = None, *, strata: Any = None, groups: Any
+    time: ArrayLike,
+    event: ArrayLike | None,
+    y_score: ArrayLike,
+    *,
+    strata: ArrayLike | None = None,
+    groups: ArrayLike,
 ) -> GroupedConcordance: ...
 @routed
 def concordance(
-    time: Any, predicted: Any, event: Any = None, *, strata: Any = None, groups: Any = None
+    time: ArrayLike,
+    event: ArrayLike | None,
+    y_score: ArrayLike,
+    *,
+    strata: ArrayLike | None = None,
+    groups: ArrayLike | None = None,
 ) -> ConcordanceResult | GroupedConcordance:
     """Harrell's C for censored survival times with its variance, for one or k models.
 
@@ -235,13 +251,13 @@ def concordance(
     ----------
     time : array_like, shape (n,)
         Event or censoring times (``n >= 2``; no NaN).
-    predicted : array_like, shape (n,) or (k, n)
+    event : array_like of 0/1 or bool, shape (n,), or None
+        1 where the event was observed, 0 where the time is censored; None
+        means every event was observed.
+    y_score : array_like, shape (n,) or (k, n)
         Predictions where **larger means longer survival** (lifelines'
         orientation; pass minus a risk score). A 2-D array holds k models
         scored on the same samples.
-    event : array_like of 0/1 or bool, shape (n,), optional
-        1 where the event was observed, 0 where the time is censored; None
-        means every event was observed.
     strata : array_like, shape (n,), optional
         Stratum labels: only pairs inside one stratum count, pooled into one
         estimate.
@@ -295,28 +311,28 @@ def concordance(
     --------
     >>> import numpy as np
     >>> from pairmetrics import concordance
-    >>> result = concordance([1, 2, 3, 4, 5], [1.0, 3.0, 2.0, 4.0, 5.0], [1, 1, 0, 1, 1])
+    >>> result = concordance([1, 2, 3, 4, 5], [1, 1, 0, 1, 1], [1.0, 3.0, 2.0, 4.0, 5.0])
     >>> result.concordant, result.discordant, round(result.estimate, 4)
     (7, 1, 0.875)
     >>> low, high = result.confidence_interval()
     >>> bool(low < result.estimate < high)
     True
-    >>> two = concordance([1, 2, 3, 4, 5], np.array([[1.0, 3, 2, 4, 5], [5.0, 4, 3, 2, 1]]))
+    >>> two = concordance([1, 2, 3, 4, 5], None, np.array([[1.0, 3, 2, 4, 5], [5.0, 4, 3, 2, 1]]))
     >>> two.estimate.round(2), round(two.pvalue, 4)
     (array([0.9, 0. ]), 0.0)
-    >>> per_center = concordance([1, 2, 3, 4, 5, 6], [1.0, 3.0, 2.0, 4.0, 6.0, 5.0], groups=[0, 0, 0, 1, 1, 1])
+    >>> per_center = concordance([1, 2, 3, 4, 5, 6], None, [1.0, 3.0, 2.0, 4.0, 6.0, 5.0], groups=[0, 0, 0, 1, 1, 1])
     >>> per_center.estimate.round(4).tolist(), round(per_center.mean, 4)
     ([0.6667, 0.6667], 0.6667)
     """
     times = _times(time)
     n = times.shape[0]
     events = _events(event, n)
-    models = _predictions(predicted, n)
+    models = _predictions(y_score, n)
     if groups is not None:
         if strata is not None:
             raise ValueError("pass strata (one pooled estimate) or groups (one estimate per group), not both")
         if models.shape[0] != 1:
-            raise ValueError(f"groups takes one model (1-D predicted), got {models.shape[0]} models")
+            raise ValueError(f"groups takes one model (1-D y_score), got {models.shape[0]} models")
         return _grouped_concordance(times, events, models[0], groups)
     groups = _strata_groups(strata, n)
     counts, influence = [], []
@@ -332,7 +348,7 @@ def concordance(
     u = np.array(influence)  # (k, n)
     covariance = (u @ u.T) / 4
     statistic, pvalue, df = equality_test(estimates, covariance)
-    if np.ndim(predicted) == 1:
+    if np.ndim(y_score) == 1:
         c, d, tp, tt, tb = (int(x) for x in table[0])
         return ConcordanceResult(
             c, d, tp, tt, tb, float(estimates[0]), float(covariance[0, 0]), covariance, statistic, pvalue, df, n

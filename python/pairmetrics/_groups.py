@@ -219,7 +219,7 @@ class GroupedPairedEvaluation(GroupedResult):
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class GroupedPairedComparison(GroupedResult):
-    """:func:`compare_paired` of every group, from one call with ``groups=``.
+    """:func:`compare_models` of two models in every group, from one call with ``groups=``.
 
     Attributes
     ----------
@@ -230,11 +230,13 @@ class GroupedPairedComparison(GroupedResult):
     auc_a, auc_b, auc_difference : ndarray of float64
         Each group's AUCs of the two models and their difference.
     variance_a, variance_b, covariance : ndarray of float64
-        Each group's (co)variance estimates, as in :class:`PairedComparison`.
+        Each group's (co)variance estimates of the two AUCs (DeLong's for
+        binary labels), as in :class:`ModelComparison`.
     statistic, pvalue : ndarray of float64
-        Each group's dependent-pairs test of equal AUCs, as in
-        :class:`PairedComparison` (Fisher's test of the pooled table is not
-        computed per group).
+        Each group's normal test of equal AUCs: ``auc_difference`` over its
+        standard error, and the two-sided p-value (the square root of
+        :class:`ModelComparison`'s chi-square statistic for two models,
+        with its sign).
     """
 
     n_rankable: IntArray
@@ -252,7 +254,7 @@ class GroupedPairedComparison(GroupedResult):
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class GroupedRocAuc(GroupedResult):
-    """:func:`roc_auc_score` of every group (binary ``y_true``), from one call with ``groups=``.
+    """:func:`pairmetrics.sklearn.roc_auc_score` of every group (binary ``y_true``), from one call with ``groups=``.
 
     Attributes
     ----------

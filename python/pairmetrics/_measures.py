@@ -465,13 +465,11 @@ class Likelihood(Result):
     """The likelihood of 0/1 data and its natural log.
 
     ``value`` underflows to 0.0 for long data sets; ``log`` never does (it is
-    ``-inf`` only when some outcome had probability exactly 0). Unpacks as
-    ``value, log``.
+    ``-inf`` only when some outcome had probability exactly 0).
     """
 
     value: FloatOrArray
     log: FloatOrArray
-    _unpack = ("value", "log")
 
 
 def check_eps(eps: float | None) -> float:
@@ -744,14 +742,12 @@ class BestConstant(Result):
     ``value`` is a float for 1-D data and one value per target for 2-D data;
     ``error`` is the measure of that loss at ``value`` (per target for 2-D
     data): the 0/1, absolute or sum-of-squares error summed over examples,
-    the worst-case error, or the log loss (a mean over examples). Unpacks as
-    ``value, error``.
+    the worst-case error, or the log loss (a mean over examples).
     """
 
     value: FloatOrArray
     error: FloatOrArray
     loss: str
-    _unpack = ("value", "error")
 
 
 def _column_mode(column: np.ndarray) -> float:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -35,7 +34,7 @@ from ._validation import (
     resolve_n_jobs,
 )
 
-__all__ = ["paired_eval", "paired_evaluation", "paired_auc", "compare_paired", "PairedEvaluation", "PairedComparison"]
+__all__ = ["paired_evaluation", "PairedEvaluation", "ConfidenceInterval", "ConfidenceIntervals"]
 
 _SEMANTICS = """
     A pair of samples (i, j) is *rankable* when its labels differ by at least
@@ -50,13 +49,14 @@ _SEMANTICS = """
 
 
 def prepare_scores(
-    scores: ArrayLike, labels: ArrayLike, min_dist: float, scores_name: str = "scores"
+    scores: ArrayLike, labels: ArrayLike, min_dist: float, scores_name: str = "y_score", labels_name: str = "y_true"
 ) -> tuple[np.ndarray, np.ndarray, float]:
+    """(scores, labels, min_dist) checked; the names are those of the caller's arguments."""
     scores = as_vector(scores, scores_name, min_length=2)
-    labels = as_vector(labels, "labels", min_length=2)
-    min_dist = check_inputs(scores, labels, min_dist, scores_name)
+    labels = as_vector(labels, labels_name, min_length=2)
+    min_dist = check_inputs(scores, labels, min_dist, scores_name, labels_name)
     check_finite(scores, scores_name)
-    check_finite(labels, "labels")
+    check_finite(labels, labels_name)
     # Both arrays go to the kernel in their own dtype (no copy): integer labels
     # are compared exactly there, whatever their size and signedness.
     return scores, labels, min_dist
@@ -135,8 +135,6 @@ _INTERVAL_NOTES = """
 class PairedEvaluation(Result):
     """Pair counts of one model on one test set.
 
-    Unpacks as ``(n_rankable, n_correct)``, like ``pairedeval.paired_eval``.
-
     Attributes
     ----------
     n_rankable, n_correct, n_tied, n_incorrect : int
@@ -163,7 +161,6 @@ class PairedEvaluation(Result):
         _variance: float | None = None
     else:
         _variance: dataclasses.InitVar[float | None] = None
-    _unpack = ("n_rankable", "n_correct")
 
     def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Confidence interval for ``auc`` (DeLong's for binary labels).
@@ -202,6 +199,11 @@ class PairedEvaluation(Result):
     def auc(self) -> float:
         return float(auc_of_counts((self.n_rankable, self.n_correct, self.n_tied, self.n_incorrect)))
 
+    @property
+    def statistic(self) -> float:
+        """The estimate, ``auc``, under SciPy's name (what :func:`bootstrap` resamples)."""
+        return self.auc
+
     if confidence_interval.__doc__:  # None under python -OO
         confidence_interval.__doc__ = confidence_interval.__doc__.replace(
             "{interval_notes}", _INTERVAL_NOTES.strip().replace("\n    ", "\n        ")
@@ -215,9 +217,7 @@ class PairedEvaluation(Result):
 
 
 @routed
-def paired_eval(
-    scores: ArrayLike, labels: ArrayLike, min_dist: float = 0.5, *, n_jobs: NJobs = None
-) -> tuple[int, int]:
+def paired_eval(scores: ArrayLike, labels: ArrayLike, min_dist: float = 0.5) -> tuple[int, int]:
     """Count rankable pairs and correctly ranked pairs (drop-in for ``pairedeval``).
 
     Parameters
@@ -231,13 +231,6 @@ def paired_eval(
         Labels must differ by at least this much for a pair to be rankable.
         0.5 suits integer labels (binary, ordinal); for real-valued labels use
         the expected measurement noise.
-    n_jobs : int, optional
-        Threads for the sorts and merge passes: None uses every core this
-        process may use (CPU affinity, cgroup quota, lowered by the
-        environment variable ``PAIRMETRICS_NUM_THREADS``), ``-1`` too, ``k``
-        at most ``k`` (scikit-learn semantics). Inputs below about 10**5 samples run
-        on one thread. Counts never depend on it.
-
     Returns
     -------
     (n_rankable, n_correct) : tuple of int
@@ -247,6 +240,8 @@ def paired_eval(
     Notes
     -----
     {semantics}
+
+    Runs on every usable core (see :func:`pairmetrics.paired_evaluation`'s ``n_jobs``).
 
     ``pairedeval`` breaks score ties by the order of ``np.argsort``, so its
     answer can change when the input is shuffled; here a tied pair is never
@@ -261,13 +256,14 @@ def paired_eval(
 
     Examples
     --------
-    >>> import pairmetrics as pe
-    >>> pe.paired_eval([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+    >>> from pairmetrics.pairedeval import paired_eval
+    >>> paired_eval([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
     (4, 3)
     """
     # Counts only: no per-sample pass for a variance nobody reads.
-    result = paired_evaluation(scores, labels, min_dist, n_jobs=n_jobs, warn=False, variance=False)
-    return result.n_rankable, result.n_correct
+    scores, labels, min_dist = prepare_scores(scores, labels, min_dist, "scores", "labels")
+    counts = _core.paired_counts(scores, labels, min_dist, False, resolve_n_jobs(None))
+    return int(counts[0]), int(counts[1])
 
 
 if paired_eval.__doc__:  # None under python -OO
@@ -282,9 +278,11 @@ EXACT_INTEGER_LABELS = 2**52
 _CHEAP_VARIANCE_SAMPLES = 100_000
 
 
-def check_inputs(scores: Any, labels: Any, min_dist: float, scores_name: str = "scores") -> float:
+def check_inputs(
+    scores: Any, labels: Any, min_dist: float, scores_name: str = "y_score", labels_name: str = "y_true"
+) -> float:
     """The rules on 1-D scores and labels (numpy or Dask) besides finiteness; returns min_dist."""
-    check_same_length(scores, labels, scores_name, "labels")
+    check_same_length(scores, labels, scores_name, labels_name)
     return check_positive_finite(min_dist, "min_dist")
 
 
@@ -423,10 +421,10 @@ def auc_components(counts: Any, per_sample: tuple[IntArray, ...], sizes: IntArra
 
 @overload
 def paired_evaluation(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    min_dist: float = 0.5,
+    y_true: ArrayLike,
+    y_score: ArrayLike,
     *,
+    min_dist: float = 0.5,
     n_jobs: NJobs = None,
     warn: bool = True,
     variance: bool | None = None,
@@ -435,10 +433,10 @@ def paired_evaluation(
 ) -> PairedEvaluation: ...
 @overload
 def paired_evaluation(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    min_dist: float = 0.5,
+    y_true: ArrayLike,
+    y_score: ArrayLike,
     *,
+    min_dist: float = 0.5,
     n_jobs: NJobs = None,
     warn: bool = True,
     variance: bool | None = None,
@@ -447,10 +445,10 @@ def paired_evaluation(
 ) -> GroupedPairedEvaluation: ...
 @routed
 def paired_evaluation(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    min_dist: float = 0.5,
+    y_true: ArrayLike,
+    y_score: ArrayLike,
     *,
+    min_dist: float = 0.5,
     n_jobs: NJobs = None,
     warn: bool = True,
     variance: bool | None = None,
@@ -461,13 +459,21 @@ def paired_evaluation(
 
     Parameters
     ----------
-    scores, labels : array_like, shape (n,) or (n, 1)
-        As in :func:`paired_eval`; ``n >= 2``, finite values.
+    y_true : array_like, shape (n,) or (n, 1)
+        True labels (binary, ordinal or real-valued; bool and unsigned
+        integers are handled without wraparound); ``n >= 2``, finite values.
+    y_score : array_like, shape (n,) or (n, 1)
+        Prediction scores of any real dtype, finite.
     min_dist : float, default 0.5
         Labels must differ by at least this much for a pair to be rankable.
+        0.5 suits integer labels (binary, ordinal); for real-valued labels use
+        the expected measurement noise.
     n_jobs : int, optional
-        Threads, as in :func:`paired_eval` (None: every usable core); results
-        never depend on it.
+        Threads for the sorts and merge passes: None uses every core this
+        process may use (CPU affinity, cgroup quota, lowered by the
+        environment variable ``PAIRMETRICS_NUM_THREADS``), ``-1`` too, ``k``
+        at most ``k`` (scikit-learn semantics). Inputs below about 10**5
+        samples run on one thread. Results never depend on it.
     warn : bool, default True
         Warn when nothing is rankable (``auc`` is then NaN).
     variance : bool, optional
@@ -489,8 +495,7 @@ def paired_evaluation(
     Returns
     -------
     PairedEvaluation or GroupedPairedEvaluation
-        ``n_rankable``, ``n_correct``, ``n_tied``, ``n_incorrect``, ``auc``;
-        unpacks as ``(n_rankable, n_correct)``.
+        ``n_rankable``, ``n_correct``, ``n_tied``, ``n_incorrect``, ``auc``.
         ``confidence_interval()`` gives a confidence interval for ``auc``.
         With ``groups``, a :class:`GroupedPairedEvaluation`: the same per
         group (arrays aligned with its sorted ``groups``), their size-weighted
@@ -505,12 +510,12 @@ def paired_evaluation(
     Examples
     --------
     >>> import pairmetrics as pm
-    >>> result = pm.paired_evaluation([0.1, 0.4, 0.35, 0.8, 0.3, 0.2], [0, 0, 1, 1, 0, 1],
+    >>> result = pm.paired_evaluation([0, 0, 1, 1, 0, 1], [0.1, 0.4, 0.35, 0.8, 0.3, 0.2],
     ...                               groups=["a", "a", "a", "a", "b", "b"])
     >>> result.groups.tolist(), result.auc.tolist(), round(result.mean, 4)
     (['a', 'b'], [0.75, 0.0], 0.5)
     """
-    scores, labels, min_dist = prepare_scores(scores, labels, min_dist)
+    scores, labels, min_dist = prepare_scores(y_score, y_true, min_dist)
     with_variance = wants_variance(labels.shape[0], variance)
     warn = check_bool(warn, "warn")
     threads = resolve_n_jobs(n_jobs)
@@ -578,231 +583,7 @@ if paired_evaluation.__doc__:  # None under python -OO
     )
 
 
-@routed
-def paired_auc(scores: ArrayLike, labels: ArrayLike, min_dist: float = 0.5, *, warn: bool = True) -> float:
-    """The concordance (AUC) of :func:`paired_evaluation`, as a number.
-
-    Parameters
-    ----------
-    scores, labels : array_like, shape (n,) or (n, 1)
-        As in :func:`paired_eval`; ``n >= 2``, finite values.
-    min_dist : float, default 0.5
-        Labels must differ by at least this much for a pair to be rankable.
-    warn : bool, default True
-        Warn when nothing is rankable (the result is then NaN).
-
-    Returns
-    -------
-    float
-        ``(n_correct + n_tied / 2) / n_rankable``; NaN when nothing is rankable.
-
-    Notes
-    -----
-    A statistic for :func:`bootstrap`, which recognises it (also as
-    ``functools.partial(paired_auc, min_dist=...)``) and resamples it on a
-    compiled path.
-
-    Examples
-    --------
-    >>> from pairmetrics import paired_auc
-    >>> paired_auc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
-    0.75
-    """
-    return paired_evaluation(scores, labels, min_dist, warn=warn, variance=False).auc
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class PairedComparison(Result):
-    """Two models scored on the same test set.
-
-    Attributes
-    ----------
-    a, b : PairedEvaluation
-        Each model's counts and AUC.
-    table : ndarray, shape (2, 2)
-        ``[[correct_a, correct_b], [rankable - correct_a, rankable - correct_b]]``
-        (tied pairs count as not correct, as in the pairedeval README).
-    fisher_odds_ratio, fisher_pvalue : float
-        ``scipy.stats.fisher_exact(table)``. It treats every pair as an
-        independent observation, which they are not: the p-value is too small.
-        With billions of pairs SciPy's exact p-value underflows to 0 or
-        becomes NaN; use ``pvalue``.
-    auc_difference : float
-        ``a.auc - b.auc``.
-    variance_a, variance_b, covariance : float
-        Estimates of the sampling (co)variance of the two AUCs: DeLong's
-        (per-class ddof 1) for binary labels, the one-sample U-statistic
-        ones otherwise; the test and ``confidence_interval()`` both use them.
-    statistic : float
-        ``auc_difference / sqrt(variance_a + variance_b - 2 covariance)``.
-    pvalue : float
-        Two-sided normal p-value of ``statistic``: the test that accounts for
-        both models being scored on the same, dependent pairs.
-
-    Notes
-    -----
-    ``confidence_interval()`` gives a confidence interval for
-    ``auc_difference`` (DeLong's for binary labels); ``a`` and ``b`` have
-    their own. The result keeps one float for it, never the inputs.
-    """
-
-    a: PairedEvaluation
-    b: PairedEvaluation
-    table: IntArray
-    fisher_odds_ratio: float
-    fisher_pvalue: float
-    auc_difference: float
-    variance_a: float
-    variance_b: float
-    covariance: float
-    statistic: float
-    pvalue: float
-    if TYPE_CHECKING:  # an attribute to type checkers; at run time an InitVar (see Result)
-        _difference_variance: float = math.nan
-    else:
-        _difference_variance: dataclasses.InitVar[float] = math.nan
-    _unpack = ("statistic", "pvalue")
-
-    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
-        """Confidence interval for ``auc_difference`` (DeLong's for binary labels).
-
-        Parameters
-        ----------
-        confidence_level : float, default 0.95
-            Nominal coverage, in (0, 1).
-
-        Returns
-        -------
-        ConfidenceInterval
-            ``auc_difference -+ z * se``, clipped to [-1, 1]; NaN when nothing
-            is rankable.
-
-        Notes
-        -----
-        ``se**2 = Var(a) + Var(b) - 2 Cov(a, b)`` from the per-sample
-        components of both models. For binary labels these are DeLong's
-        paired estimates (ddof 1 within each class), so the interval is
-        DeLong's; for ordinal and real-valued labels they are the one-sample
-        U-statistic estimates (see :meth:`PairedEvaluation.confidence_interval`).
-        ``variance_a``, ``variance_b``, ``covariance`` and ``statistic`` use the
-        same estimates, so the test and the interval always agree.
-        """
-        return normal_interval(self.auc_difference, self._difference_variance, confidence_level, -1.0, 1.0)
-
-
-@overload
-def compare_paired(
-    scores_a: ArrayLike,
-    scores_b: ArrayLike,
-    labels: ArrayLike,
-    min_dist: float = 0.5,
-    *,
-    n_jobs: NJobs = None,
-    progress: bool = False,
-    groups: None = None,
-) -> PairedComparison: ...
-@overload
-def compare_paired(
-    scores_a: ArrayLike,
-    scores_b: ArrayLike,
-    labels: ArrayLike,
-    min_dist: float = 0.5,
-    *,
-    n_jobs: NJobs = None,
-    progress: bool = False,
-    groups: ArrayLike,
-) -> GroupedPairedComparison: ...
-@routed
-def compare_paired(
-    scores_a: ArrayLike,
-    scores_b: ArrayLike,
-    labels: ArrayLike,
-    min_dist: float = 0.5,
-    *,
-    n_jobs: NJobs = None,
-    progress: bool = False,
-    groups: ArrayLike | None = None,
-) -> PairedComparison | GroupedPairedComparison:
-    """Compare two models' paired evaluations on one test set.
-
-    Parameters
-    ----------
-    scores_a, scores_b : array_like, shape (n,) or (n, 1)
-        The two models' scores for the same samples.
-    labels : array_like, shape (n,) or (n, 1)
-        True labels.
-    min_dist : float, default 0.5
-        Labels must differ by at least this much for a pair to be rankable.
-    n_jobs : int, optional
-        Threads, as in :func:`paired_eval` (None: every usable core); results
-        never depend on it.
-    progress : bool, default False
-        Show a progress bar (tqdm, when installed; a Dask progress bar for
-        Dask input).
-    groups : array_like, shape (n,), optional
-        A group key per sample (numbers, strings, any sortable keys; no
-        NaN): the result holds every group's comparison, only pairs inside
-        a group counting. Not for Dask input.
-
-    Returns
-    -------
-    PairedComparison or GroupedPairedComparison
-        Unpacks as ``(statistic, pvalue)`` of the dependent-pairs test; also
-        holds the 2x2 table and Fisher's exact test as the pairedeval README
-        computes them. With ``groups``, a :class:`GroupedPairedComparison`:
-        each group's AUCs, (co)variances and test (arrays aligned with its
-        sorted ``groups``; no Fisher test), the size-weighted ``mean``
-        auc_difference and ``to_frame()``.
-
-    Notes
-    -----
-    Each model's concordance is ``C = (correct + tied / 2) / R`` over the
-    ``R`` rankable pairs, a ratio of U-statistics. With per-sample components
-    ``g_i = credit_i - C * r_i`` (``r_i`` rankable partners of sample ``i``,
-    ``credit_i`` their correct plus half their tied pairs), the delta method
-    gives ``Var(C) = n / (n - 1) * sum(g_i**2) / R**2``, and the covariance of
-    two models the same way with ``g_a * g_b`` (as in DeLong et al. 1988 and
-    Pencina & D'Agostino 2004; for binary labels it agrees with DeLong's
-    estimator to within a factor 1 + O(1/n)). The per-sample counts come from
-    the same O(n log n) merge passes as the totals. For binary labels the
-    factor ``n / (n - 1)`` is replaced by DeLong's per-class ``m / (m - 1)``
-    (the ``m`` samples of ``i``'s class), for the test and for
-    ``result.confidence_interval()`` alike: both are exactly DeLong's.
-
-    {groups_notes}
-
-    Examples
-    --------
-    >>> import pairmetrics as pm
-    >>> result = pm.compare_paired([0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 1, 0, 1],
-    ...                            groups=[1, 1, 2, 2])
-    >>> result.auc_a.tolist(), result.auc_b.tolist(), result.mean
-    ([1.0, 1.0], [0.0, 1.0], 0.5)
-    """
-    scores_a, labels_f, min_dist = prepare_scores(scores_a, labels, min_dist, "scores_a")
-    scores_b, _, _ = prepare_scores(scores_b, labels, min_dist, "scores_b")
-    threads = resolve_n_jobs(n_jobs)
-    if groups is not None:
-        return _grouped_comparison(scores_a, scores_b, labels_f, min_dist, groups, threads, check_progress(progress))
-    counts, components = [], []
-    with progress_callback(check_progress(progress), "paired comparison") as callback:
-        outputs = [
-            _core.paired_counts(s, labels_f, min_dist, True, threads, progress=callback) for s in (scores_a, scores_b)
-        ]
-    for totals, rankable, tied, incorrect in outputs:
-        counts.append(totals)
-        components.append(auc_components(totals, (rankable, tied, incorrect)))
-    ga, gb = components
-    factors = sample_factors(labels_f)
-    sums = [factors @ (ga * ga), factors @ (gb * gb), factors @ (ga * gb)]
-    return comparison_from_counts(counts[0], counts[1], min_dist, sums)
-
-
-if compare_paired.__doc__:  # None under python -OO
-    compare_paired.__doc__ = compare_paired.__doc__.replace("{groups_notes}", GROUPS_NOTES.strip())
-
-
-def _grouped_comparison(
+def grouped_comparison(
     scores_a: np.ndarray,
     scores_b: np.ndarray,
     labels: np.ndarray,
@@ -811,6 +592,7 @@ def _grouped_comparison(
     threads: int,
     progress: bool,
 ) -> GroupedPairedComparison:
+    """Two models compared inside every group (:func:`compare_models` with ``groups``)."""
     keys, codes = factorize_groups(groups, labels.shape[0])
     sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
     runs = [_grouped_counts(s, labels, min_dist, codes, keys.shape[0], True, threads, progress, "paired comparison")
@@ -843,35 +625,3 @@ def difference_test(difference: Any, spread: Any) -> tuple[Any, Any]:
                      np.where(difference == 0, 0.0, np.copysign(np.inf, difference)))  # fmt: skip
     z = np.where(np.isnan(spread) | np.isnan(difference), math.nan, z)
     return z, 2 * stats.norm.sf(np.abs(z))
-
-
-def comparison_from_counts(
-    counts_a: tuple[int, int, int, int], counts_b: tuple[int, int, int, int], min_dist: float, sums: Any
-) -> PairedComparison:
-    """The PairedComparison from both models' totals and the sums of the
-    per-sample components ``g`` weighted by the variance factors:
-    ``(ga.ga, gb.gb, ga.gb)`` (ignored, may be None, when nothing is rankable)."""
-    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
-
-    n_rankable = counts_a[0]
-    ci_var_a, ci_var_b, cov = (float(variance_of_sum(sums[i], n_rankable)) if n_rankable else math.nan
-                               for i in (0, 1, 2))  # fmt: skip
-    ci_spread = ci_var_a + ci_var_b - 2 * cov
-    a, b = PairedEvaluation(*counts_a, min_dist, ci_var_a), PairedEvaluation(*counts_b, min_dist, ci_var_b)
-    table = np.array([[a.n_correct, b.n_correct], [n_rankable - a.n_correct, n_rankable - b.n_correct]], dtype=np.int64)
-    if n_rankable == 0:
-        warn_nothing_rankable()
-        nan = math.nan
-        return PairedComparison(a, b, table, nan, nan, nan, nan, nan, nan, nan, nan, nan)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        # With billions of pairs SciPy's exact computation loses all precision
-        # and warns; its answer is reported as is (documented above).
-        warnings.simplefilter("ignore", RuntimeWarning)
-        fisher = stats.fisher_exact(table)
-    # One variance for the test and the interval: DeLong's per-class one for binary labels.
-    var_a, var_b = ci_var_a, ci_var_b
-    difference = a.auc - b.auc
-    z, p = (float(x) for x in difference_test(difference, ci_spread))
-    return PairedComparison(
-        a, b, table, float(fisher.statistic), float(fisher.pvalue), difference, var_a, var_b, cov, z, p, ci_spread
-    )

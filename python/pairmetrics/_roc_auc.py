@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -410,7 +410,19 @@ def roc_auc_score(
     y_true: ArrayLike,
     y_score: ArrayLike,
     *,
-    average: str | None = "macro",
+    average: Literal["micro", "macro", "samples", "weighted"] = "macro",
+    sample_weight: ArrayLike | None = None,
+    max_fpr: float | None = None,
+    multi_class: str = "raise",
+    labels: ArrayLike | None = None,
+    groups: None = None,
+) -> float: ...
+@overload
+def roc_auc_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: None,
     sample_weight: ArrayLike | None = None,
     max_fpr: float | None = None,
     multi_class: str = "raise",

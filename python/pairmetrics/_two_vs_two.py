@@ -46,7 +46,7 @@ _PERMUTATION_CHUNK = 64
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class TwoVsTwoResult(Result):
-    """Outcome of :func:`two_vs_two`; unpacks as ``(n_passed, n_total, accuracy)``.
+    """Outcome of :func:`two_vs_two`.
 
     Attributes
     ----------
@@ -88,7 +88,6 @@ class TwoVsTwoResult(Result):
     pairs: str | int
     rtol: float
 
-    _unpack = ("n_passed", "n_total", "accuracy")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -106,8 +105,8 @@ class TwoVsTwoPermutationResult(Result):
         "two-sided".
     null_distribution : ndarray of float, shape (n_resamples,)
         The accuracy under each permutation.
-    n_permutations : int
-        The number of permutations (also available as ``n_resamples``).
+    n_resamples : int
+        The number of permutations.
     observed : TwoVsTwoResult
         The full result for the unpermuted data.
     alternative : str
@@ -117,16 +116,11 @@ class TwoVsTwoPermutationResult(Result):
     statistic: float
     pvalue: float
     null_distribution: FloatArray = dataclasses.field(repr=False)
-    n_permutations: int
+    n_resamples: int
     observed: TwoVsTwoResult = dataclasses.field(repr=False)
     alternative: str = "greater"
 
     _unpack = ("statistic", "pvalue")
-
-    @property
-    def n_resamples(self) -> int:
-        """The number of permutations (scipy.stats' name)."""
-        return self.n_permutations
 
 
 # ---------------------------------------------------------------------------
@@ -508,8 +502,8 @@ def two_vs_two(
     Returns
     -------
     TwoVsTwoResult
-        Unpacks as ``(n_passed, n_total, accuracy)``; also holds the tie
-        count, the per-sample pass rates and the options used.
+        ``n_passed``, ``n_total``, ``accuracy``, the tie count, the
+        per-sample pass rates and the options used.
 
     See Also
     --------
@@ -538,8 +532,8 @@ def two_vs_two(
     >>> import pairmetrics as pm
     >>> rng = np.random.default_rng(0)
     >>> y = rng.normal(size=(50, 10))
-    >>> n_passed, n_total, accuracy = pm.two_vs_two(y, y + rng.normal(size=y.shape))
-    >>> n_total
+    >>> result = pm.two_vs_two(y, y + rng.normal(size=y.shape))
+    >>> result.n_total
     1225
     """
     generator = check_rng(rng)
@@ -555,8 +549,7 @@ def two_vs_two_permutation_test(
     y_true: ArrayLike,
     y_pred: ArrayLike,
     *,
-    n_permutations: int | None = None,
-    n_resamples: int | None = None,
+    n_resamples: int = 1000,
     alternative: str = "greater",
     rng: Seed = None,
     metric: str = "cosine",
@@ -580,11 +573,8 @@ def two_vs_two_permutation_test(
     y_true, y_pred, metric, ties, pairs, n_jobs, progress, rtol
         As in :func:`two_vs_two`. With ``pairs=int`` the same sampled pairs
         are used for the observed data and every permutation.
-    n_permutations : int, optional
-        Number of random permutations (>= 1); default 1000. The older name
-        of ``n_resamples`` (give one of the two).
-    n_resamples : int, optional
-        The same as ``n_permutations``, under scipy.stats' name.
+    n_resamples : int, default 1000
+        Number of random permutations (>= 1).
     alternative : {"greater", "less", "two-sided"}
         "greater" (default): the accuracy is above chance; "less": below;
         "two-sided": either, with twice the smaller one-sided p-value (at most 1).
@@ -621,7 +611,7 @@ def two_vs_two_permutation_test(
     >>> float(test.pvalue)
     0.01
     """
-    n_permutations = resolve_resamples(n_permutations, n_resamples)
+    n_permutations = check_int(n_resamples, "n_resamples", low=1)
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     progress = check_progress(progress)
     # One generator: the sampled pairs (if any) are drawn first, then the permutations.
@@ -693,25 +683,10 @@ def permutation_result(
         statistic=observed.accuracy,
         pvalue=pvalue,
         null_distribution=null,
-        n_permutations=n_permutations,
+        n_resamples=n_permutations,
         observed=observed,
         alternative=alternative,
     )
-
-
-def resolve_resamples(n_permutations: int | None, n_resamples: int | None) -> int:
-    """The number of permutations from either name (default 1000)."""
-    if n_permutations is not None and n_resamples is not None:
-        a = check_int(n_permutations, "n_permutations", low=1)
-        b = check_int(n_resamples, "n_resamples", low=1)
-        if a != b:
-            raise TypeError(f"give n_resamples or n_permutations, not both (got {b} and {a})")
-        return a
-    if n_resamples is not None:
-        return check_int(n_resamples, "n_resamples", low=1)
-    if n_permutations is not None:
-        return check_int(n_permutations, "n_permutations", low=1)
-    return 1000
 
 
 def _exact_score(passed: int, tied: int, n_pairs: int, ties: str) -> tuple[int, int]:

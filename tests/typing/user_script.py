@@ -6,24 +6,29 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 import pairmetrics as pm
+import pairmetrics.lifelines
+import pairmetrics.pairedeval
+import pairmetrics.sklearn
+import pairmetrics.sksurv
 
 
 def paired() -> None:
     scores, labels = [0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]
-    n_rankable, n_correct = pm.paired_eval(scores, labels)
+    n_rankable, n_correct = pm.pairedeval.paired_eval(scores, labels)
     assert (n_rankable, n_correct) == (4, 3)
-    evaluation: pm.PairedEvaluation = pm.paired_evaluation(np.asarray(scores), labels, 0.5, n_jobs=1)
+    evaluation: pm.PairedEvaluation = pm.paired_evaluation(labels, np.asarray(scores), min_dist=0.5, n_jobs=1)
     counts: int = evaluation.n_rankable + evaluation.n_correct + evaluation.n_tied + evaluation.n_incorrect
     auc: float = evaluation.auc
     low, high = evaluation.confidence_interval(confidence_level=0.9)
     assert counts == 8 and low <= auc <= high and evaluation.min_dist == 0.5
-    comparison: pm.PairedComparison = pm.compare_paired(scores, [0.2, 0.1, 0.3, 0.9], labels)
-    table: npt.NDArray[np.int64] = comparison.table
+    comparison: pm.ModelComparison = pm.compare_models(labels, [scores, [0.2, 0.1, 0.3, 0.9]])
+    aucs: npt.NDArray[np.float64] = comparison.auc
     interval = comparison.confidence_interval()
     statistic, pvalue = comparison
-    assert table.shape == (2, 2) and 0 <= comparison.pvalue <= 1 and interval.confidence_level == 0.95
-    assert comparison.a.auc - comparison.b.auc == comparison.auc_difference and statistic == comparison.statistic
-    assert pvalue == comparison.pvalue and comparison.asdict()["a"]["n_rankable"] == 4
+    assert aucs.shape == (2,) and 0 <= comparison.pvalue <= 1 and interval.confidence_level == 0.95
+    assert statistic == comparison.statistic and pvalue == comparison.pvalue and comparison.n_rankable == 4
+    bootstrapped: pm.BootstrapResult = pm.bootstrap((labels, scores), pm.paired_evaluation, n_resamples=9, rng=0)
+    assert bootstrapped.bootstrap_distribution.shape == (9,)
 
 
 def two_vs_two() -> None:
@@ -94,11 +99,11 @@ def measures() -> None:
 
 
 def drop_ins() -> None:
-    auc = pm.roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], sample_weight=[1, 1, 2, 1])
-    per_label = pm.roc_auc_score([[0, 1], [1, 0], [1, 1]], [[0.2, 0.8], [0.7, 0.1], [0.9, 0.6]], average=None)
+    auc = pm.sklearn.roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], sample_weight=[1, 1, 2, 1])
+    per_label = pm.sklearn.roc_auc_score([[0, 1], [1, 0], [1, 1]], [[0.2, 0.8], [0.7, 0.1], [0.9, 0.6]], average=None)
     assert 0 <= float(auc) <= 1 and np.shape(per_label) == (2,)
-    c: float = pm.concordance_index([1, 2, 3, 4], [1.0, 3.0, 2.0, 4.0], [1, 1, 0, 1])
-    cindex, concordant, discordant, tied_risk, tied_time = pm.concordance_index_censored(
+    c: float = pm.lifelines.concordance_index([1, 2, 3, 4], [1.0, 3.0, 2.0, 4.0], [1, 1, 0, 1])
+    cindex, concordant, discordant, tied_risk, tied_time = pm.sksurv.concordance_index_censored(
         [True, True, False, True], [1, 2, 3, 4], [4.0, 2.0, 3.0, 1.0], tied_tol=0.0
     )
     assert c == 0.8 == cindex and concordant + discordant + tied_risk + tied_time == 5
@@ -106,18 +111,18 @@ def drop_ins() -> None:
 
 def inference() -> None:
     times, events = [1, 2, 3, 4, 5], [1, 1, 0, 1, 1]
-    one: pm.ConcordanceResult = pm.concordance(times, [1.0, 3.0, 2.0, 4.0, 5.0], events)
+    one: pm.ConcordanceResult = pm.concordance(times, events, [1.0, 3.0, 2.0, 4.0, 5.0])
     low, high = one.confidence_interval(confidence_level=0.9)
     n_pairs = one.concordant + one.discordant
     assert low < float(one.estimate) < high and int(n_pairs) > 0 and one.n == 5
-    two = pm.concordance(times, np.array([[1.0, 3, 2, 4, 5], [5.0, 4, 3, 2, 1]]), strata=[0, 0, 0, 1, 1])
+    two = pm.concordance(times, None, np.array([[1.0, 3, 2, 4, 5], [5.0, 4, 3, 2, 1]]), strata=[0, 0, 0, 1, 1])
     covariance: npt.NDArray[np.float64] = two.covariance
     assert np.shape(two.estimate) == (2,) and covariance.shape == (2, 2) and two.df == 1 and 0 <= two.pvalue <= 1
     two_low, two_high = two.confidence_interval()  # arrays of length 2, one interval per model
     assert np.shape(two_low) == np.shape(two_high) == (2,)
     labels = [0, 0, 0, 1, 1, 1]
     scores = np.array([[0.1, 0.2, 0.6, 0.4, 0.8, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4, 0.7]])
-    models: pm.ModelComparison = pm.compare_models(scores, labels, n_jobs=1)
+    models: pm.ModelComparison = pm.compare_models(labels, scores, n_jobs=1)
     aucs: npt.NDArray[np.float64] = models.auc
     statistic, pvalue = models
     interval = models.confidence_interval()  # (k, k) arrays of bounds, one interval per pairwise difference
@@ -129,15 +134,15 @@ def inference() -> None:
     y = np.array(
         [(True, 1.0), (False, 2.0), (True, 3.0), (True, 4.0), (False, 5.0)], dtype=[("event", bool), ("time", float)]
     )
-    uno, concordant, discordant, tied_risk, tied_time = pm.concordance_index_ipcw(y, y, [5.0, 3.0, 4.0, 1.0, 2.0])
+    uno, concordant, discordant, tied_risk, tied_time = pm.sksurv.concordance_index_ipcw(y, y, [5.0, 3.0, 4.0, 1.0, 2.0])
     assert 0 <= uno <= 1 and concordant + discordant + tied_risk + tied_time > 0
-    dynamic, mean_auc = pm.cumulative_dynamic_auc(y, y, [5.0, 3.0, 1.0, 4.0, 2.0], [1.5, 3.5])
+    dynamic, mean_auc = pm.sksurv.cumulative_dynamic_auc(y, y, [5.0, 3.0, 1.0, 4.0, 2.0], [1.5, 3.5])
     per_time: npt.NDArray[np.float64] = dynamic
     assert per_time.shape == (2,) and 0 <= mean_auc <= 1
     rng = np.random.default_rng(0)
     outcome = rng.integers(0, 2, 60)
     score = outcome + rng.normal(size=60)
-    boot: pm.BootstrapResult = pm.bootstrap(pm.roc_auc_score, outcome, score, n_resamples=99, stratify=outcome, rng=1)
+    boot: pm.BootstrapResult = pm.bootstrap((outcome, score), pm.sklearn.roc_auc_score, n_resamples=99, stratify=outcome, rng=1)
     boot_low, boot_high = boot.confidence_interval
     replicates: npt.NDArray[np.float64] = boot.bootstrap_distribution
     assert boot_low <= boot_high and replicates.shape == (99,) and boot.standard_error >= 0
@@ -145,18 +150,18 @@ def inference() -> None:
 
 def grouped() -> None:
     scores, other, labels, site = [0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9], [0, 1, 0, 1], ["a", "a", "b", "b"]
-    evaluation: pm.GroupedPairedEvaluation = pm.paired_evaluation(scores, labels, groups=site, variance=True)
+    evaluation: pm.GroupedPairedEvaluation = pm.paired_evaluation(labels, scores, groups=site, variance=True)
     aucs: npt.NDArray[np.float64] = evaluation.auc
     keys: npt.NDArray[np.str_] = evaluation.groups
     mean: float = evaluation.mean
     assert keys.tolist() == ["a", "b"] and aucs.shape == (2,) and 0 <= mean <= 1 and evaluation.variance is not None
-    comparison: pm.GroupedPairedComparison = pm.compare_paired(scores, other, labels, groups=site)
+    comparison: pm.GroupedPairedComparison = pm.compare_models(labels, [scores, other], groups=site)
     pvalues: npt.NDArray[np.float64] = comparison.pvalue
-    per_site: pm.GroupedRocAuc = pm.roc_auc_score(labels, scores, groups=np.array(site))
-    survival: pm.GroupedConcordance = pm.concordance([1, 2, 3, 4], scores, groups=[1, 1, 2, 2])
+    per_site: pm.GroupedRocAuc = pm.sklearn.roc_auc_score(labels, scores, groups=np.array(site))
+    survival: pm.GroupedConcordance = pm.concordance([1, 2, 3, 4], None, scores, groups=[1, 1, 2, 2])
     sizes: npt.NDArray[np.int64] = per_site.n_samples
     assert pvalues.shape == sizes.shape == survival.estimate.shape == (2,)
-    plain: pm.PairedEvaluation = pm.paired_evaluation(scores, labels)
+    plain: pm.PairedEvaluation = pm.paired_evaluation(labels, scores)
     assert plain.n_rankable == 4 and isinstance(comparison, pm.GroupedResult)
 
 

@@ -1,9 +1,9 @@
-"""Paired evaluation on Dask collections: paired_eval, paired_evaluation, compare_paired, compare_models.
+"""Paired evaluation on Dask collections: paired_evaluation, compare_models and the pairedeval drop-in.
 
 Validation rules, the variance terms and the results are those of
 :mod:`pairmetrics._paired` (its seams ``check_inputs``, ``label_extremes``,
 ``auc_components``, ``component_factors``, ``evaluation_from_counts``,
-``comparison_from_counts``, and ``comparison_from_totals`` of
+and ``comparison_from_totals`` of
 :mod:`pairmetrics._compare_models`); this module only counts the pairs on the cluster.
 Integer labels are compared as float64 here, so they must lie strictly
 between -2**52 and 2**52 (the in-memory call compares them exactly at any size).
@@ -19,7 +19,7 @@ Paired evaluation (exact, for any chunking):
    partition that takes at most a third of a worker's memory per thread (a
    partition task peaks near 48 bytes per sample, 96 with per-sample counts).
 2. One shuffle: every block is cut by score range into P pieces (score,
-   label; and the input position for :func:`compare_paired`), B * P pieces
+   label; and the input position for :func:`compare_models`), B * P pieces
    in all, each moved once. Float labels keep their width.
 3. The C++ kernel counts the pairs inside each partition: O(n/P log(n/P))
    work and O(n/P) memory per task; the task also sorts the partition's
@@ -40,7 +40,7 @@ Paired evaluation (exact, for any chunking):
    partition) sizes alone. Labels are keyed by (label, partition), so the
    samples of one label value, however many, spread over several buckets.
 5. With per-sample counts (the variance of :func:`paired_evaluation` up to
-   100 000 samples, :func:`compare_paired` and :func:`compare_models`), the
+   100 000 samples, and :func:`compare_models`), the
    partition tasks send their kernel's per-sample counts back to the input
    blocks (B * P pieces), and the pairs between partitions are counted per
    sample by label bucket, in O(n log n log P) work and O(B P) tasks:
@@ -623,18 +623,30 @@ def _paired_totals(within, correct_between, incorrect_between):
     return rankable + sum(correct_between) + sum(incorrect_between), correct, tied, incorrect
 
 
-def _paired_inputs(scores, labels, min_dist, scores_name="scores"):
+def _paired_inputs(scores, labels, min_dist, scores_name="y_score", labels_name="y_true"):
     scores = blocks.vector(scores, scores_name, min_length=2)
-    labels = blocks.vector(labels, "labels", min_length=2)
-    min_dist = _paired.check_inputs(scores, labels, min_dist, scores_name)
-    scores, labels = blocks.align_rows([scores, labels], [scores_name, "labels"])
+    labels = blocks.vector(labels, labels_name, min_length=2)
+    min_dist = _paired.check_inputs(scores, labels, min_dist, scores_name, labels_name)
+    scores, labels = blocks.align_rows([scores, labels], [scores_name, labels_name])
     return scores, labels, min_dist
 
 
+def _counts(scores, labels, min_dist, n_jobs, progress=False, with_variance=False):
+    """(counts, per-block counts, label range) of checked inputs, computed."""
+    import dask
+
+    totals, per_block, label_range = _paired_graph(scores, labels, min_dist, with_variance, n_jobs)
+    if with_variance:
+        totals, per_block = dask.persist(totals, per_block)
+    (counts,) = blocks.compute(totals, progress=progress)
+    return counts, per_block, label_range
+
+
 @register(_paired.paired_eval)
-def paired_eval(scores, labels, min_dist=0.5, n_jobs=None):
-    result = paired_evaluation(scores, labels, min_dist, n_jobs=n_jobs, warn=False, variance=False)
-    return result.n_rankable, result.n_correct
+def paired_eval(scores, labels, min_dist=0.5):
+    scores, labels, min_dist = _paired_inputs(scores, labels, min_dist, "scores", "labels")
+    counts, _, _ = _counts(scores, labels, min_dist, None)
+    return counts[0], counts[1]
 
 
 def _g_sums(labels, label_range, n, totals, *row_blocks):
@@ -657,69 +669,43 @@ def _variance_sums(labels, label_range, totals, *per_block):
 
 
 @register(_paired.paired_evaluation)
-def paired_evaluation(scores, labels, min_dist=0.5, n_jobs=None, warn=True, variance=None, progress=False,
+def paired_evaluation(y_true, y_score, min_dist=0.5, n_jobs=None, warn=True, variance=None, progress=False,
                       groups=None):  # fmt: skip
-    import dask
-
     from .._groups import refuse_dask_groups
     from .._validation import check_bool, check_progress
 
     refuse_dask_groups(groups, "paired_evaluation")
 
-    scores, labels, min_dist = _paired_inputs(scores, labels, min_dist)
+    scores, labels, min_dist = _paired_inputs(y_score, y_true, min_dist)
     with_variance = _paired.wants_variance(labels.shape[0], variance)
     warn = check_bool(warn, "warn")
     progress = check_progress(progress)
-    totals, per_block, label_range = _paired_graph(scores, labels, min_dist, with_variance, n_jobs)
-    if with_variance:
-        totals, per_block = dask.persist(totals, per_block)
-    (counts,) = blocks.compute(totals, progress=progress)
+    counts, per_block, label_range = _counts(scores, labels, min_dist, n_jobs, progress, with_variance)
     weighted = None
     if with_variance:
         weighted = _variance_sums(labels, label_range, (counts,), per_block)[0, 0] if counts[0] else 0.0
     return _paired.evaluation_from_counts(counts, min_dist, warn, weighted)
 
 
-@register(_paired.compare_paired)
-def compare_paired(scores_a, scores_b, labels, min_dist=0.5, n_jobs=None, progress=False, groups=None):
+@register(_compare_models.compare_models)
+def compare_models(y_true, y_score, min_dist=0.5, n_jobs=None, progress=False, groups=None):
     import dask
 
     from .._groups import refuse_dask_groups
     from .._validation import check_progress
 
-    refuse_dask_groups(groups, "compare_paired")
-
+    refuse_dask_groups(groups, "compare_models")
     progress = check_progress(progress)
-    a_scores, _, min_dist = _paired_inputs(scores_a, labels, min_dist, "scores_a")
-    b_scores, labels_b, _ = _paired_inputs(scores_b, labels, min_dist, "scores_b")
-    # one row chunking for all three, so that per-block counts of both models line up
-    a_scores, b_scores, labels = blocks.align_rows([a_scores, b_scores, labels_b], ["scores_a", "scores_b", "labels"])
-    totals_a, blocks_a, label_range = _paired_graph(a_scores, labels, min_dist, True, n_jobs, "scores_a")
-    totals_b, blocks_b, _ = _paired_graph(b_scores, labels, min_dist, True, n_jobs, "scores_b")
-    # Keep the per-sample counts on the workers while the totals give the AUCs.
-    totals_a, totals_b, blocks_a, blocks_b = dask.persist(totals_a, totals_b, blocks_a, blocks_b)
-    counts = blocks.compute(totals_a, totals_b, progress=progress)
-    sums = None
-    if counts[0][0]:
-        weighted = _variance_sums(labels, label_range, counts, blocks_a, blocks_b)
-        sums = [weighted[0, 0], weighted[1, 1], weighted[0, 1]]
-    return _paired.comparison_from_counts(counts[0], counts[1], min_dist, sums)
-
-
-@register(_compare_models.compare_models)
-def compare_models(scores, labels, min_dist=0.5, n_jobs=None):
-    import dask
-
-    models = _compare_models.check_models(blocks.to_dask_array(scores, "scores"))
-    names = [f"scores[{k}]" for k in range(models.shape[0])]
+    models = _compare_models.check_models(blocks.to_dask_array(y_score, "y_score"))
+    names = [f"y_score[{k}]" for k in range(models.shape[0])]
     rows = []
     for k, name in enumerate(names):
-        row, labels_k, min_dist = _paired_inputs(models[k], labels, min_dist, name)
+        row, labels_k, min_dist = _paired_inputs(models[k], y_true, min_dist, name)
         rows.append(row)
-    *rows, labels = blocks.align_rows([*rows, labels_k], [*names, "labels"])
+    *rows, labels = blocks.align_rows([*rows, labels_k], [*names, "y_true"])
     graphs = [_paired_graph(row, labels, min_dist, True, n_jobs, name) for row, name in zip(rows, names)]
     # Keep the per-sample counts on the workers while the totals give the AUCs.
     totals, per_block = dask.persist([g[0] for g in graphs], [g[1] for g in graphs])
-    totals = [tuple(t) for t in blocks.compute(*totals)]
+    totals = [tuple(t) for t in blocks.compute(*totals, progress=progress)]
     gram = _variance_sums(labels, graphs[0][2], totals, *per_block) if totals[0][0] else None
     return _compare_models.comparison_from_totals(totals, gram)

@@ -326,8 +326,7 @@ def _tvt_sampled_result(prep, blocks_p, progress):
 def two_vs_two_permutation_test(
     y_true,
     y_pred,
-    n_permutations=None,
-    n_resamples=None,
+    n_resamples=1000,
     alternative="greater",
     rng=None,
     metric="cosine",
@@ -337,9 +336,9 @@ def two_vs_two_permutation_test(
     progress=False,
     rtol=None,
 ):
-    from .._validation import check_choice, check_progress, check_rng
+    from .._validation import check_choice, check_int, check_progress, check_rng
 
-    n_permutations = _two_vs_two.resolve_resamples(n_permutations, n_resamples)
+    n_permutations = check_int(n_resamples, "n_resamples", low=1)
     alternative = check_choice(alternative, "alternative", _two_vs_two.ALTERNATIVES)
     progress = check_progress(progress)
     generator = check_rng(rng)
