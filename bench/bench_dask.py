@@ -199,7 +199,11 @@ def dropins_case(n: int, chunk: int) -> list:
         scores, positive, weights, times, events = data
         cases = [
             ("roc_auc_score", lambda *a: pm.sklearn.roc_auc_score(a[1], a[0]), False),
-            ("roc_auc_score, sample_weight", lambda *a: pm.sklearn.roc_auc_score(a[1], a[0], sample_weight=a[2]), False),
+            (
+                "roc_auc_score, sample_weight",
+                lambda *a: pm.sklearn.roc_auc_score(a[1], a[0], sample_weight=a[2]),
+                False,
+            ),
             ("concordance_index", lambda *a: pm.lifelines.concordance_index(a[3], a[0], a[4]), False),
             ("concordance_index_censored", lambda *a: pm.sksurv.concordance_index_censored(a[4], a[3], a[0])[0], False),
         ]

@@ -191,7 +191,13 @@ def _worker() -> None:
             cache[key] = _variance_data(*key)
         scores, labels = cache[key]
         start = time.perf_counter()
-        pe.paired_evaluation(labels, scores, min_dist=VARIANCE_CASES[request["kind"]], n_jobs=request["n_jobs"], variance=request["variance"])
+        pe.paired_evaluation(
+            labels,
+            scores,
+            min_dist=VARIANCE_CASES[request["kind"]],
+            n_jobs=request["n_jobs"],
+            variance=request["variance"],
+        )
         print(time.perf_counter() - start, flush=True)
 
 

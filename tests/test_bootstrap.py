@@ -139,7 +139,9 @@ def test_compiled_concordance_index_gives_the_generic_replicates(data):
     args = (times, scores, events) if data.draw(st.booleans()) else (times, scores)
     stratify, cluster = data.draw(_design(n))
     generic = _nan_on_no_pair(lambda *a: pm.lifelines.concordance_index(*a))
-    _assert_same_replicates(pm.lifelines.concordance_index, generic, args, stratify, cluster, data.draw(st.integers(0, 99)))
+    _assert_same_replicates(
+        pm.lifelines.concordance_index, generic, args, stratify, cluster, data.draw(st.integers(0, 99))
+    )
 
 
 @settings(max_examples=examples(80), deadline=None)
@@ -254,7 +256,9 @@ def test_fast_stratified_has_no_nan():
 def test_bca_fast_matches_generic_acceleration():
     y, score = _auc_problem(120, 12)
     for stratify in (None, y):
-        fast = pm.bootstrap((y, score), pm.sklearn.roc_auc_score, n_resamples=1000, method="BCa", rng=13, stratify=stratify)
+        fast = pm.bootstrap(
+            (y, score), pm.sklearn.roc_auc_score, n_resamples=1000, method="BCa", rng=13, stratify=stratify
+        )
         slow = pm.bootstrap((y, score), _generic_auc, n_resamples=1000, method="BCa", rng=13, stratify=stratify)
         assert tuple(fast.confidence_interval) == pytest.approx(tuple(slow.confidence_interval), rel=1e-12)
 

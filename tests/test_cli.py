@@ -104,7 +104,8 @@ def test_two_vs_two(tmp_path):
     p = y + rng.normal(size=(30, 5))
     ty, tp = write(tmp_path / "y.npy", y, "npy"), write(tmp_path / "p.csv", p, "csv")
     record = json.loads(cli("two-vs-two", ty, tp, "--metric", "euclidean", "--json").stdout)
-    passed, total, _ = pe.two_vs_two(y, p, metric="euclidean")
+    result = pe.two_vs_two(y, p, metric="euclidean")
+    passed, total = result.n_passed, result.n_total
     assert (record["n_passed"], record["n_total"]) == (passed, total)
     assert "2 vs 2 accuracy" in cli("two-vs-two", ty, tp).stdout
 
@@ -207,7 +208,7 @@ def test_library_validation_error_is_a_user_mistake(tmp_path, capsys):
     np.save(tmp_path / "y.npy", np.array([0.0, 1.0, 1.0]))
     code, _, err = run_main(capsys, "paired", tmp_path / "s.npy", tmp_path / "y.npy")
     assert code == 2
-    assert len(err.strip().splitlines()) == 1 and "scores" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "y_score" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("kind", ["numpy", "extension", "typeerror", "attribute", "outside"])
@@ -312,7 +313,8 @@ def test_two_vs_two_counts_every_row_of_a_dataframe_csv(tmp_path):
     pd.DataFrame(p).to_csv(tmp_path / "p.csv", index=False)
     assert "0,1,2,3" in cli("two-vs-two", tmp_path / "y.csv", tmp_path / "p.csv", check=False).stderr
     record = json.loads(cli("two-vs-two", tmp_path / "y.csv", tmp_path / "p.csv", "--header", "--json").stdout)
-    passed, total, _ = pe.two_vs_two(y, p)
+    result = pe.two_vs_two(y, p)
+    passed, total = result.n_passed, result.n_total
     assert (record["n_passed"], record["n_total"]) == (passed, total) and total == 200 * 199 // 2
 
 

@@ -128,8 +128,11 @@ def test_results_hold_no_arrays():
         for field in dataclasses.fields(result):
             assert not isinstance(getattr(result, field.name), np.ndarray)
     comparison = pm.compare_models(labels, [a, b])
-    assert all(getattr(comparison, f.name).size <= 4 for f in dataclasses.fields(comparison)
-               if isinstance(getattr(comparison, f.name), np.ndarray))  # k x k at most: never the inputs
+    assert all(
+        getattr(comparison, f.name).size <= 4
+        for f in dataclasses.fields(comparison)
+        if isinstance(getattr(comparison, f.name), np.ndarray)
+    )  # k x k at most: never the inputs
 
 
 def test_binary_interval_covers_the_true_auc_at_about_its_level():

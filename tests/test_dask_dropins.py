@@ -135,7 +135,9 @@ def test_roc_auc_on_dataframe_columns_of_unknown_length(client):
     lazy = dd.from_pandas(frame, npartitions=7)
     lazy = lazy[lazy.s >= 0]  # a filter: partition lengths unknown
     expected = pm.sklearn.roc_auc_score(frame.y, frame.s, sample_weight=frame.w, max_fpr=0.2)
-    assert pm.sklearn.roc_auc_score(lazy.y, lazy.s, sample_weight=lazy.w, max_fpr=0.2) == pytest.approx(expected, rel=1e-12)
+    assert pm.sklearn.roc_auc_score(lazy.y, lazy.s, sample_weight=lazy.w, max_fpr=0.2) == pytest.approx(
+        expected, rel=1e-12
+    )
 
 
 def test_roc_auc_errors_match_in_memory(client):
@@ -236,7 +238,9 @@ def test_concordance_infinite_values_and_dataframes(client):
     frame.loc[::89, "s"] = -np.inf
     lazy = dd.from_pandas(frame, npartitions=5)
     lazy = lazy[lazy.t >= 0]
-    assert pm.lifelines.concordance_index(lazy.t, lazy.s, lazy.e) == pm.lifelines.concordance_index(frame.t, frame.s, frame.e)
+    assert pm.lifelines.concordance_index(lazy.t, lazy.s, lazy.e) == pm.lifelines.concordance_index(
+        frame.t, frame.s, frame.e
+    )
     finite = frame[np.isfinite(frame.t) & np.isfinite(frame.s)]
     lazy = dd.from_pandas(finite, npartitions=4)
     events = lazy.e.astype(bool)

@@ -513,6 +513,45 @@ def test_compare_models(data):
         np.testing.assert_allclose(auc, expected, rtol=1e-12)
 
 
+# --------------------------------------------------------------------------- 2 vs 2
+
+METRICS_2V2 = option(["cosine", "correlation", "euclidean", "sqeuclidean"], ["manhattan", None, 3, "Cosine"])
+TIES = option(["fail", "pass", "half", "exclude"], ["none", 0.5, None])
+PAIRS = option(["all", "distinct_targets", 3, np.int64(5)], [0, -1, 1.5, "some", None, 2**70])
+RTOL = option([None, 0.0, 1e-9, np.float32(1e-6)], [-1.0, float("nan"), "x", float("inf")])
+RNG = option([0, 7, np.random.default_rng(0), np.random.SeedSequence(3)], ["x", -1, 1.5, [1, "a"]])
+
+
+@FUZZ
+@given(data=st.data())
+def test_two_vs_two(data):
+    shape = data.draw(shapes(n_max=7, vector=False))
+    other = shape if data.draw(st.integers(0, 5)) else data.draw(shapes(n_max=7, vector=False))
+    drawn = {
+        "y_true": data.draw(arrays(shape)),
+        "y_pred": data.draw(arrays(other)),
+        "metric": data.draw(METRICS_2V2),
+        "ties": data.draw(TIES),
+        "pairs": data.draw(PAIRS),
+        "rng": data.draw(RNG),
+        "n_jobs": data.draw(N_JOBS),
+        "progress": data.draw(BOOL),
+        "rtol": data.draw(RTOL),
+    }
+    fancy, canon, exact = split(drawn)
+    names = ["y_true", "y_pred", "metric", "ties", "pairs", "rng", "n_jobs", "progress", "rtol"]
+    result = check_layouts(lambda **kw: pm.two_vs_two(**fresh(kw)), names, fancy, canon, exact)
+    if result is None or isinstance(result, Raised) or not isinstance(canon["pairs"], str):
+        return
+    y, p = canon["y_true"], canon["y_pred"]
+    if not (np.abs(y).max(initial=0) < 1e100 and np.abs(p).max(initial=0) < 1e100):
+        return  # the reference works in float64 without rescaling
+    want = ref.two_vs_two.two_vs_two(
+        y, p, metric=canon["metric"], ties=canon["ties"], pairs=canon["pairs"], rtol=canon["rtol"]
+    )
+    assert (result.n_passed, result.n_total) == (want["n_passed"], want["n_total"])
+
+
 @FEW
 @given(data=st.data())
 def test_two_vs_two_permutation_test(data):
@@ -1020,7 +1059,12 @@ def test_concordance_index(data):
     }
     fancy, canon, exact = split(drawn)
     check_layouts(
-        pm.lifelines.concordance_index, ["event_times", "predicted_scores", "event_observed"], fancy, canon, exact, rtol=1e-12
+        pm.lifelines.concordance_index,
+        ["event_times", "predicted_scores", "event_observed"],
+        fancy,
+        canon,
+        exact,
+        rtol=1e-12,
     )
 
 

@@ -288,6 +288,8 @@ def test_dask_input_with_groups_is_refused():
     with pytest.raises(TypeError, match="groups"):
         pm.sklearn.roc_auc_score(labels, scores, groups=[1, 1, 2, 2])
     with pytest.raises(TypeError, match="groups"):
-        pm.paired_evaluation([0, 0, 1, 1], np.array([0.1, 0.4, 0.35, 0.8]), groups=da.from_array(np.array([1, 1, 2, 2])))
+        pm.paired_evaluation(
+            [0, 0, 1, 1], np.array([0.1, 0.4, 0.35, 0.8]), groups=da.from_array(np.array([1, 1, 2, 2]))
+        )
     with pytest.raises(TypeError, match="does not take Dask"):
         pm.concordance(da.from_array(np.array([1.0, 2, 3, 4])), None, [1.0, 2, 3, 4], groups=[1, 1, 2, 2])

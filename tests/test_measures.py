@@ -27,7 +27,8 @@ def close(a, b, rel=1e-12, abs_=1e-12):
 
 
 def test_holiday_raw_representation():
-    value, error = pm.best_constant(HOLIDAY, "absolute")
+    best = pm.best_constant(HOLIDAY, "absolute")
+    value, error = best.value, best.error
     assert value == 2 and error == 10
     assert pm.best_constant(HOLIDAY, "squares").value == pytest.approx(3.2, abs=1e-15)
     assert pm.best_constant(HOLIDAY, "worst_case").value == 3.5
@@ -294,7 +295,8 @@ def test_column_vector_against_vector():
     st.sampled_from(["zero_one", "absolute", "squares", "worst_case"]),
 )
 def test_best_constant_matches_reference_and_is_optimal(y, loss):
-    value, error = pm.best_constant(y, loss)
+    best = pm.best_constant(y, loss)
+    value, error = best.value, best.error
     want_value, want_error = ref.best_constant(y.tolist(), loss)
     close(np.atleast_1d(value), want_value, abs_=1e-12)
     close(np.atleast_1d(error), want_error, abs_=1e-9)
@@ -317,7 +319,8 @@ def test_best_constant_tie_rules():
 
 @given(hnp.arrays(np.int64, st.tuples(st.integers(1, 15), st.integers(1, 3)), elements=st.integers(0, 1)))
 def test_best_constant_log_loss(y):
-    value, error = pm.best_constant(y, "log_loss")
+    best = pm.best_constant(y, "log_loss")
+    value, error = best.value, best.error
     want_value, want_error = ref.best_constant(y.tolist(), "log_loss")
     close(value, want_value)
     close(error, want_error, abs_=1e-12)

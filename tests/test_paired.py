@@ -348,7 +348,9 @@ def test_auc_equals_roc_auc_for_binary_labels(n, seed, min_dist):
     labels = rng.integers(0, 2, n)
     labels[0], labels[1] = 0, 1
     scores = rng.integers(0, 5, n).astype(float)  # many ties: they count one half
-    assert pe.paired_evaluation(labels, scores, min_dist=min_dist).auc == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+    assert pe.paired_evaluation(labels, scores, min_dist=min_dist).auc == pytest.approx(
+        roc_auc_score(labels, scores), abs=1e-12
+    )
 
 
 def test_counts_agree_with_kendall_tau_when_every_pair_is_rankable():
@@ -368,7 +370,9 @@ def test_counts_agree_with_kendall_tau_when_every_pair_is_rankable():
 def test_input_order_does_not_matter(problem, seed):
     scores, labels, min_dist = problem
     order = np.random.default_rng(seed).permutation(len(scores))
-    assert pe.paired_evaluation(labels, scores, min_dist=min_dist, warn=False) == pe.paired_evaluation(labels[order], scores[order], min_dist=min_dist, warn=False)
+    assert pe.paired_evaluation(labels, scores, min_dist=min_dist, warn=False) == pe.paired_evaluation(
+        labels[order], scores[order], min_dist=min_dist, warn=False
+    )
 
 
 def test_read_only_non_contiguous_lists_series_and_column_vectors_give_the_same_answer():
@@ -624,9 +628,13 @@ def test_record_array_columns_are_read_with_their_stride():
     assert records.dtype.itemsize % 8 != 0  # fields not 8 bytes wide: a stride that is no multiple of 8
     expected = pe.paired_evaluation(frame["label"].to_numpy(), frame["score"].to_numpy())
     assert pe.paired_evaluation(records["label"], records["score"]) == expected
-    assert pe.paired_evaluation(records["flag"], records["small"]) == pe.paired_evaluation(frame["flag"].to_numpy(), frame["small"].to_numpy())
+    assert pe.paired_evaluation(records["flag"], records["small"]) == pe.paired_evaluation(
+        frame["flag"].to_numpy(), frame["small"].to_numpy()
+    )
     compared = pe.compare_models(records["label"], [records["score"], records["small"]])
-    assert compared == pe.compare_models(frame["label"].to_numpy(), [frame["score"].to_numpy(), frame["small"].to_numpy()])
+    assert compared == pe.compare_models(
+        frame["label"].to_numpy(), [frame["score"].to_numpy(), frame["small"].to_numpy()]
+    )
 
 
 @pytest.mark.parametrize("kind", ["uniform", "binary", "ordinal_int", "tied_scores"])
@@ -726,7 +734,9 @@ def test_progress_reaches_the_end_and_is_validated():
     seen = []
     _core.paired_counts(scores, labels, 0.1, True, 2, progress=lambda done, total: seen.append((done, total)))
     assert seen and seen[-1][0] == seen[-1][1] > 0
-    assert pe.paired_evaluation(labels, scores, min_dist=0.1, progress=False) == pe.paired_evaluation(labels, scores, min_dist=0.1)
+    assert pe.paired_evaluation(labels, scores, min_dist=0.1, progress=False) == pe.paired_evaluation(
+        labels, scores, min_dist=0.1
+    )
     with pytest.raises(TypeError, match="progress"):
         pe.paired_evaluation(labels, scores, min_dist=0.1, progress="yes")
     with pytest.raises(TypeError, match="progress"):
@@ -770,7 +780,10 @@ def test_paired_auc_is_the_auc_of_paired_evaluation():
     labels = rng.normal(size=200)
     scores = labels + rng.normal(size=200)
     for min_dist in (0.1, 1.0):
-        assert pe.paired_evaluation(labels, scores, min_dist=min_dist).auc == pe.paired_evaluation(labels, scores, min_dist=min_dist).auc
+        assert (
+            pe.paired_evaluation(labels, scores, min_dist=min_dist).auc
+            == pe.paired_evaluation(labels, scores, min_dist=min_dist).auc
+        )
     with pytest.warns(RuntimeWarning, match="nothing is rankable"):
         assert math.isnan(pe.paired_evaluation([0.0, 0.0], [1.0, 2.0]).auc)
     with warnings.catch_warnings():

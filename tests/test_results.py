@@ -33,12 +33,18 @@ def _results():
             pm.BestConstant: pm.best_constant([1.0, 2.0, 2.0], "absolute"),
             pm.MultilabelCounts: pm.multilabel_counts([[0, 1], [1, 1]], [[1, 1], [0, 1]]),
             pm.ConcordanceResult: pm.concordance([1, 2, 3, 4, 5], [1, 1, 0, 1, 1], [1.0, 3.0, 2.0, 4.0, 5.0]),
-            pm.ModelComparison: pm.compare_models([0, 0, 1, 1], np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]])),
-            ConfidenceIntervals: pm.compare_models([0, 0, 1, 1], np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]])).confidence_interval(),
+            pm.ModelComparison: pm.compare_models(
+                [0, 0, 1, 1], np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]])
+            ),
+            ConfidenceIntervals: pm.compare_models(
+                [0, 0, 1, 1], np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]])
+            ).confidence_interval(),
             pm.BootstrapResult: pm.bootstrap(([1.0, 2.0, 4.0, 8.0, 16.0],), np.mean, n_resamples=9, rng=3),
             pm.GroupedResult: pm.GroupedResult(np.array([10, 20]), np.array([2, 3]), 0.5),
             pm.GroupedPairedEvaluation: pm.paired_evaluation([0, 1, 0, 0], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]),
-            pm.GroupedPairedComparison: pm.compare_models([0, 1, 0, 1], [[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]], groups=[5, 5, 7, 7]),
+            pm.GroupedPairedComparison: pm.compare_models(
+                [0, 1, 0, 1], [[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]], groups=[5, 5, 7, 7]
+            ),
             pm.GroupedRocAuc: pm.sklearn.roc_auc_score([0, 1, 0, 1], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]),
             pm.GroupedConcordance: pm.concordance([1, 2, 3, 4], None, [1.0, 3.0, 2.0, 4.0], groups=[1, 1, 2, 2]),
         }

@@ -61,7 +61,7 @@ CALLS = {
     "compare_models": ((LABELS, np.vstack([SCORES, SCORES[::-1]])), {}),
     "concordance_index_ipcw": ((SURVIVAL, SURVIVAL, SCORES), {}),
     "cumulative_dynamic_auc": ((SURVIVAL, SURVIVAL, SCORES, np.array([5.0])), {}),
-    "bootstrap": (((SCORES,), np.mean), {"n_resamples": 20, "rng": 0}),
+    "bootstrap": ((SCORES[None, :], np.mean), {"n_resamples": 20, "rng": 0}),  # data: a sequence of one array
 }
 
 
@@ -135,7 +135,9 @@ def test_dask_arrays_inside_a_list_are_refused_not_gathered(no_gathering):
     with pytest.raises(TypeError, match=r"to_cuts\(\) does not take Dask collections inside a list or tuple;"):
         pm.to_cuts([da.from_array(LABELS, chunks=5)], [0.0, 1.0, 2.0])
     pm.compare_models(LABELS, da.stack(rows))  # one dask array: computed on its path
-    assert pm.pairedeval.paired_eval(list(SCORES), list(LABELS)) == pm.pairedeval.paired_eval(SCORES, LABELS)  # lists of numbers
+    assert pm.pairedeval.paired_eval(list(SCORES), list(LABELS)) == pm.pairedeval.paired_eval(
+        SCORES, LABELS
+    )  # lists of numbers
 
 
 def test_anndata_holding_dask_arrays_is_refused_not_gathered(no_gathering):

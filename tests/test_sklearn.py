@@ -109,7 +109,9 @@ def test_extreme_and_signed_zero_scores():
     ints = np.array([np.iinfo(np.int64).min, 0, np.iinfo(np.int64).max, -1, 1, 0, 2, -2], dtype=np.int64)
     _close(*_both(y, ints))
     uints = np.array([np.iinfo(np.uint64).max, 0, 1, 2**63, 2**63 - 1, 0, 3, 3], dtype=np.uint64)
-    assert pm.sklearn.roc_auc_score(y, uints) == pytest.approx(ref.weighted_auc(y.tolist(), [int(v) for v in uints]), abs=1e-15)
+    assert pm.sklearn.roc_auc_score(y, uints) == pytest.approx(
+        ref.weighted_auc(y.tolist(), [int(v) for v in uints]), abs=1e-15
+    )
 
 
 @st.composite
@@ -330,7 +332,10 @@ def test_multilabel_minus_one_weighted_average_differs_deliberately():
     scores = np.array([[0.9, 0.1], [0.2, 0.8], [0.3, 0.7], [0.1, 0.2], [0.5, 0.4]])
     assert metrics.roc_auc_score(y, scores, average="weighted") == 0
     zero_one = (y == 1).astype(int)
-    _close(pm.sklearn.roc_auc_score(y, scores, average="weighted"), metrics.roc_auc_score(zero_one, scores, average="weighted"))
+    _close(
+        pm.sklearn.roc_auc_score(y, scores, average="weighted"),
+        metrics.roc_auc_score(zero_one, scores, average="weighted"),
+    )
     _close(pm.sklearn.roc_auc_score(y, scores, average=None), metrics.roc_auc_score(y, scores, average=None))
 
 

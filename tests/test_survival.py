@@ -97,7 +97,9 @@ def test_infinite_times_and_scores_are_ordered_like_lifelines():
     times = np.array([1.0, np.inf, 3.0, 2.0, np.inf, -np.inf])
     scores = np.array([np.inf, 1.0, -np.inf, 2.0, np.inf, 0.0])
     observed = np.array([1, 0, 1, 1, 1, 1])
-    assert pm.lifelines.concordance_index(times, scores, observed) == lifelines_utils.concordance_index(times, scores, observed)
+    assert pm.lifelines.concordance_index(times, scores, observed) == lifelines_utils.concordance_index(
+        times, scores, observed
+    )
 
 
 def test_no_admissible_pair_raises_like_lifelines():
@@ -219,4 +221,6 @@ def test_uint8_estimates_tied_tol_differs_deliberately():
     assert tuple(int(v) for v in theirs[1:]) != ours[1:]
     for tol in (0.0, 1e-8):  # without wraparound at stake the two agree
         theirs = sksurv_metrics.concordance_index_censored(events, times, estimates, tol)
-        assert tuple(int(v) for v in theirs[1:]) == pm.sksurv.concordance_index_censored(events, times, estimates, tol)[1:]
+        assert (
+            tuple(int(v) for v in theirs[1:]) == pm.sksurv.concordance_index_censored(events, times, estimates, tol)[1:]
+        )

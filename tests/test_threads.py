@@ -83,7 +83,9 @@ KERNELS = {
     "compare_paired": lambda a: pm.compare_models(a["labels"], [a["scores"], a["other"]], n_jobs=2),
     "two_vs_two": lambda a: pm.two_vs_two(a["y"], a["p"], metric="correlation", n_jobs=2),
     "two_vs_two_sampled": lambda a: pm.two_vs_two(a["y"], a["p"], metric="euclidean", pairs=5000, rng=1, n_jobs=2),
-    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(a["y"][:150], a["p"][:150], n_resamples=20, rng=3, n_jobs=2),
+    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(
+        a["y"][:150], a["p"][:150], n_resamples=20, rng=3, n_jobs=2
+    ),
     "matching_points": lambda a: pm.min_weight_perfect_matching(points=a["pts"]),
     "matching_distances": lambda a: pm.min_weight_perfect_matching(a["D"]),
     "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], metric="cityblock"),
@@ -170,8 +172,12 @@ def _patch_progress(monkeypatch):
 PROGRESS_KERNELS = {
     "two_vs_two": lambda a: pm.two_vs_two(a["y"], a["p"], n_jobs=2, progress=True),
     "two_vs_two_one_thread": lambda a: pm.two_vs_two(a["y"], a["p"], n_jobs=1, progress=True),
-    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(a["y"][:100], a["p"][:100], n_resamples=200, rng=0, n_jobs=2, progress=True),
-    "two_vs_two_permutation_recompute": lambda a: pm.two_vs_two_permutation_test(a["y"][:100], a["p"][:100], pairs=500, rng=0, n_resamples=200, n_jobs=2, progress=True),
+    "two_vs_two_permutation_test": lambda a: pm.two_vs_two_permutation_test(
+        a["y"][:100], a["p"][:100], n_resamples=200, rng=0, n_jobs=2, progress=True
+    ),
+    "two_vs_two_permutation_recompute": lambda a: pm.two_vs_two_permutation_test(
+        a["y"][:100], a["p"][:100], pairs=500, rng=0, n_resamples=200, n_jobs=2, progress=True
+    ),
     "matching_points": lambda a: pm.min_weight_perfect_matching(points=a["pts"], progress=True),
     "matching_distances": lambda a: pm.min_weight_perfect_matching(a["D"], progress=True),
     "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], progress=True),

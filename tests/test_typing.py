@@ -25,10 +25,11 @@ def _mypy_path():
 
 
 WRONG_CALLS = (
-    "import pairmetrics as pm\n"
+    "import pairmetrics as pm, pairmetrics.pairedeval, pairmetrics.sklearn\n"
     "n: str = pm.pairedeval.paired_eval([1.0, 2.0], [0, 1])[0]\n"
     "pm.sklearn.roc_auc_score([0, 1], [0.1, 0.2], averag='macro')\n"
     "x: str = pm.two_vs_two([[1.0]], [[1.0]]).accuracy\n"
+    "a: str = pm.sklearn.roc_auc_score([0, 1], [0.1, 0.2])\n"
 )
 
 
@@ -65,7 +66,7 @@ def test_user_script_passes_mypy_strict(mypy_output):
 
 def test_wrong_calls_are_caught(mypy_output):
     # Guards against the API silently degrading to Any (which would accept anything).
-    for line in (2, 3, 4):
+    for line in (2, 3, 4, 5):
         assert f"wrong_calls.py:{line}: error" in mypy_output, mypy_output
 
 

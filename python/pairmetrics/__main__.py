@@ -99,7 +99,7 @@ class _Inputs:
 
 
 def _cmd_paired(args, run: RunProgress) -> Output:
-    from . import compare_paired, paired_evaluation
+    from . import compare_models, paired_evaluation
 
     read = _Inputs(args, run, 3 if args.compare else 2)
     labels = read(args.labels, "labels", column=args.label_column)
@@ -108,26 +108,28 @@ def _cmd_paired(args, run: RunProgress) -> Output:
     if args.compare:
         other = read(args.compare, "scores B", column=args.column)
         with run.step("paired comparison", 1.0):
-            c = compare_paired(scores, other, labels, args.min_dist, n_jobs=args.n_jobs, progress=progress)
+            c = compare_models(labels, [scores, other], min_dist=args.min_dist, n_jobs=args.n_jobs, progress=progress)
+            a, b = (paired_evaluation(labels, s, min_dist=args.min_dist, n_jobs=args.n_jobs, warn=False, variance=False)
+                    for s in (scores, other))  # fmt: skip
+        low, high = (float(x[0, 1]) for x in c.confidence_interval())
         record = {
-            "a": c.a.asdict() | {"auc": c.a.auc},
-            "b": c.b.asdict() | {"auc": c.b.auc},
-            "fisher_odds_ratio": c.fisher_odds_ratio,
-            "fisher_pvalue": c.fisher_pvalue,
-            "auc_difference": c.auc_difference,
+            "a": a.asdict(),
+            "b": b.asdict(),
+            "auc_difference": float(c.difference[0, 1]),
+            "confidence_interval": [low, high],
             "statistic": c.statistic,
             "pvalue": c.pvalue,
         }
         lines = [
             f"model {name}: AUC {m.auc:.6f} ({m.n_correct} of {m.n_rankable} rankable pairs correct, {m.n_tied} tied)"
-            for name, m in (("A", c.a), ("B", c.b))
+            for name, m in (("A", a), ("B", b))
         ] + [
-            f"difference {c.auc_difference:+.6f}: z = {c.statistic:.4f}, p = {c.pvalue:.4g} (paired U-statistic test)",
-            f"Fisher's exact test on the 2x2 pair table: p = {c.fisher_pvalue:.4g} (treats pairs as independent)",
+            f"difference {c.difference[0, 1]:+.6f}, 95% CI [{low:+.6f}, {high:+.6f}]: "
+            f"chi-square = {c.statistic:.4f} (1 df), p = {c.pvalue:.4g} (DeLong's paired test)",
         ]
         return record, lines
     with run.step("paired evaluation", 1.0):
-        r = paired_evaluation(scores, labels, args.min_dist, n_jobs=args.n_jobs, warn=False, progress=progress)
+        r = paired_evaluation(labels, scores, min_dist=args.min_dist, n_jobs=args.n_jobs, warn=False, progress=progress)
     record = r.asdict() | {"auc": r.auc}
     lines = [
         f"rankable pairs  {r.n_rankable}",
@@ -157,7 +159,7 @@ def _cmd_two_vs_two(args, run: RunProgress) -> Output:
             n_jobs=args.n_jobs,
             progress=run.enabled,
         )
-    passed, total, accuracy = r
+    passed, total, accuracy = r.n_passed, r.n_total, r.accuracy
     record = {"n_passed": passed, "n_total": total, "accuracy": accuracy, "metric": args.metric, "ties": args.ties}
     return record, [
         (f"2 vs 2 accuracy {accuracy:.6f}: {passed} of {total} pairs pass (metric {args.metric}, ties {args.ties})")

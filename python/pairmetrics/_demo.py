@@ -30,18 +30,18 @@ def _sizes(small: bool) -> dict[str, Any]:
 
 
 def _paired(rng, n):
-    from . import compare_paired
+    from . import compare_models
 
     labels = rng.integers(0, 5, n)  # an ordinal target, 0..4
     signal = labels + rng.normal(0, 2.0, n)
     better, worse = signal + rng.normal(0, 0.5, n), signal + rng.normal(0, 1.5, n)
-    c = compare_paired(better, worse, labels, 0.5, n_jobs=-1)
+    c = compare_models(labels, [better, worse], min_dist=0.5, n_jobs=-1)
     return f"{n:,} predictions, ordinal labels 0-4, min_dist 0.5", {
-        "model A AUC": c.a.auc,
-        "model B AUC": c.b.auc,
-        "rankable pairs": c.a.n_rankable,
-        "A vs B: z": c.statistic,
-        "A vs B: p (paired U-statistic)": c.pvalue,
+        "model A AUC": float(c.auc[0]),
+        "model B AUC": float(c.auc[1]),
+        "rankable pairs": c.n_rankable,
+        "A vs B: chi-square (1 df)": c.statistic,
+        "A vs B: p (DeLong's paired test)": c.pvalue,
     }
 
 
@@ -52,7 +52,7 @@ def _two_vs_two(rng, shape):
     targets = rng.normal(size=(n, d)).astype(np.float32)
     predictions = (targets + rng.normal(0, 20.0, (n, d))).astype(np.float32)  # a noisy decoder
     r = two_vs_two(targets, predictions, n_jobs=-1)
-    passed, total, accuracy = r
+    passed, total, accuracy = r.n_passed, r.n_total, r.accuracy
     return f"{n:,} predicted {d}-d vectors (float32), cosine, all pairs", {
         "pairs": total,
         "passed": passed,

@@ -89,7 +89,6 @@ class TwoVsTwoResult(Result):
     rtol: float
 
 
-
 @dataclasses.dataclass(frozen=True, eq=False)
 class TwoVsTwoPermutationResult(Result):
     """Outcome of :func:`two_vs_two_permutation_test`; unpacks as ``(statistic, pvalue)``.

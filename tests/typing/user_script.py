@@ -82,7 +82,7 @@ def measures() -> None:
     assert pm.sum_squares_error(y, p) == 1.25 and pm.rms_error(y, p) > 0 and pm.worst_case_error(y, p) == 1
     outcomes, probabilities = [0, 1, 1], [0.2, 0.7, 0.6]
     likelihood: pm.Likelihood = pm.likelihood(outcomes, probabilities)
-    value, log = likelihood
+    value, log = likelihood.value, likelihood.log
     assert float(value) > 0 and float(log) < 0 and likelihood.value == value
     assert pm.log_likelihood(outcomes, probabilities, base=2) < 0 < pm.log_loss(outcomes, probabilities, eps=1e-6)
     best: pm.BestConstant = pm.best_constant(y, "squares")
@@ -134,7 +134,9 @@ def inference() -> None:
     y = np.array(
         [(True, 1.0), (False, 2.0), (True, 3.0), (True, 4.0), (False, 5.0)], dtype=[("event", bool), ("time", float)]
     )
-    uno, concordant, discordant, tied_risk, tied_time = pm.sksurv.concordance_index_ipcw(y, y, [5.0, 3.0, 4.0, 1.0, 2.0])
+    uno, concordant, discordant, tied_risk, tied_time = pm.sksurv.concordance_index_ipcw(
+        y, y, [5.0, 3.0, 4.0, 1.0, 2.0]
+    )
     assert 0 <= uno <= 1 and concordant + discordant + tied_risk + tied_time > 0
     dynamic, mean_auc = pm.sksurv.cumulative_dynamic_auc(y, y, [5.0, 3.0, 1.0, 4.0, 2.0], [1.5, 3.5])
     per_time: npt.NDArray[np.float64] = dynamic
@@ -142,7 +144,9 @@ def inference() -> None:
     rng = np.random.default_rng(0)
     outcome = rng.integers(0, 2, 60)
     score = outcome + rng.normal(size=60)
-    boot: pm.BootstrapResult = pm.bootstrap((outcome, score), pm.sklearn.roc_auc_score, n_resamples=99, stratify=outcome, rng=1)
+    boot: pm.BootstrapResult = pm.bootstrap(
+        (outcome, score), pm.sklearn.roc_auc_score, n_resamples=99, stratify=outcome, rng=1
+    )
     boot_low, boot_high = boot.confidence_interval
     replicates: npt.NDArray[np.float64] = boot.bootstrap_distribution
     assert boot_low <= boot_high and replicates.shape == (99,) and boot.standard_error >= 0
@@ -173,7 +177,7 @@ def main() -> None:
     drop_ins()
     inference()
     grouped()
-    assert pm.__version__ and "roc_auc_score" in pm.__all__
+    assert pm.__version__ and "paired_evaluation" in pm.__all__ and "roc_auc_score" in pm.sklearn.__all__
 
 
 if __name__ == "__main__":

@@ -507,7 +507,7 @@ def _block_counts(offset, size, runs, tables, bucket_answers, *within):
     return out, between
 
 
-def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="scores"):
+def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="y_score", labels_name="y_true"):
     """Delayed totals (rankable, correct, tied, incorrect) and, with per_sample, one delayed
     (3, block) array of per-sample (rankable, tied, incorrect) per block of the input."""
     from dask import delayed
@@ -529,7 +529,7 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="sco
     ]
     results = blocks.compute(*sampled)
     blocks.raise_nonfinite([r[0][0] for r in results], scores_name, offsets)
-    blocks.raise_nonfinite([r[0][1] for r in results], "labels", offsets)
+    blocks.raise_nonfinite([r[0][1] for r in results], labels_name, offsets)
     label_range = _paired.merge_label_extremes([r[0][2] for r in results if len(r[0]) > 2])  # none for empty blocks
     low, high = float(label_range[0]), float(label_range[2])
     if labels.dtype.kind in "iu" and max(-low, high) >= _paired.EXACT_INTEGER_LABELS:
@@ -631,11 +631,11 @@ def _paired_inputs(scores, labels, min_dist, scores_name="y_score", labels_name=
     return scores, labels, min_dist
 
 
-def _counts(scores, labels, min_dist, n_jobs, progress=False, with_variance=False):
+def _counts(scores, labels, min_dist, n_jobs, progress=False, with_variance=False, names=("y_score", "y_true")):
     """(counts, per-block counts, label range) of checked inputs, computed."""
     import dask
 
-    totals, per_block, label_range = _paired_graph(scores, labels, min_dist, with_variance, n_jobs)
+    totals, per_block, label_range = _paired_graph(scores, labels, min_dist, with_variance, n_jobs, *names)
     if with_variance:
         totals, per_block = dask.persist(totals, per_block)
     (counts,) = blocks.compute(totals, progress=progress)
@@ -645,7 +645,7 @@ def _counts(scores, labels, min_dist, n_jobs, progress=False, with_variance=Fals
 @register(_paired.paired_eval)
 def paired_eval(scores, labels, min_dist=0.5):
     scores, labels, min_dist = _paired_inputs(scores, labels, min_dist, "scores", "labels")
-    counts, _, _ = _counts(scores, labels, min_dist, None)
+    counts, _, _ = _counts(scores, labels, min_dist, None, names=("scores", "labels"))
     return counts[0], counts[1]
 
 
