@@ -406,7 +406,7 @@ def bootstrap(
         raise ValueError(f"data needs at least 2 samples, got {n}")
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
     level = check_real(confidence_level, "confidence_level", low=0, high=1, low_open=True, high_open=True)
-    method = check_choice(method, "method", _METHODS)
+    chosen = check_choice(method, "method", _METHODS)
     generator = check_rng(rng)
     threads = resolve_n_jobs(n_jobs)
     show = check_progress(progress)
@@ -423,7 +423,7 @@ def bootstrap(
     else:
         units = _jackknife_groups(design, cluster is not None) or [np.array([i]) for i in range(n)]
         jackknife = _generic_jackknife(statistic, arrays, units)
-    interval = _interval(method, replicates, estimate, level, jackknife)
+    interval = _interval(chosen, replicates, estimate, level, jackknife)
     finite = replicates[~np.isnan(replicates)]
     standard_error = float(np.std(finite, ddof=1)) if finite.shape[0] > 1 else math.nan
     return BootstrapResult(interval, replicates, standard_error)
@@ -431,7 +431,7 @@ def bootstrap(
 
 def _number(value: Any) -> float:
     """A statistic's value: a number, or the ``statistic`` of a result object."""
-    return float(value.statistic if isinstance(value, Result) else value)
+    return float(getattr(value, "statistic") if isinstance(value, Result) else value)  # noqa: B009
 
 
 def _generic_replicates(

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._routing import routed
+from ._typing import ArrayLike
 from ._survival import as_exact_float64, check_comparable, latest_is_lone_event
 from ._validation import as_numeric_array, check_finite, check_nonnegative_finite
 
@@ -118,7 +119,11 @@ def _estimates(estimate: Any, n: int) -> npt.NDArray[np.float64]:
 
 @routed
 def concordance_index_ipcw(
-    survival_train: Any, survival_test: Any, estimate: Any, tau: float | None = None, tied_tol: float = 1e-8
+    survival_train: ArrayLike,
+    survival_test: ArrayLike,
+    estimate: ArrayLike,
+    tau: float | None = None,
+    tied_tol: float = 1e-8,
 ) -> tuple[float, int, int, int, int]:
     """Uno's concordance index with inverse probability of censoring weights (drop-in for
     ``sksurv.metrics.concordance_index_ipcw``).
@@ -212,7 +217,7 @@ def _dynamic_auc(scores: Floats, level: Indices, case_weight: Floats, n_cutoffs:
 
 @routed
 def cumulative_dynamic_auc(
-    survival_train: Any, survival_test: Any, estimate: Any, times: Any, tied_tol: float = 1e-8
+    survival_train: ArrayLike, survival_test: ArrayLike, estimate: ArrayLike, times: ArrayLike, tied_tol: float = 1e-8
 ) -> tuple[Floats, float]:
     """Cumulative/dynamic AUC at given times (drop-in for ``sksurv.metrics.cumulative_dynamic_auc``).
 
