@@ -58,6 +58,7 @@ API_SECTIONS = {
     "pairmetrics._crossmatch_groups": "Cross-match test per group",
     "pairmetrics._crossmatch_multi": "Cross-match test of several samples",
     "pairmetrics._groups": "Per-group results (groups=)",
+    "pairmetrics._inference": "Confidence intervals",
 }
 
 

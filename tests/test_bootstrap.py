@@ -275,3 +275,12 @@ def test_bad_input():
     with pytest.raises(ValueError, match="confidence_level"):
         pm.bootstrap(([1, 2, 3],), np.mean, confidence_level=1.5)
     assert math.isfinite(pm.bootstrap(([1.0, 2.0, 3.0],), np.mean, n_resamples=10, rng=0).standard_error)
+
+
+def test_a_degenerate_bootstrap_distribution_gives_nan_with_a_warning():
+    # AUC 1 in every resample of three samples: SciPy's degenerate case, no spread to estimate
+    with pytest.warns(RuntimeWarning, match="degenerate"):
+        result = pm.bootstrap(([0, 1, 1], [0.1, 0.5, 0.9]), pm.sklearn.roc_auc_score, n_resamples=99, rng=0,
+                              stratify=[0, 1, 1])  # fmt: skip
+    low, high = result.confidence_interval
+    assert math.isnan(low) and math.isnan(high)

@@ -111,3 +111,58 @@ def test_nothing_rankable_warns():
     with pytest.warns(RuntimeWarning, match="rankable"):
         result = pm.compare_models([1, 1, 1], np.zeros((2, 3)))
     assert np.isnan(result.auc).all() and math.isnan(result.pvalue)
+
+
+def test_the_equality_test_does_not_depend_on_the_order_of_the_models():
+    """A constant baseline and a perfect separator have zero estimated variance; an ordinary model does not.
+    Differences the covariance calls exact make the test undefined (nan, with a warning) in every order."""
+    import itertools
+
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 2, 200)
+    models = {
+        "constant": np.zeros(200),
+        "perfect": labels + 0.0,
+        "ordinary": labels + rng.normal(size=200),
+    }
+    outcomes = set()
+    for order in itertools.permutations(models):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = pm.compare_models(labels, np.array([models[name] for name in order]))
+        assert any("undefined" in str(w.message) for w in caught)
+        outcomes.add((math.isnan(result.statistic), math.isnan(result.pvalue)))
+    assert outcomes == {(True, True)}
+    # without the degenerate models every order gives one answer too
+    two = [models["ordinary"], models["ordinary"] + rng.normal(size=200)]
+    forward, backward = pm.compare_models(labels, two), pm.compare_models(labels, two[::-1])
+    assert forward.statistic == pytest.approx(backward.statistic, rel=1e-12)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(3, 5))
+def test_equality_test_is_invariant_to_order_with_zero_variance_models(seed, k):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, 40)
+    rows = [labels + rng.normal(size=40) for _ in range(k - 1)] + [np.full(40, 1.0)]
+    results = []
+    for permutation in (np.arange(k), rng.permutation(k), rng.permutation(k)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r = pm.compare_models(labels, np.array(rows)[permutation])
+        results.append((r.statistic, r.pvalue, r.df))
+    first = results[0]
+    for other in results[1:]:
+        assert (math.isnan(first[0]) and math.isnan(other[0])) or other[0] == pytest.approx(first[0], rel=1e-9)
+        assert other[2] == first[2]
+
+
+def test_a_class_of_one_sample_gives_an_undefined_variance():
+    labels = [0, 0, 0, 0, 1]
+    scores = np.array([[0.1, 0.2, 0.3, 0.4, 0.9], [0.3, 0.1, 0.2, 0.5, 0.4]])
+    with pytest.warns(RuntimeWarning, match="single sample"):
+        result = pm.compare_models(labels, scores)
+    assert np.isnan(result.covariance).all() and math.isnan(result.pvalue)
+    with pytest.warns(RuntimeWarning, match="single sample"):
+        low, high = pm.paired_evaluation(labels, scores[0]).confidence_interval()
+    assert math.isnan(low) and math.isnan(high)

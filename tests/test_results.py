@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pairmetrics as pm
 import pytest
-from pairmetrics._paired import ConfidenceInterval, ConfidenceIntervals
+from pairmetrics._inference import ConfidenceInterval, ConfidenceIntervals
 from pairmetrics._result import Result
 
 

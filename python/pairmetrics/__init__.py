@@ -24,6 +24,7 @@ from . import (
     _crossmatch_groups,
     _crossmatch_multi,
     _groups,
+    _inference,
     _matching,
     _measures,
     _paired,
@@ -36,6 +37,7 @@ from ._crossmatch import *  # noqa: F401,F403
 from ._crossmatch_groups import *  # noqa: F401,F403
 from ._crossmatch_multi import *  # noqa: F401,F403
 from ._groups import *  # noqa: F401,F403
+from ._inference import *  # noqa: F401,F403
 from ._matching import *  # noqa: F401,F403
 from ._measures import *  # noqa: F401,F403
 
@@ -51,6 +53,7 @@ __all__: list[str] = []
 # extended in place (not unpacked into a list) so that type checkers follow the re-exports
 __all__.extend(_paired.__all__)
 __all__.extend(_groups.__all__)
+__all__.extend(_inference.__all__)
 __all__.extend(_two_vs_two.__all__)
 __all__.extend(_matching.__all__)
 __all__.extend(_crossmatch.__all__)

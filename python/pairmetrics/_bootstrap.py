@@ -12,11 +12,12 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._paired import EXACT_INTEGER_LABELS, ConfidenceInterval, paired_evaluation, prepare_scores
+from ._inference import ConfidenceInterval
+from ._paired import EXACT_INTEGER_LABELS, paired_evaluation, prepare_scores
 from ._progress import progress_callback
 from ._result import Result
 from ._roc_auc import roc_auc_score
-from ._routing import routed
+from ._routing import routed, warn
 from ._survival import concordance_index, lifelines_arrays
 from ._typing import ArrayLike, NJobs, Seed
 from ._validation import (
@@ -281,6 +282,13 @@ def _interval(
     alpha = (1 - level) / 2
     finite = replicates[~np.isnan(replicates)]
     if finite.shape[0] == 0:
+        return ConfidenceInterval(math.nan, math.nan, level)
+    if np.ptp(finite) == 0:  # SciPy's degenerate case: one value in every resample estimates no spread
+        warn(
+            "every resample gives the same value: the bootstrap distribution is degenerate and the interval "
+            "undefined (nan)",
+            RuntimeWarning,
+        )
         return ConfidenceInterval(math.nan, math.nan, level)
     if method == "BCa":
         below = np.count_nonzero(finite < estimate) + np.count_nonzero(finite <= estimate)

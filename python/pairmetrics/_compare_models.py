@@ -10,16 +10,15 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._concordance import equality_test
 from ._groups import GROUPS_NOTES, GroupedPairedComparison
+from ._inference import ConfidenceIntervals, equality_test, normal_interval
 from ._paired import (
-    ConfidenceIntervals,
     auc_components,
     grouped_comparison,
-    normal_interval,
     prepare_scores,
     sample_factors,
     warn_nothing_rankable,
+    warn_undefined_variance,
 )
 from ._progress import progress_callback
 from ._result import Result
@@ -254,6 +253,8 @@ def comparison_from_totals(totals: list[tuple[int, int, int, int]], weighted_gra
         nan = np.full((k, k), math.nan)
         return ModelComparison(auc, nan, math.nan, math.nan, 0, nan.copy(), nan.copy(), 0)
     covariance = np.asarray(weighted_gram, dtype=np.float64) / float(n_rankable) ** 2
+    if np.isnan(covariance).any():
+        warn_undefined_variance()
     statistic, pvalue, df = equality_test(auc, covariance)
     difference = auc[:, None] - auc[None, :]
     comparison = ModelComparison(auc, covariance, statistic, pvalue, df, difference, difference, n_rankable)

@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._groups import GroupedConcordance, factorize_groups, grouped_result, segment_starts
-from ._paired import ConfidenceInterval, ConfidenceIntervals, normal_interval
+from ._inference import ConfidenceInterval, ConfidenceIntervals, equality_test, normal_interval
 from ._result import Result
 from ._routing import routed, warn
 from ._survival import as_exact_float64
@@ -197,25 +197,6 @@ def concordance_estimate(totals: npt.NDArray[np.int64]) -> npt.NDArray[np.float6
     """Harrell's C of counts ``(..., 5)``: (concordant + tied_predicted / 2) / comparable pairs; NaN without pairs."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return (totals[..., 0] + 0.5 * totals[..., 2]) / totals[..., :3].sum(axis=-1)
-
-
-def equality_test(estimates: npt.NDArray[np.float64], covariance: npt.NDArray[np.float64]) -> tuple[float, float, int]:
-    """(chi-square statistic, p-value, df) of the hypothesis that k correlated estimates are equal:
-    the k - 1 differences from the last, with a pseudo-inverse of their covariance (df = its rank)."""
-    from scipy import stats
-
-    k = estimates.shape[0]
-    if k < 2 or not np.isfinite(covariance).all() or not np.isfinite(estimates).all():
-        return math.nan, math.nan, 0
-    contrast = np.hstack([np.eye(k - 1), -np.ones((k - 1, 1))])
-    differences = contrast @ estimates
-    spread = contrast @ covariance @ contrast.T
-    scale = float(np.abs(spread).max())
-    if scale == 0:  # identical rankings: no evidence either way unless the estimates differ
-        return (0.0, 1.0, 0) if not differences.any() else (math.inf, 0.0, k - 1)
-    df = int(np.linalg.matrix_rank(spread, tol=scale * 1e-10))
-    statistic = float(differences @ np.linalg.pinv(spread, rcond=1e-10, hermitian=True) @ differences)
-    return statistic, float(stats.chi2.sf(statistic, df)), df
 
 
 @overload

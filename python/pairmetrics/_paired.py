@@ -7,7 +7,6 @@ import math
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
-import numpy.typing as npt
 
 from . import _core
 from ._groups import (
@@ -18,6 +17,7 @@ from ._groups import (
     grouped_result,
     segment_starts,
 )
+from ._inference import ConfidenceInterval, normal_interval
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
@@ -29,12 +29,11 @@ from ._validation import (
     check_finite,
     check_positive_finite,
     check_progress,
-    check_real,
     check_same_length,
     resolve_n_jobs,
 )
 
-__all__ = ["paired_evaluation", "PairedEvaluation", "ConfidenceInterval", "ConfidenceIntervals"]
+__all__ = ["paired_evaluation", "PairedEvaluation"]
 
 _SEMANTICS = """
     A pair of samples (i, j) is *rankable* when its labels differ by at least
@@ -62,56 +61,6 @@ def prepare_scores(
     return scores, labels, min_dist
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ConfidenceInterval(Result):
-    """A confidence interval; unpacks as ``(low, high)`` like SciPy's.
-
-    Attributes
-    ----------
-    low, high : float
-        The bounds (NaN when the variance cannot be estimated).
-    confidence_level : float
-        The nominal coverage.
-    """
-
-    low: float
-    high: float
-    confidence_level: float
-    _unpack = ("low", "high")
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class ConfidenceIntervals(Result):
-    """Confidence intervals of many estimates at once; unpacks as ``(low, high)``.
-
-    Attributes
-    ----------
-    low, high : ndarray
-        The bounds, one entry per estimate, in the shape of the estimates
-        (NaN where the variance cannot be estimated).
-    confidence_level : float
-        The nominal coverage.
-    """
-
-    low: npt.NDArray[np.float64]
-    high: npt.NDArray[np.float64]
-    confidence_level: float
-    _unpack = ("low", "high")
-
-
-def normal_interval(
-    estimate: float, variance: float, confidence_level: float, low: float, high: float
-) -> ConfidenceInterval:
-    """``estimate -+ z * sqrt(variance)`` clipped to [low, high]."""
-    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
-
-    level = check_real(confidence_level, "confidence_level", low=0, high=1, low_open=True, high_open=True)
-    if not (math.isfinite(estimate) and math.isfinite(variance)):
-        return ConfidenceInterval(math.nan, math.nan, level)
-    half = float(stats.norm.ppf(0.5 + level / 2)) * math.sqrt(max(variance, 0.0))
-    return ConfidenceInterval(max(low, estimate - half), min(high, estimate + half), level)
-
-
 _INTERVAL_NOTES = """
     The interval is ``auc -+ z * se``, normal approximation, clipped to
     [0, 1]. Its variance is the U-statistic (DeLong) estimate with
@@ -122,7 +71,8 @@ _INTERVAL_NOTES = """
     * Binary labels (two distinct values): ``f_i = m / (m - 1)`` for the ``m``
       samples of ``i``'s class, which is exactly DeLong et al. (1988):
       ``S10 / m + S01 / n`` with the placement values' variances (ddof 1),
-      class sizes held fixed. (A class of one sample has ``g_i = 0``.)
+      class sizes held fixed. With a class of one sample the variance is
+      undefined (NaN, and the interval NaN with a warning), not zero.
     * Ordinal and real-valued labels: ``f_i = n / (n - 1)``, the delta-method
       variance of a ratio of one-sample U-statistics (Harrell's C, as in
       Pencina & D'Agostino 2004): the samples are treated as independent
@@ -193,6 +143,8 @@ class PairedEvaluation(Result):
                 "the variance of auc was not computed (paired_evaluation computes it by default only up to "
                 f"{_CHEAP_VARIANCE_SAMPLES} samples); call paired_evaluation(..., variance=True)"
             )
+        if math.isnan(self._variance) and not math.isnan(self.auc):
+            warn_undefined_variance()
         return normal_interval(self.auc, self._variance, confidence_level, 0.0, 1.0)
 
     @property
@@ -305,11 +257,11 @@ def merge_label_extremes(extremes: Any) -> tuple[Any, int, Any, int]:
 
 
 def ddof_factor(m: Any) -> Any:
-    """``m / (m - 1)``, the ddof-1 factor of ``m`` samples (1 for a lone sample, whose component is 0);
-    elementwise for arrays."""
+    """``m / (m - 1)``, the ddof-1 factor of ``m`` samples; NaN for a lone sample (a class of one has
+    no spread to estimate: the variance is undefined, not zero); elementwise for arrays."""
     m = np.asarray(m, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(m > 1, m / np.maximum(m - 1, 1), 1.0)
+        return np.where(m > 1, m / np.maximum(m - 1, 1), np.where(m == 1, math.nan, 1.0))
 
 
 def labels_are_binary(extremes: tuple[Any, Any, Any, Any], n: Any) -> Any:
@@ -373,6 +325,11 @@ def group_factors(labels: np.ndarray, sizes: IntArray) -> FloatArray:
     binary = np.repeat(labels_are_binary((low, n_low, high, n_high), sizes), sizes)
     per_class = np.where(is_low, np.repeat(ddof_factor(n_low), sizes), np.repeat(ddof_factor(n_high), sizes))
     return np.where(binary, per_class, np.repeat(ddof_factor(sizes), sizes))
+
+
+def warn_undefined_variance() -> None:
+    """The warning of an interval or test whose variance is undefined (a class of one sample)."""
+    warn_caller("a class of the labels has a single sample: the variance is undefined (nan)", RuntimeWarning)
 
 
 def warn_nothing_rankable(what: str = "") -> None:

@@ -1,0 +1,100 @@
+"""Inference shared by the capabilities: confidence intervals (SciPy's result shape), normal intervals from a
+variance, and the chi-square test that k correlated estimates are equal."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from ._result import Result
+from ._routing import warn
+from ._validation import check_real
+
+__all__ = ["ConfidenceInterval", "ConfidenceIntervals"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ConfidenceInterval(Result):
+    """A confidence interval; unpacks as ``(low, high)`` like SciPy's.
+
+    Attributes
+    ----------
+    low, high : float
+        The bounds (NaN when the variance cannot be estimated).
+    confidence_level : float
+        The nominal coverage.
+    """
+
+    low: float
+    high: float
+    confidence_level: float
+    _unpack = ("low", "high")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ConfidenceIntervals(Result):
+    """Confidence intervals of many estimates at once; unpacks as ``(low, high)``.
+
+    Attributes
+    ----------
+    low, high : ndarray
+        The bounds, one entry per estimate, in the shape of the estimates
+        (NaN where the variance cannot be estimated).
+    confidence_level : float
+        The nominal coverage.
+    """
+
+    low: npt.NDArray[np.float64]
+    high: npt.NDArray[np.float64]
+    confidence_level: float
+    _unpack = ("low", "high")
+
+
+def normal_interval(
+    estimate: float, variance: float, confidence_level: float, low: float, high: float
+) -> ConfidenceInterval:
+    """``estimate -+ z * sqrt(variance)`` clipped to [low, high]."""
+    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
+
+    level = check_real(confidence_level, "confidence_level", low=0, high=1, low_open=True, high_open=True)
+    if not (math.isfinite(estimate) and math.isfinite(variance)):
+        return ConfidenceInterval(math.nan, math.nan, level)
+    half = float(stats.norm.ppf(0.5 + level / 2)) * math.sqrt(max(variance, 0.0))
+    return ConfidenceInterval(max(low, estimate - half), min(high, estimate + half), level)
+
+
+def equality_test(estimates: npt.NDArray[np.float64], covariance: npt.NDArray[np.float64]) -> tuple[float, float, int]:
+    """(chi-square statistic, p-value, df) of the hypothesis that k correlated estimates are equal:
+    the k - 1 differences from the last, with a pseudo-inverse of their covariance (df = its rank).
+
+    The answer does not depend on the order of the estimates. Differences that the covariance says are
+    exact (outside its range: a model whose estimated variance is zero, such as a constant or a perfect
+    ranking, differing from the others) make the test undefined: NaN, with a warning, rather than the
+    certainty (statistic inf, p 0) that a variance estimate of zero would claim.
+    """
+    from scipy import stats
+
+    k = estimates.shape[0]
+    if k < 2 or not np.isfinite(covariance).all() or not np.isfinite(estimates).all():
+        return math.nan, math.nan, 0
+    contrast = np.hstack([np.eye(k - 1), -np.ones((k - 1, 1))])
+    differences = contrast @ estimates
+    spread = contrast @ covariance @ contrast.T
+    scale = float(np.abs(spread).max())
+    df = int(np.linalg.matrix_rank(spread, tol=scale * 1e-10)) if scale > 0 else 0
+    inverse = np.linalg.pinv(spread, rcond=1e-10, hermitian=True) if scale > 0 else np.zeros_like(spread)
+    outside = differences - spread @ (inverse @ differences)  # the part of the differences with no variance
+    if np.abs(outside).max() > 1e-9 * max(float(np.abs(differences).max()), 1e-300):
+        warn(
+            "the estimates differ where their estimated variance is zero (a constant or perfect ranking, or a "
+            "degenerate sample): the equality test is undefined (nan)",
+            RuntimeWarning,
+        )
+        return math.nan, math.nan, df
+    if df == 0:  # identical rankings: no evidence of a difference
+        return 0.0, 1.0, 0
+    statistic = float(differences @ inverse @ differences)
+    return statistic, float(stats.chi2.sf(statistic, df)), df
