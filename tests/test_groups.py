@@ -293,3 +293,43 @@ def test_dask_input_with_groups_is_refused():
         )
     with pytest.raises(TypeError, match="does not take Dask"):
         pm.concordance(da.from_array(np.array([1.0, 2, 3, 4])), None, [1.0, 2, 3, 4], groups=[1, 1, 2, 2])
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(grouped_problems())
+def test_each_groups_interval_equals_the_ungrouped_interval(problem):
+    scores, other, labels, groups = problem
+    binary = (labels > 1).astype(np.int8)
+    grouped = {
+        "paired": _quiet(pm.paired_evaluation, labels, scores, groups=groups, variance=True).confidence_interval(0.9),
+        "roc": _quiet(pm.sklearn.roc_auc_score, binary, scores, groups=groups).confidence_interval(0.9),
+        "comparison": _quiet(pm.compare_models, labels, [scores, other], groups=groups).confidence_interval(0.9),
+        "concordance": _quiet(
+            pm.concordance, labels.astype(float), None, scores.astype(float), groups=groups
+        ).confidence_interval(0.9),
+    }
+    for g, rows in _slices(groups):
+        alone = {
+            "paired": _quiet(pm.paired_evaluation, labels[rows], scores[rows], variance=True).confidence_interval(0.9),
+            "roc": _quiet(pm.paired_evaluation, binary[rows], scores[rows], variance=True).confidence_interval(0.9),
+            "comparison": [
+                x[0, 1]
+                for x in _quiet(pm.compare_models, labels[rows], [scores[rows], other[rows]]).confidence_interval(0.9)
+            ],  # fmt: skip
+            "concordance": _quiet(
+                pm.concordance, labels[rows].astype(float), None, scores[rows].astype(float)
+            ).confidence_interval(0.9),
+        }
+        for name, interval in grouped.items():
+            low, high = alone[name]
+            np.testing.assert_allclose([interval.low[g], interval.high[g]], [low, high], rtol=1e-7, atol=1e-12,
+                                       err_msg=name)  # fmt: skip
+
+
+def test_grouped_roc_auc_variance_only_where_it_is_delongs():
+    labels, scores, groups = np.array([0, 1, 0, 1, 1, 0]), np.array([0.1, 0.4, 0.35, 0.8, 0.3, 0.2]), [1, 1, 1, 2, 2, 2]
+    assert pm.sklearn.roc_auc_score(labels, scores, groups=groups).variance is not None
+    weighted = pm.sklearn.roc_auc_score(labels, scores, groups=groups, sample_weight=np.ones(6))
+    assert weighted.variance is None
+    with pytest.raises(ValueError, match="variance"):
+        weighted.confidence_interval()

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._groups import GROUPS_NOTES, GroupedPairedComparison
-from ._inference import ConfidenceIntervals, equality_test, normal_interval
+from ._inference import ConfidenceIntervals, equality_test, normal_intervals
 from ._paired import (
     auc_components,
     grouped_comparison,
@@ -94,17 +94,7 @@ class ModelComparison(Result):
         >>> low.shape, high.shape
         ((2, 2), (2, 2))
         """
-        spread = self.difference_variance()
-        k = self.auc.shape[0]
-        low, high = np.empty((k, k)), np.empty((k, k))
-        level = confidence_level
-        for i in range(k):
-            for j in range(k):
-                interval = normal_interval(
-                    float(self.difference[i, j]), float(spread[i, j]), confidence_level, -1.0, 1.0
-                )
-                low[i, j], high[i, j], level = interval.low, interval.high, interval.confidence_level
-        return ConfidenceIntervals(low, high, level)
+        return normal_intervals(self.difference, self.difference_variance(), confidence_level, -1.0, 1.0)
 
 
 def _pairwise_pvalues(difference: npt.NDArray[np.float64], spread: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

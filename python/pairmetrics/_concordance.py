@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._groups import GroupedConcordance, factorize_groups, grouped_result, segment_starts
-from ._inference import ConfidenceInterval, ConfidenceIntervals, equality_test, normal_interval
+from ._inference import ConfidenceInterval, ConfidenceIntervals, equality_test, normal_interval, normal_intervals
 from ._result import Result
 from ._routing import routed, warn
 from ._survival import as_exact_float64
@@ -93,12 +93,7 @@ class ConcordanceResult(Result):
         """
         if np.ndim(self.estimate) == 0:
             return normal_interval(float(self.estimate), float(self.variance), confidence_level, 0.0, 1.0)
-        bounds = [
-            normal_interval(float(e), float(v), confidence_level, 0.0, 1.0)
-            for e, v in zip(np.asarray(self.estimate), np.asarray(self.variance))
-        ]
-        level = bounds[0].confidence_level
-        return ConfidenceIntervals(np.array([b.low for b in bounds]), np.array([b.high for b in bounds]), level)
+        return normal_intervals(self.estimate, self.variance, confidence_level, 0.0, 1.0)
 
 
 def _times(time: Any) -> npt.NDArray[np.float64]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from ._inference import ConfidenceIntervals, normal_intervals
 from ._result import Result
 from ._routing import is_dask
 from ._routing import warn as warn_caller
@@ -129,6 +130,39 @@ class GroupedResult(Result):
     mean: float
     _estimate: ClassVar[str] = ""
     _undefined: ClassVar[str] = ""
+    _range: ClassVar[tuple[float, float]] = (0.0, 1.0)
+
+    def _estimate_variance(self) -> FloatArray | None:
+        """Each group's variance of the estimate (None when it was not computed)."""
+        return getattr(self, "variance", None)
+
+    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceIntervals:
+        """Each group's normal confidence interval of its estimate.
+
+        Parameters
+        ----------
+        confidence_level : float, default 0.95
+            Nominal coverage, in (0, 1).
+
+        Returns
+        -------
+        ConfidenceIntervals
+            ``low`` and ``high``, arrays aligned with ``groups`` (clipped to
+            the estimate's range; NaN where the estimate or its variance is
+            undefined); unpacks as ``(low, high)``.
+
+        Raises
+        ------
+        ValueError
+            When the variance was not computed (see the function's notes).
+        """
+        variance = self._estimate_variance()
+        if variance is None:
+            raise ValueError(
+                f"the variance of each group's {self._estimate} was not computed: it is computed by default up "
+                "to 100000 samples; pass variance=True to paired_evaluation(..., groups=...)"
+            )
+        return normal_intervals(getattr(self, self._estimate), variance, confidence_level, *self._range)
 
     def to_frame(self) -> pd.DataFrame:
         """The per-group arrays as a pandas DataFrame indexed by group.
@@ -250,6 +284,11 @@ class GroupedPairedComparison(GroupedResult):
     pvalue: FloatArray
     _estimate: ClassVar[str] = "auc_difference"
     _undefined: ClassVar[str] = "nothing rankable"
+    _range: ClassVar[tuple[float, float]] = (-1.0, 1.0)
+
+    def _estimate_variance(self) -> FloatArray:
+        spread: FloatArray = self.variance_a + self.variance_b - 2 * self.covariance
+        return np.maximum(spread, 0.0)
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -265,11 +304,18 @@ class GroupedRocAuc(GroupedResult):
         NaN where the group has one class only (or a class without weight).
     n_positive, n_negative : ndarray of int64
         Each group's positive and negative samples.
+    variance : ndarray of float64 or None
+        Each group's DeLong variance of ``auc`` (for
+        :meth:`~GroupedResult.confidence_interval`): computed without
+        ``sample_weight`` and ``max_fpr`` up to 100,000 samples in all; None
+        otherwise (``paired_evaluation(y_true, y_score, groups=...,
+        variance=True)`` gives it for larger unweighted inputs).
     """
 
     auc: FloatArray
     n_positive: IntArray
     n_negative: IntArray
+    variance: FloatArray | None
     _estimate: ClassVar[str] = "auc"
     _undefined: ClassVar[str] = "one class only"
 

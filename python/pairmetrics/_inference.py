@@ -66,6 +66,22 @@ def normal_interval(
     return ConfidenceInterval(max(low, estimate - half), min(high, estimate + half), level)
 
 
+def normal_intervals(
+    estimates: npt.ArrayLike, variances: npt.ArrayLike, confidence_level: float, low: float, high: float
+) -> ConfidenceIntervals:
+    """``estimate -+ z * sqrt(variance)`` clipped to [low, high], elementwise (NaN where either is not finite)."""
+    from scipy import stats
+
+    level = check_real(confidence_level, "confidence_level", low=0, high=1, low_open=True, high_open=True)
+    estimate = np.asarray(estimates, dtype=np.float64)
+    variance = np.asarray(variances, dtype=np.float64)
+    half = float(stats.norm.ppf(0.5 + level / 2)) * np.sqrt(np.maximum(variance, 0.0))
+    defined = np.isfinite(estimate) & np.isfinite(variance)
+    lower = np.where(defined, np.maximum(low, estimate - half), math.nan)
+    upper = np.where(defined, np.minimum(high, estimate + half), math.nan)
+    return ConfidenceIntervals(lower, upper, level)
+
+
 def equality_test(estimates: npt.NDArray[np.float64], covariance: npt.NDArray[np.float64]) -> tuple[float, float, int]:
     """(chi-square statistic, p-value, df) of the hypothesis that k correlated estimates are equal:
     the k - 1 differences from the last, with a pseudo-inverse of their covariance (df = its rank).

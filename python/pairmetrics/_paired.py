@@ -477,7 +477,7 @@ def paired_evaluation(
     warn = check_bool(warn, "warn")
     threads = resolve_n_jobs(n_jobs)
     if groups is not None:
-        return _grouped_evaluation(scores, labels, min_dist, groups, with_variance, threads, check_progress(progress),
+        return grouped_evaluation(scores, labels, min_dist, groups, with_variance, threads, check_progress(progress),
                                    warn)  # fmt: skip
     weighted = None
     with progress_callback(check_progress(progress), "paired evaluation") as callback:
@@ -508,7 +508,7 @@ def _grouped_counts(
     return output[0].astype(np.int64), tuple(output[1:])
 
 
-def _grouped_evaluation(
+def grouped_evaluation(
     scores: np.ndarray,
     labels: np.ndarray,
     min_dist: float,

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _core
 from ._groups import GROUPS_NOTES, GroupedRocAuc, factorize_groups, grouped_result
+from ._paired import grouped_evaluation, wants_variance
 from ._routing import routed, warn
 from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
@@ -599,8 +600,13 @@ def _grouped_auc(
     area = np.where((total_pos > 0) & (total_neg > 0), area, np.nan)  # a class without weight: undefined
     sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
     n_positive = np.bincount(codes, weights=positive, minlength=keys.shape[0]).astype(np.int64)
+    variance = None
+    if weight is None and not is_partial(max_fpr) and wants_variance(positive.shape[0], None):
+        # The AUC of binary labels is paired evaluation's concordance: its DeLong variance per group.
+        flags = np.ascontiguousarray(positive, dtype=np.uint8)
+        variance = grouped_evaluation(scores, flags, 0.5, groups, True, resolve_n_jobs(None), False, False).variance
     return grouped_result(GroupedRocAuc, keys, sizes, True, auc=area, n_positive=n_positive,
-                          n_negative=sizes - n_positive)  # fmt: skip
+                          n_negative=sizes - n_positive, variance=variance)  # fmt: skip
 
 
 def _multiclass(
