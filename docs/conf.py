@@ -32,7 +32,8 @@ extensions = ["sphinx.ext.autodoc", "sphinx.ext.autosummary", "sphinx.ext.mathja
 exclude_patterns = ["_build"]
 templates_path: list[str] = []
 html_theme = "alabaster"
-html_static_path: list[str] = []
+html_static_path: list[str] = ["_static"]
+html_css_files = ["wrap.css"]  # long code lines scroll instead of being clipped
 html_theme_options = {"description": "Fast, exact evaluation of model predictions", "fixed_sidebar": True}
 
 autosummary_generate = True

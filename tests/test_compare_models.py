@@ -166,3 +166,18 @@ def test_a_class_of_one_sample_gives_an_undefined_variance():
     with pytest.warns(RuntimeWarning, match="single sample"):
         low, high = pm.paired_evaluation(labels, scores[0]).confidence_interval()
     assert math.isnan(low) and math.isnan(high)
+
+
+def test_a_transposed_score_matrix_gets_a_hint_and_to_frame_has_a_row_per_model():
+    rng = np.random.default_rng(2)
+    labels = rng.integers(0, 2, 50)
+    scores = np.vstack([labels + rng.normal(size=50), rng.normal(size=50), labels + rng.normal(size=50)])
+    with pytest.raises(ValueError, match=r"y_score\.T"):
+        pm.compare_models(labels, scores.T)
+    pytest.importorskip("pandas")
+    result = pm.compare_models(labels, scores)
+    frame = result.to_frame()
+    assert frame.index.name == "model" and list(frame.columns) == ["auc", "variance", "low", "high"]
+    np.testing.assert_array_equal(frame["auc"].to_numpy(), result.auc)
+    low, high = pm.paired_evaluation(labels, scores[1]).confidence_interval()
+    assert (frame["low"][1], frame["high"][1]) == pytest.approx((low, high), rel=1e-9)

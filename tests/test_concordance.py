@@ -178,3 +178,17 @@ def test_interval_coverage():
         low, high = pm.concordance(times, events, -x).confidence_interval()
         covered += low <= truth <= high
     assert 0.90 <= covered / 200 <= 0.99
+
+
+def test_one_model_statistic_is_the_estimate_tested_against_chance():
+    from scipy import stats
+
+    rng = np.random.default_rng(4)
+    time = rng.exponential(size=300)
+    score = time + rng.normal(size=300)
+    result = pm.concordance(time, None, score)
+    assert result.statistic == result.estimate and result.df == 0
+    z = (result.estimate - 0.5) / np.sqrt(result.variance)
+    assert result.pvalue == pytest.approx(2 * stats.norm.sf(abs(z)), rel=1e-12)
+    perfect = pm.concordance([1.0, 2.0, 3.0], None, [1.0, 2.0, 3.0])  # zero variance: nothing is proven
+    assert perfect.estimate == 1.0 and np.isnan(perfect.pvalue)

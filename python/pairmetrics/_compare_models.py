@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,9 @@ from ._result import Result
 from ._routing import routed
 from ._typing import ArrayLike, NJobs
 from ._validation import as_numeric_array, check_progress, resolve_n_jobs
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ModelComparison", "compare_models"]
 
@@ -63,6 +66,29 @@ class ModelComparison(Result):
     difference_pvalue: npt.NDArray[np.float64]
     n_rankable: int
     _unpack = ("statistic", "pvalue")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per model: its ``auc``, ``variance`` and 95 % interval (normal, clipped to [0, 1]).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``model`` (0 to k - 1), columns ``auc``, ``variance``,
+            ``low`` and ``high``.
+
+        Raises
+        ------
+        ImportError
+            When pandas is not installed.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_frame() needs pandas: pip install pandas") from None
+        variance = np.diag(self.covariance)
+        low, high = normal_intervals(self.auc, variance, 0.95, 0.0, 1.0)
+        columns = {"auc": self.auc, "variance": variance, "low": low, "high": high}
+        return pd.DataFrame(columns, index=pd.RangeIndex(self.auc.shape[0], name="model"))
 
     def difference_variance(self) -> npt.NDArray[np.float64]:
         """``Var(auc[i] - auc[j])`` for every pair, shape (k, k)."""
@@ -201,6 +227,7 @@ def compare_models(
     (2, 0.2019)
     """
     models = check_models(as_numeric_array(y_score, "y_score"))
+    check_orientation(models.shape, np.shape(y_true))
     prepared = [prepare_scores(row, y_true, min_dist, f"y_score[{k}]") for k, row in enumerate(models)]
     labels_arr, min_dist = prepared[0][1], prepared[0][2]
     threads = resolve_n_jobs(n_jobs)
@@ -222,6 +249,16 @@ def compare_models(
 
 if compare_models.__doc__:  # None under python -OO
     compare_models.__doc__ = compare_models.__doc__.replace("{groups_notes}", GROUPS_NOTES.strip())
+
+
+def check_orientation(score_shape: tuple[int, ...], true_shape: tuple[int, ...]) -> None:
+    """A hint for an (n, k) score matrix: one row per model is wanted."""
+    n = true_shape[0] if len(true_shape) >= 1 else -1
+    if len(score_shape) == 2 and score_shape[0] == n and score_shape[1] < n:
+        raise ValueError(
+            f"y_score has shape {score_shape}: one row per model is expected, (k, n) with n = {n} samples; "
+            "pass y_score.T"
+        )
 
 
 def check_models(models: Any) -> Any:

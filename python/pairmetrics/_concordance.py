@@ -55,8 +55,11 @@ class ConcordanceResult(Result):
         The infinitesimal-jackknife covariance of the estimates (1 x 1 for
         one model).
     statistic, pvalue : float
-        Chi-square statistic (``df`` degrees of freedom) and p-value of the
-        test that all concordances are equal; NaN for one model.
+        For k models, the chi-square statistic (``df`` degrees of freedom)
+        and p-value of the test that all concordances are equal. For one
+        model, ``statistic`` is the estimate and ``pvalue`` the two-sided
+        normal p-value of the hypothesis that it is 1/2 (no better than
+        chance), from its variance.
     df : int
         Rank of the covariance of the differences (0 for one model).
     n : int
@@ -94,6 +97,15 @@ class ConcordanceResult(Result):
         if np.ndim(self.estimate) == 0:
             return normal_interval(float(self.estimate), float(self.variance), confidence_level, 0.0, 1.0)
         return normal_intervals(self.estimate, self.variance, confidence_level, 0.0, 1.0)
+
+
+def _chance_pvalue(estimate: float, variance: float) -> float:
+    """Two-sided normal p-value of the hypothesis that a concordance is 1/2 (NaN without a variance)."""
+    from scipy import stats
+
+    if not (math.isfinite(estimate) and math.isfinite(variance) and variance > 0):
+        return 1.0 if estimate == 0.5 and variance == 0 else math.nan  # a zero variance proves nothing
+    return float(2 * stats.norm.sf(abs(estimate - 0.5) / math.sqrt(variance)))
 
 
 def _times(time: Any) -> npt.NDArray[np.float64]:
@@ -326,8 +338,9 @@ def concordance(
     statistic, pvalue, df = equality_test(estimates, covariance)
     if np.ndim(y_score) == 1:
         c, d, tp, tt, tb = (int(x) for x in table[0])
+        estimate, variance = float(estimates[0]), float(covariance[0, 0])
         return ConcordanceResult(
-            c, d, tp, tt, tb, float(estimates[0]), float(covariance[0, 0]), covariance, statistic, pvalue, df, n
+            c, d, tp, tt, tb, estimate, variance, covariance, estimate, _chance_pvalue(estimate, variance), 0, n
         )
     return ConcordanceResult(
         table[:, 0].copy(),
