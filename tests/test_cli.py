@@ -114,13 +114,18 @@ def test_crossmatch_points_and_r_style_inputs(tmp_path):
     x, y = rng.normal(size=(10, 3)), rng.normal(size=(12, 3)) + 1
     fx, fy = write(tmp_path / "x.npy", x, "npy"), write(tmp_path / "y.txt", y, "txt")
     record = json.loads(cli("crossmatch", fx, fy, "--json").stdout)
-    assert record["a1"] == pe.crossmatch_test(x, y).a1
+    assert record["statistic"] == pe.crossmatch_test(x, y).statistic
     z = np.r_[np.zeros(10), np.ones(12)]
     points = np.vstack([x, y])
     d = np.sqrt(((points[:, None] - points[None]) ** 2).sum(-1))
     fz, fd = write(tmp_path / "z.npy", z, "npy"), write(tmp_path / "d.npy", d, "npy")
-    record = json.loads(cli("crossmatch", "--groups", fz, "--distances", fd, "--json").stdout)
-    assert record["pval"] == pytest.approx(pe.crossmatchtest(z, d).pval)
+    record = json.loads(cli("crossmatch", "--groups", fz, "--distances", fd, "--json", "--seed", "3").stdout)
+    assert record["pvalue"] == pytest.approx(pe.crossmatch_test(D=d, labels=z, rng=3).pvalue)
+    # tied points: the seed fixes the order that breaks ties; the result is the API's
+    ties = np.vstack([np.ones((6, 2)), np.zeros((6, 2))])
+    fa, fb = write(tmp_path / "a.npy", ties[::2], "npy"), write(tmp_path / "b.npy", ties[1::2], "npy")
+    record = json.loads(cli("crossmatch", fa, fb, "--seed", "5", "--n-neighbors", "3", "--json").stdout)
+    assert record["statistic"] == pe.crossmatch_test(ties[::2], ties[1::2], rng=5).statistic
 
 
 def test_measures_and_multilabel(tmp_path):

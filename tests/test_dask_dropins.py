@@ -273,14 +273,16 @@ def test_matching_and_crossmatch_gather_within_the_limit(client, monkeypatch):
     rng = np.random.default_rng(2)
     x, y = rng.random((40, 3)), rng.random((30, 3)) + 0.3
     lazy_x, lazy_y = da.from_array(x, chunks=7), da.from_array(y, chunks=11)
-    assert pm.crossmatch_test(lazy_x, lazy_y).a1 == pm.crossmatch_test(x, y).a1
-    assert pm.crossmatch_test(lazy_x, lazy_y, metric="minkowski", p=3).a1 == pm.crossmatch_test(x, y, metric="minkowski",
-                                                                                                p=3).a1  # fmt: skip
+    assert pm.crossmatch_test(lazy_x, lazy_y, rng=0) == pm.crossmatch_test(x, y, rng=0)
+    assert pm.crossmatch_test(lazy_x, lazy_y, metric="minkowski", p=3, rng=0) == pm.crossmatch_test(
+        x, y, metric="minkowski", p=3, rng=0
+    )
     assert pm.min_weight_perfect_matching(points=lazy_x).cost == pm.min_weight_perfect_matching(points=x).cost
     np.testing.assert_array_equal(pm.rank_mahalanobis(lazy_x), pm.rank_mahalanobis(x))
     D = pm.rank_mahalanobis(np.vstack([x, y]))
     z = np.repeat([0, 1], [40, 30])
-    assert pm.crossmatchtest(da.from_array(z, chunks=9), da.from_array(D, chunks=20)).a1 == pm.crossmatchtest(z, D).a1
+    lazy = pm.crossmatch_test(D=da.from_array(D, chunks=20), labels=da.from_array(z, chunks=9), rng=1)
+    assert lazy == pm.crossmatch_test(D=D, labels=z, rng=1)
     monkeypatch.setattr(pairmetrics.dask.matching, "MAX_GATHER_BYTES", x.nbytes - 1)
     with pytest.raises(ValueError, match="MAX_GATHER_BYTES"):
         pm.crossmatch_test(lazy_x, y)

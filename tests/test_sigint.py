@@ -67,7 +67,7 @@ KERNELS = {
     "crossmatch_cityblock": lambda cut: pm.crossmatch_test(
         data("wide points")[:cut or 3000], data("wide points")[3000:][:cut] + 0.1, metric="cityblock"),
     "crossmatch_resample": lambda cut: pm.crossmatch_resample(
-        data("points")[:3000], data("points")[3000:], sample_size=5 if cut else 300, n_repeats=3 if cut else 100_000,
+        data("points")[:3000], data("points")[3000:], sample_size=5 if cut else 300, n_resamples=3 if cut else 100_000,
         rng=0, n_jobs=2),
     "measures": lambda cut: pm.absolute_error(*[a[:cut] for a in data("big")], per_target=True),
     "multilabel_counts": lambda cut: pm.multilabel_counts(*[a[:cut] for a in data("labels")]),

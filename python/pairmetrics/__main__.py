@@ -165,26 +165,27 @@ def _cmd_two_vs_two(args, run: RunProgress) -> Output:
 
 
 def _cmd_crossmatch(args, run: RunProgress) -> Output:
-    from . import crossmatch_test, crossmatchtest
+    from . import crossmatch_test
 
     read = _Inputs(args, run, 2)
+    options = dict(rng=args.seed, n_neighbors=args.n_neighbors, progress=run.enabled)
     if args.groups or args.distances:
         if not (args.groups and args.distances) or args.x or args.y:
             raise _UsageError("pairmetrics crossmatch: error: give either X Y, or both --groups and --distances")
         groups, distances = read(args.groups, "groups"), read(args.distances, "distances", ndim=2)
         with run.step("cross-match", 1.0):
-            r = crossmatchtest(groups, distances, progress=run.enabled)
+            r = crossmatch_test(D=distances, labels=groups, **options)
     else:
         if not (args.x and args.y):
             raise _UsageError("pairmetrics crossmatch: error: give the two samples X Y (or --groups Z --distances D)")
         x, y = read(args.x, "X", ndim=2), read(args.y, "Y", ndim=2)
         with run.step("cross-match", 1.0):
-            r = crossmatch_test(x, y, metric=args.metric, progress=run.enabled)
-    record = {k: getattr(r, k) for k in ("a1", "Ea1", "Va1", "dev", "pval", "approxpval")}
+            r = crossmatch_test(x, y, metric=args.metric, **options)
+    record = {name: value for name, value in r.asdict().items() if name not in ("order", "matching")}
     return record, [
-        f"cross-matches a1 = {r.a1} (expected {r.Ea1:.4f} under H0, variance {r.Va1:.4f})",
-        f"exact p-value  {r.pval:.6g}",
-        f"normal approx  dev = {r.dev:.4f}, p = {r.approxpval:.6g}",
+        f"cross-matches  {r.statistic} (expected {r.expected:.4f} under H0, variance {r.variance:.4f})",
+        f"exact p-value  {r.pvalue:.6g}",
+        f"normal approx  z = {r.zscore:.4f}, p = {r.approx_pvalue:.6g}",
     ]
 
 
@@ -382,6 +383,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--metric", default="euclidean", help="a scipy cdist metric or 'rank_mahalanobis' (euclidean)")
     p.add_argument("--groups", help="0/1 group labels (with --distances, instead of X Y)")
     p.add_argument("--distances", help="square distance matrix (with --groups)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the random order that breaks ties (tied points)")
+    p.add_argument("--n-neighbors", type=int, default=10, help="start graph size of the matching, speed only (10)")
 
     p = command("measures", _cmd_measures, "classic error measures of point predictions")
     p.add_argument("actual", metavar="ACTUAL", help="actual values, a vector or a table (file or '-')")
