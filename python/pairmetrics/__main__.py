@@ -92,7 +92,10 @@ class _Inputs:
         label = f"reading {what}"
         with self._run.step(label, self._share):
             progress = self._run.kernel_callback(label) if self._run.enabled else None
-            return load_array(source, header=self._header, progress=progress, **options)
+            try:
+                return load_array(source, header=self._header, progress=progress, **options)
+            except ValueError as exc:  # name the argument too: which of the inputs is wrong
+                raise ValueError(f"{what} {exc}") from None
 
 
 # --- subcommands -------------------------------------------------------------------
@@ -106,7 +109,13 @@ def _cmd_paired(args, run: RunProgress) -> Output:
     scores = read(args.scores, "scores", column=args.column)
     progress = run.enabled
     if args.compare:
-        other = read(args.compare, "scores B", column=args.column)
+        other_column = args.column if args.compare_column is None else args.compare_column
+        if _same_file(args.scores, args.compare) and other_column == args.column:
+            raise _UsageError(
+                "pairmetrics paired: error: --compare names the same column of the same file as SCORES, which would "
+                "compare a model with itself; pick the second model's column with --compare-column"
+            )
+        other = read(args.compare, "scores B", column=other_column)
         with run.step("paired comparison", 1.0):
             c = compare_paired(scores, other, labels, args.min_dist, n_jobs=args.n_jobs, progress=progress)
         record = {
@@ -297,6 +306,18 @@ def _show_progress(args) -> bool:
     return bool(args.progress) or sys.stderr.isatty()
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether two input arguments name one file (standard input is read once, so never twice)."""
+    from pathlib import Path
+
+    if "-" in (a, b):
+        return False
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return a == b
+
+
 def _int_option(text, option):
     try:
         return int(text)
@@ -356,9 +377,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("scores", metavar="SCORES", help="a model's scores, one per example (file or '-')")
     p.add_argument("labels", metavar="LABELS", help="the examples' labels, ordinal or real-valued (file or '-')")
     p.add_argument("--min-dist", type=float, default=0.5, help="label separation of a rankable pair (0.5)")
-    p.add_argument("--column", help="column of SCORES (and SCORES_B) by header name or 0-based index")
+    p.add_argument("--column", help="column of SCORES by header name or 0-based index")
     p.add_argument("--label-column", help="column of LABELS by header name or 0-based index")
     p.add_argument("--compare", metavar="SCORES_B", help="a second model's scores: compare the two")
+    p.add_argument(
+        "--compare-column",
+        help="column of SCORES_B by header name or 0-based index (default: --column); two columns of one file "
+        "compare two models",
+    )
     p.add_argument("--n-jobs", type=int, default=None, help="threads (default: every core this process may use)")
 
     p = command("two-vs-two", _cmd_two_vs_two, "the 2 vs 2 test of vector predictions")
@@ -457,6 +483,10 @@ def main(argv: list[str] | None = None) -> int:
     pairmetrics ...
     0
     """
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # a bare `pairmetrics`: what it can do, not an error message
+        print(_parser().format_help(), end="", file=sys.stderr)
+        return EXIT_USAGE
     try:
         args = _parser().parse_args(argv)
         with RunProgress(f"pairmetrics {args.command}", _show_progress(args)) as run, run.printing():
