@@ -422,3 +422,21 @@ def test_crossmatch_groups_on_counts_of_one_distribution():
     counts = gen.poisson(1.0, size=(150, 4))
     table = pm.crossmatch_groups(counts, np.repeat(["a", "b", "c"], 50))
     assert (table["pvalue_adj"] > 1e-3).all()  # was 4e-13 to 5e-9 for every group
+
+
+def test_errors_name_their_argument():
+    with pytest.raises(ValueError, match="^x must be a rectangular table"):
+        pm.crossmatch_test([[1.0, 2.0], [3.0]], [[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(ValueError, match="^y must be a rectangular table"):
+        pm.crossmatch_test([[1.0, 2.0]], [[1.0, 2.0], [3.0]])
+    with pytest.raises(ValueError, match="^points must be a rectangular table"):
+        pm.multi_crossmatch_test([[1.0, 2.0], [3.0]], [0, 1])
+    with pytest.raises(ValueError, match="^N must be .* got 1180591620717411303424"):
+        pm.crossmatch_null_distribution(2**70, 2)  # was an OverflowError without a name
+    with pytest.raises(ValueError, match="^n must be"):
+        pm.crossmatch_null_distribution(4, 2**70)
+    huge = np.full((4, 4), 1e308) - np.diag(np.full(4, 1e308))
+    with pytest.raises(ValueError, match="overflows .* in D.*scale D down"):
+        pm.crossmatch_test(D=huge, labels=[0, 1, 0, 1], rng=0)
+    with pytest.raises(ValueError, match="in D"):
+        pm.min_weight_perfect_matching(huge)

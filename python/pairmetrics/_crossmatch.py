@@ -49,6 +49,8 @@ _FULL_MATRIX_BYTES = 512 << 20
 # Distance matrices of subsamples handed to the kernel at once (bytes).
 _STACK_BYTES = 128 << 20
 ALTERNATIVES = ("less", "greater", "two-sided")
+# Largest N of the null distribution: its support and log-factorials are exact in int64 and float64 up to here.
+_MAX_POINTS = 2**53
 
 __all__ = [
     "CrossMatchResult",
@@ -177,8 +179,8 @@ def crossmatch_null_distribution(N: int, n: int) -> CrossMatchNullDistribution:
     """
     from scipy.special import logsumexp
 
-    N = check_int(N, "N", low=2)
-    n = check_int(n, "n", low=0)
+    N = check_int(N, "N", low=2, high=_MAX_POINTS)
+    n = check_int(n, "n", low=0, high=_MAX_POINTS)
     if N % 2:
         raise ValueError(f"N must be even (the matched points), got {N}")
     if n > N:
@@ -329,7 +331,11 @@ def _test_distances(
 
 
 def _as_sample(x: Any, name: str) -> np.ndarray:
-    x = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    if not isinstance(x, np.ndarray):
+        try:
+            x = np.asarray(x)
+        except ValueError as exc:  # ragged lists
+            raise ValueError(f"{name} must be a rectangular table of numbers (rows of one length): {exc}") from None
     if getattr(x, "ndim", None) == 1:
         x = x[:, None]
     x = as_matrix(x, name, min_rows=1)

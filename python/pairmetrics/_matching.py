@@ -492,7 +492,10 @@ def matched_cost(
     except OverflowError:
         total = math.inf
     if not math.isfinite(total):
-        raise ValueError("the matching's total distance overflows float64 (distances near 1.8e308); scale them down")
+        what = "D" if D is not None else "the points"
+        raise ValueError(
+            f"the matching's total distance overflows float64 (distances near 1.8e308 in {what}); scale {what} down"
+        )
     return total
 
 
