@@ -52,6 +52,8 @@ def data(what):
         return rng.normal(size=(12_000_000, 2)), rng.normal(size=(12_000_000, 2))
     if what == "groups":
         return rng.integers(0, 100_000, 10_000_000)
+    if what == "survival":  # time, predicted, event
+        return rng.exponential(size=10_000_000), rng.normal(size=10_000_000), rng.random(10_000_000) < 0.7
     if what == "labels":
         return rng.integers(0, 2, (200_000, 100)).astype(bool), rng.integers(0, 2, (200_000, 100)).astype(bool)
     return rng.normal(size=(40, 3))
@@ -75,6 +77,7 @@ KERNELS = {
         data("paired")[0][:cut or 10**6], n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
     "bootstrap_concordance": lambda cut: pm.bootstrap(pm.concordance_index, *[a[:cut or 10**6] for a in data("paired")],
         n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
+    "concordance": lambda cut: pm.concordance(*[a[:cut] for a in data("survival")]),
     "paired_evaluation_groups": lambda cut: pm.paired_evaluation(
         *[a[:cut] for a in data("paired")[::2]], 0.1, n_jobs=2, groups=data("groups")[:cut], warn=False),
     "paired_evaluation_two_groups": lambda cut: pm.paired_evaluation(
@@ -111,6 +114,7 @@ KERNELS = [
     "compare_paired",
     "bootstrap_auc",
     "bootstrap_concordance",
+    "concordance",
     "paired_evaluation_groups",
     "paired_evaluation_two_groups",
 ]
