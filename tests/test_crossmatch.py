@@ -440,3 +440,32 @@ def test_errors_name_their_argument():
         pm.crossmatch_test(D=huge, labels=[0, 1, 0, 1], rng=0)
     with pytest.raises(ValueError, match="in D"):
         pm.min_weight_perfect_matching(huge)
+
+
+def test_progress_bars_count_points_and_resamples(monkeypatch):
+    tqdm_auto = pytest.importorskip("tqdm.auto")
+    bars = []
+
+    class Bar:
+        def __init__(self, total=0, desc="", unit="", leave=True):
+            self.total, self.desc, self.unit, self.n = total, desc, unit, 0
+            bars.append(self)
+
+        def refresh(self):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(tqdm_auto, "tqdm", Bar)
+    rng = np.random.default_rng(16)
+    x, y = rng.normal(size=(40, 2)), rng.normal(size=(31, 2))
+    res = pm.crossmatch_test(x, y, progress=True, rng=0)
+    res.matching.verify(progress=True)
+    pm.crossmatch_test(D=cdist(np.vstack([x, y]), np.vstack([x, y])), labels=np.repeat([0, 1], [40, 31]), progress=True)
+    pm.crossmatch_resample(x, y, sample_size=10, n_resamples=7, rng=0, progress=True)
+    pm.crossmatch_resample(x, y, sample_size=10, n_resamples=3, rng=0, progress=True, metric="rank_mahalanobis")
+    seen = [(b.desc, b.unit.strip(), b.total) for b in bars if b.n]
+    assert ("matching", "points", 71) in seen and ("certificate", "points") in [(b.desc, b.unit.strip()) for b in bars]
+    assert ("cross-match resamples", "resamples", 7) in seen and ("cross-match resamples", "resamples", 3) in seen
+    assert all(b.n == b.total for b in bars if b.n) and not any("block" in b.unit for b in bars)

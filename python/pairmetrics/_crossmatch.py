@@ -612,7 +612,7 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, *, sample_size: int = 200, n
     # the subsample; every other metric can be computed once on the pool.
     per_subsample = metric in ("rank_mahalanobis", "mahalanobis", "seuclidean")
     pool_fits = (n + m) ** 2 * 8 <= min(_FULL_MATRIX_BYTES, max_matrix_bytes)
-    with progress_callback(progress, "cross-match resamples") as cb:
+    with progress_callback(progress, "cross-match resamples", unit="resamples") as cb:
         if not per_subsample and pool_fits and n_resamples * N * N >= (n + m) ** 2:
             # One pooled matrix, then every subsample is gathered and solved
             # in C++ (each at its own scale).

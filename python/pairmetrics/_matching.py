@@ -218,7 +218,7 @@ class MatchingResult(Result):
             raise ValueError("the data do not have the size of the matching")
         threads = 1 if data.shape[0] < _PARALLEL_MIN_N else threads
         start = time.perf_counter()
-        with progress_callback(progress, "certificate") as cb:
+        with progress_callback(progress, "certificate", unit="points", count=data.shape[0]) as cb:
             if kind == "points":
                 c = _core._mwpm_certificate_points(data, squared, *args, threads, cb)
             else:
@@ -571,7 +571,7 @@ def _solve_dense(
 ) -> MatchingResult:
     """Matching of the complete graph of a validated distance matrix."""
     n = D.shape[0]
-    with progress_callback(progress, "matching") as cb:
+    with progress_callback(progress, "matching", unit="points", count=n) as cb:
         r = _core._mwpm_dense(D, float(D.max()), min(n_neighbors, n), _threads(n_jobs, n), cb)
     return _make_result(r, n, 1.0, source, lambda pairs: matched_cost(pairs, D=D))
 
@@ -600,7 +600,7 @@ def _solve_points(
     if groups is not None:
         keep, kept, removed = groups
         for _ in range(3):
-            with progress_callback(progress, "matching") as cb:
+            with progress_callback(progress, "matching", unit="points", count=n) as cb:
                 reduced = _core._mwpm_points(
                     Xs[keep], squared, min(n_neighbors, keep.size), _threads(n_jobs, keep.size), cb
                 )
@@ -616,7 +616,7 @@ def _solve_points(
             removed = [c for c, good in zip(removed, ok) if good]
             r = None
     if r is None:
-        with progress_callback(progress, "matching") as cb:
+        with progress_callback(progress, "matching", unit="points", count=n) as cb:
             r = _core._mwpm_points(Xs, squared, min(n_neighbors, n), _threads(n_jobs, n), cb)
     return _make_result(r, n, unit * scale, source,
                         lambda pairs: matched_cost(pairs, points=Xs, squared=squared, unit=unit * scale))  # fmt: skip
