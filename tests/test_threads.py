@@ -153,7 +153,7 @@ class CallbackError(Exception):
 
 
 @contextlib.contextmanager
-def _raising_progress(enabled, description):
+def _raising_progress(enabled, description, unit="block", count=None):
     def callback(done, total):
         raise CallbackError(description)
 
