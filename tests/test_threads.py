@@ -262,7 +262,7 @@ def test_caller_blas_threads_survive_an_interrupted_kernel(name, inputs, monkeyp
     get_threads, set_threads = _scipy_openblas_threads()
 
     @contextlib.contextmanager
-    def interrupting_progress(enabled, description):
+    def interrupting_progress(enabled, description, unit="block", count=None):
         def callback(done, total):
             raise KeyboardInterrupt
 
