@@ -419,7 +419,8 @@ def crossmatch_test(x: ArrayLike | None = None, y: ArrayLike | None = None, *, m
     D : array_like, shape (N, N), optional
         A precomputed distance matrix (symmetric, zero diagonal) of all the
         points, with ``labels``, instead of ``x`` and ``y``: the call form of
-        R's ``crossmatchtest(z, D)``.
+        R's ``crossmatchtest(z, D)``. The solver reads a copy of it in the
+        random order (``8 * N**2`` more bytes for float64).
     labels : array_like of 0/1, shape (N,), optional
         With ``D``: the sample of each point (0 for x, 1 for y).
     **metric_kwargs
