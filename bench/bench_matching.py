@@ -140,10 +140,11 @@ def resample_case(pool: int, sample_size: int, n_repeats: int, d: int, repeats: 
     y = rng.normal(size=(pool, d)) + 0.05
     rows = []
     for jobs in (1, -1):
-        t, res = timed(lambda: pm.crossmatch_resample(x, y, sample_size, n_repeats, rng=0, n_jobs=jobs), repeats)
+        t, res = timed(lambda: pm.crossmatch_resample(x, y, sample_size=sample_size, n_resamples=n_repeats, rng=0,
+                                                      n_jobs=jobs), repeats)  # fmt: skip
         rows.append({"case": f"crossmatch_resample {n_repeats} x ({sample_size}+{sample_size})", "N": 2 * sample_size,
-                     "d": d, "tool": f"pairmetrics (n_jobs={jobs})", "seconds": t, "mean_a1": res.mean_a1,
-                     "mean_pval": res.mean_pval})  # fmt: skip
+                     "d": d, "tool": f"pairmetrics (n_jobs={jobs})", "seconds": t, "mean_a1": res.statistic,
+                     "mean_pval": res.pvalue})  # fmt: skip
     return rows
 
 
@@ -238,7 +239,7 @@ before = rss("VmRSS:")
 cpu, t = time.process_time(), time.perf_counter()
 r = pm.crossmatch_test(ctrl, stim, metric=metric)
 seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
-print(json.dumps({"metric": metric, "seconds": seconds, "cpu_seconds": cpu, "a1": int(r.a1), "pvalue": r.pvalue,
+print(json.dumps({"metric": metric, "seconds": seconds, "cpu_seconds": cpu, "a1": int(r.statistic), "pvalue": r.pvalue,
                   "extra_peak_bytes": rss("VmHWM:") - before, "peak_rss_bytes": rss("VmHWM:")}))
 """
 

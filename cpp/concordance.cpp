@@ -50,7 +50,13 @@ ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_st
                                      std::ptrdiff_t estimate_stride, std::size_t n, double tied_tol, Control& control,
                                      std::uint64_t* per_sample) {
     ConcordanceCounts out;
-    if (per_sample) std::fill(per_sample, per_sample + n * kPerSampleColumns, std::uint64_t{0});
+    if (per_sample) {  // in blocks: n * 6 counts take a while at n = 1e8
+        for (std::size_t begin = 0; begin < n; begin += kCheckEvery) {
+            const std::size_t end = std::min(n, begin + kCheckEvery);
+            std::fill(per_sample + begin * kPerSampleColumns, per_sample + end * kPerSampleColumns, std::uint64_t{0});
+            control.check();
+        }
+    }
     if (n < 2) return out;
     control.set_total((per_sample ? 5 : 4) * static_cast<std::uint64_t>(n));
 
@@ -196,6 +202,21 @@ ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_st
         begin = end;
     }
     return out;
+}
+
+void concordance_pair_columns(const std::uint64_t* per_sample, std::size_t n, double* out, Control& control) {
+    const auto as_double = [](std::uint64_t count) { return static_cast<double>(count); };
+    for (std::size_t begin = 0; begin < n; begin += kCheckEvery) {
+        const std::size_t end = std::min(n, begin + kCheckEvery);
+        for (std::size_t i = begin; i < end; ++i) {
+            const std::uint64_t* row = per_sample + i * kPerSampleColumns;
+            double* pairs = out + i * 3;
+            pairs[0] = as_double(row[kEarlierAbove]) + as_double(row[kLaterBelow]);  // concordant
+            pairs[1] = as_double(row[kEarlierBelow]) + as_double(row[kLaterAbove]);  // discordant
+            pairs[2] = as_double(row[kEarlierTied]) + as_double(row[kLaterTied]);    // tied estimates
+        }
+        control.check();
+    }
 }
 
 }  // namespace pairmetrics

@@ -53,4 +53,10 @@ ConcordanceCounts concordance_counts(const double* times, std::ptrdiff_t time_st
                                      std::ptrdiff_t estimate_stride, std::size_t n, double tied_tol, Control& control,
                                      std::uint64_t* per_sample = nullptr);
 
+// Per-sample comparable pairs (concordant, discordant, tied estimates) from
+// the per-sample counts: n rows of 3 doubles, each the sum of two counts
+// (earlier above + later below, earlier below + later above, the ties), as
+// float64 sums of the counts. Checks the control as it goes (n may be 1e8).
+void concordance_pair_columns(const std::uint64_t* per_sample, std::size_t n, double* out, Control& control);
+
 }  // namespace pairmetrics

@@ -115,13 +115,18 @@ def test_crossmatch_points_and_r_style_inputs(tmp_path):
     x, y = rng.normal(size=(10, 3)), rng.normal(size=(12, 3)) + 1
     fx, fy = write(tmp_path / "x.npy", x, "npy"), write(tmp_path / "y.txt", y, "txt")
     record = json.loads(cli("crossmatch", fx, fy, "--json").stdout)
-    assert record["a1"] == pe.crossmatch_test(x, y).a1
+    assert record["statistic"] == pe.crossmatch_test(x, y).statistic
     z = np.r_[np.zeros(10), np.ones(12)]
     points = np.vstack([x, y])
     d = np.sqrt(((points[:, None] - points[None]) ** 2).sum(-1))
     fz, fd = write(tmp_path / "z.npy", z, "npy"), write(tmp_path / "d.npy", d, "npy")
-    record = json.loads(cli("crossmatch", "--groups", fz, "--distances", fd, "--json").stdout)
-    assert record["pval"] == pytest.approx(pe.crossmatchtest(z, d).pval)
+    record = json.loads(cli("crossmatch", "--groups", fz, "--distances", fd, "--json", "--seed", "3").stdout)
+    assert record["pvalue"] == pytest.approx(pe.crossmatch_test(D=d, labels=z, rng=3).pvalue)
+    # tied points: the seed fixes the order that breaks ties; the result is the API's
+    ties = np.vstack([np.ones((6, 2)), np.zeros((6, 2))])
+    fa, fb = write(tmp_path / "a.npy", ties[::2], "npy"), write(tmp_path / "b.npy", ties[1::2], "npy")
+    record = json.loads(cli("crossmatch", fa, fb, "--seed", "5", "--n-neighbors", "3", "--json").stdout)
+    assert record["statistic"] == pe.crossmatch_test(ties[::2], ties[1::2], rng=5).statistic
 
 
 def test_measures_and_multilabel(tmp_path):
@@ -170,7 +175,7 @@ def test_demo_runs_every_capability():
     report = json.loads(cli("demo", "--small", "--json").stdout)
     assert set(report) == {"paired", "two_vs_two", "crossmatch", "measures", "multilabel"}
     assert 0.5 < report["paired"]["model A AUC"] < 1
-    assert report["crossmatch"]["Ea1"] == pytest.approx(200 * 200 / 399)  # n m / (N - 1)
+    assert report["crossmatch"]["expected under H0"] == pytest.approx(200 * 200 / 399)  # n m / (N - 1)
     assert 0 < report["crossmatch"]["exact p-value"] <= 1
     assert 0.5 < report["two_vs_two"]["2 vs 2 accuracy"] < 1
     text = cli("demo", "--small").stdout
@@ -256,7 +261,7 @@ def test_unusual_npy_files(tmp_path, capsys, array):
         assert len(err.strip().splitlines()) == 1
 
 
-def test_no_command_without_stdin_is_one_line_exit_2():
+def test_bare_command_prints_the_usage_and_exits_2():
     proc = subprocess.run(
         [sys.executable, "-m", "pairmetrics"],
         capture_output=True,
@@ -265,7 +270,10 @@ def test_no_command_without_stdin_is_one_line_exit_2():
         timeout=120,
         check=False,
     )
-    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert proc.returncode == 2 and proc.stderr.startswith("usage: pairmetrics")
+    assert all(name in proc.stderr for name in ("paired", "two-vs-two", "crossmatch", "measures", "demo"))
+    proc = cli(check=False)
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("usage: pairmetrics")
 
 
 # --- reading the input -----------------------------------------------------------------------
@@ -412,21 +420,124 @@ def test_npy_works_without_the_cli_extra_and_text_asks_for_it(tmp_path, data, mo
     values=st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=20),
     delimiter=st.sampled_from([",", "\t"]),
     bom=st.booleans(),
-    crlf=st.booleans(),
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
 )
-def test_text_values_round_trip_exactly(values, delimiter, bom, crlf):
+def test_text_values_round_trip_exactly(values, delimiter, bom, newline):
     import tempfile
     from pathlib import Path
 
     from pairmetrics._io import load_array
 
-    newline = "\r\n" if crlf else "\n"
     text = f"a{delimiter}b{newline}" + "".join(f"{v!r}{delimiter}{-v!r}{newline}" for v in values)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / ("t.csv" if delimiter == "," else "t.tsv")
         path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode())
         array = load_array(path, ndim=2)
     np.testing.assert_array_equal(array, np.column_stack([values, [-v for v in values]]))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "txt", "parquet", "npy"])
+def test_integers_beyond_2_53_stay_exact(tmp_path, fmt):
+    # Read through float64, scores 2**60 ... 2**60 + 39 all tied: AUC 0.5 instead of the exact answer.
+    scores = 2**60 + np.arange(40, dtype=np.int64)
+    labels = np.random.default_rng(8).integers(0, 3, 40)
+    labels[0] = 1  # no header of column numbers
+    s, y = write(tmp_path / f"s.{fmt}", scores, fmt), write(tmp_path / f"y.{fmt}", labels, fmt)
+    if fmt in ("csv", "tsv", "txt"):  # integers written as integers (np.savetxt would print them as floats)
+        s.write_text("".join(f"{v}\n" for v in scores.tolist()))
+        y.write_text("".join(f"{v}\n" for v in labels.tolist()))
+    record = json.loads(cli("paired", s, y, "--json").stdout)
+    want = pe.paired_evaluation(scores, labels)
+    assert (record["n_correct"], record["n_tied"]) == (want.n_correct, want.n_tied) and want.n_tied == 0
+
+
+@pytest.mark.parametrize("fmt", ["csv", "txt", "parquet"])
+def test_integers_float64_would_round_are_refused_among_floats(tmp_path, fmt):
+    big = 2**60 + 1
+    if fmt == "parquet":
+        path = tmp_path / "t.parquet"
+        pd.DataFrame({"a": np.array([big, 3], dtype=np.int64), "b": [0.5, 1.5]}).to_parquet(path)
+    else:
+        path = tmp_path / f"t.{fmt}"
+        path.write_text(f"0.5\n{big}\n2\n" if fmt == "txt" else f"x\n0.5\n{big}\n2\n")
+    proc = cli("measures", path, path, check=False)
+    assert proc.returncode == 2 and "2**53" in proc.stderr and path.name in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    from pairmetrics._io import load_array
+
+    exact = tmp_path / "exact.csv"  # a float column may hold 2**60 itself, and 1e300: nothing was rounded
+    exact.write_text(f"x\n0.5\n{2**60}\n1e300\n")
+    assert load_array(exact).tolist() == [0.5, 2.0**60, 1e300]
+    ints = tmp_path / "ints.csv"
+    ints.write_text(f"x\n{big}\n-3\n")
+    assert load_array(ints).dtype == np.int64 and load_array(ints).tolist() == [big, -3]
+
+
+def test_cr_only_line_ends(tmp_path, monkeypatch):
+    # Old Mac line ends: one line to numpy's readers and a broadcast error before.
+    scores, labels = np.arange(30) * 0.25, (np.arange(30) + 1) % 3
+    s, y = tmp_path / "s.csv", tmp_path / "y.csv"
+    s.write_bytes(("score\r" + "\r".join(map(repr, scores.tolist())) + "\r").encode())
+    y.write_bytes("\r".join(map(str, labels.tolist())).encode())
+    want = pe.paired_evaluation(scores, labels)
+    assert json.loads(cli("paired", s, y, "--json").stdout)["n_correct"] == want.n_correct
+    import pairmetrics._io
+
+    monkeypatch.setattr(pairmetrics._io, "_PIECE_BYTES", 7)  # pieces cut inside lines and between CR and LF
+    crlf = tmp_path / "crlf.csv"
+    crlf.write_bytes(("score\r\n" + "\r\n".join(map(repr, scores.tolist())) + "\r\n").encode())
+    for path in (s, crlf):
+        assert json.loads(cli("paired", path, y, "--json").stdout)["n_correct"] == want.n_correct
+
+
+def test_missing_values_name_the_file_and_the_line(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("score\n0.5\n\n1.5\nnan\n2.5\n")
+    y = write(tmp_path / "y.npy", np.array([1, 0, 1, 0]), "npy")
+    proc = cli("paired", path, y, check=False)
+    assert proc.returncode == 2 and "s.csv: line 5 has a missing value (NaN)" in proc.stderr
+    assert "scores" in proc.stderr
+    other = write(tmp_path / "s.npy", np.array([0.5, 1.5, np.nan, 2.5]), "npy")
+    proc = cli("paired", other, y, check=False)
+    assert proc.returncode == 2 and "s.npy: row 2 (counting from 0) has a missing value" in proc.stderr
+    other = write(tmp_path / "s.parquet", np.array([0.5, 1.5, np.nan, 2.5]), "parquet")  # NaN written as null
+    proc = cli("paired", other, y, check=False)
+    assert proc.returncode == 2 and "s.parquet: column '0' has 1 missing values" in proc.stderr
+
+
+def test_a_directory_is_named_as_such_and_as_its_argument(tmp_path):
+    y = write(tmp_path / "y.npy", np.array([1, 0, 1, 0]), "npy")
+    proc = cli("paired", tmp_path, y, check=False)
+    assert proc.returncode == 2 and "scores" in proc.stderr and "is a directory" in proc.stderr
+
+
+def test_compare_two_columns_of_one_file(tmp_path, data):
+    # --column applied to both score files: two columns of one CSV compared a model with itself (p = 1).
+    _, scores, labels = data
+    other = scores + np.random.default_rng(9).normal(size=scores.size)
+    table = tmp_path / "t.csv"
+    pd.DataFrame({"a": scores, "b": other, "label": labels}).to_csv(table, index=False)
+    options = ["--column", "a", "--label-column", "label", "--compare", table, "--json"]
+    record = json.loads(cli("paired", table, table, *options, "--compare-column", "b").stdout)
+    assert record["pvalue"] == pytest.approx(pe.compare_paired(scores, other, labels).pvalue)
+    proc = cli("paired", table, table, *options, check=False)
+    assert proc.returncode == 2 and "--compare-column" in proc.stderr and "itself" in proc.stderr
+    b = write(tmp_path / "b.npy", other, "npy")  # another file: --column is not used for it without a column
+    proc = cli("paired", table, table, "--column", "a", "--label-column", "label", "--compare", b, check=False)
+    assert proc.returncode == 2  # an npy vector has no column "a"
+    record = json.loads(cli("paired", table, table, "--column", "a", "--label-column", "label", "--compare",
+                            b, "--compare-column", "0", "--json", check=False).stdout or "{}")  # fmt: skip
+    assert record == {} or record["pvalue"] == pytest.approx(pe.compare_paired(scores, other, labels).pvalue)
+
+
+def test_readme_lists_every_extra():
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    readme = (root / "README.md").read_text()
+    assert {"cli", "anndata"} <= set(extras)
+    assert all(f"`{name}`" in readme for name in extras if name != "test"), sorted(extras)
 
 
 # --- the command line itself -----------------------------------------------------------------

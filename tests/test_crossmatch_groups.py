@@ -41,8 +41,8 @@ def test_pvalues_equal_crossmatch_test_on_the_same_slices():
     for group in table.index:
         res = pm.crossmatch_test(X[labels == group], X[labels == "ctrl"])
         row = table.loc[group]
-        assert row["a1"] == res.a1 and row["pvalue"] == res.pval
-        assert row["Ea1"] == res.Ea1 and row["Va1"] == res.Va1 and row["dev"] == res.dev
+        assert row["a1"] == res.statistic and row["pvalue"] == res.pvalue
+        assert row["Ea1"] == res.expected and row["Va1"] == res.variance and row["dev"] == res.zscore
         assert row["n_cells"] == (labels == group).sum() and row["n_reference"] == 30
     assert table.loc["stim", "pvalue"] < 1e-3
     np.testing.assert_allclose(table["pvalue_adj"], _holm_sidak_loop(list(table["pvalue"])))
@@ -57,7 +57,7 @@ def test_rest_reference_string_column_and_array_input_agree():
     labels = adata.obs["as_str"].to_numpy()
     X = adata.obsm["X_pca"]
     res = pm.crossmatch_test(X[labels == "stim"], X[labels != "stim"])
-    assert from_adata.loc["stim", "pvalue"] == res.pval
+    assert from_adata.loc["stim", "pvalue"] == res.pvalue
 
 
 def test_views_sparse_x_and_key_added():
@@ -69,7 +69,7 @@ def test_views_sparse_x_and_key_added():
     dense = view.X.toarray()
     labels = view.obs["condition"].astype(str).to_numpy()
     res = pm.crossmatch_test(dense[labels == "stim"], dense[labels == "ctrl"])
-    assert table.loc["stim", "pvalue"] == res.pval
+    assert table.loc["stim", "pvalue"] == res.pvalue
     with pytest.raises(ValueError, match="view"):
         pm.crossmatch_groups(view, "condition", key_added="partner")
     pm.crossmatch_groups(adata, "condition", reference="ctrl", groups=["stim"], key_added="partner")

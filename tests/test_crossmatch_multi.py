@@ -140,7 +140,7 @@ def test_random_points_and_labels_vs_reference(N, K, seed):
     assert res.statistic == pytest.approx(float(statistic), rel=1e-9, abs=1e-9)
     for g, test in zip(groups, res.group_tests):
         expected = ref.crossmatch_statistics((labels == g).astype(int).tolist(), mate)
-        assert (test.a1, test.pval) == (expected["a1"], pytest.approx(expected["pval"], rel=1e-10, abs=1e-14))
+        assert (test.statistic, test.pvalue) == (expected["a1"], pytest.approx(expected["pval"], rel=1e-10, abs=1e-14))
 
 
 def test_two_groups_agree_with_crossmatch_test():
@@ -150,14 +150,14 @@ def test_two_groups_agree_with_crossmatch_test():
         two = pm.crossmatch_test(x, y, alternative="two-sided")
         res = pm.multi_crossmatch_test(np.vstack([x, y]), np.repeat(["x", "y"], [n, m]))
         np.testing.assert_array_equal(res.matching.mate, two.matching.mate)
-        assert res.df == 1 and res.cross == two.a1 and res.N == two.N
-        assert res.statistic == pytest.approx(two.dev**2, rel=1e-12)
-        assert res.pvalue == pytest.approx(two.approxpval, rel=1e-10)
-        assert res.cross_dev == pytest.approx(two.dev, rel=1e-12)
-        assert res.pair_dev[0] == pytest.approx(two.dev, rel=1e-12)
+        assert res.df == 1 and res.cross == two.statistic and res.N == two.n_points
+        assert res.statistic == pytest.approx(two.zscore**2, rel=1e-12)
+        assert res.pvalue == pytest.approx(two.approx_pvalue, rel=1e-10)
+        assert res.cross_dev == pytest.approx(two.zscore, rel=1e-12)
+        assert res.pair_dev[0] == pytest.approx(two.zscore, rel=1e-12)
         less = pm.crossmatch_test(x, y)
-        assert res.cross_pvalue == pytest.approx(less.approxpval, rel=1e-10)
-        assert res.group_tests[1].pval == less.pval and res.group_tests[1].a1 == less.a1
+        assert res.cross_pvalue == pytest.approx(less.approx_pvalue, rel=1e-10)
+        assert res.group_tests[1].pvalue == less.pvalue and res.group_tests[1].statistic == less.statistic
 
 
 def test_group_tests_are_each_group_against_the_rest_on_the_one_matching():
@@ -168,14 +168,14 @@ def test_group_tests_are_each_group_against_the_rest_on_the_one_matching():
     assert res.matching.verify() and res.matching.dropped is not None  # 75 points: one is left out
     for g, test in enumerate(res.group_tests):
         assert test.matching is res.matching
-        assert test.a1 == res.counts[g].sum() - res.counts[g, g] and test.n == res.sizes[g]
+        assert test.statistic == res.counts[g].sum() - res.counts[g, g] and test.n_y == res.sizes[g]
         z = (labels == res.groups[g]).astype(int)
         expected = ref.crossmatch_statistics(z.tolist(), res.matching.mate.tolist())
-        assert test.a1 == expected["a1"] and test.Va1 == pytest.approx(expected["Va1"], rel=1e-12)
+        assert test.statistic == expected["a1"] and test.variance == pytest.approx(expected["Va1"], rel=1e-12)
     # the matching of the distances is the same one (continuous data: the optimum is unique)
-    alone = pm.crossmatchtest((labels == 30).astype(int), cdist(X, X))
+    alone = pm.crossmatch_test(D=cdist(X, X), labels=(labels == 30).astype(int))
     np.testing.assert_array_equal(alone.matching.mate, res.matching.mate)
-    assert alone.a1 == res.group_tests[2].a1
+    assert alone.statistic == res.group_tests[2].statistic
 
 
 def test_null_calibration_and_power():
@@ -304,7 +304,7 @@ def test_other_metrics_use_the_same_matching_as_crossmatch_test():
     for metric, kwargs in [("cityblock", {}), ("minkowski", {"p": 3}), ("cosine", {}), ("rank_mahalanobis", {})]:
         res = pm.multi_crossmatch_test(np.vstack([x, y]), [0] * 12 + [1] * 14, metric=metric, **kwargs)
         two = pm.crossmatch_test(x, y, metric=metric, **kwargs)
-        assert res.cross == two.a1 and res.group_tests[1].pval == two.pval
+        assert res.cross == two.statistic and res.group_tests[1].pvalue == two.pvalue
 
 
 def test_exact_rational_statistic_on_the_reference_matching():
@@ -366,5 +366,29 @@ def test_dask_points_with_string_labels_in_memory():
     rng = np.random.default_rng(9)
     X = rng.normal(size=(24, 2))
     labels = np.repeat(["x", "y", "z"], 8)
-    res = pm.multi_crossmatch_test(da.from_array(X, chunks=5), labels)
-    assert res == pm.multi_crossmatch_test(X, labels)
+    res = pm.multi_crossmatch_test(da.from_array(X, chunks=5), labels, rng=1)
+    assert res == pm.multi_crossmatch_test(X, labels, rng=1)
+
+
+def test_null_calibration_on_tied_counts():
+    # Three samples of one count distribution: the matching must not see the labels (rows arrive grouped by
+    # sample, and ties broken by row order paired copies of a point inside one sample).
+    from scipy.stats import kstest
+
+    gen = np.random.default_rng(21)
+    labels = np.repeat(["a", "b", "c"], 20)
+    results = [pm.multi_crossmatch_test(gen.poisson(1.0, size=(60, 3)), labels, rng=gen, n_jobs=1) for _ in range(200)]
+    pvalues = np.array([r.pvalue for r in results])
+    assert 0.35 < pvalues.mean() < 0.65 and (pvalues < 0.05).mean() <= 0.1  # asymptotic chi-square
+    # each group's exact test against the rest, made continuous by randomisation, is uniform
+    uniform = []
+    for r in results:
+        test = r.group_tests[0]
+        null = pm.crossmatch_null_distribution(test.n_points, test.n_y)
+        i = int(np.searchsorted(null.a1, test.statistic))
+        uniform.append(null.cdf[i] - null.pmf[i] + gen.uniform() * null.pmf[i])
+    assert kstest(uniform, "uniform").pvalue > 1e-3
+    binary = gen.integers(0, 2, size=(60, 3))
+    seeded = pm.multi_crossmatch_test(binary, labels, rng=4)
+    assert seeded == pm.multi_crossmatch_test(binary, labels, rng=4) and sorted(seeded.order) == list(range(60))
+    assert (seeded.group_tests[1].order == seeded.order).all() and seeded.matching.verify()

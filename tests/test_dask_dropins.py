@@ -184,6 +184,34 @@ def test_roc_auc_checks_weights_where_in_memory_does(client, bad):
     ]
 
 
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e-160, 1e155, 1e200, 1e300, 2.0**-990, 2.0**1000])
+def test_roc_auc_weights_of_any_scale_equal_in_memory(few_per_partition, scale):
+    # The partitions' weight totals were multiplied together: NaN from about 1e155, ZeroDivisionError
+    # below about 1e-162 and a 3e-6 error at 1e-160.
+    rng = np.random.default_rng(5)
+    n = 120
+    y, s, w = rng.integers(0, 2, n), np.round(rng.normal(size=n), 1), rng.random(n) + 0.1
+    y[:2] = [0, 1]
+    chunks = (40, 50, 30)
+    for max_fpr in (None, 0.3):
+        want = pm.roc_auc_score(y, s, sample_weight=w * scale, max_fpr=max_fpr)
+        got = pm.roc_auc_score(_lazy(y, chunks), _lazy(s, chunks), sample_weight=_lazy(w * scale, chunks),
+                               max_fpr=max_fpr)  # fmt: skip
+        unscaled = pm.roc_auc_score(_lazy(y, chunks), _lazy(s, chunks), sample_weight=_lazy(w, chunks),
+                                    max_fpr=max_fpr)  # fmt: skip
+        assert got == pytest.approx(want, rel=1e-12) and np.isfinite(got)
+        if np.frexp(scale)[0] == 0.5:  # a power of two: the shares of the totals are exactly the same
+            assert got == unscaled
+    labels = (rng.random((n, 4)) < 0.4).astype(np.int64)
+    labels[:, 0], labels[:, 1] = 1 - labels[:, 3], labels[:, 3]  # both classes in every row and column
+    scores = np.round(rng.random((n, 4)), 1)
+    for average in ("macro", "micro", "weighted", "samples"):
+        want = pm.roc_auc_score(labels, scores, sample_weight=w * scale, average=average)
+        got = pm.roc_auc_score(_lazy(labels, chunks), _lazy(scores, chunks), sample_weight=_lazy(w * scale, chunks),
+                               average=average)  # fmt: skip
+        assert got == pytest.approx(want, rel=1e-12), average
+
+
 # --------------------------------------------------------------------------- concordance
 
 
@@ -277,14 +305,16 @@ def test_matching_and_crossmatch_gather_within_the_limit(client, monkeypatch):
     rng = np.random.default_rng(2)
     x, y = rng.random((40, 3)), rng.random((30, 3)) + 0.3
     lazy_x, lazy_y = da.from_array(x, chunks=7), da.from_array(y, chunks=11)
-    assert pm.crossmatch_test(lazy_x, lazy_y).a1 == pm.crossmatch_test(x, y).a1
-    assert pm.crossmatch_test(lazy_x, lazy_y, metric="minkowski", p=3).a1 == pm.crossmatch_test(x, y, metric="minkowski",
-                                                                                                p=3).a1  # fmt: skip
+    assert pm.crossmatch_test(lazy_x, lazy_y, rng=0) == pm.crossmatch_test(x, y, rng=0)
+    assert pm.crossmatch_test(lazy_x, lazy_y, metric="minkowski", p=3, rng=0) == pm.crossmatch_test(
+        x, y, metric="minkowski", p=3, rng=0
+    )
     assert pm.min_weight_perfect_matching(points=lazy_x).cost == pm.min_weight_perfect_matching(points=x).cost
     np.testing.assert_array_equal(pm.rank_mahalanobis(lazy_x), pm.rank_mahalanobis(x))
     D = pm.rank_mahalanobis(np.vstack([x, y]))
     z = np.repeat([0, 1], [40, 30])
-    assert pm.crossmatchtest(da.from_array(z, chunks=9), da.from_array(D, chunks=20)).a1 == pm.crossmatchtest(z, D).a1
+    lazy = pm.crossmatch_test(D=da.from_array(D, chunks=20), labels=da.from_array(z, chunks=9), rng=1)
+    assert lazy == pm.crossmatch_test(D=D, labels=z, rng=1)
     monkeypatch.setattr(pairmetrics.dask.matching, "MAX_GATHER_BYTES", x.nbytes - 1)
     with pytest.raises(ValueError, match="MAX_GATHER_BYTES"):
         pm.crossmatch_test(lazy_x, y)

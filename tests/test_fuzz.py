@@ -625,9 +625,9 @@ def distance_matrices(draw):
 @FUZZ
 @given(data=st.data())
 def test_min_weight_perfect_matching_from_distances(data):
-    drawn = {"D": data.draw(distance_matrices()), "k": data.draw(K), "progress": data.draw(BOOL)}
+    drawn = {"D": data.draw(distance_matrices()), "n_neighbors": data.draw(K), "progress": data.draw(BOOL)}
     fancy, canon, exact = split(drawn)
-    names = ["D", "k", "progress", "points"]
+    names = ["D", "n_neighbors", "progress", "points"]
     result = check_layouts(pm.min_weight_perfect_matching, names, fancy, canon, exact, rtol=1e-9)
     if result is None or isinstance(result, Raised):
         return
@@ -644,11 +644,11 @@ def test_min_weight_perfect_matching_from_points(data):
     drawn = {
         "points": data.draw(arrays(shape, kinds=("small", "normal", "extreme", "constant"))),
         "metric": data.draw(CDIST),
-        "k": data.draw(K),
+        "n_neighbors": data.draw(K),
         "progress": data.draw(BOOL),
     }
     fancy, canon, exact = split(drawn)
-    names = ["points", "metric", "k", "progress", "D"]
+    names = ["points", "metric", "n_neighbors", "progress", "D"]
     extra = {}  # unknown keywords: test_unknown_keyword_is_a_short_type_error_naming_it
     result = check_layouts(
         pm.min_weight_perfect_matching, names, {**fancy, **extra}, {**canon, **extra}, exact, rtol=1e-9
@@ -679,35 +679,40 @@ def test_crossmatch(data):
         "x": data.draw(arrays(data.draw(st.sampled_from([(n, d), (n,)])))),
         "y": data.draw(arrays(data.draw(st.sampled_from([(m, d), (m,), (m, d + 1)])))),
         "metric": data.draw(CDIST),
-        "k": data.draw(K),
+        "n_neighbors": data.draw(K),
+        "rng": data.draw(RNG),
         "progress": data.draw(BOOL),
     }
     fancy, canon, exact = split(drawn)
     extra = {}  # unknown keywords: test_unknown_keyword_is_a_short_type_error_naming_it
-    names = ["x", "y", "metric", "k", "progress"]
-    result = check_layouts(pm.crossmatch_test, names, {**fancy, **extra}, {**canon, **extra}, exact, rtol=1e-9)
+    names = ["x", "y", "metric", "n_neighbors", "rng", "progress"]
+    result = check_layouts(
+        lambda **kw: pm.crossmatch_test(**fresh(kw)), names, {**fancy, **extra}, {**canon, **extra}, exact, rtol=1e-9
+    )
     if result is None or isinstance(result, Raised):
         return
-    assert 0 <= result.pval <= 1 and result.a0 + result.a1 + result.a2 == result.N // 2
+    assert 0 <= result.pvalue <= 1 and result.within_x + result.statistic + result.within_y == result.n_points // 2
 
 
 @FUZZ
 @given(data=st.data())
-def test_crossmatchtest(data):
+def test_crossmatch_from_distances(data):
     D = data.draw(distance_matrices())
     n = D[0].shape[0] if hasattr(D[0], "shape") and D[0].ndim else 0
     z_shape = data.draw(st.sampled_from([(n,), (n, 1), (max(n - 1, 0),)]))
     drawn = {
-        "z": data.draw(arrays(z_shape, kinds=("binary", "binary", "small", "extreme", "noncanonical"))),
+        "labels": data.draw(arrays(z_shape, kinds=("binary", "binary", "small", "extreme", "noncanonical"))),
         "D": D,
-        "k": data.draw(K),
+        "n_neighbors": data.draw(K),
+        "rng": data.draw(RNG),
         "progress": data.draw(BOOL),
     }
     fancy, canon, exact = split(drawn)
-    result = check_layouts(pm.crossmatchtest, ["z", "D", "k", "progress"], fancy, canon, exact, rtol=1e-9)
+    names = ["labels", "D", "n_neighbors", "rng", "progress"]
+    result = check_layouts(lambda **kw: pm.crossmatch_test(**fresh(kw)), names, fancy, canon, exact, rtol=1e-9)
     if result is None or isinstance(result, Raised):
         return
-    assert 0 <= result.pval <= 1
+    assert 0 <= result.pvalue <= 1
 
 
 @FUZZ
@@ -734,14 +739,14 @@ def test_crossmatch_resample(data):
         "x": data.draw(arrays((n, 2))),
         "y": data.draw(arrays(data.draw(st.sampled_from([(m, 2), (m, 3)])))),
         "sample_size": data.draw(option([1, 2, 3], [0, -1, 1.5, "2", 10**6])),
-        "n_repeats": data.draw(option([1, 4], [0, 2.5, None])),
+        "n_resamples": data.draw(option([1, 4], [0, 2.5, None])),
         "rng": data.draw(RNG),
         "n_jobs": data.draw(N_JOBS),
         "metric": data.draw(CDIST),
-        "k": data.draw(K),
+        "n_neighbors": data.draw(K),
     }
     fancy, canon, exact = split(drawn)
-    names = ["x", "y", "sample_size", "n_repeats", "rng", "n_jobs", "metric", "k"]
+    names = ["x", "y", "sample_size", "n_resamples", "rng", "n_jobs", "metric", "n_neighbors"]
     check_layouts(lambda **kw: pm.crossmatch_resample(**fresh(kw)), names, fancy, canon, exact, rtol=1e-9)
 
 
@@ -922,10 +927,9 @@ def test_unknown_keyword_is_a_short_type_error_naming_it(name):
         "from_cuts": ((np.ones((2, 1)), [0, 1]), {}),
         "rank_mahalanobis": ((x,), {}),
         "min_weight_perfect_matching": ((), {"points": x}),
-        "crossmatchtest": (([0, 1, 0, 1, 0, 1], _distance_matrix(x)), {}),
         "multi_crossmatch_test": ((x, ["a", "b", "c"] * 2), {}),
         "multilabel_counts": ((np.eye(3), np.eye(3)), {}),
-        "crossmatch_resample": ((x, x), {"sample_size": 2, "n_repeats": 1, "rng": 0}),
+        "crossmatch_resample": ((x, x), {"sample_size": 2, "n_resamples": 1, "rng": 0}),
         "roc_auc_score": (([0, 1, 0, 1, 0, 1], x[:, 0]), {}),
         "concordance_index": ((x[:, 1], x[:, 0]), {}),
         "concordance_index_censored": (([1, 0, 1, 1, 0, 1], x[:, 1], x[:, 0]), {}),

@@ -85,7 +85,7 @@ def test_points_with_ties_vs_brute_force(n, d, seed, metric):
     # Small integer coordinates: duplicated points and many equal distances.
     X = np.random.default_rng(seed).integers(0, 3, size=(n, d))
     D = cdist(X, X, metric)
-    res = pm.min_weight_perfect_matching(points=X, metric=metric, k=1)
+    res = pm.min_weight_perfect_matching(points=X, metric=metric, n_neighbors=1)
     check_matching(res, D)
     assert close(res.cost, ref.min_weight_perfect_matching(D)[0])
 
@@ -94,12 +94,12 @@ def test_verify_resolves_the_gap_to_what_n_float64_duals_can():
     # Integer points, squared distances, N odd: an optimum of cost 0 whose duals (+-1) leave a gap of a few
     # epsilons across the N constraints; verify() once refused it.
     X = np.random.default_rng(3301981).integers(0, 3, size=(9, 2))
-    res = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", k=1)
+    res = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", n_neighbors=1)
     assert res.cost == 0 and res.verify()
     # Cost 0 again, duals +-1 on the solve's integer grid (a fraction of the largest distance, 4): the floor
     # scales with that distance too, not only with the cost and the duals.
     X = np.random.default_rng(192345).integers(0, 3, size=(10, 1))
-    res = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", k=1)
+    res = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", n_neighbors=1)
     assert res.cost == 0 and res.verify()
 
 
@@ -107,8 +107,8 @@ def test_point_path_many_rounds_matches_dense():
     rng = np.random.default_rng(12)
     for n, d in ((501, 30), (400, 2)):
         X = rng.standard_t(2, size=(n, d))  # heavy tails: outliers need long edges
-        a = pm.min_weight_perfect_matching(points=X, k=1)
-        b = pm.min_weight_perfect_matching(cdist(X, X), k=1)
+        a = pm.min_weight_perfect_matching(points=X, n_neighbors=1)
+        b = pm.min_weight_perfect_matching(cdist(X, X), n_neighbors=1)
         assert close(a.cost, b.cost) and a.verify()
         assert a.stats["rounds"] >= 2
 
@@ -202,10 +202,10 @@ def test_point_path_degenerate_and_squared():
         assert res.cost == 0.0 and res.verify()
     rng = np.random.default_rng(8)
     X = random_points(rng, 41, d=3, ties=True)
-    a = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", k=2)
+    a = pm.min_weight_perfect_matching(points=X, metric="sqeuclidean", n_neighbors=2)
     b = pm.min_weight_perfect_matching(cdist(X, X, "sqeuclidean"))
     assert close(a.cost, b.cost) and a.verify()
-    c = pm.min_weight_perfect_matching(points=X, k=1)
+    c = pm.min_weight_perfect_matching(points=X, n_neighbors=1)
     assert close(c.cost, nx_cost(cdist(X, X))) and c.verify()
 
 
@@ -235,10 +235,10 @@ def test_odd_n_drops_least_matchable_point():
     assert res.cost == pytest.approx(0.3)
 
 
-def test_k_only_changes_speed():
+def test_n_neighbors_only_changes_speed():
     rng = np.random.default_rng(11)
     D = cdist(*(2 * [random_points(rng, 120, d=2)]))
-    costs = {k: pm.min_weight_perfect_matching(D, k=k).cost for k in (1, 2, 5, 50, 200)}
+    costs = {k: pm.min_weight_perfect_matching(D, n_neighbors=k).cost for k in (1, 2, 5, 50, 200)}
     assert all(close(c, costs[5]) for c in costs.values())
 
 
@@ -327,10 +327,12 @@ def test_bad_input():
         pm.min_weight_perfect_matching(good, points=np.zeros((2, 1)))
     with pytest.raises(ValueError, match="metric"):
         pm.min_weight_perfect_matching(points=np.zeros((2, 1)), metric="nope")
-    with pytest.raises(ValueError, match="k"):
-        pm.min_weight_perfect_matching(good, k=0)
-    with pytest.raises(TypeError, match="k"):
-        pm.min_weight_perfect_matching(good, k=2.5)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        pm.min_weight_perfect_matching(good, n_neighbors=0)
+    with pytest.raises(TypeError, match="n_neighbors"):
+        pm.min_weight_perfect_matching(good, n_neighbors=2.5)
+    with pytest.raises(TypeError, match="'k'"):  # the former name of n_neighbors
+        pm.min_weight_perfect_matching(good, k=3)
     with pytest.raises(TypeError, match="D"):
         pm.min_weight_perfect_matching(np.array([["a", "b"], ["c", "d"]]))
 
@@ -371,7 +373,7 @@ def test_reduced_costs_sum_common_blossoms():
     nested = 0
     for _trial in range(8):
         X = rng.standard_cauchy(size=(60, 2))
-        res = pm.min_weight_perfect_matching(points=X, k=3)
+        res = pm.min_weight_perfect_matching(points=X, n_neighbors=3)
         y, z, parent = (
             (res.y * 1e6).round().astype(np.int64),
             (res.z * 1e6).round().astype(np.int64),
@@ -551,7 +553,7 @@ def test_verify_at_zero_cost_with_nonzero_duals():
     # Duplicated points: the optimum costs 0 while some duals are +-0.5; the
     # certificate is exact, only float64 rounding of the duals is allowed for.
     X = np.array([[1], [1], [2], [0], [1], [2], [1]])
-    res = pm.min_weight_perfect_matching(points=X, k=1)
+    res = pm.min_weight_perfect_matching(points=X, n_neighbors=1)
     assert res.cost == 0.0 and res.verify()
 
 
@@ -628,10 +630,10 @@ def test_many_duplicates_vs_matrix_path(n, d, seed):
     rng = np.random.default_rng(seed)
     base = rng.normal(size=(rng.integers(1, 6), d))
     X = base[rng.integers(0, base.shape[0], n)]
-    res = pm.min_weight_perfect_matching(points=X, k=2)
+    res = pm.min_weight_perfect_matching(points=X, n_neighbors=2)
     D = cdist(X, X)
     check_matching(res, D)
-    assert close(res.cost, pm.min_weight_perfect_matching(D, k=2).cost)
+    assert close(res.cost, pm.min_weight_perfect_matching(D, n_neighbors=2).cost)
 
 
 @pytest.mark.parametrize("kind", ["clustered", "heavy tails", "1-d"])
@@ -683,7 +685,7 @@ def test_pricing_counters_add_up(kind):
     X = rng.normal(size=(n, d))
     if kind == "clustered":
         X += (rng.normal(size=(6, d)) * 4.0)[rng.integers(0, 6, n)]
-    res = pm.min_weight_perfect_matching(points=X, k=2, n_jobs=2)
+    res = pm.min_weight_perfect_matching(points=X, n_neighbors=2, n_jobs=2)
     s = res.stats
     assert s["extra_pairs"] == s["prefix_pairs"] + s["inside_pairs"] + s["screen_pairs"] > 0
     assert 0 <= s["violated_pairs"] <= s["extra_pairs"]
@@ -706,8 +708,8 @@ def test_nested_clusters_priced_inside_blossoms_match_every_pair_in_the_lists(n,
     outer = rng.normal(size=(3, d)) * 40.0
     inner = outer[rng.integers(0, 3, 12)] + rng.normal(size=(12, d)) * 6.0
     X = inner[rng.integers(0, 12, n)] + rng.normal(size=(n, d)) * rng.choice([0.1, 1.0], size=(n, 1))
-    a = pm.min_weight_perfect_matching(points=X, k=1, n_jobs=2)
-    b = pm.min_weight_perfect_matching(points=X, k=n - 1)
+    a = pm.min_weight_perfect_matching(points=X, n_neighbors=1, n_jobs=2)
+    b = pm.min_weight_perfect_matching(points=X, n_neighbors=n - 1)
     assert (a.mate == b.mate).all() and a.cost == b.cost
     assert a.stats["rounds"] >= 2 and a.verify()
 
@@ -751,7 +753,9 @@ def test_pairs_inside_blossoms_screened_by_float32_tiles_match_the_walk(n, d, sq
     for key in ("mate", "y", "z", "parent"):
         assert np.array_equal(screened[key], walked[key])
     assert screened["cost"] == walked["cost"]
-    assert pm.min_weight_perfect_matching(points=X, metric="sqeuclidean" if squared else "euclidean", k=1).verify()
+    assert pm.min_weight_perfect_matching(
+        points=X, metric="sqeuclidean" if squared else "euclidean", n_neighbors=1
+    ).verify()
 
 
 @settings(max_examples=6, deadline=None)

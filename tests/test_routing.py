@@ -34,7 +34,6 @@ CALLS = {
     "min_weight_perfect_matching": ((), {"points": X}),
     "rank_mahalanobis": ((X,), {}),
     "crossmatch_test": ((X[:6], X[6:]), {}),
-    "crossmatchtest": ((Z, D), {}),
     "crossmatch_null_distribution": ((np.int64(N), 6), {}),
     "crossmatch_groups": ((X, Z), {}),
     "multi_crossmatch_test": ((X, LABELS), {}),

@@ -52,6 +52,8 @@ def data(what):
         return rng.normal(size=(12_000_000, 2)), rng.normal(size=(12_000_000, 2))
     if what == "groups":
         return rng.integers(0, 100_000, 10_000_000)
+    if what == "survival":  # time, predicted, event
+        return rng.exponential(size=10_000_000), rng.normal(size=10_000_000), rng.random(10_000_000) < 0.7
     if what == "labels":
         return rng.integers(0, 2, (200_000, 100)).astype(bool), rng.integers(0, 2, (200_000, 100)).astype(bool)
     return rng.normal(size=(40, 3))
@@ -69,7 +71,7 @@ KERNELS = {
     "crossmatch_cityblock": lambda cut: pm.crossmatch_test(
         data("wide points")[:cut or 3000], data("wide points")[3000:][:cut] + 0.1, metric="cityblock"),
     "crossmatch_resample": lambda cut: pm.crossmatch_resample(
-        data("points")[:3000], data("points")[3000:], sample_size=5 if cut else 300, n_repeats=3 if cut else 100_000,
+        data("points")[:3000], data("points")[3000:], sample_size=5 if cut else 300, n_resamples=3 if cut else 100_000,
         rng=0, n_jobs=2),
     "measures": lambda cut: pm.absolute_error(*[a[:cut] for a in data("big")], per_target=True),
     "multilabel_counts": lambda cut: pm.multilabel_counts(*[a[:cut] for a in data("labels")]),
@@ -77,6 +79,7 @@ KERNELS = {
         pm.sklearn.roc_auc_score, n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
     "bootstrap_concordance": lambda cut: pm.bootstrap([a[:cut or 10**6] for a in data("paired")],
         pm.lifelines.concordance_index, n_resamples=10 if cut else 100_000, rng=0, n_jobs=2),
+    "concordance": lambda cut: pm.concordance(*[data("survival")[i][:cut] for i in (0, 2, 1)]),
     "paired_evaluation_groups": lambda cut: pm.paired_evaluation(
         *[a[:cut] for a in data("paired")[::-2]], min_dist=0.1, n_jobs=2, groups=data("groups")[:cut], warn=False),
     "paired_evaluation_two_groups": lambda cut: pm.paired_evaluation(
@@ -113,6 +116,7 @@ KERNELS = [
     "compare_models",
     "bootstrap_auc",
     "bootstrap_concordance",
+    "concordance",
     "paired_evaluation_groups",
     "paired_evaluation_two_groups",
 ]

@@ -288,6 +288,14 @@ def test_float16_probabilities_summing_to_one_in_float16_are_accepted():
         _close(ours, theirs)
     ours, theirs = _both(y, probs.astype(np.float32), multi_class="ovr")
     assert ours is None and theirs is None  # the same values in float32 do not sum to one: both refuse
+    # in a DataFrame or a list of numpy float16 scalars: the same dtype, the same answer (refused before)
+    pd = pytest.importorskip("pandas")
+    for container in (pd.DataFrame(probs), [list(row) for row in probs]):
+        ours, theirs = _both(y, container, multi_class="ovr")
+        assert theirs is not None
+        _close(ours, theirs)
+    ours, theirs = _both(y, probs.tolist(), multi_class="ovr")  # Python floats: float64 sums, both refuse
+    assert ours is None and theirs is None
 
 
 def test_negative_sample_weight_is_refused():

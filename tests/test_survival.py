@@ -224,3 +224,19 @@ def test_uint8_estimates_tied_tol_differs_deliberately():
         assert (
             tuple(int(v) for v in theirs[1:]) == pm.sksurv.concordance_index_censored(events, times, estimates, tol)[1:]
         )
+
+
+def test_per_sample_pairs_are_converted_in_the_kernel():
+    # concordance() takes (concordant, discordant, tied) per sample from the kernel (which checks for Ctrl-C
+    # while converting), not from a numpy conversion of the n x 6 counts: the same float64 numbers.
+    from pairmetrics import _core
+    from pairmetrics._concordance import pair_columns
+
+    rng = np.random.default_rng(3)
+    times = np.round(rng.exponential(size=3000), 1)
+    events = (rng.random(3000) < 0.6).astype(np.uint8)
+    scores = np.round(rng.normal(size=3000), 1)
+    counts, columns = _core.concordance_per_sample(times, events, scores, 0.0)
+    totals, pairs = _core.concordance_pair_counts(times, events, scores, 0.0)
+    assert totals == counts and pairs.dtype == np.float64
+    np.testing.assert_array_equal(pairs, pair_columns(columns))

@@ -88,10 +88,10 @@ KERNELS = {
     ),
     "matching_points": lambda a: pm.min_weight_perfect_matching(points=a["pts"]),
     "matching_distances": lambda a: pm.min_weight_perfect_matching(a["D"]),
-    "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], metric="cityblock"),
-    "crossmatchtest": lambda a: pm.crossmatchtest(a["z"], a["D12"]),
+    "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], metric="cityblock", rng=0),
+    "crossmatch_from_distances": lambda a: pm.crossmatch_test(D=a["D12"], labels=a["z"], rng=0),
     "crossmatch_resample": lambda a: pm.crossmatch_resample(
-        a["x1"], a["x2"], sample_size=20, n_repeats=40, rng=5, n_jobs=2
+        a["x1"], a["x2"], sample_size=20, n_resamples=40, rng=5, n_jobs=2
     ),
     "rank_mahalanobis": lambda a: pm.rank_mahalanobis(a["pts"]),
     "measures": lambda a: [
@@ -153,7 +153,7 @@ class CallbackError(Exception):
 
 
 @contextlib.contextmanager
-def _raising_progress(enabled, description):
+def _raising_progress(enabled, description, unit="block", count=None):
     def callback(done, total):
         raise CallbackError(description)
 
@@ -181,7 +181,7 @@ PROGRESS_KERNELS = {
     "matching_points": lambda a: pm.min_weight_perfect_matching(points=a["pts"], progress=True),
     "matching_distances": lambda a: pm.min_weight_perfect_matching(a["D"], progress=True),
     "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], progress=True),
-    "crossmatchtest": lambda a: pm.crossmatchtest(a["z"], a["D12"], progress=True),
+    "crossmatch_from_distances": lambda a: pm.crossmatch_test(D=a["D12"], labels=a["z"], progress=True),
 }
 
 
@@ -262,7 +262,7 @@ def test_caller_blas_threads_survive_an_interrupted_kernel(name, inputs, monkeyp
     get_threads, set_threads = _scipy_openblas_threads()
 
     @contextlib.contextmanager
-    def interrupting_progress(enabled, description):
+    def interrupting_progress(enabled, description, unit="block", count=None):
         def callback(done, total):
             raise KeyboardInterrupt
 

@@ -1,6 +1,8 @@
 #include "../concordance.hpp"
 #include "common.hpp"
 
+#include <memory>
+
 namespace pairmetrics::bindings {
 
 namespace {
@@ -59,6 +61,26 @@ py::tuple concordance_per_sample_py(const py::array_t<double>& times, const py::
         per_sample);
 }
 
+// The totals and the (n, 3) per-sample comparable pairs (concordant, discordant, tied), all in C++: a
+// conversion of the n x 6 counts in numpy would not stop for Ctrl-C (seconds at n = 1e7).
+py::tuple concordance_pair_counts_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
+                                     const py::array_t<double>& estimates, double tied_tol) {
+    const Inputs in = read_inputs(times, events, estimates);
+    py::array_t<double> pairs({static_cast<py::ssize_t>(in.n), py::ssize_t{3}});
+    double* out = pairs.mutable_data();
+    const auto control = make_control();
+    const ConcordanceCounts c = run_without_gil(*control, [&] {
+        std::unique_ptr<std::uint64_t[]> per_sample(new std::uint64_t[in.n * kPerSampleColumns]);
+        const ConcordanceCounts counts =
+            concordance_counts(in.times, in.time_stride, in.events, in.event_stride, in.estimates, in.estimate_stride,
+                               in.n, tied_tol, *control, per_sample.get());
+        concordance_pair_columns(per_sample.get(), in.n, out, *control);
+        return counts;
+    });
+    return py::make_tuple(
+        py::make_tuple(c.below, c.tied, c.above, c.tied_time, c.event_pairs_tied_time, c.event_pairs_tied_both), pairs);
+}
+
 }  // namespace
 
 void register_concordance(py::module_& m) {
@@ -71,6 +93,10 @@ void register_concordance(py::module_& m) {
           "((below, tied, above, tied_time, event_pairs_tied_time, event_pairs_tied_both), per_sample): "
           "per_sample[i] counts sample i's comparable partners with an estimate below, tied with or above "
           "its own, as the earlier event (columns 0-2) and as the later member (columns 3-5).");
+    m.def("concordance_pair_counts", &concordance_pair_counts_py, py::arg("times").noconvert(),
+          py::arg("events").noconvert(), py::arg("estimates").noconvert(), py::arg("tied_tol") = 0.0,
+          "(totals as concordance_per_sample's, pairs): pairs[i] = sample i's comparable pairs that are "
+          "concordant, discordant and tied in the estimate (float64).");
 }
 
 }  // namespace pairmetrics::bindings

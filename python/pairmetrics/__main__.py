@@ -92,7 +92,10 @@ class _Inputs:
         label = f"reading {what}"
         with self._run.step(label, self._share):
             progress = self._run.kernel_callback(label) if self._run.enabled else None
-            return load_array(source, header=self._header, progress=progress, **options)
+            try:
+                return load_array(source, header=self._header, progress=progress, **options)
+            except ValueError as exc:  # name the argument too: which of the inputs is wrong
+                raise ValueError(f"{what} {exc}") from None
 
 
 # --- subcommands -------------------------------------------------------------------
@@ -106,7 +109,13 @@ def _cmd_paired(args, run: RunProgress) -> Output:
     scores = read(args.scores, "scores", column=args.column)
     progress = run.enabled
     if args.compare:
-        other = read(args.compare, "scores B", column=args.column)
+        other_column = args.column if args.compare_column is None else args.compare_column
+        if _same_file(args.scores, args.compare) and other_column == args.column:
+            raise _UsageError(
+                "pairmetrics paired: error: --compare names the same column of the same file as SCORES, which would "
+                "compare a model with itself; pick the second model's column with --compare-column"
+            )
+        other = read(args.compare, "scores B", column=other_column)
         with run.step("paired comparison", 1.0):
             c = compare_models(labels, [scores, other], min_dist=args.min_dist, n_jobs=args.n_jobs, progress=progress)
             a, b = (paired_evaluation(labels, s, min_dist=args.min_dist, n_jobs=args.n_jobs, warn=False, variance=False)
@@ -167,26 +176,27 @@ def _cmd_two_vs_two(args, run: RunProgress) -> Output:
 
 
 def _cmd_crossmatch(args, run: RunProgress) -> Output:
-    from . import crossmatch_test, crossmatchtest
+    from . import crossmatch_test
 
     read = _Inputs(args, run, 2)
+    options = dict(rng=args.seed, n_neighbors=args.n_neighbors, progress=run.enabled)
     if args.groups or args.distances:
         if not (args.groups and args.distances) or args.x or args.y:
             raise _UsageError("pairmetrics crossmatch: error: give either X Y, or both --groups and --distances")
         groups, distances = read(args.groups, "groups"), read(args.distances, "distances", ndim=2)
         with run.step("cross-match", 1.0):
-            r = crossmatchtest(groups, distances, progress=run.enabled)
+            r = crossmatch_test(D=distances, labels=groups, **options)
     else:
         if not (args.x and args.y):
             raise _UsageError("pairmetrics crossmatch: error: give the two samples X Y (or --groups Z --distances D)")
         x, y = read(args.x, "X", ndim=2), read(args.y, "Y", ndim=2)
         with run.step("cross-match", 1.0):
-            r = crossmatch_test(x, y, metric=args.metric, progress=run.enabled)
-    record = {k: getattr(r, k) for k in ("a1", "Ea1", "Va1", "dev", "pval", "approxpval")}
+            r = crossmatch_test(x, y, metric=args.metric, **options)
+    record = {name: value for name, value in r.asdict().items() if name not in ("order", "matching")}
     return record, [
-        f"cross-matches a1 = {r.a1} (expected {r.Ea1:.4f} under H0, variance {r.Va1:.4f})",
-        f"exact p-value  {r.pval:.6g}",
-        f"normal approx  dev = {r.dev:.4f}, p = {r.approxpval:.6g}",
+        f"cross-matches  {r.statistic} (expected {r.expected:.4f} under H0, variance {r.variance:.4f})",
+        f"exact p-value  {r.pvalue:.6g}",
+        f"normal approx  z = {r.zscore:.4f}, p = {r.approx_pvalue:.6g}",
     ]
 
 
@@ -298,6 +308,18 @@ def _show_progress(args) -> bool:
     return bool(args.progress) or sys.stderr.isatty()
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether two input arguments name one file (standard input is read once, so never twice)."""
+    from pathlib import Path
+
+    if "-" in (a, b):
+        return False
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return a == b
+
+
 def _int_option(text, option):
     try:
         return int(text)
@@ -357,9 +379,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("scores", metavar="SCORES", help="a model's scores, one per example (file or '-')")
     p.add_argument("labels", metavar="LABELS", help="the examples' labels, ordinal or real-valued (file or '-')")
     p.add_argument("--min-dist", type=float, default=0.5, help="label separation of a rankable pair (0.5)")
-    p.add_argument("--column", help="column of SCORES (and SCORES_B) by header name or 0-based index")
+    p.add_argument("--column", help="column of SCORES by header name or 0-based index")
     p.add_argument("--label-column", help="column of LABELS by header name or 0-based index")
     p.add_argument("--compare", metavar="SCORES_B", help="a second model's scores: compare the two")
+    p.add_argument(
+        "--compare-column",
+        help="column of SCORES_B by header name or 0-based index (default: --column); two columns of one file "
+        "compare two models",
+    )
     p.add_argument("--n-jobs", type=int, default=None, help="threads (default: every core this process may use)")
 
     p = command("two-vs-two", _cmd_two_vs_two, "the 2 vs 2 test of vector predictions")
@@ -384,6 +411,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--metric", default="euclidean", help="a scipy cdist metric or 'rank_mahalanobis' (euclidean)")
     p.add_argument("--groups", help="0/1 group labels (with --distances, instead of X Y)")
     p.add_argument("--distances", help="square distance matrix (with --groups)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the random order that breaks ties (tied points)")
+    p.add_argument("--n-neighbors", type=int, default=10, help="start graph size of the matching, speed only (10)")
 
     p = command("measures", _cmd_measures, "classic error measures of point predictions")
     p.add_argument("actual", metavar="ACTUAL", help="actual values, a vector or a table (file or '-')")
@@ -456,6 +485,10 @@ def main(argv: list[str] | None = None) -> int:
     pairmetrics ...
     0
     """
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # a bare `pairmetrics`: what it can do, not an error message
+        print(_parser().format_help(), end="", file=sys.stderr)
+        return EXIT_USAGE
     try:
         args = _parser().parse_args(argv)
         with RunProgress(f"pairmetrics {args.command}", _show_progress(args)) as run, run.printing():

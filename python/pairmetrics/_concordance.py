@@ -164,9 +164,9 @@ def concordance_components(
     totals = np.zeros(5, dtype=np.int64)
     per_sample = np.zeros((n, 3), dtype=np.float64)
     for index in [slice(None)] if groups is None else groups:
-        counts, columns = _core.concordance_per_sample(times[index], events[index], predicted[index], 0.0)
+        counts, pairs = _core.concordance_pair_counts(times[index], events[index], predicted[index], 0.0)
         totals += concordance_totals(np.array(counts, dtype=np.int64))
-        per_sample[index] = pair_columns(columns)
+        per_sample[index] = pairs  # pair_columns of the per-sample counts, in C++ (stops for Ctrl-C)
     return totals, per_sample
 
 

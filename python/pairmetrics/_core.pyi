@@ -14,6 +14,7 @@ __all__: list[str] = [
     "bootstrap_draw_counts",
     "bootstrap_pair_concordance",
     "concordance_counts",
+    "concordance_pair_counts",
     "concordance_per_sample",
     "group_dominance",
     "grouped_concordance",
@@ -291,6 +292,16 @@ def concordance_counts(
 ) -> tuple[int, int, int, int]:
     """
     (below, tied, above, tied_time) over comparable pairs (event i, later or same-time censored j): estimate_j below, tied with or above estimate_i.
+    """
+
+def concordance_pair_counts(
+    times: numpy.typing.NDArray[numpy.float64],
+    events: numpy.typing.NDArray[numpy.uint8],
+    estimates: numpy.typing.NDArray[numpy.float64],
+    tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0,
+) -> tuple[tuple[int, int, int, int, int, int], numpy.typing.NDArray[numpy.float64]]:
+    """
+    (totals as concordance_per_sample's, pairs): pairs[i] = sample i's comparable pairs that are concordant, discordant and tied in the estimate (float64).
     """
 
 def concordance_per_sample(

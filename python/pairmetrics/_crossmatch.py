@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core
 from ._matching import (
-    _DEFAULT_K,
+    DEFAULT_N_NEIGHBORS,
     MatchingResult,
     _check_distance_matrix,
     _check_metric,
@@ -19,6 +19,7 @@ from ._matching import (
     _solve_dense,
     _solve_points_metric,
     _Source,
+    in_input_order,
 )
 from ._metric_transforms import (
     DEFAULT_MAX_MATRIX_BYTES,
@@ -48,13 +49,14 @@ _FULL_MATRIX_BYTES = 512 << 20
 # Distance matrices of subsamples handed to the kernel at once (bytes).
 _STACK_BYTES = 128 << 20
 ALTERNATIVES = ("less", "greater", "two-sided")
+# Largest N of the null distribution: its support and log-factorials are exact in int64 and float64 up to here.
+_MAX_POINTS = 2**53
 
 __all__ = [
     "CrossMatchResult",
     "CrossMatchNullDistribution",
     "CrossMatchResampleResult",
     "crossmatch_test",
-    "crossmatchtest",
     "crossmatch_null_distribution",
     "crossmatch_resample",
 ]
@@ -177,8 +179,8 @@ def crossmatch_null_distribution(N: int, n: int) -> CrossMatchNullDistribution:
     """
     from scipy.special import logsumexp
 
-    N = check_int(N, "N", low=2)
-    n = check_int(n, "n", low=0)
+    N = check_int(N, "N", low=2, high=_MAX_POINTS)
+    n = check_int(n, "n", low=0, high=_MAX_POINTS)
     if N % 2:
         raise ValueError(f"N must be even (the matched points), got {N}")
     if n > N:
@@ -191,51 +193,59 @@ def crossmatch_null_distribution(N: int, n: int) -> CrossMatchNullDistribution:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class CrossMatchResult(Result):
-    """Cross-match test result, with the fields of R's ``crossmatchtest``.
+    """Result of :func:`crossmatch_test` (R's names of its fields: :meth:`to_r`).
 
     Attributes
     ----------
-    a1 : int
-        Number of matched pairs with one point from each sample (the statistic).
-    Ea1, Va1 : float
-        Exact null mean and variance of a1.
-    dev : float
-        ``(a1 - Ea1) / sqrt(Va1)``.
-    pval : float
-        Exact p-value: ``P(A1 <= a1)`` (small a1 means the samples differ),
-        or the other side with ``alternative=`` in :func:`crossmatch_test`.
-    approxpval : float
-        Normal approximation (``Phi(dev)`` for the default side).
-    a0, a2 : int
-        Pairs within sample 0 / sample 1.
-    N, n : int
-        Points used (N is even: one point is dropped when the total is odd)
-        and how many of them are from sample 1.
+    statistic : int
+        Number of matched pairs with one point from each sample (R's ``a1``).
+    pvalue : float
+        Exact p-value for ``alternative``: ``P(A1 <= statistic)`` for
+        ``'less'`` (few cross-matches: the samples differ).
+    expected, variance : float
+        Exact null mean and variance of the statistic.
+    zscore : float
+        ``(statistic - expected) / sqrt(variance)``.
+    approx_pvalue : float
+        Normal approximation of the p-value (``Phi(zscore)`` for ``'less'``).
+    within_x, within_y : int
+        Matched pairs within sample x (group 0) and within sample y (group 1).
+    n_points, n_y : int
+        Points matched (even: one point is dropped when the total is odd)
+        and how many of them are from y.
+    alternative : str
+        Side of ``pvalue`` and ``approx_pvalue``.
+    order : ndarray of int64
+        The random order the matching solved the stacked rows (x, then y)
+        in: its i-th point was row ``order[i]``. Ties among optimal
+        matchings are broken by this order, drawn from ``rng`` independently
+        of the labels (see Notes of :func:`crossmatch_test`).
     matching : MatchingResult
-        The optimal matching (``matching.verify()`` proves it optimal).
+        The optimal matching, numbered by the stacked rows
+        (``matching.verify()`` proves it optimal).
     """
 
-    a1: int
-    Ea1: float
-    Va1: float
-    dev: float
-    pval: float
-    approxpval: float
-    a0: int
-    a2: int
-    N: int
-    n: int
+    statistic: int
+    pvalue: float
+    expected: float
+    variance: float
+    zscore: float
+    approx_pvalue: float
+    within_x: int
+    within_y: int
+    n_points: int
+    n_y: int
+    alternative: str
+    order: IntArray = dataclasses.field(repr=False, compare=False)
     matching: MatchingResult = dataclasses.field(repr=False, compare=False)
 
     _unpack = ("statistic", "pvalue")
 
-    @property
-    def statistic(self) -> int:
-        return self.a1
-
-    @property
-    def pvalue(self) -> float:
-        return self.pval
+    def to_r(self) -> dict[str, float]:
+        """The fields under the names of R's ``crossmatch::crossmatchtest``: ``a1, Ea1, Va1, dev, pval,
+        approxpval``."""
+        return {"a1": self.statistic, "Ea1": self.expected, "Va1": self.variance, "dev": self.zscore,
+                "pval": self.pvalue, "approxpval": self.approx_pvalue}  # fmt: skip
 
 
 def _stats_from_mate(z: np.ndarray, mate: np.ndarray) -> tuple[int, int, int]:
@@ -253,17 +263,20 @@ def _statistics(a0: int, a1: int, a2: int, alternative: str = "less") -> dict[st
     ea1, va1 = _moments(N, n)
     with np.errstate(divide="ignore", invalid="ignore"):
         dev = float(np.float64(a1 - ea1) / np.sqrt(np.float64(va1)))
-    return dict(a1=a1, Ea1=ea1, Va1=va1, dev=dev, pval=_pvalue(N, n, a1, alternative),
-                approxpval=float(approx_pvalue(dev, alternative)), a0=a0, a2=a2, N=N, n=n)  # fmt: skip
+    return dict(statistic=a1, pvalue=_pvalue(N, n, a1, alternative), expected=ea1, variance=va1, zscore=dev,
+                approx_pvalue=float(approx_pvalue(dev, alternative)), within_x=a0, within_y=a2, n_points=N, n_y=n,
+                alternative=alternative)  # fmt: skip
 
 
-def result_from_matching(z: np.ndarray, matching: MatchingResult, alternative: str = "less") -> CrossMatchResult:
+def result_from_matching(
+    z: np.ndarray, matching: MatchingResult, alternative: str, order: IntArray
+) -> CrossMatchResult:
     """The test's result for 0/1 labels ``z`` of the points of ``matching`` (the dropped point's label unused)."""
     a0, a1, a2 = _stats_from_mate(z, matching.mate)
-    return CrossMatchResult(**_statistics(a0, a1, a2, alternative), matching=matching)
+    return CrossMatchResult(**_statistics(a0, a1, a2, alternative), order=order, matching=matching)
 
 
-def _check_labels(z: Any, name: str = "z") -> np.ndarray:
+def _check_labels(z: Any, name: str = "labels") -> np.ndarray:
     z = as_vector(z, name, min_length=2)
     if z.dtype.kind == "f":
         check_finite(z, name)
@@ -275,60 +288,54 @@ def _check_labels(z: Any, name: str = "z") -> np.ndarray:
     return z
 
 
-@routed
-def crossmatchtest(
-    z: ArrayLike, D: ArrayLike, *, k: int = _DEFAULT_K, n_jobs: NJobs = None, progress: bool = False
-) -> CrossMatchResult:
-    """Cross-match test from group labels and a distance matrix (R-compatible form).
+def solve_in_random_order(
+    X: np.ndarray,
+    metric: Metric,
+    metric_kwargs: dict[str, Any],
+    gen: np.random.Generator,
+    *,
+    n_neighbors: int,
+    n_jobs: NJobs,
+    progress: bool,
+    max_matrix_bytes: int,
+) -> tuple[MatchingResult, IntArray]:
+    """The exact matching of the rows of X solved in a random order from ``gen``, numbered by X's rows, and the order.
 
-    Parameters
-    ----------
-    z : array_like of 0/1, shape (N,)
-        Group of each point.
-    D : array_like, shape (N, N)
-        Symmetric distances with a zero diagonal.
-    k : int
-        Start graph size of the matching (speed only, see
-        :func:`min_weight_perfect_matching`).
-    n_jobs : int or None
-        Threads for the matching; None means every usable core.
-    progress : bool
-        Show a progress bar (needs tqdm).
-
-    Returns
-    -------
-    CrossMatchResult
-        ``a1, Ea1, Va1, dev, pval, approxpval`` as in R's crossmatch package,
-        plus ``.statistic`` (a1) and ``.pvalue`` (pval).
-
-    Notes
-    -----
-    The exact p-value is computed at every N (R returns NA for N >= 340).
-    For odd N a ghost point at distance 0 is added and the point matched to
-    it is dropped; N and n then refer to the remaining points, as in R.
-    R's ``nonbimatch`` rounds scaled distances to integers, so with near-ties
-    R and this exact matching may pick different optimal pairs.
-
-    *Dask input:* the labels and distances are computed on the cluster and
-    brought to the client as one array (this solver needs them in one process); above
-    ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
-    gathered arguments together) the call raises a ValueError instead.
+    Among several optimal matchings (tied points, tied distances) the solver's choice depends on the order of
+    the rows. Rows arrive grouped by sample, so that choice would depend on the labels and pair copies of a
+    point inside one sample; solved in an order drawn independently of the labels, the matching is a function
+    of exchangeable points only, and the permutation null of the test is exact.
     """
-    z = _check_labels(z, "z")
+    order = gen.permutation(X.shape[0]).astype(np.int64)
+    solved = _solve_points_metric(X[order], metric, metric_kwargs, n_neighbors=n_neighbors, n_jobs=n_jobs,
+                                  progress=progress, max_matrix_bytes=max_matrix_bytes)  # fmt: skip
+    return in_input_order(solved, order, _Source("points", X, metric, metric_kwargs, strong=True)), order
+
+
+def _test_distances(
+    labels: Any, D: Any, alternative: str, gen: np.random.Generator, n_neighbors: int, n_jobs: NJobs, progress: bool
+) -> CrossMatchResult:
+    """The test from 0/1 labels and a distance matrix (the call form of R's ``crossmatchtest(z, D)``)."""
+    z = _check_labels(labels, "labels")
     source = _Source("D", D)
     D = _check_distance_matrix(D, "D")
     if D.shape[0] != z.shape[0]:
         raise ValueError(
-            f"z and D must describe the same points: len(z) = {z.shape[0]} but D is {D.shape[0]} x {D.shape[1]}"
+            f"labels and D must describe the same points: len(labels) = {z.shape[0]} but D is "
+            f"{D.shape[0]} x {D.shape[1]}"
         )
-    k = check_int(k, "k", low=1, high=2**31 - 1)
-    resolve_n_jobs(n_jobs)
-    check_progress(progress)
-    return result_from_matching(z, _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source))
+    order = gen.permutation(z.shape[0]).astype(np.int64)
+    solved = _solve_dense(np.ascontiguousarray(D[np.ix_(order, order)]), n_neighbors=n_neighbors, n_jobs=n_jobs,
+                          progress=progress)  # fmt: skip
+    return result_from_matching(z, in_input_order(solved, order, source), alternative, order)
 
 
 def _as_sample(x: Any, name: str) -> np.ndarray:
-    x = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    if not isinstance(x, np.ndarray):
+        try:
+            x = np.asarray(x)
+        except ValueError as exc:  # ragged lists
+            raise ValueError(f"{name} must be a rectangular table of numbers (rows of one length): {exc}") from None
     if getattr(x, "ndim", None) == 1:
         x = x[:, None]
     x = as_matrix(x, name, min_rows=1)
@@ -362,20 +369,22 @@ def pool_dtype(x: Any, y: Any) -> np.dtype[Any]:
 
 
 @routed
-def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean", alternative: str = "less",
-                    k: int = _DEFAULT_K, n_jobs: NJobs = None, progress: bool = False,
-                    max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
+def crossmatch_test(x: ArrayLike | None = None, y: ArrayLike | None = None, *, metric: Metric = "euclidean",
+                    alternative: str = "less", n_neighbors: int = DEFAULT_N_NEIGHBORS, rng: Seed = None,
+                    n_jobs: NJobs = None, progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
+                    D: ArrayLike | None = None, labels: ArrayLike | None = None,
                     **metric_kwargs: Any) -> CrossMatchResult:  # fmt: skip
     """Rosenbaum's cross-match test of whether x and y come from one distribution.
 
     The pooled points are paired by an exact minimum-distance perfect
-    matching; few pairs with one point from each sample (a1) is evidence that
+    matching; few pairs with one point from each sample is evidence that
     the distributions differ. The p-value is exact (Rosenbaum 2005).
 
     Parameters
     ----------
     x, y : array_like, shape (n, d) and (m, d)
-        The two samples (1-D input is one feature).
+        The two samples (1-D input is one feature). Leave them out to give
+        ``D`` and ``labels`` instead.
     metric : str or callable
         Any ``scipy.spatial.distance.cdist`` metric, or ``"rank_mahalanobis"``
         for Rosenbaum's rank-based Mahalanobis distance (see
@@ -391,8 +400,14 @@ def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean",
         cross-matches than by chance (e.g. paired or over-dispersed designs),
         ``P(A1 >= a1)``. ``'two-sided'``: the probability of every value no
         more likely than a1.
-    k : int
+    n_neighbors : int
         Start graph size of the matching (speed only).
+    rng : None, int, numpy.random.Generator, BitGenerator or SeedSequence
+        Source of the random order in which the matching sees the points,
+        which breaks ties between optimal matchings independently of the
+        labels (see Notes). With continuous data the optimal matching is
+        unique and the result does not depend on it; give a seed for
+        reproducible results on tied data.
     n_jobs : int or None
         Threads for the matching; None means every usable core.
     progress : bool
@@ -401,6 +416,13 @@ def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean",
         Largest N x N distance matrix a metric that needs one may build
         (default ``2**31`` bytes: N = 16384 pooled points); a larger one
         raises ValueError saying how many bytes it would take.
+    D : array_like, shape (N, N), optional
+        A precomputed distance matrix (symmetric, zero diagonal) of all the
+        points, with ``labels``, instead of ``x`` and ``y``: the call form of
+        R's ``crossmatchtest(z, D)``. The solver reads a copy of it in the
+        random order (``8 * N**2`` more bytes for float64).
+    labels : array_like of 0/1, shape (N,), optional
+        With ``D``: the sample of each point (0 for x, 1 for y).
     **metric_kwargs
         ``p``, ``w``, ``V`` or ``VI`` for the cdist metrics that take them;
         any other keyword raises TypeError.
@@ -408,73 +430,101 @@ def crossmatch_test(x: ArrayLike, y: ArrayLike, *, metric: Metric = "euclidean",
     Returns
     -------
     CrossMatchResult
-        See :func:`crossmatchtest`; group 0 is x and group 1 is y. ``pval``
-        and ``approxpval`` are for ``alternative``.
+        ``statistic`` (the cross-match count a1), ``pvalue``, the exact null
+        ``expected`` and ``variance``, ``zscore``, ``approx_pvalue``; group 0
+        is x and group 1 is y. ``to_r()`` gives R's names.
 
     Notes
     -----
+    *Ties.* Tied points (counts, binary features, duplicates) and tied
+    distances admit several optimal matchings. The test is exact when the
+    matching does not depend on the labels, so the rows are handed to the
+    solver in a random order drawn from ``rng`` (recorded in
+    ``result.order``), never grouped by sample: were they, copies of a point
+    would pair up inside one sample, and two samples from one discrete
+    distribution would be called different.
+
+    The exact p-value is computed at every N (R returns NA for N >= 340).
+    For odd N a ghost point at distance 0 is added and the point matched to
+    it is dropped; ``n_points`` and ``n_y`` then refer to the remaining
+    points, as in R. R's ``nonbimatch`` rounds scaled distances to integers,
+    so with near-ties R and this exact matching may pick different optimal
+    pairs.
+
     *Dask input:* the samples are computed on the cluster and brought to the
     client as one array (this solver needs them in one process); above
     ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
     gathered arguments together) the call raises a ValueError instead.
+
+    Examples
+    --------
+    >>> import numpy as np, pairmetrics as pm
+    >>> rng = np.random.default_rng(0)
+    >>> res = pm.crossmatch_test(rng.normal(0, 1, (40, 3)), rng.normal(2, 1, (40, 3)), rng=0)
+    >>> res.statistic < res.expected, bool(res.pvalue < 1e-6)
+    (True, True)
+    >>> sorted(res.to_r())
+    ['Ea1', 'Va1', 'a1', 'approxpval', 'dev', 'pval']
     """
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "crossmatch_test")
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
-    k = check_int(k, "k", low=1, high=2**31 - 1)
+    n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=2**31 - 1)
+    gen = check_rng(rng)
     resolve_n_jobs(n_jobs)
     check_progress(progress)
     max_matrix_bytes = check_max_matrix_bytes(max_matrix_bytes)
+    if D is not None or labels is not None:
+        if x is not None or y is not None:
+            raise TypeError("crossmatch_test() takes the samples x and y, or D= and labels=, not both")
+        if D is None or labels is None:
+            raise TypeError("crossmatch_test() needs both D= (the distances) and labels= (0 for x, 1 for y)")
+        if metric != "euclidean" or metric_kwargs:
+            raise TypeError("crossmatch_test() takes no metric for a precomputed distance matrix D")
+        return _test_distances(labels, D, alternative, gen, n_neighbors, n_jobs, progress)
+    if x is None or y is None:
+        raise TypeError("crossmatch_test() needs the samples x and y (or D= and labels=)")
     X, n, m = _pool(x, y, metric)
     if n + m < 2:
         raise ValueError("x and y together need at least 2 points (N >= 2)")
     z = np.repeat(np.array([0, 1], dtype=np.int8), [n, m])
-    matching = _solve_points_metric(X, metric, metric_kwargs, k=k, n_jobs=n_jobs, progress=progress,
-                                    max_matrix_bytes=max_matrix_bytes)  # fmt: skip
-    return result_from_matching(z, matching, alternative)
+    matching, order = solve_in_random_order(X, metric, metric_kwargs, gen, n_neighbors=n_neighbors, n_jobs=n_jobs,
+                                            progress=progress, max_matrix_bytes=max_matrix_bytes)  # fmt: skip
+    return result_from_matching(z, matching, alternative, order)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class CrossMatchResampleResult(Result):
-    """Repeated cross-match tests on subsamples (mean a1 and mean p-value).
+    """Repeated cross-match tests on subsamples (mean count and mean p-value).
 
     Attributes
     ----------
-    mean_a1, mean_pval : float
-        Means of ``a1`` and ``pval`` over the resamples (also ``.statistic``
-        and ``.pvalue``).
-    Ea1, Va1 : float
-        Null mean and variance of a1 for the subsample sizes.
-    sample_size, n_repeats : int
-        Points drawn from each sample, and the number of resamples (also
-        ``.n_resamples``).
-    a1, pval, approxpval : ndarray
+    statistic, pvalue : float
+        Means of the cross-match count and of the p-value over the resamples.
+    expected, variance : float
+        Null mean and variance of the count for the subsample sizes.
+    sample_size, n_resamples : int
+        Points drawn from each sample, and the number of resamples.
+    statistics, pvalues, approx_pvalues : ndarray
         One value per resample (p-values for the chosen ``alternative``).
+    order : ndarray of int64
+        The random order the matchings see each subsample's rows in (its
+        ``sample_size`` rows from x, then its rows from y): position i holds
+        row ``order[i]``. It breaks ties independently of the labels.
     """
 
-    mean_a1: float
-    mean_pval: float
-    Ea1: float
-    Va1: float
+    statistic: float
+    pvalue: float
+    expected: float
+    variance: float
     sample_size: int
-    n_repeats: int
-    a1: IntArray = dataclasses.field(repr=False)
-    pval: FloatArray = dataclasses.field(repr=False)
-    approxpval: FloatArray = dataclasses.field(repr=False)
+    n_resamples: int
+    statistics: IntArray = dataclasses.field(repr=False)
+    pvalues: FloatArray = dataclasses.field(repr=False)
+    approx_pvalues: FloatArray = dataclasses.field(repr=False)
+    order: IntArray = dataclasses.field(repr=False, compare=False)
 
-    _unpack = ("mean_a1", "mean_pval")
-
-    @property
-    def statistic(self) -> float:
-        return self.mean_a1
-
-    @property
-    def pvalue(self) -> float:
-        return self.mean_pval
-
-    @property
-    def n_resamples(self) -> int:
-        return self.n_repeats
+    _unpack = ("statistic", "pvalue")
 
 
 def _pvalue_table(N: int, n: int, alternative: str) -> tuple[IntArray, FloatArray]:
@@ -494,18 +544,18 @@ def _pvalue_table(N: int, n: int, alternative: str) -> tuple[IntArray, FloatArra
 
 
 @routed
-def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_resamples: int = 500, rng: Seed = None,
-                        n_jobs: NJobs = None, *, alternative: str = "less", metric: Metric = "euclidean",
-                        k: int = _DEFAULT_K, progress: bool = False, n_repeats: int | None = None,
+def crossmatch_resample(x: ArrayLike, y: ArrayLike, *, sample_size: int = 200, n_resamples: int = 500,
+                        rng: Seed = None, n_jobs: NJobs = None, alternative: str = "less",
+                        metric: Metric = "euclidean", n_neighbors: int = DEFAULT_N_NEIGHBORS, progress: bool = False,
                         max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
                         **metric_kwargs: Any) -> CrossMatchResampleResult:  # fmt: skip
     """Cross-match test on repeated random subsamples of x and y.
 
     Each resample draws ``sample_size`` points from x and ``sample_size``
     from y without replacement, runs the exact cross-match test and records
-    a1 and its p-value; the result reports their means. Resamples are solved
-    in C++ on ``n_jobs`` threads, each at its own integer scale; the draws
-    come from one generator in order, so results do not depend on
+    its count and p-value; the result reports their means. Resamples are
+    solved in C++ on ``n_jobs`` threads, each at its own integer scale; the
+    draws come from one generator in order, so results do not depend on
     ``n_jobs``.
 
     Parameters
@@ -515,9 +565,11 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
     sample_size : int
         Points drawn from each sample (at most ``min(len(x), len(y))``).
     n_resamples : int
-        Number of subsamples (``n_repeats`` is accepted as another name).
+        Number of subsamples.
     rng : None, int, numpy.random.Generator, BitGenerator or SeedSequence
-        Source of the draws.
+        Source of the draws and of the order the matchings see the rows in
+        (which breaks ties independently of the labels, as in
+        :func:`crossmatch_test`).
     n_jobs : int or None
         Threads; None means every usable core, -1 all cores.
     alternative : {'less', 'greater', 'two-sided'}
@@ -528,10 +580,10 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
         are computed on each subsample; others once on the pool when it fits
         in memory. ``"cosine"`` and ``"correlation"`` are computed as squared
         Euclidean distances of the unit (centred) rows.
-    k : int
+    n_neighbors : int
         Start graph size of the matching (speed only).
     progress : bool
-        Show a progress bar (needs tqdm).
+        Show a progress bar of the resamples (needs tqdm).
     max_matrix_bytes : int
         Largest distance matrix of one subsample (``8 * (2 *
         sample_size)**2`` bytes, every metric) and of the pool (otherwise
@@ -543,67 +595,75 @@ def crossmatch_resample(x: ArrayLike, y: ArrayLike, sample_size: int = 200, n_re
     Returns
     -------
     CrossMatchResampleResult
-        ``mean_a1`` and ``mean_pval`` (also ``.statistic``, ``.pvalue``) and
-        the per-resample ``a1``, ``pval``, ``approxpval``.
+        ``statistic`` and ``pvalue`` (the means) and the per-resample
+        ``statistics``, ``pvalues``, ``approx_pvalues``.
     """
-    alternative, n_resamples, sample_size, k, max_matrix_bytes = resample_options(
-        metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k, max_matrix_bytes
+    alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes = resample_options(
+        metric, metric_kwargs, alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes
     )
     threads = resolve_n_jobs(n_jobs)
     check_progress(progress)
     gen = check_rng(rng)
     X, n, m = _pool(x, y, metric)
-    draws = draw_subsamples(gen, n, m, sample_size, n_resamples)
+    draws, order = draw_subsamples(gen, n, m, sample_size, n_resamples)
     X, metric, metric_kwargs = matching_equivalent(X, metric, metric_kwargs)
     N = 2 * sample_size
-    z = np.repeat(np.array([0, 1], dtype=np.int8), [sample_size, sample_size])
+    z = subsample_labels(sample_size, order)
     # Metrics that estimate a scale from the data they are given depend on
     # the subsample; every other metric can be computed once on the pool.
     per_subsample = metric in ("rank_mahalanobis", "mahalanobis", "seuclidean")
     pool_fits = (n + m) ** 2 * 8 <= min(_FULL_MATRIX_BYTES, max_matrix_bytes)
-    with progress_callback(progress, "cross-match resamples") as cb:
+    with progress_callback(progress, "cross-match resamples", unit="resamples") as cb:
         if not per_subsample and pool_fits and n_resamples * N * N >= (n + m) ** 2:
             # One pooled matrix, then every subsample is gathered and solved
             # in C++ (each at its own scale).
             full = np.ascontiguousarray(_pairwise_distances(X, metric, **metric_kwargs), dtype=np.float64)
-            a1 = _core._crossmatch_batch(full, draws, z, k, threads, cb)
+            a1 = _core._crossmatch_batch(full, np.ascontiguousarray(draws[:, order]), z, n_neighbors, threads, cb)
         else:
             # Distance matrices of a chunk of subsamples, solved in C++.
             chunk = max(1, _STACK_BYTES // (N * N * 8))
             parts = []
             for lo in range(0, n_resamples, chunk):
-                parts.append(subsample_a1([X[d] for d in draws[lo : lo + chunk]], metric, metric_kwargs, k, threads))
+                points = [X[d[order]] for d in draws[lo : lo + chunk]]
+                parts.append(subsample_a1(points, z, metric, metric_kwargs, n_neighbors, threads))
                 if cb is not None:
                     cb(min(n_resamples, lo + chunk), n_resamples)
             a1 = np.concatenate(parts)
-    return resample_result(a1, sample_size, alternative)
+    return resample_result(a1, sample_size, alternative, order)
 
 
-def draw_subsamples(gen: np.random.Generator, n: int, m: int, sample_size: int, n_resamples: int) -> np.ndarray:
-    """The resamples' rows in the pool (x's n rows, then y's m), sorted within x and within y."""
+def draw_subsamples(
+    gen: np.random.Generator, n: int, m: int, sample_size: int, n_resamples: int
+) -> tuple[np.ndarray, IntArray]:
+    """The resamples' rows in the pool (x's n rows, then y's m; sorted within x and within y), and the order
+    the matchings see each resample's rows in (drawn after them)."""
     if sample_size > min(n, m):
         raise ValueError(f"sample_size must be <= min(len(x), len(y)) = {min(n, m)}, got {sample_size}")
-    # Sorted draws: the order of points does not matter to the test, and
-    # sorted indices gather from the pooled matrix with far fewer cache misses.
-    return np.stack([
+    # Sorted draws gather from the pooled matrix with far fewer cache misses.
+    draws = np.stack([
         np.concatenate([np.sort(gen.choice(n, sample_size, replace=False)),
                         n + np.sort(gen.choice(m, sample_size, replace=False))])
         for _ in range(n_resamples)
     ])  # fmt: skip
+    return draws, gen.permutation(2 * sample_size).astype(np.int64)
 
 
-def subsample_a1(subsamples: Any, metric: Metric, metric_kwargs: dict[str, Any], k: int, threads: int) -> np.ndarray:
-    """a1 of each subsample (its first half from x, its second from y), by the C++ solver."""
-    sample_size = subsamples[0].shape[0] // 2
-    z = np.repeat(np.array([0, 1], dtype=np.int8), [sample_size, sample_size])
+def subsample_labels(sample_size: int, order: IntArray) -> np.ndarray:
+    """0/1 labels of a resample's rows in the order the matchings see them."""
+    return np.ascontiguousarray(np.repeat(np.array([0, 1], dtype=np.int8), [sample_size, sample_size])[order])
+
+
+def subsample_a1(
+    subsamples: Any, z: np.ndarray, metric: Metric, metric_kwargs: dict[str, Any], n_neighbors: int, threads: int
+) -> np.ndarray:
+    """Cross-match count of each subsample (rows in solving order, labels ``z``), by the C++ solver."""
     Ds = np.stack([_pairwise_distances(points, metric, **metric_kwargs) for points in subsamples])
-    return _core._crossmatch_stack(np.ascontiguousarray(Ds, dtype=np.float64), z, k, threads, None)
+    return _core._crossmatch_stack(np.ascontiguousarray(Ds, dtype=np.float64), z, n_neighbors, threads, None)
 
 
-def resample_result(a1: np.ndarray, sample_size: int, alternative: str) -> CrossMatchResampleResult:
-    """The CrossMatchResampleResult of the resamples' a1."""
+def resample_result(a1: np.ndarray, sample_size: int, alternative: str, order: IntArray) -> CrossMatchResampleResult:
+    """The CrossMatchResampleResult of the resamples' counts."""
     N = 2 * sample_size
-    n_resamples = a1.size
     # The null law depends only on the sizes: p-values by table lookup.
     support, table = _pvalue_table(N, sample_size, alternative)
     pval = table[np.searchsorted(support, a1)]
@@ -611,15 +671,16 @@ def resample_result(a1: np.ndarray, sample_size: int, alternative: str) -> Cross
     with np.errstate(divide="ignore", invalid="ignore"):
         approx = approx_pvalue((a1 - ea1) / np.sqrt(va1), alternative)
     return CrossMatchResampleResult(
-        mean_a1=float(a1.mean()),
-        mean_pval=float(pval.mean()),
-        Ea1=ea1,
-        Va1=va1,
+        statistic=float(a1.mean()),
+        pvalue=float(pval.mean()),
+        expected=ea1,
+        variance=va1,
         sample_size=sample_size,
-        n_repeats=n_resamples,
-        a1=a1,
-        pval=pval,
-        approxpval=approx,
+        n_resamples=int(a1.size),
+        statistics=a1,
+        pvalues=pval,
+        approx_pvalues=approx,
+        order=order,
     )
 
 
@@ -628,22 +689,17 @@ def resample_options(
     metric_kwargs: dict[str, Any],
     alternative: str,
     n_resamples: int,
-    n_repeats: int | None,
     sample_size: int,
-    k: int,
+    n_neighbors: int,
     max_matrix_bytes: int,
 ) -> tuple[str, int, int, int, int]:
     """Checked options of :func:`crossmatch_resample` (in memory and on Dask)."""
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
-    if n_repeats is not None:
-        if n_resamples != 500:
-            raise TypeError("give n_resamples or n_repeats (another name of it), not both")
-        n_resamples = check_int(n_repeats, "n_repeats", low=1)
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
     sample_size = check_int(sample_size, "sample_size", low=1)
-    k = check_int(k, "k", low=1, high=2**31 - 1)
+    n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=2**31 - 1)
     max_matrix_bytes = check_max_matrix_bytes(max_matrix_bytes)
     check_matrix_size(2 * sample_size, metric, max_matrix_bytes)  # every subsample's matrix
-    return alternative, n_resamples, sample_size, k, max_matrix_bytes
+    return alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes

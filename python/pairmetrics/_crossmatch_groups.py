@@ -213,7 +213,16 @@ def crossmatch_groups(
         res = crossmatch_test(_rows(points, in_group), _rows(points, in_reference), metric=metric,
                               alternative=alternative, n_jobs=n_jobs, max_matrix_bytes=max_matrix_bytes)  # fmt: skip
         rows.append(
-            (str(group), int(in_group.sum()), int(in_reference.sum()), res.a1, res.Ea1, res.Va1, res.dev, res.pval)
+            (
+                str(group),
+                int(in_group.sum()),
+                int(in_reference.sum()),
+                res.statistic,
+                res.expected,
+                res.variance,
+                res.zscore,
+                res.pvalue,
+            )
         )
         if obs_names is not None:
             _record_partners(partners, res.matching.mate, in_group, in_reference, np.asarray(obs_names, dtype=object))

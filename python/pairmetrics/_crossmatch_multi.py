@@ -36,14 +36,23 @@ from ._crossmatch import (
     checked_sample,
     pool_dtype,
     result_from_matching,
+    solve_in_random_order,
 )
 from ._crossmatch_groups import CORRECTIONS, adjust_pvalues, check_no_missing_labels
-from ._matching import _DEFAULT_K, MatchingResult, _check_metric, _check_metric_kwargs, _solve_points_metric
+from ._matching import DEFAULT_N_NEIGHBORS, MatchingResult, _check_metric, _check_metric_kwargs
 from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, check_max_matrix_bytes
 from ._result import Result
 from ._routing import routed
-from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs
-from ._validation import check_choice, check_finite, check_int, check_progress, resolve_n_jobs, vector_shape
+from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed
+from ._validation import (
+    check_choice,
+    check_finite,
+    check_int,
+    check_progress,
+    check_rng,
+    resolve_n_jobs,
+    vector_shape,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -224,6 +233,10 @@ class MultiCrossMatchResult(Result):
         Each group against all the others: :func:`crossmatch_test`'s exact results on this same matching.
     alternative : str
         Side of ``pair_pvalue``, ``cross_pvalue`` and the group tests.
+    order : ndarray of int64
+        The random order the matching solved the points in (its i-th point
+        was row ``order[i]``), drawn from ``rng`` independently of the labels
+        to break ties (see :func:`crossmatch_test`).
     N : int
         Points matched (even).
     matching : MatchingResult
@@ -248,6 +261,7 @@ class MultiCrossMatchResult(Result):
     group_tests: tuple[CrossMatchResult, ...] = dataclasses.field(repr=False)
     alternative: str
     N: int
+    order: IntArray = dataclasses.field(repr=False, compare=False)
     matching: MatchingResult = dataclasses.field(repr=False, compare=False)
 
     _unpack = ("statistic", "pvalue")
@@ -268,7 +282,8 @@ class MultiCrossMatchResult(Result):
         by : {"pair", "group"}
             ``"pair"``: one row per pair of groups, indexed by (group_a, group_b): ``count``,
             ``expected``, ``sd``, ``dev``, ``pvalue`` (normal approximation). ``"group"``: one row per
-            group against the rest: ``n``, ``a1``, ``Ea1``, ``Va1``, ``dev``, ``pvalue`` (exact).
+            group against the rest: ``n``, ``statistic``, ``expected``, ``variance``, ``zscore``,
+            ``pvalue`` (exact).
         correction : {"holm-sidak", "benjamini-hochberg", "none"}
             Adjustment of ``pvalue`` into ``pvalue_adj``, as in :func:`crossmatch_groups`.
         """
@@ -279,8 +294,8 @@ class MultiCrossMatchResult(Result):
         except ImportError:
             raise ImportError("to_frame() needs pandas: pip install pandas") from None
         if by == "group":
-            rows = [(t.n, t.a1, t.Ea1, t.Va1, t.dev, t.pval) for t in self.group_tests]
-            table = pd.DataFrame(rows, columns=["n", "a1", "Ea1", "Va1", "dev", "pvalue"],
+            rows = [(t.n_y, t.statistic, t.expected, t.variance, t.zscore, t.pvalue) for t in self.group_tests]
+            table = pd.DataFrame(rows, columns=["n", "statistic", "expected", "variance", "zscore", "pvalue"],
                                  index=pd.Index(self.groups, name="group"))  # fmt: skip
         else:
             a, b = self.pairs[:, 0], self.pairs[:, 1]
@@ -301,7 +316,7 @@ def _counts(codes: IntArray, matching: MatchingResult, K: int) -> tuple[IntArray
 
 
 def multi_result(
-    groups: np.ndarray, codes: IntArray, matching: MatchingResult, alternative: str
+    groups: np.ndarray, codes: IntArray, matching: MatchingResult, alternative: str, order: IntArray
 ) -> MultiCrossMatchResult:
     """The test's result from the group codes of the points and their matching."""
     K = groups.size
@@ -318,7 +333,9 @@ def multi_result(
     with np.errstate(divide="ignore", invalid="ignore"):
         pair_dev = deviation / pair_sd
         cross_dev = float(np.float64(np.sum(deviation)) / np.sqrt(np.float64(cross_var)))
-    group_tests = tuple(result_from_matching((codes == g).astype(np.int8), matching, alternative) for g in range(K))
+    group_tests = tuple(
+        result_from_matching((codes == g).astype(np.int8), matching, alternative, order) for g in range(K)
+    )
     return MultiCrossMatchResult(
         statistic=statistic,
         pvalue=_chi2_pvalue(statistic, df),
@@ -338,13 +355,15 @@ def multi_result(
         group_tests=group_tests,
         alternative=alternative,
         N=N,
+        order=order,
         matching=matching,
     )
 
 
 @routed
 def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metric = "euclidean",
-                          alternative: str = "less", k: int = _DEFAULT_K, n_jobs: NJobs = None,
+                          alternative: str = "less", n_neighbors: int = DEFAULT_N_NEIGHBORS, rng: Seed = None,
+                          n_jobs: NJobs = None,
                           progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
                           **metric_kwargs: Any) -> MultiCrossMatchResult:  # fmt: skip
     """The cross-match test of whether K >= 2 samples come from one distribution.
@@ -374,8 +393,13 @@ def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metri
         Side of the per-pair, per-group and total-count p-values (``'less'``:
         fewer cross-matches than by chance, the groups differ). The
         chi-square statistic is an omnibus test and has no side.
-    k : int
+    n_neighbors : int
         Start graph size of the matching (speed only).
+    rng : None, int, numpy.random.Generator, BitGenerator or SeedSequence
+        Source of the random order the matching sees the points in, which
+        breaks ties independently of the labels (as in
+        :func:`crossmatch_test`); give a seed for reproducible results on
+        tied data.
     n_jobs : int or None
         Threads for the matching; None means every usable core.
     progress : bool
@@ -407,7 +431,7 @@ def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metri
 
     *K = 2*: the statistic is ``dev**2`` of :func:`crossmatch_test` on the
     same two samples and ``pvalue`` is its two-sided normal approximation,
-    ``crossmatch_test(x, y, alternative="two-sided").approxpval``; use
+    ``crossmatch_test(x, y, alternative="two-sided").approx_pvalue``; use
     :func:`crossmatch_test` for Rosenbaum's exact one-sided p-value.
 
     *Odd N*: as in :func:`crossmatch_test`, a ghost point joins the matching
@@ -426,7 +450,7 @@ def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metri
     >>> rng = np.random.default_rng(0)
     >>> points = np.vstack([rng.normal(0, 1, (30, 3)), rng.normal(0, 1, (30, 3)), rng.normal(3, 1, (30, 3))])
     >>> labels = np.repeat(["a", "b", "c"], 30)
-    >>> res = pm.multi_crossmatch_test(points, labels)
+    >>> res = pm.multi_crossmatch_test(points, labels, rng=0)
     >>> res.df, bool(res.pvalue < 1e-6)
     (3, True)
     >>> [str(g) for g, t in zip(res.groups, res.group_tests) if t.pvalue < 0.01]
@@ -435,7 +459,8 @@ def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metri
     _check_metric(metric)
     _check_metric_kwargs(metric, metric_kwargs, "multi_crossmatch_test")
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
-    k = check_int(k, "k", low=1, high=2**31 - 1)
+    n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=2**31 - 1)
+    gen = check_rng(rng)
     resolve_n_jobs(n_jobs)
     check_progress(progress)
     max_matrix_bytes = check_max_matrix_bytes(max_matrix_bytes)
@@ -444,6 +469,6 @@ def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metri
         raise ValueError(f"points needs at least 2 rows, got {X.shape[0]}")
     groups, codes = group_codes(labels, "labels", X.shape[0])
     X = X.astype(pool_dtype(X, X), copy=False)
-    matching = _solve_points_metric(X, metric, metric_kwargs, k=k, n_jobs=n_jobs, progress=progress,
-                                    max_matrix_bytes=max_matrix_bytes)  # fmt: skip
-    return multi_result(groups, codes, matching, alternative)
+    matching, order = solve_in_random_order(X, metric, metric_kwargs, gen, n_neighbors=n_neighbors, n_jobs=n_jobs,
+                                            progress=progress, max_matrix_bytes=max_matrix_bytes)  # fmt: skip
+    return multi_result(groups, codes, matching, alternative, order)

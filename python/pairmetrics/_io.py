@@ -3,6 +3,11 @@
 CSV, TSV and Parquet are read by pyarrow (the ``cli`` extra, imported only
 when such a file is read): its number parsing is correctly rounded, unlike
 ``pandas.read_csv``'s default. Whitespace-separated text and NPY need numpy only.
+
+Numbers are kept exact: a table whose values are all integers is read as int64
+(scores such as 2**60 + 1 stay distinct); a table with any non-integer value is
+read as float64, and an integer beyond 2**53 in it, which float64 would round,
+is refused with a message naming it. Lines may end in LF, CRLF or CR alone.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ _NPY_MAGIC = b"\x93NUMPY"
 _PARQUET_MAGIC = b"PAR1"
 _COLUMN_NUMBERS = re.compile(r"\s*\d+\s*")
 _NOT_BLANK = re.compile(rb"[^\r\n]")  # like pyarrow, a line of spaces is not blank
+_EXACT_FLOAT_INTEGERS = 2**53  # every integer up to this magnitude is a float64
+_INTEGER_TEXT = r"^\s*[+-]?[0-9]+\s*$"
 
 
 class MissingExtraError(ImportError):
@@ -57,7 +64,7 @@ def load_array(
     header: bool | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
-    """Load a 1-D or 2-D float array from a file, or from standard input when ``source`` is ``'-'``.
+    """Load a 1-D or 2-D int64 or float64 array from a file, or from standard input when ``source`` is ``'-'``.
 
     ``column`` picks one column of a table by header name or 0-based index;
     without it a one-column table gives a vector and a wider one a matrix.
@@ -65,13 +72,15 @@ def load_array(
     says whether a text table's first row is a header; None decides from
     the row itself (see ``FORMATS_HELP``). ``progress(done, total)`` is
     called as a CSV or TSV input is parsed (in bytes). Errors are
-    ``ValueError`` naming the input (and the line, for a malformed text row).
+    ``ValueError`` naming the input (and the line, for a malformed text row
+    or a missing value).
     """
     data = _Input(source)
-    if data.format == "npy":
-        array = _load_npy(data, column)
-    elif data.format == "parquet":
-        array = _load_parquet(data, column)
+    if data.format in ("npy", "parquet"):
+        array = _load_npy(data, column) if data.format == "npy" else _load_parquet(data, column)
+        if array.dtype.kind == "f" and array.size and np.isnan(array).any():
+            row = int(np.flatnonzero(np.isnan(array.reshape(array.shape[0], -1)).any(axis=1))[0])
+            raise ValueError(f"{data.name}: row {row} (counting from 0) has a missing value (NaN)")
     else:
         array = _load_text(data, column, header, progress)
     if ndim != 2 and array.ndim == 2 and array.shape[1] == 1:
@@ -95,6 +104,8 @@ class _Input:
             return
         self.path = Path(source)
         self.name = str(source)
+        if self.path.is_dir():
+            raise ValueError(f"{self.name}: is a directory; give a file")
         if not self.path.is_file():
             raise ValueError(f"{self.name}: no such file")
         suffix = self.path.suffix.lower()
@@ -114,24 +125,23 @@ class _Input:
         return len(self.content) if self.content is not None else self.path.stat().st_size  # type: ignore[union-attr]
 
     def count_lines(self) -> int:
-        """Lines of text (an upper bound on the rows of a table), counted without decoding."""
-        if self.content is not None:
-            return self.content.count(b"\n") + 1
-        count = 1
+        """Lines of text (an upper bound on the rows of a table), counted without decoding: each LF, and
+        each CR not followed by LF (old Mac line ends)."""
+        count, previous = 1, b""
         with self.binary() as stream:
             while block := stream.read(1 << 20):
-                count += block.count(b"\n")
+                count += block.count(b"\n") + block.count(b"\r") - block.count(b"\r\n")
+                count -= previous == b"\r" and block.startswith(b"\n")  # a CRLF cut between two blocks
+                previous = block[-1:]
         return count
 
     def pieces(self, skipped: int) -> Iterator[bytes]:
         """The bytes after the first ``skipped`` lines, in pieces of whole lines, blank pieces left out."""
         with self.binary() as stream:
-            for _ in range(skipped):
-                stream.readline()
-            rest = b""
+            rest = _skip_lines(stream, skipped)
             while block := stream.read(_PIECE_BYTES):
                 block = rest + block if rest else block
-                cut = block.rfind(b"\n") + 1
+                cut = max(block.rfind(b"\n"), block.rfind(b"\r")) + 1  # a CR cut from its LF leaves a blank line
                 piece, rest = block[:cut], block[cut:]
                 if _NOT_BLANK.search(piece):
                     yield piece
@@ -141,6 +151,27 @@ class _Input:
     def source(self) -> Path | BinaryIO:
         """What a reader opens: the path (streamed) or the bytes read from standard input."""
         return self.path if self.path is not None else self.binary()
+
+
+def _skip_lines(stream: BinaryIO, count: int) -> bytes:
+    """Read past ``count`` lines (ended by LF, CRLF or CR); return the bytes read beyond them."""
+    rest = b""
+    while count > 0:
+        block = stream.read(1 << 16)
+        if not block:
+            return b""
+        rest += block
+        for match in re.finditer(rb"\r\n|\r|\n", rest):
+            if match.group() == b"\r" and match.end() == len(rest):
+                break  # a CR at the end of what was read: its LF may follow
+            count -= 1
+            if count == 0:
+                return rest[match.end() :]
+        else:
+            rest = b""
+            continue
+        rest = rest[match.start() :]
+    return rest
 
 
 def _sniff(content: bytes) -> str:
@@ -206,10 +237,8 @@ def _load_parquet(data: _Input, column: str | None) -> np.ndarray:
             raise ValueError(f"{data.name}: column {name!r} holds {values.type}, not numbers")
         if values.null_count:
             raise ValueError(f"{data.name}: column {name!r} has {values.null_count} missing values")
-    out = np.empty((table.num_rows, table.num_columns), dtype=np.float64)
-    for i, values in enumerate(table.columns):
-        out[:, i] = values.to_numpy()
-    return out
+    columns = [np.asarray(values.to_numpy()) for values in table.columns]
+    return _exact_columns(columns, table.column_names, data.name)
 
 
 # --- text tables ------------------------------------------------------------------------------
@@ -240,6 +269,9 @@ def _load_text(
             array = _read_delimited(data, skipped, width, picked, progress)
     except ValueError as exc:  # a malformed row (the readers' messages do not name the line)
         raise ValueError(f"{data.name}: {_first_problem(data, picked, has_header) or _one_line(exc)}") from None
+    if array.dtype.kind == "f" and np.isnan(array).any():
+        row = int(np.flatnonzero(np.isnan(array).any(axis=1))[0])
+        raise ValueError(f"{data.name}: line {_line_of_row(data, row, has_header)} has a missing value (NaN)")
     return array
 
 
@@ -264,33 +296,108 @@ def _read_delimited(
         quoted_strings_can_be_null=False,
         include_columns=None if picked is None else [names[picked]],
     )
-    out = np.empty((data.count_lines() - skipped, 1 if picked is not None else width), dtype=np.float64)
+    shape = (data.count_lines() - skipped, 1 if picked is not None else width)
+    out = np.empty(shape, dtype=np.int64)  # integers until a value is not one
     filled = done = 0
     total = data.size()
     for piece in data.pieces(skipped):
         if progress is not None:
             done += len(piece)
             progress(done, total)
-        try:
-            table = pa_csv.read_csv(io.BytesIO(piece), read_options=read, parse_options=parse, convert_options=convert)
-        except pa.ArrowInvalid as exc:
-            raise ValueError(str(exc)) from None
+        table = None
+        if out.dtype.kind == "i":
+            try:
+                table = _parse_piece(pa_csv, piece, read, parse, convert, pa.int64())
+            except pa.ArrowInvalid:  # from here on float64, once the integers so far fit in it
+                out = out.astype(np.float64) if _fits_float64(out[:filled]) else _refuse_big_integers("")
+        if table is None:
+            try:
+                table = _parse_piece(pa_csv, piece, read, parse, convert, pa.float64())
+            except pa.ArrowInvalid as exc:
+                raise ValueError(str(exc)) from None
+            _check_float_piece(pa_csv, piece, read, parse, convert, table)
         for i, values in enumerate(table.columns):
             out[filled : filled + table.num_rows, i] = values.to_numpy()
         filled += table.num_rows
     return out[:filled]
 
 
+def _parse_piece(pa_csv: Any, piece: bytes, read: Any, parse: Any, convert: Any, kind: Any) -> Any:
+    """One piece of text as a pyarrow table with every column of type ``kind``."""
+    convert.column_types = {name: kind for name in read.column_names}
+    return pa_csv.read_csv(io.BytesIO(piece), read_options=read, parse_options=parse, convert_options=convert)
+
+
+def _check_float_piece(pa_csv: Any, piece: bytes, read: Any, parse: Any, convert: Any, table: Any) -> None:
+    """Refuse integers beyond 2**53 written as such in a float64 piece (float64 rounded them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not any(_beyond_exact(np.asarray(values.to_numpy())) for values in table.columns):
+        return  # the common case: no value that large, nothing was rounded
+    text = _parse_piece(pa_csv, piece, read, parse, convert, pa.string())
+    for values, numbers in zip(text.columns, table.columns):
+        integer = np.asarray(pc.match_substring_regex(values, _INTEGER_TEXT).to_numpy(zero_copy_only=False))
+        _refuse_rounded(np.asarray(values.to_numpy(zero_copy_only=False)), np.asarray(numbers.to_numpy()), integer)
+
+
+def _refuse_rounded(fields: np.ndarray, numbers: np.ndarray, integer: np.ndarray) -> None:
+    """Refuse the first field written as an integer that its float64 value does not equal."""
+    for k in np.flatnonzero(integer & (np.abs(numbers) >= _EXACT_FLOAT_INTEGERS)):
+        text = str(fields.flat[k]).strip()
+        if int(text) != int(numbers.flat[k]):
+            _refuse_big_integers("", text)
+
+
+def _beyond_exact(values: np.ndarray) -> bool:
+    """Whether some value is large enough (2**53 or more) for float64 to have rounded an integer to it."""
+    return bool(values.size) and bool(np.nanmax(np.abs(values)) >= _EXACT_FLOAT_INTEGERS)
+
+
+def _fits_float64(values: np.ndarray) -> bool:
+    """Whether integers convert to float64 exactly (magnitudes up to 2**53)."""
+    limit = _EXACT_FLOAT_INTEGERS
+    return not values.size or (int(values.max()) <= limit and int(values.min()) >= -limit)
+
+
+def _refuse_big_integers(where: str, value: str | None = None) -> Any:
+    """The error of an integer float64 would round (``where``: a prefix naming the input or its column)."""
+    shown = f" ({value})" if value else ""
+    raise ValueError(
+        f"{where}an integer beyond 2**53{shown} among non-integer values: float64 cannot hold it exactly; "
+        "write the column with integers only (read exactly as int64), or convert it yourself"
+    )
+
+
+def _exact_columns(columns: list[np.ndarray], names: list[str], name: str) -> np.ndarray:
+    """Columns as one int64 table when all hold integers (or booleans), else float64 (refusing integers beyond
+    2**53, which float64 would round)."""
+    if all(c.dtype.kind in "biu" for c in columns):
+        for column, title in zip(columns, names):
+            if column.dtype.kind == "u" and column.size and int(column.max()) > np.iinfo(np.int64).max:
+                raise ValueError(f"{name}: column {title!r} holds integers beyond the int64 range")
+        return np.column_stack([c.astype(np.int64) for c in columns]) if columns else np.empty((0, 0), np.int64)
+    for column, title in zip(columns, names):
+        if column.dtype.kind in "iu" and not _fits_float64(column):
+            _refuse_big_integers(f"{name}: column {title!r} holds ")
+    return np.column_stack([c.astype(np.float64) for c in columns])
+
+
 def _read_whitespace(data: _Input, skipped: int, picked: int | None) -> np.ndarray:
-    with data.binary() as stream:
-        return np.loadtxt(
-            io.TextIOWrapper(stream, encoding="utf-8-sig"),
-            dtype=np.float64,
-            comments="#",
-            skiprows=skipped,
-            usecols=picked,
-            ndmin=2,
-        )
+    def read(dtype: Any) -> np.ndarray:
+        with data.binary() as stream:
+            text = io.TextIOWrapper(stream, encoding="utf-8-sig")
+            return np.loadtxt(text, dtype=dtype, comments="#", skiprows=skipped, usecols=picked, ndmin=2)
+
+    try:
+        return read(np.int64)  # exact integers
+    except (ValueError, OverflowError):
+        numbers = read(np.float64)
+    if _beyond_exact(numbers):
+        fields = read(str)
+        integer = np.vectorize(lambda f: re.fullmatch(_INTEGER_TEXT, f) is not None, otypes=[bool])(fields)
+        _refuse_rounded(fields, numbers, integer)
+    return numbers
 
 
 def _rows(data: _Input) -> Generator[tuple[int, list[str]], None, None]:
@@ -342,6 +449,18 @@ def _has_header(name: str, number: int, fields: list[str], header: bool | None) 
 def _could_be_column_numbers(fields: list[str]) -> bool:
     """0, 1, 2, ...: how pandas labels unnamed columns (``Series.to_csv`` writes the header ``0``)."""
     return all(_COLUMN_NUMBERS.fullmatch(f) and int(f) == i for i, f in enumerate(fields))
+
+
+def _line_of_row(data: _Input, row: int, has_header: bool) -> int:
+    """The line number of data row ``row`` (0-based) of a text table."""
+    rows = _rows(data)
+    try:
+        for index, (number, _) in enumerate(rows):
+            if index == row + has_header:
+                return number
+    finally:
+        rows.close()
+    return -1  # not reached: the row was read from this input
 
 
 def _first_problem(data: _Input, picked: int | None, has_header: bool) -> str | None:

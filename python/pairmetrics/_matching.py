@@ -40,8 +40,8 @@ __all__ = [
     "rank_mahalanobis",
 ]
 
-# Size of the start graph: each point's K nearest neighbours (pricing adds the rest).
-_DEFAULT_K = 10
+# Size of the start graph: each point's n_neighbors nearest neighbours (pricing adds the rest).
+DEFAULT_N_NEIGHBORS = 10
 # Coordinate spreads outside this range are solved on a copy of the points
 # scaled by a power of two (refused unless exact), so that the squares of the
 # distance tiles stay far from under/overflow. Distance matrices are never scaled.
@@ -218,7 +218,7 @@ class MatchingResult(Result):
             raise ValueError("the data do not have the size of the matching")
         threads = 1 if data.shape[0] < _PARALLEL_MIN_N else threads
         start = time.perf_counter()
-        with progress_callback(progress, "certificate") as cb:
+        with progress_callback(progress, "certificate", unit="points", count=data.shape[0]) as cb:
             if kind == "points":
                 c = _core._mwpm_certificate_points(data, squared, *args, threads, cb)
             else:
@@ -492,7 +492,10 @@ def matched_cost(
     except OverflowError:
         total = math.inf
     if not math.isfinite(total):
-        raise ValueError("the matching's total distance overflows float64 (distances near 1.8e308); scale them down")
+        what = "D" if D is not None else "the points"
+        raise ValueError(
+            f"the matching's total distance overflows float64 (distances near 1.8e308 in {what}); scale {what} down"
+        )
     return total
 
 
@@ -564,12 +567,12 @@ def _threads(n_jobs: NJobs, n: int) -> int:
 
 
 def _solve_dense(
-    D: np.ndarray, *, k: int, n_jobs: NJobs = None, progress: bool = False, source: _Source | None = None
+    D: np.ndarray, *, n_neighbors: int, n_jobs: NJobs = None, progress: bool = False, source: _Source | None = None
 ) -> MatchingResult:
     """Matching of the complete graph of a validated distance matrix."""
     n = D.shape[0]
-    with progress_callback(progress, "matching") as cb:
-        r = _core._mwpm_dense(D, float(D.max()), min(k, n), _threads(n_jobs, n), cb)
+    with progress_callback(progress, "matching", unit="points", count=n) as cb:
+        r = _core._mwpm_dense(D, float(D.max()), min(n_neighbors, n), _threads(n_jobs, n), cb)
     return _make_result(r, n, 1.0, source, lambda pairs: matched_cost(pairs, D=D))
 
 
@@ -577,7 +580,7 @@ def _solve_points(
     X: np.ndarray,
     *,
     squared: bool,
-    k: int,
+    n_neighbors: int,
     n_jobs: NJobs = None,
     progress: bool = False,
     source: _Source | None = None,
@@ -597,8 +600,10 @@ def _solve_points(
     if groups is not None:
         keep, kept, removed = groups
         for _ in range(3):
-            with progress_callback(progress, "matching") as cb:
-                reduced = _core._mwpm_points(Xs[keep], squared, min(k, keep.size), _threads(n_jobs, keep.size), cb)
+            with progress_callback(progress, "matching", unit="points", count=n) as cb:
+                reduced = _core._mwpm_points(
+                    Xs[keep], squared, min(n_neighbors, keep.size), _threads(n_jobs, keep.size), cb
+                )
             r, failed = _expand_duplicates(reduced, n, keep, kept, removed)
             if r is not None or len(failed) == len(kept):
                 break
@@ -611,8 +616,8 @@ def _solve_points(
             removed = [c for c, good in zip(removed, ok) if good]
             r = None
     if r is None:
-        with progress_callback(progress, "matching") as cb:
-            r = _core._mwpm_points(Xs, squared, min(k, n), _threads(n_jobs, n), cb)
+        with progress_callback(progress, "matching", unit="points", count=n) as cb:
+            r = _core._mwpm_points(Xs, squared, min(n_neighbors, n), _threads(n_jobs, n), cb)
     return _make_result(r, n, unit * scale, source,
                         lambda pairs: matched_cost(pairs, points=Xs, squared=squared, unit=unit * scale))  # fmt: skip
 
@@ -752,9 +757,35 @@ def _make_result(
     )
 
 
+def in_input_order(solved: MatchingResult, order: IntArray, source: _Source | None) -> MatchingResult:
+    """The matching of rows solved in the order ``order`` (solved point i is input row ``order[i]``), renumbered
+    to the input rows; ``source`` (the input rows' data) is what ``verify()`` reads."""
+    n = solved.mate.shape[0]
+    order = np.asarray(order, dtype=np.int64)
+    mate = np.full(n, -1, dtype=np.int64)
+    matched = solved.mate >= 0
+    mate[order[matched]] = order[solved.mate[matched]]
+    i = np.flatnonzero(mate > np.arange(n))
+    vertex = np.concatenate([order, np.arange(n, solved.y.shape[0])])  # the ghost keeps its index N
+    y = np.empty_like(solved.y)
+    y[vertex] = solved.y
+    parent = solved.blossom_parent.copy()
+    parent[vertex] = solved.blossom_parent[: vertex.size]  # blossoms keep their numbers
+    return dataclasses.replace(
+        solved,
+        mate=mate,
+        pairs=np.column_stack([i, mate[i]]).astype(np.int64),
+        dropped=None if solved.dropped is None else int(order[solved.dropped]),
+        y=y,
+        blossom_parent=parent,
+        _source=source,
+        _timings=solved._timings,
+    )
+
+
 @routed
 def min_weight_perfect_matching(D: ArrayLike | None = None, *, points: ArrayLike | None = None,
-                                metric: Metric = "euclidean", k: int = _DEFAULT_K, n_jobs: NJobs = None,
+                                metric: Metric = "euclidean", n_neighbors: int = DEFAULT_N_NEIGHBORS, n_jobs: NJobs = None,
                                 progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
                                 **metric_kwargs: Any) -> MatchingResult:  # fmt: skip
     """Exact minimum-weight perfect matching of the complete graph on N points.
@@ -789,10 +820,10 @@ def min_weight_perfect_matching(D: ArrayLike | None = None, *, points: ArrayLike
         (correlation) are refused. Every other metric, a callable,
         ``"rank_mahalanobis"`` and any metric keyword build the N x N float64
         matrix (``8 * N**2`` bytes), limited by ``max_matrix_bytes``.
-    k : int
-        The solver starts on each point's k nearest neighbours and adds every
-        pair that the dual solution prices out as improving, until none is
-        left; k only affects speed, never the result.
+    n_neighbors : int
+        The solver starts on each point's ``n_neighbors`` nearest neighbours
+        and adds every pair that the dual solution prices out as improving,
+        until none is left; it only affects speed, never the result.
     n_jobs : int or None
         Threads for the neighbour search, the pricing and the certificate.
         None (default) means every usable core (see
@@ -821,7 +852,7 @@ def min_weight_perfect_matching(D: ArrayLike | None = None, *, points: ArrayLike
         rows the metric is undefined for, a matrix above ``max_matrix_bytes``,
         or a float64 limit (see Notes).
     TypeError
-        Non-numeric input, a non-integer ``k``, an unknown keyword.
+        Non-numeric input, a non-integer ``n_neighbors``, an unknown keyword.
 
     Notes
     -----
@@ -875,7 +906,7 @@ def min_weight_perfect_matching(D: ArrayLike | None = None, *, points: ArrayLike
     """
     if (D is None) == (points is None):
         raise ValueError("give exactly one of D (a distance matrix) or points=")
-    k = check_int(k, "k", low=1, high=2**31 - 1)
+    n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=2**31 - 1)
     resolve_n_jobs(n_jobs)
     check_progress(progress)
     max_matrix_bytes = check_max_matrix_bytes(max_matrix_bytes)
@@ -884,14 +915,14 @@ def min_weight_perfect_matching(D: ArrayLike | None = None, *, points: ArrayLike
         _check_metric_kwargs(metric, metric_kwargs, "min_weight_perfect_matching")
         X = as_matrix(points, "points", min_rows=2)
         check_finite(X, "points")
-        return _solve_points_metric(X, metric, metric_kwargs, k=k, n_jobs=n_jobs, progress=progress,
+        return _solve_points_metric(X, metric, metric_kwargs, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress,
                                     max_matrix_bytes=max_matrix_bytes)  # fmt: skip
     if metric_kwargs:
         name = next(iter(metric_kwargs))
         raise TypeError(f"min_weight_perfect_matching() got an unexpected keyword argument {name!r}")
     source = _Source("D", D)
     D = _check_distance_matrix(D, "D")
-    return _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source)
+    return _solve_dense(D, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source)
 
 
 def _solve_points_metric(
@@ -899,7 +930,7 @@ def _solve_points_metric(
     metric: Metric,
     metric_kwargs: dict[str, Any],
     *,
-    k: int,
+    n_neighbors: int,
     n_jobs: NJobs,
     progress: bool,
     max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
@@ -907,10 +938,12 @@ def _solve_points_metric(
     """Validated points: the Euclidean kernel (cosine and correlation on unit rows), or the matrix of another metric."""
     source = _Source("points", X, metric, metric_kwargs, strong=True)
     if metric in ("euclidean", "sqeuclidean") and not metric_kwargs:
-        return _solve_points(X, squared=metric == "sqeuclidean", k=k, n_jobs=n_jobs, progress=progress, source=source)
+        return _solve_points(
+            X, squared=metric == "sqeuclidean", n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source
+        )
     if is_transformed(metric, metric_kwargs):
-        return _solve_points(unit_rows(X, metric), squared=True, k=k, n_jobs=n_jobs, progress=progress, source=source,
+        return _solve_points(unit_rows(X, metric), squared=True, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source,
                              scale=UNIT_SCALE)  # fmt: skip
     check_matrix_size(X.shape[0], metric, max_matrix_bytes)
     D = _pairwise_distances(X, metric, **metric_kwargs)
-    return _solve_dense(D, k=k, n_jobs=n_jobs, progress=progress, source=source)
+    return _solve_dense(D, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source)

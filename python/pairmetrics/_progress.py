@@ -21,12 +21,17 @@ _ACTIVE: contextvars.ContextVar[RunProgress | None] = contextvars.ContextVar("pa
 
 
 @contextlib.contextmanager
-def progress_callback(enabled: bool, description: str) -> Iterator[ProgressCallback | None]:
+def progress_callback(
+    enabled: bool, description: str, unit: str = "block", count: int | None = None
+) -> Iterator[ProgressCallback | None]:
     """Yield a callback ``(done, total)`` for the compiled kernels, or None.
 
     With ``enabled`` and tqdm installed this drives a tqdm bar (the step of
     the active :class:`RunProgress`, if any); without tqdm progress is
-    silently off (it is an optional dependency).
+    silently off (it is an optional dependency). ``unit`` names what the bar
+    counts (samples, resamples, points); with ``count`` the kernel's
+    ``done / total`` is shown as that share of ``count`` units (for kernels
+    whose own steps are internal).
     """
     run = _ACTIVE.get()
     if enabled and run is not None:
@@ -40,9 +45,11 @@ def progress_callback(enabled: bool, description: str) -> Iterator[ProgressCallb
     except ImportError:
         yield None
         return
-    bar = tqdm(total=0, desc=description, unit="block", leave=False)
+    bar = tqdm(total=0, desc=description, unit=f" {unit}", leave=False)
 
     def update(done: int, total: int) -> None:
+        if count is not None:
+            done, total = (round(done * count / total) if total > 0 else 0), count
         if bar.total != total:
             bar.total = total
         bar.n = done

@@ -329,6 +329,11 @@ def _unique(y: np.ndarray) -> np.ndarray:
 def _scores(y_score: Any) -> tuple[np.ndarray, np.dtype[Any]]:
     """y_score for the kernel, and the dtype it came in (float16 is widened; sums of
     probabilities are checked in the caller's dtype, as scikit-learn does)."""
+    if not isinstance(getattr(y_score, "dtype", None), np.dtype):  # a DataFrame, a list: the dtype numpy gives it
+        try:
+            y_score = np.asarray(y_score)
+        except Exception:  # ragged and the like: as_numeric_array names the problem
+            pass
     given = getattr(y_score, "dtype", None)
     arr = as_numeric_array(y_score, "y_score")
     check_score_shape(arr.shape)

@@ -46,7 +46,9 @@ def two_vs_two() -> None:
 def matching_and_crossmatch() -> None:
     rng = np.random.default_rng(1)
     x, y = rng.random((6, 2)), rng.random((6, 2)) + 0.5
-    matching: pm.MatchingResult = pm.min_weight_perfect_matching(points=np.vstack([x, y]), metric="cityblock", k=4)
+    matching: pm.MatchingResult = pm.min_weight_perfect_matching(
+        points=np.vstack([x, y]), metric="cityblock", n_neighbors=4
+    )
     pairs: npt.NDArray[np.int64] = matching.pairs
     ok: bool = matching.verify(points=np.vstack([x, y]))
     assert pairs.shape == (6, 2) and matching.cost > 0 and matching.dropped is None and ok
@@ -54,24 +56,24 @@ def matching_and_crossmatch() -> None:
     assert ranks.shape == (6, 6)
     test: pm.CrossMatchResult = pm.crossmatch_test(x, y, alternative="two-sided")
     statistic: int = test.statistic
-    assert 0 <= test.pvalue <= 1 and statistic == test.a1 and test.matching.pairs.shape == (6, 2)
+    assert 0 <= test.pvalue <= 1 and statistic == test.to_r()["a1"] and test.matching.pairs.shape == (6, 2)
     z = np.repeat([0, 1], 6)
     distances = np.abs(np.subtract.outer(np.arange(12.0), np.arange(12.0)))
-    assert pm.crossmatchtest(z, distances).N == 12
+    assert pm.crossmatch_test(D=distances, labels=z, rng=0).n_points == 12
     null: pm.CrossMatchNullDistribution = pm.crossmatch_null_distribution(12, 6)
     pmf: npt.NDArray[np.float64] = null.pmf
     assert abs(float(pmf.sum()) - 1) < 1e-12 and null.mean > 0 and null.var > 0
     table = pm.crossmatch_groups(np.vstack([x, y]), np.repeat(["a", "b"], 6), reference="b", correction="none")
     assert float(table.loc["a", "pvalue"]) == pm.crossmatch_test(x, y).pvalue
     resampled: pm.CrossMatchResampleResult = pm.crossmatch_resample(x, y, sample_size=3, n_resamples=4, rng=2)
-    per_resample: npt.NDArray[np.float64] = resampled.pval
+    per_resample: npt.NDArray[np.float64] = resampled.pvalues
     assert per_resample.shape == (4,) and resampled.n_resamples == 4 and 0 <= resampled.pvalue <= 1
     several: pm.MultiCrossMatchResult = pm.multi_crossmatch_test(np.vstack([x, y]), np.repeat(["a", "b"], 6))
     counts: npt.NDArray[np.int64] = several.counts
     df: int = several.df
     by_pair = several.to_frame(by="pair", correction="none")
     assert counts.shape == (2, 2) and df == 1 and 0 <= several.pvalue <= 1 and len(by_pair) == 1
-    assert several.group_tests[1].a1 == several.cross == test.a1
+    assert several.group_tests[1].statistic == several.cross == test.statistic
 
 
 def measures() -> None:

@@ -29,11 +29,12 @@ def _cm_sample(x, name):
     return x
 
 
-def _cm_repeat(xs, ys, dtype, metric, k, metric_kwargs):
-    """a1 of the cross-match test on one subsample (rows of x, then rows of y), by the in-memory solver."""
+def _cm_repeat(xs, ys, dtype, metric, n_neighbors, metric_kwargs, order):
+    """The cross-match count of one subsample (rows of x, then rows of y, solved in ``order``), in memory."""
     points = np.concatenate([np.asarray(xs, dtype=dtype), np.asarray(ys, dtype=dtype)])
     points, metric, metric_kwargs = matching_equivalent(points, metric, metric_kwargs, "a subsample of x then y")
-    return int(_crossmatch.subsample_a1([points], metric, metric_kwargs, k, 1)[0])
+    z = _crossmatch.subsample_labels(xs.shape[0], order)
+    return int(_crossmatch.subsample_a1([points[order]], z, metric, metric_kwargs, n_neighbors, 1)[0])
 
 
 @register(_crossmatch.crossmatch_resample)
@@ -46,9 +47,8 @@ def crossmatch_resample(
     n_jobs=None,
     alternative="less",
     metric="euclidean",
-    k=None,
+    n_neighbors=None,
     progress=False,
-    n_repeats=None,
     max_matrix_bytes=DEFAULT_MAX_MATRIX_BYTES,
     metric_kwargs=None,
 ):
@@ -57,8 +57,8 @@ def crossmatch_resample(
     from .._validation import check_progress, check_rng
 
     metric_kwargs = metric_kwargs or {}
-    alternative, n_resamples, sample_size, k, _ = _crossmatch.resample_options(
-        metric, metric_kwargs, alternative, n_resamples, n_repeats, sample_size, k, max_matrix_bytes
+    alternative, n_resamples, sample_size, n_neighbors, _ = _crossmatch.resample_options(
+        metric, metric_kwargs, alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes
     )
     if n_jobs is not None:
         blocks.resolve_threads(n_jobs)
@@ -68,11 +68,11 @@ def crossmatch_resample(
     Y = _cm_sample(y, "y")
     dtype = _crossmatch.pool_dtype(X, Y)
     n = X.shape[0]
-    draws = _crossmatch.draw_subsamples(gen, n, Y.shape[0], sample_size, n_resamples)
+    draws, order = _crossmatch.draw_subsamples(gen, n, Y.shape[0], sample_size, n_resamples)
     tasks = []
     for d in draws:  # the draws of the in-memory call, in its order
         xs = X[d[:sample_size]].rechunk({0: -1}).to_delayed().ravel()[0]
         ys = Y[d[sample_size:] - n].rechunk({0: -1}).to_delayed().ravel()[0]
-        tasks.append(delayed(_cm_repeat, pure=True)(xs, ys, dtype, metric, k, metric_kwargs))
+        tasks.append(delayed(_cm_repeat, pure=True)(xs, ys, dtype, metric, n_neighbors, metric_kwargs, order))
     a1 = np.array(blocks.compute(*tasks, progress=progress), dtype=np.int64)
-    return _crossmatch.resample_result(a1, sample_size, alternative)
+    return _crossmatch.resample_result(a1, sample_size, alternative, order)

@@ -1,8 +1,8 @@
 """Matching and the cross-match test on Dask collections: the points are gathered, within a limit.
 
 The exact matching needs every point (or every distance) in one process, so
-:func:`pairmetrics.min_weight_perfect_matching`, :func:`pairmetrics.crossmatch_test`,
-:func:`pairmetrics.crossmatchtest`, :func:`pairmetrics.multi_crossmatch_test` (numeric labels) and
+:func:`pairmetrics.min_weight_perfect_matching`, :func:`pairmetrics.crossmatch_test` (points, or ``D=`` and
+``labels=``), :func:`pairmetrics.multi_crossmatch_test` (numeric labels) and
 :func:`pairmetrics.rank_mahalanobis` compute their Dask arguments on the cluster and bring them to the client as
 numpy arrays, then run in memory. Above ``MAX_GATHER_BYTES`` (all gathered
 arguments together) they raise a ``ValueError`` instead; raise the limit
@@ -56,5 +56,5 @@ def _gathering(public: Callable[..., Any]) -> Callable[..., Any]:
 
 
 for _public in (_matching.min_weight_perfect_matching, _matching.rank_mahalanobis, _crossmatch.crossmatch_test,
-                _crossmatch.crossmatchtest, _crossmatch_multi.multi_crossmatch_test):  # fmt: skip
+                _crossmatch_multi.multi_crossmatch_test):  # fmt: skip
     register(_public)(_gathering(_public))

@@ -13,15 +13,18 @@ partition's AUC and weight totals, and as every score of a partition lies
 below every score of the next one, the pairs between partitions are all
 correctly ranked or all mis-ranked: their area is a product of totals. A
 partial AUC (``max_fpr``) reruns the kernel on the one partition where the
-false positive rate crosses ``max_fpr``. The sums can differ from the
-in-memory ones in the last bits (a different order of additions); counts are
-exact.
+false positive rate crosses ``max_fpr``. The partitions' weight totals are
+combined as shares of the class totals, so that any scale of weights works
+(1e-300 to 1e300: no product of totals overflows or underflows). The sums can
+differ from the in-memory ones in the last bits (a different order of
+additions); counts are exact.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import math
 import warnings
 
 import numpy as np
@@ -120,20 +123,23 @@ class _BinaryAuc:
         return [delayed(_auc_partition, pure=True)(local_fpr, *p) for p in self.pieces]
 
     def result(self, stats, max_fpr, partial_area, check_weights):
-        """The AUC from the partition summaries (``partial_area(k, fpr)`` runs the kernel on partition k)."""
+        """The AUC from the partition summaries (``partial_area(k, fpr)`` runs the kernel on partition k).
+
+        The partitions' weight totals enter as shares of their class total (each in [0, 1]), never as
+        products of totals: weights from 1e-300 to 1e300 neither overflow nor underflow, as in memory."""
         n_pos = sum(s[0] for s in stats)
         n_neg = sum(s[1] for s in stats)
         if not roc.binary_auc_defined(n_pos, n_neg, any(s[2] for s in stats), check_weights):
             return np.nan
-        total_pos = sum(s[4] for s in stats)
-        total_neg = sum(s[5] for s in stats)
-        if not (total_pos > 0 and total_neg > 0):
-            return roc.binary_auc_value(np.nan, total_pos, total_neg, max_fpr)
-        cut = max_fpr * total_neg if roc.is_partial(max_fpr) else np.inf
+        pos_share, any_pos = _shares([s[4] for s in stats])
+        neg_share, any_neg = _shares([s[5] for s in stats])
+        if not (any_pos and any_neg):
+            return roc.binary_auc_value(np.nan, float(any_pos), float(any_neg), max_fpr)
+        cut = max_fpr if roc.is_partial(max_fpr) else np.inf  # a false positive rate
         area = 0.0
-        fp_above = tp_above = 0.0
+        fp_above = tp_above = 0.0  # rates above the current partition
         for k in reversed(range(len(stats))):  # the curve starts at the highest scores
-            _, _, _, local, pos, neg = stats[k]
+            local, pos, neg = stats[k][3], pos_share[k], neg_share[k]
             if fp_above + neg > cut:  # max_fpr falls inside this partition
                 if cut > fp_above:
                     inside = partial_area(k, (cut - fp_above) / neg) * pos * neg if pos > 0 else 0.0
@@ -144,7 +150,18 @@ class _BinaryAuc:
             area += neg * tp_above
             fp_above += neg
             tp_above += pos
-        return roc.binary_auc_value(area / (total_pos * total_neg), total_pos, total_neg, max_fpr)
+        return roc.binary_auc_value(area, 1.0, 1.0, max_fpr)
+
+
+def _shares(totals):
+    """Each total's share of their sum, and whether the sum is positive; computed relative to the largest
+    total, so that no sum of large weights overflows and no share of small ones underflows."""
+    largest = max(totals, default=0.0)
+    if not largest > 0:
+        return [0.0] * len(totals), False
+    relative = [t / largest for t in totals]
+    whole = math.fsum(relative)
+    return [r / whole for r in relative], True
 
 
 def _stack_columns(a, b):
