@@ -43,8 +43,9 @@ RENAMED_KEYWORDS = {
 # observed truth (time, event) first.
 TRUTH_FIRST = {"y_true": 0, "y_score": 1, "y_pred": 1, "time": 0, "event": 1}
 SURVIVAL_TRUTH = 2  # y_score after time and event
-# Positional parameters with a default, where the call without them is the common one.
-POSITIONAL_DEFAULTS = {("min_weight_perfect_matching", "D")}
+# Positional parameters with a default: inputs that are alternatives to a keyword form (points or a distance
+# matrix D), not options.
+POSITIONAL_DEFAULTS = {("min_weight_perfect_matching", "D"), ("crossmatch_test", "x"), ("crossmatch_test", "y")}
 # The results' tuple forms: SciPy's (statistic, pvalue) and its confidence intervals' (low, high).
 UNPACKING = {(), ("statistic", "pvalue"), ("low", "high")}
 

@@ -213,7 +213,7 @@ def test_library_validation_error_is_a_user_mistake(tmp_path, capsys):
     np.save(tmp_path / "y.npy", np.array([0.0, 1.0, 1.0]))
     code, _, err = run_main(capsys, "paired", tmp_path / "s.npy", tmp_path / "y.npy")
     assert code == 2
-    assert len(err.strip().splitlines()) == 1 and "y_score" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "scores" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("kind", ["numpy", "extension", "typeerror", "attribute", "outside"])
@@ -447,7 +447,7 @@ def test_integers_beyond_2_53_stay_exact(tmp_path, fmt):
         s.write_text("".join(f"{v}\n" for v in scores.tolist()))
         y.write_text("".join(f"{v}\n" for v in labels.tolist()))
     record = json.loads(cli("paired", s, y, "--json").stdout)
-    want = pe.paired_evaluation(scores, labels)
+    want = pe.paired_evaluation(labels, scores)
     assert (record["n_correct"], record["n_tied"]) == (want.n_correct, want.n_tied) and want.n_tied == 0
 
 
@@ -479,7 +479,7 @@ def test_cr_only_line_ends(tmp_path, monkeypatch):
     s, y = tmp_path / "s.csv", tmp_path / "y.csv"
     s.write_bytes(("score\r" + "\r".join(map(repr, scores.tolist())) + "\r").encode())
     y.write_bytes("\r".join(map(str, labels.tolist())).encode())
-    want = pe.paired_evaluation(scores, labels)
+    want = pe.paired_evaluation(labels, scores)
     assert json.loads(cli("paired", s, y, "--json").stdout)["n_correct"] == want.n_correct
     import pairmetrics._io
 
@@ -519,7 +519,7 @@ def test_compare_two_columns_of_one_file(tmp_path, data):
     pd.DataFrame({"a": scores, "b": other, "label": labels}).to_csv(table, index=False)
     options = ["--column", "a", "--label-column", "label", "--compare", table, "--json"]
     record = json.loads(cli("paired", table, table, *options, "--compare-column", "b").stdout)
-    assert record["pvalue"] == pytest.approx(pe.compare_paired(scores, other, labels).pvalue)
+    assert record["pvalue"] == pytest.approx(pe.compare_models(labels, [scores, other]).pvalue)
     proc = cli("paired", table, table, *options, check=False)
     assert proc.returncode == 2 and "--compare-column" in proc.stderr and "itself" in proc.stderr
     b = write(tmp_path / "b.npy", other, "npy")  # another file: --column is not used for it without a column
@@ -527,7 +527,7 @@ def test_compare_two_columns_of_one_file(tmp_path, data):
     assert proc.returncode == 2  # an npy vector has no column "a"
     record = json.loads(cli("paired", table, table, "--column", "a", "--label-column", "label", "--compare",
                             b, "--compare-column", "0", "--json", check=False).stdout or "{}")  # fmt: skip
-    assert record == {} or record["pvalue"] == pytest.approx(pe.compare_paired(scores, other, labels).pvalue)
+    assert record == {} or record["pvalue"] == pytest.approx(pe.compare_models(labels, [scores, other]).pvalue)
 
 
 def test_readme_lists_every_extra():
