@@ -62,3 +62,42 @@ def test_no_capability_module_imports_the_dask_layer():
                 offenders.append(path.name)
     # the routing registry imports the layer on first Dask input: that is the one allowed door
     assert set(offenders) <= {"_routing.py"}
+
+
+def _names_taken(path):
+    """(module, name) of every package name a Dask module takes: ``from ..m import x`` and ``m.x``."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    modules = {}  # the name bound in the file -> the package module
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module is None:
+            modules.update({a.asname or a.name: a.name for a in node.names if a.name != KERNELS})
+    taken = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module not in (None, KERNELS):
+            taken.update((node.module, a.name) for a in node.names)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+            taken.add((modules[node.value.id], node.attr))
+    return taken
+
+
+def test_dask_modules_take_only_declared_seams():
+    """Each capability module declares what other layers may use (``__all__`` and ``__seams__``); nothing else
+    crosses, and every declared seam is used and exists."""
+    import importlib
+
+    taken = {pair for path in DASK_MODULES for pair in _names_taken(path)}
+    undeclared, used = [], set()
+    for module_name, name in sorted(taken):
+        if module_name == "_routing":
+            continue
+        module = importlib.import_module(f"pairmetrics.{module_name}")
+        declared = set(getattr(module, "__all__", [])) | set(getattr(module, "__seams__", []))
+        if name not in declared:
+            undeclared.append(f"{module_name}.{name}")
+        used.add((module_name, name))
+    assert undeclared == []
+    for path in sorted(PACKAGE.glob("_*.py")):
+        module = importlib.import_module(f"pairmetrics.{path.stem}")
+        for name in getattr(module, "__seams__", []):
+            assert hasattr(module, name), f"{path.stem}.__seams__ names {name}, which does not exist"
+            assert (path.stem, name) in used, f"{path.stem}.__seams__ names {name}, which no other layer uses"

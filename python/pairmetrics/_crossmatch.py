@@ -60,6 +60,8 @@ __all__ = [
     "crossmatch_null_distribution",
     "crossmatch_resample",
 ]
+# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+__seams__ = ["draw_subsamples", "pool_dtype", "resample_options", "resample_result", "subsample_a1", "subsample_labels"]
 
 
 def _null_support(N: int, n: int) -> tuple[IntArray, IntArray, IntArray]:

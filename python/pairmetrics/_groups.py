@@ -29,6 +29,8 @@ __all__ = [
     "GroupedRocAuc",
     "GroupedConcordance",
 ]
+# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+__seams__ = ["refuse_dask_groups"]
 
 GROUPS_NOTES = """
     With ``groups``, every group's numbers are those of the ungrouped call on

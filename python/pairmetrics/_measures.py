@@ -52,6 +52,31 @@ __all__ = [
     *_representations_all,
     *_multilabel_all,
 ]
+# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+__seams__ = [
+    "LOSSES",
+    "best_constant_result",
+    "check_eps",
+    "check_operands",
+    "check_targets",
+    "error_sums",
+    "exact_mismatches",
+    "input_magnitude",
+    "likelihood_result",
+    "likelihood_sums",
+    "log_base",
+    "log_likelihood_from_sums",
+    "log_likelihood_result",
+    "log_loss_result",
+    "loss_measure",
+    "matched_pair",
+    "measure_from_sums",
+    "merge_error_sums",
+    "probability_error",
+    "probability_report",
+    "rms_from_sums",
+    "scaled_square_sum",
+]
 
 LOSSES = ("zero_one", "absolute", "squares", "worst_case", "log_loss")
 _KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # read in place by the kernels

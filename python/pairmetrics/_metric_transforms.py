@@ -17,6 +17,10 @@ from ._two_vs_two import check_metric_rows
 from ._typing import Metric
 from ._validation import check_int
 
+__all__: list[str] = []
+# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+__seams__ = ["DEFAULT_MAX_MATRIX_BYTES", "matching_equivalent"]
+
 # metric name -> whether its rows are centred before they are scaled to unit length
 _TRANSFORMS = {"cosine": False, "correlation": True}
 # Cosine (or correlation) distance per squared Euclidean distance of the unit rows.

@@ -20,6 +20,8 @@ from ._typing import ArrayLike, FloatArray, IntArray
 from ._validation import as_matrix, as_numeric_array, check_binary, check_finite, check_nonnegative_finite
 
 __all__ = ["multilabel_counts", "MultilabelCounts"]
+# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+__seams__ = ["binary_bytes", "check_penalties", "check_shapes", "counts_dense", "result_from_counts"]
 
 # counts of 1s (in both, in y_true, in y_pred), one entry per label or per sample
 _Triple = tuple[IntArray, ...]

@@ -34,6 +34,18 @@ from ._validation import (
 )
 
 __all__ = ["paired_evaluation", "PairedEvaluation"]
+# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+__seams__ = [
+    "EXACT_INTEGER_LABELS",
+    "auc_components",
+    "check_inputs",
+    "component_factors",
+    "evaluation_from_counts",
+    "label_extremes",
+    "merge_label_extremes",
+    "paired_eval",
+    "wants_variance",
+]
 
 _SEMANTICS = """
     A pair of samples (i, j) is *rankable* when its labels differ by at least

@@ -22,6 +22,35 @@ from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
 
 __all__ = ["roc_auc_score"]
+# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+__seams__ = [
+    "auc_sums",
+    "average_from_sums",
+    "average_label_aucs",
+    "binary_auc_defined",
+    "binary_auc_value",
+    "binary_scores",
+    "check_indicator",
+    "check_indicator_shapes",
+    "check_label_shape",
+    "check_multiclass",
+    "check_options",
+    "check_ovo_weight",
+    "check_sample_counts",
+    "check_score_shape",
+    "is_integral",
+    "is_partial",
+    "multiclass_classes",
+    "negative_weight_error",
+    "one_hot",
+    "ovo_average",
+    "problem_kind",
+    "rows_sum_to_one",
+    "sample_aucs",
+    "target_type",
+    "weight_vector",
+    "weighted_average_is_empty",
+]
 
 
 def _undefined_metric_warning() -> type[Warning]:

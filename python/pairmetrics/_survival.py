@@ -18,6 +18,19 @@ from ._typing import ArrayLike
 from ._validation import as_numeric_array, as_vector, check_finite, check_nonnegative_finite, check_same_length
 
 __all__ = ["concordance_index", "concordance_index_censored"]
+# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+__seams__ = [
+    "check_comparable",
+    "check_event_shape",
+    "check_exact_integers",
+    "check_lifelines_shapes",
+    "check_no_nan",
+    "check_sksurv_events",
+    "event_vector",
+    "lifelines_index",
+    "lifelines_vector",
+    "sksurv_result",
+]
 
 
 def lifelines_vector(arr: Any) -> Any:

@@ -31,6 +31,21 @@ __all__ = [
     "TwoVsTwoResult",
     "TwoVsTwoPermutationResult",
 ]
+# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+__seams__ = [
+    "ALTERNATIVES",
+    "METRICS",
+    "TIES",
+    "check_row_report",
+    "check_same_shape",
+    "permutation_result",
+    "resolve_pairs",
+    "resolve_rtol",
+    "result_from_counts",
+    "sample_pairs",
+    "undefined_rows",
+    "working_dtype",
+]
 
 METRICS = ("cosine", "correlation", "euclidean", "sqeuclidean")
 TIES = ("fail", "pass", "half", "exclude")

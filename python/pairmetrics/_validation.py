@@ -38,6 +38,8 @@ __all__ = [
     "max_threads",
     "threadpoolctl_limit",
 ]
+# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+__seams__ = ["binary_report", "matrix_shape", "nonfinite_error", "not_binary_error", "vector_shape"]
 
 
 def as_numeric_array(x: Any, name: str, *, allow_bool: bool = True) -> np.ndarray:
