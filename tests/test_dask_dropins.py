@@ -194,10 +194,10 @@ def test_roc_auc_weights_of_any_scale_equal_in_memory(few_per_partition, scale):
     y[:2] = [0, 1]
     chunks = (40, 50, 30)
     for max_fpr in (None, 0.3):
-        want = pm.roc_auc_score(y, s, sample_weight=w * scale, max_fpr=max_fpr)
-        got = pm.roc_auc_score(_lazy(y, chunks), _lazy(s, chunks), sample_weight=_lazy(w * scale, chunks),
+        want = pm.sklearn.roc_auc_score(y, s, sample_weight=w * scale, max_fpr=max_fpr)
+        got = pm.sklearn.roc_auc_score(_lazy(y, chunks), _lazy(s, chunks), sample_weight=_lazy(w * scale, chunks),
                                max_fpr=max_fpr)  # fmt: skip
-        unscaled = pm.roc_auc_score(_lazy(y, chunks), _lazy(s, chunks), sample_weight=_lazy(w, chunks),
+        unscaled = pm.sklearn.roc_auc_score(_lazy(y, chunks), _lazy(s, chunks), sample_weight=_lazy(w, chunks),
                                     max_fpr=max_fpr)  # fmt: skip
         assert got == pytest.approx(want, rel=1e-12) and np.isfinite(got)
         if np.frexp(scale)[0] == 0.5:  # a power of two: the shares of the totals are exactly the same
@@ -206,8 +206,8 @@ def test_roc_auc_weights_of_any_scale_equal_in_memory(few_per_partition, scale):
     labels[:, 0], labels[:, 1] = 1 - labels[:, 3], labels[:, 3]  # both classes in every row and column
     scores = np.round(rng.random((n, 4)), 1)
     for average in ("macro", "micro", "weighted", "samples"):
-        want = pm.roc_auc_score(labels, scores, sample_weight=w * scale, average=average)
-        got = pm.roc_auc_score(_lazy(labels, chunks), _lazy(scores, chunks), sample_weight=_lazy(w * scale, chunks),
+        want = pm.sklearn.roc_auc_score(labels, scores, sample_weight=w * scale, average=average)
+        got = pm.sklearn.roc_auc_score(_lazy(labels, chunks), _lazy(scores, chunks), sample_weight=_lazy(w * scale, chunks),
                                average=average)  # fmt: skip
         assert got == pytest.approx(want, rel=1e-12), average
 

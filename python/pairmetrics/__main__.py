@@ -41,7 +41,7 @@ EXIT_INTERRUPTED = 130
 
 _READ_SHARE = 0.4  # of the progress bar, split between a command's inputs; the computation gets the rest
 
-Output = tuple[dict, list[str]]
+Output = tuple[dict[str, Any], list[str]]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,7 +67,7 @@ def _jsonable(value):
     return value
 
 
-def _emit(args, record: dict, lines: list[str]) -> None:
+def _emit(args, record: dict[str, Any], lines: list[str]) -> None:
     if args.json:
         print(json.dumps(_jsonable(record), default=str))
     else:
@@ -206,15 +206,16 @@ def _cmd_measures(args, run: RunProgress) -> Output:
     read = _Inputs(args, run, 2)
     actual = read(args.actual, "actual values", column=args.column, ndim=None)
     predicted = read(args.predicted, "predictions", column=args.column, ndim=actual.ndim)
-    record = {}
+    record: dict[str, Any] = {}
+    measures: list[tuple[str, Callable[..., Any]]] = [
+        ("zero_one", zero_one_error),
+        ("absolute", absolute_error),
+        ("sum_squares", sum_squares_error),
+        ("rms", rms_error),
+        ("worst_case", worst_case_error),
+    ]
     with run.step("error measures", 1.0):
-        for name, func in [
-            ("zero_one", zero_one_error),
-            ("absolute", absolute_error),
-            ("sum_squares", sum_squares_error),
-            ("rms", rms_error),
-            ("worst_case", worst_case_error),
-        ]:
+        for name, func in measures:
             averaged = name not in ("rms", "worst_case")
             record[name] = float(func(actual, predicted, average=args.mean) if averaged else func(actual, predicted))
         if args.probabilities:
@@ -278,7 +279,7 @@ def _cmd_bench(args, run: RunProgress) -> Output | None:
             f"available: {', '.join(suite.available())}"
         )
     out: Callable[..., None] = (lambda *a: None) if args.json else print
-    results: dict = {}
+    results: dict[str, Any] = {}
     for name in names:
         with run.step(f"benchmark {name}", 1 / len(names)):
             results.update(suite.run_suite(args.quick, [name], write=False, out=out))

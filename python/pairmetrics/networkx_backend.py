@@ -47,6 +47,7 @@ import math
 import numbers
 from fractions import Fraction
 from itertools import compress
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,7 @@ _PRICE_ABOVE = 64
 _START_NEIGHBOURS = 10
 
 
-def get_info() -> dict:
+def get_info() -> dict[str, Any]:
     """Backend metadata for the ``networkx.backend_info`` entry point."""
     note = (
         "Exact for any finite real weights (int, float, numpy scalars, Fraction, Decimal): "
@@ -134,7 +135,9 @@ def _simple_edges(G, attrs):
     nodes = list(G)
     index = {node: i for i, node in enumerate(nodes)}
     plain = all(type(x) is int for x in nodes) and nodes == list(range(len(nodes)))
-    us, vs, ws = [], [], {a: [] for a in attrs}
+    us: list[Any] = []
+    vs: list[Any] = []
+    ws: dict[Any, list[Any]] = {a: [] for a in attrs}
     for i, (_node, nbrs) in enumerate(G.adj.items()):
         if not nbrs:
             continue
@@ -240,7 +243,7 @@ def _fraction(x) -> Fraction:
             raise NotImplementedError("edge weights must be finite (found nan or inf)")
         return Fraction(*x.as_integer_ratio())
     if isinstance(x, numbers.Rational):
-        return Fraction(x.numerator, x.denominator)
+        return Fraction(int(x.numerator), int(x.denominator))
     raise NotImplementedError(
         f"edge weights of type {type(x).__name__} are not supported (int, float, numpy scalars, Fraction, Decimal)"
     )
@@ -290,7 +293,7 @@ def _solve_min_perfect(nv, eu, ev, cost):
     if g > 1:
         cost = cost // g
     top = int(cost.max()) if cost.size else 0
-    args = {"n": int(nv), "eu": np.asarray(eu, dtype=np.int32), "ev": np.asarray(ev, dtype=np.int32),
+    args: dict[str, Any] = {"n": int(nv), "eu": np.asarray(eu, dtype=np.int32), "ev": np.asarray(ev, dtype=np.int32),
             "price_above": _PRICE_ABOVE, "start_edges": _START_NEIGHBOURS}  # fmt: skip
     if top <= _core._mwpm_max_weight(int(nv)):
         r = _core._mwpm_sparse_exact(w_hi=cost.astype(np.int64), w_lo=np.zeros(0, np.uint64), wide=False, **args)

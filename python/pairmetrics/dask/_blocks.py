@@ -244,7 +244,9 @@ def from_order_keys(key: np.ndarray) -> np.ndarray:
     return np.where(key < 0, (-key) | sign, key).view(np.float64)
 
 
-def first_report(reports: Sequence[tuple], row_offsets: np.ndarray, row_width: int = 1) -> tuple | None:
+def first_report(
+    reports: Sequence[tuple[Any, ...]], row_offsets: np.ndarray, row_width: int = 1
+) -> tuple[Any, ...] | None:
     """From per-block (count, first local flat index, detail) reports: (global flat index of the first,
     its detail, the total count), or None when every count is 0."""
     total = sum(r[0] for r in reports)

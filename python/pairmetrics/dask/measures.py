@@ -246,7 +246,7 @@ def _select(row_blocks, rank, low, high):
     wide = np.flatnonzero(high > low)
     if wide.size:
         gathered = blocks.compute(*[delayed(_select_gather, pure=True)(b, low, high) for b in row_blocks])
-        for j in wide:
+        for j in wide.tolist():
             keys = np.sort(np.concatenate([g[j] for g in gathered]))
             values[j] = blocks.from_order_keys(keys[rank - below[j] : rank - below[j] + 1])[0]
     return values

@@ -66,6 +66,7 @@ than n / P (all its samples must meet in one kernel call).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -162,7 +163,7 @@ def _bisect_up(y, min_dist):
 
 def _paired_sample(scores, labels, size, seed):
     """Validation reports and a random sample of the scores of one block."""
-    report = (blocks.first_nonfinite(scores), blocks.first_nonfinite(labels))
+    report: tuple[Any, ...] = (blocks.first_nonfinite(scores), blocks.first_nonfinite(labels))
     if labels.size and not report[1][0]:  # smallest and largest label and their counts (variance factors)
         report += (_paired.label_extremes(labels),)
     rng = np.random.default_rng(seed)
@@ -273,7 +274,9 @@ def _paired_bucket(n_parts, min_dist, *pieces):
 
     points = _stacked(pieces[:n_parts])
     labels, groups, weights = _stacked(pieces[n_parts:])
-    lower, _, higher = _core.group_dominance(*points, _threshold_up(labels, min_dist), groups, weights, n_parts)
+    values, point_groups, point_weights = points
+    thresholds = _threshold_up(labels, min_dist)
+    lower, _, higher = _core.group_dominance(values, point_groups, point_weights, thresholds, groups, weights, n_parts)
     return higher, lower
 
 
@@ -567,7 +570,8 @@ def _per_sample_graph(blocks_s, blocks_y, offsets, partition_pieces, score_bound
         delayed(_paired_within, nout=1 + n_blocks, pure=True)(min_dist, n_threads, offsets, *pieces)
         for pieces in partition_pieces
     ]  # fmt: skip (totals, per-block pieces)
-    runs, tables, answers = [None] * n_blocks, None, [()] * n_blocks
+    answers: list[Any] = [()] * n_blocks
+    runs, tables = [None] * n_blocks, None
     if n_parts > 1:
         bound_thresholds = _threshold_up(bound_values, min_dist)
         split = [

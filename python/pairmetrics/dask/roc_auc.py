@@ -176,7 +176,7 @@ def _binary_aucs(problems, max_fpr, n_rows, check_weights=None):
     if not problems:
         return []
     n_parts = partition_count(n_rows)
-    graphs = [_BinaryAuc(*p, n_parts) for p in problems]
+    graphs = [_BinaryAuc(score, positive, weight, sampled, n_parts) for score, positive, weight, sampled in problems]
     stats = compute(*[g.partitions() for g in graphs])
     out = []
     for graph, column_stats in zip(graphs, stats):

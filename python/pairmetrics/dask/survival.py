@@ -62,7 +62,7 @@ def _pair_counts_partition(tied_tol, *pieces):
     _, times, payload = partition_data(pieces)
     events = (payload[:, 0] != 0).view(np.uint8)
     scores = np.ascontiguousarray(payload[:, 1])
-    counts = (0, 0, 0, 0)
+    counts: tuple[int, ...] = (0, 0, 0, 0)
     if times.size >= 2:
         counts = tuple(int(c) for c in _core.concordance_counts(np.ascontiguousarray(times, dtype=np.float64), events,
                                                                  scores, tied_tol))  # fmt: skip

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ from . import _blocks as blocks
 
 def _tvt_check_block(y, p, metric, dtype):
     """Per row block: non-finite reports, rows the metric rejects (local), largest magnitudes."""
-    report = {"finite": (blocks.first_nonfinite(y), blocks.first_nonfinite(p))}
+    report: dict[str, Any] = {"finite": (blocks.first_nonfinite(y), blocks.first_nonfinite(p))}
     if report["finite"][0][0] or report["finite"][1][0]:
         return report
     y = np.asarray(y, dtype=dtype)
@@ -247,9 +248,9 @@ class _Prepared:
     dtype: type
     rtol: float
     n_threads: int
-    reference: tuple
+    reference: tuple[Any, ...]
     offsets: np.ndarray
-    blocks_y: list
+    blocks_y: list[Any]
     first: np.ndarray | None = None
     second: np.ndarray | None = None
 
@@ -358,7 +359,7 @@ def two_vs_two_permutation_test(
             tasks, _ = _tvt_sampled(prep.blocks_y, blocks_q, prep.offsets, prep.first, prep.second, prep.dtype,
                                     prep.metric, prep.rtol, False, prep.n_threads)  # fmt: skip
             null_totals.append(blocks.tree_reduce(_tvt_totals, [t[0] for t in tasks]))
-    null_totals = blocks.compute(*null_totals, progress=progress)
+    null_totals = list(blocks.compute(*null_totals, progress=progress))
     return _two_vs_two.permutation_result(
         observed, [t[0] for t in null_totals], [t[1] for t in null_totals], alternative
     )
