@@ -19,7 +19,6 @@ from ._matching import (
     _solve_dense,
     _solve_points_metric,
     _Source,
-    in_input_order,
 )
 from ._metric_transforms import (
     DEFAULT_MAX_MATRIX_BYTES,
@@ -288,6 +287,32 @@ def _check_labels(z: Any, name: str = "labels") -> np.ndarray:
     return z
 
 
+def in_input_order(solved: MatchingResult, order: IntArray, source: _Source | None) -> MatchingResult:
+    """The matching of rows solved in the order ``order`` (solved point i is input row ``order[i]``), renumbered
+    to the input rows; ``source`` (the input rows' data) is what ``verify()`` reads."""
+    n = solved.mate.shape[0]
+    order = np.asarray(order, dtype=np.int64)
+    mate = np.full(n, -1, dtype=np.int64)
+    matched = solved.mate >= 0
+    mate[order[matched]] = order[solved.mate[matched]]
+    i = np.flatnonzero(mate > np.arange(n))
+    vertex = np.concatenate([order, np.arange(n, solved.y.shape[0])])  # the ghost keeps its index N
+    y = np.empty_like(solved.y)
+    y[vertex] = solved.y
+    parent = solved.blossom_parent.copy()
+    parent[vertex] = solved.blossom_parent[: vertex.size]  # blossoms keep their numbers
+    return dataclasses.replace(
+        solved,
+        mate=mate,
+        pairs=np.column_stack([i, mate[i]]).astype(np.int64),
+        dropped=None if solved.dropped is None else int(order[solved.dropped]),
+        y=y,
+        blossom_parent=parent,
+        _source=source,
+        _timings=solved._timings,
+    )
+
+
 def solve_in_random_order(
     X: np.ndarray,
     metric: Metric,
@@ -445,11 +470,8 @@ def crossmatch_test(x: ArrayLike | None = None, y: ArrayLike | None = None, *, m
     distribution would be called different.
 
     The exact p-value is computed at every N (R returns NA for N >= 340).
-    For odd N a ghost point at distance 0 is added and the point matched to
-    it is dropped; ``n_points`` and ``n_y`` then refer to the remaining
-    points, as in R. R's ``nonbimatch`` rounds scaled distances to integers,
-    so with near-ties R and this exact matching may pick different optimal
-    pairs.
+    For odd N the point matched to a ghost point at distance 0 is dropped
+    (``n_points`` and ``n_y`` count the others), as in R.
 
     *Dask input:* the samples are computed on the cluster and brought to the
     client as one array (this solver needs them in one process); above
