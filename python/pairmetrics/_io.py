@@ -309,7 +309,11 @@ def _read_delimited(
             try:
                 table = _parse_piece(pa_csv, piece, read, parse, convert, pa.int64())
             except pa.ArrowInvalid:  # from here on float64, once the integers so far fit in it
-                out = out.astype(np.float64) if _fits_float64(out[:filled]) else _refuse_big_integers("")
+                if not _fits_float64(out[:filled]):
+                    _refuse_big_integers("")
+                floats = out.view(np.float64)  # converted in place: no second table of the whole input
+                floats[:filled] = out[:filled].astype(np.float64)
+                out = floats
         if table is None:
             try:
                 table = _parse_piece(pa_csv, piece, read, parse, convert, pa.float64())
