@@ -535,6 +535,9 @@ def test_compare_two_columns_of_one_file(tmp_path, data):
     assert record["pvalue"] == pytest.approx(pe.compare_paired(scores, other, labels).pvalue)
     proc = cli("paired", table, table, *options, check=False)
     assert proc.returncode == 2 and "--compare-column" in proc.stderr and "itself" in proc.stderr
+    for same in ("0", "a"):  # the same column by its index or its name
+        proc = cli("paired", table, table, *options[:4], "--compare", table, "--compare-column", same, check=False)
+        assert proc.returncode == 2 and "itself" in proc.stderr, same
     b = write(tmp_path / "b.npy", other, "npy")  # another file: --column is not used for it without a column
     proc = cli("paired", table, table, "--column", "a", "--label-column", "label", "--compare", b, check=False)
     assert proc.returncode == 2  # an npy vector has no column "a"

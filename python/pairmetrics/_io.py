@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-__all__ = ["FORMATS_HELP", "MissingExtraError", "load_array"]
+__all__ = ["FORMATS_HELP", "MissingExtraError", "load_array", "column_position"]
 
 _SUFFIXES = {
     ".csv": "csv",
@@ -89,6 +89,30 @@ def load_array(
         want = "one column (use --column to pick one)" if ndim == 1 else "a 2-D table"
         raise ValueError(f"{data.name}: expected {want}, got shape {array.shape}")
     return array
+
+
+def column_position(source: str | Path, column: str | None, header: bool | None = None) -> int | None:
+    """The 0-based position of ``column`` (a header name or an index) in a file's table, or None when the file
+    is not a table of named or numbered columns (a vector, unreadable input: ``load_array`` reports those)."""
+    if column is None or str(source) == "-":
+        return None
+    try:
+        data = _Input(source)
+        if data.format == "npy":
+            shape = np.load(data.path, mmap_mode="r", allow_pickle=False).shape
+            return _column_index(column, None, shape[1], data.name) if len(shape) == 2 else None
+        if data.format == "parquet":
+            names = list(_require("pyarrow.parquet").ParquetFile(data.source()).schema_arrow.names)
+            return _column_index(column, names, len(names), data.name)
+        rows = _rows(data)
+        first = next(rows, None)
+        rows.close()
+        if first is None:
+            return None
+        names = [f.strip() for f in first[1]] if _has_header(data.name, *first, header) else None
+        return _column_index(column, names, len(first[1]), data.name)
+    except (ValueError, OSError, ImportError):
+        return None
 
 
 class _Input:
