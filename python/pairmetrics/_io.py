@@ -99,7 +99,7 @@ def column_position(source: str | Path, column: str | None, header: bool | None 
     try:
         data = _Input(source)
         if data.format == "npy":
-            shape = np.load(data.path, mmap_mode="r", allow_pickle=False).shape
+            shape = np.load(data.source(), mmap_mode="r", allow_pickle=False).shape
             return _column_index(column, None, shape[1], data.name) if len(shape) == 2 else None
         if data.format == "parquet":
             names = list(_require("pyarrow.parquet").ParquetFile(data.source()).schema_arrow.names)
@@ -109,8 +109,8 @@ def column_position(source: str | Path, column: str | None, header: bool | None 
         rows.close()
         if first is None:
             return None
-        names = [f.strip() for f in first[1]] if _has_header(data.name, *first, header) else None
-        return _column_index(column, names, len(first[1]), data.name)
+        titles = [f.strip() for f in first[1]] if _has_header(data.name, *first, header) else None
+        return _column_index(column, titles, len(first[1]), data.name)
     except (ValueError, OSError, ImportError):
         return None
 
@@ -321,7 +321,7 @@ def _read_delimited(
         include_columns=None if picked is None else [names[picked]],
     )
     shape = (data.count_lines() - skipped, 1 if picked is not None else width)
-    out = np.empty(shape, dtype=np.int64)  # integers until a value is not one
+    out: np.ndarray = np.empty(shape, dtype=np.int64)  # integers until a value is not one
     filled = done = 0
     total = data.size()
     for piece in data.pieces(skipped):
