@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -218,7 +218,8 @@ class CrossMatchResult(Result):
         The random order the matching solved the stacked rows (x, then y)
         in: its i-th point was row ``order[i]``. Ties among optimal
         matchings are broken by this order, drawn from ``rng`` independently
-        of the labels (see Notes of :func:`crossmatch_test`).
+        of the labels (see Notes of :func:`crossmatch_test`). A property:
+        results that differ only in it compare equal.
     matching : MatchingResult
         The optimal matching, numbered by the stacked rows
         (``matching.verify()`` proves it optimal).
@@ -235,8 +236,17 @@ class CrossMatchResult(Result):
     n_points: int
     n_y: int
     alternative: str
-    order: IntArray = dataclasses.field(repr=False, compare=False)
     matching: MatchingResult = dataclasses.field(repr=False, compare=False)
+    if TYPE_CHECKING:  # attributes to type checkers; at run time InitVars (see Result): not compared
+        _order: IntArray | None = None
+    else:
+        _order: dataclasses.InitVar[IntArray | None] = None
+
+    @property
+    def order(self) -> IntArray:
+        """The random order the solver saw the rows in (see the class's Attributes)."""
+        assert self._order is not None  # always given by the functions that build results
+        return self._order
 
     _unpack = ("statistic", "pvalue")
 
@@ -272,7 +282,7 @@ def result_from_matching(
 ) -> CrossMatchResult:
     """The test's result for 0/1 labels ``z`` of the points of ``matching`` (the dropped point's label unused)."""
     a0, a1, a2 = _stats_from_mate(z, matching.mate)
-    return CrossMatchResult(**_statistics(a0, a1, a2, alternative), order=order, matching=matching)
+    return CrossMatchResult(**_statistics(a0, a1, a2, alternative), matching=matching, _order=order)
 
 
 def _check_labels(z: Any, name: str = "labels") -> np.ndarray:
@@ -544,7 +554,16 @@ class CrossMatchResampleResult(Result):
     statistics: IntArray = dataclasses.field(repr=False)
     pvalues: FloatArray = dataclasses.field(repr=False)
     approx_pvalues: FloatArray = dataclasses.field(repr=False)
-    order: IntArray = dataclasses.field(repr=False, compare=False)
+    if TYPE_CHECKING:  # attributes to type checkers; at run time InitVars (see Result): not compared
+        _order: IntArray | None = None
+    else:
+        _order: dataclasses.InitVar[IntArray | None] = None
+
+    @property
+    def order(self) -> IntArray:
+        """The random order the solver saw the rows in (see the class's Attributes)."""
+        assert self._order is not None  # always given by the functions that build results
+        return self._order
 
     _unpack = ("statistic", "pvalue")
 
@@ -702,7 +721,7 @@ def resample_result(a1: np.ndarray, sample_size: int, alternative: str, order: I
         statistics=a1,
         pvalues=pval,
         approx_pvalues=approx,
-        order=order,
+        _order=order,
     )
 
 
