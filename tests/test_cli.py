@@ -473,6 +473,21 @@ def test_integers_float64_would_round_are_refused_among_floats(tmp_path, fmt):
     assert load_array(ints).dtype == np.int64 and load_array(ints).tolist() == [big, -3]
 
 
+def test_integers_then_a_float_far_down_read_in_pieces(tmp_path, monkeypatch):
+    import pairmetrics._io
+    from pairmetrics._io import load_array
+
+    monkeypatch.setattr(pairmetrics._io, "_PIECE_BYTES", 64)  # the integer pieces come first, then the float
+    values = list(range(-60, 60)) + [0.5] + list(range(30))
+    path = tmp_path / "t.csv"
+    path.write_text("x\n" + "".join(f"{v}\n" for v in values))
+    array = load_array(path)
+    assert array.dtype == np.float64 and array.tolist() == values
+    path.write_text("x\n" + "".join(f"{v}\n" for v in [2**60 + 1] + values))  # an integer float64 would round
+    with pytest.raises(ValueError, match="2\\*\\*53"):
+        load_array(path)
+
+
 def test_cr_only_line_ends(tmp_path, monkeypatch):
     # Old Mac line ends: one line to numpy's readers and a broadcast error before.
     scores, labels = np.arange(30) * 0.25, (np.arange(30) + 1) % 3
@@ -522,6 +537,9 @@ def test_compare_two_columns_of_one_file(tmp_path, data):
     assert record["pvalue"] == pytest.approx(pe.compare_models(labels, [scores, other]).pvalue)
     proc = cli("paired", table, table, *options, check=False)
     assert proc.returncode == 2 and "--compare-column" in proc.stderr and "itself" in proc.stderr
+    for same in ("0", "a"):  # the same column by its index or its name
+        proc = cli("paired", table, table, *options[:4], "--compare", table, "--compare-column", same, check=False)
+        assert proc.returncode == 2 and "itself" in proc.stderr, same
     b = write(tmp_path / "b.npy", other, "npy")  # another file: --column is not used for it without a column
     proc = cli("paired", table, table, "--column", "a", "--label-column", "label", "--compare", b, check=False)
     assert proc.returncode == 2  # an npy vector has no column "a"

@@ -394,9 +394,14 @@ def test_tie_order_is_seeded_recorded_and_numbered_by_the_input_rows():
     assert (d.order == a.order).all() and d.matching.verify(D)
     assert d.matching.cost == pytest.approx(a.matching.cost, rel=1e-12)
     assert d == pm.crossmatch_test(D=D, labels=z, rng=5)
-    # continuous points: one optimal matching, whatever the order
+    # continuous points: one optimal matching, whatever the order; results that differ only in it are equal
     u, v = gen.normal(size=(15, 2)), gen.normal(size=(16, 2))
-    assert len({pm.crossmatch_test(u, v, rng=s).statistic for s in range(5)}) == 1
+    results = [pm.crossmatch_test(u, v, rng=s) for s in range(5)]
+    assert all(r == results[0] for r in results) and len({tuple(r.order) for r in results}) == 5
+    assert "order" in results[0].asdict() and "order" not in repr(results[0])
+    import pickle
+
+    assert (pickle.loads(pickle.dumps(results[1])).order == results[1].order).all()
 
 
 def test_resample_breaks_ties_independently_of_the_labels():

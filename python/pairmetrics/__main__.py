@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from ._io import FORMATS_HELP, MissingExtraError, load_array
+from ._io import FORMATS_HELP, MissingExtraError, column_position, load_array
 from ._progress import RunProgress
 
 EXIT_USAGE = 2
@@ -110,7 +110,7 @@ def _cmd_paired(args, run: RunProgress) -> Output:
     progress = run.enabled
     if args.compare:
         other_column = args.column if args.compare_column is None else args.compare_column
-        if _same_file(args.scores, args.compare) and other_column == args.column:
+        if _same_file(args.scores, args.compare) and _same_column(args, other_column):
             raise _UsageError(
                 "pairmetrics paired: error: --compare names the same column of the same file as SCORES, which would "
                 "compare a model with itself; pick the second model's column with --compare-column"
@@ -307,6 +307,14 @@ def _show_progress(args) -> bool:
             raise MissingExtraError('--progress needs tqdm: pip install "pairmetrics[cli]"') from None
         return False
     return bool(args.progress) or sys.stderr.isatty()
+
+
+def _same_column(args, other_column) -> bool:
+    """Whether --column and the second model's column name one column (by name, index, or one of each)."""
+    if other_column == args.column:
+        return True
+    position = column_position(args.scores, args.column, args.header)
+    return position is not None and position == column_position(args.compare, other_column, args.header)
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,7 +19,6 @@ from ._matching import (
     _solve_dense,
     _solve_points_metric,
     _Source,
-    in_input_order,
 )
 from ._metric_transforms import (
     DEFAULT_MAX_MATRIX_BYTES,
@@ -221,7 +220,8 @@ class CrossMatchResult(Result):
         The random order the matching solved the stacked rows (x, then y)
         in: its i-th point was row ``order[i]``. Ties among optimal
         matchings are broken by this order, drawn from ``rng`` independently
-        of the labels (see Notes of :func:`crossmatch_test`).
+        of the labels (see Notes of :func:`crossmatch_test`). A property:
+        results that differ only in it compare equal.
     matching : MatchingResult
         The optimal matching, numbered by the stacked rows
         (``matching.verify()`` proves it optimal).
@@ -238,8 +238,17 @@ class CrossMatchResult(Result):
     n_points: int
     n_y: int
     alternative: str
-    order: IntArray = dataclasses.field(repr=False, compare=False)
     matching: MatchingResult = dataclasses.field(repr=False, compare=False)
+    if TYPE_CHECKING:  # attributes to type checkers; at run time InitVars (see Result): not compared
+        _order: IntArray | None = None
+    else:
+        _order: dataclasses.InitVar[IntArray | None] = None
+
+    @property
+    def order(self) -> IntArray:
+        """The random order the solver saw the rows in (see the class's Attributes)."""
+        assert self._order is not None  # always given by the functions that build results
+        return self._order
 
     _unpack = ("statistic", "pvalue")
 
@@ -275,7 +284,7 @@ def result_from_matching(
 ) -> CrossMatchResult:
     """The test's result for 0/1 labels ``z`` of the points of ``matching`` (the dropped point's label unused)."""
     a0, a1, a2 = _stats_from_mate(z, matching.mate)
-    return CrossMatchResult(**_statistics(a0, a1, a2, alternative), order=order, matching=matching)
+    return CrossMatchResult(**_statistics(a0, a1, a2, alternative), matching=matching, _order=order)
 
 
 def _check_labels(z: Any, name: str = "labels") -> np.ndarray:
@@ -288,6 +297,32 @@ def _check_labels(z: Any, name: str = "labels") -> np.ndarray:
     if z.min() == z.max():
         raise ValueError(f"{name} must contain both groups (0 and 1), got only {int(z[0])}")
     return z
+
+
+def in_input_order(solved: MatchingResult, order: IntArray, source: _Source | None) -> MatchingResult:
+    """The matching of rows solved in the order ``order`` (solved point i is input row ``order[i]``), renumbered
+    to the input rows; ``source`` (the input rows' data) is what ``verify()`` reads."""
+    n = solved.mate.shape[0]
+    order = np.asarray(order, dtype=np.int64)
+    mate = np.full(n, -1, dtype=np.int64)
+    matched = solved.mate >= 0
+    mate[order[matched]] = order[solved.mate[matched]]
+    i = np.flatnonzero(mate > np.arange(n))
+    vertex = np.concatenate([order, np.arange(n, solved.y.shape[0])])  # the ghost keeps its index N
+    y = np.empty_like(solved.y)
+    y[vertex] = solved.y
+    parent = solved.blossom_parent.copy()
+    parent[vertex] = solved.blossom_parent[: vertex.size]  # blossoms keep their numbers
+    return dataclasses.replace(
+        solved,
+        mate=mate,
+        pairs=np.column_stack([i, mate[i]]).astype(np.int64),
+        dropped=None if solved.dropped is None else int(order[solved.dropped]),
+        y=y,
+        blossom_parent=parent,
+        _source=source,
+        _timings=solved._timings,
+    )
 
 
 def solve_in_random_order(
@@ -447,11 +482,8 @@ def crossmatch_test(x: ArrayLike | None = None, y: ArrayLike | None = None, *, m
     distribution would be called different.
 
     The exact p-value is computed at every N (R returns NA for N >= 340).
-    For odd N a ghost point at distance 0 is added and the point matched to
-    it is dropped; ``n_points`` and ``n_y`` then refer to the remaining
-    points, as in R. R's ``nonbimatch`` rounds scaled distances to integers,
-    so with near-ties R and this exact matching may pick different optimal
-    pairs.
+    For odd N the point matched to a ghost point at distance 0 is dropped
+    (``n_points`` and ``n_y`` count the others), as in R.
 
     *Dask input:* the samples are computed on the cluster and brought to the
     client as one array (this solver needs them in one process); above
@@ -524,7 +556,16 @@ class CrossMatchResampleResult(Result):
     statistics: IntArray = dataclasses.field(repr=False)
     pvalues: FloatArray = dataclasses.field(repr=False)
     approx_pvalues: FloatArray = dataclasses.field(repr=False)
-    order: IntArray = dataclasses.field(repr=False, compare=False)
+    if TYPE_CHECKING:  # attributes to type checkers; at run time InitVars (see Result): not compared
+        _order: IntArray | None = None
+    else:
+        _order: dataclasses.InitVar[IntArray | None] = None
+
+    @property
+    def order(self) -> IntArray:
+        """The random order the solver saw the rows in (see the class's Attributes)."""
+        assert self._order is not None  # always given by the functions that build results
+        return self._order
 
     _unpack = ("statistic", "pvalue")
 
@@ -682,7 +723,7 @@ def resample_result(a1: np.ndarray, sample_size: int, alternative: str, order: I
         statistics=a1,
         pvalues=pval,
         approx_pvalues=approx,
-        order=order,
+        _order=order,
     )
 
 

@@ -261,8 +261,17 @@ class MultiCrossMatchResult(Result):
     group_tests: tuple[CrossMatchResult, ...] = dataclasses.field(repr=False)
     alternative: str
     N: int
-    order: IntArray = dataclasses.field(repr=False, compare=False)
     matching: MatchingResult = dataclasses.field(repr=False, compare=False)
+    if TYPE_CHECKING:  # attributes to type checkers; at run time InitVars (see Result): not compared
+        _order: IntArray | None = None
+    else:
+        _order: dataclasses.InitVar[IntArray | None] = None
+
+    @property
+    def order(self) -> IntArray:
+        """The random order the solver saw the rows in (see the class's Attributes)."""
+        assert self._order is not None  # always given by the functions that build results
+        return self._order
 
     _unpack = ("statistic", "pvalue")
 
@@ -355,8 +364,8 @@ def multi_result(
         group_tests=group_tests,
         alternative=alternative,
         N=N,
-        order=order,
         matching=matching,
+        _order=order,
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-__all__ = ["FORMATS_HELP", "MissingExtraError", "load_array"]
+__all__ = ["FORMATS_HELP", "MissingExtraError", "load_array", "column_position"]
 
 _SUFFIXES = {
     ".csv": "csv",
@@ -89,6 +89,30 @@ def load_array(
         want = "one column (use --column to pick one)" if ndim == 1 else "a 2-D table"
         raise ValueError(f"{data.name}: expected {want}, got shape {array.shape}")
     return array
+
+
+def column_position(source: str | Path, column: str | None, header: bool | None = None) -> int | None:
+    """The 0-based position of ``column`` (a header name or an index) in a file's table, or None when the file
+    is not a table of named or numbered columns (a vector, unreadable input: ``load_array`` reports those)."""
+    if column is None or str(source) == "-":
+        return None
+    try:
+        data = _Input(source)
+        if data.format == "npy":
+            shape = np.load(data.source(), mmap_mode="r", allow_pickle=False).shape
+            return _column_index(column, None, shape[1], data.name) if len(shape) == 2 else None
+        if data.format == "parquet":
+            names = list(_require("pyarrow.parquet").ParquetFile(data.source()).schema_arrow.names)
+            return _column_index(column, names, len(names), data.name)
+        rows = _rows(data)
+        first = next(rows, None)
+        rows.close()
+        if first is None:
+            return None
+        titles = [f.strip() for f in first[1]] if _has_header(data.name, *first, header) else None
+        return _column_index(column, titles, len(first[1]), data.name)
+    except (ValueError, OSError, ImportError):
+        return None
 
 
 class _Input:
@@ -297,7 +321,7 @@ def _read_delimited(
         include_columns=None if picked is None else [names[picked]],
     )
     shape = (data.count_lines() - skipped, 1 if picked is not None else width)
-    out = np.empty(shape, dtype=np.int64)  # integers until a value is not one
+    out: np.ndarray = np.empty(shape, dtype=np.int64)  # integers until a value is not one
     filled = done = 0
     total = data.size()
     for piece in data.pieces(skipped):
@@ -309,7 +333,11 @@ def _read_delimited(
             try:
                 table = _parse_piece(pa_csv, piece, read, parse, convert, pa.int64())
             except pa.ArrowInvalid:  # from here on float64, once the integers so far fit in it
-                out = out.astype(np.float64) if _fits_float64(out[:filled]) else _refuse_big_integers("")
+                if not _fits_float64(out[:filled]):
+                    _refuse_big_integers("")
+                floats = out.view(np.float64)  # converted in place: no second table of the whole input
+                floats[:filled] = out[:filled].astype(np.float64)
+                out = floats
         if table is None:
             try:
                 table = _parse_piece(pa_csv, piece, read, parse, convert, pa.float64())

@@ -757,32 +757,6 @@ def _make_result(
     )
 
 
-def in_input_order(solved: MatchingResult, order: IntArray, source: _Source | None) -> MatchingResult:
-    """The matching of rows solved in the order ``order`` (solved point i is input row ``order[i]``), renumbered
-    to the input rows; ``source`` (the input rows' data) is what ``verify()`` reads."""
-    n = solved.mate.shape[0]
-    order = np.asarray(order, dtype=np.int64)
-    mate = np.full(n, -1, dtype=np.int64)
-    matched = solved.mate >= 0
-    mate[order[matched]] = order[solved.mate[matched]]
-    i = np.flatnonzero(mate > np.arange(n))
-    vertex = np.concatenate([order, np.arange(n, solved.y.shape[0])])  # the ghost keeps its index N
-    y = np.empty_like(solved.y)
-    y[vertex] = solved.y
-    parent = solved.blossom_parent.copy()
-    parent[vertex] = solved.blossom_parent[: vertex.size]  # blossoms keep their numbers
-    return dataclasses.replace(
-        solved,
-        mate=mate,
-        pairs=np.column_stack([i, mate[i]]).astype(np.int64),
-        dropped=None if solved.dropped is None else int(order[solved.dropped]),
-        y=y,
-        blossom_parent=parent,
-        _source=source,
-        _timings=solved._timings,
-    )
-
-
 @routed
 def min_weight_perfect_matching(D: ArrayLike | None = None, *, points: ArrayLike | None = None,
                                 metric: Metric = "euclidean", n_neighbors: int = DEFAULT_N_NEIGHBORS, n_jobs: NJobs = None,

@@ -38,7 +38,9 @@ class Result:
 
     ``_unpack`` names the fields that ``tuple(result)`` / ``a, b = result``
     yields; an empty tuple makes the result non-iterable. A result is always
-    truthy.
+    truthy. Equality compares the public fields, except those declared with
+    ``dataclasses.field(compare=False)`` (solver counters, a matching behind
+    its statistics).
 
     Private state (such as a cached variance) is declared as
     ``_name: dataclasses.InitVar[T] = default`` (under ``if TYPE_CHECKING``
@@ -87,7 +89,8 @@ class Result:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return all(_equal(getattr(self, n), getattr(other, n)) for n in self._public_fields())
+        compared = [f.name for f in dataclasses.fields(self) if f.compare]  # type: ignore[arg-type]  # a dataclass
+        return all(_equal(getattr(self, n), getattr(other, n)) for n in self._public_fields() if n in compared)
 
     __hash__ = None  # type: ignore[assignment]  # results hold arrays and floats: compare them, do not hash them
 
