@@ -14,6 +14,7 @@ from . import (
     _crossmatch,
     _crossmatch_groups,
     _crossmatch_multi,
+    _distance_tests,
     _groups,
     _matching,
     _measures,
@@ -29,6 +30,7 @@ from ._concordance import *  # noqa: F401,F403
 from ._crossmatch import *  # noqa: F401,F403
 from ._crossmatch_groups import *  # noqa: F401,F403
 from ._crossmatch_multi import *  # noqa: F401,F403
+from ._distance_tests import *  # noqa: F401,F403
 from ._groups import *  # noqa: F401,F403
 from ._matching import *  # noqa: F401,F403
 from ._measures import *  # noqa: F401,F403
@@ -60,3 +62,4 @@ __all__.extend(_concordance.__all__)
 __all__.extend(_compare_models.__all__)
 __all__.extend(_uno.__all__)
 __all__.extend(_bootstrap.__all__)
+__all__.extend(_distance_tests.__all__)

@@ -1,0 +1,261 @@
+#include "distance_sums.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "euclidean.hpp"
+#include "parallel.hpp"
+
+namespace pairmetrics::distance_sums {
+
+namespace {
+
+using idx = std::ptrdiff_t;
+
+constexpr idx kDefaultTile = 512;
+constexpr idx kDefaultResampleBlock = 512;
+
+// Column-major C (m x n, ldc) = op(A) op(B) (BLAS semantics, beta = 0); the
+// plain loops when there is no BLAS.
+void gemm(const Blas& blas, char transa, char transb, idx m, idx n, idx k, const double* a, idx lda, const double* b,
+          idx ldb, double* c, idx ldc) {
+    if (blas.dgemm != nullptr) {
+        int mm = static_cast<int>(m), nn = static_cast<int>(n), kk = static_cast<int>(k);
+        int la = static_cast<int>(lda), lb = static_cast<int>(ldb), lc = static_cast<int>(ldc);
+        double one = 1.0, zero = 0.0;
+        const OneBlasThread one_thread(blas.threads);  // in every thread that calls the BLAS
+        blas.dgemm(&transa, &transb, &mm, &nn, &kk, &one, const_cast<double*>(a), &la, const_cast<double*>(b), &lb,
+                   &zero, c, &lc);
+        return;
+    }
+    for (idx j = 0; j < n; ++j)
+        for (idx i = 0; i < m; ++i) {
+            double s = 0.0;
+            for (idx l = 0; l < k; ++l) {
+                const double av = transa == 'N' ? a[i + l * lda] : a[l + i * lda];
+                const double bv = transb == 'N' ? b[l + j * ldb] : b[j + l * ldb];
+                s += av * bv;
+            }
+            c[i + j * ldc] = s;
+        }
+}
+
+struct Tile {
+    idx i0, ni, j0, nj;
+};
+
+// Tiles I <= J of the upper triangle, row block by row block.
+std::vector<Tile> upper_tiles(idx n, idx size) {
+    std::vector<Tile> out;
+    for (idx i0 = 0; i0 < n; i0 += size)
+        for (idx j0 = i0; j0 < n; j0 += size) out.push_back({i0, std::min(size, n - i0), j0, std::min(size, n - j0)});
+    return out;
+}
+
+// One thread's buffers and partial sums (summed once all tiles are done).
+struct Workspace {
+    std::vector<double> values, rows_of_first, rows_of_second, quadratic;
+    std::vector<double> indicator_rows, indicator_cols, product;
+    Workspace(idx n, idx tile, std::size_t n_vectors, idx block)
+        : values(static_cast<std::size_t>(tile * tile)),
+          rows_of_first(static_cast<std::size_t>(n), 0.0),
+          rows_of_second(static_cast<std::size_t>(n), 0.0),
+          quadratic(n_vectors, 0.0) {
+        if (n_vectors > 0) {
+            const auto cells = static_cast<std::size_t>(tile * block);
+            indicator_rows.resize(cells);
+            indicator_cols.resize(cells);
+            product.resize(cells);
+        }
+    }
+};
+
+class WorkspacePool {
+  public:
+    WorkspacePool(idx n, idx tile, std::size_t n_vectors, idx block)
+        : n_(n), tile_(tile), n_vectors_(n_vectors), block_(block) {}
+    Workspace* take() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!free_.empty()) {
+            Workspace* w = free_.back();
+            free_.pop_back();
+            return w;
+        }
+        all_.push_back(std::make_unique<Workspace>(n_, tile_, n_vectors_, block_));
+        return all_.back().get();
+    }
+    void give_back(Workspace* w) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        free_.push_back(w);
+    }
+    const std::vector<std::unique_ptr<Workspace>>& all() const { return all_; }
+
+  private:
+    idx n_, tile_;
+    std::size_t n_vectors_;
+    idx block_;
+    std::mutex mutex_;
+    std::vector<Workspace*> free_;
+    std::vector<std::unique_ptr<Workspace>> all_;
+};
+
+// Tile of inner products (row-major ni x nj) -> tile of pair values, in place.
+template <bool Root, Kernel K>
+void to_values(const double* z, idx d, const std::vector<double>& sq_norm, const Tile& t, double scale, double gamma,
+               double* tile) {
+    const double rel = kRelativeError;
+    for (idx a = 0; a < t.ni; ++a) {
+        const idx i = t.i0 + a;
+        double* row = tile + a * t.nj;
+        const double ni = sq_norm[static_cast<std::size_t>(i)];
+        for (idx b = 0; b < t.nj; ++b) {
+            const idx j = t.j0 + b;
+            const double sum = ni + sq_norm[static_cast<std::size_t>(j)];
+            double sq = sum - 2.0 * row[b];
+            if (i == j) {
+                sq = 0.0;
+            } else if (euclidean::needs_direct<double>(sq, sum, d, rel)) {
+                sq = euclidean::direct_squared_distance(z + i * d, z + j * d, d);
+            }
+            double t_value = scale * (Root ? std::sqrt(sq) : sq);
+            if constexpr (K == Kernel::rbf) t_value = std::exp(-gamma * t_value * t_value);
+            if constexpr (K == Kernel::laplacian) t_value = std::exp(-gamma * t_value);
+            row[b] = t_value;
+        }
+    }
+}
+
+using ToValuesFn = void (*)(const double*, idx, const std::vector<double>&, const Tile&, double, double, double*);
+
+ToValuesFn to_values_for(const PairFunction& f) {
+    switch (f.kernel) {
+        case Kernel::rbf:
+            return f.root ? to_values<true, Kernel::rbf> : to_values<false, Kernel::rbf>;
+        case Kernel::laplacian:
+            return f.root ? to_values<true, Kernel::laplacian> : to_values<false, Kernel::laplacian>;
+        default:
+            return f.root ? to_values<true, Kernel::identity> : to_values<false, Kernel::identity>;
+    }
+}
+
+// Row sums of a tile split at `split`: rows into the rows' partial sums and,
+// off the diagonal, columns into the columns' (V is symmetric).
+void add_row_sums(const double* tile, const Tile& t, idx split, Workspace& w) {
+    const idx cut = std::clamp(split - t.j0, idx{0}, t.nj);  // columns [0, cut) are in the first sample
+    for (idx a = 0; a < t.ni; ++a) {
+        const double* row = tile + a * t.nj;
+        double first = 0.0, second = 0.0;
+        for (idx b = 0; b < cut; ++b) first += row[b];
+        for (idx b = cut; b < t.nj; ++b) second += row[b];
+        w.rows_of_first[static_cast<std::size_t>(t.i0 + a)] += first;
+        w.rows_of_second[static_cast<std::size_t>(t.i0 + a)] += second;
+    }
+    if (t.i0 == t.j0) return;
+    const idx row_cut = std::clamp(split - t.i0, idx{0}, t.ni);
+    for (idx b = 0; b < t.nj; ++b) {
+        double first = 0.0, second = 0.0;
+        for (idx a = 0; a < row_cut; ++a) first += tile[a * t.nj + b];
+        for (idx a = row_cut; a < t.ni; ++a) second += tile[a * t.nj + b];
+        w.rows_of_first[static_cast<std::size_t>(t.j0 + b)] += first;
+        w.rows_of_second[static_cast<std::size_t>(t.j0 + b)] += second;
+    }
+}
+
+// Rows [first, first + count) of indicator vectors [p0, p0 + width) as a
+// row-major width x count matrix of 0.0 / 1.0.
+void unpack(const Indicators& ind, std::size_t p0, idx width, idx first, idx count, double* out) {
+    for (idx p = 0; p < width; ++p) {
+        const std::uint8_t* bits = ind.bits + (p0 + static_cast<std::size_t>(p)) * ind.row_bytes;
+        double* row = out + p * count;
+        for (idx c = 0; c < count; ++c) {
+            const idx j = first + c;
+            row[c] = static_cast<double>((bits[j >> 3] >> (j & 7)) & 1);
+        }
+    }
+}
+
+// q_p += weight * s_I^T V_IJ s_J for every indicator vector, block by block.
+void add_quadratic(const Blas& blas, const double* tile, const Tile& t, const Indicators& ind, idx block,
+                   Workspace& w) {
+    const double weight = t.i0 == t.j0 ? 1.0 : 2.0;  // tile J, I is the transpose of I, J
+    for (std::size_t p0 = 0; p0 < ind.count; p0 += static_cast<std::size_t>(block)) {
+        const idx width = std::min<idx>(block, static_cast<idx>(ind.count - p0));
+        unpack(ind, p0, width, t.j0, t.nj, w.indicator_cols.data());
+        unpack(ind, p0, width, t.i0, t.ni, w.indicator_rows.data());
+        // Column-major ni x width product: V_IJ (row-major, so transposed) times S_J.
+        gemm(blas, 'T', 'N', t.ni, width, t.nj, tile, t.nj, w.indicator_cols.data(), t.nj, w.product.data(), t.ni);
+        for (idx p = 0; p < width; ++p) {
+            const double* s = w.indicator_rows.data() + p * t.ni;
+            const double* m = w.product.data() + p * t.ni;
+            double q = 0.0;
+            for (idx a = 0; a < t.ni; ++a) q += s[a] * m[a];
+            w.quadratic[p0 + static_cast<std::size_t>(p)] += weight * q;
+        }
+    }
+}
+
+}  // namespace
+
+double pair_value(const PairFunction& f, double squared) {
+    double t = f.scale * (f.root ? std::sqrt(squared) : squared);
+    if (f.kernel == Kernel::rbf) t = std::exp(-f.gamma * t * t);
+    if (f.kernel == Kernel::laplacian) t = std::exp(-f.gamma * t);
+    return t;
+}
+
+Sums distance_sums(const double* z, idx n, idx d, idx split, const PairFunction& f, const Indicators& indicators,
+                   const Options& options, const Blas& blas, Control& control) {
+    if (n < 1 || d < 1 || split < 0 || split > n) throw std::invalid_argument("need n >= 1, d >= 1, 0 <= split <= n");
+    if (indicators.count > 0 && (indicators.bits == nullptr || indicators.row_bytes * 8 < static_cast<std::size_t>(n)))
+        throw std::invalid_argument("indicator rows must hold n bits");
+    const idx tile = options.tile > 0 ? options.tile : kDefaultTile;
+    const idx block = options.resample_block > 0 ? options.resample_block : kDefaultResampleBlock;
+    std::vector<double> sq_norm(static_cast<std::size_t>(n));
+    for (idx i = 0; i < n; ++i) {
+        double s = 0.0;
+        for (idx k = 0; k < d; ++k) s += z[i * d + k] * z[i * d + k];
+        sq_norm[static_cast<std::size_t>(i)] = s;
+    }
+    const std::vector<Tile> tiles = upper_tiles(n, tile);
+    const ToValuesFn values_of = to_values_for(f);
+    WorkspacePool pool(n, std::min(tile, n), indicators.count, block);
+    control.set_total(tiles.size());
+    const OneBlasThread one_thread(blas.threads);  // holds a process-wide count at 1 for the whole call
+    parallel_for(
+        tiles.size(), options.n_threads,
+        [&](std::size_t task) {
+            const Tile& t = tiles[task];
+            Workspace* w = pool.take();
+            try {
+                double* v = w->values.data();
+                // Row-major ni x nj inner products = column-major Z_J Z_I^T.
+                gemm(blas, 'T', 'N', t.nj, t.ni, d, z + t.j0 * d, d, z + t.i0 * d, d, v, t.nj);
+                values_of(z, d, sq_norm, t, f.scale, f.gamma, v);
+                add_row_sums(v, t, split, *w);
+                if (indicators.count > 0) add_quadratic(blas, v, t, indicators, block, *w);
+            } catch (...) {
+                pool.give_back(w);
+                throw;
+            }
+            pool.give_back(w);
+            control.advance(1);
+        },
+        &control);
+    Sums out;
+    out.to_first.assign(static_cast<std::size_t>(n), 0.0);
+    out.to_second.assign(static_cast<std::size_t>(n), 0.0);
+    out.quadratic.assign(indicators.count, 0.0);
+    for (const auto& w : pool.all()) {
+        for (std::size_t i = 0; i < out.to_first.size(); ++i) {
+            out.to_first[i] += w->rows_of_first[i];
+            out.to_second[i] += w->rows_of_second[i];
+        }
+        for (std::size_t p = 0; p < out.quadratic.size(); ++p) out.quadratic[p] += w->quadratic[p];
+    }
+    return out;
+}
+
+}  // namespace pairmetrics::distance_sums
