@@ -6,8 +6,13 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "cpu_features.hpp"
 #include "euclidean.hpp"
 #include "parallel.hpp"
+
+#if PAIRMETRICS_X86_SIMD
+#include <immintrin.h>
+#endif
 
 namespace pairmetrics::distance_sums {
 
@@ -59,11 +64,14 @@ std::vector<Tile> upper_tiles(idx n, idx size) {
 struct Workspace {
     std::vector<double> values, rows_of_first, rows_of_second, quadratic;
     std::vector<double> indicator_rows, indicator_cols, product;
+    std::vector<double> row_first, row_second;  // the current tile's row sums
     Workspace(idx n, idx tile, std::size_t n_vectors, idx block)
         : values(static_cast<std::size_t>(tile * tile)),
           rows_of_first(static_cast<std::size_t>(n), 0.0),
           rows_of_second(static_cast<std::size_t>(n), 0.0),
-          quadratic(n_vectors, 0.0) {
+          quadratic(n_vectors, 0.0),
+          row_first(static_cast<std::size_t>(tile)),
+          row_second(static_cast<std::size_t>(tile)) {
         if (n_vectors > 0) {
             const auto cells = static_cast<std::size_t>(tile * block);
             indicator_rows.resize(cells);
@@ -102,11 +110,30 @@ class WorkspacePool {
     std::vector<std::unique_ptr<Workspace>> all_;
 };
 
-// Tile of inner products (row-major ni x nj) -> tile of pair values, in place.
+// The recompute rule of euclidean.hpp as one comparison: sq is kept when
+// sq >= factor * (|z_i|^2 + |z_j|^2).
+double keep_factor(idx d) { return euclidean::expansion_error<double>(d, 1.0) / kRelativeError; }
+
+double exact_squared(const double* z, idx d, idx i, idx j) {
+    return i == j ? 0.0 : euclidean::direct_squared_distance(z + i * d, z + j * d, d);
+}
+
+// Sum of row[lo, hi), four partial sums (independent adds).
+double row_sum(const double* row, idx lo, idx hi) {
+    double p[4] = {0.0, 0.0, 0.0, 0.0};
+    idx b = lo;
+    for (; b + 4 <= hi; b += 4)
+        for (int l = 0; l < 4; ++l) p[l] += row[b + l];
+    for (; b < hi; ++b) p[0] += row[b];
+    return (p[0] + p[1]) + (p[2] + p[3]);
+}
+
+// Tile of inner products (row-major ni x nj) -> tile of pair values, in
+// place, and each row's sums over columns [0, cut) and [cut, nj).
 template <bool Root, Kernel K>
-void to_values(const double* z, idx d, const std::vector<double>& sq_norm, const Tile& t, double scale, double gamma,
-               double* tile) {
-    const double rel = kRelativeError;
+void to_values(const double* z, idx d, const std::vector<double>& sq_norm, const Tile& t, idx cut,
+               const PairFunction& f, double* tile, double* row_first, double* row_second) {
+    const double factor = keep_factor(d);
     for (idx a = 0; a < t.ni; ++a) {
         const idx i = t.i0 + a;
         double* row = tile + a * t.nj;
@@ -115,20 +142,73 @@ void to_values(const double* z, idx d, const std::vector<double>& sq_norm, const
             const idx j = t.j0 + b;
             const double sum = ni + sq_norm[static_cast<std::size_t>(j)];
             double sq = sum - 2.0 * row[b];
-            if (i == j) {
-                sq = 0.0;
-            } else if (euclidean::needs_direct<double>(sq, sum, d, rel)) {
-                sq = euclidean::direct_squared_distance(z + i * d, z + j * d, d);
-            }
-            double t_value = scale * (Root ? std::sqrt(sq) : sq);
-            if constexpr (K == Kernel::rbf) t_value = std::exp(-gamma * t_value * t_value);
-            if constexpr (K == Kernel::laplacian) t_value = std::exp(-gamma * t_value);
-            row[b] = t_value;
+            if (i == j || !(sq >= factor * sum)) sq = exact_squared(z, d, i, j);
+            double value = f.scale * (Root ? std::sqrt(sq) : sq);
+            if constexpr (K == Kernel::rbf) value = std::exp(-f.gamma * value * value);
+            if constexpr (K == Kernel::laplacian) value = std::exp(-f.gamma * value);
+            row[b] = value;
         }
+        row_first[a] = row_sum(row, 0, cut);
+        row_second[a] = row_sum(row, cut, t.nj);
     }
 }
 
-using ToValuesFn = void (*)(const double*, idx, const std::vector<double>&, const Tile&, double, double, double*);
+#if PAIRMETRICS_X86_SIMD
+// The identity kernel four pairs at a time (most of the energy statistics' time).
+template <bool Root>
+PAIRMETRICS_TARGET("avx2,fma")
+double values_avx2(const double* z, idx d, const double* sq_norm, idx i, idx j0, idx lo, idx hi, double scale,
+                   double* row) {
+    const double keep = keep_factor(d);
+    const __m256d factor = _mm256_set1_pd(keep), scales = _mm256_set1_pd(scale), two = _mm256_set1_pd(2.0);
+    const __m256d ni = _mm256_set1_pd(sq_norm[i]);
+    const double* nc = sq_norm + j0;
+    __m256d acc = _mm256_setzero_pd();
+    idx b = lo;
+    for (; b + 4 <= hi; b += 4) {
+        const __m256d sum = _mm256_add_pd(ni, _mm256_loadu_pd(nc + b));
+        __m256d sq = _mm256_fnmadd_pd(two, _mm256_loadu_pd(row + b), sum);
+        const int redo = _mm256_movemask_pd(_mm256_cmp_pd(sq, _mm256_mul_pd(factor, sum), _CMP_NGE_UQ));
+        if (redo != 0) {
+            alignas(32) double lanes[4];
+            _mm256_store_pd(lanes, sq);
+            for (int l = 0; l < 4; ++l)
+                if (redo >> l & 1) lanes[l] = exact_squared(z, d, i, j0 + b + l);
+            sq = _mm256_load_pd(lanes);
+        }
+        const __m256d value = _mm256_mul_pd(scales, Root ? _mm256_sqrt_pd(sq) : sq);
+        _mm256_storeu_pd(row + b, value);
+        acc = _mm256_add_pd(acc, value);
+    }
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, acc);
+    double total = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    for (; b < hi; ++b) {
+        const double sum = sq_norm[i] + nc[b];
+        double sq = sum - 2.0 * row[b];
+        if (!(sq >= keep * sum)) sq = exact_squared(z, d, i, j0 + b);
+        row[b] = scale * (Root ? std::sqrt(sq) : sq);
+        total += row[b];
+    }
+    return total;
+}
+
+// The diagonal needs no special case: the rule always sends i == j back
+// (the computed sq is within the expansion's error bound of 0).
+template <bool Root>
+PAIRMETRICS_TARGET("avx2,fma")
+void to_values_avx2(const double* z, idx d, const std::vector<double>& sq_norm, const Tile& t, idx cut,
+                    const PairFunction& f, double* tile, double* row_first, double* row_second) {
+    for (idx a = 0; a < t.ni; ++a) {
+        double* row = tile + a * t.nj;
+        row_first[a] = values_avx2<Root>(z, d, sq_norm.data(), t.i0 + a, t.j0, 0, cut, f.scale, row);
+        row_second[a] = values_avx2<Root>(z, d, sq_norm.data(), t.i0 + a, t.j0, cut, t.nj, f.scale, row);
+    }
+}
+#endif
+
+using ToValuesFn = void (*)(const double*, idx, const std::vector<double>&, const Tile&, idx, const PairFunction&,
+                            double*, double*, double*);
 
 ToValuesFn to_values_for(const PairFunction& f) {
     switch (f.kernel) {
@@ -137,30 +217,28 @@ ToValuesFn to_values_for(const PairFunction& f) {
         case Kernel::laplacian:
             return f.root ? to_values<true, Kernel::laplacian> : to_values<false, Kernel::laplacian>;
         default:
-            return f.root ? to_values<true, Kernel::identity> : to_values<false, Kernel::identity>;
+            break;
     }
+#if PAIRMETRICS_X86_SIMD
+    if (simd_resolve(SimdLevel::automatic) != SimdLevel::scalar)
+        return f.root ? to_values_avx2<true> : to_values_avx2<false>;
+#endif
+    return f.root ? to_values<true, Kernel::identity> : to_values<false, Kernel::identity>;
 }
 
-// Row sums of a tile split at `split`: rows into the rows' partial sums and,
-// off the diagonal, columns into the columns' (V is symmetric).
-void add_row_sums(const double* tile, const Tile& t, idx split, Workspace& w) {
-    const idx cut = std::clamp(split - t.j0, idx{0}, t.nj);  // columns [0, cut) are in the first sample
+// Adds the tile's row sums to its rows and, off the diagonal, its column
+// sums to its columns (V is symmetric), split by the other point's sample.
+void add_sums(const double* tile, const Tile& t, idx split, Workspace& w) {
     for (idx a = 0; a < t.ni; ++a) {
-        const double* row = tile + a * t.nj;
-        double first = 0.0, second = 0.0;
-        for (idx b = 0; b < cut; ++b) first += row[b];
-        for (idx b = cut; b < t.nj; ++b) second += row[b];
-        w.rows_of_first[static_cast<std::size_t>(t.i0 + a)] += first;
-        w.rows_of_second[static_cast<std::size_t>(t.i0 + a)] += second;
+        w.rows_of_first[static_cast<std::size_t>(t.i0 + a)] += w.row_first[static_cast<std::size_t>(a)];
+        w.rows_of_second[static_cast<std::size_t>(t.i0 + a)] += w.row_second[static_cast<std::size_t>(a)];
     }
     if (t.i0 == t.j0) return;
-    const idx row_cut = std::clamp(split - t.i0, idx{0}, t.ni);
-    for (idx b = 0; b < t.nj; ++b) {
-        double first = 0.0, second = 0.0;
-        for (idx a = 0; a < row_cut; ++a) first += tile[a * t.nj + b];
-        for (idx a = row_cut; a < t.ni; ++a) second += tile[a * t.nj + b];
-        w.rows_of_first[static_cast<std::size_t>(t.j0 + b)] += first;
-        w.rows_of_second[static_cast<std::size_t>(t.j0 + b)] += second;
+    const idx row_cut = std::clamp(split - t.i0, idx{0}, t.ni);  // rows [0, row_cut) are in the first sample
+    for (idx a = 0; a < t.ni; ++a) {
+        double* to = (a < row_cut ? w.rows_of_first : w.rows_of_second).data() + t.j0;
+        const double* row = tile + a * t.nj;
+        for (idx b = 0; b < t.nj; ++b) to[b] += row[b];
     }
 }
 
@@ -233,8 +311,9 @@ Sums distance_sums(const double* z, idx n, idx d, idx split, const PairFunction&
                 double* v = w->values.data();
                 // Row-major ni x nj inner products = column-major Z_J Z_I^T.
                 gemm(blas, 'T', 'N', t.nj, t.ni, d, z + t.j0 * d, d, z + t.i0 * d, d, v, t.nj);
-                values_of(z, d, sq_norm, t, f.scale, f.gamma, v);
-                add_row_sums(v, t, split, *w);
+                const idx cut = std::clamp(split - t.j0, idx{0}, t.nj);  // columns [0, cut): first sample
+                values_of(z, d, sq_norm, t, cut, f, v, w->row_first.data(), w->row_second.data());
+                add_sums(v, t, split, *w);
                 if (indicators.count > 0) add_quadratic(blas, v, t, indicators, block, *w);
             } catch (...) {
                 pool.give_back(w);
