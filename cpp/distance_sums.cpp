@@ -112,7 +112,9 @@ class WorkspacePool {
 
 // The recompute rule of euclidean.hpp as one comparison: sq is kept when
 // sq >= factor * (|z_i|^2 + |z_j|^2).
-double keep_factor(idx d) { return euclidean::expansion_error<double>(d, 1.0) / kRelativeError; }
+double keep_factor(idx d) {
+    return euclidean::expansion_error<double>(d, 1.0) / kRelativeError;
+}
 
 double exact_squared(const double* z, idx d, idx i, idx j) {
     return i == j ? 0.0 : euclidean::direct_squared_distance(z + i * d, z + j * d, d);

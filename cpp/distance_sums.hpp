@@ -45,8 +45,8 @@ struct PairFunction {
 
 struct Options {
     int n_threads = 1;
-    std::ptrdiff_t tile = 0;              // rows and columns of a tile; 0: default
-    std::ptrdiff_t resample_block = 0;    // indicator columns per gemm; 0: default
+    std::ptrdiff_t tile = 0;            // rows and columns of a tile; 0: default
+    std::ptrdiff_t resample_block = 0;  // indicator columns per gemm; 0: default
 };
 
 // Indicator vectors packed as bits: vector p has bit j (point j in the first

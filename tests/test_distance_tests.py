@@ -179,7 +179,9 @@ def test_energy_equals_dcor_on_tied_data_and_other_exponents():
 def test_energy_equals_pertpy_convention():
     # pertpy's Edistance: 2 * mean between - mean within over distinct pairs, Euclidean distances.
     x, y = samples(40, 30, 5, seed=10, shift=0.4)
-    within = [np.mean([np.linalg.norm(a[i] - a[j]) for i in range(len(a)) for j in range(i + 1, len(a))]) for a in (x, y)]
+    within = [
+        np.mean([np.linalg.norm(a[i] - a[j]) for i in range(len(a)) for j in range(i + 1, len(a))]) for a in (x, y)
+    ]
     between = np.mean([np.linalg.norm(a - b) for a in x for b in y])
     expected = 2 * between - within[0] - within[1]
     assert pm.energy_distance(x, y, estimator="u-statistic") == pytest.approx(expected, rel=1e-10)

@@ -67,8 +67,8 @@ py::dict sums(const Points& z, py::ssize_t split, bool root, double scale, const
 }  // namespace
 
 void register_distance_tests(py::module_& m) {
-    m.def("_distance_sums", &sums, py::arg("z"), py::arg("split"), py::arg("root"), py::arg("scale"),
-          py::arg("kernel"), py::arg("gamma"), py::arg("indicators"), py::arg("n_threads"), py::arg("tile") = 0,
+    m.def("_distance_sums", &sums, py::arg("z"), py::arg("split"), py::arg("root"), py::arg("scale"), py::arg("kernel"),
+          py::arg("gamma"), py::arg("indicators"), py::arg("n_threads"), py::arg("tile") = 0,
           py::arg("resample_block") = 0, py::arg("progress") = py::none(),
           "Sums of v_ij = f(scale * |z_i - z_j|^(1 or 2)) without an n x n matrix: dict of to_first (per row, over "
           "columns < split), to_second (over columns >= split) and quadratic (s_p^T V s_p for each row of the "

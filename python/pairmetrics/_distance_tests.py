@@ -194,7 +194,13 @@ def median_gamma(pooled: PooledSamples, kernel: str) -> float:
 
 
 def _pair_sums(
-    pooled: PooledSamples, kernel: str, gamma: float, packed: np.ndarray | None, n_jobs: NJobs, progress: bool, what: str
+    pooled: PooledSamples,
+    kernel: str,
+    gamma: float,
+    packed: np.ndarray | None,
+    n_jobs: NJobs,
+    progress: bool,
+    what: str,
 ) -> dict[str, np.ndarray]:
     n_threads = resolve_n_jobs(n_jobs)
     with progress_callback(progress, what) as callback:
