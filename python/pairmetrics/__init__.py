@@ -8,11 +8,11 @@ classic error measures. Plain-Python references of every kernel live in
 
 from . import (
     _bootstrap,
+    _compare_groups,
     _compare_models,
     _concordance,
     _core,  # noqa: F401  (fail early if the extension is missing)
     _crossmatch,
-    _crossmatch_groups,
     _crossmatch_multi,
     _distance_tests,
     _groups,
@@ -25,10 +25,10 @@ from . import (
     _uno,
 )
 from ._bootstrap import *  # noqa: F401,F403
+from ._compare_groups import *  # noqa: F401,F403
 from ._compare_models import *  # noqa: F401,F403
 from ._concordance import *  # noqa: F401,F403
 from ._crossmatch import *  # noqa: F401,F403
-from ._crossmatch_groups import *  # noqa: F401,F403
 from ._crossmatch_multi import *  # noqa: F401,F403
 from ._distance_tests import *  # noqa: F401,F403
 from ._groups import *  # noqa: F401,F403
@@ -56,7 +56,7 @@ __all__.extend(_crossmatch.__all__)
 __all__.extend(_measures.__all__)
 __all__.extend(_roc_auc.__all__)
 __all__.extend(_survival.__all__)
-__all__.extend(_crossmatch_groups.__all__)
+__all__.extend(_compare_groups.__all__)
 __all__.extend(_crossmatch_multi.__all__)
 __all__.extend(_concordance.__all__)
 __all__.extend(_compare_models.__all__)

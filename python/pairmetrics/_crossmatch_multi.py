@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._compare_groups import CORRECTIONS, adjust_pvalues, check_no_missing_labels
 from ._crossmatch import (
     ALTERNATIVES,
     CrossMatchResult,
@@ -37,7 +38,6 @@ from ._crossmatch import (
     pool_dtype,
     result_from_matching,
 )
-from ._crossmatch_groups import CORRECTIONS, adjust_pvalues, check_no_missing_labels
 from ._matching import _DEFAULT_K, MatchingResult, _check_metric, _check_metric_kwargs, _solve_points_metric
 from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, check_max_matrix_bytes
 from ._result import Result
@@ -270,7 +270,7 @@ class MultiCrossMatchResult(Result):
             ``expected``, ``sd``, ``dev``, ``pvalue`` (normal approximation). ``"group"``: one row per
             group against the rest: ``n``, ``a1``, ``Ea1``, ``Va1``, ``dev``, ``pvalue`` (exact).
         correction : {"holm-sidak", "benjamini-hochberg", "none"}
-            Adjustment of ``pvalue`` into ``pvalue_adj``, as in :func:`crossmatch_groups`.
+            Adjustment of ``pvalue`` into ``pvalue_adj``, as in :func:`compare_groups`.
         """
         by = check_choice(by, "by", ("pair", "group"))
         correction = check_choice(correction, "correction", CORRECTIONS)

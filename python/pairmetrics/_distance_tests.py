@@ -22,6 +22,7 @@ from . import _core
 from ._metric_transforms import unit_rows
 from ._progress import progress_callback
 from ._result import Result
+from ._routing import routed
 from ._typing import ArrayLike, FloatArray, NJobs, Seed
 from ._validation import (
     as_matrix,
@@ -311,6 +312,7 @@ def _check_gamma(gamma: object, pooled: PooledSamples, kernel: str) -> float:
 # public functions
 
 
+@routed
 def energy_distance(
     x: ArrayLike,
     y: ArrayLike,
@@ -379,6 +381,7 @@ def energy_distance(
     return -_observed(pooled, sums, estimator, 0.0)
 
 
+@routed
 def energy_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -457,6 +460,7 @@ def energy_test(
     )
 
 
+@routed
 def mmd(
     x: ArrayLike,
     y: ArrayLike,
@@ -524,6 +528,7 @@ def mmd(
     return _observed(pooled, sums, estimator, 1.0)
 
 
+@routed
 def mmd_test(
     x: ArrayLike,
     y: ArrayLike,
