@@ -58,7 +58,8 @@ API_SECTIONS = {
     "pairmetrics._concordance": "Concordance",
     "pairmetrics._compare_models": "Comparing models",
     "pairmetrics._bootstrap": "Bootstrap confidence intervals",
-    "pairmetrics._crossmatch_groups": "Cross-match test per group",
+    "pairmetrics._distance_tests": "Energy and MMD tests",
+    "pairmetrics._compare_groups": "Each group against a reference (AnnData)",
     "pairmetrics._crossmatch_multi": "Cross-match test of several samples",
     "pairmetrics._groups": "Per-group results (groups=)",
 }
