@@ -135,7 +135,7 @@ def compare_tests(n: int, shift: float, repeats: int, n_resamples: int, d: int =
     }
 
 
-def run(quick: bool, large: bool) -> dict:
+def run(quick: bool, large: bool = False) -> dict:
     if quick:
         goals = [run_goal("energy_test", 1000, 100), run_goal("energy_distance", 5000)]
         peers = peer_rows([300], 50)
@@ -149,7 +149,7 @@ def run(quick: bool, large: bool) -> dict:
     return {"goals": goals, "peer": peers, "comparison": comparisons}
 
 
-def tables(result: dict) -> str:
+def table(result: dict) -> str:
     goals = markdown_table(
         ["function", "cells per sample", "permutations", "seconds", "MiB beyond input", "input MiB"],
         [
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--large", action="store_true", help="also energy_test at 1e5 vs 1e5 cells")
     args = parser.parse_args(argv)
     result = run(args.quick, args.large)
-    print(tables(result))
+    print(table(result))
     if not args.quick:
         print("wrote", write_results("distance_tests", result))
 

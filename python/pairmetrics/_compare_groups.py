@@ -173,12 +173,31 @@ def _rows(points: Any, mask: np.ndarray) -> np.ndarray:
     return np.asarray(rows)
 
 
-def _check_test_options(test: str, options: dict[str, tuple[Any, Any, tuple[str, ...]]]) -> None:
-    """Refuse an option changed from its default for a test that does not use it."""
-    for name, (value, default, tests) in options.items():
+def _test_options(test: str, **given: Any) -> dict[str, Any]:
+    """The validated keywords of the chosen test's function; an option of another test, changed from its
+    default, is refused."""
+    check_choice(test, "test", TESTS)
+    defaults = {"alternative": "less", "max_matrix_bytes": DEFAULT_MAX_MATRIX_BYTES, "key_added": None,
+                "kernel": "rbf", "gamma": None, "estimator": "v-statistic"}  # fmt: skip
+    users = {"alternative": ("crossmatch",), "max_matrix_bytes": ("crossmatch",), "key_added": ("crossmatch",),
+             "kernel": ("mmd",), "gamma": ("mmd",), "estimator": ("energy", "mmd")}  # fmt: skip
+    for name, tests in users.items():
+        value, default = given[name], defaults[name]
         if test not in tests and not (value is default or value == default):
             used_by = " or ".join(repr(t) for t in tests)
             raise ValueError(f"{name} applies to test={used_by} only, not to test={test!r}")
+    resolve_n_jobs(given["n_jobs"])
+    check_max_matrix_bytes(given["max_matrix_bytes"])
+    check_choice(given["kernel"], "kernel", KERNELS)
+    check_choice(given["estimator"], "estimator", ESTIMATORS)
+    options = {"metric": given["metric"], "n_jobs": given["n_jobs"]}
+    if test == "crossmatch":
+        return {**options, "alternative": given["alternative"], "max_matrix_bytes": given["max_matrix_bytes"]}
+    options.update(n_resamples=check_int(given["n_resamples"], "n_resamples", low=1), rng=check_rng(given["rng"]))
+    options["estimator"] = given["estimator"]
+    if test == "mmd":
+        options.update(kernel=given["kernel"], gamma=given["gamma"])
+    return options
 
 
 @routed
@@ -287,26 +306,12 @@ def compare_groups(
     """
     import pandas as pd
 
-    test = check_choice(test, "test", TESTS)  # type: ignore[assignment]
+    options = _test_options(
+        test, n_resamples=n_resamples, rng=rng, metric=metric, alternative=alternative, kernel=kernel, gamma=gamma,
+        estimator=estimator, n_jobs=n_jobs, max_matrix_bytes=max_matrix_bytes, key_added=key_added,
+    )  # fmt: skip
     correction = check_choice(correction, "correction", CORRECTIONS)  # type: ignore[assignment]
-    _check_test_options(
-        test,
-        {
-            "alternative": (alternative, "less", ("crossmatch",)),
-            "max_matrix_bytes": (max_matrix_bytes, DEFAULT_MAX_MATRIX_BYTES, ("crossmatch",)),
-            "key_added": (key_added, None, ("crossmatch",)),
-            "kernel": (kernel, "rbf", ("mmd",)),
-            "gamma": (gamma, None, ("mmd",)),
-            "estimator": (estimator, "v-statistic", ("energy", "mmd")),
-        },
-    )
     check_progress(progress)
-    resolve_n_jobs(n_jobs)
-    check_max_matrix_bytes(max_matrix_bytes)
-    n_resamples = check_int(n_resamples, "n_resamples", low=1)
-    check_choice(kernel, "kernel", KERNELS)
-    check_choice(estimator, "estimator", ESTIMATORS)
-    generator = check_rng(rng)
     labels, present, points, obs_names, where = _labels_and_points(data, groupby, use_rep)
     _check_points(points, where)
     if key_added is not None:
@@ -318,13 +323,6 @@ def compare_groups(
     tested = _tested(present, categories, reference, groupby_name)
     in_rest = isinstance(reference, str) and reference == "rest"
     partners = np.full(labels.shape[0], None, dtype=object)
-    options: dict[str, Any] = {"metric": metric, "n_jobs": n_jobs}
-    if test == "crossmatch":
-        options.update(alternative=alternative, max_matrix_bytes=max_matrix_bytes)
-    else:
-        options.update(n_resamples=n_resamples, rng=generator, estimator=estimator)
-    if test == "mmd":
-        options.update(kernel=kernel, gamma=gamma)
     rows = []
     for category in _progress_over(tested, progress):
         in_group = _mask(labels, category)
