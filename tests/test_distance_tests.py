@@ -272,6 +272,8 @@ def test_same_samples_give_zero_and_one():
         (lambda x, y: pm.mmd_test(x, y, kernel="linear"), "kernel must be one of"),
         (lambda x, y: pm.energy_distance(np.zeros_like(x), y, metric="cosine"), "x has all-zero rows"),
         (lambda x, y: pm.energy_distance(x, np.zeros((0, 3))), "y needs at least 1 rows"),
+        (lambda x, y: pm.energy_distance(x * 1e306, y), "x and y have values up to"),
+        (lambda x, y: pm.energy_test(x, y * 1e160, metric="sqeuclidean"), "overflow float64"),
     ],
 )
 def test_bad_input_names_the_argument(call, match):

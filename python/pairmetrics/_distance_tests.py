@@ -161,6 +161,7 @@ def pooled_samples(x: Any, y: Any, metric: str) -> PooledSamples:
     else:
         z = np.concatenate([np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)])
         peak = float(np.max(np.abs(z)))
+        _check_sums_fit(peak, metric, z.shape)
         # One power of two brings the largest |coordinate| into [1/2, 1): exact, and no square overflows.
         shift = int(np.frexp(peak)[1]) if peak > 0 else 0
         z = np.ldexp(z, -shift)
@@ -169,6 +170,17 @@ def pooled_samples(x: Any, y: Any, metric: str) -> PooledSamples:
     # Distances do not change under a shift; centring keeps the norms (and the expansion's rounding) small.
     z -= z.mean(axis=0)
     return PooledSamples(np.ascontiguousarray(z), int(x.shape[0]), root, scale, metric)
+
+
+def _check_sums_fit(peak: float, metric: str, shape: tuple[int, ...]) -> None:
+    """Refuse coordinates so large that a sum of N^2 pair distances could overflow float64."""
+    largest = 2.0 * peak * math.sqrt(shape[1])  # the largest possible Euclidean distance
+    if metric == "sqeuclidean":
+        largest *= largest
+    if largest * shape[0] * shape[0] > np.finfo(np.float64).max / 8:
+        raise ValueError(
+            f"x and y have values up to {peak:.3g}: sums of their {metric} distances overflow float64; rescale the data"
+        )
 
 
 def median_gamma(pooled: PooledSamples, kernel: str) -> float:
