@@ -14,6 +14,7 @@ Three parts, all in one run:
     python bench/bench_distance_tests.py            # goals, peer, comparison (a few minutes)
     python bench/bench_distance_tests.py --quick    # small sizes, seconds
     python bench/bench_distance_tests.py --large    # also energy_test at 1e5 vs 1e5 (about 10 minutes)
+    python bench/bench_distance_tests.py --goals    # only the goals, into the existing results file
 
 Results go to ``bench/results/distance_tests.json``; tables are printed. The
 machine may be shared: wall times are noisy, ratios measured in one run less so.
@@ -30,9 +31,9 @@ import time
 import numpy as np
 
 try:  # as part of the installed package (pairmetrics.bench)
-    from ._common import markdown_table, write_results
+    from ._common import RESULTS, markdown_table, write_results
 except ImportError:  # as a script: python bench/bench_distance_tests.py
-    from _common import markdown_table, write_results
+    from _common import RESULTS, markdown_table, write_results
 
 D = 50
 
@@ -46,15 +47,17 @@ rng = np.random.default_rng(0)
 x = rng.normal(size=(n, d))
 y = rng.normal(size=(n, d))
 y[:, 0] += 0.05
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+usage = resource.getrusage(resource.RUSAGE_SELF)
+before, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 start = time.perf_counter()
 if kind == "energy_test":
     value = pm.energy_test(x, y, n_resamples=n_resamples, rng=0).pvalue
 else:
     value = pm.energy_distance(x, y)
 seconds = time.perf_counter() - start
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"seconds": seconds, "extra_mib": (after - before) / 1024, "input_mib": 2 * x.nbytes / 2**20,
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": seconds, "cpu_seconds": usage.ru_utime + usage.ru_stime - cpu,
+                  "extra_mib": (usage.ru_maxrss - before) / 1024, "input_mib": 2 * x.nbytes / 2**20,
                   "value": float(value)}))
 """
 
@@ -135,15 +138,20 @@ def compare_tests(n: int, shift: float, repeats: int, n_resamples: int, d: int =
     }
 
 
+def run_goals(large: bool) -> list[dict]:
+    goals = [run_goal("energy_test", 10_000, 1000), run_goal("energy_distance", 100_000)]
+    if large:
+        goals.append(run_goal("energy_test", 100_000, 1000))
+    return goals
+
+
 def run(quick: bool, large: bool = False) -> dict:
     if quick:
         goals = [run_goal("energy_test", 1000, 100), run_goal("energy_distance", 5000)]
         peers = peer_rows([300], 50)
         comparisons = [compare_tests(100, 0.5, 5, 99)]
     else:
-        goals = [run_goal("energy_test", 10_000, 1000), run_goal("energy_distance", 100_000)]
-        if large:
-            goals.append(run_goal("energy_test", 100_000, 1000))
+        goals = run_goals(large)
         peers = peer_rows([1000, 2000], 200)
         comparisons = [compare_tests(200, 0.35, 40, 199), compare_tests(2000, 0.12, 4, 199)]
     return {"goals": goals, "peer": peers, "comparison": comparisons}
@@ -183,8 +191,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     parser.add_argument("--large", action="store_true", help="also energy_test at 1e5 vs 1e5 cells")
+    parser.add_argument("--goals", action="store_true", help="only the goals, into the existing results file")
     args = parser.parse_args(argv)
-    result = run(args.quick, args.large)
+    if args.goals:
+        result = json.loads((RESULTS / "distance_tests.json").read_text())
+        result["goals"] = run_goals(args.large)
+        result.pop("machine", None)
+    else:
+        result = run(args.quick, args.large)
     print(table(result))
     if not args.quick:
         print("wrote", write_results("distance_tests", result))
