@@ -197,3 +197,12 @@ def test_options_of_another_test_are_refused():
     with pytest.raises(ValueError, match="n_resamples"):
         pm.compare_groups(adata, "condition", test="energy", n_resamples=0)
     assert "crossmatch_groups" not in pm.__all__ and "compare_groups" in pm.__all__
+
+
+def test_docstring_examples():
+    import doctest
+
+    from pairmetrics import _compare_groups
+
+    result = doctest.testmod(_compare_groups, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

@@ -298,3 +298,10 @@ def test_extreme_magnitudes():
     for power in (-1000, -500, 500, 1000):
         got = pm.energy_distance(np.ldexp(x, power), np.ldexp(y, power))
         assert math.ldexp(got, -power) == pytest.approx(expected, rel=1e-12)
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(_distance_tests, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
