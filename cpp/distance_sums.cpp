@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 
 #include "cpu_features.hpp"
@@ -22,6 +21,8 @@ using idx = std::ptrdiff_t;
 
 constexpr idx kDefaultTile = 512;
 constexpr idx kDefaultResampleBlock = 512;
+// Fixed lanes of tiles (see Workspace): enough to keep a few threads busy to the end.
+constexpr std::size_t kLanes = 16;
 
 // Column-major C (m x n, ldc) = op(A) op(B) (BLAS semantics, beta = 0); the
 // plain loops when there is no BLAS.
@@ -60,7 +61,9 @@ std::vector<Tile> upper_tiles(idx n, idx size) {
     return out;
 }
 
-// One thread's buffers and partial sums (summed once all tiles are done).
+// A lane's buffers and partial sums. Lane L takes tiles L, L + lanes, ...
+// in order, and the lanes' sums are added in lane order: the result does
+// not depend on the threads (their number or their timing).
 struct Workspace {
     std::vector<double> values, rows_of_first, rows_of_second, quadratic;
     std::vector<double> indicator_rows, indicator_cols, product;
@@ -79,35 +82,11 @@ struct Workspace {
             product.resize(cells);
         }
     }
-};
-
-class WorkspacePool {
-  public:
-    WorkspacePool(idx n, idx tile, std::size_t n_vectors, idx block)
-        : n_(n), tile_(tile), n_vectors_(n_vectors), block_(block) {}
-    Workspace* take() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (!free_.empty()) {
-            Workspace* w = free_.back();
-            free_.pop_back();
-            return w;
-        }
-        all_.push_back(std::make_unique<Workspace>(n_, tile_, n_vectors_, block_));
-        return all_.back().get();
+    // Keeps the sums, frees the tile buffers.
+    void release_buffers() {
+        for (std::vector<double>* buffer : {&values, &indicator_rows, &indicator_cols, &product})
+            std::vector<double>().swap(*buffer);
     }
-    void give_back(Workspace* w) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        free_.push_back(w);
-    }
-    const std::vector<std::unique_ptr<Workspace>>& all() const { return all_; }
-
-  private:
-    idx n_, tile_;
-    std::size_t n_vectors_;
-    idx block_;
-    std::mutex mutex_;
-    std::vector<Workspace*> free_;
-    std::vector<std::unique_ptr<Workspace>> all_;
 };
 
 // The recompute rule of euclidean.hpp as one comparison: sq is kept when
@@ -301,35 +280,34 @@ Sums distance_sums(const double* z, idx n, idx d, idx split, const PairFunction&
     }
     const std::vector<Tile> tiles = upper_tiles(n, tile);
     const ToValuesFn values_of = to_values_for(f);
-    WorkspacePool pool(n, std::min(tile, n), indicators.count, block);
+    const std::size_t lanes = std::min(kLanes, tiles.size());
+    std::vector<std::unique_ptr<Workspace>> lane(lanes);
     control.set_total(tiles.size());
     const OneBlasThread one_thread(blas.threads);  // holds a process-wide count at 1 for the whole call
     parallel_for(
-        tiles.size(), options.n_threads,
-        [&](std::size_t task) {
-            const Tile& t = tiles[task];
-            Workspace* w = pool.take();
-            try {
-                double* v = w->values.data();
+        lanes, options.n_threads,
+        [&](std::size_t l) {
+            lane[l] = std::make_unique<Workspace>(n, std::min(tile, n), indicators.count, block);
+            Workspace& w = *lane[l];
+            for (std::size_t task = l; task < tiles.size(); task += lanes) {
+                const Tile& t = tiles[task];
+                double* v = w.values.data();
                 // Row-major ni x nj inner products = column-major Z_J Z_I^T.
                 gemm(blas, 'T', 'N', t.nj, t.ni, d, z + t.j0 * d, d, z + t.i0 * d, d, v, t.nj);
                 const idx cut = std::clamp(split - t.j0, idx{0}, t.nj);  // columns [0, cut): first sample
-                values_of(z, d, sq_norm, t, cut, f, v, w->row_first.data(), w->row_second.data());
-                add_sums(v, t, split, *w);
-                if (indicators.count > 0) add_quadratic(blas, v, t, indicators, block, *w);
-            } catch (...) {
-                pool.give_back(w);
-                throw;
+                values_of(z, d, sq_norm, t, cut, f, v, w.row_first.data(), w.row_second.data());
+                add_sums(v, t, split, w);
+                if (indicators.count > 0) add_quadratic(blas, v, t, indicators, block, w);
+                control.advance(1);
             }
-            pool.give_back(w);
-            control.advance(1);
+            w.release_buffers();
         },
         &control);
     Sums out;
     out.to_first.assign(static_cast<std::size_t>(n), 0.0);
     out.to_second.assign(static_cast<std::size_t>(n), 0.0);
     out.quadratic.assign(indicators.count, 0.0);
-    for (const auto& w : pool.all()) {
+    for (const auto& w : lane) {
         for (std::size_t i = 0; i < out.to_first.size(); ++i) {
             out.to_first[i] += w->rows_of_first[i];
             out.to_second[i] += w->rows_of_second[i];

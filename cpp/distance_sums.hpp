@@ -19,7 +19,9 @@
 // vectors: per tile that is V_IJ S_J (a gemm against the tile's rows of the
 // N x P indicator matrix, built from packed bits), so P permutations cost one
 // pass over the tiles. Only tiles I <= J are computed (V is symmetric).
-// Everything is float64. Memory: O(N d + N P / 8 + threads * tile * (tile + P)).
+// Everything is float64, and the result does not depend on the threads
+// (fixed lanes of tiles, summed in order). Memory: N d for the points, N P / 8
+// for the indicator bits, 32 N doubles of lane sums and a few MB per thread.
 #pragma once
 
 #include <cstddef>

@@ -235,9 +235,8 @@ def test_results_and_threads():
     x, y = samples(300, 200, 6, seed=14, shift=0.1)
     one = pm.energy_test(x, y, n_resamples=50, rng=3, n_jobs=1)
     two = pm.energy_test(x, y, n_resamples=50, rng=3, n_jobs=2)
-    assert two.statistic == pytest.approx(one.statistic, rel=1e-12)
-    np.testing.assert_allclose(two.null_distribution, one.null_distribution, rtol=1e-12)
-    assert two.pvalue == one.pvalue
+    assert two == one  # the same bits: the sums' order does not depend on the threads
+    assert pm.energy_distance(x, y, n_jobs=1) == pm.energy_distance(x, y, n_jobs=2)
     statistic, pvalue = one
     assert (statistic, pvalue) == (one.statistic, one.pvalue)
     assert one.n_resamples == 50 and one.null_distribution.shape == (50,)

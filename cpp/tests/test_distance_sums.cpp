@@ -91,6 +91,22 @@ void test_sums() {
                 }
 }
 
+void test_threads_give_the_same_bits() {
+    const Problem p = make_problem(300, 5, 7, 4);
+    const ds::Indicators ind{p.bits.data(), p.count, p.row_bytes};
+    auto sums = [&](int threads) {
+        Control control;
+        ds::Options o;
+        o.n_threads = threads;
+        o.tile = 16;
+        return ds::distance_sums(p.z.data(), p.n, p.d, 120, ds::PairFunction{}, ind, o, Blas{}, control);
+    };
+    const ds::Sums one = sums(1), four = sums(4);
+    CHECK(one.to_first == four.to_first);
+    CHECK(one.to_second == four.to_second);
+    CHECK(one.quadratic == four.quadratic);
+}
+
 void test_exact_zeros_and_cancellation() {
     // Far from the origin, near points: the expansion cancels, the rule recomputes (and duplicates give 0).
     Problem p = make_problem(12, 4, 0, 2);
@@ -129,6 +145,7 @@ int main(int argc, char** argv) {
     const testing::Test tests[] = {
         {"distance_sums", test_sums},
         {"distance_sums_cancellation", test_exact_zeros_and_cancellation},
+        {"distance_sums_threads", test_threads_give_the_same_bits},
         {"distance_sums_bad_sizes", test_bad_sizes},
     };
     return testing::run_tests(tests, argc, argv);

@@ -374,8 +374,9 @@ def energy_distance(
     -----
     Distances come from ``|a|^2 + |b|^2 - 2 <a, b>`` of the centred rows,
     recomputed from the rows where that expansion may have lost more than a
-    relative ``2^-30`` of a squared distance; sums are in float64. The last
-    bits may depend on the number of threads.
+    relative ``2^-30`` of a squared distance; sums are in float64, in an
+    order that does not depend on the threads (the result is the same for
+    every ``n_jobs``).
 
     Examples
     --------
