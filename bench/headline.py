@@ -37,6 +37,7 @@ TIMED_CODE = {
     ],
     "matching_scaling": ["cpp/matching*", "cpp/euclidean.hpp"],
     "networkx": ["cpp/matching*", "python/pairmetrics/networkx_backend.py"],
+    "distance_tests": ["cpp/distance_sums*", "cpp/euclidean.hpp", "cpp/bindings/register_distance_tests.cpp"],
     "dask": ["python/pairmetrics/dask", "python/pairmetrics/_routing.py", "cpp/group_dominance.cpp"],
 }
 
@@ -184,7 +185,28 @@ def _dask(result: dict) -> list[Row]:
     return rows
 
 
-READERS = {"paired": _paired, "two_vs_two": _two_vs_two, "measures": _measures, "dropins": _dropins, "dask": _dask}
+def _distance_tests(result: dict) -> list[Row]:
+    return [
+        Row(
+            "energy test",
+            f"{r['what']}, {_size(r['n_per_sample'])} vs {_size(r['n_per_sample'])}, d = 50",
+            r["pairmetrics_s"],
+            "dcor",
+            r["dcor_s"],
+        )  # fmt: skip
+        for r in result["peer"]
+        if r["n_per_sample"] == max(p["n_per_sample"] for p in result["peer"])
+    ]
+
+
+READERS = {
+    "paired": _paired,
+    "two_vs_two": _two_vs_two,
+    "measures": _measures,
+    "dropins": _dropins,
+    "dask": _dask,
+    "distance_tests": _distance_tests,
+}
 
 
 def rows(include_stale: bool = False) -> list[Row]:

@@ -24,6 +24,23 @@ struct BlasThreads {
     bool controllable() const { return set_local != nullptr || (get_global != nullptr && set_global != nullptr); }
 };
 
+// Fortran BLAS gemm (column major, 32-bit integers), as exported by the
+// reference BLAS interface of OpenBLAS, MKL, ...
+template <class T>
+using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* alpha, T* a, int* lda, T* b, int* ldb,
+                        T* beta, T* c, int* ldc);
+
+// The BLAS the caller found, for the tile kernels (2 vs 2, distance sums).
+// Without gemm they use a plain (slow) product. They keep the BLAS on one
+// thread while they run (OneBlasThread); callers with a BLAS whose thread
+// count cannot be set should run the tile kernels on one thread (the BLAS
+// then parallelises each product itself).
+struct Blas {
+    GemmFn<float> sgemm = nullptr;
+    GemmFn<double> dgemm = nullptr;
+    BlasThreads threads;
+};
+
 // Keeps the BLAS calls of the thread that creates it on one BLAS thread for
 // its lifetime. Create one in every thread that calls the BLAS (a
 // thread-local setting does not reach other threads). A process-wide count

@@ -29,21 +29,9 @@ namespace pairmetrics::two_vs_two {
 
 enum class Metric { cosine, correlation, euclidean, sqeuclidean };
 
-// Fortran BLAS gemm (column major, 32-bit integers), as exported by the
-// reference BLAS interface of OpenBLAS, MKL, ...
-template <class T>
-using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* alpha, T* a, int* lda, T* b, int* ldb,
-                        T* beta, T* c, int* ldc);
-
-// The BLAS the caller found. Without gemm a plain (slow) product is used.
-// The kernels keep the BLAS on one thread while they run (OneBlasThread);
-// callers with a BLAS whose thread count cannot be set should run the tile
-// kernels on one thread (the BLAS then parallelises each product itself).
-struct Blas {
-    GemmFn<float> sgemm = nullptr;
-    GemmFn<double> dgemm = nullptr;
-    BlasThreads threads;
-};
+// The BLAS the caller found (blas_threads.hpp).
+using pairmetrics::Blas;
+using pairmetrics::GemmFn;
 
 // A strided view of an n x d matrix (strides in elements).
 template <class T>

@@ -295,7 +295,7 @@ def test_missing_labels_of_pandas_kinds():
         with pytest.raises(ValueError, match="missing labels"):
             pm.multi_crossmatch_test(X, labels)
     with pytest.raises(ValueError, match="groupby has 2 missing labels"):
-        pm.crossmatch_groups(X[:, None], pd.array(["a", "b", None, "a"] * 2, dtype="string"))
+        pm.compare_groups(X[:, None], pd.array(["a", "b", None, "a"] * 2, dtype="string"))
 
 
 def test_other_metrics_use_the_same_matching_as_crossmatch_test():

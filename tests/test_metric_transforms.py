@@ -224,14 +224,14 @@ def test_dense_metrics_refuse_above_max_matrix_bytes():
     assert r.statistics.shape == (2,)
 
 
-def test_crossmatch_groups_passes_max_matrix_bytes():
+def test_compare_groups_passes_max_matrix_bytes():
     pytest.importorskip("pandas")
     rng = np.random.default_rng(11)
     X = rng.normal(size=(60, 3))
     labels = ["a"] * 30 + ["b"] * 30
     with pytest.raises(ValueError, match="max_matrix_bytes"):
-        pm.crossmatch_groups(X, labels, reference="a", metric="cityblock", max_matrix_bytes=100)
-    table = pm.crossmatch_groups(X, labels, reference="a", metric="cosine", max_matrix_bytes=0)
+        pm.compare_groups(X, labels, reference="a", metric="cityblock", max_matrix_bytes=100)
+    table = pm.compare_groups(X, labels, reference="a", metric="cosine", max_matrix_bytes=0)
     assert list(table.index) == ["b"]
 
 

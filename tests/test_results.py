@@ -39,6 +39,8 @@ def _results():
             ConfidenceIntervals: pm.compare_models(
                 [0, 0, 1, 1], np.array([[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]])
             ).confidence_interval(),
+            pm.EnergyTestResult: pm.energy_test(x, y, n_resamples=5, rng=4),
+            pm.MMDTestResult: pm.mmd_test(x, y, n_resamples=5, rng=5),
             pm.BootstrapResult: pm.bootstrap(([1.0, 2.0, 4.0, 8.0, 16.0],), np.mean, n_resamples=9, rng=3),
             pm.GroupedResult: pm.GroupedResult(np.array([10, 20]), np.array([2, 3]), 0.5),
             pm.GroupedPairedEvaluation: pm.paired_evaluation([0, 1, 0, 0], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]),

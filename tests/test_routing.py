@@ -35,7 +35,11 @@ CALLS = {
     "rank_mahalanobis": ((X,), {}),
     "crossmatch_test": ((X[:6], X[6:]), {}),
     "crossmatch_null_distribution": ((np.int64(N), 6), {}),
-    "crossmatch_groups": ((X, Z), {}),
+    "compare_groups": ((X, Z), {}),
+    "energy_distance": ((X[:6], X[6:]), {}),
+    "energy_test": ((X[:6], X[6:]), {"n_resamples": 5, "rng": 0}),
+    "mmd": ((X[:6], X[6:]), {}),
+    "mmd_test": ((X[:6], X[6:]), {"n_resamples": 5, "rng": 0}),
     "multi_crossmatch_test": ((X, LABELS), {}),
     "crossmatch_resample": ((X[:6], X[6:]), {"sample_size": 3, "n_resamples": 2, "rng": 0}),
     "zero_one_error": ((BINARY, BINARY[::-1].copy()), {}),
@@ -144,5 +148,5 @@ def test_anndata_holding_dask_arrays_is_refused_not_gathered(no_gathering):
     pd = pytest.importorskip("pandas")
     adata = anndata.AnnData(X=np.asarray(X), obs=pd.DataFrame({"group": np.where(Z == 1, "a", "b")}))
     adata.obsm["X_pca"] = da.from_array(X, chunks=5)
-    with pytest.raises(TypeError, match=r"crossmatch_groups\(\) does not take Dask collections in the AnnData"):
-        pm.crossmatch_groups(adata, "group")
+    with pytest.raises(TypeError, match=r"compare_groups\(\) does not take Dask collections in the AnnData"):
+        pm.compare_groups(adata, "group")

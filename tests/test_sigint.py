@@ -73,6 +73,7 @@ KERNELS = {
     "crossmatch_resample": lambda cut: pm.crossmatch_resample(
         data("points")[:3000], data("points")[3000:], sample_size=5 if cut else 300, n_resamples=3 if cut else 100_000,
         rng=0, n_jobs=2),
+    "energy_test": lambda cut: pm.energy_test(*[a[:cut] for a in data("vectors")], n_resamples=2000, rng=0, n_jobs=2),
     "measures": lambda cut: pm.absolute_error(*[a[:cut] for a in data("big")], per_target=True),
     "multilabel_counts": lambda cut: pm.multilabel_counts(*[a[:cut] for a in data("labels")]),
     "bootstrap_auc": lambda cut: pm.bootstrap((data("paired")[2][:cut or 10**6] > 0, data("paired")[0][:cut or 10**6]),
@@ -110,6 +111,7 @@ KERNELS = [
     "crossmatch_test",
     "crossmatch_cityblock",
     "crossmatch_resample",
+    "energy_test",
     "measures",
     "multilabel_counts",
     "paired_evaluation",

@@ -90,6 +90,8 @@ KERNELS = {
     "matching_distances": lambda a: pm.min_weight_perfect_matching(a["D"]),
     "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], metric="cityblock", rng=0),
     "crossmatch_from_distances": lambda a: pm.crossmatch_test(D=a["D12"], labels=a["z"], rng=0),
+    "energy_test": lambda a: pm.energy_test(a["x1"], a["x2"], n_resamples=50, rng=6, n_jobs=2),
+    "mmd_test": lambda a: pm.mmd_test(a["x1"], a["x2"], n_resamples=50, rng=7, n_jobs=2),
     "crossmatch_resample": lambda a: pm.crossmatch_resample(
         a["x1"], a["x2"], sample_size=20, n_resamples=40, rng=5, n_jobs=2
     ),
@@ -182,6 +184,7 @@ PROGRESS_KERNELS = {
     "matching_distances": lambda a: pm.min_weight_perfect_matching(a["D"], progress=True),
     "crossmatch_test": lambda a: pm.crossmatch_test(a["x1"], a["x2"], progress=True),
     "crossmatch_from_distances": lambda a: pm.crossmatch_test(D=a["D12"], labels=a["z"], progress=True),
+    "energy_test": lambda a: pm.energy_test(a["big"][:3000], a["big2"][:3000], n_resamples=50, n_jobs=2, progress=True),
 }
 
 
@@ -254,6 +257,7 @@ BLAS_KERNELS = {
     "two_vs_two": lambda a: pm.two_vs_two(a["y"], a["p"], n_jobs=2, progress=True),
     "two_vs_two_one_thread": lambda a: pm.two_vs_two(a["y"], a["p"], n_jobs=1, progress=True),
     "matching_points": lambda a: pm.min_weight_perfect_matching(points=a["big"][:3000, :3], n_jobs=2, progress=True),
+    "energy_distance": lambda a: pm.energy_distance(a["big"][:3000], a["big2"][:3000], n_jobs=2, progress=True),
 }
 
 

@@ -18,16 +18,6 @@ namespace tvt = pairmetrics::two_vs_two;
 
 namespace {
 
-// SciPy's BLAS (see scipy_blas.hpp) in the kernel's terms.
-tvt::Blas scipy_gemm() {
-    const ScipyBlas found = scipy_blas();
-    tvt::Blas blas;
-    blas.sgemm = reinterpret_cast<tvt::GemmFn<float>>(found.sgemm);
-    blas.dgemm = reinterpret_cast<tvt::GemmFn<double>>(found.dgemm);
-    blas.threads = found.threads;
-    return blas;
-}
-
 tvt::Metric metric_of(const std::string& name) {
     if (name == "cosine") return tvt::Metric::cosine;
     if (name == "correlation") return tvt::Metric::correlation;
@@ -111,13 +101,6 @@ py::dict counts_to_python(tvt::Counts&& c) {
     out["sample_passed"] = sp;
     out["sample_tied"] = st;
     return out;
-}
-
-// Threads for the tile kernels: with a BLAS whose thread count cannot be set,
-// the tiles run on one thread and the BLAS parallelises each product itself
-// (never both: that would oversubscribe the cores).
-int tile_threads(const tvt::Blas& blas, int n_threads) {
-    return (blas.sgemm != nullptr && !blas.threads.controllable()) ? 1 : n_threads;
 }
 
 template <class T>

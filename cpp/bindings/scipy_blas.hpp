@@ -78,4 +78,21 @@ inline ScipyBlas scipy_blas() {
     return blas;
 }
 
+// SciPy's BLAS in the tile kernels' terms (blas_threads.hpp).
+inline Blas scipy_gemm() {
+    const ScipyBlas found = scipy_blas();
+    Blas blas;
+    blas.sgemm = reinterpret_cast<GemmFn<float>>(found.sgemm);
+    blas.dgemm = reinterpret_cast<GemmFn<double>>(found.dgemm);
+    blas.threads = found.threads;
+    return blas;
+}
+
+// Threads for the tile kernels: with a BLAS whose thread count cannot be set,
+// the tiles run on one thread and the BLAS parallelises each product itself
+// (never both: that would oversubscribe the cores).
+inline int tile_threads(const Blas& blas, int n_threads) {
+    return (blas.sgemm != nullptr && !blas.threads.controllable()) ? 1 : n_threads;
+}
+
 }  // namespace pairmetrics::bindings

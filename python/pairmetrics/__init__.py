@@ -17,12 +17,13 @@ from typing import Any
 
 from . import (
     _bootstrap,
+    _compare_groups,
     _compare_models,
     _concordance,
     _core,  # noqa: F401  (fail early if the extension is missing)
     _crossmatch,
-    _crossmatch_groups,
     _crossmatch_multi,
+    _distance_tests,
     _groups,
     _inference,
     _matching,
@@ -31,11 +32,12 @@ from . import (
     _two_vs_two,
 )
 from ._bootstrap import *  # noqa: F401,F403
+from ._compare_groups import *  # noqa: F401,F403
 from ._compare_models import *  # noqa: F401,F403
 from ._concordance import *  # noqa: F401,F403
 from ._crossmatch import *  # noqa: F401,F403
-from ._crossmatch_groups import *  # noqa: F401,F403
 from ._crossmatch_multi import *  # noqa: F401,F403
+from ._distance_tests import *  # noqa: F401,F403
 from ._groups import *  # noqa: F401,F403
 from ._inference import *  # noqa: F401,F403
 from ._matching import *  # noqa: F401,F403
@@ -58,11 +60,12 @@ __all__.extend(_two_vs_two.__all__)
 __all__.extend(_matching.__all__)
 __all__.extend(_crossmatch.__all__)
 __all__.extend(_measures.__all__)
-__all__.extend(_crossmatch_groups.__all__)
+__all__.extend(_compare_groups.__all__)
 __all__.extend(_crossmatch_multi.__all__)
 __all__.extend(_concordance.__all__)
 __all__.extend(_compare_models.__all__)
 __all__.extend(_bootstrap.__all__)
+__all__.extend(_distance_tests.__all__)
 
 # The peers' namespaces, imported on first use (``pairmetrics.sklearn.roc_auc_score``).
 NAMESPACES = ("sklearn", "scipy", "lifelines", "sksurv", "pairedeval", "reference", "dask")
@@ -80,6 +83,8 @@ MOVED = {
     "concordance_index_censored": "pairmetrics.sksurv.concordance_index_censored",
     "concordance_index_ipcw": "pairmetrics.sksurv.concordance_index_ipcw",
     "cumulative_dynamic_auc": "pairmetrics.sksurv.cumulative_dynamic_auc",
+    "crossmatchtest": "pairmetrics.crossmatch_test(D=..., labels=...), R's field names from result.to_r()",
+    "crossmatch_groups": "pairmetrics.compare_groups(data, groupby, test='crossmatch', categories=...)",
 }
 
 

@@ -50,6 +50,23 @@ def _crossmatch_stack(
     Cross-match counts of a stack of distance matrices, in parallel.
     """
 
+def _distance_sums(
+    z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    split: typing.SupportsInt | typing.SupportsIndex,
+    root: bool,
+    scale: typing.SupportsFloat | typing.SupportsIndex,
+    kernel: str,
+    gamma: typing.SupportsFloat | typing.SupportsIndex,
+    indicators: typing.Any,
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    tile: typing.SupportsInt | typing.SupportsIndex = 0,
+    resample_block: typing.SupportsInt | typing.SupportsIndex = 0,
+    progress: typing.Any = None,
+) -> dict[str, typing.Any]:
+    """
+    Sums of v_ij = f(scale * |z_i - z_j|^(1 or 2)) without an n x n matrix: dict of to_first (per row, over columns < split), to_second (over columns >= split) and quadratic (s_p^T V s_p for each row of the packed little-endian bit matrix indicators).
+    """
+
 def _error_stats(a: numpy.ndarray, b: numpy.ndarray, per_column: bool) -> dict[str, typing.Any]:
     """
     Per-column (or total) sum |a-b|, sum (a-b)^2, max |a-b| and count of a != b in one pass: dict abs_sum, sq_sum, max_abs, n_wrong.

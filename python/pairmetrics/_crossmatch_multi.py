@@ -38,7 +38,7 @@ from ._crossmatch import (
     result_from_matching,
     solve_in_random_order,
 )
-from ._crossmatch_groups import CORRECTIONS, adjust_pvalues, check_no_missing_labels
+from ._inference import CORRECTIONS, adjust_pvalues
 from ._matching import DEFAULT_N_NEIGHBORS, MatchingResult, _check_metric, _check_metric_kwargs
 from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, check_max_matrix_bytes
 from ._result import Result
@@ -48,6 +48,7 @@ from ._validation import (
     check_choice,
     check_finite,
     check_int,
+    check_no_missing_labels,
     check_progress,
     check_rng,
     resolve_n_jobs,
@@ -294,7 +295,7 @@ class MultiCrossMatchResult(Result):
             group against the rest: ``n``, ``statistic``, ``expected``, ``variance``, ``zscore``,
             ``pvalue`` (exact).
         correction : {"holm-sidak", "benjamini-hochberg", "none"}
-            Adjustment of ``pvalue`` into ``pvalue_adj``, as in :func:`crossmatch_groups`.
+            Adjustment of ``pvalue`` into ``pvalue_adj``, as in :func:`compare_groups`.
         """
         by = check_choice(by, "by", ("pair", "group"))
         correction = check_choice(correction, "correction", CORRECTIONS)

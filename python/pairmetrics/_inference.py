@@ -1,5 +1,5 @@
 """Inference shared by the capabilities: confidence intervals (SciPy's result shape), normal intervals from a
-variance, and the chi-square test that k correlated estimates are equal."""
+variance, the chi-square test that k correlated estimates are equal, and adjusted p-values of a family."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ from ._routing import warn
 from ._validation import check_real
 
 __all__ = ["ConfidenceInterval", "ConfidenceIntervals"]
+
+# Adjustments of a family of p-values (adjust_pvalues).
+CORRECTIONS = ("holm-sidak", "benjamini-hochberg", "none")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -114,3 +117,24 @@ def equality_test(estimates: npt.NDArray[np.float64], covariance: npt.NDArray[np
         return 0.0, 1.0, 0
     statistic = float(differences @ inverse @ differences)
     return statistic, float(stats.chi2.sf(statistic, df)), df
+
+
+def adjust_pvalues(pvalues: np.ndarray, correction: str) -> np.ndarray:
+    """Family-wise (Holm-Sidak) or false-discovery (Benjamini-Hochberg) adjusted p-values."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    if correction == "none" or p.size == 0:
+        return p.copy()
+    if correction == "benjamini-hochberg":
+        from scipy.stats import false_discovery_control
+
+        return np.asarray(false_discovery_control(p, method="bh"), dtype=np.float64)
+    # Holm-Sidak step-down: the i-th smallest p-value is tested at the Sidak
+    # level for m - i hypotheses; adjusted values are made monotone.
+    order = np.argsort(p, kind="stable")
+    m = p.size
+    with np.errstate(divide="ignore"):  # p = 1 gives log1p(-1) = -inf, and an adjusted 1
+        steps = -np.expm1((m - np.arange(m)) * np.log1p(-p[order]))
+    adjusted = np.minimum(np.maximum.accumulate(steps), 1.0)
+    out = np.empty(m)
+    out[order] = adjusted
+    return out

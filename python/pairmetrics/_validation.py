@@ -349,3 +349,25 @@ def not_binary_error(name: str, shape: tuple[int, ...], flat: int, value: Any, c
     """The error for entries other than 0 and 1 (flat index into the whole array of ``shape``)."""
     index = entry_index(shape, flat)
     return ValueError(f"{name} must hold only 0 and 1, found {value!r} at index {index} ({count} such entries)")
+
+
+def _is_missing(value: object) -> bool:
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):  # pandas' NA and NaT
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(value != value)
+    return isinstance(value, (np.datetime64, np.timedelta64)) and bool(np.isnat(value))
+
+
+def check_no_missing_labels(labels: np.ndarray, name: str) -> None:
+    """Refuse missing group labels (None, NaN, NaT, pandas' NA), saying how many there are."""
+    if labels.dtype.kind == "f":
+        missing = np.isnan(labels)
+    elif labels.dtype.kind in "mM":
+        missing = np.isnat(labels)
+    elif labels.dtype.kind == "O":
+        missing = np.fromiter((_is_missing(v) for v in labels.ravel()), dtype=bool, count=labels.size)
+    else:
+        return
+    if missing.any():
+        raise ValueError(f"{name} has {int(missing.sum())} missing labels; filter those rows out first")

@@ -63,7 +63,7 @@ def matching_and_crossmatch() -> None:
     null: pm.CrossMatchNullDistribution = pm.crossmatch_null_distribution(12, 6)
     pmf: npt.NDArray[np.float64] = null.pmf
     assert abs(float(pmf.sum()) - 1) < 1e-12 and null.mean > 0 and null.var > 0
-    table = pm.crossmatch_groups(np.vstack([x, y]), np.repeat(["a", "b"], 6), reference="b", correction="none")
+    table = pm.compare_groups(np.vstack([x, y]), np.repeat(["a", "b"], 6), reference="b", correction="none")
     assert float(table.loc["a", "pvalue"]) == pm.crossmatch_test(x, y).pvalue
     resampled: pm.CrossMatchResampleResult = pm.crossmatch_resample(x, y, sample_size=3, n_resamples=4, rng=2)
     per_resample: npt.NDArray[np.float64] = resampled.pvalues

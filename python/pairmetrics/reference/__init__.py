@@ -6,6 +6,7 @@ used by the test suite and available to users who want to check a number.
 
 from . import (
     confidence,  # noqa: F401
+    distance_tests,  # noqa: F401
     groups,  # noqa: F401
     matching,  # noqa: F401
     measures,  # noqa: F401
