@@ -1,0 +1,408 @@
+"""Binary ranking curves and average precision with scikit-learn's signatures and results.
+
+Drop-ins for ``sklearn.metrics.roc_curve``, ``precision_recall_curve``,
+``det_curve`` and ``average_precision_score``. One compiled pass per call:
+positives and negatives radix-sorted by score and merged once from the top,
+one point per distinct score (exact int64 counts without weights, whatever
+the score dtype). The checks are those of :mod:`pairmetrics._roc_auc`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._roc_auc import (
+    _as_labels,
+    _scores,
+    _unique,
+    _weights,
+    binary_scores,
+    check_sample_counts,
+    is_integral,
+    one_hot,
+    target_type,
+    warn_undefined,
+)
+from ._routing import warn
+from ._typing import ArrayLike, FloatArray, FloatOrArray
+from ._validation import check_finite, resolve_n_jobs
+
+__all__ = ["average_precision_score", "det_curve", "precision_recall_curve", "roc_curve"]
+
+_AVERAGES = ("micro", "macro", "samples", "weighted")
+_NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
+
+
+def label_type(y: np.ndarray, uniques: np.ndarray) -> str:
+    """scikit-learn's ``type_of_target`` of labels (numbers or strings), given their distinct values."""
+    return target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques))
+
+
+def _resolve_pos_label(pos_label: Any, uniques: np.ndarray) -> Any:
+    """scikit-learn's rule: without pos_label, y_true must take values in {0, 1} or {-1, 1} (or one of them)."""
+    if pos_label is not None:
+        return pos_label
+    values = uniques.tolist()
+    allowed = ([0, 1], [-1, 1], [0], [-1], [1])
+    if uniques.dtype.kind in "OUS" or not any(values == a for a in allowed):
+        shown = ", ".join(repr(v) for v in values)
+        raise ValueError(
+            f"y_true takes value in {{{shown}}} and pos_label is not specified: either make y_true take value "
+            "in {0, 1} or {-1, 1} or pass pos_label explicitly."
+        )
+    return 1
+
+
+def _positive_of(y: np.ndarray, pos_label: Any) -> np.ndarray:
+    """uint8 0/1: y_true equal to pos_label."""
+    if y.dtype == np.bool_ and isinstance(pos_label, (bool, np.bool_, int, np.integer)) and pos_label in (0, 1):
+        return y.view(np.uint8) if pos_label else (~y).view(np.uint8)
+    return np.asarray(y == pos_label, dtype=np.bool_).view(np.uint8)
+
+
+def _checked_weights(sample_weight: ArrayLike | None, n: int) -> FloatArray | None:
+    weight = _weights(sample_weight, n)
+    if weight is not None:
+        check_finite(weight, "sample_weight")
+    return weight
+
+
+def binary_input(
+    y_true: ArrayLike, y_score: ArrayLike, sample_weight: ArrayLike | None, pos_label: Any
+) -> tuple[np.ndarray, np.ndarray, FloatArray | None, np.ndarray, np.dtype[Any]]:
+    """(positive uint8, scores, weights, distinct labels, the scores' given dtype) of a binary problem, with
+    scikit-learn's checks (format, pos_label, lengths, finite values)."""
+    y = _as_labels(y_true)
+    uniques = _unique(y)
+    kind = label_type(y, uniques)
+    if not (kind == "binary" or (kind == "multiclass" and pos_label is not None)):
+        raise ValueError(f"{kind} format is not supported")
+    pos_label = _resolve_pos_label(pos_label, uniques)
+    scores, given = _scores(y_score)
+    check_sample_counts(y.shape[0], scores.shape[0])
+    if y.ndim == 2:
+        y = y[:, 0]
+    scores = binary_scores(scores)
+    weight = _checked_weights(sample_weight, y.shape[0])
+    return _positive_of(y, pos_label), scores, weight, uniques, given
+
+
+def _curve(
+    y_true: ArrayLike, y_score: ArrayLike, pos_label: Any, sample_weight: ArrayLike | None
+) -> tuple[FloatArray, FloatArray, np.ndarray, np.ndarray]:
+    """(fps, tps, thresholds in the scores' dtype, distinct labels): one point per distinct score, decreasing."""
+    positive, scores, weight, uniques, given = binary_input(y_true, y_score, sample_weight, pos_label)
+    thresholds, tps, fps = _core.binary_curve(scores, positive, weight, resolve_n_jobs(None))
+    if given.kind == "f" and thresholds.dtype != given:
+        thresholds = thresholds.astype(given)  # float16 scores were read as float32
+    return fps, tps, thresholds, uniques
+
+
+def _keep(*masks: np.ndarray) -> np.ndarray:
+    """Indices of the points to keep: the ends, and wherever any mask is true."""
+    inner = np.logical_or.reduce(masks) if len(masks) > 1 else masks[0]
+    return np.flatnonzero(np.concatenate(([True], inner, [True])))
+
+
+def _drop_flat_tps(fps: FloatArray, tps: FloatArray, thresholds: np.ndarray) -> tuple[FloatArray, FloatArray, Any]:
+    """Keep the first and last point of each run of equal tps (precision-recall and DET curves)."""
+    if fps.shape[0] <= 2:
+        return fps, tps, thresholds
+    keep = _keep(np.diff(tps[:-1]) != 0, np.diff(tps[1:]) != 0)
+    return fps[keep], tps[keep], thresholds[keep]
+
+
+def roc_curve(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    pos_label: Any = None,
+    sample_weight: ArrayLike | None = None,
+    drop_intermediate: bool = True,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Receiver operating characteristic curve, with scikit-learn's signature and results.
+
+    A drop-in for :func:`sklearn.metrics.roc_curve`: one point per distinct
+    score (thresholds decreasing, the first one ``inf``), collinear points
+    dropped with ``drop_intermediate``. Computed from one compiled sort.
+
+    Parameters
+    ----------
+    y_true : array_like, shape (n,)
+        Binary labels ({0, 1} or {-1, 1} unless ``pos_label`` is given).
+    y_score : array_like, shape (n,)
+        Scores; higher means more likely positive.
+    pos_label : int, float, bool or str, optional
+        The positive class.
+    sample_weight : array_like, shape (n,), optional
+        Sample weights (zero weights take no part).
+    drop_intermediate : bool, default True
+        Drop the thresholds of points collinear with their neighbours.
+
+    Returns
+    -------
+    fpr, tpr : ndarray of float64
+        False and true positive rates at each threshold (NaN, with an
+        ``UndefinedMetricWarning``, when a class is absent).
+    thresholds : ndarray of float64
+        Decreasing thresholds; the first is ``inf``.
+
+    Examples
+    --------
+    >>> from pairmetrics.sklearn import roc_curve
+    >>> fpr, tpr, thresholds = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> fpr.tolist(), tpr.tolist(), thresholds.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0], [inf, 0.8, 0.4, 0.35, 0.1])
+    """
+    fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight)
+    if drop_intermediate and fps.shape[0] > 2:
+        keep = _keep(np.diff(fps, 2) != 0, np.diff(tps, 2) != 0)
+        fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
+    fps = np.concatenate(([0.0], fps))
+    tps = np.concatenate(([0.0], tps))
+    thresholds = np.concatenate(([np.inf], thresholds.astype(np.float64)))
+    if fps[-1] <= 0:
+        warn_undefined("No negative samples in y_true, false positive value should be meaningless")
+        fpr = np.full(fps.shape, np.nan)
+    else:
+        fpr = fps / fps[-1]
+    if tps[-1] <= 0:
+        warn_undefined("No positive samples in y_true, true positive value should be meaningless")
+        tpr = np.full(tps.shape, np.nan)
+    else:
+        tpr = tps / tps[-1]
+    return fpr, tpr, thresholds
+
+
+def precision_recall_curve(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    pos_label: Any = None,
+    sample_weight: ArrayLike | None = None,
+    drop_intermediate: bool = False,
+) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    """Precision-recall pairs at every threshold, with scikit-learn's signature and results.
+
+    A drop-in for :func:`sklearn.metrics.precision_recall_curve`: one point
+    per distinct score, recall decreasing, the last point (precision 1,
+    recall 0) without a threshold. Computed from one compiled sort.
+
+    Parameters
+    ----------
+    y_true : array_like, shape (n,)
+        Binary labels ({0, 1} or {-1, 1} unless ``pos_label`` is given).
+    y_score : array_like, shape (n,)
+        Scores; higher means more likely positive.
+    pos_label : int, float, bool or str, optional
+        The positive class.
+    sample_weight : array_like, shape (n,), optional
+        Sample weights (zero weights take no part).
+    drop_intermediate : bool, default False
+        Keep only the first and last threshold of each recall value.
+
+    Returns
+    -------
+    precision, recall : ndarray of float64
+        One more entry than ``thresholds``.
+    thresholds : ndarray
+        Increasing distinct scores, in the dtype of ``y_score``.
+
+    Examples
+    --------
+    >>> from pairmetrics.sklearn import precision_recall_curve
+    >>> precision, recall, thresholds = precision_recall_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> precision.round(3).tolist(), recall.tolist(), thresholds.tolist()
+    ([0.5, 0.667, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.5, 0.0], [0.1, 0.35, 0.4, 0.8])
+    """
+    fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight)
+    if drop_intermediate:
+        fps, tps, thresholds = _drop_flat_tps(fps, tps, thresholds)
+    predicted = tps + fps
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(predicted != 0, tps / predicted, 0.0)
+    if tps[-1] == 0:
+        warn(_NO_POSITIVE)
+        recall = np.ones(tps.shape)
+    else:
+        recall = tps / tps[-1]
+    return (np.concatenate((precision[::-1], [1.0])), np.concatenate((recall[::-1], [0.0])), thresholds[::-1])
+
+
+def det_curve(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    pos_label: Any = None,
+    sample_weight: ArrayLike | None = None,
+    drop_intermediate: bool = False,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Detection error tradeoff curve, with scikit-learn's signature and results.
+
+    A drop-in for :func:`sklearn.metrics.det_curve`: false positive and false
+    negative rates from the threshold where false positives start to the one
+    where false negatives reach zero. Computed from one compiled sort.
+
+    Parameters
+    ----------
+    y_true : array_like, shape (n,)
+        Binary labels ({0, 1} or {-1, 1} unless ``pos_label`` is given).
+    y_score : array_like, shape (n,)
+        Scores; higher means more likely positive.
+    pos_label : int, float, bool or str, optional
+        The positive class.
+    sample_weight : array_like, shape (n,), optional
+        Sample weights (zero weights take no part).
+    drop_intermediate : bool, default False
+        Keep only the first and last threshold of each false negative rate.
+
+    Returns
+    -------
+    fpr, fnr : ndarray of float64
+        False positive rate (decreasing) and false negative rate.
+    thresholds : ndarray of float64
+        The matching thresholds (decreasing).
+
+    Raises
+    ------
+    ValueError
+        When ``y_true`` holds one class only, as scikit-learn.
+
+    Examples
+    --------
+    >>> from pairmetrics.sklearn import det_curve
+    >>> fpr, fnr, thresholds = det_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> fpr.tolist(), fnr.tolist(), thresholds.tolist()
+    ([1.0, 0.5, 0.5, 0.0], [0.0, 0.0, 0.5, 0.5], [inf, 0.4, 0.35, 0.8])
+    """
+    fps, tps, thresholds, uniques = _curve(y_true, y_score, pos_label, sample_weight)
+    fps = np.concatenate(([0.0], fps))
+    tps = np.concatenate(([0.0], tps))
+    thresholds = np.concatenate(([np.inf], thresholds.astype(np.float64)))
+    if drop_intermediate:
+        fps, tps, thresholds = _drop_flat_tps(fps, tps, thresholds)
+    if uniques.shape[0] != 2:
+        raise ValueError(
+            "Only one class is present in y_true. Detection error tradeoff curve is not defined in that case."
+        )
+    fns = tps[-1] - tps
+    first = int(np.searchsorted(fps, fps[0], side="right")) - 1
+    last = int(np.searchsorted(tps, tps[-1])) + 1
+    part = slice(first if first >= 0 else None, last)
+    return fps[part][::-1] / fps[-1], fns[part][::-1] / tps[-1], thresholds[part][::-1]
+
+
+def binary_average_precision(positive: np.ndarray, scores: np.ndarray, weight: FloatArray | None) -> float:
+    """The average precision of one binary problem (0, with scikit-learn's warning, without positives)."""
+    value, total_positive, _ = _core.average_precision(scores, positive, weight, resolve_n_jobs(None))
+    if total_positive == 0:
+        warn(_NO_POSITIVE)
+        return 0.0
+    return float(max(0.0, value))
+
+
+def _check_pos_label(kind: str, pos_label: Any, uniques: np.ndarray) -> None:
+    if kind == "binary":
+        if uniques.shape[0] == 2 and pos_label not in uniques.tolist():
+            raise ValueError(f"pos_label={pos_label} is not a valid label. It should be one of {uniques}")
+    elif kind in ("multilabel-indicator", "multiclass") and pos_label != 1:
+        raise ValueError(
+            f"Parameter pos_label is fixed to 1 for {kind} y_true. Do not set pos_label or set pos_label to 1."
+        )
+
+
+def average_precision_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: str | None = "macro",
+    pos_label: Any = 1,
+    sample_weight: ArrayLike | None = None,
+) -> FloatOrArray:
+    """Average precision (the step-function area under the precision-recall curve), as scikit-learn.
+
+    A drop-in for :func:`sklearn.metrics.average_precision_score`: binary,
+    multi-label indicator and multi-class input, every ``average``,
+    ``pos_label`` and ``sample_weight``. Each binary AP is one compiled pass
+    (sort, then one merge from the top); without weights the counts are
+    exact integers whatever the score dtype.
+
+    Parameters
+    ----------
+    y_true : array_like, shape (n,) or (n, n_labels)
+        Binary labels, a multi-label indicator matrix, or multi-class labels.
+    y_score : array_like, shape (n,) or (n, n_labels)
+        Scores; higher means more likely positive.
+    average : {"macro", "micro", "weighted", "samples"} or None, default "macro"
+        Averaging over labels (ignored for binary input); None returns the
+        per-label array.
+    pos_label : int, float, bool or str, default 1
+        The positive class of binary input (must be 1 otherwise).
+    sample_weight : array_like, shape (n,), optional
+        Sample weights.
+
+    Returns
+    -------
+    float or ndarray
+        0.0 with a warning when there is no positive sample, as scikit-learn.
+
+    Examples
+    --------
+    >>> from pairmetrics.sklearn import average_precision_score
+    >>> round(average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 4)
+    0.8333
+    """
+    if average is not None and average not in _AVERAGES:
+        raise ValueError(f"average must be one of {_AVERAGES} or None; got {average!r}")
+    y = _as_labels(y_true)
+    uniques = _unique(y)
+    kind = label_type(y, uniques)
+    _check_pos_label(kind, pos_label, uniques)
+    if kind == "binary":
+        positive, scores, weight, _, _ = binary_input(y, y_score, sample_weight, pos_label)
+        return binary_average_precision(positive, scores, weight)
+    if kind not in ("multilabel-indicator", "multiclass"):
+        raise ValueError(f"{kind} format is not supported")
+    scores, _ = _scores(y_score)
+    check_sample_counts(y.shape[0], scores.shape[0])
+    weight = _checked_weights(sample_weight, y.shape[0])
+    if kind == "multiclass":
+        if y.ndim == 2:
+            y = y[:, 0]
+        indicator = one_hot(np.searchsorted(uniques, y), uniques.shape[0])
+        if scores.shape != indicator.shape:
+            raise ValueError(
+                "`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains multiple "
+                f"classes. Got `y_score.shape={scores.shape}`."
+            )
+        return _average_labels(indicator, indicator, scores, average, weight)
+    if scores.ndim != 2 or scores.shape != y.shape:
+        raise ValueError(f"y_true has shape {y.shape} but y_score has shape {scores.shape}; they must match")
+    return _average_labels(y, (y == 1).view(np.uint8), scores, average, weight)
+
+
+def _average_labels(
+    y: np.ndarray, positive: np.ndarray, scores: np.ndarray, average: str | None, weight: FloatArray | None
+) -> FloatOrArray:
+    """scikit-learn's ``_average_binary_score`` of the AP over the columns of an indicator matrix."""
+    if average == "micro":
+        repeated = None if weight is None else np.repeat(weight, y.shape[1])
+        return binary_average_precision(np.ascontiguousarray(positive).ravel(), np.ascontiguousarray(scores).ravel(),
+                                        repeated)  # fmt: skip
+    average_weight: np.ndarray | None = None
+    if average == "weighted":
+        average_weight = (y * weight[:, None]).sum(axis=0) if weight is not None else y.sum(axis=0)
+        if np.isclose(average_weight.sum(), 0.0):
+            return 0.0
+    if average == "samples":
+        average_weight = weight
+        values = np.array([binary_average_precision(positive[i], scores[i], None) for i in range(y.shape[0])])
+    else:
+        values = np.array([binary_average_precision(positive[:, c], scores[:, c], weight) for c in range(y.shape[1])])
+    if average is None:
+        return values
+    if average_weight is not None:
+        values[np.asarray(average_weight) == 0] = 0
+    return float(np.average(values, weights=average_weight))
