@@ -1,9 +1,9 @@
-"""pytest plugin for running scikit-learn's own ROC AUC tests against pairmetrics.roc_auc_score.
+"""pytest plugin for running scikit-learn's own ranking tests against pairmetrics.sklearn.
 
 Loaded with ``-p _sklearn_suite_plugin``. Before scikit-learn's test module is
-imported, ``sklearn.metrics.roc_auc_score`` (and the name in
-``sklearn.metrics._ranking``) becomes ours; each test's calls to it are
-counted. The deliberate differences (documented in ``roc_auc_score``'s Notes)
+imported, every function of :mod:`pairmetrics.sklearn` replaces its namesake in
+``sklearn.metrics`` and ``sklearn.metrics._ranking``; each test's calls to
+ours are counted. The deliberate differences (documented in ``roc_auc_score``'s Notes)
 are marked as expected failures with their reason. The tally goes to the JSON
 file named by ``PAIRMETRICS_SKLEARN_SUITE_REPORT``.
 """
@@ -42,16 +42,25 @@ _calls = [0]
 
 
 def pytest_configure(config):
+    import functools
+
     import sklearn.metrics
     import sklearn.metrics._ranking
-    from pairmetrics import roc_auc_score
 
-    def counted(*args, **kwargs):
-        _calls[0] += 1
-        return roc_auc_score(*args, **kwargs)
+    import pairmetrics.sklearn
 
-    sklearn.metrics.roc_auc_score = counted
-    sklearn.metrics._ranking.roc_auc_score = counted
+    def counting(function):
+        @functools.wraps(function)
+        def counted(*args, **kwargs):
+            _calls[0] += 1
+            return function(*args, **kwargs)
+
+        return counted
+
+    for name in pairmetrics.sklearn.__all__:
+        counted = counting(getattr(pairmetrics.sklearn, name))
+        setattr(sklearn.metrics, name, counted)
+        setattr(sklearn.metrics._ranking, name, counted)
 
 
 def pytest_collection_modifyitems(config, items):
