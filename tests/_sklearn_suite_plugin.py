@@ -39,6 +39,7 @@ def _expected_difference(item):
 
 _tally = {}
 _calls = [0]
+_functions = {}  # calls of each function in the current test
 
 
 def pytest_configure(config):
@@ -53,6 +54,7 @@ def pytest_configure(config):
         @functools.wraps(function)
         def counted(*args, **kwargs):
             _calls[0] += 1
+            _functions[function.__name__] = _functions.get(function.__name__, 0) + 1
             return function(*args, **kwargs)
 
         return counted
@@ -73,10 +75,11 @@ def pytest_collection_modifyitems(config, items):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     _calls[0] = 0
+    _functions.clear()
     try:
         return (yield)
     finally:
-        _tally[item.nodeid] = {"calls": _calls[0]}
+        _tally[item.nodeid] = {"calls": _calls[0], "functions": dict(_functions)}
 
 
 def pytest_runtest_logreport(report):

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._ranking_curves import invalid_parameter
 from ._roc_auc import _as_labels, _unique, check_sample_counts, is_integral, target_type, warn_undefined
 from ._typing import ArrayLike, FloatArray
 from ._validation import as_numeric_array, check_finite, resolve_n_jobs
@@ -27,15 +28,6 @@ __all__ = [
     "ndcg_score",
     "top_k_accuracy_score",
 ]
-
-
-def invalid_parameter(message: str) -> ValueError:
-    """scikit-learn's InvalidParameterError (a ValueError and a TypeError) when it is installed."""
-    try:
-        from sklearn.utils._param_validation import InvalidParameterError
-    except ImportError:
-        return ValueError(message)
-    return InvalidParameterError(message)
 
 
 def _is_sparse(x: Any) -> bool:

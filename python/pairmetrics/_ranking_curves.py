@@ -36,6 +36,15 @@ _AVERAGES = ("micro", "macro", "samples", "weighted")
 _NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
 
 
+def invalid_parameter(message: str) -> ValueError:
+    """scikit-learn's InvalidParameterError (a ValueError and a TypeError) when it is installed."""
+    try:
+        from sklearn.utils._param_validation import InvalidParameterError
+    except ImportError:
+        return ValueError(message)
+    return InvalidParameterError(message)
+
+
 def label_type(y: np.ndarray, uniques: np.ndarray) -> str:
     """scikit-learn's ``type_of_target`` of labels (numbers or strings), given their distinct values."""
     return target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques))
@@ -70,6 +79,12 @@ def _checked_weights(sample_weight: ArrayLike | None, n: int) -> FloatArray | No
     return weight
 
 
+def _check_some_weight(weight: FloatArray | None) -> None:
+    """scikit-learn refuses a binary problem whose weights are all zero."""
+    if weight is not None and not weight.any():
+        raise ValueError("sample_weight: Sample weights must contain at least one non-zero number.")
+
+
 def binary_input(
     y_true: ArrayLike, y_score: ArrayLike, sample_weight: ArrayLike | None, pos_label: Any
 ) -> tuple[np.ndarray, np.ndarray, FloatArray | None, np.ndarray, np.dtype[Any]]:
@@ -87,6 +102,7 @@ def binary_input(
         y = y[:, 0]
     scores = binary_scores(scores)
     weight = _checked_weights(sample_weight, y.shape[0])
+    _check_some_weight(weight)
     return _positive_of(y, pos_label), scores, weight, uniques, given
 
 
@@ -296,6 +312,7 @@ def det_curve(
 
 def binary_average_precision(positive: np.ndarray, scores: np.ndarray, weight: FloatArray | None) -> float:
     """The average precision of one binary problem (0, with scikit-learn's warning, without positives)."""
+    _check_some_weight(weight)
     value, total_positive, _ = _core.average_precision(scores, positive, weight, resolve_n_jobs(None))
     if total_positive == 0:
         warn(_NO_POSITIVE)
@@ -355,7 +372,7 @@ def average_precision_score(
     0.8333
     """
     if average is not None and average not in _AVERAGES:
-        raise ValueError(f"average must be one of {_AVERAGES} or None; got {average!r}")
+        raise invalid_parameter(f"The 'average' parameter must be one of {_AVERAGES} or None. Got {average!r} instead.")
     y = _as_labels(y_true)
     uniques = _unique(y)
     kind = label_type(y, uniques)
@@ -395,7 +412,7 @@ def _average_labels(
     if average == "weighted":
         average_weight = (y * weight[:, None]).sum(axis=0) if weight is not None else y.sum(axis=0)
         if np.isclose(average_weight.sum(), 0.0):
-            return 0.0
+            return 0  # an int, as scikit-learn returns
     if average == "samples":
         average_weight = weight
         values = np.array([binary_average_precision(positive[i], scores[i], None) for i in range(y.shape[0])])
