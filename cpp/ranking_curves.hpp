@@ -29,12 +29,18 @@ struct AveragePrecision {
     double negative = 0;  // total negative weight (count)
 };
 
+// Which thresholds a curve keeps (the first and last always): every one, the
+// corners of the ROC curve (scikit-learn's drop_intermediate of roc_curve:
+// a nonzero second difference of fps or tps), or the first and last of each
+// run of equal tps (that of precision_recall_curve).
+enum class CurveDrop { none, roc_corners, tps_changes };
+
 // `positive[i]` is nonzero for a positive sample; `weights` may be null (all
 // ones). Samples of zero weight take no part. Scores must not be NaN.
 template <class Score>
 BinaryCurve binary_curve(const Score* scores, std::ptrdiff_t score_stride, const std::uint8_t* positive,
                          std::ptrdiff_t positive_stride, const double* weights, std::ptrdiff_t weight_stride,
-                         std::size_t n, int n_threads, Control& control);
+                         std::size_t n, CurveDrop drop, int n_threads, Control& control);
 
 // The step-function average precision of the precision-recall curve (no
 // interpolation), from the same pass without storing the curve: with

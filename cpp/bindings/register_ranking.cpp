@@ -35,9 +35,26 @@ BinaryInput binary_input(const py::array& scores, const py::array_t<std::uint8_t
     return in;
 }
 
+// A numpy array that takes over a vector's memory (no copy).
+template <class T>
+py::array_t<T> owning_array(std::vector<T>&& values) {
+    auto* owned = new std::vector<T>(std::move(values));
+    py::capsule release(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    return py::array_t<T>(static_cast<py::ssize_t>(owned->size()), owned->data(), release);
+}
+
 py::tuple binary_curve_py(const py::array& scores, const py::array_t<std::uint8_t>& positive,
-                          const py::object& weights, int n_threads) {
+                          const py::object& weights, const std::string& drop_intermediate, int n_threads) {
     const BinaryInput in = binary_input(scores, positive, weights);
+    CurveDrop drop;
+    if (drop_intermediate == "none")
+        drop = CurveDrop::none;
+    else if (drop_intermediate == "roc")
+        drop = CurveDrop::roc_corners;
+    else if (drop_intermediate == "tps")
+        drop = CurveDrop::tps_changes;
+    else
+        throw py::value_error("drop_intermediate must be 'none', 'roc' or 'tps'");
     const auto control = make_control();
     return dispatch_real_dtype(scores, [&](auto tag) -> py::tuple {
         using Score = typename decltype(tag)::type;
@@ -46,12 +63,14 @@ py::tuple binary_curve_py(const py::array& scores, const py::array_t<std::uint8_
         const std::size_t n = static_cast<std::size_t>(scores.shape(0));
         BinaryCurve curve = run_without_gil(*control, [&] {
             return binary_curve(data, stride, in.positive, in.positive_stride, in.weights, in.weight_stride, n,
-                                n_threads, *control);
+                                drop, n_threads, *control);
         });
         py::array_t<Score> thresholds(static_cast<py::ssize_t>(curve.keys.size()));
         Score* out = thresholds.mutable_data();
         for (std::size_t i = 0; i < curve.keys.size(); ++i) out[i] = value_of_key<Score>(curve.keys[i]);
-        return py::make_tuple(py::array(thresholds), to_array(curve.tps), to_array(curve.fps));
+        curve.keys = {};  // freed before the rates are handed over
+        return py::make_tuple(py::array(thresholds), owning_array(std::move(curve.tps)),
+                              owning_array(std::move(curve.fps)));
     });
 }
 
@@ -171,9 +190,10 @@ py::array_t<std::uint8_t> top_k_hits_py(const py::array& scores, const py::array
 
 void register_ranking(py::module_& m) {
     m.def("binary_curve", &binary_curve_py, py::arg("scores"), py::arg("positive").noconvert(), py::arg("weights"),
-          py::arg("n_threads") = 1,
+          py::arg("drop_intermediate") = "none", py::arg("n_threads") = 1,
           "(thresholds, tps, fps): each distinct score, decreasing, in the scores' dtype, with the cumulative "
-          "positive and negative weight (count) at or above it; samples of zero weight are left out.");
+          "positive and negative weight (count) at or above it; samples of zero weight are left out. "
+          "drop_intermediate: 'none', 'roc' (roc_curve's) or 'tps' (precision_recall_curve's).");
     m.def("average_precision", &average_precision_py, py::arg("scores"), py::arg("positive").noconvert(),
           py::arg("weights"), py::arg("n_threads") = 1,
           "(ap, positive_total, negative_total): the step-function average precision (NaN without positive "

@@ -107,28 +107,42 @@ def binary_input(
 
 
 def _curve(
-    y_true: ArrayLike, y_score: ArrayLike, pos_label: Any, sample_weight: ArrayLike | None
+    y_true: ArrayLike, y_score: ArrayLike, pos_label: Any, sample_weight: ArrayLike | None, drop: str = "none"
 ) -> tuple[FloatArray, FloatArray, np.ndarray, np.ndarray]:
-    """(fps, tps, thresholds in the scores' dtype, distinct labels): one point per distinct score, decreasing."""
+    """(fps, tps, thresholds in the scores' dtype, distinct labels): one point per distinct score, decreasing;
+    ``drop``: which intermediate points the kernel leaves out ('none', 'roc' or 'tps')."""
     positive, scores, weight, uniques, given = binary_input(y_true, y_score, sample_weight, pos_label)
-    thresholds, tps, fps = _core.binary_curve(scores, positive, weight, resolve_n_jobs(None))
+    thresholds, tps, fps = _core.binary_curve(scores, positive, weight, drop, resolve_n_jobs(None))
     if given.kind == "f" and thresholds.dtype != given:
         thresholds = thresholds.astype(given)  # float16 scores were read as float32
     return fps, tps, thresholds, uniques
 
 
-def _keep(*masks: np.ndarray) -> np.ndarray:
-    """Indices of the points to keep: the ends, and wherever any mask is true."""
-    inner = np.logical_or.reduce(masks) if len(masks) > 1 else masks[0]
-    return np.flatnonzero(np.concatenate(([True], inner, [True])))
-
-
 def _drop_flat_tps(fps: FloatArray, tps: FloatArray, thresholds: np.ndarray) -> tuple[FloatArray, FloatArray, Any]:
-    """Keep the first and last point of each run of equal tps (precision-recall and DET curves)."""
+    """Keep the first and last point of each run of equal tps (the DET curve, after its first point at inf)."""
     if fps.shape[0] <= 2:
         return fps, tps, thresholds
-    keep = _keep(np.diff(tps[:-1]) != 0, np.diff(tps[1:]) != 0)
+    keep = np.flatnonzero(np.concatenate(([True], (np.diff(tps[:-1]) != 0) | (np.diff(tps[1:]) != 0), [True])))
     return fps[keep], tps[keep], thresholds[keep]
+
+
+def _with_first(values: np.ndarray, first: float) -> FloatArray:
+    """float64 [first, *values]."""
+    out = np.empty(values.shape[0] + 1)
+    out[0] = first
+    out[1:] = values
+    return out
+
+
+def _rates(counts: FloatArray, undefined: str) -> FloatArray:
+    """[0, *counts] / counts[-1] (NaN, with scikit-learn's warning, when the total is not positive)."""
+    if not counts[-1] > 0:
+        warn_undefined(undefined)
+        return np.full(counts.shape[0] + 1, np.nan)
+    out = np.empty(counts.shape[0] + 1)
+    out[0] = 0.0
+    np.divide(counts, counts[-1], out=out[1:])
+    return out
 
 
 def roc_curve(
@@ -173,23 +187,12 @@ def roc_curve(
     >>> fpr.tolist(), tpr.tolist(), thresholds.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0], [inf, 0.8, 0.4, 0.35, 0.1])
     """
-    fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight)
-    if drop_intermediate and fps.shape[0] > 2:
-        keep = _keep(np.diff(fps, 2) != 0, np.diff(tps, 2) != 0)
-        fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
-    fps = np.concatenate(([0.0], fps))
-    tps = np.concatenate(([0.0], tps))
-    thresholds = np.concatenate(([np.inf], thresholds.astype(np.float64)))
-    if fps[-1] <= 0:
-        warn_undefined("No negative samples in y_true, false positive value should be meaningless")
-        fpr = np.full(fps.shape, np.nan)
-    else:
-        fpr = fps / fps[-1]
-    if tps[-1] <= 0:
-        warn_undefined("No positive samples in y_true, true positive value should be meaningless")
-        tpr = np.full(tps.shape, np.nan)
-    else:
-        tpr = tps / tps[-1]
+    fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight, "roc" if drop_intermediate else "none")
+    # written in place into the results (large curves: every temporary array costs page faults)
+    fpr, tpr = _rates(fps, "No negative samples in y_true, false positive value should be meaningless"), _rates(
+        tps, "No positive samples in y_true, true positive value should be meaningless"
+    )
+    thresholds = _with_first(thresholds, np.inf)
     return fpr, tpr, thresholds
 
 
@@ -234,18 +237,21 @@ def precision_recall_curve(
     >>> precision.round(3).tolist(), recall.tolist(), thresholds.tolist()
     ([0.5, 0.667, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.5, 0.0], [0.1, 0.35, 0.4, 0.8])
     """
-    fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight)
-    if drop_intermediate:
-        fps, tps, thresholds = _drop_flat_tps(fps, tps, thresholds)
-    predicted = tps + fps
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precision = np.where(predicted != 0, tps / predicted, 0.0)
+    fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight, "tps" if drop_intermediate else "none")
+    m = tps.shape[0]
+    precision = np.empty(m + 1)
+    precision[m] = 1.0
+    flipped = precision[:m][::-1]  # written in threshold order, read reversed
+    np.add(tps, fps, out=flipped)
+    np.divide(tps, flipped, out=flipped, where=flipped != 0)  # 0 where nothing is predicted positive
+    recall = np.empty(m + 1)
+    recall[m] = 0.0
     if tps[-1] == 0:
         warn(_NO_POSITIVE)
-        recall = np.ones(tps.shape)
+        recall[:m] = 1.0
     else:
-        recall = tps / tps[-1]
-    return (np.concatenate((precision[::-1], [1.0])), np.concatenate((recall[::-1], [0.0])), thresholds[::-1])
+        np.divide(tps, tps[-1], out=recall[:m][::-1])
+    return precision, recall, thresholds[::-1]
 
 
 def det_curve(
