@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::size_t kRowBlock = 256;
 // DCG counts per relevant label (O(C) each) below this many, else sorts.
-constexpr std::size_t kCountingLabels = 24;
+constexpr std::size_t kCountingLabels = 64;
 
 // Calls body(begin, end) for blocks of rows, on up to n_threads threads.
 template <class Body>
@@ -41,31 +41,44 @@ const T* contiguous_row(const RowsView<T>& view, std::size_t i, std::size_t n_la
     return buffer.data();
 }
 
+// #values <= x in sorted[0, n), n >= 1, without unpredictable branches.
+template <class Score>
+std::size_t count_at_most(const Score* sorted, std::size_t n, Score x) {
+    const Score* first = sorted;
+    while (n > 1) {
+        const std::size_t half = n / 2;
+        first = first[half] <= x ? first + half : first;
+        n -= half;
+    }
+    return static_cast<std::size_t>(first - sorted) + (*first <= x);
+}
+
 // The three label ranking metrics of one row. `relevant` is scratch.
 template <class Score>
 double label_ranking_row(const Score* s, const std::uint8_t* truth, std::size_t n_labels, LabelRankingMetric metric,
                          std::vector<Score>& relevant, std::vector<std::uint32_t>& above) {
-    relevant.clear();
-    for (std::size_t l = 0; l < n_labels; ++l)
-        if (truth[l]) relevant.push_back(s[l]);
-    const std::size_t p = relevant.size();
+    relevant.resize(n_labels + 1);
+    std::size_t p = 0;
+    for (std::size_t l = 0; l < n_labels; ++l) {  // written always, kept when relevant
+        relevant[p] = s[l];
+        p += truth[l] != 0;
+    }
     if (metric == LabelRankingMetric::coverage) {
         if (p == 0) return 0;
-        const Score lowest = *std::min_element(relevant.begin(), relevant.end());
+        const Score lowest = *std::min_element(relevant.begin(), relevant.begin() + p);
         std::size_t covered = 0;
         for (std::size_t l = 0; l < n_labels; ++l) covered += s[l] >= lowest;
         return static_cast<double>(covered);
     }
     if (p == 0 || p == n_labels) return metric == LabelRankingMetric::average_precision ? 1.0 : 0.0;
-    std::sort(relevant.begin(), relevant.end());
+    std::sort(relevant.begin(), relevant.begin() + p);
     // For each irrelevant label, u = #relevant scored <= it: it is ranked at
     // or above the relevant labels of sorted index < u.
     above.assign(p + 1, 0);
     std::uint64_t misordered = 0;
     for (std::size_t l = 0; l < n_labels; ++l) {
         if (truth[l]) continue;
-        const std::size_t u = static_cast<std::size_t>(
-            std::upper_bound(relevant.begin(), relevant.end(), s[l]) - relevant.begin());
+        const std::size_t u = count_at_most(relevant.data(), p, s[l]);
         ++above[u];
         misordered += u;
     }
@@ -95,11 +108,12 @@ double dcg_by_counting(const Score* s, const Gain* g, std::size_t n_labels, cons
     for (std::size_t l = 0; l < n_labels; ++l) {
         if (g[l] == 0) continue;
         const Score x = s[l];
-        std::size_t before = 0, tied_after = 0;  // above, counting ties before l as above or not
-        for (std::size_t m = 0; m < l; ++m) before += s[m] > x;
-        std::size_t tied_before = 0;
-        for (std::size_t m = 0; m < l; ++m) tied_before += s[m] == x;
-        std::size_t above_after = 0;
+        // labels before l: higher or tied; after l: higher or tied (ties after l rank first with ignore_ties)
+        std::size_t before = 0, tied_before = 0, above_after = 0, tied_after = 0;
+        for (std::size_t m = 0; m < l; ++m) {
+            before += s[m] > x;
+            tied_before += s[m] == x;
+        }
         for (std::size_t m = l + 1; m < n_labels; ++m) {
             above_after += s[m] > x;
             tied_after += s[m] == x;

@@ -53,6 +53,18 @@ def _numeric_labels(y_true: ArrayLike) -> np.ndarray:
     return arr
 
 
+def _label_kind(y: np.ndarray) -> str:
+    """scikit-learn's type_of_target of y_true, without sorting it: only whether it holds one, two or more
+    distinct values (and whether they are whole numbers) matters here."""
+    if y.size == 0 or y.dtype.kind not in "biuf":
+        uniques = _unique(y)
+        return target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques))
+    low, high = y.min(), y.max()
+    at_ends = np.count_nonzero(y == low) + (np.count_nonzero(y == high) if high != low else 0)
+    distinct = np.array([low] if low == high else [low, high] if at_ends == y.size else [low, high, high])
+    return target_type(distinct, y.ndim == 1 or y.shape[1] == 1, is_integral(y))
+
+
 def _multilabel_input(
     y_true: ArrayLike, y_score: ArrayLike, sample_weight: ArrayLike | None, allow_column: bool
 ) -> tuple[np.ndarray, np.ndarray, FloatArray | None]:
@@ -63,8 +75,7 @@ def _multilabel_input(
     weight = _sample_weight(sample_weight, y.shape[0])
     if y.shape != scores.shape:
         raise ValueError("y_true and y_score have different shape")
-    uniques = _unique(y)
-    kind = target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques))
+    kind = _label_kind(y)
     if kind != "multilabel-indicator" and not (allow_column and kind == "binary" and y.ndim == 2):
         raise ValueError(f"{kind} format is not supported")
     relevant = y.view(np.uint8) if y.dtype == np.bool_ else (y != 0).view(np.uint8)
@@ -224,8 +235,7 @@ def _dcg_input(
 
 
 def _check_dcg_target(y: np.ndarray, scores: np.ndarray) -> None:
-    uniques = _unique(y)
-    kind = target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques))
+    kind = _label_kind(y)
     supported = ("multilabel-indicator", "continuous-multioutput", "multiclass-multioutput")
     if kind not in supported:
         raise ValueError(f"Only {supported} formats are supported. Got {kind} instead")
@@ -349,10 +359,10 @@ def ndcg_score(
     return float(np.average(_dcg_rows(y, scores, k, 2.0, ignore_ties, True), weights=weight))
 
 
-def _top_k_classes(y: np.ndarray, labels: ArrayLike | None, n_score_classes: int) -> np.ndarray:
-    """The classes (sorted) of top_k_accuracy_score, with scikit-learn's checks."""
+def _top_k_classes(uniques: np.ndarray, labels: ArrayLike | None, n_score_classes: int) -> np.ndarray:
+    """The classes (sorted) of top_k_accuracy_score (``uniques``: those of y_true), with scikit-learn's checks."""
     if labels is None:
-        classes = np.unique(y)
+        classes = uniques
         if classes.shape[0] != n_score_classes:
             raise ValueError(
                 f"Number of classes in 'y_true' ({classes.shape[0]}) not equal to the number of classes in "
@@ -375,7 +385,7 @@ def _top_k_classes(y: np.ndarray, labels: ArrayLike | None, n_score_classes: int
             f"Number of given labels ({classes.shape[0]}) not equal to the number of classes in 'y_score' "
             f"({n_score_classes})."
         )
-    if len(np.setdiff1d(y, classes)):
+    if not np.isin(uniques, classes).all():
         raise ValueError("'y_true' contains labels not in parameter 'labels'.")
     return classes
 
@@ -447,7 +457,7 @@ def top_k_accuracy_score(
         )
     check_sample_counts(y.shape[0], scores.shape[0])
     weight = _sample_weight(sample_weight, y.shape[0])
-    classes = _top_k_classes(y, labels, scores.shape[1] if scores.ndim == 2 else 2)
+    classes = _top_k_classes(uniques, labels, scores.shape[1] if scores.ndim == 2 else 2)
     if k >= classes.shape[0]:
         warn_undefined(
             f"'k' ({k}) greater than or equal to 'n_classes' ({classes.shape[0]}) will result in a perfect score "
