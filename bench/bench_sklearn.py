@@ -57,7 +57,9 @@ def cases(quick: bool, rng):
     class_scores = rng.random((rows, classes), dtype=np.float32)
     out.append((f"top_k_accuracy_score, k = 5, {rows:.0e} x {classes} (float32)", rows, "top_k_accuracy_score",
                 (truth, class_scores), {"k": 5}))  # fmt: skip
-    return [(case, size, getattr(pms, name), getattr(skm, name), args, kwargs) for case, size, name, args, kwargs in out]
+    return [
+        (case, size, getattr(pms, name), getattr(skm, name), args, kwargs) for case, size, name, args, kwargs in out
+    ]
 
 
 def _agree(ours, theirs) -> bool:

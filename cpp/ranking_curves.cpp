@@ -168,10 +168,9 @@ BinaryCurve curve_run(const Score* scores, std::ptrdiff_t score_stride, const st
 }
 
 template <class R, class Score>
-AveragePrecision average_precision_run(const Score* scores, std::ptrdiff_t score_stride,
-                                       const std::uint8_t* positive, std::ptrdiff_t positive_stride,
-                                       const double* weights, std::ptrdiff_t weight_stride, std::size_t n,
-                                       int n_threads, Control& control) {
+AveragePrecision average_precision_run(const Score* scores, std::ptrdiff_t score_stride, const std::uint8_t* positive,
+                                       std::ptrdiff_t positive_stride, const double* weights,
+                                       std::ptrdiff_t weight_stride, std::size_t n, int n_threads, Control& control) {
     const SortedClasses<R> classes =
         sort_classes<R>(scores, score_stride, positive, positive_stride, weights, weight_stride, n, n_threads, control);
     // sum over thresholds of (tp - previous tp) * precision, divided by the positive total at the end
@@ -208,13 +207,13 @@ BinaryCurve binary_curve(const Score* scores, std::ptrdiff_t score_stride, const
 
 template <class Score>
 AveragePrecision average_precision(const Score* scores, std::ptrdiff_t score_stride, const std::uint8_t* positive,
-                                   std::ptrdiff_t positive_stride, const double* weights,
-                                   std::ptrdiff_t weight_stride, std::size_t n, int n_threads, Control& control) {
+                                   std::ptrdiff_t positive_stride, const double* weights, std::ptrdiff_t weight_stride,
+                                   std::size_t n, int n_threads, Control& control) {
     if (weights == nullptr)
         return average_precision_run<std::uint64_t>(scores, score_stride, positive, positive_stride, weights,
                                                     weight_stride, n, n_threads, control);
-    return average_precision_run<WeightedKey>(scores, score_stride, positive, positive_stride, weights,
-                                              weight_stride, n, n_threads, control);
+    return average_precision_run<WeightedKey>(scores, score_stride, positive, positive_stride, weights, weight_stride,
+                                              n, n_threads, control);
 }
 
 template <class T>
@@ -230,11 +229,11 @@ T value_of_key(std::uint64_t key) {
     }
 }
 
-#define PAIRMETRICS_RANKING_CURVES(T)                                                                                \
-    template BinaryCurve binary_curve<T>(const T*, std::ptrdiff_t, const std::uint8_t*, std::ptrdiff_t,              \
-                                         const double*, std::ptrdiff_t, std::size_t, CurveDrop, int, Control&);      \
-    template AveragePrecision average_precision<T>(const T*, std::ptrdiff_t, const std::uint8_t*, std::ptrdiff_t,    \
-                                                   const double*, std::ptrdiff_t, std::size_t, int, Control&);       \
+#define PAIRMETRICS_RANKING_CURVES(T)                                                                                  \
+    template BinaryCurve binary_curve<T>(const T*, std::ptrdiff_t, const std::uint8_t*, std::ptrdiff_t, const double*, \
+                                         std::ptrdiff_t, std::size_t, CurveDrop, int, Control&);                       \
+    template AveragePrecision average_precision<T>(const T*, std::ptrdiff_t, const std::uint8_t*, std::ptrdiff_t,      \
+                                                   const double*, std::ptrdiff_t, std::size_t, int, Control&);         \
     template T value_of_key<T>(std::uint64_t);
 PAIRMETRICS_RANKING_CURVES(bool)
 PAIRMETRICS_RANKING_CURVES(std::int8_t)

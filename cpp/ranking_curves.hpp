@@ -48,8 +48,8 @@ BinaryCurve binary_curve(const Score* scores, std::ptrdiff_t score_stride, const
 // double.
 template <class Score>
 AveragePrecision average_precision(const Score* scores, std::ptrdiff_t score_stride, const std::uint8_t* positive,
-                                   std::ptrdiff_t positive_stride, const double* weights,
-                                   std::ptrdiff_t weight_stride, std::size_t n, int n_threads, Control& control);
+                                   std::ptrdiff_t positive_stride, const double* weights, std::ptrdiff_t weight_stride,
+                                   std::size_t n, int n_threads, Control& control);
 
 // The value of type T whose order_key is `key` (the inverse of order_key for
 // the keys of T's own values).

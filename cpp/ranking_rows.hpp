@@ -35,9 +35,8 @@ enum class LabelRankingMetric {
 // out[i] = the metric of row i; a label is relevant where truth is nonzero.
 // Rows where every label or none is relevant give 1 (LRAP) or 0 (loss).
 template <class Score>
-void label_ranking_rows(RowsView<Score> scores, RowsView<std::uint8_t> truth, std::size_t n_rows,
-                        std::size_t n_labels, LabelRankingMetric metric, double* out, int n_threads,
-                        Control& control);
+void label_ranking_rows(RowsView<Score> scores, RowsView<std::uint8_t> truth, std::size_t n_rows, std::size_t n_labels,
+                        LabelRankingMetric metric, double* out, int n_threads, Control& control);
 
 // The DCG (or NDCG when `normalize`) of each row, gains from `gains`.
 // `discount[r]` is the discount of rank r (0 from rank k on) and

@@ -45,10 +45,9 @@ _functions = {}  # calls of each function in the current test
 def pytest_configure(config):
     import functools
 
+    import pairmetrics.sklearn
     import sklearn.metrics
     import sklearn.metrics._ranking
-
-    import pairmetrics.sklearn
 
     def counting(function):
         @functools.wraps(function)

@@ -43,8 +43,8 @@ py::array_t<T> owning_array(std::vector<T>&& values) {
     return py::array_t<T>(static_cast<py::ssize_t>(owned->size()), owned->data(), release);
 }
 
-py::tuple binary_curve_py(const py::array& scores, const py::array_t<std::uint8_t>& positive,
-                          const py::object& weights, const std::string& drop_intermediate, int n_threads) {
+py::tuple binary_curve_py(const py::array& scores, const py::array_t<std::uint8_t>& positive, const py::object& weights,
+                          const std::string& drop_intermediate, int n_threads) {
     const BinaryInput in = binary_input(scores, positive, weights);
     CurveDrop drop;
     if (drop_intermediate == "none")
@@ -62,8 +62,8 @@ py::tuple binary_curve_py(const py::array& scores, const py::array_t<std::uint8_
         const std::ptrdiff_t stride = element_stride<Score>(scores);
         const std::size_t n = static_cast<std::size_t>(scores.shape(0));
         BinaryCurve curve = run_without_gil(*control, [&] {
-            return binary_curve(data, stride, in.positive, in.positive_stride, in.weights, in.weight_stride, n,
-                                drop, n_threads, *control);
+            return binary_curve(data, stride, in.positive, in.positive_stride, in.weights, in.weight_stride, n, drop,
+                                n_threads, *control);
         });
         py::array_t<Score> thresholds(static_cast<py::ssize_t>(curve.keys.size()));
         Score* out = thresholds.mutable_data();
@@ -162,8 +162,8 @@ py::array_t<double> dcg_rows_py(const py::array& scores, const py::array& gains,
     return out;
 }
 
-py::array_t<std::uint8_t> top_k_hits_py(const py::array& scores, const py::array_t<std::int64_t>& labels,
-                                        std::size_t k, int n_threads) {
+py::array_t<std::uint8_t> top_k_hits_py(const py::array& scores, const py::array_t<std::int64_t>& labels, std::size_t k,
+                                        int n_threads) {
     if (scores.ndim() != 2 || labels.ndim() != 1 || labels.shape(0) != scores.shape(0) || scores.shape(1) < 1)
         throw py::value_error("scores must be 2-D and labels 1-D with one entry per row");
     const std::size_t n_rows = static_cast<std::size_t>(scores.shape(0)), n_labels = scores.shape(1);

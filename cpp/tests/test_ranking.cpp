@@ -190,8 +190,8 @@ void test_rows() {
         std::vector<std::int64_t> labels(rows);
         for (std::size_t i = 0; i < rows; ++i) labels[i] = static_cast<std::int64_t>((i * 7) % c);
         Control control;
-        for (auto metric : {LabelRankingMetric::average_precision, LabelRankingMetric::coverage,
-                            LabelRankingMetric::loss}) {
+        for (auto metric :
+             {LabelRankingMetric::average_precision, LabelRankingMetric::coverage, LabelRankingMetric::loss}) {
             label_ranking_rows(scores, truth, rows, c, metric, out.data(), 2, control);
             for (std::size_t i = 0; i < rows; ++i) {
                 for (std::size_t l = 0; l < c; ++l) row_s[l] = s[l * rows + i];

@@ -235,8 +235,9 @@ def _dcg_input(
 
 
 def _check_dcg_target(y: np.ndarray, scores: np.ndarray) -> None:
-    kind = _label_kind(y)
     supported = ("multilabel-indicator", "continuous-multioutput", "multiclass-multioutput")
+    # numbers in two or more columns are always one of these: no pass over y is needed to know it
+    kind = supported[0] if y.ndim == 2 and y.shape[1] > 1 and y.dtype.kind in "biuf" else _label_kind(y)
     if kind not in supported:
         raise ValueError(f"Only {supported} formats are supported. Got {kind} instead")
     if scores.shape != y.shape:

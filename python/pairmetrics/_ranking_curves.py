@@ -189,8 +189,9 @@ def roc_curve(
     """
     fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight, "roc" if drop_intermediate else "none")
     # written in place into the results (large curves: every temporary array costs page faults)
-    fpr, tpr = _rates(fps, "No negative samples in y_true, false positive value should be meaningless"), _rates(
-        tps, "No positive samples in y_true, true positive value should be meaningless"
+    fpr, tpr = (
+        _rates(fps, "No negative samples in y_true, false positive value should be meaningless"),
+        _rates(tps, "No positive samples in y_true, true positive value should be meaningless"),
     )
     thresholds = _with_first(thresholds, np.inf)
     return fpr, tpr, thresholds
