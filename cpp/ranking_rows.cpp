@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::size_t kRowBlock = 256;
 // DCG counts per relevant label (O(C) each) below this many, else sorts.
-constexpr std::size_t kCountingLabels = 64;
+constexpr std::size_t kCountingLabels = 24;
 
 // Calls body(begin, end) for blocks of rows, on up to n_threads threads.
 template <class Body>
@@ -143,40 +143,55 @@ struct Ranked {
     double gain;
 };
 
+struct ScoredGain {
+    double score, gain;
+};
+
+// Sorts (score, gain) pairs by decreasing score (ties in any order: a tie
+// group's mean gain does not depend on it).
+inline void sort_pairs_decreasing(std::vector<ScoredGain>& pairs) {
+    std::sort(pairs.begin(), pairs.end(), [](const ScoredGain& x, const ScoredGain& y) { return x.score > y.score; });
+}
+
 // DCG of one row by sorting the labels scored at or above the k-th highest
 // score (a partial selection first when k < C).
 template <class Gain, class Score>
 double dcg_by_sorting(const Score* s, const Gain* g, std::size_t n_labels, const double* discount, const double* cumsum,
-                      std::size_t k, bool ignore_ties, std::vector<Score>& selection,
+                      std::size_t k, bool ignore_ties, std::vector<Score>& selection, std::vector<ScoredGain>& pairs,
                       std::vector<Ranked<Score>>& ranked) {
-    ranked.clear();
+    Score kth = 0;  // with k < C, only labels scored >= the k-th highest score count
     if (k < n_labels) {
         selection.assign(s, s + n_labels);
         std::nth_element(selection.begin(), selection.begin() + (k - 1), selection.end(), std::greater<Score>());
-        const Score kth = selection[k - 1];
-        for (std::size_t l = 0; l < n_labels; ++l)
-            if (s[l] >= kth) ranked.push_back({s[l], static_cast<std::uint32_t>(l), static_cast<double>(g[l])});
-    } else {
-        for (std::size_t l = 0; l < n_labels; ++l)
-            ranked.push_back({s[l], static_cast<std::uint32_t>(l), static_cast<double>(g[l])});
+        kth = selection[k - 1];
     }
+    if (!ignore_ties) {
+        // the selected (score, gain) pairs sorted by score; each tie group shares its discounts
+        pairs.clear();
+        for (std::size_t l = 0; l < n_labels; ++l)
+            if (k == n_labels || s[l] >= kth) pairs.push_back({static_cast<double>(s[l]), static_cast<double>(g[l])});
+        sort_pairs_decreasing(pairs);
+        double dcg = 0;
+        for (std::size_t a = 0; a < pairs.size() && a < k;) {
+            std::size_t b = a;
+            double sum = 0;
+            for (; b < pairs.size() && pairs[b].score == pairs[a].score; ++b) sum += pairs[b].gain;
+            const double group = cumsum[b - 1] - (a > 0 ? cumsum[a - 1] : 0.0);
+            dcg += sum / static_cast<double>(b - a) * group;
+            a = b;
+        }
+        return dcg;
+    }
+    ranked.clear();
+    for (std::size_t l = 0; l < n_labels; ++l)
+        if (k == n_labels || s[l] >= kth)
+            ranked.push_back({s[l], static_cast<std::uint32_t>(l), static_cast<double>(g[l])});
     std::sort(ranked.begin(), ranked.end(), [](const Ranked<Score>& a, const Ranked<Score>& b) {
         return a.score > b.score || (a.score == b.score && a.label > b.label);
     });
     double dcg = 0;
-    if (ignore_ties) {
-        const std::size_t n = std::min(k, ranked.size());
-        for (std::size_t r = 0; r < n; ++r) dcg += ranked[r].gain * discount[r];
-        return dcg;
-    }
-    for (std::size_t a = 0; a < ranked.size() && a < k;) {
-        std::size_t b = a;
-        double sum = 0;
-        for (; b < ranked.size() && ranked[b].score == ranked[a].score; ++b) sum += ranked[b].gain;
-        const double group = cumsum[b - 1] - (a > 0 ? cumsum[a - 1] : 0.0);
-        dcg += sum / static_cast<double>(b - a) * group;
-        a = b;
-    }
+    const std::size_t n = std::min(k, ranked.size());
+    for (std::size_t r = 0; r < n; ++r) dcg += ranked[r].gain * discount[r];
     return dcg;
 }
 
@@ -229,6 +244,7 @@ void dcg_rows(RowsView<Score> scores, RowsView<Gain> gains, std::size_t n_rows, 
         std::vector<Score> score_buffer, selection;
         std::vector<Gain> gain_buffer;
         std::vector<Ranked<Score>> ranked;
+        std::vector<ScoredGain> pairs;
         std::vector<double> nonzero;
         for (std::size_t i = begin; i < end; ++i) {
             const Score* s = contiguous_row(scores, i, n_labels, score_buffer);
@@ -241,7 +257,8 @@ void dcg_rows(RowsView<Score> scores, RowsView<Gain> gains, std::size_t n_rows, 
             } else if (relevant <= kCountingLabels) {
                 dcg = dcg_by_counting(s, g, n_labels, discount, discount_cumsum, ignore_ties);
             } else {
-                dcg = dcg_by_sorting(s, g, n_labels, discount, discount_cumsum, k, ignore_ties, selection, ranked);
+                dcg =
+                    dcg_by_sorting(s, g, n_labels, discount, discount_cumsum, k, ignore_ties, selection, pairs, ranked);
             }
             if (normalize) {
                 const double ideal = relevant == 0 ? 0.0 : ideal_dcg(g, n_labels, discount, k, nonzero);
