@@ -333,3 +333,34 @@ def test_sklearn_own_ranking_tests_on_pairmetrics(tmp_path):
     print(f"\nscikit-learn's test_ranking.py on pairmetrics.sklearn: {len(tally)} run, "
           f"{sum(bool(e['calls']) for e in tally.values())} calling ours, "
           f"{sum(e['outcome'] == 'xfailed' for e in tally.values())} deliberate differences")  # fmt: skip
+
+
+def test_groups_give_each_groups_score():
+    rng = np.random.default_rng(6)
+    n = 300
+    groups = rng.choice(["q1", "q2", "q3", "q4"], n)
+    y = rng.integers(0, 2, n)
+    y[groups == "q4"] = 0  # a group without positives: NaN, one warning
+    scores = rng.random(n).round(2)
+    weights = rng.random(n)
+    with pytest.warns(RuntimeWarning, match="1 of 4 groups"):
+        result = pms.average_precision_score(y, scores, sample_weight=weights, groups=groups)
+    assert result.groups.tolist() == ["q1", "q2", "q3", "q4"]
+    for g, value in zip(result.groups, result.average_precision):
+        mask = groups == g
+        if g == "q4":
+            assert np.isnan(value)
+        else:
+            assert value == pytest.approx(metrics.average_precision_score(y[mask], scores[mask],
+                                                                          sample_weight=weights[mask]), abs=1e-12)  # fmt: skip
+    assert result.n_positive.tolist() == [int(y[groups == g].sum()) for g in result.groups]
+    gains = rng.integers(0, 4, (n, 7))
+    ranking = rng.random((n, 7)).round(1)
+    grouped = pms.ndcg_score(gains, ranking, k=3, sample_weight=weights, groups=groups)
+    for g, value in zip(grouped.groups, grouped.ndcg):
+        mask = groups == g
+        expected = metrics.ndcg_score(gains[mask], ranking[mask], k=3, sample_weight=weights[mask])
+        assert value == pytest.approx(expected, abs=1e-12)
+    assert pms.ndcg_score(gains, ranking, groups=np.zeros(n)).mean == pytest.approx(pms.ndcg_score(gains, ranking))
+    with pytest.raises(ValueError, match="binary"):
+        pms.average_precision_score(np.eye(3, dtype=int), np.eye(3), groups=[1, 2, 3])

@@ -10,11 +10,12 @@ the averages over rows are numpy's, as in scikit-learn.
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
 from . import _core
+from ._groups import GroupedNdcg, factorize_groups, grouped_result
 from ._ranking_curves import invalid_parameter
 from ._roc_auc import _as_labels, _unique, check_sample_counts, is_integral, target_type, warn_undefined
 from ._typing import ArrayLike, FloatArray
@@ -311,6 +312,7 @@ def dcg_score(
     return float(np.average(_dcg_rows(y, scores, k, float(log_base), ignore_ties, False), weights=weight))
 
 
+@overload
 def ndcg_score(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -318,7 +320,27 @@ def ndcg_score(
     k: int | None = None,
     sample_weight: ArrayLike | None = None,
     ignore_ties: bool = False,
-) -> float:
+    groups: None = None,
+) -> float: ...
+@overload
+def ndcg_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int | None = None,
+    sample_weight: ArrayLike | None = None,
+    ignore_ties: bool = False,
+    groups: ArrayLike,
+) -> GroupedNdcg: ...
+def ndcg_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int | None = None,
+    sample_weight: ArrayLike | None = None,
+    ignore_ties: bool = False,
+    groups: ArrayLike | None = None,
+) -> float | GroupedNdcg:
     """Normalised discounted cumulative gain, with scikit-learn's signature and results.
 
     A drop-in for :func:`sklearn.metrics.ndcg_score`: each row's DCG (see
@@ -337,10 +359,15 @@ def ndcg_score(
         Sample weights.
     ignore_ties : bool, default False
         Rank tied scores one after the other (the later label first).
+    groups : array_like, shape (n,), optional
+        A group key per row (a query id, say; numbers, strings, any sortable
+        keys): the NDCG of every group in one call, as a
+        :class:`GroupedNdcg` (each group's mean NDCG over its
+        rows, weighted by ``sample_weight``). Not in scikit-learn.
 
     Returns
     -------
-    float in [0, 1]
+    float in [0, 1], or GroupedNdcg with ``groups``
 
     Examples
     --------
@@ -357,7 +384,23 @@ def ndcg_score(
             f"Computing NDCG is only meaningful when there is more than 1 document. Got {y.shape[1]} instead."
         )
     _check_dcg_target(y, scores)
-    return float(np.average(_dcg_rows(y, scores, k, 2.0, ignore_ties, True), weights=weight))
+    rows = _dcg_rows(y, scores, k, 2.0, ignore_ties, True)
+    if groups is not None:
+        return _grouped_mean(rows, weight, groups)
+    return float(np.average(rows, weights=weight))
+
+
+def _grouped_mean(rows: FloatArray, weight: FloatArray | None, groups: ArrayLike) -> GroupedNdcg:
+    """Each group's (weighted) mean of the per-row values."""
+    keys, codes = factorize_groups(groups, rows.shape[0], "y_true")
+    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
+    w = np.ones(rows.shape[0]) if weight is None else weight
+    totals = np.bincount(codes, weights=w, minlength=keys.shape[0])
+    sums = np.bincount(codes, weights=rows * w, minlength=keys.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = np.where(totals != 0, sums / totals, np.nan)
+    result: GroupedNdcg = grouped_result(GroupedNdcg, keys, sizes, True, ndcg=means)
+    return result
 
 
 def _top_k_classes(uniques: np.ndarray, labels: ArrayLike | None, n_score_classes: int) -> np.ndarray:

@@ -9,11 +9,12 @@ the score dtype). The checks are those of :mod:`pairmetrics._roc_auc`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
 from . import _core
+from ._groups import GroupedAveragePrecision, factorize_groups, grouped_result
 from ._roc_auc import (
     _as_labels,
     _scores,
@@ -337,6 +338,7 @@ def _check_pos_label(kind: str, pos_label: Any, uniques: np.ndarray) -> None:
         )
 
 
+@overload
 def average_precision_score(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -344,7 +346,27 @@ def average_precision_score(
     average: str | None = "macro",
     pos_label: Any = 1,
     sample_weight: ArrayLike | None = None,
-) -> FloatOrArray:
+    groups: None = None,
+) -> FloatOrArray: ...
+@overload
+def average_precision_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: str | None = "macro",
+    pos_label: Any = 1,
+    sample_weight: ArrayLike | None = None,
+    groups: ArrayLike,
+) -> GroupedAveragePrecision: ...
+def average_precision_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: str | None = "macro",
+    pos_label: Any = 1,
+    sample_weight: ArrayLike | None = None,
+    groups: ArrayLike | None = None,
+) -> FloatOrArray | GroupedAveragePrecision:
     """Average precision (the step-function area under the precision-recall curve), as scikit-learn.
 
     A drop-in for :func:`sklearn.metrics.average_precision_score`: binary,
@@ -366,10 +388,15 @@ def average_precision_score(
         The positive class of binary input (must be 1 otherwise).
     sample_weight : array_like, shape (n,), optional
         Sample weights.
+    groups : array_like, shape (n,), optional
+        A group key per sample (numbers, strings, any sortable keys), binary
+        ``y_true`` only: the AP of every group in one call, as a
+        :class:`GroupedAveragePrecision` (NaN, with one warning
+        for all of them, where a group has no positive). Not in scikit-learn.
 
     Returns
     -------
-    float or ndarray
+    float or ndarray or GroupedAveragePrecision
         0.0 with a warning when there is no positive sample, as scikit-learn.
 
     Examples
@@ -384,8 +411,12 @@ def average_precision_score(
     uniques = _unique(y)
     kind = label_type(y, uniques)
     _check_pos_label(kind, pos_label, uniques)
+    if groups is not None and kind != "binary":
+        raise ValueError(f"groups= takes binary y_true only, got {kind} y_true")
     if kind == "binary":
         positive, scores, weight, _, _ = binary_input(y, y_score, sample_weight, pos_label)
+        if groups is not None:
+            return _grouped_average_precision(positive, scores, weight, groups)
         return binary_average_precision(positive, scores, weight)
     if kind not in ("multilabel-indicator", "multiclass"):
         raise ValueError(f"{kind} format is not supported")
@@ -405,6 +436,28 @@ def average_precision_score(
     if scores.ndim != 2 or scores.shape != y.shape:
         raise ValueError(f"y_true has shape {y.shape} but y_score has shape {scores.shape}; they must match")
     return _average_labels(y, (y == 1).view(np.uint8), scores, average, weight)
+
+
+def _grouped_average_precision(
+    positive: np.ndarray, scores: np.ndarray, weight: FloatArray | None, groups: ArrayLike
+) -> GroupedAveragePrecision:
+    """The AP of each group's samples (one kernel call per group, on the samples gathered by group)."""
+    keys, codes = factorize_groups(groups, positive.shape[0], "y_true")
+    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
+    n_positive = np.bincount(codes, weights=positive, minlength=keys.shape[0]).astype(np.int64)
+    order = np.argsort(codes, kind="stable")
+    positive, scores = positive[order], scores[order]
+    weight = None if weight is None else weight[order]
+    bounds = np.concatenate(([0], np.cumsum(sizes)))
+    values = np.empty(keys.shape[0])
+    for g in range(keys.shape[0]):
+        part = slice(bounds[g], bounds[g + 1])
+        values[g] = _core.average_precision(scores[part], positive[part], None if weight is None else weight[part],
+                                            1)[0]  # fmt: skip
+    result: GroupedAveragePrecision = grouped_result(GroupedAveragePrecision, keys, sizes, True,
+                                                     average_precision=np.maximum(values, 0.0),
+                                                     n_positive=n_positive)  # fmt: skip
+    return result
 
 
 def _average_labels(
