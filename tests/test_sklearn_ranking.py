@@ -364,3 +364,23 @@ def test_groups_give_each_groups_score():
     assert pms.ndcg_score(gains, ranking, groups=np.zeros(n)).mean == pytest.approx(pms.ndcg_score(gains, ranking))
     with pytest.raises(ValueError, match="binary"):
         pms.average_precision_score(np.eye(3, dtype=int), np.eye(3), groups=[1, 2, 3])
+
+
+@pytest.mark.parametrize("design", ["plain", "stratified", "clustered"])
+def test_bootstrap_of_average_precision_takes_the_compiled_path_with_the_same_replicates(design):
+    import pairmetrics as pm
+
+    rng = np.random.default_rng(7)
+    n = 120
+    y = rng.integers(0, 2, n)
+    scores = rng.integers(0, 8, n).astype(np.float32)  # ties
+    options = (
+        {"stratify": y} if design == "stratified" else {"cluster": np.arange(n) // 3} if design == "clustered" else {}
+    )
+    compiled = pm.bootstrap(pms.average_precision_score, y, scores, n_resamples=60, rng=3, **options)
+    generic = _quiet(pm.bootstrap, lambda a, b: pms.average_precision_score(a, b), y, scores, n_resamples=60, rng=3,
+                     **options)  # fmt: skip
+    np.testing.assert_allclose(compiled.bootstrap_distribution, generic.bootstrap_distribution, rtol=1e-12, atol=1e-12)
+    # labels whose positive class is not 1 keep the generic path (and its error)
+    with pytest.raises(ValueError, match="pos_label"):
+        pm.bootstrap(pms.average_precision_score, y + 5, scores, n_resamples=5, rng=3)

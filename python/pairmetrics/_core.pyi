@@ -13,6 +13,7 @@ __all__: list[str] = [
     "average_precision",
     "binary_curve",
     "bootstrap_auc",
+    "bootstrap_average_precision",
     "bootstrap_draw_counts",
     "bootstrap_pair_concordance",
     "concordance_counts",
@@ -340,6 +341,19 @@ def bootstrap_auc(
 ) -> numpy.typing.NDArray[numpy.float64]:
     """
     Bootstrap replicates of the binary ROC AUC over samples sorted by score (one per seed).
+    """
+
+def bootstrap_average_precision(
+    positive: numpy.typing.NDArray[numpy.uint8],
+    group_end: numpy.typing.NDArray[numpy.int64],
+    stratum_offsets: numpy.typing.NDArray[numpy.int64],
+    cluster: numpy.typing.NDArray[numpy.uint32],
+    seeds: numpy.typing.NDArray[numpy.uint64],
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Bootstrap replicates of the average precision over samples sorted by decreasing score (one per seed).
     """
 
 def bootstrap_pair_concordance(
