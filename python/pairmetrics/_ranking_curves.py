@@ -27,14 +27,14 @@ from ._roc_auc import (
     target_type,
     warn_undefined,
 )
-from ._routing import warn
+from ._routing import routed, warn
 from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import check_finite, resolve_n_jobs
 
 __all__ = ["average_precision_score", "det_curve", "precision_recall_curve", "roc_curve"]
 
 _AVERAGES = ("micro", "macro", "samples", "weighted")
-_NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
+NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
 
 
 def invalid_parameter(message: str) -> ValueError:
@@ -80,10 +80,14 @@ def _checked_weights(sample_weight: ArrayLike | None, n: int) -> FloatArray | No
     return weight
 
 
+def zero_weights_error() -> ValueError:
+    """The error of a binary problem whose weights are all zero (scikit-learn refuses it)."""
+    return ValueError("sample_weight: Sample weights must contain at least one non-zero number.")
+
+
 def _check_some_weight(weight: FloatArray | None) -> None:
-    """scikit-learn refuses a binary problem whose weights are all zero."""
     if weight is not None and not weight.any():
-        raise ValueError("sample_weight: Sample weights must contain at least one non-zero number.")
+        raise zero_weights_error()
 
 
 def binary_input(
@@ -249,7 +253,7 @@ def precision_recall_curve(
     recall = np.empty(m + 1)
     recall[m] = 0.0
     if tps[-1] == 0:
-        warn(_NO_POSITIVE)
+        warn(NO_POSITIVE)
         recall[:m] = 1.0
     else:
         np.divide(tps, tps[-1], out=recall[:m][::-1])
@@ -323,12 +327,17 @@ def binary_average_precision(positive: np.ndarray, scores: np.ndarray, weight: F
     _check_some_weight(weight)
     value, total_positive, _ = _core.average_precision(scores, positive, weight, resolve_n_jobs(None))
     if total_positive == 0:
-        warn(_NO_POSITIVE)
+        warn(NO_POSITIVE)
         return 0.0
     return float(max(0.0, value))
 
 
-def _check_pos_label(kind: str, pos_label: Any, uniques: np.ndarray) -> None:
+def check_average(average: str | None) -> None:
+    if average is not None and average not in _AVERAGES:
+        raise invalid_parameter(f"The 'average' parameter must be one of {_AVERAGES} or None. Got {average!r} instead.")
+
+
+def check_pos_label(kind: str, pos_label: Any, uniques: np.ndarray) -> None:
     if kind == "binary":
         if uniques.shape[0] == 2 and pos_label not in uniques.tolist():
             raise ValueError(f"pos_label={pos_label} is not a valid label. It should be one of {uniques}")
@@ -358,6 +367,7 @@ def average_precision_score(
     sample_weight: ArrayLike | None = None,
     groups: ArrayLike,
 ) -> GroupedAveragePrecision: ...
+@routed
 def average_precision_score(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -399,19 +409,26 @@ def average_precision_score(
     float or ndarray or GroupedAveragePrecision
         0.0 with a warning when there is no positive sample, as scikit-learn.
 
+    Notes
+    -----
+    Dask arrays, DataFrame columns and Series of binary ``y_true`` are
+    computed on the cluster, never gathered: the rows are cut by score range
+    into partitions (one shuffle), each partition's curve is computed with
+    the weight of the partitions above it as an offset, and the partial sums
+    are added; see :mod:`pairmetrics.dask.ranking_curves`.
+
     Examples
     --------
     >>> from pairmetrics.sklearn import average_precision_score
     >>> round(average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 4)
     0.8333
     """
-    if average is not None and average not in _AVERAGES:
-        raise invalid_parameter(f"The 'average' parameter must be one of {_AVERAGES} or None. Got {average!r} instead.")
+    check_average(average)
     y = _as_labels(y_true)
     uniques = _unique(y)
     kind = label_type(y, uniques)
-    _check_pos_label(kind, pos_label, uniques)
-    if groups is not None and kind != "binary":
+    check_pos_label(kind, pos_label, uniques)
+    if groups is not None and kind != "binary":  # (also on Dask: see pairmetrics.dask.ranking_curves)
         raise ValueError(f"groups= takes binary y_true only, got {kind} y_true")
     if kind == "binary":
         positive, scores, weight, _, _ = binary_input(y, y_score, sample_weight, pos_label)
