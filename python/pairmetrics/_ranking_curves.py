@@ -51,7 +51,13 @@ def label_type(y: np.ndarray, uniques: np.ndarray) -> str:
     return target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques))
 
 
-def _resolve_pos_label(pos_label: Any, uniques: np.ndarray) -> Any:
+def check_curve_kind(kind: str, pos_label: Any) -> None:
+    """The curves take binary y_true, or multi-class y_true with a pos_label."""
+    if not (kind == "binary" or (kind == "multiclass" and pos_label is not None)):
+        raise ValueError(f"{kind} format is not supported")
+
+
+def resolve_pos_label(pos_label: Any, uniques: np.ndarray) -> Any:
     """scikit-learn's rule: without pos_label, y_true must take values in {0, 1} or {-1, 1} (or one of them)."""
     if pos_label is not None:
         return pos_label
@@ -97,10 +103,8 @@ def binary_input(
     scikit-learn's checks (format, pos_label, lengths, finite values)."""
     y = _as_labels(y_true)
     uniques = _unique(y)
-    kind = label_type(y, uniques)
-    if not (kind == "binary" or (kind == "multiclass" and pos_label is not None)):
-        raise ValueError(f"{kind} format is not supported")
-    pos_label = _resolve_pos_label(pos_label, uniques)
+    check_curve_kind(label_type(y, uniques), pos_label)
+    pos_label = resolve_pos_label(pos_label, uniques)
     scores, given = _scores(y_score)
     check_sample_counts(y.shape[0], scores.shape[0])
     if y.ndim == 2:
@@ -123,14 +127,6 @@ def _curve(
     return fps, tps, thresholds, uniques
 
 
-def _drop_flat_tps(fps: FloatArray, tps: FloatArray, thresholds: np.ndarray) -> tuple[FloatArray, FloatArray, Any]:
-    """Keep the first and last point of each run of equal tps (the DET curve, after its first point at inf)."""
-    if fps.shape[0] <= 2:
-        return fps, tps, thresholds
-    keep = np.flatnonzero(np.concatenate(([True], (np.diff(tps[:-1]) != 0) | (np.diff(tps[1:]) != 0), [True])))
-    return fps[keep], tps[keep], thresholds[keep]
-
-
 def _with_first(values: np.ndarray, first: float) -> FloatArray:
     """float64 [first, *values]."""
     out = np.empty(values.shape[0] + 1)
@@ -150,6 +146,7 @@ def _rates(counts: FloatArray, undefined: str) -> FloatArray:
     return out
 
 
+@routed
 def roc_curve(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -193,15 +190,37 @@ def roc_curve(
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0], [inf, 0.8, 0.4, 0.35, 0.1])
     """
     fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight, "roc" if drop_intermediate else "none")
+    return roc_from_points(fps, tps, thresholds)
+
+
+def roc_from_points(
+    fps: FloatArray, tps: FloatArray, thresholds: np.ndarray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """roc_curve's results from the points of the distinct thresholds (decreasing; intermediate ones dropped)."""
     # written in place into the results (large curves: every temporary array costs page faults)
     fpr, tpr = (
         _rates(fps, "No negative samples in y_true, false positive value should be meaningless"),
         _rates(tps, "No positive samples in y_true, true positive value should be meaningless"),
     )
-    thresholds = _with_first(thresholds, np.inf)
-    return fpr, tpr, thresholds
+    return fpr, tpr, _with_first(thresholds, np.inf)
 
 
+def drop_intermediate_points(
+    kind: str, fps: FloatArray, tps: FloatArray, thresholds: np.ndarray
+) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    """The points the kernel keeps with drop_intermediate ('roc' or 'tps'), in numpy (for curves assembled
+    from pieces)."""
+    if fps.shape[0] <= 2:
+        return fps, tps, thresholds
+    if kind == "roc":
+        inner = (np.diff(fps, 2) != 0) | (np.diff(tps, 2) != 0)
+    else:
+        inner = (np.diff(tps[:-1]) != 0) | (np.diff(tps[1:]) != 0)
+    keep = np.flatnonzero(np.concatenate(([True], inner, [True])))
+    return fps[keep], tps[keep], thresholds[keep]
+
+
+@routed
 def precision_recall_curve(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -244,6 +263,13 @@ def precision_recall_curve(
     ([0.5, 0.667, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.5, 0.0], [0.1, 0.35, 0.4, 0.8])
     """
     fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight, "tps" if drop_intermediate else "none")
+    return precision_recall_from_points(fps, tps, thresholds)
+
+
+def precision_recall_from_points(
+    fps: FloatArray, tps: FloatArray, thresholds: np.ndarray
+) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    """precision_recall_curve's results from the points of the distinct thresholds (decreasing)."""
     m = tps.shape[0]
     precision = np.empty(m + 1)
     precision[m] = 1.0
@@ -260,6 +286,7 @@ def precision_recall_curve(
     return precision, recall, thresholds[::-1]
 
 
+@routed
 def det_curve(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -306,12 +333,20 @@ def det_curve(
     ([1.0, 0.5, 0.5, 0.0], [0.0, 0.0, 0.5, 0.5], [inf, 0.4, 0.35, 0.8])
     """
     fps, tps, thresholds, uniques = _curve(y_true, y_score, pos_label, sample_weight)
+    return det_from_points(fps, tps, thresholds, uniques.shape[0], drop_intermediate)
+
+
+def det_from_points(
+    fps: FloatArray, tps: FloatArray, thresholds: np.ndarray, n_classes: int, drop_intermediate: bool
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """det_curve's results from the points of every distinct threshold (decreasing) and the number of
+    distinct labels of y_true."""
     fps = np.concatenate(([0.0], fps))
     tps = np.concatenate(([0.0], tps))
     thresholds = np.concatenate(([np.inf], thresholds.astype(np.float64)))
     if drop_intermediate:
-        fps, tps, thresholds = _drop_flat_tps(fps, tps, thresholds)
-    if uniques.shape[0] != 2:
+        fps, tps, thresholds = drop_intermediate_points("tps", fps, tps, thresholds)
+    if n_classes != 2:
         raise ValueError(
             "Only one class is present in y_true. Detection error tradeoff curve is not defined in that case."
         )
