@@ -384,3 +384,13 @@ def test_bootstrap_of_average_precision_takes_the_compiled_path_with_the_same_re
     # labels whose positive class is not 1 keep the generic path (and its error)
     with pytest.raises(ValueError, match="pos_label"):
         pm.bootstrap(pms.average_precision_score, y + 5, scores, n_resamples=5, rng=3)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from pairmetrics import _label_ranking, _ranking_curves
+
+    for module in (_ranking_curves, _label_ranking):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

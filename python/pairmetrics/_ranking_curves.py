@@ -330,7 +330,7 @@ def det_curve(
     >>> from pairmetrics.sklearn import det_curve
     >>> fpr, fnr, thresholds = det_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     >>> fpr.tolist(), fnr.tolist(), thresholds.tolist()
-    ([1.0, 0.5, 0.5, 0.0], [0.0, 0.0, 0.5, 0.5], [inf, 0.4, 0.35, 0.8])
+    ([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.35, 0.4, 0.8])
     """
     fps, tps, thresholds, uniques = _curve(y_true, y_score, pos_label, sample_weight)
     return det_from_points(fps, tps, thresholds, uniques.shape[0], drop_intermediate)
