@@ -149,8 +149,67 @@ struct ScoredGain {
 
 // Sorts (score, gain) pairs by decreasing score (ties in any order: a tie
 // group's mean gain does not depend on it).
+inline void insertion_sort_decreasing(ScoredGain* a, std::size_t n) {
+    for (std::size_t i = 1; i < n; ++i) {
+        const ScoredGain x = a[i];
+        std::size_t j = i;
+        for (; j > 0 && a[j - 1].score < x.score; --j) a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+// Quicksort whose partition has no data-dependent branch (every element is
+// swapped, the boundary advances by the comparison): on random scores a
+// comparison sort mispredicts half its branches.
+inline void sort_pairs_decreasing(ScoredGain* a, std::size_t n, int budget = 64) {
+    while (n > 24) {
+        if (--budget < 0) {  // unlucky pivots: a comparison sort bounds the cost
+            std::sort(a, a + n, [](const ScoredGain& x, const ScoredGain& y) { return x.score > y.score; });
+            return;
+        }
+        // median of three as the pivot, moved to the end
+        const std::size_t mid = n / 2;
+        if (a[mid].score > a[0].score) std::swap(a[mid], a[0]);
+        if (a[n - 1].score > a[0].score) std::swap(a[n - 1], a[0]);
+        if (a[n - 1].score < a[mid].score) std::swap(a[n - 1], a[mid]);
+        const double pivot = a[n - 1].score;
+        std::size_t store = 0;
+        for (std::size_t i = 0; i + 1 < n; ++i) {
+            const ScoredGain x = a[i];
+            const bool before = x.score > pivot;
+            a[i] = a[store];
+            a[store] = x;
+            store += before;
+        }
+        if (store == 0) {  // nothing above the pivot: it is the maximum; its ties go first, done
+            std::size_t tied = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                const ScoredGain x = a[i];
+                const bool tie = x.score >= pivot;
+                a[i] = a[tied];
+                a[tied] = x;
+                tied += tie;
+            }
+            a += tied;
+            n -= tied;
+            continue;
+        }
+        std::swap(a[store], a[n - 1]);
+        // recurse into the smaller side, loop on the larger one
+        if (store < n - store - 1) {
+            sort_pairs_decreasing(a, store, budget);
+            a += store + 1;
+            n -= store + 1;
+        } else {
+            sort_pairs_decreasing(a + store + 1, n - store - 1, budget);
+            n = store;
+        }
+    }
+    insertion_sort_decreasing(a, n);
+}
+
 inline void sort_pairs_decreasing(std::vector<ScoredGain>& pairs) {
-    std::sort(pairs.begin(), pairs.end(), [](const ScoredGain& x, const ScoredGain& y) { return x.score > y.score; });
+    sort_pairs_decreasing(pairs.data(), pairs.size());
 }
 
 // DCG of one row by sorting the labels scored at or above the k-th highest

@@ -225,6 +225,11 @@ def test_dcg_ties_among_many_relevant_labels_use_the_sorted_path():
     for k in (None, 1, 7, 60):
         _same("ndcg_score", gains, scores, k=k)
         _same("dcg_score", gains.astype(np.float32) / 3, scores, k=k)
+    # long rows: all tied, two levels, distinct scores (the sort's degenerate pivots)
+    gains = rng.integers(1, 5, (3, 1500))
+    for scores in (np.zeros((3, 1500)), rng.integers(0, 2, (3, 1500)) * 1.0, rng.random((3, 1500))):
+        for k in (None, 10):
+            _same("ndcg_score", gains, scores, k=k)
 
 
 @settings(max_examples=examples(150), deadline=None)
