@@ -149,6 +149,37 @@ void bootstrap_auc(const BootstrapDesign& design, const std::uint8_t* positive, 
     });
 }
 
+void bootstrap_average_precision(const BootstrapDesign& design, const std::uint8_t* positive,
+                                 const std::int64_t* group_end, std::size_t n_groups, const std::uint64_t* seeds,
+                                 std::size_t n_resamples, double* out, int n_threads, Control& control) {
+    // the flags of bootstrap_auc: bit 0 positive, bit 1 last of its tie group
+    std::vector<std::uint8_t> flags(positive, positive + design.n);
+    for (std::size_t g = 0; g < n_groups; ++g) flags[static_cast<std::size_t>(group_end[g]) - 1] |= 2;
+    const std::uint32_t* cluster = design.cluster;
+    const std::size_t n = design.n;
+    replicates(design, seeds, n_resamples, out, n_threads, control, [&] {
+        return [&](const auto* count) {
+            long double sum = 0;
+            std::uint64_t tp = 0, predicted = 0;  // at or above the current threshold
+            std::uint64_t pos = 0, all = 0;       // of the current tie group
+            for (std::size_t p = 0; p < n; ++p) {
+                const std::uint64_t w = count[cluster[p]];
+                const std::uint8_t f = flags[p];
+                pos += w & (0 - static_cast<std::uint64_t>(f & 1));
+                all += w;
+                if (f & 2) {
+                    tp += pos;
+                    predicted += all;
+                    if (pos != 0)
+                        sum += static_cast<double>(pos) * (static_cast<double>(tp) / static_cast<double>(predicted));
+                    pos = all = 0;
+                }
+            }
+            return tp > 0 ? static_cast<double>(sum / static_cast<long double>(tp)) : 0.0;
+        };
+    });
+}
+
 void bootstrap_pair_concordance(const BootstrapDesign& design, const PairSweep& sweep, const std::uint64_t* seeds,
                                 std::size_t n_resamples, double* out, int n_threads, Control& control) {
     const std::uint32_t* cluster = design.cluster;

@@ -33,6 +33,16 @@ void bootstrap_auc(const BootstrapDesign& design, const std::uint8_t* positive, 
                    std::size_t n_groups, const std::uint64_t* seeds, std::size_t n_resamples, double* out,
                    int n_threads, Control& control);
 
+// Replicate r of the average precision (scikit-learn's step-function area
+// under the precision-recall curve), over samples sorted by DEcreasing score
+// with tie groups as in bootstrap_auc: at each group, the resample's new
+// positives times the precision at that threshold, over all positives. The
+// counts are integers; 0 where a resample has no positive (as
+// average_precision_score returns then).
+void bootstrap_average_precision(const BootstrapDesign& design, const std::uint8_t* positive,
+                                 const std::int64_t* group_end, std::size_t n_groups, const std::uint64_t* seeds,
+                                 std::size_t n_resamples, double* out, int n_threads, Control& control);
+
 // Replicates of a pair concordance (correct + tied / 2) / comparable with
 // resampling weights w: the sample at sorted position p, when `query[p]`, is
 // compared with every sample at a position below `bound[p]` (bound is

@@ -1,9 +1,9 @@
-"""pytest plugin for running scikit-learn's own ROC AUC tests against pairmetrics.sklearn.roc_auc_score.
+"""pytest plugin for running scikit-learn's own ranking tests against pairmetrics.sklearn.
 
 Loaded with ``-p _sklearn_suite_plugin``. Before scikit-learn's test module is
-imported, ``sklearn.metrics.roc_auc_score`` (and the name in
-``sklearn.metrics._ranking``) becomes ours; each test's calls to it are
-counted. The deliberate differences (documented in ``roc_auc_score``'s Notes)
+imported, every function of :mod:`pairmetrics.sklearn` replaces its namesake in
+``sklearn.metrics`` and ``sklearn.metrics._ranking``; each test's calls to
+ours are counted. The deliberate differences (documented in ``roc_auc_score``'s Notes)
 are marked as expected failures with their reason. The tally goes to the JSON
 file named by ``PAIRMETRICS_SKLEARN_SUITE_REPORT``.
 """
@@ -39,19 +39,29 @@ def _expected_difference(item):
 
 _tally = {}
 _calls = [0]
+_functions = {}  # calls of each function in the current test
 
 
 def pytest_configure(config):
+    import functools
+
+    import pairmetrics.sklearn
     import sklearn.metrics
     import sklearn.metrics._ranking
-    from pairmetrics.sklearn import roc_auc_score
 
-    def counted(*args, **kwargs):
-        _calls[0] += 1
-        return roc_auc_score(*args, **kwargs)
+    def counting(function):
+        @functools.wraps(function)
+        def counted(*args, **kwargs):
+            _calls[0] += 1
+            _functions[function.__name__] = _functions.get(function.__name__, 0) + 1
+            return function(*args, **kwargs)
 
-    sklearn.metrics.roc_auc_score = counted
-    sklearn.metrics._ranking.roc_auc_score = counted
+        return counted
+
+    for name in pairmetrics.sklearn.__all__:
+        counted = counting(getattr(pairmetrics.sklearn, name))
+        setattr(sklearn.metrics, name, counted)
+        setattr(sklearn.metrics._ranking, name, counted)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -64,10 +74,11 @@ def pytest_collection_modifyitems(config, items):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     _calls[0] = 0
+    _functions.clear()
     try:
         return (yield)
     finally:
-        _tally[item.nodeid] = {"calls": _calls[0]}
+        _tally[item.nodeid] = {"calls": _calls[0], "functions": dict(_functions)}
 
 
 def pytest_runtest_logreport(report):

@@ -99,6 +99,49 @@ def test_binary_roc_auc_equals_in_memory(few_per_partition, problem, max_fpr):
     _assert_same(got, expected)
 
 
+@settings(**SETTINGS)
+@given(problem=binary_problems(), pos_label=st.sampled_from([1, 7]))
+def test_binary_average_precision_equals_in_memory(few_per_partition, problem, pos_label):
+    from pairmetrics.sklearn import average_precision_score
+
+    y, scores, weights, chunks = problem
+    expected = _outcome(average_precision_score, y, scores, sample_weight=weights, pos_label=pos_label)
+    got = _outcome(average_precision_score, _lazy(y, chunks), _lazy(scores, chunks),
+                   sample_weight=_lazy(weights, chunks), pos_label=pos_label)  # fmt: skip
+    _assert_same(got, expected)
+
+
+@settings(**SETTINGS)
+@given(problem=binary_problems(), pos_label=st.sampled_from([None, 7]), drop=st.booleans(),
+       name=st.sampled_from(["roc_curve", "precision_recall_curve", "det_curve"]))  # fmt: skip
+def test_curves_equal_in_memory(few_per_partition, problem, pos_label, drop, name):
+    import pairmetrics.sklearn as pms
+
+    y, scores, weights, chunks = problem
+    curve = getattr(pms, name)
+    options = {"pos_label": pos_label, "sample_weight": weights, "drop_intermediate": drop}
+    expected = _outcome(curve, y, scores, **options)
+    options["sample_weight"] = _lazy(weights, chunks)
+    got = _outcome(curve, _lazy(y, chunks), _lazy(scores, chunks), **options)
+    assert got[1] == expected[1]
+    if isinstance(expected[0], str) or isinstance(got[0], str):
+        assert got[0] == expected[0]
+    else:
+        for a, b in zip(got[0], expected[0]):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, equal_nan=True)
+
+
+def test_average_precision_on_dask_refuses_multilabel_and_groups():
+    from pairmetrics.sklearn import average_precision_score
+
+    y = da.from_array(np.eye(4, dtype=np.int64), chunks=2)
+    with pytest.raises(TypeError, match="binary y_true only"):
+        average_precision_score(y, da.from_array(np.eye(4), chunks=2))
+    with pytest.raises(TypeError, match="groups"):
+        average_precision_score(da.from_array(np.array([0, 1])), da.from_array(np.array([0.1, 0.2])), groups=[1, 2])
+
+
 @st.composite
 def label_problems(draw):
     n = draw(st.integers(2, 40))

@@ -48,6 +48,10 @@ def _results():
                 [0, 1, 0, 1], [[0.1, 0.4, 0.35, 0.8], [0.2, 0.1, 0.3, 0.9]], groups=[5, 5, 7, 7]
             ),
             pm.GroupedRocAuc: pm.sklearn.roc_auc_score([0, 1, 0, 1], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]),
+            pm.GroupedAveragePrecision: pm.sklearn.average_precision_score(
+                [0, 1, 0, 1], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]
+            ),
+            pm.GroupedNdcg: pm.sklearn.ndcg_score([[1, 0, 2], [0, 1, 1]], [[0.3, 0.2, 0.9], [0.1, 0.5, 0.4]], groups=[1, 2]),
             pm.GroupedConcordance: pm.concordance([1, 2, 3, 4], None, [1.0, 3.0, 2.0, 4.0], groups=[1, 1, 2, 2]),
         }
 

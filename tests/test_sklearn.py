@@ -397,6 +397,7 @@ def test_sklearn_own_roc_auc_tests_on_pairmetrics(tmp_path):
         "no:cacheprovider",
         "-p",
         "_sklearn_suite_plugin",
+        "--import-mode=append",  # the pairmetrics on PYTHONPATH, not one installed beside scikit-learn
         "--confcutdir",
         os.path.dirname(sklearn.__file__),
         *[f"{module}::{name}" for name in SKLEARN_SUITE_TESTS],

@@ -14,6 +14,7 @@ void register_group_dominance(py::module_& m);
 void register_bootstrap(py::module_& m);
 void register_grouped(py::module_& m);
 void register_distance_tests(py::module_& m);
+void register_ranking(py::module_& m);
 }  // namespace pairmetrics::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -29,4 +30,5 @@ PYBIND11_MODULE(_core, m) {
     register_bootstrap(m);
     register_grouped(m);
     register_distance_tests(m);
+    register_ranking(m);
 }

@@ -42,7 +42,11 @@ py::array_t<double> run_replicates(const py::array_t<std::uint64_t>& seeds, py::
     return out;
 }
 
-py::array_t<double> bootstrap_auc_py(const py::array_t<std::uint8_t>& positive,
+// A replicate kernel over tie groups of sorted samples (bootstrap_auc, bootstrap_average_precision).
+using GroupKernel = void (*)(const BootstrapDesign&, const std::uint8_t*, const std::int64_t*, std::size_t,
+                             const std::uint64_t*, std::size_t, double*, int, Control&);
+
+py::array_t<double> group_replicates(GroupKernel kernel, const py::array_t<std::uint8_t>& positive,
                                      const py::array_t<std::int64_t>& group_end,
                                      const py::array_t<std::int64_t>& stratum_offsets,
                                      const py::array_t<std::uint32_t>& cluster, const py::array_t<std::uint64_t>& seeds,
@@ -59,8 +63,27 @@ py::array_t<double> bootstrap_auc_py(const py::array_t<std::uint8_t>& positive,
             throw py::value_error("internal error: bootstrap groups must be nonempty");
     return run_replicates(seeds, std::move(progress),
                           [&](const std::uint64_t* seed, std::size_t r, double* out, Control& control) {
-                              bootstrap_auc(design, flags, ends, n_groups, seed, r, out, n_threads, control);
+                              kernel(design, flags, ends, n_groups, seed, r, out, n_threads, control);
                           });
+}
+
+py::array_t<double> bootstrap_auc_py(const py::array_t<std::uint8_t>& positive,
+                                     const py::array_t<std::int64_t>& group_end,
+                                     const py::array_t<std::int64_t>& stratum_offsets,
+                                     const py::array_t<std::uint32_t>& cluster, const py::array_t<std::uint64_t>& seeds,
+                                     int n_threads, py::object progress) {
+    return group_replicates(bootstrap_auc, positive, group_end, stratum_offsets, cluster, seeds, n_threads,
+                            std::move(progress));
+}
+
+py::array_t<double> bootstrap_average_precision_py(const py::array_t<std::uint8_t>& positive,
+                                                   const py::array_t<std::int64_t>& group_end,
+                                                   const py::array_t<std::int64_t>& stratum_offsets,
+                                                   const py::array_t<std::uint32_t>& cluster,
+                                                   const py::array_t<std::uint64_t>& seeds, int n_threads,
+                                                   py::object progress) {
+    return group_replicates(bootstrap_average_precision, positive, group_end, stratum_offsets, cluster, seeds,
+                            n_threads, std::move(progress));
 }
 
 py::array_t<double> bootstrap_pair_concordance_py(const py::array_t<std::uint32_t>& rank,
@@ -114,6 +137,10 @@ void register_bootstrap(py::module_& m) {
           py::arg("stratum_offsets").noconvert(), py::arg("cluster").noconvert(), py::arg("seeds").noconvert(),
           py::arg("n_threads"), py::arg("progress") = py::none(),
           "Bootstrap replicates of the binary ROC AUC over samples sorted by score (one per seed).");
+    m.def("bootstrap_average_precision", &bootstrap_average_precision_py, py::arg("positive").noconvert(),
+          py::arg("group_end").noconvert(), py::arg("stratum_offsets").noconvert(), py::arg("cluster").noconvert(),
+          py::arg("seeds").noconvert(), py::arg("n_threads"), py::arg("progress") = py::none(),
+          "Bootstrap replicates of the average precision over samples sorted by decreasing score (one per seed).");
     m.def("bootstrap_pair_concordance", &bootstrap_pair_concordance_py, py::arg("rank").noconvert(),
           py::arg("bound").noconvert(), py::arg("query").noconvert(), py::arg("stratum_offsets").noconvert(),
           py::arg("cluster").noconvert(), py::arg("seeds").noconvert(), py::arg("n_threads"),

@@ -15,6 +15,7 @@ from . import _core
 from ._inference import ConfidenceInterval
 from ._paired import EXACT_INTEGER_LABELS, paired_evaluation, prepare_scores
 from ._progress import progress_callback
+from ._ranking_curves import average_precision_score
 from ._result import Result
 from ._roc_auc import roc_auc_score
 from ._routing import routed, warn
@@ -163,6 +164,8 @@ def _fast_sweep(statistic: Callable[..., Any], arrays: list[Any]) -> _Sweep | No
     function, keywords = _unwrapped(statistic)
     if function is roc_auc_score and not keywords:
         return _auc_sweep(arrays)
+    if function is average_precision_score and not keywords:
+        return _average_precision_sweep(arrays)
     if function is concordance_index and not keywords:
         return _concordance_sweep(arrays)
     if function is paired_evaluation and set(keywords) <= {"min_dist", "warn"}:
@@ -198,6 +201,31 @@ def _auc_sweep(arrays: list[Any]) -> _Sweep | None:
         return values
 
     return _Sweep(order, kernel, leave_one_out)
+
+
+def _average_precision_sweep(arrays: list[Any]) -> _Sweep | None:
+    """``average_precision_score(y_true, y_score)`` on binary labels whose positive class is 1 (or True):
+    samples by decreasing score, tie groups of equal scores."""
+    if len(arrays) != 2:
+        return None
+    labels, scores = arrays
+    if labels.ndim != 1 or scores.ndim != 1 or labels.shape != scores.shape or scores.dtype.kind not in "biuf":
+        return None
+    if labels.dtype.kind not in "biuf" or (labels.dtype.kind == "f" and not np.isfinite(labels).all()):
+        return None
+    classes = np.unique(labels)
+    if classes.shape[0] != 2 or classes[1] != 1:  # the statistic's pos_label=1 must be one of two classes
+        return None
+    scores = as_vector(scores, "y_score")
+    order = np.argsort(scores)[::-1]  # equal scores form one group: their order does not matter
+    sorted_scores = scores[order]
+    group_end = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]) + 1, scores.shape[0]].astype(np.int64)
+    flags = np.ascontiguousarray(labels[order] == 1).view(np.uint8)
+
+    def kernel(cluster: Any, offsets: Indices, seeds: Any, threads: int, progress: Any) -> Floats:
+        return _core.bootstrap_average_precision(flags, group_end, offsets, cluster, seeds, threads, progress=progress)
+
+    return _Sweep(np.ascontiguousarray(order), kernel)
 
 
 def _pair_sweep(order: Indices, rank: Any, bound: Indices, query: npt.NDArray[np.uint8]) -> _Sweep:
@@ -331,9 +359,10 @@ def bootstrap(
     statistic : callable
         Called as ``statistic(*resampled_data)``; returns a number, or a
         result object whose ``statistic`` is one (such as
-        :class:`PairedEvaluation`, whose ``statistic`` is its ``auc``). Three
+        :class:`PairedEvaluation`, whose ``statistic`` is its ``auc``). Four
         statistics take a compiled path (see Notes):
-        :func:`pairmetrics.sklearn.roc_auc_score` on binary labels
+        :func:`pairmetrics.sklearn.roc_auc_score` and
+        :func:`pairmetrics.sklearn.average_precision_score` on binary labels
         (``y_true, y_score``), :func:`pairmetrics.lifelines.concordance_index`
         (``event_times, predicted_scores[, event_observed]``) and
         :func:`paired_evaluation` (``y_true, y_score``; also as
@@ -371,9 +400,11 @@ def bootstrap(
     generic path calls ``statistic`` on the rows it draws; the compiled path
     sorts the samples once and sweeps that order with the resample's draw
     counts as integer weights, on ``n_jobs`` threads: O(n) per resample for
-    :func:`~pairmetrics.sklearn.roc_auc_score`, O(n log n) (a Fenwick tree
-    over the scores) for :func:`~pairmetrics.lifelines.concordance_index`
-    and :func:`paired_evaluation`. Both paths give the
+    :func:`~pairmetrics.sklearn.roc_auc_score` and
+    :func:`~pairmetrics.sklearn.average_precision_score`, O(n log n) (a
+    Fenwick tree over the scores) for
+    :func:`~pairmetrics.lifelines.concordance_index` and
+    :func:`paired_evaluation`. Both paths give the
     same replicates (up to rounding), so the compiled path is only faster.
 
     A replicate whose resample has no comparable pair (one class for the

@@ -10,21 +10,27 @@ import numpy
 import numpy.typing
 
 __all__: list[str] = [
+    "average_precision",
+    "binary_curve",
     "bootstrap_auc",
+    "bootstrap_average_precision",
     "bootstrap_draw_counts",
     "bootstrap_pair_concordance",
     "concordance_counts",
     "concordance_pair_counts",
     "concordance_per_sample",
+    "dcg_rows",
     "group_dominance",
     "grouped_concordance",
     "grouped_paired_counts",
     "grouped_roc_auc",
+    "label_ranking_rows",
     "paired_counts",
     "paired_moments",
     "paired_simd_levels",
     "rankable_bounds",
     "roc_auc",
+    "top_k_hits",
 ]
 
 def _crossmatch_batch(
@@ -301,6 +307,27 @@ def _two_vs_two_terms(
     The n x n matrix of comparison terms (<y_i, p_j> of the prepared rows, or -d(y_i, p_j)).
     """
 
+def average_precision(
+    scores: numpy.ndarray,
+    positive: numpy.typing.NDArray[numpy.uint8],
+    weights: typing.Any,
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+) -> tuple[float, float, float]:
+    """
+    (ap, positive_total, negative_total): the step-function average precision (NaN without positive weight).
+    """
+
+def binary_curve(
+    scores: numpy.ndarray,
+    positive: numpy.typing.NDArray[numpy.uint8],
+    weights: typing.Any,
+    drop_intermediate: str = "none",
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+) -> tuple[typing.Any, ...]:
+    """
+    (thresholds, tps, fps): each distinct score, decreasing, in the scores' dtype, with the cumulative positive and negative weight (count) at or above it; samples of zero weight are left out. drop_intermediate: 'none', 'roc' (roc_curve's) or 'tps' (precision_recall_curve's).
+    """
+
 def concordance_counts(
     times: numpy.typing.NDArray[numpy.float64],
     events: numpy.typing.NDArray[numpy.uint8],
@@ -344,6 +371,19 @@ def bootstrap_auc(
     Bootstrap replicates of the binary ROC AUC over samples sorted by score (one per seed).
     """
 
+def bootstrap_average_precision(
+    positive: numpy.typing.NDArray[numpy.uint8],
+    group_end: numpy.typing.NDArray[numpy.int64],
+    stratum_offsets: numpy.typing.NDArray[numpy.int64],
+    cluster: numpy.typing.NDArray[numpy.uint32],
+    seeds: numpy.typing.NDArray[numpy.uint64],
+    n_threads: typing.SupportsInt | typing.SupportsIndex,
+    progress: typing.Any = None,
+) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Bootstrap replicates of the average precision over samples sorted by decreasing score (one per seed).
+    """
+
 def bootstrap_pair_concordance(
     rank: numpy.typing.NDArray[numpy.uint32],
     bound: numpy.typing.NDArray[numpy.int64],
@@ -363,6 +403,30 @@ def bootstrap_draw_counts(
 ) -> numpy.typing.NDArray[numpy.uint32]:
     """
     How often each cluster is drawn by the bootstrap resample of one seed (strata of clusters by offsets).
+    """
+
+def dcg_rows(
+    scores: numpy.ndarray,
+    gains: numpy.ndarray,
+    discount: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    discount_cumsum: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    k: typing.SupportsInt | typing.SupportsIndex,
+    ignore_ties: bool,
+    normalize: bool,
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Per-row DCG (NDCG when normalize) of float32/float64 scores and uint8/float32/float64 gains.
+    """
+
+def label_ranking_rows(
+    scores: numpy.ndarray,
+    truth: numpy.typing.NDArray[numpy.uint8],
+    metric: str,
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Per-row label ranking average precision, coverage or ranking loss of float32/float64 scores; truth is uint8 (nonzero: relevant).
     """
 
 def rankable_bounds(
@@ -467,4 +531,14 @@ def roc_auc(
 ) -> tuple[float, float, float]:
     """
     (area, positive_total, negative_total): weighted ROC AUC, or the partial area up to max_fpr when max_fpr < 1; area is NaN when a class has no weight.
+    """
+
+def top_k_hits(
+    scores: numpy.ndarray,
+    labels: numpy.typing.NDArray[numpy.int64],
+    k: typing.SupportsInt | typing.SupportsIndex,
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+) -> numpy.typing.NDArray[numpy.uint8]:
+    """
+    uint8 per row: whether the label is among the k highest scores (ties: the later label first).
     """

@@ -28,6 +28,8 @@ __all__ = [
     "GroupedPairedComparison",
     "GroupedRocAuc",
     "GroupedConcordance",
+    "GroupedAveragePrecision",
+    "GroupedNdcg",
 ]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
 __seams__ = ["refuse_dask_groups"]
@@ -347,3 +349,44 @@ class GroupedConcordance(GroupedResult):
     variance: FloatArray
     _estimate: ClassVar[str] = "estimate"
     _undefined: ClassVar[str] = "no comparable pair"
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class GroupedAveragePrecision(GroupedResult):
+    """:func:`average_precision_score` of every group (binary ``y_true``), from one call with ``groups=``.
+
+    Attributes
+    ----------
+    groups, n_samples, mean
+        As in :class:`GroupedResult`; ``mean`` averages ``average_precision``.
+    average_precision : ndarray of float64
+        Each group's average precision; NaN where the group has no positive
+        sample (of nonzero weight).
+    n_positive : ndarray of int64
+        Positives in each group.
+    """
+
+    average_precision: FloatArray
+    n_positive: IntArray
+    _estimate: ClassVar[str] = "average_precision"
+    _undefined: ClassVar[str] = "no positive sample"
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class GroupedNdcg(GroupedResult):
+    """:func:`ndcg_score` of every group of rows (one group per query, say), from one call with ``groups=``.
+
+    Attributes
+    ----------
+    groups, n_samples, mean
+        As in :class:`GroupedResult`; ``mean`` averages ``ndcg`` (weighted by
+        the groups' numbers of rows, which is the mean over all rows without
+        ``sample_weight``).
+    ndcg : ndarray of float64
+        Each group's mean NDCG over its rows (weighted by ``sample_weight``);
+        NaN where the weights of a group sum to zero.
+    """
+
+    ndcg: FloatArray
+    _estimate: ClassVar[str] = "ndcg"
+    _undefined: ClassVar[str] = "no weight"

@@ -336,6 +336,11 @@ def _as_labels(y_true: Any) -> np.ndarray:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
             arr = arr.astype(str)
+    if arr.dtype.kind == "S":  # scikit-learn's type_of_target refuses bytes
+        raise TypeError(
+            "Support for labels represented as bytes is not supported. Convert the labels to a string or integer "
+            "format."
+        )
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError("y_true contains NaN or infinite values")
     if arr.dtype.kind not in "biufUS":

@@ -1,0 +1,232 @@
+"""``average_precision_score`` (binary ``y_true``) and the curves on Dask collections: the in-memory results.
+
+The checks, messages and warnings are those of
+:mod:`pairmetrics._ranking_curves` (its seams). What reaches the client: a few
+counts per block, the distinct values of ``y_true`` (at most
+``UNIQUE_LIMIT``), a sample of scores, two weight totals per score partition
+and one partial sum per partition (for the curves: each partition's points,
+which make up the result).
+
+The rows are cut by score range into partitions (equal scores share one,
+from bounds placed on a sample of the scores). A first pass over the blocks
+(no shuffle) totals the positive and negative weight of every partition, so
+each partition knows the weight scored above it; after one shuffle the C++
+kernel computes each partition's curve and the partition adds its terms
+(new positives times the precision at each threshold, the weight above it
+included). Counts are exact; weighted sums can differ from the in-memory ones
+in the last bits (another order of additions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _ranking_curves as rc
+from .. import _roc_auc as roc
+from .._groups import refuse_dask_groups
+from .._routing import register, warn
+from ._helpers import (
+    align_rows,
+    compute,
+    first_nonfinite,
+    key_bounds,
+    offsets,
+    partition_count,
+    partition_data,
+    raise_nonfinite,
+    sample_rows,
+    split_by_key,
+    to_dask_array,
+)
+
+__all__ = ["UNIQUE_LIMIT"]
+
+# Distinct values of y_true brought to the client; more than two is an error for binary input anyway.
+UNIQUE_LIMIT = 4096
+
+
+def _summary(y, s, w, n_parts, n_blocks, seed):
+    """Per block: whether y_true has non-finite values, its distinct values (capped), whether they are whole,
+    the non-finite reports of the scores and weights, and a sample of scores."""
+    y_bad = bool(y.dtype.kind == "f" and not np.isfinite(y).all())
+    values = np.unique(y)[:UNIQUE_LIMIT]
+    integral = bool(y_bad or roc.is_integral(values))
+    reports = (first_nonfinite(s), first_nonfinite(w) if w is not None else (0, -1, False))
+    return y_bad, values, integral, reports, s[sample_rows(s, n_parts, n_blocks, seed)]
+
+
+def _equal_to(block, label):
+    return np.asarray(block == label, dtype=bool)
+
+
+def _two_columns(a, b):
+    return np.stack([a, b], axis=1)
+
+
+def _partition_totals(s, positive, w, bounds):
+    """Per score partition of one block: positive weight, negative weight; and the nonzero weights."""
+    part = np.searchsorted(bounds, np.asarray(s, dtype=np.float64), side="right")
+    weight = np.ones(s.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
+    pos = np.bincount(part, weights=weight * positive, minlength=bounds.size + 1)
+    neg = np.bincount(part, weights=weight * ~positive, minlength=bounds.size + 1)
+    return pos, neg, int(np.count_nonzero(weight))
+
+
+def _partition_sum(tp_above, fp_above, *pieces):
+    """The partition's terms of the average precision (before dividing by the positive total)."""
+    from .. import _core
+
+    _, scores, payload = partition_data(pieces)
+    if not scores.size:
+        return 0.0
+    if payload.ndim == 2:
+        positive, weight = (payload[:, 0] != 0).view(np.uint8), np.ascontiguousarray(payload[:, 1])
+    else:
+        positive, weight = (payload != 0).view(np.uint8), None
+    _, tps, fps = _core.binary_curve(scores, positive, weight, "none", 1)
+    tp = tp_above + tps
+    predicted = tp + fp_above + fps
+    new = np.diff(tps, prepend=0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.sum(np.where((predicted != 0) & (new != 0), new * (tp / predicted), 0.0)))
+
+
+class _Binary:
+    """A binary problem on Dask: checked, its score partitions' bounds and the weight above each partition."""
+
+    def __init__(self, y_true, y_score, sample_weight, resolve):
+        """``resolve(kind, uniques)`` checks the target type and pos_label and returns the positive label."""
+        from dask import delayed
+
+        y = to_dask_array(y_true, "y_true")
+        roc.check_label_shape(y.shape)
+        s = to_dask_array(y_score, "y_score")
+        roc.check_score_shape(s.shape)
+        roc.check_sample_counts(y.shape[0], s.shape[0])
+        arrays, names = [y, s], ["y_true", "y_score"]
+        if sample_weight is not None:
+            arrays.append(roc.weight_vector(to_dask_array(sample_weight, "sample_weight"), y.shape[0]))
+            names.append("sample_weight")
+        y, s, *rest = align_rows(arrays, names)
+        w = rest[0] if rest else None
+        column = y.ndim == 1 or y.shape[1] == 1
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        n_parts = partition_count(y.shape[0])
+        y_blocks, s_blocks = y.to_delayed().ravel(), s.to_delayed().ravel()
+        w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(y_blocks)
+        summaries = compute(*[delayed(_summary, pure=True)(a, b, c, n_parts, len(y_blocks), k)
+                              for k, (a, b, c) in enumerate(zip(y_blocks, s_blocks, w_blocks))])  # fmt: skip
+        if any(r[0] for r in summaries):
+            raise ValueError("y_true contains NaN or infinite values")
+        self.uniques = np.unique(np.concatenate([r[1] for r in summaries]))[:UNIQUE_LIMIT]
+        pos_label = resolve(roc.target_type(self.uniques, column, all(r[2] for r in summaries)), self.uniques)
+        s = roc.binary_scores(s)
+        s_blocks = s.to_delayed().ravel()
+        row_offsets = offsets(y.chunks[0])
+        raise_nonfinite([r[3][0] for r in summaries], "y_score", row_offsets)
+        raise_nonfinite([r[3][1] for r in summaries], "sample_weight", row_offsets)
+        self.bounds = key_bounds(roc.binary_scores(np.concatenate([r[4] for r in summaries])), n_parts)
+        # block by block: dask broadcasts a one-row comparison into its empty chunks
+        positive = y.map_blocks(_equal_to, pos_label, dtype=bool)
+        totals = compute(*[delayed(_partition_totals, pure=True)(b, p, c, self.bounds)
+                           for b, p, c in zip(s_blocks, positive.to_delayed().ravel(), w_blocks)])  # fmt: skip
+        self.positive_weight = np.sum([t[0] for t in totals], axis=0)
+        self.negative_weight = np.sum([t[1] for t in totals], axis=0)
+        if w is not None and not sum(t[2] for t in totals):
+            raise rc.zero_weights_error()
+        # weight of the partitions above each one (higher partitions hold higher scores)
+        self.tp_above = np.concatenate((np.cumsum(self.positive_weight[::-1])[::-1][1:], [0.0]))
+        self.fp_above = np.concatenate((np.cumsum(self.negative_weight[::-1])[::-1][1:], [0.0]))
+        payload = positive.astype(np.float64)
+        if w is not None:  # two columns, block by block (da.stack trips over one-row inputs with empty chunks)
+            payload = payload.map_blocks(_two_columns, w.astype(np.float64), new_axis=1, dtype=np.float64,
+                                         chunks=(payload.chunks[0], (2,)))  # fmt: skip
+        self.pieces = split_by_key(s, payload, self.bounds)
+
+    def per_partition(self, function):
+        """compute() of ``function(tp_above, fp_above, *pieces)`` on every partition, lowest scores first."""
+        from dask import delayed
+
+        return compute(*[delayed(function, pure=True)(float(self.tp_above[k]), float(self.fp_above[k]), *p)
+                         for k, p in enumerate(self.pieces)])  # fmt: skip
+
+
+def _average_precision_resolve(pos_label):
+    def resolve(kind, uniques):
+        rc.check_pos_label(kind, pos_label, uniques)
+        if kind != "binary":
+            raise TypeError(
+                f"average_precision_score() takes binary y_true only on Dask collections, got {kind} y_true; "
+                "compute the inputs first (for example x.compute()) if they fit in memory"
+            )
+        return pos_label
+
+    return resolve
+
+
+def _curve_resolve(pos_label):
+    def resolve(kind, uniques):
+        rc.check_curve_kind(kind, pos_label)
+        return rc.resolve_pos_label(pos_label, uniques)
+
+    return resolve
+
+
+@register(rc.average_precision_score)
+def average_precision_score(y_true, y_score, average="macro", pos_label=1, sample_weight=None, groups=None):
+    """``average_precision_score`` on Dask collections (binary, numeric or bool ``y_true``; no ``groups``)."""
+    refuse_dask_groups(groups, "average_precision_score")
+    rc.check_average(average)
+    problem = _Binary(y_true, y_score, sample_weight, _average_precision_resolve(pos_label))
+    sums = problem.per_partition(_partition_sum)
+    total_positive = float(problem.positive_weight.sum())
+    if total_positive == 0:
+        warn(rc.NO_POSITIVE)
+        return 0.0
+    return float(max(0.0, sum(sums) / total_positive))
+
+
+def _partition_curve(tp_above, fp_above, *pieces):
+    """(thresholds, tps, fps) of one partition's distinct scores, decreasing, the weight above it included."""
+    from .. import _core
+
+    _, scores, payload = partition_data(pieces)
+    if payload.ndim == 2:
+        positive, weight = (payload[:, 0] != 0).view(np.uint8), np.ascontiguousarray(payload[:, 1])
+    else:
+        positive, weight = (payload != 0).view(np.uint8), None
+    thresholds, tps, fps = _core.binary_curve(scores, positive, weight, "none", 1)
+    return thresholds, tps + tp_above, fps + fp_above
+
+
+def _points(problem):
+    """The curve's points over all partitions, highest scores first (the size of the result)."""
+    parts = problem.per_partition(_partition_curve)[::-1]
+    return tuple(np.concatenate([p[i] for p in parts]) for i in (2, 1, 0))  # fps, tps, thresholds
+
+
+@register(rc.roc_curve)
+def roc_curve(y_true, y_score, pos_label=None, sample_weight=None, drop_intermediate=True):
+    """``roc_curve`` on Dask collections (numeric or bool ``y_true``)."""
+    fps, tps, thresholds = _points(_Binary(y_true, y_score, sample_weight, _curve_resolve(pos_label)))
+    if drop_intermediate:
+        fps, tps, thresholds = rc.drop_intermediate_points("roc", fps, tps, thresholds)
+    return rc.roc_from_points(fps, tps, thresholds)
+
+
+@register(rc.precision_recall_curve)
+def precision_recall_curve(y_true, y_score, pos_label=None, sample_weight=None, drop_intermediate=False):
+    """``precision_recall_curve`` on Dask collections (numeric or bool ``y_true``)."""
+    fps, tps, thresholds = _points(_Binary(y_true, y_score, sample_weight, _curve_resolve(pos_label)))
+    if drop_intermediate:
+        fps, tps, thresholds = rc.drop_intermediate_points("tps", fps, tps, thresholds)
+    return rc.precision_recall_from_points(fps, tps, thresholds)
+
+
+@register(rc.det_curve)
+def det_curve(y_true, y_score, pos_label=None, sample_weight=None, drop_intermediate=False):
+    """``det_curve`` on Dask collections (numeric or bool ``y_true``)."""
+    problem = _Binary(y_true, y_score, sample_weight, _curve_resolve(pos_label))
+    fps, tps, thresholds = _points(problem)
+    return rc.det_from_points(fps, tps, thresholds, problem.uniques.shape[0], drop_intermediate)
