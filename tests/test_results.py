@@ -51,7 +51,9 @@ def _results():
             pm.GroupedAveragePrecision: pm.sklearn.average_precision_score(
                 [0, 1, 0, 1], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]
             ),
-            pm.GroupedNdcg: pm.sklearn.ndcg_score([[1, 0, 2], [0, 1, 1]], [[0.3, 0.2, 0.9], [0.1, 0.5, 0.4]], groups=[1, 2]),
+            pm.GroupedNdcg: pm.sklearn.ndcg_score(
+                [[1, 0, 2], [0, 1, 1]], [[0.3, 0.2, 0.9], [0.1, 0.5, 0.4]], groups=[1, 2]
+            ),
             pm.GroupedConcordance: pm.concordance([1, 2, 3, 4], None, [1.0, 3.0, 2.0, 4.0], groups=[1, 1, 2, 2]),
         }
 

@@ -17,8 +17,8 @@ import numpy as np
 from . import _core
 from ._groups import GroupedNdcg, factorize_groups, grouped_result
 from ._ranking_curves import invalid_parameter
-from ._routing import routed
 from ._roc_auc import _as_labels, _unique, check_sample_counts, is_integral, target_type, warn_undefined
+from ._routing import routed
 from ._typing import ArrayLike, FloatArray
 from ._validation import as_numeric_array, check_finite, resolve_n_jobs
 
