@@ -28,14 +28,18 @@ struct KeyIndex {
 
 constexpr std::size_t kBlock = std::size_t{1} << 16;
 
-// Records {order key of value i, i} sorted by key, stably; returns where they lie (a or scratch).
+// Records {order key of value i, i} sorted by key (equal keys in any order:
+// the in-cache MSD sort); returns where they lie (a).
 KeyIndex* sort_with_index(const KeyColumn& values, std::size_t n, Buffer<KeyIndex>& a, Buffer<KeyIndex>& scratch,
                           Control& control) {
     for (std::size_t i = 0; i < n; ++i) {
         a[i] = {values(i), i};
         if ((i & (kBlock - 1)) == 0) control.check();
     }
-    return radix_sort_by_key(a.data(), scratch.data(), n, control);
+    msd::RadixWorkspace workspace;
+    paired_detail::Ticker tick(control);
+    msd::sort_segment(a.data(), scratch.data(), n, 0, workspace, tick);
+    return a.data();
 }
 
 // Calls group(begin, end) for each run of equal keys of sorted records.
