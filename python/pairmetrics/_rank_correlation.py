@@ -57,8 +57,9 @@ def _significance(statistic: Any, pvalue: Any) -> Any:
 
 
 def _nan_result(*arrays: np.ndarray) -> Any:
-    dtype = np.result_type(*[a.dtype if a.dtype.kind in "biufc" else np.float64 for a in arrays], np.float16)
-    nan = np.asarray(np.nan, dtype=dtype if dtype.kind in "fc" else np.float64)[()]
+    from scipy.stats._stats_py import _get_nan
+
+    nan = _get_nan(*arrays)
     return _significance(nan, nan)
 
 

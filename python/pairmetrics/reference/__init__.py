@@ -10,6 +10,7 @@ from . import (
     matching,  # noqa: F401
     measures,  # noqa: F401
     paired,  # noqa: F401
+    rank_statistics,  # noqa: F401
     roc_auc,  # noqa: F401
     survival,  # noqa: F401
     two_vs_two,  # noqa: F401
