@@ -166,8 +166,8 @@ def test_somersd_bad_input_and_continuous():
     with pytest.raises(ValueError, match="1D or 2D"):
         ps.somersd(np.ones((2, 2, 2)))
     rng = np.random.default_rng(3)
-    x = rng.normal(size=300)
-    y = x + rng.normal(size=300)
+    x = rng.normal(size=80)
+    y = x + rng.normal(size=80)
     same_result(ps.somersd(x, y), ss.somersd(x, y))
 
 

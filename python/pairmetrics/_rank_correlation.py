@@ -102,8 +102,8 @@ def _kendalltau_1d(
     x_distinct, xtie, x0, x1, _ = x_ties
     y_distinct, ytie, y0, y1, _ = y_ties
     tot = size * (size - 1) // 2
-    if xtie == tot or ytie == tot:
-        return _nan_result(x, y)
+    if xtie == tot or ytie == tot:  # SciPy has replaced x and y by integer ranks here: a float64 NaN
+        return _nan_result(np.empty(0, dtype=np.intp))
     con_minus_dis = tot - xtie - ytie + joint - 2 * discordant
     if variant == "b":
         tau = con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
