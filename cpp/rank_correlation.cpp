@@ -76,6 +76,48 @@ std::uint64_t count_rank_inversions(Buffer<std::uint64_t>& labels, std::size_t d
     return count_inversions<false>(labels, no_index, nullptr, gap, SimdLevel::automatic, n_threads, control);
 }
 
+// Most cells of the contingency table of the few-values path (32 MiB of counts).
+constexpr std::size_t kTableCells = std::size_t{1} << 22;
+
+// The dense ranks of a variable with at most kDefaultFewLabels distinct values (else empty values).
+paired_detail::LabelRanks<std::uint64_t> few_value_ranks(const KeyColumn& values, std::size_t n, Control& control) {
+    Buffer<std::uint64_t> keys(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        keys[i] = values(i);
+        if ((i & (kBlock - 1)) == 0) control.check();
+    }
+    return paired_detail::rank_few_labels(keys, kDefaultFewLabels, control);
+}
+
+// Kendall's counts from the contingency table of two variables of few
+// values: O(n + rows * cols), no sort of the samples.
+KendallCounts kendall_from_table(const paired_detail::LabelRanks<std::uint64_t>& x,
+                                 const paired_detail::LabelRanks<std::uint64_t>& y, std::size_t n, Control& control) {
+    const std::size_t rows = x.values.size(), cols = y.values.size();
+    std::vector<std::uint64_t> table(rows * cols, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        ++table[std::size_t{x.rank[i]} * cols + y.rank[i]];
+        if ((i & (kBlock - 1)) == 0) control.check();
+    }
+    KendallCounts counts;
+    std::vector<std::uint64_t> above(cols, 0);  // above[j]: the rows before this one, in column j
+    for (std::size_t r = 0; r < rows; ++r) {
+        const std::uint64_t* row = &table[r * cols];
+        std::uint64_t row_sum = 0, right = 0;  // right: rows above, columns after j
+        for (std::size_t j = cols; j-- > 0;) {
+            counts.discordant += row[j] * right;  // an earlier row (smaller x) with a larger y
+            right += above[j];
+            row_sum += row[j];
+            counts.joint_pairs += row[j] * (row[j] - (row[j] > 0)) / 2;
+        }
+        for (std::size_t j = 0; j < cols; ++j) above[j] += row[j];
+        counts.x.add(row_sum);
+        control.check();
+    }
+    for (std::size_t j = 0; j < cols; ++j) counts.y.add(above[j]);
+    return counts;
+}
+
 }  // namespace
 
 KendallCounts kendall_counts(const KeyColumn& x, const KeyColumn& y, std::size_t n, int n_threads, Control& control) {
@@ -83,6 +125,14 @@ KendallCounts kendall_counts(const KeyColumn& x, const KeyColumn& y, std::size_t
     if (n < 2) {
         if (n == 1) counts.x.add(1), counts.y.add(1);
         return counts;
+    }
+    {
+        auto x_ranks = few_value_ranks(x, n, control);
+        if (!x_ranks.values.empty()) {
+            auto y_ranks = few_value_ranks(y, n, control);
+            if (!y_ranks.values.empty() && x_ranks.values.size() * y_ranks.values.size() <= kTableCells)
+                return kendall_from_table(x_ranks, y_ranks, n, control);
+        }
     }
     Buffer<KeyIndex> a(n), scratch(n);
     KeyIndex* by_y = sort_with_index(y, n, a, scratch, control);

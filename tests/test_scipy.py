@@ -305,3 +305,16 @@ def test_kendalltau_axis_nan_policy_keepdims():
         ps.kendalltau(x, y, nan_policy="raise")
     same_result(ps.kendalltau([], []), ss.kendalltau([], []))
     same_result(ps.kendalltau([1, 1, 1], [1, 2, 3]), ss.kendalltau([1, 1, 1], [1, 2, 3]))
+
+
+@pytest.mark.parametrize("x_levels, y_levels", [(10**6, 10**6), (5, 10**6), (10**6, 5), (3000, 3000)])
+def test_kendall_paths_many_and_few_values(x_levels, y_levels):
+    """Beyond 4096 distinct values the counts come from sorts and merge passes, below from a table."""
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, x_levels, 6000)
+    y = (x * 7 + rng.integers(0, y_levels, 6000)) % y_levels
+    same_result(ps.kendalltau(x, y), ss.kendalltau(x, y))
+    same_result(ps.kendalltau(x, y, variant="c"), ss.kendalltau(x, y, variant="c"))
+    if min(x_levels, y_levels) <= 5:  # SciPy's table of 5 x 6000 cells
+        same_result(ps.somersd(x[:800], y[:800]), ss.somersd(x[:800], y[:800]))
+    same_result(ps.weightedtau(x, y), ss.weightedtau(x, y), ("statistic",))
