@@ -318,3 +318,38 @@ def test_kendall_paths_many_and_few_values(x_levels, y_levels):
     if min(x_levels, y_levels) <= 5:  # SciPy's table of 5 x 6000 cells
         same_result(ps.somersd(x[:800], y[:800]), ss.somersd(x[:800], y[:800]))
     same_result(ps.weightedtau(x, y), ss.weightedtau(x, y), ("statistic",))
+
+
+# SciPy's tests of the five functions: test modules and a -k selection of their names
+SCIPY_SUITE = {
+    "test_stats.py": "kendall or Kendall or weightedtau or Spearman or spearman",
+    "test_hypotests.py": "MannWhitneyU or SomersD",
+    "test_axis_nan_policy.py": "kendalltau or weightedtau or mannwhitneyu",
+}
+
+
+@pytest.mark.parametrize("module", sorted(SCIPY_SUITE))
+def test_scipy_own_tests_on_pairmetrics(module, tmp_path):
+    """SciPy's own tests (shipped in its wheel) with the five functions replaced by ours."""
+    import json
+    import os
+
+    path = os.path.join(os.path.dirname(ss.__file__), "tests", module)
+    if not os.path.exists(path):
+        pytest.skip("this SciPy installation does not ship its tests")
+    report = tmp_path / "report.json"
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(p for p in [here, *sys.path] if p),
+        PAIRMETRICS_SCIPY_SUITE_REPORT=str(report),
+    )
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_scipy_suite_plugin",
+               "-n", "0", "-k", SCIPY_SUITE[module], path]
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    tally = json.loads(report.read_text())
+    called = {name: entry for name, entry in tally.items() if entry["calls"]}
+    failed = {name: entry.get("message", "") for name, entry in called.items() if entry["outcome"] not in ("passed", "xfailed")}
+    assert not failed, json.dumps(failed, indent=1)[-6000:]
+    assert called, run.stdout[-3000:]
+    print(f"\nSciPy's {module} on pairmetrics: {len(called)} tests call ours")
