@@ -12,6 +12,7 @@ import numpy.typing
 __all__: list[str] = [
     "average_precision",
     "binary_curve",
+    "average_ranks",
     "bootstrap_auc",
     "bootstrap_average_precision",
     "bootstrap_draw_counts",
@@ -20,17 +21,25 @@ __all__: list[str] = [
     "concordance_pair_counts",
     "concordance_per_sample",
     "dcg_rows",
+    "dense_ranks",
     "group_dominance",
     "grouped_concordance",
     "grouped_paired_counts",
     "grouped_roc_auc",
     "label_ranking_rows",
+    "kendall_counts",
+    "kendall_null_pmf",
+    "mann_whitney_conditional_cdf",
+    "mann_whitney_null_pmf",
+    "mann_whitney_ranks",
     "paired_counts",
     "paired_moments",
     "paired_simd_levels",
     "rankable_bounds",
     "roc_auc",
     "top_k_hits",
+    "spearman_sums",
+    "weighted_tau",
 ]
 
 def _crossmatch_batch(
@@ -541,4 +550,74 @@ def top_k_hits(
 ) -> numpy.typing.NDArray[numpy.uint8]:
     """
     uint8 per row: whether the label is among the k highest scores (ties: the later label first).
+    """
+
+def average_ranks(values: numpy.ndarray) -> tuple[typing.Any, ...]:
+    """
+    (doubled, ties): twice the 1-based average rank of each value (uint64), and the tie sums.
+    """
+
+def dense_ranks(values: numpy.ndarray) -> tuple[typing.Any, ...]:
+    """
+    (ranks, ties): dense 0-based ranks (uint32; equal values share one), and the tie sums.
+    """
+
+def kendall_counts(
+    x: numpy.ndarray, y: numpy.ndarray, n_threads: typing.SupportsInt | typing.SupportsIndex = 1
+) -> tuple[typing.Any, ...]:
+    """
+    (discordant, joint_pairs, x_ties, y_ties): Kendall's pair counts of two real arrays; each ties tuple is (distinct, tied pairs, sum t(t-1)(t-2), sum t(t-1)(2t+5), sum t^3-t) over groups of t tied values.
+    """
+
+def kendall_null_pmf(
+    n: typing.SupportsInt | typing.SupportsIndex, c: typing.SupportsInt | typing.SupportsIndex
+) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    P(D = k), k = 0..c: the null distribution of the inversions of a random permutation of n.
+    """
+
+def mann_whitney_conditional_cdf(
+    group_sizes: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64],
+    m: typing.SupportsInt | typing.SupportsIndex,
+    max_doubled_u: typing.SupportsInt | typing.SupportsIndex,
+) -> float:
+    """
+    P(2U <= max_doubled_u) of the first m pooled values' sample, given the groups of ties (sizes in ascending order of value).
+    """
+
+def mann_whitney_null_pmf(
+    m: typing.SupportsInt | typing.SupportsIndex,
+    n: typing.SupportsInt | typing.SupportsIndex,
+    max_u: typing.SupportsInt | typing.SupportsIndex,
+) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    P(U = u), u = 0..max_u: the null distribution of U for samples of m and n without ties.
+    """
+
+def mann_whitney_ranks(
+    x: numpy.ndarray,
+    y: numpy.ndarray,
+    n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
+    with_groups: bool = False,
+) -> tuple[typing.Any, ...]:
+    """
+    (doubled_u, tie_cube_excess, max_tie, group_sizes): 2U of x, sum t^3 - t over tied pooled groups, the largest group, and (with_groups) the group sizes in ascending order of value.
+    """
+
+def spearman_sums(
+    x: numpy.ndarray, y: numpy.ndarray, n_threads: typing.SupportsInt | typing.SupportsIndex = 1
+) -> tuple[typing.Any, ...]:
+    """
+    (cross, x_ties, y_ties): the exact sum of products of doubled average ranks, and the tie sums.
+    """
+
+def weighted_tau(
+    x: numpy.ndarray,
+    y: numpy.ndarray,
+    element_weights: typing.Any = None,
+    rank_weights: typing.Any = None,
+    additive: bool = True,
+) -> float:
+    """
+    Vigna's weighted tau with x the ranking variable (NaN when x or y is constant); weights per element, or per rank (rank 0: largest x, ties by largest y), default 1 / (rank + 1).
     """

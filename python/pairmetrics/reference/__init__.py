@@ -11,6 +11,7 @@ from . import (
     matching,  # noqa: F401
     measures,  # noqa: F401
     paired,  # noqa: F401
+    rank_statistics,  # noqa: F401
     ranking,  # noqa: F401
     roc_auc,  # noqa: F401
     survival,  # noqa: F401
