@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _core
 from ._rank_correlation import sortable
+from ._routing import routed
 from ._typing import ArrayLike
 from ._validation import resolve_n_jobs
 
@@ -129,6 +130,7 @@ def _mannwhitneyu_nd(
     return MannwhitneyuResult(u1[()], p[()])
 
 
+@routed
 def mannwhitneyu(
     x: ArrayLike,
     y: ArrayLike,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._routing import routed
 from ._typing import ArrayLike
 from ._validation import resolve_n_jobs
 
@@ -226,6 +227,7 @@ def _wrapped(name: str) -> Callable[..., Any]:
     return _WRAPPED[name]
 
 
+@routed
 def kendalltau(
     x: ArrayLike,
     y: ArrayLike,
@@ -263,6 +265,7 @@ def kendalltau(
     )
 
 
+@routed
 def weightedtau(
     x: ArrayLike,
     y: ArrayLike,
@@ -316,6 +319,7 @@ def _spearman_pair(x: np.ndarray, y: np.ndarray) -> float:
     return max(-1.0, min(1.0, rho))
 
 
+@routed
 def spearmanr(
     a: ArrayLike,
     b: ArrayLike | None = None,
@@ -470,6 +474,7 @@ def _somers_from_samples(x: np.ndarray, y: np.ndarray) -> tuple[float, float, fl
     return float(p_minus_q), float(2 * int(rankable)), s
 
 
+@routed
 def somersd(x: ArrayLike, y: ArrayLike | None = None, alternative: str = "two-sided") -> SomersDResult:
     """Somers' D(Y|X) and its p-value: :func:`scipy.stats.somersd` without a contingency table for samples.
 
