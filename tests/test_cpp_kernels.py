@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-EXECUTABLES = ("pairmetrics_kernel_tests", "pairmetrics_matching_tests")
+EXECUTABLES = ("pairmetrics_kernel_tests", "pairmetrics_rank_kernel_tests", "pairmetrics_matching_tests")
 
 
 def _tools():
