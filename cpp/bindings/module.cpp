@@ -13,6 +13,7 @@ void register_concordance(py::module_& m);
 void register_group_dominance(py::module_& m);
 void register_bootstrap(py::module_& m);
 void register_grouped(py::module_& m);
+void register_rankable(py::module_& m);
 }  // namespace pairmetrics::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -27,4 +28,5 @@ PYBIND11_MODULE(_core, m) {
     register_group_dominance(m);
     register_bootstrap(m);
     register_grouped(m);
+    register_rankable(m);
 }

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -24,6 +26,7 @@
 #include "grouped.hpp"
 #include "key_sort.hpp"
 #include "paired.hpp"
+#include "rankable.hpp"
 #include "roc_auc.hpp"
 
 namespace {
@@ -477,6 +480,44 @@ void test_grouped() {
     CHECK(throws<std::invalid_argument>([&] { group_segments(negative, 1, 2, 3, control); }));
 }
 
+// --------------------------------------------------------------------------- the rankable-pair rule
+
+// real_threshold(y, d): the smallest double t with fl(t - y) >= d, checked at t and the double below it.
+void test_real_threshold() {
+    std::mt19937_64 gen(17);
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> ys = {0.0,
+                              -0.0,
+                              1.0,
+                              -1.0,
+                              5e-324,
+                              -5e-324,
+                              1e-300,
+                              1e300,
+                              -1e300,
+                              1.7976931348623157e308,
+                              -1.7976931348623157e308,
+                              0.1,
+                              1e16,
+                              1e16 + 2};
+    for (int i = 0; i < 2000; ++i) {
+        ys.push_back(std::ldexp(static_cast<double>(gen() % 1000000) - 500000, static_cast<int>(gen() % 80) - 40));
+        double raw;
+        const std::uint64_t bits = gen();
+        std::memcpy(&raw, &bits, sizeof raw);
+        if (std::isfinite(raw)) ys.push_back(raw);
+    }
+    for (double y : ys)
+        for (double d : {0.5, 0.1, 1e-300, 5e-324, 0.0, -1.0, 3.0, 1e300, 1.7976931348623157e308, inf}) {
+            const double t = real_threshold(y, d);
+            CHECK(!std::isnan(t));
+            const double below = std::nextafter(t, -inf);
+            const bool exact = (t == inf || t - y >= d) && (t == -inf || !(below - y >= d));
+            if (!exact) std::fprintf(stderr, "threshold of %.17g by %.17g: %.17g\n", y, d, t);
+            CHECK(exact);
+        }
+}
+
 // --------------------------------------------------------------------------- bootstrap
 
 // The draws as the header defines them: SplitMix64 from the seed, draw k of a stratum of `size` clusters is
@@ -615,6 +656,26 @@ void test_bootstrap() {
                 CHECK_EQ(bound[p], want);
             }
         }
+    // Integer labels by their order keys: exact beyond 2**53, nothing rankable from min_dist 2**64 on.
+    const std::int64_t big = std::int64_t{1} << 62;
+    const std::int64_t ints[] = {-big, -big + 1, 0, big - 1, big, big + 1, std::numeric_limits<std::int64_t>::max()};
+    std::vector<std::uint64_t> keys;
+    for (std::int64_t y : ints) keys.push_back(order_key(y));
+    for (double min_dist : {0.5, 1.0, 2.0, 9.2e18, 1.8446744073709552e19}) {
+        std::vector<std::int64_t> bound(keys.size());
+        rankable_bounds(keys.data(), keys.size(), min_dist, bound.data());
+        for (std::size_t p = 0; p < keys.size(); ++p) {
+            std::int64_t want = 0;
+            for (std::size_t q = 0; q < keys.size(); ++q)  // the exact difference, in long double where it is not
+                want += ints[q] <= ints[p] &&
+                        static_cast<long double>(ints[p]) - static_cast<long double>(ints[q]) >= min_dist;
+            CHECK_EQ(bound[p], want);
+        }
+    }
+    CHECK(!integer_gap(1.8446744073709552e19).has_value());
+    CHECK(!integer_gap(std::nan("")).has_value());
+    CHECK_EQ(integer_gap(0.25)->min_dist, 1u);
+    CHECK_EQ(integer_gap(2.5)->min_dist, 3u);
     for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{13}, std::size_t{150}})
         for (std::size_t n_strata : {std::size_t{1}, std::size_t{3}})
             for (bool clustered : {false, true})
@@ -625,8 +686,13 @@ void test_bootstrap() {
 
 int main(int argc, char** argv) {
     const testing::Test tests[] = {
-        {"roc_auc", test_roc_auc},   {"concordance", test_concordance}, {"group_dominance", test_group_dominance},
-        {"key_sort", test_key_sort}, {"grouped", test_grouped},         {"bootstrap", test_bootstrap},
+        {"roc_auc", test_roc_auc},
+        {"concordance", test_concordance},
+        {"group_dominance", test_group_dominance},
+        {"key_sort", test_key_sort},
+        {"grouped", test_grouped},
+        {"bootstrap", test_bootstrap},
+        {"real_threshold", test_real_threshold},
     };
     return testing::run_tests(tests, argc, argv);
 }
