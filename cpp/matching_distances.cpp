@@ -897,6 +897,52 @@ void EuclideanDistances::pairs_below(const double* a, const i32* group, int n_th
     for_tiles(n_threads, control, [](i32 lo) { return lo; }, skip, visit);
 }
 
+std::vector<char> EuclideanDistances::flagged_blocks(const char* columns) const {
+    std::vector<char> flagged;
+    if (columns == nullptr) return flagged;
+    flagged.assign((n_ + kRowBlock - 1) / kRowBlock, 0);
+    for (i32 p = 0; p < n_; ++p) flagged[p / kRowBlock] |= columns[perm_[p]] != 0;
+    return flagged;
+}
+
+template <class T>
+EuclideanDistances::RowBlock EuclideanDistances::gather_rows(const T* xc, const i32* where, int count,
+                                                             const std::vector<double>& at, const i32* group,
+                                                             T* block) const {
+    const std::size_t d = static_cast<std::size_t>(d_);
+    RowBlock rows;
+    rows.at_top = -std::numeric_limits<double>::infinity();
+    rows.at_low = std::numeric_limits<double>::infinity();
+    rows.group = group == nullptr ? -1 : group[perm_[where[0]]];
+    for (int r = 0; r < count; ++r) {
+        const i32 p = where[r];
+        if (group != nullptr && group[perm_[p]] != rows.group) rows.group = -1;
+        std::copy_n(xc + static_cast<std::size_t>(p) * d, d, block + static_cast<std::size_t>(r) * d);
+        rows.sq_top = std::max(rows.sq_top, sq_[p]);
+        rows.at_top = std::max(rows.at_top, at[p]);
+        rows.at_low = std::min(rows.at_low, at[p]);
+    }
+    rows.centre.assign(d, 0.0);
+    rows.radius = ball_of(where, count, rows.centre.data());
+    return rows;
+}
+
+bool EuclideanDistances::rows_near_block(const RowBlock& rows, const i32* where, int count,
+                                         const std::vector<double>& at, double block_top, double gap, i32 cb,
+                                         std::vector<int>& active) const {
+    if (screened_apart(gap, rows.at_top + block_top, rows.sq_top, ball_sq_[cb])) return false;
+    active.clear();
+    // Row by row only when some row could be far enough: none is
+    // farther from the column ball than gap + 2 radius.
+    const double reach = gap + 2 * rows.radius * (1 + 1e-6), low = rows.at_low + block_top;
+    if (low > 0 && !(reach > 0 && reach * reach >= (squared_ ? low : low * low) * (1 - 1e-6))) return true;
+    for (int r = 0; r < count; ++r) {
+        const i32 p = where[r];
+        if (!screened_apart(point_gap(p, cb), at[p] + block_top, sq_[p], ball_sq_[cb])) active.push_back(r);
+    }
+    return !active.empty();
+}
+
 void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, const char* columns,
                                           const std::vector<i32>& rows, int n_threads, Control& control,
                                           const PairVisitor& visit_pair) const {
@@ -906,11 +952,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, con
     const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
     const std::vector<i32> groups = block_groups(group);
-    std::vector<char> block_has_columns;  // per block: whether any of its columns may pair (empty: all)
-    if (columns != nullptr) {
-        block_has_columns.assign((n + kRowBlock - 1) / kRowBlock, 0);
-        for (i32 p = 0; p < n; ++p) block_has_columns[p / kRowBlock] |= columns[perm_[p]] != 0;
-    }
+    const std::vector<char> block_has_columns = flagged_blocks(columns);  // empty: all
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
     // The rows by position, so that each task's rows are near each other.
@@ -935,20 +977,8 @@ void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, con
         const int nr = hi - lo;
         int k = static_cast<int>(d_);
         std::vector<T> block(static_cast<std::size_t>(nr) * d);  // the rows, contiguous
-        // Their ball (centre, radius), largest sq_, extreme thresholds and group (-1: several).
-        double sq_top = 0, at_top = -std::numeric_limits<double>::infinity();
-        double at_low = std::numeric_limits<double>::infinity();
-        i32 rows_group = group == nullptr ? -1 : group[perm_[where[lo]]];
-        for (int r = 0; r < nr; ++r) {
-            const i32 p = where[lo + r];
-            if (group != nullptr && group[perm_[p]] != rows_group) rows_group = -1;
-            std::copy_n(xc + static_cast<std::size_t>(p) * d, d, block.data() + static_cast<std::size_t>(r) * d);
-            sq_top = std::max(sq_top, sq_[p]);
-            at_top = std::max(at_top, at[p]);
-            at_low = std::min(at_low, at[p]);
-        }
-        std::vector<double> centre(d);
-        const double radius = ball_of(where.data() + lo, nr, centre.data());
+        const RowBlock rows_ball = gather_rows(xc, where.data() + lo, nr, at, group, block.data());
+        const i32 rows_group = rows_ball.group;
         std::vector<T> tile(static_cast<std::size_t>(nr) * kRowBlock), near(static_cast<std::size_t>(nr) * d);
         std::vector<int> active;  // the rows of a tile not ruled out one by one
         const OneBlasThread one_thread(gemm_.threads);
@@ -957,20 +987,8 @@ void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, con
             if ((rows_group >= 0 && groups[cblock] == rows_group) ||
                 (!block_has_columns.empty() && !block_has_columns[cblock]))
                 continue;
-            const double gap = ball_gap(centre.data(), radius, cblock);
-            if (screened_apart(gap, at_top + top[cblock], sq_top, ball_sq_[cblock])) continue;
-            active.clear();
-            // Row by row only when some row could be far enough: none is
-            // farther from the column ball than gap + 2 radius.
-            const double reach = gap + 2 * radius * (1 + 1e-6), low = at_low + top[cblock];
-            if (!(low > 0) || (reach > 0 && reach * reach >= (squared_ ? low : low * low) * (1 - 1e-6))) {
-                for (int r = 0; r < nr; ++r) {
-                    const i32 p = where[lo + r];
-                    if (!screened_apart(point_gap(p, cblock), at[p] + top[cblock], sq_[p], ball_sq_[cblock]))
-                        active.push_back(r);
-                }
-                if (active.empty()) continue;
-            }
+            const double gap = ball_gap(rows_ball.centre.data(), rows_ball.radius, cblock);
+            if (!rows_near_block(rows_ball, where.data() + lo, nr, at, top[cblock], gap, cblock, active)) continue;
             const bool all = active.empty() || static_cast<int>(active.size()) == nr;
             const T* rows_x = block.data();
             if (!all) {  // the remaining rows, contiguous

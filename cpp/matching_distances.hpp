@@ -238,6 +238,22 @@ class EuclideanDistances final : public Distances {
                      Control& control) const;
     // Per block of positions: the group of all its points, or -1 (empty when group is null).
     std::vector<std::int32_t> block_groups(const std::int32_t* group) const;
+    // Per block of positions: whether any of its points is flagged in columns (empty when columns is null).
+    std::vector<char> flagged_blocks(const char* columns) const;
+    // A block of rows of pairs_below_rows: their ball, largest sq_, extreme thresholds and group (-1: several).
+    struct RowBlock {
+        std::vector<double> centre;
+        double radius = 0, sq_top = 0, at_top = 0, at_low = 0;
+        std::int32_t group = -1;
+    };
+    // The rows at positions where[0, count) copied to block (contiguous coordinates), and their RowBlock.
+    template <class T>
+    RowBlock gather_rows(const T* xc, const std::int32_t* where, int count, const std::vector<double>& at,
+                         const std::int32_t* group, T* block) const;
+    // Which rows of a row block may have a pair in column block cb (block_top: its largest threshold, gap: the
+    // balls' gap): false when none may; else `active` lists them (empty: all, not checked one by one).
+    bool rows_near_block(const RowBlock& rows, const std::int32_t* where, int count, const std::vector<double>& at,
+                         double block_top, double gap, std::int32_t cb, std::vector<int>& active) const;
     // The float32 rows packed into panels_.
     void pack_panels_of_rows(Control* control);
     // out[r * stride + c] = <rows_x[r], column c> for r < rows, c < cols, by
