@@ -230,6 +230,13 @@ class EuclideanDistances final : public Distances {
     template <class T>
     void nearest_impl(const T* xc, GemmFn<T> gemm, std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
                       Control& control) const;
+    // nearest_impl's pieces: the product tile of blocks a and b (returns its rows and columns), and whether no
+    // value of that tile can enter a list (tau(p): the threshold of row p's list; block_tau: of each block's).
+    template <class T>
+    std::pair<std::int32_t, std::int32_t> block_tile(const T* xc, GemmFn<T> gemm, std::int32_t a, std::int32_t b,
+                                                     std::vector<T>& tile) const;
+    template <class Tau>
+    bool tile_apart(std::int32_t a, std::int32_t b, const std::vector<double>& block_tau, Tau&& tau) const;
     template <class First, class Skip, class F>
     void for_tiles(int n_threads, Control& control, First&& first_col, Skip&& skip, F&& visit) const;
     // One task of for_tiles (rows [lo, hi), column blocks from `first`) through the panel kernel.
