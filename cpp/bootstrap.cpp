@@ -109,14 +109,6 @@ void bootstrap_draw_counts(const std::int64_t* stratum_offsets, std::size_t n_st
     draw_counts(stratum_offsets, n_strata, seed, count);
 }
 
-void rankable_bounds(const double* sorted_labels, std::size_t n, double min_dist, std::int64_t* bound) {
-    std::size_t q = 0;
-    for (std::size_t p = 0; p < n; ++p) {
-        while (q < n && sorted_labels[p] - sorted_labels[q] >= min_dist) ++q;
-        bound[p] = static_cast<std::int64_t>(q);
-    }
-}
-
 void bootstrap_auc(const BootstrapDesign& design, const std::uint8_t* positive, const std::int64_t* group_end,
                    std::size_t n_groups, const std::uint64_t* seeds, std::size_t n_resamples, double* out,
                    int n_threads, Control& control) {

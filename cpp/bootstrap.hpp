@@ -59,9 +59,7 @@ struct PairSweep {
 void bootstrap_pair_concordance(const BootstrapDesign& design, const PairSweep& sweep, const std::uint64_t* seeds,
                                 std::size_t n_resamples, double* out, int n_threads, Control& control);
 
-// bound[p] = #{q : fl(labels[p] - labels[q]) >= min_dist} for nondecreasing labels:
-// the samples each one outranks by min_dist form a prefix (rounded subtraction is monotone).
-void rankable_bounds(const double* sorted_labels, std::size_t n, double min_dist, std::int64_t* bound);
+// The bounds of a pair concordance by labels: rankable_bounds (rankable.hpp).
 
 // Draw counts of one resample: count[c] += times cluster c was drawn (count
 // has one entry per cluster, all zero on entry). The reference of the draws.

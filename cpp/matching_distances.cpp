@@ -570,28 +570,80 @@ double EuclideanDistances::list_and_bound(std::vector<std::pair<T, std::int32_t>
     return lower * (1 - 4 * relative_error());
 }
 
+namespace {
+
+// Every pair of blocks a <= b once: the diagonal first, then rounds of disjoint pairs (the circle method), each
+// round's pairs side by side on the threads; progress: the n points spread over the rounds.
+template <class Visit>
+void for_block_pairs(i32 blocks, i32 n, int n_threads, Control& control, Visit&& visit) {
+    const i32 players = blocks + (blocks % 2);  // one idle block when odd
+    const std::uint64_t per_round = static_cast<std::uint64_t>(n) / static_cast<std::uint64_t>(players);
+    for (i32 round = -1; round < players - 1; ++round) {
+        const std::size_t tasks = round < 0 ? static_cast<std::size_t>(blocks) : static_cast<std::size_t>(players / 2);
+        parallel_for(
+            tasks, n_threads,
+            [&](std::size_t t) {
+                i32 a, b;
+                if (round < 0) {
+                    a = b = static_cast<i32>(t);
+                } else {
+                    // Player players-1 stays, the others rotate.
+                    const i32 ti = static_cast<i32>(t);
+                    auto seat = [&](i32 s) { return s == players - 1 ? s : (s + round) % (players - 1); };
+                    a = seat(ti);
+                    b = seat(players - 1 - ti);
+                    if (a > b) std::swap(a, b);
+                }
+                if (b >= blocks) return;  // paired with the idle block
+                visit(a, b);
+            },
+            &control);
+        control.advance(per_round);
+    }
+}
+
+}  // namespace
+
+template <class T>
+std::pair<i32, i32> EuclideanDistances::block_tile(const T* xc, GemmFn<T> gemm, i32 a, i32 b,
+                                                   std::vector<T>& tile) const {
+    constexpr i32 R = kRowBlock;
+    const i32 lo_a = a * R, rows_a = std::min(n_, lo_a + R) - lo_a;
+    const i32 lo_b = b * R, rows_b = std::min(n_, lo_b + R) - lo_b;
+    int m = rows_b, rows = rows_a, k = static_cast<int>(d_);
+    tile.resize(static_cast<std::size_t>(rows_a) * rows_b);
+    dot_tile(gemm, xc + static_cast<std::size_t>(lo_a) * d_, rows, xc + static_cast<std::size_t>(lo_b) * d_, m, k,
+             tile.data());
+    return std::make_pair(rows_a, rows_b);
+}
+
+// No value of the tile of blocks a and b can enter a list: the balls are
+// farther apart than every list's threshold of both; or every row of one
+// block is farther from the other's ball than its own threshold and every
+// threshold of the other block.
+template <class Tau>
+bool EuclideanDistances::tile_apart(i32 a, i32 b, const std::vector<double>& block_tau, Tau&& tau) const {
+    if (gap_clears(block_gap(a, b), std::max(block_tau[a], block_tau[b]), ball_sq_[a], ball_sq_[b])) return true;
+    auto one_sided = [&](i32 x, i32 y) {
+        return rows_apart(x, y, [&](i32 p, double gap) {
+            return gap_clears(gap, std::max(tau(p), block_tau[y]), sq_[p], ball_sq_[y]);
+        });
+    };
+    return one_sided(a, b) || one_sided(b, a);
+}
+
 template <class T>
 void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i32* cand, double* bound, int n_threads,
                                       Control& control) const {
     const i32 n = n_;
     constexpr i32 R = kRowBlock;
     const i32 blocks = (n + R - 1) / R;
-    const i32 players = blocks + (blocks % 2);  // one idle block when odd
     const std::size_t keep = static_cast<std::size_t>(store) + 1;
     std::vector<Smallest<T>> heaps(n);
     for (auto& h : heaps) h.reset(keep, 2);
     std::vector<T> sqT(n);
     for (i32 i = 0; i < n; ++i) sqT[i] = static_cast<T>(sq_[i]);
     static_assert(std::is_same_v<T, float>, "the neighbour search scans float32 tiles");
-    auto tile_of = [&](i32 a, i32 b, std::vector<T>& tile) {
-        const i32 lo_a = a * R, rows_a = std::min(n, lo_a + R) - lo_a;
-        const i32 lo_b = b * R, rows_b = std::min(n, lo_b + R) - lo_b;
-        int m = rows_b, rows = rows_a, k = static_cast<int>(d_);
-        tile.resize(static_cast<std::size_t>(rows_a) * rows_b);
-        dot_tile(gemm, xc + static_cast<std::size_t>(lo_a) * d_, rows, xc + static_cast<std::size_t>(lo_b) * d_, m, k,
-                 tile.data());
-        return std::make_pair(rows_a, rows_b);
-    };
     // The largest threshold of each block's lists (thresholds only fall: a
     // block's entry is renewed after each tile of it, by the thread that owns it).
     std::vector<double> block_tau(blocks, std::numeric_limits<double>::infinity());
@@ -600,18 +652,8 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
         for (i32 i = a * R; i < std::min(n, a * R + R); ++i) tau = std::max(tau, heaps[i].tau);
         block_tau[a] = static_cast<double>(tau);
     };
-    // No value of the tile of blocks a and b can enter a list: the balls are
-    // farther apart than every list's threshold of both; or every row of one
-    // block is farther from the other's ball than its own threshold and every
-    // threshold of the other block.
     auto apart = [&](i32 a, i32 b) {
-        if (gap_clears(block_gap(a, b), std::max(block_tau[a], block_tau[b]), ball_sq_[a], ball_sq_[b])) return true;
-        auto one_sided = [&](i32 x, i32 y) {
-            return rows_apart(x, y, [&](i32 p, double gap) {
-                return gap_clears(gap, std::max(static_cast<double>(heaps[p].tau), block_tau[y]), sq_[p], ball_sq_[y]);
-            });
-        };
-        return one_sided(a, b) || one_sided(b, a);
+        return tile_apart(a, b, block_tau, [&](i32 p) { return static_cast<double>(heaps[p].tau); });
     };
     // A value v of the pair (row i, column c of block b, point j): into i's
     // list and j's when below their thresholds (tau_c: j's, kept current).
@@ -636,7 +678,7 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
     // looked at one by one.
     auto work = [&](i32 a, i32 b, std::vector<T>& tile, std::vector<T>& tau_col) {
         if (a != b && apart(a, b)) return;
-        const auto [rows_a, rows_b] = tile_of(a, b, tile);
+        const auto [rows_a, rows_b] = block_tile(xc, gemm, a, b, tile);
         const i32 lo_a = a * R, lo_b = b * R;
         column_thresholds(a, b, rows_b, tau_col);
         const T* sqb = sqT.data() + lo_b;
@@ -680,40 +722,19 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
             }
         }
     };
-    const std::uint64_t per_round = static_cast<std::uint64_t>(n) / static_cast<std::uint64_t>(players);
-    // Round 0: the diagonal tiles; then players - 1 rounds of disjoint pairs.
-    for (i32 round = -1; round < players - 1; ++round) {
-        const std::size_t tasks = round < 0 ? static_cast<std::size_t>(blocks) : static_cast<std::size_t>(players / 2);
-        parallel_for(
-            tasks, n_threads,
-            [&](std::size_t t) {
-                i32 a, b;
-                if (round < 0) {
-                    a = b = static_cast<i32>(t);
-                } else {
-                    // Circle method: player players-1 stays, the others rotate.
-                    const i32 ti = static_cast<i32>(t);
-                    auto seat = [&](i32 s) { return s == players - 1 ? s : (s + round) % (players - 1); };
-                    a = seat(ti);
-                    b = seat(players - 1 - ti);
-                    if (a > b) std::swap(a, b);
-                }
-                if (b >= blocks) return;  // paired with the idle block
-                thread_local std::vector<T> tile, tau_row, tau_col;
-                thread_local std::vector<BelowCandidate> found;
-                if (below_scan_ != nullptr) {
-                    work_fused(a, b, tau_row, tau_col, found);
-                } else {
-                    const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
-                    work(a, b, tile, tau_col);
-                }
-                renew_block_tau(a);
-                renew_block_tau(b);
-                control.check();
-            },
-            &control);
-        control.advance(per_round);
-    }
+    for_block_pairs(blocks, n, n_threads, control, [&](i32 a, i32 b) {
+        thread_local std::vector<T> tile, tau_row, tau_col;
+        thread_local std::vector<BelowCandidate> found;
+        if (below_scan_ != nullptr) {
+            work_fused(a, b, tau_row, tau_col, found);
+        } else {
+            const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
+            work(a, b, tile, tau_col);
+        }
+        renew_block_tau(a);
+        renew_block_tau(b);
+        control.check();
+    });
     // The lists, and a lower bound on the distance to every point outside.
     const std::size_t chunks = (static_cast<std::size_t>(n) + R - 1) / R;
     parallel_for(
@@ -897,6 +918,52 @@ void EuclideanDistances::pairs_below(const double* a, const i32* group, int n_th
     for_tiles(n_threads, control, [](i32 lo) { return lo; }, skip, visit);
 }
 
+std::vector<char> EuclideanDistances::flagged_blocks(const char* columns) const {
+    std::vector<char> flagged;
+    if (columns == nullptr) return flagged;
+    flagged.assign((n_ + kRowBlock - 1) / kRowBlock, 0);
+    for (i32 p = 0; p < n_; ++p) flagged[p / kRowBlock] |= columns[perm_[p]] != 0;
+    return flagged;
+}
+
+template <class T>
+EuclideanDistances::RowBlock EuclideanDistances::gather_rows(const T* xc, const i32* where, int count,
+                                                             const std::vector<double>& at, const i32* group,
+                                                             T* block) const {
+    const std::size_t d = static_cast<std::size_t>(d_);
+    RowBlock rows;
+    rows.at_top = -std::numeric_limits<double>::infinity();
+    rows.at_low = std::numeric_limits<double>::infinity();
+    rows.group = group == nullptr ? -1 : group[perm_[where[0]]];
+    for (int r = 0; r < count; ++r) {
+        const i32 p = where[r];
+        if (group != nullptr && group[perm_[p]] != rows.group) rows.group = -1;
+        std::copy_n(xc + static_cast<std::size_t>(p) * d, d, block + static_cast<std::size_t>(r) * d);
+        rows.sq_top = std::max(rows.sq_top, sq_[p]);
+        rows.at_top = std::max(rows.at_top, at[p]);
+        rows.at_low = std::min(rows.at_low, at[p]);
+    }
+    rows.centre.assign(d, 0.0);
+    rows.radius = ball_of(where, count, rows.centre.data());
+    return rows;
+}
+
+bool EuclideanDistances::rows_near_block(const RowBlock& rows, const i32* where, int count,
+                                         const std::vector<double>& at, double block_top, double gap, i32 cb,
+                                         std::vector<int>& active) const {
+    if (screened_apart(gap, rows.at_top + block_top, rows.sq_top, ball_sq_[cb])) return false;
+    active.clear();
+    // Row by row only when some row could be far enough: none is
+    // farther from the column ball than gap + 2 radius.
+    const double reach = gap + 2 * rows.radius * (1 + 1e-6), low = rows.at_low + block_top;
+    if (low > 0 && !(reach > 0 && reach * reach >= (squared_ ? low : low * low) * (1 - 1e-6))) return true;
+    for (int r = 0; r < count; ++r) {
+        const i32 p = where[r];
+        if (!screened_apart(point_gap(p, cb), at[p] + block_top, sq_[p], ball_sq_[cb])) active.push_back(r);
+    }
+    return !active.empty();
+}
+
 void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, const char* columns,
                                           const std::vector<i32>& rows, int n_threads, Control& control,
                                           const PairVisitor& visit_pair) const {
@@ -906,11 +973,7 @@ void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, con
     const std::vector<float> at32 = single_ ? floats_at_least(at) : std::vector<float>{};
     const std::vector<double> top = block_maxima(at);
     const std::vector<i32> groups = block_groups(group);
-    std::vector<char> block_has_columns;  // per block: whether any of its columns may pair (empty: all)
-    if (columns != nullptr) {
-        block_has_columns.assign((n + kRowBlock - 1) / kRowBlock, 0);
-        for (i32 p = 0; p < n; ++p) block_has_columns[p / kRowBlock] |= columns[perm_[p]] != 0;
-    }
+    const std::vector<char> block_has_columns = flagged_blocks(columns);  // empty: all
     std::vector<char> in(n, 0);
     for (i32 i : rows) in[i] = 1;
     // The rows by position, so that each task's rows are near each other.
@@ -935,20 +998,8 @@ void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, con
         const int nr = hi - lo;
         int k = static_cast<int>(d_);
         std::vector<T> block(static_cast<std::size_t>(nr) * d);  // the rows, contiguous
-        // Their ball (centre, radius), largest sq_, extreme thresholds and group (-1: several).
-        double sq_top = 0, at_top = -std::numeric_limits<double>::infinity();
-        double at_low = std::numeric_limits<double>::infinity();
-        i32 rows_group = group == nullptr ? -1 : group[perm_[where[lo]]];
-        for (int r = 0; r < nr; ++r) {
-            const i32 p = where[lo + r];
-            if (group != nullptr && group[perm_[p]] != rows_group) rows_group = -1;
-            std::copy_n(xc + static_cast<std::size_t>(p) * d, d, block.data() + static_cast<std::size_t>(r) * d);
-            sq_top = std::max(sq_top, sq_[p]);
-            at_top = std::max(at_top, at[p]);
-            at_low = std::min(at_low, at[p]);
-        }
-        std::vector<double> centre(d);
-        const double radius = ball_of(where.data() + lo, nr, centre.data());
+        const RowBlock rows_ball = gather_rows(xc, where.data() + lo, nr, at, group, block.data());
+        const i32 rows_group = rows_ball.group;
         std::vector<T> tile(static_cast<std::size_t>(nr) * kRowBlock), near(static_cast<std::size_t>(nr) * d);
         std::vector<int> active;  // the rows of a tile not ruled out one by one
         const OneBlasThread one_thread(gemm_.threads);
@@ -957,20 +1008,8 @@ void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, con
             if ((rows_group >= 0 && groups[cblock] == rows_group) ||
                 (!block_has_columns.empty() && !block_has_columns[cblock]))
                 continue;
-            const double gap = ball_gap(centre.data(), radius, cblock);
-            if (screened_apart(gap, at_top + top[cblock], sq_top, ball_sq_[cblock])) continue;
-            active.clear();
-            // Row by row only when some row could be far enough: none is
-            // farther from the column ball than gap + 2 radius.
-            const double reach = gap + 2 * radius * (1 + 1e-6), low = at_low + top[cblock];
-            if (!(low > 0) || (reach > 0 && reach * reach >= (squared_ ? low : low * low) * (1 - 1e-6))) {
-                for (int r = 0; r < nr; ++r) {
-                    const i32 p = where[lo + r];
-                    if (!screened_apart(point_gap(p, cblock), at[p] + top[cblock], sq_[p], ball_sq_[cblock]))
-                        active.push_back(r);
-                }
-                if (active.empty()) continue;
-            }
+            const double gap = ball_gap(rows_ball.centre.data(), rows_ball.radius, cblock);
+            if (!rows_near_block(rows_ball, where.data() + lo, nr, at, top[cblock], gap, cblock, active)) continue;
             const bool all = active.empty() || static_cast<int>(active.size()) == nr;
             const T* rows_x = block.data();
             if (!all) {  // the remaining rows, contiguous

@@ -230,6 +230,13 @@ class EuclideanDistances final : public Distances {
     template <class T>
     void nearest_impl(const T* xc, GemmFn<T> gemm, std::int32_t store, std::int32_t* cand, double* bound, int n_threads,
                       Control& control) const;
+    // nearest_impl's pieces: the product tile of blocks a and b (returns its rows and columns), and whether no
+    // value of that tile can enter a list (tau(p): the threshold of row p's list; block_tau: of each block's).
+    template <class T>
+    std::pair<std::int32_t, std::int32_t> block_tile(const T* xc, GemmFn<T> gemm, std::int32_t a, std::int32_t b,
+                                                     std::vector<T>& tile) const;
+    template <class Tau>
+    bool tile_apart(std::int32_t a, std::int32_t b, const std::vector<double>& block_tau, Tau&& tau) const;
     template <class First, class Skip, class F>
     void for_tiles(int n_threads, Control& control, First&& first_col, Skip&& skip, F&& visit) const;
     // One task of for_tiles (rows [lo, hi), column blocks from `first`) through the panel kernel.
@@ -238,6 +245,22 @@ class EuclideanDistances final : public Distances {
                      Control& control) const;
     // Per block of positions: the group of all its points, or -1 (empty when group is null).
     std::vector<std::int32_t> block_groups(const std::int32_t* group) const;
+    // Per block of positions: whether any of its points is flagged in columns (empty when columns is null).
+    std::vector<char> flagged_blocks(const char* columns) const;
+    // A block of rows of pairs_below_rows: their ball, largest sq_, extreme thresholds and group (-1: several).
+    struct RowBlock {
+        std::vector<double> centre;
+        double radius = 0, sq_top = 0, at_top = 0, at_low = 0;
+        std::int32_t group = -1;
+    };
+    // The rows at positions where[0, count) copied to block (contiguous coordinates), and their RowBlock.
+    template <class T>
+    RowBlock gather_rows(const T* xc, const std::int32_t* where, int count, const std::vector<double>& at,
+                         const std::int32_t* group, T* block) const;
+    // Which rows of a row block may have a pair in column block cb (block_top: its largest threshold, gap: the
+    // balls' gap): false when none may; else `active` lists them (empty: all, not checked one by one).
+    bool rows_near_block(const RowBlock& rows, const std::int32_t* where, int count, const std::vector<double>& at,
+                         double block_top, double gap, std::int32_t cb, std::vector<int>& active) const;
     // The float32 rows packed into panels_.
     void pack_panels_of_rows(Control* control);
     // out[r * stride + c] = <rows_x[r], column c> for r < rows, c < cols, by

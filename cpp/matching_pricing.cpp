@@ -274,6 +274,15 @@ class PricedSolve {
     std::vector<Span> blossom_spans() const;
     std::vector<char> unchanged_blossoms() const;
     void price_screen();
+    // The kept pairs' violations (screen's first step), ruled out by their weight's lower bound where it suffices.
+    void price_kept_pairs();
+    // A partial screen's rows (dirty, or with a raised threshold) split into those screened against the
+    // columns of the top-level node they left, by (snapshot, node), and those screened against every point.
+    using RowsByNode = std::map<std::pair<i32, i32>, std::vector<i32>>;
+    void split_screen_rows(const std::vector<i32>& rows, const std::vector<double>& a, std::vector<i32>& everywhere,
+                           RowsByNode& from_node) const;
+    // The largest top-level blossom (-1: none).
+    i32 largest_top_blossom() const;
     bool screen_pays() const;
     std::vector<double> screen_thresholds() const;
     // The provider's screen set of `points`, with their entries of `a` (indexed by point).
@@ -1294,13 +1303,60 @@ void PricedSolve::mark_dirty_rows() {
     prev_top.assign(lam.roots().begin(), lam.roots().begin() + N);
 }
 
+void PricedSolve::price_kept_pairs() {
+    // (the exact weight is a distance away)
+    parallel_for(
+        KeptPairs::kShards, opt_.n_threads,
+        [&](std::size_t t) {
+            std::vector<Hit> local;
+            std::size_t since = 0;
+            for (const KeptPairs::Pair& k : kept_.shard(t)) {
+                if (++since == 65536) {
+                    since = 0;
+                    control_.check();
+                }
+                const i64 rc = violation(k.i, k.j, static_cast<i64>(k.w));
+                if (rc < 0) local.push_back(Hit{k.i, k.j, rc});
+            }
+            add_hits(local);
+        },
+        &control_);
+}
+
+void PricedSolve::split_screen_rows(const std::vector<i32>& rows, const std::vector<double>& a,
+                                    std::vector<i32>& everywhere, RowsByNode& from_node) const {
+    for (i32 i : rows) {
+        if (a[i] <= screen_a_[i] && dirty_snap_[i] >= 0)
+            from_node[{dirty_snap_[i], dirty_snaps_[dirty_snap_[i]][i]}].push_back(i);
+        else
+            everywhere.push_back(i);
+    }
+    for (auto it = from_node.begin(); it != from_node.end();) {  // (each pass costs O(n) however few its rows)
+        if (it->second.size() >= static_cast<std::size_t>(std::max(1, opt_.own_columns_from))) {
+            ++it;
+            continue;
+        }
+        everywhere.insert(everywhere.end(), it->second.begin(), it->second.end());
+        it = from_node.erase(it);
+    }
+    std::sort(everywhere.begin(), everywhere.end());
+}
+
+i32 PricedSolve::largest_top_blossom() const {
+    const BlossomTree& lam = forest_->tree();
+    i32 largest = -1;
+    for (i32 b = N_; b < static_cast<i32>(r_.parent.size()); ++b)
+        if (r_.parent[b] == -1 && (largest < 0 || lam.hi(b) - lam.lo(b) > lam.hi(largest) - lam.lo(largest)))
+            largest = b;
+    return largest;
+}
+
 void PricedSolve::price_screen() {
     const Distances& D = D_;
     const CompleteOptions& opt = opt_;
     Control& control = control_;
     CompleteStats& stats = stats_;
     const i32 n = n_;
-    const i32 N = N_;
     const WeightScale& ws = ws_;
     const std::vector<i64>& radius = radius_;
     const BlossomResult& r = r_;
@@ -1322,24 +1378,7 @@ void PricedSolve::price_screen() {
             if (dirty[i] || a[i] > screen_a[i]) rows.push_back(i);
         if (2 * rows.size() > static_cast<std::size_t>(n)) screen_valid = false;
     }
-    // The kept pairs first, ruled out by their weight's lower bound where it
-    // suffices (the exact weight is a distance away).
-    parallel_for(
-        KeptPairs::kShards, opt.n_threads,
-        [&](std::size_t t) {
-            std::vector<Hit> local;
-            std::size_t since = 0;
-            for (const KeptPairs::Pair& k : kept.shard(t)) {
-                if (++since == 65536) {
-                    since = 0;
-                    control.check();
-                }
-                const i64 rc = violation(k.i, k.j, static_cast<i64>(k.w));
-                if (rc < 0) local.push_back(Hit{k.i, k.j, rc});
-            }
-            add_hits(local);
-        },
-        &control);
+    price_kept_pairs();
     // The pairs found; their violated ones in shards by their first end: the
     // two threads rarely wait on one lock or write one cache line.
     KeptPairs::Collector found;
@@ -1370,22 +1409,8 @@ void PricedSolve::price_screen() {
         // rows against every point. Each row's A becomes the least
         // threshold any of its pairs was screened with.
         std::vector<i32> everywhere;
-        std::map<std::pair<i32, i32>, std::vector<i32>> from_node;  // (snapshot, node): its rows
-        for (i32 i : rows) {
-            if (a[i] <= screen_a[i] && dirty_snap_[i] >= 0)
-                from_node[{dirty_snap_[i], dirty_snaps_[dirty_snap_[i]][i]}].push_back(i);
-            else
-                everywhere.push_back(i);
-        }
-        for (auto it = from_node.begin(); it != from_node.end();) {  // (each pass costs O(n) however few its rows)
-            if (it->second.size() >= static_cast<std::size_t>(std::max(1, opt.own_columns_from))) {
-                ++it;
-                continue;
-            }
-            everywhere.insert(everywhere.end(), it->second.begin(), it->second.end());
-            it = from_node.erase(it);
-        }
-        std::sort(everywhere.begin(), everywhere.end());
+        RowsByNode from_node;
+        split_screen_rows(rows, a, everywhere, from_node);
         std::vector<char> columns(n, 1);
         for (i32 i : everywhere) columns[i] = 0;  // (the pairs of these rows are all visited here)
         std::vector<double> before(rows.size());
@@ -1418,10 +1443,7 @@ void PricedSolve::price_screen() {
         for (i32 i = 0; i < n; ++i) skipped[i] = group[i] >= 0;
         // Pairs inside one blossom are skipped: with a large one
         // (deep nesting), only the rows outside it are screened.
-        i32 largest = -1;
-        for (i32 b = N; b < static_cast<i32>(r.parent.size()); ++b)
-            if (r.parent[b] == -1 && (largest < 0 || lam.hi(b) - lam.lo(b) > lam.hi(largest) - lam.lo(largest)))
-                largest = b;
+        const i32 largest = largest_top_blossom();
         const i32 big = largest < 0 ? 0 : lam.hi(largest) - lam.lo(largest);
         if (big >= kSkipInside && 4 * big > n) {
             rows.clear();

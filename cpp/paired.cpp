@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -282,14 +283,12 @@ PairedCounts count_input(const PairedInput<L>& input, double min_dist, Control& 
         return load_and_count(input, RealGap{min_dist}, control, per_sample, moments, n_threads, few_labels,
                               few_classes, simd);
     } else {
-        // Integer differences are below 2**64: from there on nothing is rankable.
-        constexpr double kTwo64 = 18446744073709551616.0;
-        if (!(min_dist < kTwo64)) {
+        const std::optional<IntegerGap> gap = integer_gap(min_dist);
+        if (!gap) {  // no two integers are that far apart
             count_nothing(input, per_sample, moments, n_threads, control);
             return PairedCounts{};
         }
-        const IntegerGap gap{static_cast<std::uint64_t>(std::max(1.0, std::ceil(min_dist)))};
-        return load_and_count(input, gap, control, per_sample, moments, n_threads, few_labels, few_classes, simd);
+        return load_and_count(input, *gap, control, per_sample, moments, n_threads, few_labels, few_classes, simd);
     }
 }
 

@@ -12,6 +12,7 @@
 
 #include "control.hpp"
 #include "key_sort.hpp"
+#include "rankable.hpp"
 
 namespace pairmetrics::paired_detail {
 
@@ -57,21 +58,7 @@ class Ticker {
     std::size_t pending_ = 0;
 };
 
-// How two labels are compared. far(hi, lo): is hi at least min_dist above lo?
-// Real labels: the difference in double precision (as pairedeval computes it).
-struct RealGap {
-    using Label = double;
-    double min_dist;
-    bool far(double hi, double lo) const { return hi - lo >= min_dist; }
-};
-// Integer labels, as order keys (below): a difference of two keys is the
-// difference of the two values, exactly, in [0, 2**64) when hi >= lo. An
-// integer difference is >= min_dist exactly when it is >= ceil(min_dist).
-struct IntegerGap {
-    using Label = std::uint64_t;
-    std::uint64_t min_dist;  // >= 1
-    bool far(std::uint64_t hi, std::uint64_t lo) const { return (hi >= lo) & (hi - lo >= min_dist); }
-};
+// How two labels are compared: RealGap and IntegerGap (rankable.hpp).
 
 // Reads element i of a strided array; bool as its byte compared with 0 (a
 // bool holding another byte than 0 or 1 must not be loaded as bool).

@@ -171,9 +171,42 @@ def test_paired_auc_default_and_huge_integer_labels():
     fast = pm.bootstrap((labels, scores), pm.paired_evaluation, n_resamples=50, rng=3)
     slow = pm.bootstrap((labels, scores), lambda y, s: pm.paired_evaluation(y, s, warn=False), n_resamples=50, rng=3)
     np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13)
-    huge = labels.astype(np.int64) * 2**60  # beyond float64's integers: the generic path, same numbers
+    huge = labels.astype(np.int64) * 2**60  # beyond float64's integers: compared exactly, same numbers
     fast = pm.bootstrap((huge, scores), functools.partial(pm.paired_evaluation, min_dist=2**60), n_resamples=50, rng=3)
     np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_compiled_paired_path_takes_integer_labels_near_2_62_exactly(dtype):
+    """Labels 2**62 + k are 1024 apart in float64: only an exact comparison ranks them as the in-memory call does."""
+    from pairmetrics import _bootstrap
+
+    rng = np.random.default_rng(5)
+    labels = (np.array(2**62, dtype=dtype) + rng.integers(0, 6, 60).astype(dtype)).astype(dtype)
+    scores = rng.normal(size=60) + (labels - dtype(2**62)).astype(np.float64)
+    assert _bootstrap._paired_sweep([labels, scores], 1.5) is not None  # the compiled path
+    statistic = functools.partial(pm.paired_evaluation, min_dist=1.5)
+    generic = functools.partial(lambda y, s, **kw: pm.paired_evaluation(y, s, **kw).auc, min_dist=1.5, warn=False)
+    fast = pm.bootstrap((labels, scores), statistic, n_resamples=40, rng=4)
+    slow = pm.bootstrap((labels, scores), generic, n_resamples=40, rng=4)
+    np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-13)
+    assert fast.bootstrap_distribution.std() > 0
+    exact = pm.paired_evaluation(labels, scores, min_dist=1.5, warn=False).auc
+    assert _bootstrap._paired_sweep([labels, scores], 1.5) is not None
+    assert abs(np.mean(fast.bootstrap_distribution) - exact) < 0.1
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=30),
+    st.sampled_from([0.5, 1.0, 1.5, 1e3, 2.0**62, 2.0**64]),
+)
+def test_rankable_bounds_of_integers_are_exact(labels, min_dist):
+    from pairmetrics import _core
+
+    y = np.sort(np.array(labels, dtype=np.int64))
+    expected = [sum(int(y[p]) - int(q) >= min_dist for q in y) for p in range(y.shape[0])]
+    assert _core.rankable_bounds(y, min_dist).tolist() == expected
 
 
 @settings(max_examples=examples(60), deadline=None)

@@ -19,6 +19,7 @@ EXECUTABLES = (
     "pairmetrics_matching_tests",
     "pairmetrics_ranking_tests",
     "pairmetrics_rank_tests",
+    "pairmetrics_rank_kernel_tests",
 )
 
 

@@ -16,6 +16,7 @@ void register_grouped(py::module_& m);
 void register_distance_tests(py::module_& m);
 void register_ranking(py::module_& m);
 void register_rank_statistics(py::module_& m);
+void register_rankable(py::module_& m);
 }  // namespace pairmetrics::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -33,4 +34,5 @@ PYBIND11_MODULE(_core, m) {
     register_distance_tests(m);
     register_ranking(m);
     register_rank_statistics(m);
+    register_rankable(m);
 }

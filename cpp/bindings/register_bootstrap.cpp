@@ -120,16 +120,6 @@ py::array_t<std::uint32_t> bootstrap_draw_counts_py(const py::array_t<std::int64
     return out;
 }
 
-py::array_t<std::int64_t> rankable_bounds_py(const py::array_t<double>& sorted_labels, double min_dist) {
-    const double* labels = vector_data(sorted_labels, "sorted_labels");
-    const std::size_t n = static_cast<std::size_t>(sorted_labels.size());
-    for (std::size_t p = 1; p < n; ++p)
-        if (!(labels[p - 1] <= labels[p])) throw py::value_error("internal error: labels must be sorted, without NaN");
-    py::array_t<std::int64_t> out(static_cast<py::ssize_t>(n));
-    rankable_bounds(labels, n, min_dist, out.mutable_data());
-    return out;
-}
-
 }  // namespace
 
 void register_bootstrap(py::module_& m) {
@@ -149,8 +139,6 @@ void register_bootstrap(py::module_& m) {
           "samples before bound[p] in sweep order, correct when their rank is below rank[p] (one per seed).");
     m.def("bootstrap_draw_counts", &bootstrap_draw_counts_py, py::arg("stratum_offsets").noconvert(), py::arg("seed"),
           "How often each cluster is drawn by the bootstrap resample of one seed (strata of clusters by offsets).");
-    m.def("rankable_bounds", &rankable_bounds_py, py::arg("sorted_labels").noconvert(), py::arg("min_dist"),
-          "bound[p]: how many sorted labels q have labels[p] - labels[q] >= min_dist (in double precision).");
 }
 
 }  // namespace pairmetrics::bindings

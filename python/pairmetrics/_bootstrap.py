@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._inference import ConfidenceInterval
-from ._paired import EXACT_INTEGER_LABELS, paired_evaluation, prepare_scores
+from ._paired import paired_evaluation, prepare_scores
 from ._progress import progress_callback
 from ._ranking_curves import average_precision_score
 from ._result import Result
@@ -263,11 +263,9 @@ def _paired_sweep(arrays: list[Any], min_dist: Any) -> _Sweep | None:
     if len(arrays) != 2:
         return None
     scores, labels, min_dist = prepare_scores(arrays[1], arrays[0], min_dist)
-    if labels.dtype.kind in "iu" and max(abs(int(labels.min())), abs(int(labels.max()))) >= EXACT_INTEGER_LABELS:
-        return None  # differences beyond float64's integers: the generic path compares them exactly
-    y = labels.astype(np.float64)
-    order = np.argsort(y, kind="stable")
-    bound = _core.rankable_bounds(np.ascontiguousarray(y[order]), float(min_dist))
+    # The labels keep their dtype: the rankable-pair rule compares integers exactly, at any magnitude.
+    order = np.argsort(labels, kind="stable")
+    bound = _core.rankable_bounds(np.ascontiguousarray(labels[order]), float(min_dist))
     rank = np.unique(scores[order], return_inverse=True)[1].ravel()
     return _pair_sweep(order, rank, bound, np.ones(order.shape[0], dtype=np.uint8))
 

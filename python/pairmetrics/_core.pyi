@@ -36,6 +36,7 @@ __all__: list[str] = [
     "paired_moments",
     "paired_simd_levels",
     "rankable_bounds",
+    "rankable_thresholds",
     "roc_auc",
     "top_k_hits",
     "spearman_sums",
@@ -439,10 +440,18 @@ def label_ranking_rows(
     """
 
 def rankable_bounds(
-    sorted_labels: numpy.typing.NDArray[numpy.float64], min_dist: typing.SupportsFloat | typing.SupportsIndex
+    sorted_labels: numpy.ndarray, min_dist: typing.SupportsFloat | typing.SupportsIndex
 ) -> numpy.typing.NDArray[numpy.int64]:
     """
-    bound[p]: how many sorted labels q have labels[p] - labels[q] >= min_dist (in double precision).
+    bound[p]: how many sorted labels q are at least min_dist below labels[p] (real labels: their difference in double precision; integer labels: exactly).
+    """
+
+def rankable_thresholds(
+    labels: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    min_dist: typing.SupportsFloat | typing.SupportsIndex,
+) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    t[i]: the smallest double t with fl(t - labels[i]) >= min_dist (+inf if none): the labels rankable above labels[i] are those >= t[i].
     """
 
 def group_dominance(

@@ -97,68 +97,12 @@ def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
     """The smallest double t with fl(t - y) >= min_dist, per entry (inf if none).
 
     Rounded subtraction is monotone, so {x : fl(x - y) >= min_dist} = {x >= t}
-    exactly: counting labels >= t gives the kernel's rankable test bit for bit.
-    Usually t = fl(y + min_dist); otherwise (near zero, or where the sum
-    rounds the wrong way) a bisection over the ordered doubles finds it.
+    exactly: counting labels >= t gives the kernel's rankable test bit for bit
+    (the rule lives in the compiled module, with the kernel's).
     """
-    y = np.asarray(y, dtype=np.float64)
-    t = np.empty_like(y)
-    step = max(1, min(y.size, _STEP))
-    work = np.empty(step)  # small scratch arrays, reused: stays in cache, no page faults
-    flags = np.empty(step, dtype=bool)
-    with np.errstate(over="ignore", invalid="ignore"):
-        for start in range(0, y.size, step):
-            yy, tt = y[start : start + step], t[start : start + step]
-            w, f = work[: yy.size], flags[: yy.size]
-            np.add(yy, min_dist, out=tt)
-            # t = fl(y + min_dist) is the threshold when fl(t - y) >= min_dist > fl(t- - y)
-            np.less(np.subtract(tt, yy, out=w), min_dist, out=f)
-            if not f.any():
-                np.subtract(np.nextafter(tt, -np.inf, out=w), yy, out=w)
-                np.greater_equal(w, min_dist, out=f)
-                if not f.any():
-                    continue
-            tt[:] = _threshold_search(yy, tt.copy(), min_dist)
-    return t
+    from .. import _core
 
-
-# Elements per step of the chunked loops (thresholds, searches): small enough for the cache.
-_STEP = 1 << 16
-
-
-def _threshold_search(y, t, min_dist):
-    """_threshold_up where fl(y + min_dist) is not the threshold: a few ulp steps, then bisection."""
-    for _ in range(3):  # usually one ulp off, if at all
-        low = (t - y) < min_dist
-        if not low.any():
-            break
-        t[low] = np.nextafter(t[low], np.inf)
-    for _ in range(3):
-        below = np.nextafter(t, -np.inf)
-        fits = (below - y) >= min_dist
-        if not fits.any():
-            break
-        t[fits] = below[fits]
-    done = ((t - y) >= min_dist) & ((np.nextafter(t, -np.inf) - y) < min_dist)
-    if not done.all():
-        bad = ~done
-        t[bad] = _bisect_up(y[bad], min_dist)
-    return t
-
-
-def _bisect_up(y, min_dist):
-    """Smallest t with fl(t - y) >= min_dist by bisection on the ordered keys (64 steps at most)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        high_value = np.maximum(y + 2 * min_dist, np.nextafter(y, np.inf))
-        lo, hi = blocks.order_keys(y.copy()), blocks.order_keys(high_value)  # fl(y - y) = 0 < min_dist; hi satisfies
-        while True:
-            open_ = hi - 1 > lo  # hi - lo can exceed the int64 range
-            if not open_.any():
-                return blocks.from_order_keys(hi)
-            mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
-            fits = (blocks.from_order_keys(mid) - y) >= min_dist
-            hi = np.where(open_ & fits, mid, hi)
-            lo = np.where(open_ & ~fits, mid, lo)
+    return _core.rankable_thresholds(np.asarray(y, dtype=np.float64), float(min_dist))
 
 
 def _paired_sample(scores, labels, size, seed):
