@@ -29,8 +29,8 @@ double log_binomial(double n, double k) {
 
 }  // namespace
 
-MannWhitneyRanks mann_whitney_ranks(const KeyColumn& x, std::size_t m, const KeyColumn& y, std::size_t n,
-                                    int n_threads, Control& control, std::vector<std::uint64_t>* group_sizes) {
+MannWhitneyRanks mann_whitney_ranks(const KeyColumn& x, std::size_t m, const KeyColumn& y, std::size_t n, int n_threads,
+                                    Control& control, std::vector<std::uint64_t>* group_sizes) {
     using paired_detail::Buffer;
     Buffer<std::uint64_t> xk(m), xs(m), yk(n), ys(n);
     const std::uint64_t* sx = nullptr;
@@ -103,8 +103,9 @@ double mann_whitney_conditional_cdf(const std::vector<std::uint64_t>& group_size
             const double log_prefix = log_binomial(static_cast<double>(s), static_cast<double>(k));
             for (std::uint64_t j = 0; j <= t && k + j <= m; ++j) {
                 if (t - j > n - (s - k)) continue;  // more of the second sample than it has
-                const double weight = std::exp(log_prefix + log_binomial(static_cast<double>(t), static_cast<double>(j)) -
-                                               log_binomial(static_cast<double>(s + t), static_cast<double>(k + j)));
+                const double weight =
+                    std::exp(log_prefix + log_binomial(static_cast<double>(t), static_cast<double>(j)) -
+                             log_binomial(static_cast<double>(s + t), static_cast<double>(k + j)));
                 // each of the j gains 2 per second-sample value below and 1 per one tied with it
                 const std::uint64_t shift = j * (2 * (s - k) + (t - j));
                 if (shift >= width) continue;

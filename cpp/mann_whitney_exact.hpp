@@ -29,8 +29,8 @@ struct MannWhitneyRanks {
 
 // `group_sizes`, when not null, receives the sizes of the groups of tied
 // pooled values in ascending order of value.
-MannWhitneyRanks mann_whitney_ranks(const KeyColumn& x, std::size_t m, const KeyColumn& y, std::size_t n,
-                                    int n_threads, Control& control, std::vector<std::uint64_t>* group_sizes = nullptr);
+MannWhitneyRanks mann_whitney_ranks(const KeyColumn& x, std::size_t m, const KeyColumn& y, std::size_t n, int n_threads,
+                                    Control& control, std::vector<std::uint64_t>* group_sizes = nullptr);
 
 // P(U = u) for u = 0..max_u under the null without ties (samples of m and n).
 std::vector<double> mann_whitney_null_pmf(std::uint64_t m, std::uint64_t n, std::uint64_t max_u, Control& control);

@@ -118,12 +118,12 @@ py::array_t<double> mann_whitney_null_pmf_py(std::uint64_t m, std::uint64_t n, s
     return to_array(run_without_gil(*control, [&] { return mann_whitney_null_pmf(m, n, max_u, *control); }));
 }
 
-double mann_whitney_conditional_cdf_py(const py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>& sizes,
-                                       std::uint64_t m, std::uint64_t max_doubled_u) {
+double mann_whitney_conditional_cdf_py(
+    const py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>& sizes, std::uint64_t m,
+    std::uint64_t max_doubled_u) {
     const std::vector<std::uint64_t> groups(sizes.data(), sizes.data() + sizes.size());
     const auto control = make_control();
-    return run_without_gil(*control,
-                           [&] { return mann_whitney_conditional_cdf(groups, m, max_doubled_u, *control); });
+    return run_without_gil(*control, [&] { return mann_whitney_conditional_cdf(groups, m, max_doubled_u, *control); });
 }
 
 }  // namespace

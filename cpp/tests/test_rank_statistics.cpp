@@ -143,7 +143,7 @@ void test_mann_whitney() {
     std::vector<std::uint64_t> sizes;
     const MannWhitneyRanks r =
         mann_whitney_ranks(KeyColumn::of(x.data(), 1), 4, KeyColumn::of(y.data(), 1), 3, 1, control, &sizes);
-    CHECK_EQ(r.doubled_u, std::uint64_t{11});  // 1 > 0; 2, 2 > 0 and tie 2; 5 > all three
+    CHECK_EQ(r.doubled_u, std::uint64_t{14});  // U = 1 (for 1) + 2 x 1.5 (for each 2) + 3 (for 5)
     CHECK(r.tie_cube_excess == 24);
     CHECK_EQ(sizes.size(), std::size_t{5});
 }
