@@ -242,7 +242,7 @@ class RankState(Result):
         keys = np.concatenate([self.scores, other.scores])
         order = np.argsort(keys, kind="stable")
         keys = keys[order]
-        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]])) if keys.size else order
 
         def add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             return np.add.reduceat(np.concatenate([a, b])[order], starts) if starts.size else a[:0]
@@ -489,7 +489,8 @@ def roc_auc_of_ranges(summaries: Sequence[FloatArray], *, weighted: bool, warn: 
     elif not warn and not (total_pos > 0 and total_neg > 0):
         auc = float("nan")
     else:
-        auc = binary_auc_value(total_area / (total_pos * total_neg), total_pos, total_neg, None)
+        ratio = total_area / (total_pos * total_neg) if total_pos > 0 and total_neg > 0 else float("nan")
+        auc = binary_auc_value(ratio, total_pos, total_neg, None)
     variance = None if weighted else _delong_variance(table, auc)
     return RocAucResult(auc, count_pos, count_neg, total_pos, total_neg, variance)
 
