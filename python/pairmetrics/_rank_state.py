@@ -364,16 +364,11 @@ class RankState(Result):
         """
         if definition not in ("step", "trapezoid"):
             raise ValueError(f"definition must be 'step' or 'trapezoid', got {definition!r}")
-        precision, recall = _pr_points(self)
-        if recall.size == 0 or not recall[-1] > 0:
+        total_pos = float(self.weights()[0].sum())
+        if not total_pos > 0:
             warn_undefined("No positive class found in y_true: average precision is undefined")
             return float("nan")
-        recall = recall / recall[-1]
-        rise = np.diff(recall, prepend=0.0)
-        if definition == "step":
-            return float(max(0.0, np.sum(rise * precision)))
-        left = np.concatenate([[1.0], precision[:-1]])
-        return float(np.sum(rise * (precision + left) / 2))
+        return float(max(0.0, average_precision_part(self, 0.0, 0.0, total_pos, definition)))
 
     def precision_recall_curve(self) -> tuple[FloatArray, FloatArray, FloatArray]:
         """scikit-learn's ``precision_recall_curve`` of the samples.
@@ -424,12 +419,13 @@ def _kept(state: RankState) -> np.ndarray:
     return ((pos + neg) > 0)[::-1] if state.weighted else np.ones(state.scores.shape[0], bool)
 
 
-def _pr_points(state: RankState) -> tuple[FloatArray, FloatArray]:
-    """(precision, true-positive weight) at each kept threshold, highest score first."""
+def _pr_points(state: RankState, tp_above: float = 0.0, fp_above: float = 0.0) -> tuple[FloatArray, FloatArray]:
+    """(precision, true-positive weight) at each kept threshold, highest score first, after the given weights
+    of higher scores."""
     pos, neg = state.weights()
     keep = _kept(state)
-    tps = np.cumsum(pos[::-1])[keep]
-    fps = np.cumsum(neg[::-1])[keep]
+    tps = tp_above + np.cumsum(pos[::-1])[keep]
+    fps = fp_above + np.cumsum(neg[::-1])[keep]
     predicted = tps + fps
     with np.errstate(divide="ignore", invalid="ignore"):
         precision = np.where(predicted != 0, tps / predicted, 0.0)
@@ -437,6 +433,21 @@ def _pr_points(state: RankState) -> tuple[FloatArray, FloatArray]:
 
 
 # --------------------------------------------------------------------------------- score ranges
+
+
+def average_precision_part(
+    state: RankState, tp_above: float, fp_above: float, total_positive: float, definition: str
+) -> float:
+    """The part of the average precision from the thresholds of one score range, given the positive and
+    negative weight of the ranges above it: the parts of consecutive ranges add up to the whole."""
+    precision, tps = _pr_points(state, tp_above, fp_above)
+    rise = np.diff(tps, prepend=tp_above) / total_positive
+    if definition == "step":
+        return float(np.sum(rise * precision))
+    above = tp_above + fp_above
+    first = tp_above / above if above > 0 else 1.0  # the point before this range's first: (0, 1) at the top
+    left = np.concatenate([[first], precision[:-1]])
+    return float(np.sum(rise * (precision + left) / 2))
 
 # range_summary's fields, in order
 SUMMARY_FIELDS = ("n_positive", "n_negative", "positive_weight", "negative_weight", "area", "positive_placement_mean",
