@@ -449,6 +449,7 @@ def average_precision_part(
     left = np.concatenate([[first], precision[:-1]])
     return float(np.sum(rise * (precision + left) / 2))
 
+
 # range_summary's fields, in order
 SUMMARY_FIELDS = ("n_positive", "n_negative", "positive_weight", "negative_weight", "area", "positive_placement_mean",
                   "positive_placement_m2", "negative_placement_mean", "negative_placement_m2")  # fmt: skip

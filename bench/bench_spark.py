@@ -1,0 +1,96 @@
+"""Spark: the exact evaluator of pairmetrics.spark against MLlib's, in one run on a local Spark.
+
+The data are generated on the executors (``spark.range`` and ``rand``: a skewed score, a calibrated model's
+probabilities near 0 with ties, and a 10% positive label), cached, and evaluated by
+
+* ``pairmetrics.spark.BinaryClassificationEvaluator`` (exact),
+* MLlib's ``BinaryClassificationEvaluator`` with its default ``numBins=1000`` (binned) and ``numBins=0``
+  (exact),
+
+areaUnderROC, and the per-group AUC of ``--groups`` groups (``roc_auc_score(..., groups_col=...)``, the
+result written to a noop sink so that it stays on the executors). The driver's memory growth is the peak
+resident set of this Python process during our call, sampled every 10 ms, minus its resident set before.
+
+    python bench/bench_spark.py [--rows 2e6] [--partitions 16] [--groups 1e4] [--master local[2]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+try:  # as part of the installed package (pairmetrics.bench)
+    from ._common import markdown_table, write_results
+    from .bench_dask import GIB, PeakRSS
+except ImportError:  # as a script: python bench/bench_spark.py
+    from _common import markdown_table, write_results
+    from bench_dask import GIB, PeakRSS
+
+
+def _timed(call):
+    start = time.perf_counter()
+    value = call()
+    return value, time.perf_counter() - start
+
+
+def run(rows: int, partitions: int, groups: int, master: str) -> dict:
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator as MLlib
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    from pairmetrics import spark as pms
+
+    spark = (SparkSession.builder.master(master).appName("bench-spark").config("spark.ui.enabled", "false")
+             .config("spark.driver.memory", "4g").config("spark.sql.shuffle.partitions", str(partitions))
+             .getOrCreate())  # fmt: skip
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        label = (F.rand(1) < 0.1).cast("double")
+        df = spark.range(0, rows, numPartitions=partitions).select(
+            label.alias("label"), (F.col("id") % groups).alias("group"), F.rand(2).alias("u")
+        )
+        # skewed scores near 0, rounded to 1e-4 (ties), shifted up for positives
+        score = F.round(F.pow(F.col("u"), F.lit(6.0)) * 0.5 + F.col("label") * F.rand(3) * 0.3, 4)
+        df = df.withColumn("score", score).drop("u").cache()
+        df.count()
+        ours_evaluator = pms.BinaryClassificationEvaluator(rawPredictionCol="score")
+        with PeakRSS() as rss:
+            ours, t_ours = _timed(lambda: ours_evaluator.evaluate(df))
+        binned, t_binned = _timed(lambda: MLlib(rawPredictionCol="score").evaluate(df))
+        exact, t_exact = _timed(lambda: MLlib(rawPredictionCol="score", numBins=0).evaluate(df))
+        per_group = pms.roc_auc_score(df, label_col="label", score_col="score", groups_col="group")
+        _, t_groups = _timed(lambda: per_group.write.format("noop").mode("overwrite").save())
+    finally:
+        spark.stop()
+    return {
+        "rows": rows, "partitions": partitions, "groups": groups, "master": master,
+        "auc": {"ours": ours, "mllib_binned": binned, "mllib_exact": exact,
+                "binned_error": binned - exact, "ours_minus_mllib_exact": ours - exact},
+        "seconds": {"ours": t_ours, "mllib_binned": t_binned, "mllib_exact": t_exact, "groups": t_groups},
+        "ratio_to_mllib_binned": t_ours / t_binned, "ratio_to_mllib_exact": t_ours / t_exact,
+        "driver_growth_gib": rss.growth / GIB,
+    }  # fmt: skip
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=float, default=2e6)
+    parser.add_argument("--partitions", type=int, default=16)
+    parser.add_argument("--groups", type=float, default=1e4)
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args(argv)
+    result = run(int(args.rows), args.partitions, int(args.groups), args.master)
+    seconds = result["seconds"]
+    print(markdown_table(
+        ["rows", "ours (s)", "MLlib numBins=1000 (s)", "MLlib numBins=0 (s)", "ours / binned", "ours / exact",
+         f"{result['groups']} groups (s)", "driver growth (GiB)"],
+        [[f"{result['rows']:.0e}", f"{seconds['ours']:.1f}", f"{seconds['mllib_binned']:.1f}",
+          f"{seconds['mllib_exact']:.1f}", f"{result['ratio_to_mllib_binned']:.2f}",
+          f"{result['ratio_to_mllib_exact']:.2f}", f"{seconds['groups']:.1f}", f"{result['driver_growth_gib']:.3f}"]],
+    ))  # fmt: skip
+    print("AUC:", result["auc"])
+    print("written to", write_results("spark", result))
+
+
+if __name__ == "__main__":
+    main()
