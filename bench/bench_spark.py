@@ -34,11 +34,10 @@ def _timed(call):
 
 
 def run(rows: int, partitions: int, groups: int, master: str) -> dict:
+    from pairmetrics import spark as pms
     from pyspark.ml.evaluation import BinaryClassificationEvaluator as MLlib
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
-
-    from pairmetrics import spark as pms
 
     spark = (SparkSession.builder.master(master).appName("bench-spark").config("spark.ui.enabled", "false")
              .config("spark.driver.memory", "4g").config("spark.sql.shuffle.partitions", str(partitions))

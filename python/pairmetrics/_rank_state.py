@@ -408,8 +408,8 @@ def _count(scores: FloatArray, positive: np.ndarray, weight: FloatArray | None) 
     n_neg = np.bincount(inverse[~positive], minlength=m).astype(np.int64)
     if weight is None:
         return RankState(distinct, n_pos, n_neg)
-    w_pos = np.bincount(inverse[positive], weights=weight[positive], minlength=m)
-    w_neg = np.bincount(inverse[~positive], weights=weight[~positive], minlength=m)
+    w_pos = np.bincount(inverse[positive], weights=weight[positive], minlength=m).astype(np.float64)
+    w_neg = np.bincount(inverse[~positive], weights=weight[~positive], minlength=m).astype(np.float64)
     return RankState(distinct, n_pos, n_neg, w_pos, w_neg)
 
 

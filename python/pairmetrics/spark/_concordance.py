@@ -19,20 +19,6 @@ import numpy as np
 
 _TIME, _EVENT, _SCORE = "__pairmetrics_time", "__pairmetrics_event", "__pairmetrics_score"
 _TIME_RANGE, _SCORE_RANGE = "__pairmetrics_time_range", "__pairmetrics_score_range"
-_SLACK = 0.25  # approxQuantile's relative error, as a fraction of one range's share
-
-
-def _range_column(df: Any, column: str, n_ranges: int) -> tuple[Any, int]:
-    """The range number (0 lowest) of ``column`` for every row, and the number of ranges."""
-    from pyspark.sql import functions
-
-    probabilities = [k / n_ranges for k in range(1, n_ranges)]
-    bounds = df.approxQuantile(column, probabilities, _SLACK / n_ranges) if probabilities else []
-    bounds = sorted(set(b for b in bounds if b is not None and np.isfinite(b)))
-    number = functions.lit(0)
-    for bound in bounds:
-        number = number + (functions.col(column) > functions.lit(bound)).cast("int")
-    return number, len(bounds) + 1
 
 
 def _columns(batches: Iterator[Any], names: tuple[str, ...]) -> list[np.ndarray]:
@@ -137,7 +123,7 @@ def concordance_index(df: Any, *, time_col: str, score_col: str, event_col: str 
     from pyspark.sql import functions
 
     from .._survival import lifelines_index
-    from ._ranks import range_count
+    from ._ranks import range_count, range_number
 
     for name in (time_col, score_col, event_col):
         if name is not None and name not in df.columns:
@@ -146,8 +132,8 @@ def concordance_index(df: Any, *, time_col: str, score_col: str, event_col: str 
     data = df.select(functions.col(time_col).cast("double").alias(_TIME), event.alias(_EVENT),
                      functions.col(score_col).cast("double").alias(_SCORE))  # fmt: skip
     n_ranges = range_count(df)
-    time_range, n_time = _range_column(data, _TIME, n_ranges)
-    score_range, n_score = _range_column(data, _SCORE, n_ranges)
+    time_range, n_time = range_number(data, _TIME, n_ranges)
+    score_range, n_score = range_number(data, _SCORE, n_ranges)
     data = data.withColumn(_TIME_RANGE, time_range).withColumn(_SCORE_RANGE, score_range)
     within = data.repartition(n_time, _TIME_RANGE).mapInArrow(_within_time_ranges, "below long, tied long, above long")
     totals = [sum(int(row[k]) for row in within.collect()) for k in range(3)]

@@ -68,16 +68,23 @@ def range_count(df: Any) -> int:
     return int(min(max(df.rdd.getNumPartitions(), 2), 4096))
 
 
-def with_ranges(df: Any, n_ranges: int) -> tuple[Any, int]:
-    """``df`` with the range number of every row (0 for the lowest scores), and the number of ranges."""
+def range_number(df: Any, column: str, n_ranges: int) -> tuple[Any, int]:
+    """The range number (0 for the lowest values) of ``column`` as a column expression, from bounds at
+    ``approxQuantile``'s quantiles (equal values share a range), and the number of ranges."""
     functions = _functions()
     probabilities = [k / n_ranges for k in range(1, n_ranges)]
-    bounds = df.approxQuantile(SCORE, probabilities, _QUANTILE_SLACK / n_ranges) if probabilities else []
+    bounds = df.approxQuantile(column, probabilities, _QUANTILE_SLACK / n_ranges) if probabilities else []
     bounds = sorted(set(b for b in bounds if b is not None and np.isfinite(b)))
     number = functions.lit(0)
-    for k, bound in enumerate(bounds):  # the number of bounds below the score: equal scores share a range
-        number = number + (functions.col(SCORE) > functions.lit(bound)).cast("int")
-    return df.withColumn(RANGE, number), len(bounds) + 1
+    for bound in bounds:  # the number of bounds below the value
+        number = number + (functions.col(column) > functions.lit(bound)).cast("int")
+    return number, len(bounds) + 1
+
+
+def with_ranges(df: Any, n_ranges: int) -> tuple[Any, int]:
+    """``df`` with the score range number of every row, and the number of ranges."""
+    number, count = range_number(df, SCORE, n_ranges)
+    return df.withColumn(RANGE, number), count
 
 
 def _state_columns(batch: Any, rows: np.ndarray | None, positive_above: float | None) -> tuple[Any, ...]:

@@ -11,7 +11,7 @@ from ._ranks import average_precision, prepared, roc_auc, score_column
 __all__ = ["BinaryClassificationEvaluator"]
 
 
-class BinaryClassificationEvaluator(_MLlibEvaluator):  # type: ignore[misc]
+class BinaryClassificationEvaluator(_MLlibEvaluator):
     """Drop-in for :class:`pyspark.ml.evaluation.BinaryClassificationEvaluator` that computes exactly.
 
     The same Params, defaults, getters and setters (``labelCol``,
