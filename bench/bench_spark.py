@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import time
 
+import numpy as np
+
 try:  # as part of the installed package (pairmetrics.bench)
     from ._common import markdown_table, write_results
     from .bench_dask import GIB, PeakRSS
@@ -71,13 +73,66 @@ def run(rows: int, partitions: int, groups: int, master: str) -> dict:
     }  # fmt: skip
 
 
+def _trapezoid_auc(tps, fps):
+    """The trapezoidal area under ROC points given by cumulative counts from the highest threshold down."""
+    tpr = np.concatenate([[0.0], tps / tps[-1], [1.0]])
+    fpr = np.concatenate([[0.0], fps / fps[-1], [1.0]])
+    return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2))
+
+
+def binned_aucs(state, n_bins):
+    """The AUC after binning a RankState's curve to n_bins points, two ways: MLlib's (runs of
+    ``distinct / n_bins`` consecutive distinct scores merged into one point) and equally spaced thresholds in
+    [0, 1] (TensorFlow's ``AUC(num_thresholds=...)``, H2O-like fixed bins)."""
+    pos, neg = (w[::-1] for w in state.weights())  # highest score first
+    grouping = state.scores.size // n_bins
+    ends = np.arange(grouping, state.scores.size + grouping, grouping) if grouping >= 2 else np.arange(pos.size) + 1
+    ends = np.minimum(ends, pos.size)
+    tps, fps = np.cumsum(pos), np.cumsum(neg)
+    equal_count = _trapezoid_auc(tps[ends - 1], fps[ends - 1])
+    thresholds = np.linspace(0, 1, n_bins)[::-1]
+    above = np.searchsorted(-state.scores[::-1], -thresholds, side="left")  # scores > threshold
+    spaced_tps = np.concatenate([[0.0], tps])[above]
+    spaced_fps = np.concatenate([[0.0], fps])[above]
+    return equal_count, _trapezoid_auc(np.append(spaced_tps, tps[-1]), np.append(spaced_fps, fps[-1]))
+
+
+def binning_errors(n=10**6, seed=0) -> dict:
+    """AUC errors of 1000, 400 and 200 bins against the exact AUC on skewed scores (no Spark needed)."""
+    import pairmetrics as pm
+
+    rng = np.random.default_rng(seed)
+    calibrated = rng.beta(0.2, 20, n)  # a calibrated model's probabilities: mean 1%, most near 0
+    label = rng.random(n) < calibrated
+    cases = {"calibrated probabilities near 0": calibrated,
+             "the same, rounded to 1e-3 (ties)": np.round(calibrated, 3),
+             "probabilities near 0.5 (control)": np.clip(0.5 + (calibrated - 0.01) * 2, 0, 1)}  # fmt: skip
+    out = {}
+    for name, score in cases.items():
+        state = pm.RankState().update(label, score)
+        exact = state.roc_auc().auc
+        out[name] = {"exact": exact, "distinct_scores": int(state.scores.size)}
+        for n_bins in (1000, 400, 200):
+            equal_count, spaced = binned_aucs(state, n_bins)
+            out[name][n_bins] = {"equal_count_error": equal_count - exact, "spaced_error": spaced - exact}
+    return out
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=float, default=2e6)
     parser.add_argument("--partitions", type=int, default=16)
     parser.add_argument("--groups", type=float, default=1e4)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--binning", action="store_true", help="only the binning-error table (no Spark)")
     args = parser.parse_args(argv)
+    if args.binning:
+        errors = binning_errors()
+        rows = [[name, f"{e['exact']:.6f}", *[f"{e[b]['equal_count_error']:+.2e} / {e[b]['spaced_error']:+.2e}"
+                                              for b in (1000, 400, 200)]] for name, e in errors.items()]  # fmt: skip
+        print(markdown_table(["scores", "exact AUC", "1000 bins", "400 bins", "200 bins"], rows))
+        print("written to", write_results("spark_binning", {"errors": errors}))
+        return
     result = run(int(args.rows), args.partitions, int(args.groups), args.master)
     seconds = result["seconds"]
     print(markdown_table(

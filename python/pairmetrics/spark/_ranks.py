@@ -1,8 +1,9 @@
 """Exact AUC and average precision of Spark DataFrames, computed on the executors.
 
 The plan: bounds of score ranges from ``approxQuantile`` (one pass), a range number per row (equal scores
-share a range), one shuffle that brings each range to one task, where a :class:`~pairmetrics.RankState`
-counts it from Arrow batches and reduces it to a fixed-size summary; the driver combines the summaries of the
+share a range), a :class:`~pairmetrics.RankState` of each range in each input partition (Arrow batches; a
+map-side combine: O(distinct scores) crosses the network), one shuffle that brings each range's states to one
+task, which merges them and reduces them to a fixed-size summary; the driver combines the summaries of the
 ranges, lowest first, in O(ranges) memory (:func:`pairmetrics._rank_state.roc_auc_of_ranges`). The average
 precision needs the weight of the ranges above each range: a cheap aggregation first, then the same shuffle.
 Per-group results run ``groupBy(...).applyInPandas`` on the executors, one state per group.
@@ -118,11 +119,42 @@ def range_states(batches: Iterator[Any], positive_above: float | None) -> dict[i
     return states
 
 
-def _summaries_task(positive_above: float | None) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    def summarize(batches: Iterator[Any]) -> Iterator[Any]:
+def _partial_states(positive_above: float | None) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    def count(batches: Iterator[Any]) -> Iterator[Any]:
+        """Before the shuffle: the state of every score range in an input partition (what crosses the network
+        is O(distinct scores), not O(rows), as a map-side combine)."""
         import pyarrow as pa
 
         states = range_states(batches, positive_above)
+        numbers = sorted(states)
+        yield pa.RecordBatch.from_arrays([pa.array(numbers, pa.int32()),
+                                          pa.array([states[k].to_bytes() for k in numbers], pa.large_binary())],
+                                         names=[RANGE, "state"])  # fmt: skip
+
+    return count
+
+
+def shuffled_states(ranged: Any, n_ranges: int, positive_above: float | None) -> Any:
+    """The partial states of every input partition, shuffled so that each score range's meet in one task."""
+    partial = ranged.mapInArrow(_partial_states(positive_above), f"{RANGE} int, state binary")
+    return partial.repartition(n_ranges, RANGE)
+
+
+def merged_states(batches: Iterator[Any]) -> dict[int, RankState]:
+    """After the shuffle: the partial states of a task merged per score range."""
+    states: dict[int, RankState] = {}
+    for batch in batches:
+        numbers = batch.column(0).to_pylist()
+        for number, data in zip(numbers, batch.column(1).to_pylist()):
+            states.setdefault(number, RankState()).merge(RankState.from_bytes(data))
+    return states
+
+
+def _summaries_task() -> Callable[[Iterator[Any]], Iterator[Any]]:
+    def summarize(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        states = merged_states(batches)
         numbers = sorted(states)
         table = np.array([range_summary(states[k]) for k in numbers]).reshape(-1, len(SUMMARY_FIELDS))
         columns = [pa.array(numbers, pa.int32())] + [pa.array(table[:, j], pa.float64()) for j in range(table.shape[1])]
@@ -138,7 +170,7 @@ def _summary_schema() -> str:
 def range_summaries(df: Any, positive_above: float | None) -> list[np.ndarray]:
     """The range_summary of every score range (lowest first; empty ranges count nothing)."""
     ranged, n_ranges = with_ranges(df, range_count(df))
-    rows = ranged.repartition(n_ranges, RANGE).mapInArrow(_summaries_task(positive_above), _summary_schema()).collect()
+    rows = shuffled_states(ranged, n_ranges, positive_above).mapInArrow(_summaries_task(), _summary_schema()).collect()
     table = np.zeros((n_ranges, len(SUMMARY_FIELDS)))
     for row in rows:
         table[row[0]] = [row[name] for name in SUMMARY_FIELDS]
@@ -151,12 +183,12 @@ def roc_auc(df: Any, weighted: bool, positive_above: float | None = None) -> Roc
 
 
 def _precision_task(
-    offsets: dict[int, tuple[float, float]], total: float, definition: str, positive_above: float | None
+    offsets: dict[int, tuple[float, float]], total: float, definition: str
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def contribute(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        states = range_states(batches, positive_above)
+        states = merged_states(batches)
         numbers = sorted(states)
         parts = [average_precision_part(states[k], *offsets[k], total, definition) for k in numbers]
         yield pa.RecordBatch.from_arrays([pa.array(numbers, pa.int32()), pa.array(parts, pa.float64())],
@@ -186,8 +218,8 @@ def average_precision(df: Any, definition: str, positive_above: float | None = N
 
         warn_undefined("No positive class found in the labels: average precision is undefined")
         return float("nan")
-    task = _precision_task(offsets, tp_above, definition, positive_above)
-    parts = ranged.repartition(n_ranges, RANGE).mapInArrow(task, f"{RANGE} int, part double").collect()
+    task = _precision_task(offsets, tp_above, definition)
+    parts = shuffled_states(ranged, n_ranges, positive_above).mapInArrow(task, f"{RANGE} int, part double").collect()
     return float(max(0.0, sum(row["part"] for row in parts)))
 
 
