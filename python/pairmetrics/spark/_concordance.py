@@ -123,7 +123,7 @@ def concordance_index(df: Any, *, time_col: str, score_col: str, event_col: str 
     from pyspark.sql import functions
 
     from .._survival import lifelines_index
-    from ._ranks import range_count, range_number
+    from ._ranks import range_count, range_expression, value_bounds
 
     for name in (time_col, score_col, event_col):
         if name is not None and name not in df.columns:
@@ -132,9 +132,10 @@ def concordance_index(df: Any, *, time_col: str, score_col: str, event_col: str 
     data = df.select(functions.col(time_col).cast("double").alias(_TIME), event.alias(_EVENT),
                      functions.col(score_col).cast("double").alias(_SCORE))  # fmt: skip
     n_ranges = range_count(df)
-    time_range, n_time = range_number(data, _TIME, n_ranges)
-    score_range, n_score = range_number(data, _SCORE, n_ranges)
-    data = data.withColumn(_TIME_RANGE, time_range).withColumn(_SCORE_RANGE, score_range)
+    time_bounds, score_bounds = value_bounds(data, _TIME, n_ranges), value_bounds(data, _SCORE, n_ranges)
+    n_time, n_score = len(time_bounds) + 1, len(score_bounds) + 1
+    data = data.withColumn(_TIME_RANGE, range_expression(_TIME, time_bounds))
+    data = data.withColumn(_SCORE_RANGE, range_expression(_SCORE, score_bounds))
     within = data.repartition(n_time, _TIME_RANGE).mapInArrow(_within_time_ranges, "below long, tied long, above long")
     totals = [sum(int(row[k]) for row in within.collect()) for k in range(3)]
     schema = "score_range int, below long, tied long, above long, events array<long>, samples array<long>"

@@ -1,11 +1,12 @@
 """Exact AUC and average precision of Spark DataFrames, computed on the executors.
 
-The plan: bounds of score ranges from ``approxQuantile`` (one pass), a range number per row (equal scores
-share a range), a :class:`~pairmetrics.RankState` of each range in each input partition (Arrow batches; a
-map-side combine: O(distinct scores) crosses the network), one shuffle that brings each range's states to one
-task, which merges them and reduces them to a fixed-size summary; the driver combines the summaries of the
-ranges, lowest first, in O(ranges) memory (:func:`pairmetrics._rank_state.roc_auc_of_ranges`). The average
-precision needs the weight of the ranges above each range: a cheap aggregation first, then the same shuffle.
+The plan: bounds of score ranges from ``approxQuantile`` (one pass; equal scores share a range); in each input
+partition, one :class:`~pairmetrics.RankState` of its rows (Arrow batches, one sort), cut into the states of
+the score ranges (a map-side combine: O(distinct scores) crosses the network, not O(rows)); one shuffle that
+brings each range's states to one task, which merges them and reduces them to a fixed-size summary; the driver
+combines the summaries of the ranges, lowest first, in O(ranges) memory
+(:func:`pairmetrics._rank_state.roc_auc_of_ranges`). The average precision needs the weight of the ranges
+above each range: a cheap aggregation first, then the same shuffle.
 Per-group results run ``groupBy(...).applyInPandas`` on the executors, one state per group.
 """
 
@@ -69,63 +70,70 @@ def range_count(df: Any) -> int:
     return int(min(max(df.rdd.getNumPartitions(), 2), 4096))
 
 
-def range_number(df: Any, column: str, n_ranges: int) -> tuple[Any, int]:
-    """The range number (0 for the lowest values) of ``column`` as a column expression, from bounds at
-    ``approxQuantile``'s quantiles (equal values share a range), and the number of ranges."""
-    functions = _functions()
+def value_bounds(df: Any, column: str, n_ranges: int) -> list[float]:
+    """Bounds of at most n_ranges ranges of ``column``'s values, at ``approxQuantile``'s quantiles (distinct,
+    increasing); a value's range is the number of bounds below it, so equal values share a range."""
     probabilities = [k / n_ranges for k in range(1, n_ranges)]
     bounds = df.approxQuantile(column, probabilities, _QUANTILE_SLACK / n_ranges) if probabilities else []
-    bounds = sorted(set(b for b in bounds if b is not None and np.isfinite(b)))
+    return sorted(set(float(b) for b in bounds if b is not None and np.isfinite(b)))
+
+
+def range_expression(column: str, bounds: list[float]) -> Any:
+    """The range number of ``column`` (see value_bounds) as a Spark column expression."""
+    functions = _functions()
     number = functions.lit(0)
-    for bound in bounds:  # the number of bounds below the value
+    for bound in bounds:
         number = number + (functions.col(column) > functions.lit(bound)).cast("int")
-    return number, len(bounds) + 1
+    return number
 
 
-def with_ranges(df: Any, n_ranges: int) -> tuple[Any, int]:
-    """``df`` with the score range number of every row, and the number of ranges."""
-    number, count = range_number(df, SCORE, n_ranges)
-    return df.withColumn(RANGE, number), count
-
-
-def _state_columns(batch: Any, rows: np.ndarray | None, positive_above: float | None) -> tuple[Any, ...]:
-    """(labels, scores, weights or None) of the selected rows of an Arrow batch; labels as 0/1 (MLlib's
-    ``label > 0.5`` when positive_above is set)."""
+def _batch_columns(batch: Any, positive_above: float | None) -> tuple[Any, ...]:
+    """(labels, scores, weights or None) of an Arrow batch; labels as MLlib reads them (``label > 0.5``) when
+    positive_above is set."""
     names = batch.schema.names
 
     def column(name: str) -> np.ndarray:
         array = batch.column(names.index(name))
         if array.null_count:
             raise ValueError(f"the {name.replace('__pairmetrics_', '')} column contains nulls")
-        values = array.to_numpy(zero_copy_only=False)
-        return values if rows is None else values[rows]
+        return array.to_numpy(zero_copy_only=False)
 
     labels = column(LABEL)
     if positive_above is not None:
         labels = labels > positive_above
-    weights = column(WEIGHT) if WEIGHT in names else None
-    return labels, column(SCORE), weights
+    return labels, column(SCORE), column(WEIGHT) if WEIGHT in names else None
 
 
-def range_states(batches: Iterator[Any], positive_above: float | None) -> dict[int, RankState]:
-    """The state of every score range found in a task's Arrow batches."""
-    states: dict[int, RankState] = {}
-    for batch in batches:
-        ranges = batch.column(batch.schema.names.index(RANGE)).to_numpy(zero_copy_only=False)
-        for number in np.unique(ranges).tolist():
-            rows = None if (ranges == number).all() else np.flatnonzero(ranges == number)
-            labels, scores, weights = _state_columns(batch, rows, positive_above)
-            states.setdefault(number, RankState()).update(labels, scores, sample_weight=weights)
-    return states
+def partition_state(batches: Iterator[Any], positive_above: float | None) -> RankState:
+    """The state of a task's rows (one count over the partition's batches)."""
+    parts = [_batch_columns(batch, positive_above) for batch in batches]
+    if not parts:
+        return RankState()
+    labels, scores = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    weights = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
+    return RankState().update(labels, scores, sample_weight=weights)
 
 
-def _partial_states(positive_above: float | None) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def split_by_range(state: RankState, bounds: list[float]) -> dict[int, RankState]:
+    """A state cut into the states of its score ranges (its scores are sorted: each range is a slice)."""
+    cuts = np.searchsorted(state.scores, np.asarray(bounds, dtype=np.float64), side="right")
+    edges = [0, *cuts.tolist(), state.scores.shape[0]]
+    pieces = {}
+    for number in range(len(edges) - 1):
+        piece = slice(edges[number], edges[number + 1])
+        if piece.start < piece.stop:
+            weights = (None, None) if not state.weighted else (w[piece] for w in state.weights())
+            pieces[number] = RankState(state.scores[piece], state.n_positive[piece], state.n_negative[piece], *weights)
+    return pieces
+
+
+def _partial_states(bounds: list[float], positive_above: float | None) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def count(batches: Iterator[Any]) -> Iterator[Any]:
         """Before the shuffle: the state of every score range in an input partition (what crosses the network
         is O(distinct scores), not O(rows), as a map-side combine)."""
         import pyarrow as pa
 
-        states = range_states(batches, positive_above)
+        states = split_by_range(partition_state(batches, positive_above), bounds)
         numbers = sorted(states)
         yield pa.RecordBatch.from_arrays([pa.array(numbers, pa.int32()),
                                           pa.array([states[k].to_bytes() for k in numbers], pa.large_binary())],
@@ -134,10 +142,10 @@ def _partial_states(positive_above: float | None) -> Callable[[Iterator[Any]], I
     return count
 
 
-def shuffled_states(ranged: Any, n_ranges: int, positive_above: float | None) -> Any:
+def shuffled_states(df: Any, bounds: list[float], positive_above: float | None) -> Any:
     """The partial states of every input partition, shuffled so that each score range's meet in one task."""
-    partial = ranged.mapInArrow(_partial_states(positive_above), f"{RANGE} int, state binary")
-    return partial.repartition(n_ranges, RANGE)
+    partial = df.mapInArrow(_partial_states(bounds, positive_above), f"{RANGE} int, state binary")
+    return partial.repartition(len(bounds) + 1, RANGE)
 
 
 def merged_states(batches: Iterator[Any]) -> dict[int, RankState]:
@@ -169,9 +177,9 @@ def _summary_schema() -> str:
 
 def range_summaries(df: Any, positive_above: float | None) -> list[np.ndarray]:
     """The range_summary of every score range (lowest first; empty ranges count nothing)."""
-    ranged, n_ranges = with_ranges(df, range_count(df))
-    rows = shuffled_states(ranged, n_ranges, positive_above).mapInArrow(_summaries_task(), _summary_schema()).collect()
-    table = np.zeros((n_ranges, len(SUMMARY_FIELDS)))
+    bounds = value_bounds(df, SCORE, range_count(df))
+    rows = shuffled_states(df, bounds, positive_above).mapInArrow(_summaries_task(), _summary_schema()).collect()
+    table = np.zeros((len(bounds) + 1, len(SUMMARY_FIELDS)))
     for row in rows:
         table[row[0]] = [row[name] for name in SUMMARY_FIELDS]
     return list(table)
@@ -200,7 +208,8 @@ def _precision_task(
 def average_precision(df: Any, definition: str, positive_above: float | None = None) -> float:
     """The exact average precision of a prepared DataFrame ("step": scikit-learn's, "trapezoid": MLlib's)."""
     functions = _functions()
-    ranged, n_ranges = with_ranges(df, range_count(df))
+    bounds = value_bounds(df, SCORE, range_count(df))
+    ranged = df.withColumn(RANGE, range_expression(SCORE, bounds))
     positive = (functions.col(LABEL) > 0.5) if positive_above is not None else (functions.col(LABEL) == 1)
     weight = functions.col(WEIGHT) if WEIGHT in df.columns else functions.lit(1.0)
     totals = ranged.groupBy(RANGE).agg(
@@ -219,7 +228,7 @@ def average_precision(df: Any, definition: str, positive_above: float | None = N
         warn_undefined("No positive class found in the labels: average precision is undefined")
         return float("nan")
     task = _precision_task(offsets, tp_above, definition)
-    parts = shuffled_states(ranged, n_ranges, positive_above).mapInArrow(task, f"{RANGE} int, part double").collect()
+    parts = shuffled_states(df, bounds, positive_above).mapInArrow(task, f"{RANGE} int, part double").collect()
     return float(max(0.0, sum(row["part"] for row in parts)))
 
 
