@@ -186,3 +186,11 @@ def test_one_class_warns_as_scikit_learn():
         assert math.isnan(pm.RankState().update([0, 0], [0.1, 0.2]).average_precision())
     with pytest.raises(ValueError, match="definition"):
         state.average_precision(definition="interpolated")
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from pairmetrics import _rank_state
+
+    assert doctest.testmod(_rank_state).failed == 0
