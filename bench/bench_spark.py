@@ -1,17 +1,19 @@
 """Spark: the exact evaluator of pairmetrics.spark against MLlib's, in one run on a local Spark.
 
-The data are generated on the executors (``spark.range`` and ``rand``: a skewed score, a calibrated model's
-probabilities near 0 with ties, and a 10% positive label), cached, and evaluated by
+The data are generated on the executors (``spark.range`` and ``rand``: a 10% positive label and a skewed score
+near 0, continuous and rounded to 1e-4 for ties), cached, and evaluated by
 
 * ``pairmetrics.spark.BinaryClassificationEvaluator`` (exact),
 * MLlib's ``BinaryClassificationEvaluator`` with its default ``numBins=1000`` (binned) and ``numBins=0``
   (exact),
 
-areaUnderROC, and the per-group AUC of ``--groups`` groups (``roc_auc_score(..., groups_col=...)``, the
-result written to a noop sink so that it stays on the executors). The driver's memory growth is the peak
-resident set of this Python process during our call, sampled every 10 ms, minus its resident set before.
+areaUnderROC, each once untimed (Python workers and the JIT warm up; reported as "cold") and once timed; then
+the per-group AUC of ``--groups`` groups (``roc_auc_score(..., groups_col=...)``, written to a noop sink so
+that it stays on the executors). The driver's memory growth is the peak resident set of this Python process
+during our timed call, sampled every 10 ms, minus its resident set before. ``--binning`` prints the table of
+binning errors of docs/guide/spark.rst instead (numpy only).
 
-    python bench/bench_spark.py [--rows 2e6] [--partitions 16] [--groups 1e4] [--master local[2]]
+    python bench/bench_spark.py [--rows 2e6] [--partitions 16] [--groups 1e4] [--master local[2]] [--binning]
 """
 
 from __future__ import annotations
@@ -35,9 +37,33 @@ def _timed(call):
     return value, time.perf_counter() - start
 
 
-def run(rows: int, partitions: int, groups: int, master: str) -> dict:
+def _case(df, column: str) -> dict:
+    """Ours and MLlib's evaluators on one score column; each runs once untimed first (warm Python workers and
+    JIT), then timed; the driver's growth is measured over our timed call."""
     from pairmetrics import spark as pms
     from pyspark.ml.evaluation import BinaryClassificationEvaluator as MLlib
+
+    evaluators = {"ours": pms.BinaryClassificationEvaluator(rawPredictionCol=column),
+                  "mllib_binned": MLlib(rawPredictionCol=column),
+                  "mllib_exact": MLlib(rawPredictionCol=column, numBins=0)}  # fmt: skip
+    values, seconds, cold = {}, {}, {}
+    for name, evaluator in evaluators.items():
+        _, cold[name] = _timed(lambda: evaluator.evaluate(df))
+        if name == "ours":
+            with PeakRSS() as rss:
+                values[name], seconds[name] = _timed(lambda: evaluator.evaluate(df))
+        else:
+            values[name], seconds[name] = _timed(lambda: evaluator.evaluate(df))
+    return {
+        "auc": values, "binned_error": values["mllib_binned"] - values["mllib_exact"],
+        "ours_minus_mllib_exact": values["ours"] - values["mllib_exact"], "seconds": seconds, "cold_seconds": cold,
+        "ratio_to_mllib_binned": seconds["ours"] / seconds["mllib_binned"],
+        "ratio_to_mllib_exact": seconds["ours"] / seconds["mllib_exact"], "driver_growth_gib": rss.growth / GIB,
+    }  # fmt: skip
+
+
+def run(rows: int, partitions: int, groups: int, master: str) -> dict:
+    from pairmetrics import spark as pms
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
@@ -50,27 +76,17 @@ def run(rows: int, partitions: int, groups: int, master: str) -> dict:
         df = spark.range(0, rows, numPartitions=partitions).select(
             label.alias("label"), (F.col("id") % groups).alias("group"), F.rand(2).alias("u")
         )
-        # skewed scores near 0, rounded to 1e-4 (ties), shifted up for positives
-        score = F.round(F.pow(F.col("u"), F.lit(6.0)) * 0.5 + F.col("label") * F.rand(3) * 0.3, 4)
-        df = df.withColumn("score", score).drop("u").cache()
+        # skewed scores near 0, shifted up for positives: continuous, and rounded to 1e-4 (ties)
+        df = df.withColumn("continuous", F.pow(F.col("u"), F.lit(6.0)) * 0.5 + F.col("label") * F.rand(3) * 0.3)
+        df = df.withColumn("rounded", F.round("continuous", 4)).drop("u").cache()
         df.count()
-        ours_evaluator = pms.BinaryClassificationEvaluator(rawPredictionCol="score")
-        with PeakRSS() as rss:
-            ours, t_ours = _timed(lambda: ours_evaluator.evaluate(df))
-        binned, t_binned = _timed(lambda: MLlib(rawPredictionCol="score").evaluate(df))
-        exact, t_exact = _timed(lambda: MLlib(rawPredictionCol="score", numBins=0).evaluate(df))
-        per_group = pms.roc_auc_score(df, label_col="label", score_col="score", groups_col="group")
+        cases = {column: _case(df, column) for column in ("rounded", "continuous")}
+        per_group = pms.roc_auc_score(df, label_col="label", score_col="rounded", groups_col="group")
         _, t_groups = _timed(lambda: per_group.write.format("noop").mode("overwrite").save())
     finally:
         spark.stop()
-    return {
-        "rows": rows, "partitions": partitions, "groups": groups, "master": master,
-        "auc": {"ours": ours, "mllib_binned": binned, "mllib_exact": exact,
-                "binned_error": binned - exact, "ours_minus_mllib_exact": ours - exact},
-        "seconds": {"ours": t_ours, "mllib_binned": t_binned, "mllib_exact": t_exact, "groups": t_groups},
-        "ratio_to_mllib_binned": t_ours / t_binned, "ratio_to_mllib_exact": t_ours / t_exact,
-        "driver_growth_gib": rss.growth / GIB,
-    }  # fmt: skip
+    return {"rows": rows, "partitions": partitions, "groups": groups, "master": master, "cases": cases,
+            "groups_seconds": t_groups}  # fmt: skip
 
 
 def _trapezoid_auc(tps, fps):
@@ -134,15 +150,18 @@ def main(argv=None) -> None:
         print("written to", write_results("spark_binning", {"errors": errors}))
         return
     result = run(int(args.rows), args.partitions, int(args.groups), args.master)
-    seconds = result["seconds"]
-    print(markdown_table(
-        ["rows", "ours (s)", "MLlib numBins=1000 (s)", "MLlib numBins=0 (s)", "ours / binned", "ours / exact",
-         f"{result['groups']} groups (s)", "driver growth (GiB)"],
-        [[f"{result['rows']:.0e}", f"{seconds['ours']:.1f}", f"{seconds['mllib_binned']:.1f}",
-          f"{seconds['mllib_exact']:.1f}", f"{result['ratio_to_mllib_binned']:.2f}",
-          f"{result['ratio_to_mllib_exact']:.2f}", f"{seconds['groups']:.1f}", f"{result['driver_growth_gib']:.3f}"]],
-    ))  # fmt: skip
-    print("AUC:", result["auc"])
+    rows = []
+    for name, case in result["cases"].items():
+        seconds = case["seconds"]
+        rows.append([name, f"{result['rows']:.0e}", f"{seconds['ours']:.1f} ({case['cold_seconds']['ours']:.1f} cold)",
+                     f"{seconds['mllib_binned']:.1f}", f"{seconds['mllib_exact']:.1f}",
+                     f"{case['ratio_to_mllib_binned']:.2f}", f"{case['ratio_to_mllib_exact']:.2f}",
+                     f"{case['driver_growth_gib']:.3f}", f"{case['binned_error']:+.1e}",
+                     f"{case['ours_minus_mllib_exact']:+.1e}"])  # fmt: skip
+    print(markdown_table(["scores", "rows", "ours (s)", "MLlib numBins=1000 (s)", "MLlib numBins=0 (s)",
+                          "ours / binned", "ours / exact", "driver growth (GiB)", "binned - exact",
+                          "ours - exact"], rows))  # fmt: skip
+    print(f"per-group AUC of {result['groups']} groups: {result['groups_seconds']:.1f} s")
     print("written to", write_results("spark", result))
 
 
