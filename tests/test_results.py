@@ -47,6 +47,8 @@ def _results():
             ),
             pm.GroupedRocAuc: pm.sklearn.roc_auc_score([0, 1, 0, 1], [0.1, 0.4, 0.35, 0.8], groups=[1, 1, 2, 2]),
             pm.GroupedConcordance: pm.concordance([1, 2, 3, 4], None, [1.0, 3.0, 2.0, 4.0], groups=[1, 1, 2, 2]),
+            pm.RankState: pm.RankState().update([0, 1, 1], [0.2, 0.7, 0.2], sample_weight=[1.0, 2.0, 0.5]),
+            pm.RocAucResult: pm.RankState().update([0, 1, 1], [0.2, 0.7, 0.2]).roc_auc(),
         }
 
 
@@ -54,6 +56,7 @@ RESULTS = _results()
 PRIVATE = {
     pm.PairedEvaluation: ("_variance",),
     pm.MatchingResult: ("_source", "_timings"),
+    pm.RocAucResult: ("_variance",),
 }
 
 
