@@ -55,6 +55,8 @@ def _results():
                 [[1, 0, 2], [0, 1, 1]], [[0.3, 0.2, 0.9], [0.1, 0.5, 0.4]], groups=[1, 2]
             ),
             pm.GroupedConcordance: pm.concordance([1, 2, 3, 4], None, [1.0, 3.0, 2.0, 4.0], groups=[1, 1, 2, 2]),
+            pm.RankState: pm.RankState().update([0, 1, 1], [0.2, 0.7, 0.2], sample_weight=[1.0, 2.0, 0.5]),
+            pm.RocAucResult: pm.RankState().update([0, 1, 1, 0], [0.2, 0.7, 0.2, 0.1]).roc_auc(),
         }
 
 
@@ -62,6 +64,7 @@ RESULTS = _results()
 PRIVATE = {
     pm.PairedEvaluation: ("_variance",),
     pm.MatchingResult: ("_source", "_timings"),
+    pm.RocAucResult: ("_variance",),
 }
 
 

@@ -29,6 +29,7 @@ from . import (
     _matching,
     _measures,
     _paired,
+    _rank_state,
     _two_vs_two,
 )
 from ._bootstrap import *  # noqa: F401,F403
@@ -46,6 +47,7 @@ from ._measures import *  # noqa: F401,F403
 # already in _measures' names; imported again because type checkers cannot follow its __all__
 from ._multilabel import *  # noqa: F401,F403
 from ._paired import *  # noqa: F401,F403
+from ._rank_state import *  # noqa: F401,F403
 from ._representations import *  # noqa: F401,F403
 from ._two_vs_two import *  # noqa: F401,F403
 
@@ -66,9 +68,10 @@ __all__.extend(_concordance.__all__)
 __all__.extend(_compare_models.__all__)
 __all__.extend(_bootstrap.__all__)
 __all__.extend(_distance_tests.__all__)
+__all__.extend(_rank_state.__all__)
 
 # The peers' namespaces, imported on first use (``pairmetrics.sklearn.roc_auc_score``).
-NAMESPACES = ("sklearn", "scipy", "lifelines", "sksurv", "pairedeval", "reference", "dask")
+NAMESPACES = ("sklearn", "scipy", "lifelines", "sksurv", "pairedeval", "reference", "dask", "spark")
 
 # Names of earlier versions and where each went; an old name raises AttributeError naming its new home.
 MOVED = {

@@ -171,6 +171,18 @@ def grouped() -> None:
     assert plain.n_rankable == 4 and isinstance(comparison, pm.GroupedResult)
 
 
+def rank_state() -> None:
+    state: pm.RankState = pm.RankState().update([0, 1, 1], [0.1, 0.4, 0.3], sample_weight=None)
+    state = state.merge(pm.RankState.from_bytes(pm.RankState().update([0, 1], [0.5, 0.9]).to_bytes()))
+    result: pm.RocAucResult = state.roc_auc()
+    low, high = result.confidence_interval()
+    precision, recall, thresholds = state.precision_recall_curve()
+    ap: float = state.average_precision(definition="step")
+    pairs: pm.PairedEvaluation = state.paired_evaluation()
+    assert 0 <= low <= high <= 1 and 0 <= ap <= 1 and pairs.n_rankable == 6 and precision.shape == recall.shape
+    assert thresholds.shape[0] == 5
+
+
 def main() -> None:
     paired()
     two_vs_two()
@@ -179,6 +191,7 @@ def main() -> None:
     drop_ins()
     inference()
     grouped()
+    rank_state()
     assert pm.__version__ and "paired_evaluation" in pm.__all__ and "roc_auc_score" in pm.sklearn.__all__
 
 
