@@ -59,7 +59,14 @@ def cases(scale: float) -> list[dict]:
             "kwargs": {"method": "exact"},
             "goal": 10,
         },
-        {"call": "weightedtau", "case": "n = 1e6", "n": small, "args": (xs[:small], ys[:small]), "kwargs": {}, "goal": 3},
+        {
+            "call": "weightedtau",
+            "case": "n = 1e6",
+            "n": small,
+            "args": (xs[:small], ys[:small]),
+            "kwargs": {},
+            "goal": 3,
+        },
         {
             "call": "somersd",
             "case": "continuous, n = 1e6",
@@ -72,9 +79,8 @@ def cases(scale: float) -> list[dict]:
 
 
 def measure(case: dict, repeats: int) -> dict:
-    import scipy.stats
-
     import pairmetrics.scipy
+    import scipy.stats
 
     ours = getattr(pairmetrics.scipy, case["call"])
     theirs = getattr(scipy.stats, case["call"])
@@ -86,6 +92,7 @@ def measure(case: dict, repeats: int) -> dict:
     if case["call"] == "somersd":  # SciPy builds an n x n table
         row["scipy_s"], row["ratio"] = None, None
         return row
+
     def call_scipy():
         # SciPy keeps the exact null distribution of the last (m, n) per thread: time a call for new sizes
         from scipy.stats import _mannwhitneyu
