@@ -76,8 +76,9 @@ class PeakRSS:
 def _cluster(memory_limit="8GiB"):
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           memory_limit=memory_limit)  # fmt: skip
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, memory_limit=memory_limit
+    )
     return cluster, Client(cluster)
 
 
@@ -103,10 +104,18 @@ def paired_case(n: int, chunk: int) -> dict:
     in_memory = pm.paired_evaluation(y, s, min_dist=0.1)
     t_memory = time.perf_counter() - start
     return {
-        "n": n, "chunk": chunk, "dtype": "float32", "labels": "uniform", "min_dist": 0.1,
-        "dask_s": t_dask, "in_memory_s": t_memory, "ratio": t_dask / t_memory,
-        "client_growth_gib": rss.growth / GIB, "equal": on_dask == in_memory, "answer": list(on_dask.asdict().values())[:4],
-    }  # fmt: skip
+        "n": n,
+        "chunk": chunk,
+        "dtype": "float32",
+        "labels": "uniform",
+        "min_dist": 0.1,
+        "dask_s": t_dask,
+        "in_memory_s": t_memory,
+        "ratio": t_dask / t_memory,
+        "client_growth_gib": rss.growth / GIB,
+        "equal": on_dask == in_memory,
+        "answer": list(on_dask.asdict().values())[:4],
+    }
 
 
 def per_sample_case(n: int, n_parts: int, chunk: int) -> dict:
@@ -140,10 +149,16 @@ def per_sample_case(n: int, n_parts: int, chunk: int) -> dict:
     in_memory = pm.paired_evaluation(y, s, min_dist=0.1, variance=True)
     t_memory = time.perf_counter() - start
     return {
-        "n": n, "partitions": n_parts, "chunk": chunk, "tasks": len(graph), "dask_s": t_dask, "in_memory_s": t_memory,
-        "ratio": t_dask / t_memory, "equal": on_dask == in_memory,
+        "n": n,
+        "partitions": n_parts,
+        "chunk": chunk,
+        "tasks": len(graph),
+        "dask_s": t_dask,
+        "in_memory_s": t_memory,
+        "ratio": t_dask / t_memory,
+        "equal": on_dask == in_memory,
         "variance_relative_difference": abs(on_dask._variance - in_memory._variance) / in_memory._variance,
-    }  # fmt: skip
+    }
 
 
 def distributed_wait(*collections):
@@ -174,11 +189,18 @@ def two_vs_two_case(n: int, d: int, chunk: int) -> dict:
     in_memory = pm.two_vs_two(yy, pp)
     t_memory = time.perf_counter() - start
     return {
-        "n": n, "d": d, "chunk": chunk, "dtype": "float32", "metric": "cosine",
-        "dask_s": t_dask, "in_memory_s": t_memory, "ratio": t_dask / t_memory,
-        "client_growth_gib": rss.growth / GIB, "equal": on_dask == in_memory,
+        "n": n,
+        "d": d,
+        "chunk": chunk,
+        "dtype": "float32",
+        "metric": "cosine",
+        "dask_s": t_dask,
+        "in_memory_s": t_memory,
+        "ratio": t_dask / t_memory,
+        "client_growth_gib": rss.growth / GIB,
+        "equal": on_dask == in_memory,
         "answer": [on_dask.n_passed, on_dask.n_total, on_dask.n_tied],
-    }  # fmt: skip
+    }
 
 
 def dropins_case(n: int, chunk: int) -> list:
@@ -221,9 +243,19 @@ def dropins_case(n: int, chunk: int) -> list:
         start = time.perf_counter()
         expected = call(*local)
         t_memory = time.perf_counter() - start
-        rows.append({"case": name, "n": n, "chunk": chunk, "dask_s": t_dask, "in_memory_s": t_memory,
-                     "ratio": t_dask / t_memory, "client_growth_gib": growth, "answer": float(value),
-                     "relative_difference": abs(float(value) - float(expected)) / abs(float(expected))})  # fmt: skip
+        rows.append(
+            {
+                "case": name,
+                "n": n,
+                "chunk": chunk,
+                "dask_s": t_dask,
+                "in_memory_s": t_memory,
+                "ratio": t_dask / t_memory,
+                "client_growth_gib": growth,
+                "answer": float(value),
+                "relative_difference": abs(float(value) - float(expected)) / abs(float(expected)),
+            }
+        )
         print(rows[-1], flush=True)
     return rows
 
@@ -237,9 +269,13 @@ def out_of_core_case(n: int, chunk: int) -> dict:
     try:
         if not os.path.exists(path):
             rng = da.random.default_rng(2)
-            frame = dd.concat([dd.from_dask_array(rng.random(n, chunks=chunk, dtype=np.float32), columns="score"),
-                               dd.from_dask_array(rng.random(n, chunks=chunk, dtype=np.float32), columns="label")],
-                              axis=1)  # fmt: skip
+            frame = dd.concat(
+                [
+                    dd.from_dask_array(rng.random(n, chunks=chunk, dtype=np.float32), columns="score"),
+                    dd.from_dask_array(rng.random(n, chunks=chunk, dtype=np.float32), columns="label"),
+                ],
+                axis=1,
+            )
             start = time.perf_counter()
             frame.to_parquet(path)
             t_write = time.perf_counter() - start
@@ -253,9 +289,15 @@ def out_of_core_case(n: int, chunk: int) -> dict:
     finally:
         client.close()
         cluster.close()
-    out = {"n": n, "chunk": chunk, "write_s": t_write, "dask_s": t_dask, "client_growth_gib": rss.growth / GIB,
-           "load_average_after": os.getloadavg()[0],
-           "answer": [result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect]}  # fmt: skip
+    out = {
+        "n": n,
+        "chunk": chunk,
+        "write_s": t_write,
+        "dask_s": t_dask,
+        "client_growth_gib": rss.growth / GIB,
+        "load_average_after": os.getloadavg()[0],
+        "answer": [result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect],
+    }
     if n <= IN_MEMORY_CHECK:  # the same numbers in memory (about 50 bytes a sample)
         import pandas as pd
 
@@ -274,23 +316,61 @@ def table(result: dict) -> str:
     header = ["case", "size", "dask (2 workers)", "in memory (all cores)", "ratio", "client memory growth"]
     body = []
     for r in result.get("paired", []):
-        body.append(["paired_evaluation", f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s", f"{r['in_memory_s']:.1f} s",
-                     f"{r['ratio']:.2f}x", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
+        body.append(
+            [
+                "paired_evaluation",
+                f"n = {r['n']:.0e}",
+                f"{r['dask_s']:.1f} s",
+                f"{r['in_memory_s']:.1f} s",
+                f"{r['ratio']:.2f}x",
+                f"{r['client_growth_gib']:.3f} GiB",
+            ]
+        )
     for r in result.get("two_vs_two", []):
-        body.append(["two_vs_two", f"n = {r['n']:.0e}, d = {r['d']}", f"{r['dask_s']:.1f} s",
-                     f"{r['in_memory_s']:.1f} s", f"{r['ratio']:.2f}x", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
+        body.append(
+            [
+                "two_vs_two",
+                f"n = {r['n']:.0e}, d = {r['d']}",
+                f"{r['dask_s']:.1f} s",
+                f"{r['in_memory_s']:.1f} s",
+                f"{r['ratio']:.2f}x",
+                f"{r['client_growth_gib']:.3f} GiB",
+            ]
+        )
     for r in result.get("dropins", []):
-        body.append([r["case"], f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s", f"{r['in_memory_s']:.1f} s",
-                     f"{r['ratio']:.2f}x", f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
+        body.append(
+            [
+                r["case"],
+                f"n = {r['n']:.0e}",
+                f"{r['dask_s']:.1f} s",
+                f"{r['in_memory_s']:.1f} s",
+                f"{r['ratio']:.2f}x",
+                f"{r['client_growth_gib']:.3f} GiB",
+            ]
+        )
     for r in result.get("per_sample", []):
-        body.append([f"paired_evaluation(variance=True), P = {r['partitions']}, {r['tasks']} tasks",
-                     f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s", f"{r['in_memory_s']:.2f} s", f"{r['ratio']:.1f}x",
-                     "-"])  # fmt: skip
+        body.append(
+            [
+                f"paired_evaluation(variance=True), P = {r['partitions']}, {r['tasks']} tasks",
+                f"n = {r['n']:.0e}",
+                f"{r['dask_s']:.1f} s",
+                f"{r['in_memory_s']:.2f} s",
+                f"{r['ratio']:.1f}x",
+                "-",
+            ]
+        )
     for r in result.get("out_of_core", []):
         memory = r.get("in_memory_s")
-        body.append(["paired_evaluation from Parquet, 4 GiB workers", f"n = {r['n']:.0e}", f"{r['dask_s']:.1f} s",
-                     "-" if memory is None else f"{memory:.1f} s", "-" if memory is None else f"{r['dask_s'] / memory:.2f}x",
-                     f"{r['client_growth_gib']:.3f} GiB"])  # fmt: skip
+        body.append(
+            [
+                "paired_evaluation from Parquet, 4 GiB workers",
+                f"n = {r['n']:.0e}",
+                f"{r['dask_s']:.1f} s",
+                "-" if memory is None else f"{memory:.1f} s",
+                "-" if memory is None else f"{r['dask_s'] / memory:.2f}x",
+                f"{r['client_growth_gib']:.3f} GiB",
+            ]
+        )
     return markdown_table(header, body)
 
 

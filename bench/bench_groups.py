@@ -76,16 +76,21 @@ def run(quick: bool = False) -> dict:
                 "roc_auc_one_call": median_time(lambda: pm.sklearn.roc_auc_score(labels, scores)),
                 "paired_groups": median_time(
                     lambda: pm.paired_evaluation(labels, scores, groups=groups, variance=False)
-                ),  # fmt: skip
+                ),
                 "paired_one_call": median_time(lambda: pm.paired_evaluation(labels, scores, variance=False)),
             }
         pandas = _pandas_seconds(labels, scores, groups, n_groups)
-        cases.append({
-            "n": n, "n_groups": n_groups, "seconds": timings, "pandas_groupby_sklearn": pandas,
-            "roc_auc_groups_vs_one_call": timings["roc_auc_groups"] / timings["roc_auc_one_call"],
-            "paired_groups_vs_one_call": timings["paired_groups"] / timings["paired_one_call"],
-            "pandas_vs_roc_auc_groups": pandas["seconds"] / timings["roc_auc_groups"],
-        })  # fmt: skip
+        cases.append(
+            {
+                "n": n,
+                "n_groups": n_groups,
+                "seconds": timings,
+                "pandas_groupby_sklearn": pandas,
+                "roc_auc_groups_vs_one_call": timings["roc_auc_groups"] / timings["roc_auc_one_call"],
+                "paired_groups_vs_one_call": timings["paired_groups"] / timings["paired_one_call"],
+                "pandas_vs_roc_auc_groups": pandas["seconds"] / timings["roc_auc_groups"],
+            }
+        )
     return {
         "description": "groups= against one ungrouped call (ratio, goal <= 2) and a pandas groupby of "
         "sklearn.metrics.roc_auc_score (speed-up, goal >= 100); default n_jobs (every usable core). "
@@ -96,11 +101,16 @@ def run(quick: bool = False) -> dict:
 
 def table(result: dict) -> str:
     rows = [
-        [f"{c['n']:.0e}", c["n_groups"], f"{c['seconds']['roc_auc_groups']:.3f}", f"{c['roc_auc_groups_vs_one_call']:.2f}x",
-         f"{c['paired_groups_vs_one_call']:.2f}x", f"{c['pandas_vs_roc_auc_groups']:.0f}x"
-         + (" (scaled)" if c["pandas_groupby_sklearn"]["scaled"] else "")]
+        [
+            f"{c['n']:.0e}",
+            c["n_groups"],
+            f"{c['seconds']['roc_auc_groups']:.3f}",
+            f"{c['roc_auc_groups_vs_one_call']:.2f}x",
+            f"{c['paired_groups_vs_one_call']:.2f}x",
+            f"{c['pandas_vs_roc_auc_groups']:.0f}x" + (" (scaled)" if c["pandas_groupby_sklearn"]["scaled"] else ""),
+        ]
         for c in result["cases"]
-    ]  # fmt: skip
+    ]
     header = ["n", "groups", "roc_auc groups= (s)", "vs one call", "paired groups= vs one call", "pandas / ours"]
     return markdown_table(header, rows)
 

@@ -116,8 +116,19 @@ def matching_case(n: int, d: int, peers: tuple, repeats: int, rng) -> list:
     t, res = timed(lambda: pm.min_weight_perfect_matching(points=X), repeats)
     ours = res.cost
     tv, ok = timed(lambda: res.verify(), 1)
-    rows.append({"case": "complete graph", "N": n, "d": d, "tool": "pairmetrics (points)", "seconds": t, "cost": ours,
-                 "verified": bool(ok), "verify_seconds": tv, "verify_over_solve": tv / t})  # fmt: skip
+    rows.append(
+        {
+            "case": "complete graph",
+            "N": n,
+            "d": d,
+            "tool": "pairmetrics (points)",
+            "seconds": t,
+            "cost": ours,
+            "verified": bool(ok),
+            "verify_seconds": tv,
+            "verify_over_solve": tv / t,
+        }
+    )
     t, res = timed(lambda: pm.min_weight_perfect_matching(D), repeats)
     rows.append(
         {"case": "complete graph", "N": n, "d": d, "tool": "pairmetrics (matrix D)", "seconds": t, "cost": res.cost}
@@ -140,11 +151,21 @@ def resample_case(pool: int, sample_size: int, n_repeats: int, d: int, repeats: 
     y = rng.normal(size=(pool, d)) + 0.05
     rows = []
     for jobs in (1, -1):
-        t, res = timed(lambda: pm.crossmatch_resample(x, y, sample_size=sample_size, n_resamples=n_repeats, rng=0,
-                                                      n_jobs=jobs), repeats)  # fmt: skip
-        rows.append({"case": f"crossmatch_resample {n_repeats} x ({sample_size}+{sample_size})", "N": 2 * sample_size,
-                     "d": d, "tool": f"pairmetrics (n_jobs={jobs})", "seconds": t, "mean_a1": res.statistic,
-                     "mean_pval": res.pvalue})  # fmt: skip
+        t, res = timed(
+            lambda: pm.crossmatch_resample(x, y, sample_size=sample_size, n_resamples=n_repeats, rng=0, n_jobs=jobs),
+            repeats,
+        )
+        rows.append(
+            {
+                "case": f"crossmatch_resample {n_repeats} x ({sample_size}+{sample_size})",
+                "N": 2 * sample_size,
+                "d": d,
+                "tool": f"pairmetrics (n_jobs={jobs})",
+                "seconds": t,
+                "mean_a1": res.statistic,
+                "mean_pval": res.pvalue,
+            }
+        )
     return rows
 
 
@@ -173,8 +194,14 @@ def scaling_points(kind: str, n: int, seed: int = 0) -> np.ndarray:
 
 
 # Wall seconds per phase, as the solver's stats name them (verify: the bench's own clock).
-PHASES = ("seconds_neighbours", "seconds_first_solve", "seconds_solve", "seconds_pricing", "seconds_screen",
-          "seconds_verify")  # fmt: skip
+PHASES = (
+    "seconds_neighbours",
+    "seconds_first_solve",
+    "seconds_solve",
+    "seconds_pricing",
+    "seconds_screen",
+    "seconds_verify",
+)
 
 
 def scaling_case(kind: str, n: int, verify: bool = True) -> dict:
@@ -184,9 +211,17 @@ def scaling_case(kind: str, n: int, verify: bool = True) -> dict:
     cpu0, t0 = time.process_time(), time.perf_counter()
     res = pm.min_weight_perfect_matching(points=X)
     solve, solve_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    row = {"kind": kind, "N": n, "d": X.shape[1], "seconds": solve, "cpu_seconds": solve_cpu, "cost": res.cost,
-           "stats": {**res.stats, **(res._timings or {})}, "load_average_before": os.getloadavg()[0],
-           "solve_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # fmt: skip
+    row = {
+        "kind": kind,
+        "N": n,
+        "d": X.shape[1],
+        "seconds": solve,
+        "cpu_seconds": solve_cpu,
+        "cost": res.cost,
+        "stats": {**res.stats, **(res._timings or {})},
+        "load_average_before": os.getloadavg()[0],
+        "solve_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
     if verify:
         cpu0, t0 = time.process_time(), time.perf_counter()
         row["verified"] = bool(res.verify())
@@ -200,8 +235,14 @@ def scaling_case(kind: str, n: int, verify: bool = True) -> dict:
 
 def phase_line(row: dict) -> str:
     """One run's wall seconds per phase, for the console."""
-    names = {"seconds_neighbours": "neighbours", "seconds_first_solve": "first solve", "seconds_solve": "solves",
-             "seconds_pricing": "pricing", "seconds_screen": "(screens", "seconds_verify": "verify"}  # fmt: skip
+    names = {
+        "seconds_neighbours": "neighbours",
+        "seconds_first_solve": "first solve",
+        "seconds_solve": "solves",
+        "seconds_pricing": "pricing",
+        "seconds_screen": "(screens",
+        "seconds_verify": "verify",
+    }
     parts = [f"{names[k]} {v:.2f}" + (")" if k == "seconds_screen" else "") for k, v in row["phases"].items()]
     return (
         "      " + ", ".join(parts) + f"; rounds {row['stats'].get('rounds')}, extra pairs "
@@ -214,8 +255,13 @@ def scaling_case_subprocess(kind: str, n: int, verify: bool = True) -> dict:
         "import json, sys; sys.path.insert(0, sys.argv[1]); import bench_matching as b; "
         "print(json.dumps(b.scaling_case(sys.argv[2], int(sys.argv[3]), sys.argv[4] == '1')))"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(HERE), kind, str(n), "1" if verify else "0"],
-                         capture_output=True, text=True, check=True, env=os.environ.copy())  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(HERE), kind, str(n), "1" if verify else "0"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=os.environ.copy(),
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -246,8 +292,13 @@ print(json.dumps({"metric": metric, "seconds": seconds, "cpu_seconds": cpu, "a1"
 
 def cosine_call(n: int, d: int, metric: str) -> dict:
     """One crossmatch_test in a fresh process, so that its peak RSS is its own."""
-    out = subprocess.run([sys.executable, "-c", COSINE_SCRIPT, str(n), str(d), metric], capture_output=True, text=True,
-                         check=True, env=os.environ.copy())  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", COSINE_SCRIPT, str(n), str(d), metric],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=os.environ.copy(),
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -257,31 +308,47 @@ def run_cosine(n: int = 20000, d: int = 50, repeats: int = 3) -> dict:
     for _ in range(repeats):
         for metric in ("euclidean", "cosine"):
             runs.append(cosine_call(n, d, metric))
-            print(f"  {metric:9s} {runs[-1]['seconds']:7.2f} s (cpu {runs[-1]['cpu_seconds']:7.2f}) "
-                  f"extra peak {runs[-1]['extra_peak_bytes'] / 2**20:7.0f} MiB", flush=True)  # fmt: skip
-    med = {m: {k: statistics.median(r[k] for r in runs if r["metric"] == m)
-               for k in ("seconds", "cpu_seconds", "extra_peak_bytes", "peak_rss_bytes")}
-           for m in ("euclidean", "cosine")}  # fmt: skip
+            print(
+                f"  {metric:9s} {runs[-1]['seconds']:7.2f} s (cpu {runs[-1]['cpu_seconds']:7.2f}) "
+                f"extra peak {runs[-1]['extra_peak_bytes'] / 2**20:7.0f} MiB",
+                flush=True,
+            )
+    med = {
+        m: {
+            k: statistics.median(r[k] for r in runs if r["metric"] == m)
+            for k in ("seconds", "cpu_seconds", "extra_peak_bytes", "peak_rss_bytes")
+        }
+        for m in ("euclidean", "cosine")
+    }
     return {
-        "machine": machine(), "N": n, "d": d, "repeats": repeats, "runs": runs, "median": med,
+        "machine": machine(),
+        "N": n,
+        "d": d,
+        "repeats": repeats,
+        "runs": runs,
+        "median": med,
         "time_ratio": med["cosine"]["seconds"] / med["euclidean"]["seconds"],
         "cpu_ratio": med["cosine"]["cpu_seconds"] / med["euclidean"]["cpu_seconds"],
         "extra_peak_bytes_over_euclidean": med["cosine"]["extra_peak_bytes"] - med["euclidean"]["extra_peak_bytes"],
         "load_average": os.getloadavg(),
-    }  # fmt: skip
+    }
 
 
 def cosine_markdown(result: dict) -> str:
-    lines = ["| metric | median seconds | median CPU seconds | extra peak RSS of the call (MiB) |",
-             "|---|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "| metric | median seconds | median CPU seconds | extra peak RSS of the call (MiB) |",
+        "|---|---:|---:|---:|",
+    ]
     for metric, m in result["median"].items():
         mib = m["extra_peak_bytes"] / 2**20
         lines.append(f"| {metric} | {m['seconds']:.2f} | {m['cpu_seconds']:.2f} | {mib:.0f} |")
     lines.append("")
-    lines.append(f"N = {result['N']}, d = {result['d']}, {result['repeats']} alternating runs each: cosine / euclidean "
-                 f"time {result['time_ratio']:.2f}x (CPU {result['cpu_ratio']:.2f}x), extra peak memory "
-                 f"{result['extra_peak_bytes_over_euclidean'] / 2**20:+.0f} MiB; load average "
-                 f"{result['load_average'][0]:.1f} at the end.")  # fmt: skip
+    lines.append(
+        f"N = {result['N']}, d = {result['d']}, {result['repeats']} alternating runs each: cosine / euclidean "
+        f"time {result['time_ratio']:.2f}x (CPU {result['cpu_ratio']:.2f}x), extra peak memory "
+        f"{result['extra_peak_bytes_over_euclidean'] / 2**20:+.0f} MiB; load average "
+        f"{result['load_average'][0]:.1f} at the end."
+    )
     return "\n".join(lines)
 
 
@@ -301,9 +368,12 @@ def run_scaling(sizes, kinds=SCALING_KINDS, in_process: bool = False, on_row=Non
         mine = []
         for n in sizes:
             row = scaling_case(kind, n) if in_process else scaling_case_subprocess(kind, n)
-            print(f"  {kind:12s} N={n:>7d} solve {row['seconds']:8.2f} s (cpu {row['cpu_seconds']:8.2f}) "
-                  f"verify {row.get('verify_seconds', float('nan')):7.2f} s  rss {row.get('solve_peak_rss_mib', float('nan')):7.0f} "
-                  f"(with verify {row['peak_rss_mib']:7.0f}) MiB", flush=True)  # fmt: skip
+            print(
+                f"  {kind:12s} N={n:>7d} solve {row['seconds']:8.2f} s (cpu {row['cpu_seconds']:8.2f}) "
+                f"verify {row.get('verify_seconds', float('nan')):7.2f} s  rss {row.get('solve_peak_rss_mib', float('nan')):7.0f} "
+                f"(with verify {row['peak_rss_mib']:7.0f}) MiB",
+                flush=True,
+            )
             print(phase_line(row), flush=True)
             mine.append(row)
             if on_row is not None:
@@ -336,14 +406,18 @@ def scaling_markdown(result: dict) -> str:
     for r in result["rows"]:
         ratio = r["verify_seconds"] / r["seconds"] if r.get("verify_seconds") else nan
         s = r["stats"]
-        lines.append(f"| {r['kind']} | {r['N']} | {r['d']} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
-                     f"{s.get('seconds_neighbours', nan):.2f} | {s.get('seconds_solve', nan):.2f} | "
-                     f"{s.get('seconds_pricing', nan):.2f} | {r.get('verify_seconds', nan):.2f} | "
-                     f"{ratio:.2f} | {r.get('solve_peak_rss_mib', nan):.0f} | {r['peak_rss_mib']:.0f} | "
-                     f"{s.get('rounds', '')} |")  # fmt: skip
+        lines.append(
+            f"| {r['kind']} | {r['N']} | {r['d']} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
+            f"{s.get('seconds_neighbours', nan):.2f} | {s.get('seconds_solve', nan):.2f} | "
+            f"{s.get('seconds_pricing', nan):.2f} | {r.get('verify_seconds', nan):.2f} | "
+            f"{ratio:.2f} | {r.get('solve_peak_rss_mib', nan):.0f} | {r['peak_rss_mib']:.0f} | "
+            f"{s.get('rounds', '')} |"
+        )
     lines.append("")
-    lines.append("Fitted exponent of seconds against N (sizes >= 4000): "
-                 + ", ".join(f"{k} {v:.2f}" for k, v in result["exponents"].items() if v is not None))  # fmt: skip
+    lines.append(
+        "Fitted exponent of seconds against N (sizes >= 4000): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in result["exponents"].items() if v is not None)
+    )
     return "\n".join(lines)
 
 
@@ -421,9 +495,12 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small sizes (< 20 s)")
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
     parser.add_argument("--scaling", action="store_true", help="only the scaling table (N = 1e3 ... --max-n)")
-    parser.add_argument("--scale", action="store_true",
-                        help="N = 1e5, 2e5, 5e5, 1e6 (gaussian, clustered; --sizes/--kinds to change), phase times "
-                             "and peak RSS per run, written to bench/results/matching_scale.json")  # fmt: skip
+    parser.add_argument(
+        "--scale",
+        action="store_true",
+        help="N = 1e5, 2e5, 5e5, 1e6 (gaussian, clustered; --sizes/--kinds to change), phase times "
+        "and peak RSS per run, written to bench/results/matching_scale.json",
+    )
     parser.add_argument("--max-n", type=int, default=16000, help="largest N of the scaling table")
     parser.add_argument("--kinds", default=",".join(SCALING_KINDS), help="comma-separated inputs of the scaling table")
     parser.add_argument(
@@ -445,8 +522,11 @@ def main(argv=None):
         sizes = [int(float(n)) for n in args.sizes.split(",")] if args.sizes else list(SCALE_SIZES)
         kinds = tuple(args.kinds.split(",")) if args.kinds != ",".join(SCALING_KINDS) else SCALE_KINDS
         path = args.out or HERE / "results" / "matching_scale.json"
-        header = {"machine": machine(), "note": "one run per row; load_average_before: the 1-minute load average "
-                  "before the run (the run itself adds about 2 on this 2-core machine)"}  # fmt: skip
+        header = {
+            "machine": machine(),
+            "note": "one run per row; load_average_before: the 1-minute load average "
+            "before the run (the run itself adds about 2 on this 2-core machine)",
+        }
 
         def save(partial):  # each row keeps its own load average; other sizes and kinds in the file stay
             write_json(path, {**header, "scaling": merged_scaling(path, partial)})

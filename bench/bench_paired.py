@@ -207,9 +207,12 @@ class _Build:
     def __init__(self, path: Path):
         env = dict(os.environ, PYTHONPATH=str(path))
         self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker"], env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [sys.executable, str(Path(__file__).resolve()), "--worker"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def time(self, **request) -> float:
         self.process.stdin.write(json.dumps(request) + "\n")
@@ -241,10 +244,22 @@ def run_variance(sizes=None, baseline: Path | None = None, rounds: int = 5) -> d
                                 times[name, variance].append(t)
                     for name in builds:
                         plain, full = statistics.median(times[name, False]), statistics.median(times[name, True])
-                        rows.append({"labels": kind, "n": n, "n_jobs": n_jobs, "build": name, "plain_s": plain,
-                                     "variance_s": full, "ratio": full / plain})  # fmt: skip
-                        print(f"{kind:9s} n={n:.0e} n_jobs={n_jobs} {name:8s} plain {plain * 1e3:8.1f} ms  "
-                              f"variance {full * 1e3:8.1f} ms  ratio {full / plain:.2f}", flush=True)  # fmt: skip
+                        rows.append(
+                            {
+                                "labels": kind,
+                                "n": n,
+                                "n_jobs": n_jobs,
+                                "build": name,
+                                "plain_s": plain,
+                                "variance_s": full,
+                                "ratio": full / plain,
+                            }
+                        )
+                        print(
+                            f"{kind:9s} n={n:.0e} n_jobs={n_jobs} {name:8s} plain {plain * 1e3:8.1f} ms  "
+                            f"variance {full * 1e3:8.1f} ms  ratio {full / plain:.2f}",
+                            flush=True,
+                        )
     finally:
         for build in builds.values():
             build.close()
@@ -256,10 +271,17 @@ def run_variance(sizes=None, baseline: Path | None = None, rounds: int = 5) -> d
 def variance_table(result: dict) -> str:
     header = ["labels", "n", "n_jobs", "build", "plain counts", "variance=True", "ratio"]
     body = [
-        [r["labels"], f"{r['n']:.0e}", r["n_jobs"] or "all", r["build"], f"{r['plain_s'] * 1e3:.1f} ms",
-         f"{r['variance_s'] * 1e3:.1f} ms", f"{r['ratio']:.2f}x"]
+        [
+            r["labels"],
+            f"{r['n']:.0e}",
+            r["n_jobs"] or "all",
+            r["build"],
+            f"{r['plain_s'] * 1e3:.1f} ms",
+            f"{r['variance_s'] * 1e3:.1f} ms",
+            f"{r['ratio']:.2f}x",
+        ]
         for r in result["rows"]
-    ]  # fmt: skip
+    ]
     return markdown_table(header, body)
 
 

@@ -55,8 +55,15 @@ def cases(quick: bool, rng):
     rows, classes = 10**6 // scale, 100
     truth = rng.integers(0, classes, rows)
     class_scores = rng.random((rows, classes), dtype=np.float32)
-    out.append((f"top_k_accuracy_score, k = 5, {rows:.0e} x {classes} (float32)", rows, "top_k_accuracy_score",
-                (truth, class_scores), {"k": 5}))  # fmt: skip
+    out.append(
+        (
+            f"top_k_accuracy_score, k = 5, {rows:.0e} x {classes} (float32)",
+            rows,
+            "top_k_accuracy_score",
+            (truth, class_scores),
+            {"k": 5},
+        )
+    )
     return [
         (case, size, getattr(pms, name), getattr(skm, name), args, kwargs) for case, size, name, args, kwargs in out
     ]
@@ -78,8 +85,13 @@ def float32_exactness(quick: bool, rng) -> dict:
     tp = np.cumsum(np.bincount(inverse, weights=y, minlength=values.size).astype(np.int64))
     seen = np.cumsum(np.bincount(inverse, minlength=values.size).astype(np.int64))
     exact = float(np.sum(np.diff(tp, prepend=0) * (tp / seen), dtype=np.longdouble) / tp[-1])
-    return {"case": f"average_precision_score of float32 scores, n = {n:.0e}", "n": n, "pairmetrics": ours,
-            "exact_int64_counts": exact, "abs_difference": abs(ours - exact)}  # fmt: skip
+    return {
+        "case": f"average_precision_score of float32 scores, n = {n:.0e}",
+        "n": n,
+        "pairmetrics": ours,
+        "exact_int64_counts": exact,
+        "abs_difference": abs(ours - exact),
+    }
 
 
 def run(quick: bool = False, repeats: int = 2) -> dict:
@@ -91,19 +103,38 @@ def run(quick: bool = False, repeats: int = 2) -> dict:
             (t_ours, t_peer), (c_ours, c_peer), results = alternating_medians(
                 [lambda: ours(*args, **kwargs), lambda: theirs(*args, **kwargs)], repeats
             )
-        rows.append({"case": case, "n": n, "pairmetrics_s": t_ours, "sklearn_s": t_peer, "speedup": t_peer / t_ours,
-                     "pairmetrics_cpu_s": c_ours, "sklearn_cpu_s": c_peer, "agree": _agree(*results)})  # fmt: skip
+        rows.append(
+            {
+                "case": case,
+                "n": n,
+                "pairmetrics_s": t_ours,
+                "sklearn_s": t_peer,
+                "speedup": t_peer / t_ours,
+                "pairmetrics_cpu_s": c_ours,
+                "sklearn_cpu_s": c_peer,
+                "agree": _agree(*results),
+            }
+        )
         print(f"{case}: {t_ours:.3f} s against {t_peer:.3f} s ({t_peer / t_ours:.1f}x)", flush=True)
-    return {"benchmark": "sklearn", "quick": quick, "repeats": repeats, "rows": rows,
-            "float32": float32_exactness(quick, rng)}  # fmt: skip
+    return {
+        "benchmark": "sklearn",
+        "quick": quick,
+        "repeats": repeats,
+        "rows": rows,
+        "float32": float32_exactness(quick, rng),
+    }
 
 
 def table(result: dict) -> str:
-    body = [[r["case"], f"{r['pairmetrics_s']:.3f}", f"{r['sklearn_s']:.3f}", f"{r['speedup']:.1f}x", r["agree"]]
-            for r in result["rows"]]  # fmt: skip
+    body = [
+        [r["case"], f"{r['pairmetrics_s']:.3f}", f"{r['sklearn_s']:.3f}", f"{r['speedup']:.1f}x", r["agree"]]
+        for r in result["rows"]
+    ]
     f32 = result["float32"]
-    return (markdown_table(["case", "pairmetrics (s)", "scikit-learn (s)", "speed-up", "same result"], body)
-            + f"\n\n{f32['case']}: |ours - exact int64 counts| = {f32['abs_difference']:.1e}")  # fmt: skip
+    return (
+        markdown_table(["case", "pairmetrics (s)", "scikit-learn (s)", "speed-up", "same result"], body)
+        + f"\n\n{f32['case']}: |ours - exact int64 counts| = {f32['abs_difference']:.1e}"
+    )
 
 
 if __name__ == "__main__":

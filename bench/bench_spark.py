@@ -43,9 +43,11 @@ def _case(df, column: str) -> dict:
     from pairmetrics import spark as pms
     from pyspark.ml.evaluation import BinaryClassificationEvaluator as MLlib
 
-    evaluators = {"ours": pms.BinaryClassificationEvaluator(rawPredictionCol=column),
-                  "mllib_binned": MLlib(rawPredictionCol=column),
-                  "mllib_exact": MLlib(rawPredictionCol=column, numBins=0)}  # fmt: skip
+    evaluators = {
+        "ours": pms.BinaryClassificationEvaluator(rawPredictionCol=column),
+        "mllib_binned": MLlib(rawPredictionCol=column),
+        "mllib_exact": MLlib(rawPredictionCol=column, numBins=0),
+    }
     values, seconds, cold = {}, {}, {}
     for name, evaluator in evaluators.items():
         _, cold[name] = _timed(lambda: evaluator.evaluate(df))
@@ -55,11 +57,15 @@ def _case(df, column: str) -> dict:
         else:
             values[name], seconds[name] = _timed(lambda: evaluator.evaluate(df))
     return {
-        "auc": values, "binned_error": values["mllib_binned"] - values["mllib_exact"],
-        "ours_minus_mllib_exact": values["ours"] - values["mllib_exact"], "seconds": seconds, "cold_seconds": cold,
+        "auc": values,
+        "binned_error": values["mllib_binned"] - values["mllib_exact"],
+        "ours_minus_mllib_exact": values["ours"] - values["mllib_exact"],
+        "seconds": seconds,
+        "cold_seconds": cold,
         "ratio_to_mllib_binned": seconds["ours"] / seconds["mllib_binned"],
-        "ratio_to_mllib_exact": seconds["ours"] / seconds["mllib_exact"], "driver_growth_gib": rss.growth / GIB,
-    }  # fmt: skip
+        "ratio_to_mllib_exact": seconds["ours"] / seconds["mllib_exact"],
+        "driver_growth_gib": rss.growth / GIB,
+    }
 
 
 def run(rows: int, partitions: int, groups: int, master: str) -> dict:
@@ -67,9 +73,14 @@ def run(rows: int, partitions: int, groups: int, master: str) -> dict:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    spark = (SparkSession.builder.master(master).appName("bench-spark").config("spark.ui.enabled", "false")
-             .config("spark.driver.memory", "4g").config("spark.sql.shuffle.partitions", str(partitions))
-             .getOrCreate())  # fmt: skip
+    spark = (
+        SparkSession.builder.master(master)
+        .appName("bench-spark")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "4g")
+        .config("spark.sql.shuffle.partitions", str(partitions))
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     try:
         label = (F.rand(1) < 0.1).cast("double")
@@ -85,8 +96,14 @@ def run(rows: int, partitions: int, groups: int, master: str) -> dict:
         _, t_groups = _timed(lambda: per_group.write.format("noop").mode("overwrite").save())
     finally:
         spark.stop()
-    return {"rows": rows, "partitions": partitions, "groups": groups, "master": master, "cases": cases,
-            "groups_seconds": t_groups}  # fmt: skip
+    return {
+        "rows": rows,
+        "partitions": partitions,
+        "groups": groups,
+        "master": master,
+        "cases": cases,
+        "groups_seconds": t_groups,
+    }
 
 
 def _trapezoid_auc(tps, fps):
@@ -120,9 +137,11 @@ def binning_errors(n=10**6, seed=0) -> dict:
     rng = np.random.default_rng(seed)
     calibrated = rng.beta(0.2, 20, n)  # a calibrated model's probabilities: mean 1%, most near 0
     label = rng.random(n) < calibrated
-    cases = {"calibrated probabilities near 0": calibrated,
-             "the same, rounded to 1e-3 (ties)": np.round(calibrated, 3),
-             "probabilities near 0.5 (control)": np.clip(0.5 + (calibrated - 0.01) * 2, 0, 1)}  # fmt: skip
+    cases = {
+        "calibrated probabilities near 0": calibrated,
+        "the same, rounded to 1e-3 (ties)": np.round(calibrated, 3),
+        "probabilities near 0.5 (control)": np.clip(0.5 + (calibrated - 0.01) * 2, 0, 1),
+    }
     out = {}
     for name, score in cases.items():
         state = pm.RankState().update(label, score)
@@ -144,8 +163,14 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.binning:
         errors = binning_errors()
-        rows = [[name, f"{e['exact']:.6f}", *[f"{e[b]['equal_count_error']:+.2e} / {e[b]['spaced_error']:+.2e}"
-                                              for b in (1000, 400, 200)]] for name, e in errors.items()]  # fmt: skip
+        rows = [
+            [
+                name,
+                f"{e['exact']:.6f}",
+                *[f"{e[b]['equal_count_error']:+.2e} / {e[b]['spaced_error']:+.2e}" for b in (1000, 400, 200)],
+            ]
+            for name, e in errors.items()
+        ]
         print(markdown_table(["scores", "exact AUC", "1000 bins", "400 bins", "200 bins"], rows))
         print("written to", write_results("spark_binning", {"errors": errors}))
         return
@@ -153,14 +178,37 @@ def main(argv=None) -> None:
     rows = []
     for name, case in result["cases"].items():
         seconds = case["seconds"]
-        rows.append([name, f"{result['rows']:.0e}", f"{seconds['ours']:.1f} ({case['cold_seconds']['ours']:.1f} cold)",
-                     f"{seconds['mllib_binned']:.1f}", f"{seconds['mllib_exact']:.1f}",
-                     f"{case['ratio_to_mllib_binned']:.2f}", f"{case['ratio_to_mllib_exact']:.2f}",
-                     f"{case['driver_growth_gib']:.3f}", f"{case['binned_error']:+.1e}",
-                     f"{case['ours_minus_mllib_exact']:+.1e}"])  # fmt: skip
-    print(markdown_table(["scores", "rows", "ours (s)", "MLlib numBins=1000 (s)", "MLlib numBins=0 (s)",
-                          "ours / binned", "ours / exact", "driver growth (GiB)", "binned - exact",
-                          "ours - exact"], rows))  # fmt: skip
+        rows.append(
+            [
+                name,
+                f"{result['rows']:.0e}",
+                f"{seconds['ours']:.1f} ({case['cold_seconds']['ours']:.1f} cold)",
+                f"{seconds['mllib_binned']:.1f}",
+                f"{seconds['mllib_exact']:.1f}",
+                f"{case['ratio_to_mllib_binned']:.2f}",
+                f"{case['ratio_to_mllib_exact']:.2f}",
+                f"{case['driver_growth_gib']:.3f}",
+                f"{case['binned_error']:+.1e}",
+                f"{case['ours_minus_mllib_exact']:+.1e}",
+            ]
+        )
+    print(
+        markdown_table(
+            [
+                "scores",
+                "rows",
+                "ours (s)",
+                "MLlib numBins=1000 (s)",
+                "MLlib numBins=0 (s)",
+                "ours / binned",
+                "ours / exact",
+                "driver growth (GiB)",
+                "binned - exact",
+                "ours - exact",
+            ],
+            rows,
+        )
+    )
     print(f"per-group AUC of {result['groups']} groups: {result['groups_seconds']:.1f} s")
     print("written to", write_results("spark", result))
 

@@ -193,7 +193,7 @@ def _distance_tests(result: dict) -> list[Row]:
             r["pairmetrics_s"],
             "dcor",
             r["dcor_s"],
-        )  # fmt: skip
+        )
         for r in result["peer"]
         if r["n_per_sample"] == max(p["n_per_sample"] for p in result["peer"])
     ]

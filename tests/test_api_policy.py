@@ -56,8 +56,11 @@ PEERS = {
     "sksurv": "sksurv.metrics",
 }
 # pairedeval is not on the package registry: its one function's signature, from its README.
-PAIREDEVAL_SIGNATURE = [("scores", "POSITIONAL_OR_KEYWORD", None), ("labels", "POSITIONAL_OR_KEYWORD", None),
-                        ("min_dist", "POSITIONAL_OR_KEYWORD", 0.5)]  # fmt: skip
+PAIREDEVAL_SIGNATURE = [
+    ("scores", "POSITIONAL_OR_KEYWORD", None),
+    ("labels", "POSITIONAL_OR_KEYWORD", None),
+    ("min_dist", "POSITIONAL_OR_KEYWORD", 0.5),
+]
 # The one extension a drop-in may add to its peer's signature: per-group results, keyword-only, last.
 DROP_IN_EXTENSIONS = ("groups",)
 
@@ -107,9 +110,16 @@ def test_the_policy_check_catches_violations():
         return None
 
     problems = policy_violations("bad", bad)
-    expected = ["bad(y_score) is annotated with Any", "bad(y_true) is not annotated", "min_dist) is an option",
-                "bad(y_score) must be argument 2", "bad(y_true) must be argument 1", "n_resamples",
-                "bad(n_jobs): annotated str", "bad has no return annotation"]  # fmt: skip
+    expected = [
+        "bad(y_score) is annotated with Any",
+        "bad(y_true) is not annotated",
+        "min_dist) is an option",
+        "bad(y_score) must be argument 2",
+        "bad(y_true) must be argument 1",
+        "n_resamples",
+        "bad(n_jobs): annotated str",
+        "bad has no return annotation",
+    ]
     for fragment in expected:
         assert any(fragment in p for p in problems), (fragment, problems)
 
@@ -134,8 +144,10 @@ def test_no_twins_and_no_drop_in_at_the_top_level():
 
 
 def _signature_parts(function):
-    return [(p.name, p.kind.name, None if p.default is p.empty else p.default)
-            for p in inspect.signature(function).parameters.values()]  # fmt: skip
+    return [
+        (p.name, p.kind.name, None if p.default is p.empty else p.default)
+        for p in inspect.signature(function).parameters.values()
+    ]
 
 
 @pytest.mark.parametrize("namespace", [*PEERS, "pairedeval"])

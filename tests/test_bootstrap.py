@@ -313,7 +313,8 @@ def test_bad_input():
 def test_a_degenerate_bootstrap_distribution_gives_nan_with_a_warning():
     # AUC 1 in every resample of three samples: SciPy's degenerate case, no spread to estimate
     with pytest.warns(RuntimeWarning, match="degenerate"):
-        result = pm.bootstrap(([0, 1, 1], [0.1, 0.5, 0.9]), pm.sklearn.roc_auc_score, n_resamples=99, rng=0,
-                              stratify=[0, 1, 1])  # fmt: skip
+        result = pm.bootstrap(
+            ([0, 1, 1], [0.1, 0.5, 0.9]), pm.sklearn.roc_auc_score, n_resamples=99, rng=0, stratify=[0, 1, 1]
+        )
     low, high = result.confidence_interval
     assert math.isnan(low) and math.isnan(high)

@@ -543,8 +543,24 @@ def test_compare_two_columns_of_one_file(tmp_path, data):
     b = write(tmp_path / "b.npy", other, "npy")  # another file: --column is not used for it without a column
     proc = cli("paired", table, table, "--column", "a", "--label-column", "label", "--compare", b, check=False)
     assert proc.returncode == 2  # an npy vector has no column "a"
-    record = json.loads(cli("paired", table, table, "--column", "a", "--label-column", "label", "--compare",
-                            b, "--compare-column", "0", "--json", check=False).stdout or "{}")  # fmt: skip
+    record = json.loads(
+        cli(
+            "paired",
+            table,
+            table,
+            "--column",
+            "a",
+            "--label-column",
+            "label",
+            "--compare",
+            b,
+            "--compare-column",
+            "0",
+            "--json",
+            check=False,
+        ).stdout
+        or "{}"
+    )
     assert record == {} or record["pvalue"] == pytest.approx(pe.compare_models(labels, [scores, other]).pvalue)
 
 

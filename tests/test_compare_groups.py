@@ -14,8 +14,10 @@ def _adata(rng, sizes=(30, 25, 20), shifts=(0.0, 2.0, 0.3), d=6):
     X = np.vstack([rng.normal(s, 1.0, (n, d)) for n, s in zip(sizes, shifts)])
     names = ["ctrl", "stim", "other"]
     labels = np.repeat(names, sizes)
-    obs = pd.DataFrame({"condition": pd.Categorical(labels), "as_str": labels.astype(str)},
-                       index=[f"cell{i}" for i in range(len(labels))])  # fmt: skip
+    obs = pd.DataFrame(
+        {"condition": pd.Categorical(labels), "as_str": labels.astype(str)},
+        index=[f"cell{i}" for i in range(len(labels))],
+    )
     adata = anndata.AnnData(X=sparse.csr_matrix(X), obs=obs)
     adata.obsm["X_pca"] = X[:, :4].copy()
     return adata

@@ -22,9 +22,21 @@ def _chain_mate(N):
 
 @pytest.mark.parametrize(
     "sizes",
-    [(1, 1), (2, 2), (1, 3), (3, 3), (1, 1, 2), (2, 2, 2), (1, 2, 3), (1, 1, 1, 1), (2, 1, 1, 2), (3, 2, 2, 1),
-     (0, 2, 4), (1, 1, 1, 1, 2, 2)],
-)  # fmt: skip
+    [
+        (1, 1),
+        (2, 2),
+        (1, 3),
+        (3, 3),
+        (1, 1, 2),
+        (2, 2, 2),
+        (1, 2, 3),
+        (1, 1, 1, 1),
+        (2, 1, 1, 2),
+        (3, 2, 2, 1),
+        (0, 2, 4),
+        (1, 1, 1, 1, 2, 2),
+    ],
+)
 def test_moments_formula_is_the_enumeration_over_label_arrangements(sizes):
     N = sum(sizes)
     mean, cov = ref.multi_crossmatch_moments(sizes)
@@ -203,8 +215,15 @@ def test_labels_of_every_kind():
     expected = pm.multi_crossmatch_test(X, codes)
     pd = pytest.importorskip("pandas")
     names = np.array(["ctrl", "stim", "zz"])[codes]
-    for labels in (names, names.tolist(), pd.Categorical(names), pd.Series(names), codes.astype(np.float32),
-                   codes.astype(np.uint8)[:, None], np.array([b"a", b"b", b"c"])[codes]):  # fmt: skip
+    for labels in (
+        names,
+        names.tolist(),
+        pd.Categorical(names),
+        pd.Series(names),
+        codes.astype(np.float32),
+        codes.astype(np.uint8)[:, None],
+        np.array([b"a", b"b", b"c"])[codes],
+    ):
         res = pm.multi_crossmatch_test(X, labels)
         assert (res.statistic, res.df) == (expected.statistic, expected.df)
         np.testing.assert_array_equal(res.counts, expected.counts)
@@ -290,8 +309,11 @@ def test_bad_input_names_the_argument():
 def test_missing_labels_of_pandas_kinds():
     pd = pytest.importorskip("pandas")
     X = np.arange(8.0)
-    for labels in (pd.array(["a", "b", None, "a"] * 2, dtype="string"), pd.Categorical(["a", None, "b", "a"] * 2),
-                   np.array(["2020-01-01", "NaT"] * 4, dtype="datetime64[D]")):  # fmt: skip
+    for labels in (
+        pd.array(["a", "b", None, "a"] * 2, dtype="string"),
+        pd.Categorical(["a", None, "b", "a"] * 2),
+        np.array(["2020-01-01", "NaT"] * 4, dtype="datetime64[D]"),
+    ):
         with pytest.raises(ValueError, match="missing labels"):
             pm.multi_crossmatch_test(X, labels)
     with pytest.raises(ValueError, match="groupby has 2 missing labels"):

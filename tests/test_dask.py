@@ -96,7 +96,9 @@ def test_paired_evaluation_equals_in_memory(monkeypatch, data, many_partitions):
     if many_partitions:  # partitions of a few samples each, many pairs of partitions
         monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 5)
     expected = pm.paired_evaluation(labels, scores, min_dist=min_dist, warn=False)
-    got = pm.paired_evaluation(da.from_array(labels, chunks=chunks), da.from_array(scores, chunks=chunks), min_dist=min_dist, warn=False)  # fmt: skip
+    got = pm.paired_evaluation(
+        da.from_array(labels, chunks=chunks), da.from_array(scores, chunks=chunks), min_dist=min_dist, warn=False
+    )
     assert got == expected
     # the variance behind confidence_interval(), from per-sample counts reduced block by block
     np.testing.assert_allclose(got._variance, expected._variance, rtol=1e-9, atol=1e-300)
@@ -114,7 +116,13 @@ def test_paired_totals_between_partitions_by_label_bucket(monkeypatch, data, par
     scores, labels, min_dist, chunks = data
     monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", partition)
     expected = pm.paired_evaluation(labels, scores, min_dist=min_dist, warn=False, variance=False)
-    got = pm.paired_evaluation(da.from_array(labels, chunks=chunks), da.from_array(scores, chunks=chunks), min_dist=min_dist, warn=False, variance=False)  # fmt: skip
+    got = pm.paired_evaluation(
+        da.from_array(labels, chunks=chunks),
+        da.from_array(scores, chunks=chunks),
+        min_dist=min_dist,
+        warn=False,
+        variance=False,
+    )
     assert got == expected
 
 
@@ -144,8 +152,9 @@ def test_compare_two_models_equals_in_memory(data, seed):
     models = np.vstack([scores_a, scores_b])
     with _quiet():
         expected = pm.compare_models(labels, models, min_dist=min_dist)
-        got = pm.compare_models(da.from_array(labels, chunks=chunks), da.from_array(models, chunks=(2, chunks)),
-                                min_dist=min_dist)  # fmt: skip
+        got = pm.compare_models(
+            da.from_array(labels, chunks=chunks), da.from_array(models, chunks=(2, chunks)), min_dist=min_dist
+        )
     assert got.n_rankable == expected.n_rankable and got.df == expected.df
     for name in ("auc", "covariance", "statistic", "pvalue", "difference_pvalue"):
         np.testing.assert_allclose(getattr(got, name), getattr(expected, name), rtol=1e-9, atol=1e-15, err_msg=name)
@@ -168,8 +177,13 @@ def _per_sample_in_memory(scores, labels, min_dist):
 
 
 @settings(max_examples=12, **SETTINGS)
-@given(data=paired_data(max_n=120), partition=st.sampled_from([1, 3, 7, 40, 10**9]),
-       buckets=st.sampled_from([1, 3]), sampled=st.sampled_from([1, 2000]), empty=st.booleans())  # fmt: skip
+@given(
+    data=paired_data(max_n=120),
+    partition=st.sampled_from([1, 3, 7, 40, 10**9]),
+    buckets=st.sampled_from([1, 3]),
+    sampled=st.sampled_from([1, 2000]),
+    empty=st.booleans(),
+)
 def test_per_sample_counts_equal_the_kernels(monkeypatch, data, partition, buckets, sampled, empty):
     """Every sample's counts, not only the totals: partitions cut at tied scores, few or many
     label buckets, coarse bounds from tiny samples, empty blocks."""
@@ -192,8 +206,9 @@ def test_partition_dominance_counts_every_query(n_parts, points, queries, seed):
     rng = np.random.default_rng(seed)
     ranks, parts, weights = rng.integers(0, 6, points), rng.integers(0, n_parts, points), rng.integers(1, 5, points)
     query_ranks, query_parts = rng.integers(0, 7, queries), rng.integers(0, n_parts, queries)
-    higher, lower = dask_paired._dominance(ranks, parts.astype(np.int32), weights, query_ranks,
-                                           query_parts.astype(np.int32), n_parts)  # fmt: skip
+    higher, lower = dask_paired._dominance(
+        ranks, parts.astype(np.int32), weights, query_ranks, query_parts.astype(np.int32), n_parts
+    )
     below = ranks[None, :] < query_ranks[:, None]
     np.testing.assert_array_equal(higher, (weights * (below & (parts[None, :] > query_parts[:, None]))).sum(axis=1))
     np.testing.assert_array_equal(lower, (weights * (below & (parts[None, :] < query_parts[:, None]))).sum(axis=1))
@@ -269,7 +284,9 @@ def test_compare_models_equals_in_memory(data, k, seed):
     models = np.vstack([scores.astype(np.float64), *(rng.random(scores.size) for _ in range(k - 1))])
     with _quiet():
         expected = pm.compare_models(labels, models, min_dist=min_dist)
-        got = pm.compare_models(da.from_array(labels, chunks=chunks), da.from_array(models, chunks=(1, chunks)), min_dist=min_dist)  # fmt: skip
+        got = pm.compare_models(
+            da.from_array(labels, chunks=chunks), da.from_array(models, chunks=(1, chunks)), min_dist=min_dist
+        )
     np.testing.assert_array_equal(got.auc, expected.auc)
     assert (got.n_rankable, got.df) == (expected.n_rankable, expected.df)
     for name in ("covariance", "statistic", "pvalue", "difference_pvalue"):
@@ -317,8 +334,9 @@ def test_paired_on_dataframe_columns_and_mixed_inputs(client):
     assert (
         pm.paired_evaluation(list(frame.y), ddf[["a"]].to_dask_array(lengths=True), min_dist=1.0) == expected
     )  # (n, 1)
-    result = pm.compare_models(ddf.y, da.stack([ddf.a.to_dask_array(lengths=True), ddf.b.to_dask_array(lengths=True)]),
-                               min_dist=1.0)  # fmt: skip
+    result = pm.compare_models(
+        ddf.y, da.stack([ddf.a.to_dask_array(lengths=True), ddf.b.to_dask_array(lengths=True)]), min_dist=1.0
+    )
     reference = pm.compare_models(frame.y.to_numpy(), [frame.a.to_numpy(), frame.b.to_numpy()], min_dist=1.0)
     np.testing.assert_allclose(result.auc, reference.auc, rtol=1e-15)
     np.testing.assert_allclose(result.pvalue, reference.pvalue, rtol=1e-9)
@@ -345,7 +363,9 @@ def test_paired_large_real_labels_many_partitions(monkeypatch):
     labels = np.round(rng.random(n), 3)  # labels exactly min_dist apart exercise the threshold rounding
     for min_dist in (0.1, 0.001):
         expected = pm.paired_evaluation(labels, scores, min_dist=min_dist)
-        got = pm.paired_evaluation(da.from_array(labels, chunks=1500), da.from_array(scores, chunks=1500), min_dist=min_dist, variance=False)  # fmt: skip
+        got = pm.paired_evaluation(
+            da.from_array(labels, chunks=1500), da.from_array(scores, chunks=1500), min_dist=min_dist, variance=False
+        )
         assert got == expected
 
 
@@ -507,8 +527,11 @@ def test_likelihood_family_equal_in_memory(client):
     p = rng.random((90, 2))
     dy = da.from_array(y, chunks=(31, 2))
     np.testing.assert_allclose(pm.log_loss(dy, p, base=2), pm.log_loss(y, p, base=2), rtol=1e-12)
-    np.testing.assert_allclose(pm.log_likelihood(dy, p, average=True, per_target=True),
-                               pm.log_likelihood(y, p, average=True, per_target=True), rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        pm.log_likelihood(dy, p, average=True, per_target=True),
+        pm.log_likelihood(y, p, average=True, per_target=True),
+        rtol=1e-12,
+    )
     np.testing.assert_allclose(pm.likelihood(dy, p, eps=0.01).log, pm.likelihood(y, p, eps=0.01).log, rtol=1e-12)
     bad = y.copy()
     bad[50, 1] = 2
@@ -698,8 +721,11 @@ def test_rms_error_does_not_overflow_or_underflow_on_dask():
         got = pm.rms_error(da.from_array(y, chunks=1), p)
         np.testing.assert_allclose(got, expected, rtol=1e-15)
     two = np.array([[1e200, 1e-200], [-1e200, 3e-200]])
-    np.testing.assert_allclose(pm.rms_error(da.from_array(two, chunks=(1, 2)), np.zeros((2, 2)), per_target=True),
-                               pm.rms_error(two, np.zeros((2, 2)), per_target=True), rtol=1e-15)  # fmt: skip
+    np.testing.assert_allclose(
+        pm.rms_error(da.from_array(two, chunks=(1, 2)), np.zeros((2, 2)), per_target=True),
+        pm.rms_error(two, np.zeros((2, 2)), per_target=True),
+        rtol=1e-15,
+    )
     assert pm.rms_error(da.from_array(two, chunks=(1, 2)), np.zeros((2, 2))) == pytest.approx(1e200, rel=1e-15)
 
 
@@ -753,19 +779,26 @@ def test_errors_report_the_global_index():
     assert "at index 33" in _same_error(pm.best_constant, (bits,), (da.from_array(bits, chunks=7),), loss="log_loss")
     probabilities = np.full(40, 0.5)
     probabilities[33] = 1.5
-    assert "at index 33" in _same_error(pm.log_loss, (bits % 2, probabilities),
-                                        (bits % 2, da.from_array(probabilities, chunks=7)))  # fmt: skip
+    assert "at index 33" in _same_error(
+        pm.log_loss, (bits % 2, probabilities), (bits % 2, da.from_array(probabilities, chunks=7))
+    )
     labels = (np.arange(80).reshape(40, 2) % 2).astype(np.int8)
     labels[33, 1] = 2
-    assert "at index (33, 1)" in _same_error(pm.multilabel_counts, (labels, labels % 2),
-                                             (da.from_array(labels, chunks=(7, 2)), labels % 2))  # fmt: skip
+    assert "at index (33, 1)" in _same_error(
+        pm.multilabel_counts, (labels, labels % 2), (da.from_array(labels, chunks=(7, 2)), labels % 2)
+    )
     matrix = np.random.default_rng(13).random((40, 3))
     matrix[33, 2] = np.inf
-    assert "first at flat index 101" in _same_error(pm.two_vs_two, (matrix, matrix + 1),
-                                                    (da.from_array(matrix, chunks=(7, 3)), matrix + 1))  # fmt: skip
-    assert "first at flat index 101" in _same_error(pm.crossmatch_resample, (matrix, matrix + 1),
-                                                    (da.from_array(matrix, chunks=(7, 3)), matrix + 1),
-                                                    sample_size=5, n_resamples=2)  # fmt: skip
+    assert "first at flat index 101" in _same_error(
+        pm.two_vs_two, (matrix, matrix + 1), (da.from_array(matrix, chunks=(7, 3)), matrix + 1)
+    )
+    assert "first at flat index 101" in _same_error(
+        pm.crossmatch_resample,
+        (matrix, matrix + 1),
+        (da.from_array(matrix, chunks=(7, 3)), matrix + 1),
+        sample_size=5,
+        n_resamples=2,
+    )
 
 
 def test_two_vs_two_euclidean_float32_near_its_limit():
@@ -862,8 +895,12 @@ def likelihood_inputs(draw):
 
 
 @settings(max_examples=20, **SETTINGS)
-@given(data=likelihood_inputs(), name=st.sampled_from(["log_loss", "log_likelihood", "likelihood"]),
-       per_target=st.booleans(), eps=st.sampled_from([None, 1e-3]))  # fmt: skip
+@given(
+    data=likelihood_inputs(),
+    name=st.sampled_from(["log_loss", "log_likelihood", "likelihood"]),
+    per_target=st.booleans(),
+    eps=st.sampled_from([None, 1e-3]),
+)
 def test_likelihood_family_parity(data, name, per_target, eps):
     y, p, chunks, empty = data
     func = getattr(pm, name)
@@ -876,8 +913,14 @@ def test_likelihood_family_parity(data, name, per_target, eps):
 
 
 @settings(max_examples=15, **SETTINGS)
-@given(n=st.integers(1, 25), labels=st.integers(1, 4), seed=st.integers(0, 2**32 - 1), flaw=st.booleans(),
-       empty=st.booleans(), dtype=st.sampled_from([bool, np.int64, np.float32]))  # fmt: skip
+@given(
+    n=st.integers(1, 25),
+    labels=st.integers(1, 4),
+    seed=st.integers(0, 2**32 - 1),
+    flaw=st.booleans(),
+    empty=st.booleans(),
+    dtype=st.sampled_from([bool, np.int64, np.float32]),
+)
 def test_multilabel_counts_parity(n, labels, seed, flaw, empty, dtype):
     rng = np.random.default_rng(seed)
     t = (rng.random((n, labels)) < 0.4).astype(dtype)

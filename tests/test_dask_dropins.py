@@ -21,8 +21,9 @@ from hypothesis import strategies as st  # noqa: E402
 from pairmetrics.dask import paired as dask_paired  # noqa: E402
 from test_dask import client, scheduler  # noqa: E402,F401  (the cluster; synchronous unless asked for)
 
-SETTINGS = dict(max_examples=10, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+SETTINGS = dict(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 @st.composite
@@ -94,8 +95,13 @@ def binary_problems(draw):
 def test_binary_roc_auc_equals_in_memory(few_per_partition, problem, max_fpr):
     y, scores, weights, chunks = problem
     expected = _outcome(pm.sklearn.roc_auc_score, y, scores, sample_weight=weights, max_fpr=max_fpr)
-    got = _outcome(pm.sklearn.roc_auc_score, _lazy(y, chunks), _lazy(scores, chunks), sample_weight=_lazy(weights, chunks),
-                   max_fpr=max_fpr)  # fmt: skip
+    got = _outcome(
+        pm.sklearn.roc_auc_score,
+        _lazy(y, chunks),
+        _lazy(scores, chunks),
+        sample_weight=_lazy(weights, chunks),
+        max_fpr=max_fpr,
+    )
     _assert_same(got, expected)
 
 
@@ -106,14 +112,23 @@ def test_binary_average_precision_equals_in_memory(few_per_partition, problem, p
 
     y, scores, weights, chunks = problem
     expected = _outcome(average_precision_score, y, scores, sample_weight=weights, pos_label=pos_label)
-    got = _outcome(average_precision_score, _lazy(y, chunks), _lazy(scores, chunks),
-                   sample_weight=_lazy(weights, chunks), pos_label=pos_label)  # fmt: skip
+    got = _outcome(
+        average_precision_score,
+        _lazy(y, chunks),
+        _lazy(scores, chunks),
+        sample_weight=_lazy(weights, chunks),
+        pos_label=pos_label,
+    )
     _assert_same(got, expected)
 
 
 @settings(**SETTINGS)
-@given(problem=binary_problems(), pos_label=st.sampled_from([None, 7]), drop=st.booleans(),
-       name=st.sampled_from(["roc_curve", "precision_recall_curve", "det_curve"]))  # fmt: skip
+@given(
+    problem=binary_problems(),
+    pos_label=st.sampled_from([None, 7]),
+    drop=st.booleans(),
+    name=st.sampled_from(["roc_curve", "precision_recall_curve", "det_curve"]),
+)
 def test_curves_equal_in_memory(few_per_partition, problem, pos_label, drop, name):
     import pairmetrics.sklearn as pms
 
@@ -160,15 +175,23 @@ def label_problems(draw):
 
 
 @settings(**SETTINGS)
-@given(problem=label_problems(), average=st.sampled_from(["macro", "micro", "weighted", "samples", None]),
-       multi_class=st.sampled_from(["ovr", "ovo"]), max_fpr=st.sampled_from([None, 0.5]))  # fmt: skip
-def test_multilabel_and_multiclass_roc_auc_equal_in_memory(few_per_partition, problem, average, multi_class,
-                                                           max_fpr):  # fmt: skip
+@given(
+    problem=label_problems(),
+    average=st.sampled_from(["macro", "micro", "weighted", "samples", None]),
+    multi_class=st.sampled_from(["ovr", "ovo"]),
+    max_fpr=st.sampled_from([None, 0.5]),
+)
+def test_multilabel_and_multiclass_roc_auc_equal_in_memory(few_per_partition, problem, average, multi_class, max_fpr):
     multilabel, y, scores, weights, chunks = problem
     options = dict(average=average, multi_class=multi_class, max_fpr=max_fpr if multilabel else None)
     expected = _outcome(pm.sklearn.roc_auc_score, y, scores, sample_weight=weights, **options)
-    got = _outcome(pm.sklearn.roc_auc_score, _lazy(y, chunks), _lazy(scores, chunks), sample_weight=_lazy(weights, chunks),
-                   **options)  # fmt: skip
+    got = _outcome(
+        pm.sklearn.roc_auc_score,
+        _lazy(y, chunks),
+        _lazy(scores, chunks),
+        sample_weight=_lazy(weights, chunks),
+        **options,
+    )
     _assert_same(got, expected)
 
 
@@ -194,8 +217,11 @@ def test_roc_auc_errors_match_in_memory(client):
     # a negative weight: the same error, with the global index of the first one
     scores, weights = np.array([0.1, 0.2, 0.3, 0.4, 0.5]), np.array([1.0, 1.0, 1.0, -2.0, -3.0])
     expected = _outcome(pm.sklearn.roc_auc_score, y, scores, sample_weight=weights)
-    got = _outcome(pm.sklearn.roc_auc_score, *(da.from_array(a, chunks=2) for a in (y, scores)),
-                   sample_weight=da.from_array(weights, chunks=2))  # fmt: skip
+    got = _outcome(
+        pm.sklearn.roc_auc_score,
+        *(da.from_array(a, chunks=2) for a in (y, scores)),
+        sample_weight=da.from_array(weights, chunks=2),
+    )
     assert "first at index 3" in expected[0] and got == expected
     with pytest.raises(TypeError, match="unexpected keyword"):
         pm.sklearn.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), sample_weights=None)
@@ -217,11 +243,20 @@ def test_roc_auc_checks_weights_where_in_memory_does(client, bad):
     ]
     for y, s, options in cases:
         expected = _outcome(pm.sklearn.roc_auc_score, y, s, sample_weight=weights, **options)
-        got = _outcome(pm.sklearn.roc_auc_score, _lazy(y, (2, 2, 1)), _lazy(s, (2, 2, 1)),
-                       sample_weight=_lazy(weights, (2, 2, 1)), **options)  # fmt: skip
+        got = _outcome(
+            pm.sklearn.roc_auc_score,
+            _lazy(y, (2, 2, 1)),
+            _lazy(s, (2, 2, 1)),
+            sample_weight=_lazy(weights, (2, 2, 1)),
+            **options,
+        )
         _assert_same(got, expected)
-    one_class = _outcome(pm.sklearn.roc_auc_score, _lazy(np.ones(5, dtype=np.int64), (5,)), _lazy(scores, (5,)),
-                         sample_weight=_lazy(weights, (5,)))  # fmt: skip
+    one_class = _outcome(
+        pm.sklearn.roc_auc_score,
+        _lazy(np.ones(5, dtype=np.int64), (5,)),
+        _lazy(scores, (5,)),
+        sample_weight=_lazy(weights, (5,)),
+    )
     assert np.isnan(one_class[0]) and one_class[1] == [
         "Only one class is present in y_true. ROC AUC score is not defined in that case."
     ]
@@ -238,10 +273,12 @@ def test_roc_auc_weights_of_any_scale_equal_in_memory(few_per_partition, scale):
     chunks = (40, 50, 30)
     for max_fpr in (None, 0.3):
         want = pm.sklearn.roc_auc_score(y, s, sample_weight=w * scale, max_fpr=max_fpr)
-        got = pm.sklearn.roc_auc_score(_lazy(y, chunks), _lazy(s, chunks), sample_weight=_lazy(w * scale, chunks),
-                               max_fpr=max_fpr)  # fmt: skip
-        unscaled = pm.sklearn.roc_auc_score(_lazy(y, chunks), _lazy(s, chunks), sample_weight=_lazy(w, chunks),
-                                    max_fpr=max_fpr)  # fmt: skip
+        got = pm.sklearn.roc_auc_score(
+            _lazy(y, chunks), _lazy(s, chunks), sample_weight=_lazy(w * scale, chunks), max_fpr=max_fpr
+        )
+        unscaled = pm.sklearn.roc_auc_score(
+            _lazy(y, chunks), _lazy(s, chunks), sample_weight=_lazy(w, chunks), max_fpr=max_fpr
+        )
         assert got == pytest.approx(want, rel=1e-12) and np.isfinite(got)
         if np.frexp(scale)[0] == 0.5:  # a power of two: the shares of the totals are exactly the same
             assert got == unscaled
@@ -250,8 +287,9 @@ def test_roc_auc_weights_of_any_scale_equal_in_memory(few_per_partition, scale):
     scores = np.round(rng.random((n, 4)), 1)
     for average in ("macro", "micro", "weighted", "samples"):
         want = pm.sklearn.roc_auc_score(labels, scores, sample_weight=w * scale, average=average)
-        got = pm.sklearn.roc_auc_score(_lazy(labels, chunks), _lazy(scores, chunks), sample_weight=_lazy(w * scale, chunks),
-                               average=average)  # fmt: skip
+        got = pm.sklearn.roc_auc_score(
+            _lazy(labels, chunks), _lazy(scores, chunks), sample_weight=_lazy(w * scale, chunks), average=average
+        )
         assert got == pytest.approx(want, rel=1e-12), average
 
 
@@ -285,8 +323,13 @@ def test_concordance_index_equals_in_memory(few_per_partition, problem, pass_eve
 def test_concordance_index_censored_equals_in_memory(few_per_partition, problem, tied_tol):
     times, events, scores, chunks = problem
     expected = _outcome(pm.sksurv.concordance_index_censored, events, times, scores, tied_tol)
-    got = _outcome(pm.sksurv.concordance_index_censored, _lazy(events, chunks), _lazy(times, chunks), _lazy(scores, chunks),
-                   tied_tol)  # fmt: skip
+    got = _outcome(
+        pm.sksurv.concordance_index_censored,
+        _lazy(events, chunks),
+        _lazy(times, chunks),
+        _lazy(scores, chunks),
+        tied_tol,
+    )
     _assert_same(got, expected)
 
 
@@ -297,14 +340,23 @@ def test_concordance_tolerance_is_evaluated_in_double_precision(client, few_per_
     events = np.ones(8, bool)
     for tol in (0.1, 0.2, 0.1 + 1e-17):
         expected = pm.sksurv.concordance_index_censored(events, times, scores, tol)
-        assert pm.sksurv.concordance_index_censored(da.from_array(events, chunks=3), da.from_array(times, chunks=3),
-                                             da.from_array(scores, chunks=3), tol) == expected  # fmt: skip
+        assert (
+            pm.sksurv.concordance_index_censored(
+                da.from_array(events, chunks=3), da.from_array(times, chunks=3), da.from_array(scores, chunks=3), tol
+            )
+            == expected
+        )
 
 
 def test_concordance_infinite_values_and_dataframes(client):
     rng = np.random.default_rng(1)
-    frame = pd.DataFrame({"t": rng.integers(0, 50, 3000).astype(float), "e": rng.integers(0, 2, 3000),
-                          "s": np.round(rng.random(3000), 2)})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "t": rng.integers(0, 50, 3000).astype(float),
+            "e": rng.integers(0, 2, 3000),
+            "s": np.round(rng.random(3000), 2),
+        }
+    )
     frame.loc[::97, "t"] = np.inf
     frame.loc[::89, "s"] = -np.inf
     lazy = dd.from_pandas(frame, npartitions=5)

@@ -464,8 +464,9 @@ def test_paired(data):
     def as_pairedeval(kw):
         return {"scores": kw["y_score"], "labels": kw["y_true"], "min_dist": kw["min_dist"]}
 
-    check_layouts(pm.pairedeval.paired_eval, ["scores", "labels", "min_dist"], as_pairedeval(fancy),
-                  as_pairedeval(canon), exact)  # fmt: skip
+    check_layouts(
+        pm.pairedeval.paired_eval, ["scores", "labels", "min_dist"], as_pairedeval(fancy), as_pairedeval(canon), exact
+    )
     if result is None or isinstance(result, Raised):
         return
     scores, labels = canon["y_score"].ravel().tolist(), canon["y_true"].ravel().tolist()

@@ -13,8 +13,19 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from pairmetrics.reference import groups as ref
 
-SCORE_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                np.float32, np.float64]  # fmt: skip
+SCORE_DTYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float32,
+    np.float64,
+]
 
 
 def _scores(dtype, n):
@@ -27,8 +38,10 @@ def _scores(dtype, n):
         values = st.one_of(st.integers(max(int(info.min), -2), 3), st.sampled_from([int(info.min), int(info.max)]))
     else:
         big = float(np.finfo(dtype).max)
-        values = st.one_of(st.sampled_from([-1.0, 0.0, 0.5, 1.0, -big, big]),
-                           st.floats(-1e6, 1e6, width=32 if dtype == np.float32 else 64))  # fmt: skip
+        values = st.one_of(
+            st.sampled_from([-1.0, 0.0, 0.5, 1.0, -big, big]),
+            st.floats(-1e6, 1e6, width=32 if dtype == np.float32 else 64),
+        )
     return hnp.arrays(dtype, n, elements=values)
 
 
@@ -60,8 +73,10 @@ def test_paired_evaluation_matches_reference_per_group(problem, min_dist):
     result = _quiet(pm.paired_evaluation, labels, scores, min_dist=min_dist, groups=groups, n_jobs=1)
     keys, counts = ref.pair_counts(scores, labels, groups, min_dist)
     assert result.groups.tolist() == keys
-    np.testing.assert_array_equal(np.c_[result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect],
-                                  np.array(counts, dtype=np.int64).reshape(-1, 4))  # fmt: skip
+    np.testing.assert_array_equal(
+        np.c_[result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect],
+        np.array(counts, dtype=np.int64).reshape(-1, 4),
+    )
     expected_auc = [(c + t / 2) / r if r else math.nan for r, c, t, _ in counts]
     np.testing.assert_array_equal(result.auc, expected_auc)
     sizes = [int(np.count_nonzero(groups == k)) for k in keys]
@@ -138,8 +153,14 @@ def test_each_group_equals_the_ungrouped_call_on_its_slice(problem):
         np.testing.assert_allclose(evaluation.variance[g], alone._variance, rtol=1e-9, atol=1e-15)
         both = _quiet(pm.compare_models, labels[rows], [scores[rows], other[rows]])
         cov = both.covariance
-        for name, value in (("auc_a", both.auc[0]), ("auc_b", both.auc[1]), ("variance_a", cov[0, 0]),
-                            ("variance_b", cov[1, 1]), ("covariance", cov[0, 1]), ("pvalue", both.pvalue)):  # fmt: skip
+        for name, value in (
+            ("auc_a", both.auc[0]),
+            ("auc_b", both.auc[1]),
+            ("variance_a", cov[0, 0]),
+            ("variance_b", cov[1, 1]),
+            ("covariance", cov[0, 1]),
+            ("pvalue", both.pvalue),
+        ):
             np.testing.assert_allclose(getattr(comparison, name)[g], value, rtol=1e-7, atol=1e-12, err_msg=name)
         if np.isfinite(both.statistic) and np.isfinite(comparison.statistic[g]):  # chi-square = z**2
             np.testing.assert_allclose(comparison.statistic[g] ** 2, both.statistic, rtol=1e-7, atol=1e-12)
@@ -177,7 +198,7 @@ def test_large_groups_and_threads_give_the_same_numbers():
         np.array(["b", "a", "b", "a", "c", "c"], dtype=object),
         np.array(
             ["2024-01-02", "2024-01-01", "2024-01-02", "2024-01-01", "2024-01-03", "2024-01-03"], dtype="datetime64[D]"
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_keys_of_any_sortable_dtype(keys):
@@ -315,15 +336,16 @@ def test_each_groups_interval_equals_the_ungrouped_interval(problem):
             "comparison": [
                 x[0, 1]
                 for x in _quiet(pm.compare_models, labels[rows], [scores[rows], other[rows]]).confidence_interval(0.9)
-            ],  # fmt: skip
+            ],
             "concordance": _quiet(
                 pm.concordance, labels[rows].astype(float), None, scores[rows].astype(float)
             ).confidence_interval(0.9),
         }
         for name, interval in grouped.items():
             low, high = alone[name]
-            np.testing.assert_allclose([interval.low[g], interval.high[g]], [low, high], rtol=1e-7, atol=1e-12,
-                                       err_msg=name)  # fmt: skip
+            np.testing.assert_allclose(
+                [interval.low[g], interval.high[g]], [low, high], rtol=1e-7, atol=1e-12, err_msg=name
+            )
 
 
 def test_grouped_roc_auc_variance_only_where_it_is_delongs():

@@ -36,8 +36,13 @@ def no_dense_matrix(monkeypatch):
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(2, 12), d=st.integers(1, 4), seed=st.integers(0, 2**32 - 1),
-       metric=st.sampled_from(METRICS), ties=st.booleans())  # fmt: skip
+@given(
+    n=st.integers(2, 12),
+    d=st.integers(1, 4),
+    seed=st.integers(0, 2**32 - 1),
+    metric=st.sampled_from(METRICS),
+    ties=st.booleans(),
+)
 def test_cost_is_the_optimum_of_the_dense_matrix(n, d, seed, metric, ties):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
@@ -208,8 +213,12 @@ def test_dense_metrics_refuse_above_max_matrix_bytes():
     assert f"max_matrix_bytes={need}" in str(info.value)
     ok = pm.min_weight_perfect_matching(points=X, metric="cityblock", max_matrix_bytes=need)
     assert ok.verify()
-    for metric, kwargs in (("rank_mahalanobis", {}), (lambda a, b: float(np.abs(a - b).sum()), {}),
-                           ("cosine", {"w": np.ones(3)}), ("minkowski", {"p": 3})):  # fmt: skip
+    for metric, kwargs in (
+        ("rank_mahalanobis", {}),
+        (lambda a, b: float(np.abs(a - b).sum()), {}),
+        ("cosine", {"w": np.ones(3)}),
+        ("minkowski", {"p": 3}),
+    ):
         with pytest.raises(ValueError, match="max_matrix_bytes"):
             pm.min_weight_perfect_matching(points=X, metric=metric, max_matrix_bytes=1000, **kwargs)
     for metric in ("euclidean", "sqeuclidean", "cosine", "correlation"):  # no matrix: no limit
@@ -218,8 +227,9 @@ def test_dense_metrics_refuse_above_max_matrix_bytes():
         pm.crossmatch_test(X[:50], X[50:], metric="chebyshev", max_matrix_bytes=1000)
     # crossmatch_resample builds a matrix per subsample for every metric
     with pytest.raises(ValueError, match=r"N = 40 points take 12800 bytes"):
-        pm.crossmatch_resample(X[:50], X[50:], sample_size=20, n_resamples=2, metric="euclidean",
-                               max_matrix_bytes=12799)  # fmt: skip
+        pm.crossmatch_resample(
+            X[:50], X[50:], sample_size=20, n_resamples=2, metric="euclidean", max_matrix_bytes=12799
+        )
     r = pm.crossmatch_resample(X[:50], X[50:], sample_size=20, n_resamples=2, rng=0, max_matrix_bytes=12800)
     assert r.statistics.shape == (2,)
 
@@ -235,8 +245,9 @@ def test_compare_groups_passes_max_matrix_bytes():
     assert list(table.index) == ["b"]
 
 
-@pytest.mark.parametrize("bad, error", [(-1, ValueError), (1.5, TypeError), ("big", TypeError), (True, TypeError),
-                                        (None, TypeError)])  # fmt: skip
+@pytest.mark.parametrize(
+    "bad, error", [(-1, ValueError), (1.5, TypeError), ("big", TypeError), (True, TypeError), (None, TypeError)]
+)
 def test_max_matrix_bytes_is_validated(bad, error):
     X = np.random.default_rng(12).normal(size=(10, 2))
     with pytest.raises(error, match="max_matrix_bytes"):
@@ -252,9 +263,17 @@ def test_dask_resample_agrees_for_cosine():
     rng = np.random.default_rng(13)
     x, y = rng.normal(size=(60, 4)), rng.normal(size=(70, 4)) + 0.3
     want = pm.crossmatch_resample(x, y, sample_size=20, n_resamples=4, rng=1, metric="cosine", n_jobs=1)
-    got = pm.crossmatch_resample(da.from_array(x, chunks=25), da.from_array(y, chunks=25), sample_size=20,
-                                 n_resamples=4, rng=1, metric="cosine", n_jobs=1)  # fmt: skip
+    got = pm.crossmatch_resample(
+        da.from_array(x, chunks=25),
+        da.from_array(y, chunks=25),
+        sample_size=20,
+        n_resamples=4,
+        rng=1,
+        metric="cosine",
+        n_jobs=1,
+    )
     assert (got.statistics == want.statistics).all()
     with pytest.raises(ValueError, match="max_matrix_bytes"):
-        pm.crossmatch_resample(da.from_array(x, chunks=25), da.from_array(y, chunks=25), sample_size=20,
-                               n_resamples=1, max_matrix_bytes=10)  # fmt: skip
+        pm.crossmatch_resample(
+            da.from_array(x, chunks=25), da.from_array(y, chunks=25), sample_size=20, n_resamples=1, max_matrix_bytes=10
+        )

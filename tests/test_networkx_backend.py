@@ -384,9 +384,17 @@ def test_networkx_own_matching_tests_on_the_backend(tmp_path):
         PAIRMETRICS_NX_SUITE_REPORT=str(report),
     )
     cmd = [
-        sys.executable, "-m", "pytest", "--pyargs", "networkx.algorithms.tests.test_matching",
-        "-q", "-p", "no:cacheprovider", "-p", "_networkx_suite_plugin",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pytest",
+        "--pyargs",
+        "networkx.algorithms.tests.test_matching",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "_networkx_suite_plugin",
+    ]
     out = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     tally = json.loads(report.read_text())

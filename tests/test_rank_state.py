@@ -67,8 +67,10 @@ def test_any_split_and_merge_order_give_the_in_memory_auc_and_ap(problem):
         if labels.any() and (weights is None or weights[labels == 1].any()):
             ap = sklearn_metrics.average_precision_score(labels, scores, sample_weight=weights)
             assert state.average_precision() == pytest.approx(ap, abs=1e-12)
-            for ours, theirs in zip(state.precision_recall_curve(),
-                                    sklearn_metrics.precision_recall_curve(labels, scores, sample_weight=weights)):  # fmt: skip
+            for ours, theirs in zip(
+                state.precision_recall_curve(),
+                sklearn_metrics.precision_recall_curve(labels, scores, sample_weight=weights),
+            ):
                 np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
 
 

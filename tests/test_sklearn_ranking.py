@@ -99,13 +99,17 @@ def test_every_score_dtype(dtype):
         _same(name, y, scores)
     _same("average_precision_score", y, scores)
     # precision_recall_curve's thresholds keep the scores' dtype, extreme values included
-    extreme = np.array([np.iinfo(dtype).min, np.iinfo(dtype).max, 0] if dtype not in (np.bool_, np.float32,
-                       np.float64) else [0, 1, 1], dtype=dtype)  # fmt: skip
+    extreme = np.array(
+        [np.iinfo(dtype).min, np.iinfo(dtype).max, 0] if dtype not in (np.bool_, np.float32, np.float64) else [0, 1, 1],
+        dtype=dtype,
+    )
     _same("precision_recall_curve", [0, 1, 1], extreme)
 
 
-@pytest.mark.parametrize("labels, pos_label", [(["a", "b"], "b"), (["a", "b"], "a"), ([-1, 1], None),
-                                               ([2, 7], 7), ([True, False], True), ([0, 1, 2], 2)])  # fmt: skip
+@pytest.mark.parametrize(
+    "labels, pos_label",
+    [(["a", "b"], "b"), (["a", "b"], "a"), ([-1, 1], None), ([2, 7], 7), ([True, False], True), ([0, 1, 2], 2)],
+)
 def test_pos_label(labels, pos_label):
     rng = np.random.default_rng(1)
     y = np.array(labels)[rng.integers(0, len(labels), 60)]
@@ -187,16 +191,23 @@ def test_row_metrics_match_sklearn_and_reference(problem, dtype):
     scores = scores.astype(dtype)
     for name in ROW_METRICS:
         _same(name, y, scores, sample_weight=weights)
-    for metric, reference in (("average_precision", ref.label_ranking_average_precision),
-                              ("coverage", ref.coverage), ("loss", ref.ranking_loss)):  # fmt: skip
+    for metric, reference in (
+        ("average_precision", ref.label_ranking_average_precision),
+        ("coverage", ref.coverage),
+        ("loss", ref.ranking_loss),
+    ):
         rows = _core.label_ranking_rows(scores, y.view(np.uint8), metric, 2)
         expected = [reference(y[i], scores[i].tolist()) for i in range(y.shape[0])]
         np.testing.assert_allclose(rows, expected, rtol=1e-12)
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(ranking_problems(max_labels=40), st.sampled_from([None, 1, 2, 5, 50]), st.booleans(),
-       st.sampled_from([np.uint8, np.int64, np.float32, np.float64]))  # fmt: skip
+@given(
+    ranking_problems(max_labels=40),
+    st.sampled_from([None, 1, 2, 5, 50]),
+    st.booleans(),
+    st.sampled_from([np.uint8, np.int64, np.float32, np.float64]),
+)
 def test_dcg_and_ndcg_match_sklearn_and_reference(problem, k, ignore_ties, gain_dtype):
     y, scores, weights = problem
     gains = (y * np.arange(1, y.shape[1] + 1) % 4).astype(gain_dtype)
@@ -214,8 +225,9 @@ def test_dcg_and_ndcg_match_sklearn_and_reference(problem, k, ignore_ties, gain_
         limit = gains.shape[1] if k is None else min(k, gains.shape[1])
         args = (scores[i : i + 1], gains[i : i + 1].astype(np.float64), discount, np.cumsum(discount), limit)
         assert _core.dcg_rows(*args, ignore_ties, False)[0] == pytest.approx(expected, rel=1e-12, abs=1e-12)
-        assert _core.dcg_rows(*args, ignore_ties, True)[0] == pytest.approx(expected / ideal if ideal else 0.0,
-                                                                            rel=1e-12, abs=1e-12)  # fmt: skip
+        assert _core.dcg_rows(*args, ignore_ties, True)[0] == pytest.approx(
+            expected / ideal if ideal else 0.0, rel=1e-12, abs=1e-12
+        )
 
 
 def test_dcg_ties_among_many_relevant_labels_use_the_sorted_path():
@@ -325,19 +337,36 @@ def test_sklearn_own_ranking_tests_on_pairmetrics(tmp_path):
         pytest.skip("this scikit-learn installation does not ship its tests")
     report = tmp_path / "report.json"
     here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in [here, *sys.path] if p),
-               PAIRMETRICS_SKLEARN_SUITE_REPORT=str(report))  # fmt: skip
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_sklearn_suite_plugin",
-               "--import-mode=append", "--confcutdir", os.path.dirname(sklearn.__file__), module]  # fmt: skip
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(p for p in [here, *sys.path] if p),
+        PAIRMETRICS_SKLEARN_SUITE_REPORT=str(report),
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "_sklearn_suite_plugin",
+        "--import-mode=append",
+        "--confcutdir",
+        os.path.dirname(sklearn.__file__),
+        module,
+    ]
     run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     tally = json.loads(report.read_text())
     assert all(entry["outcome"] in ("passed", "xfailed") for entry in tally.values())
     called = {name for entry in tally.values() for name in entry["functions"]}
     assert called == set(pms.__all__)  # each of ours ran (not a silently kept original)
-    print(f"\nscikit-learn's test_ranking.py on pairmetrics.sklearn: {len(tally)} run, "
-          f"{sum(bool(e['calls']) for e in tally.values())} calling ours, "
-          f"{sum(e['outcome'] == 'xfailed' for e in tally.values())} deliberate differences")  # fmt: skip
+    print(
+        f"\nscikit-learn's test_ranking.py on pairmetrics.sklearn: {len(tally)} run, "
+        f"{sum(bool(e['calls']) for e in tally.values())} calling ours, "
+        f"{sum(e['outcome'] == 'xfailed' for e in tally.values())} deliberate differences"
+    )
 
 
 def test_groups_give_each_groups_score():
@@ -356,8 +385,9 @@ def test_groups_give_each_groups_score():
         if g == "q4":
             assert np.isnan(value)
         else:
-            assert value == pytest.approx(metrics.average_precision_score(y[mask], scores[mask],
-                                                                          sample_weight=weights[mask]), abs=1e-12)  # fmt: skip
+            assert value == pytest.approx(
+                metrics.average_precision_score(y[mask], scores[mask], sample_weight=weights[mask]), abs=1e-12
+            )
     assert result.n_positive.tolist() == [int(y[groups == g].sum()) for g in result.groups]
     gains = rng.integers(0, 4, (n, 7))
     ranking = rng.random((n, 7)).round(1)
@@ -383,8 +413,9 @@ def test_bootstrap_of_average_precision_takes_the_compiled_path_with_the_same_re
         {"stratify": y} if design == "stratified" else {"cluster": np.arange(n) // 3} if design == "clustered" else {}
     )
     compiled = pm.bootstrap((y, scores), pms.average_precision_score, n_resamples=60, rng=3, **options)
-    generic = _quiet(pm.bootstrap, (y, scores), lambda a, b: pms.average_precision_score(a, b), n_resamples=60, rng=3,
-                     **options)  # fmt: skip
+    generic = _quiet(
+        pm.bootstrap, (y, scores), lambda a, b: pms.average_precision_score(a, b), n_resamples=60, rng=3, **options
+    )
     np.testing.assert_allclose(compiled.bootstrap_distribution, generic.bootstrap_distribution, rtol=1e-12, atol=1e-12)
     # labels whose positive class is not 1 keep the generic path (and its error)
     with pytest.raises(ValueError, match="pos_label"):

@@ -30,9 +30,14 @@ def spark():
     from pyspark.sql import SparkSession
 
     # local[2, 3]: two cores, a failed task is tried up to three times
-    session = (SparkSession.builder.master("local[2, 3]").appName("pairmetrics-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())  # fmt: skip
+    session = (
+        SparkSession.builder.master("local[2, 3]")
+        .appName("pairmetrics-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
@@ -78,8 +83,9 @@ def test_average_precision_equals_scikit_learn(frame, data):
     for weight in (None, "weight"):
         w = None if weight is None else data[weight]
         ours = pms.average_precision_score(frame, label_col="label", score_col="score", weight_col=weight)
-        assert ours == pytest.approx(sklearn_metrics.average_precision_score(data["label"], data["score"],
-                                                                             sample_weight=w), abs=1e-12)  # fmt: skip
+        assert ours == pytest.approx(
+            sklearn_metrics.average_precision_score(data["label"], data["score"], sample_weight=w), abs=1e-12
+        )
 
 
 def test_evaluator_equals_mllib_exact_mode(spark, frame):

@@ -118,8 +118,10 @@ def _cmd_paired(args, run: RunProgress) -> Output:
         other = read(args.compare, "scores B", column=other_column)
         with run.step("paired comparison", 1.0):
             c = compare_models(labels, [scores, other], min_dist=args.min_dist, n_jobs=args.n_jobs, progress=progress)
-            a, b = (paired_evaluation(labels, s, min_dist=args.min_dist, n_jobs=args.n_jobs, warn=False, variance=False)
-                    for s in (scores, other))  # fmt: skip
+            a, b = (
+                paired_evaluation(labels, s, min_dist=args.min_dist, n_jobs=args.n_jobs, warn=False, variance=False)
+                for s in (scores, other)
+            )
         low, high = (float(x[0, 1]) for x in c.confidence_interval())
         record = {
             "a": a.asdict(),
@@ -260,8 +262,10 @@ def _bench_suite() -> Any:
 
     path = Path(__file__).resolve().parents[2] / "bench" / "run_all.py"
     if not path.is_file():
-        raise ValueError("the benchmark suite lives in the repository, not in the installed package: "
-                         "run `python bench/run_all.py --quick` from a clone")  # fmt: skip
+        raise ValueError(
+            "the benchmark suite lives in the repository, not in the installed package: "
+            "run `python bench/run_all.py --quick` from a clone"
+        )
     spec = importlib.util.spec_from_file_location("run_all", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -136,10 +136,22 @@ def _test_options(test: str, **given: Any) -> dict[str, Any]:
     """The validated keywords of the chosen test's function; an option of another test, changed from its
     default, is refused."""
     check_choice(test, "test", TESTS)
-    defaults = {"alternative": "less", "max_matrix_bytes": DEFAULT_MAX_MATRIX_BYTES, "key_added": None,
-                "kernel": "rbf", "gamma": None, "estimator": "v-statistic"}  # fmt: skip
-    users = {"alternative": ("crossmatch",), "max_matrix_bytes": ("crossmatch",), "key_added": ("crossmatch",),
-             "kernel": ("mmd",), "gamma": ("mmd",), "estimator": ("energy", "mmd")}  # fmt: skip
+    defaults = {
+        "alternative": "less",
+        "max_matrix_bytes": DEFAULT_MAX_MATRIX_BYTES,
+        "key_added": None,
+        "kernel": "rbf",
+        "gamma": None,
+        "estimator": "v-statistic",
+    }
+    users = {
+        "alternative": ("crossmatch",),
+        "max_matrix_bytes": ("crossmatch",),
+        "key_added": ("crossmatch",),
+        "kernel": ("mmd",),
+        "gamma": ("mmd",),
+        "estimator": ("energy", "mmd"),
+    }
     for name, tests in users.items():
         value, default = given[name], defaults[name]
         if test not in tests and not (value is default or value == default):
@@ -268,9 +280,18 @@ def compare_groups(
     import pandas as pd
 
     options = _test_options(
-        test, n_resamples=n_resamples, rng=rng, metric=metric, alternative=alternative, kernel=kernel, gamma=gamma,
-        estimator=estimator, n_jobs=n_jobs, max_matrix_bytes=max_matrix_bytes, key_added=key_added,
-    )  # fmt: skip
+        test,
+        n_resamples=n_resamples,
+        rng=rng,
+        metric=metric,
+        alternative=alternative,
+        kernel=kernel,
+        gamma=gamma,
+        estimator=estimator,
+        n_jobs=n_jobs,
+        max_matrix_bytes=max_matrix_bytes,
+        key_added=key_added,
+    )
     correction = check_choice(correction, "correction", CORRECTIONS)  # type: ignore[assignment]
     check_progress(progress)
     labels, present, points, obs_names, where = _labels_and_points(data, groupby, use_rep)
@@ -315,8 +336,9 @@ def _one_test(test: str, x: np.ndarray, y: np.ndarray, options: dict[str, Any]) 
     return kernel_test.statistic, [kernel_test.gamma], kernel_test.pvalue, None
 
 
-def _record_partners(partners: np.ndarray, mate: np.ndarray, in_group: np.ndarray, in_reference: np.ndarray,
-                     names: np.ndarray) -> None:  # fmt: skip
+def _record_partners(
+    partners: np.ndarray, mate: np.ndarray, in_group: np.ndarray, in_reference: np.ndarray, names: np.ndarray
+) -> None:
     """Partner names of the tested category's cells (the pool is the category's cells, then the reference's)."""
     pool = np.concatenate([np.flatnonzero(in_group), np.flatnonzero(in_reference)])
     n_group = int(in_group.sum())

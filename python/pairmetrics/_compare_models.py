@@ -239,8 +239,9 @@ def compare_models(
         a, b = prepared[0][0], prepared[1][0]
         return grouped_comparison(a, b, labels_arr, min_dist, groups, threads, check_progress(progress))
     with progress_callback(check_progress(progress), "model comparison") as callback:
-        outputs = [_core.paired_counts(row, labels_arr, min_dist, True, threads, progress=callback)
-                   for row, _, _ in prepared]  # fmt: skip
+        outputs = [
+            _core.paired_counts(row, labels_arr, min_dist, True, threads, progress=callback) for row, _, _ in prepared
+        ]
     totals = [(int(t[0]), int(t[1]), int(t[2]), int(t[3])) for t, *_ in outputs]
     gram = None
     if totals[0][0]:

@@ -181,8 +181,9 @@ def pair_columns(columns: npt.NDArray[np.uint64]) -> npt.NDArray[np.float64]:
     """Per-sample (concordant, discordant, tied) comparable pairs from the kernel's per-sample columns."""
     columns = columns.astype(np.float64)
     # earlier event: a later partner above is concordant; later member: an earlier event below is
-    return np.stack([columns[:, 2] + columns[:, 3], columns[:, 0] + columns[:, 5], columns[:, 1] + columns[:, 4]],
-                    axis=1)  # fmt: skip
+    return np.stack(
+        [columns[:, 2] + columns[:, 3], columns[:, 0] + columns[:, 5], columns[:, 1] + columns[:, 4]], axis=1
+    )
 
 
 def jackknife_influence(
@@ -363,11 +364,23 @@ def _grouped_concordance(
 ) -> GroupedConcordance:
     keys, codes = factorize_groups(groups, times.shape[0], "time")
     sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
-    counts, _, columns = _core.grouped_concordance(times, events, np.ascontiguousarray(predicted), codes,
-                                                   keys.shape[0], resolve_n_jobs(None))  # fmt: skip
+    counts, _, columns = _core.grouped_concordance(
+        times, events, np.ascontiguousarray(predicted), codes, keys.shape[0], resolve_n_jobs(None)
+    )
     totals = concordance_totals(counts.astype(np.int64))
     influence = jackknife_influence(totals, pair_columns(columns), sizes)
     variance = np.add.reduceat(influence * influence, segment_starts(sizes)) / 4
     c, d, tp, tt, tb = (totals[:, j] for j in range(5))
-    return grouped_result(GroupedConcordance, keys, sizes, True, concordant=c, discordant=d, tied_predicted=tp,
-                          tied_time=tt, tied_both=tb, estimate=concordance_estimate(totals), variance=variance)  # fmt: skip
+    return grouped_result(
+        GroupedConcordance,
+        keys,
+        sizes,
+        True,
+        concordant=c,
+        discordant=d,
+        tied_predicted=tp,
+        tied_time=tt,
+        tied_both=tb,
+        estimate=concordance_estimate(totals),
+        variance=variance,
+    )

@@ -255,8 +255,14 @@ class CrossMatchResult(Result):
     def to_r(self) -> dict[str, float]:
         """The fields under the names of R's ``crossmatch::crossmatchtest``: ``a1, Ea1, Va1, dev, pval,
         approxpval``."""
-        return {"a1": self.statistic, "Ea1": self.expected, "Va1": self.variance, "dev": self.zscore,
-                "pval": self.pvalue, "approxpval": self.approx_pvalue}  # fmt: skip
+        return {
+            "a1": self.statistic,
+            "Ea1": self.expected,
+            "Va1": self.variance,
+            "dev": self.zscore,
+            "pval": self.pvalue,
+            "approxpval": self.approx_pvalue,
+        }
 
 
 def _stats_from_mate(z: np.ndarray, mate: np.ndarray) -> tuple[int, int, int]:
@@ -274,9 +280,19 @@ def _statistics(a0: int, a1: int, a2: int, alternative: str = "less") -> dict[st
     ea1, va1 = _moments(N, n)
     with np.errstate(divide="ignore", invalid="ignore"):
         dev = float(np.float64(a1 - ea1) / np.sqrt(np.float64(va1)))
-    return dict(statistic=a1, pvalue=_pvalue(N, n, a1, alternative), expected=ea1, variance=va1, zscore=dev,
-                approx_pvalue=float(approx_pvalue(dev, alternative)), within_x=a0, within_y=a2, n_points=N, n_y=n,
-                alternative=alternative)  # fmt: skip
+    return dict(
+        statistic=a1,
+        pvalue=_pvalue(N, n, a1, alternative),
+        expected=ea1,
+        variance=va1,
+        zscore=dev,
+        approx_pvalue=float(approx_pvalue(dev, alternative)),
+        within_x=a0,
+        within_y=a2,
+        n_points=N,
+        n_y=n,
+        alternative=alternative,
+    )
 
 
 def result_from_matching(
@@ -344,8 +360,15 @@ def solve_in_random_order(
     of exchangeable points only, and the permutation null of the test is exact.
     """
     order = gen.permutation(X.shape[0]).astype(np.int64)
-    solved = _solve_points_metric(X[order], metric, metric_kwargs, n_neighbors=n_neighbors, n_jobs=n_jobs,
-                                  progress=progress, max_matrix_bytes=max_matrix_bytes)  # fmt: skip
+    solved = _solve_points_metric(
+        X[order],
+        metric,
+        metric_kwargs,
+        n_neighbors=n_neighbors,
+        n_jobs=n_jobs,
+        progress=progress,
+        max_matrix_bytes=max_matrix_bytes,
+    )
     return in_input_order(solved, order, _Source("points", X, metric, metric_kwargs, strong=True)), order
 
 
@@ -362,8 +385,9 @@ def _test_distances(
             f"{D.shape[0]} x {D.shape[1]}"
         )
     order = gen.permutation(z.shape[0]).astype(np.int64)
-    solved = _solve_dense(np.ascontiguousarray(D[np.ix_(order, order)]), n_neighbors=n_neighbors, n_jobs=n_jobs,
-                          progress=progress)  # fmt: skip
+    solved = _solve_dense(
+        np.ascontiguousarray(D[np.ix_(order, order)]), n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress
+    )
     return result_from_matching(z, in_input_order(solved, order, source), alternative, order)
 
 
@@ -406,11 +430,21 @@ def pool_dtype(x: Any, y: Any) -> np.dtype[Any]:
 
 
 @routed
-def crossmatch_test(x: ArrayLike | None = None, y: ArrayLike | None = None, *, metric: Metric = "euclidean",
-                    alternative: str = "less", n_neighbors: int = DEFAULT_N_NEIGHBORS, rng: Seed = None,
-                    n_jobs: NJobs = None, progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
-                    D: ArrayLike | None = None, labels: ArrayLike | None = None,
-                    **metric_kwargs: Any) -> CrossMatchResult:  # fmt: skip
+def crossmatch_test(
+    x: ArrayLike | None = None,
+    y: ArrayLike | None = None,
+    *,
+    metric: Metric = "euclidean",
+    alternative: str = "less",
+    n_neighbors: int = DEFAULT_N_NEIGHBORS,
+    rng: Seed = None,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+    max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
+    D: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    **metric_kwargs: Any,
+) -> CrossMatchResult:
     """Rosenbaum's cross-match test of whether x and y come from one distribution.
 
     The pooled points are paired by an exact minimum-distance perfect
@@ -522,8 +556,16 @@ def crossmatch_test(x: ArrayLike | None = None, y: ArrayLike | None = None, *, m
     if n + m < 2:
         raise ValueError("x and y together need at least 2 points (N >= 2)")
     z = np.repeat(np.array([0, 1], dtype=np.int8), [n, m])
-    matching, order = solve_in_random_order(X, metric, metric_kwargs, gen, n_neighbors=n_neighbors, n_jobs=n_jobs,
-                                            progress=progress, max_matrix_bytes=max_matrix_bytes)  # fmt: skip
+    matching, order = solve_in_random_order(
+        X,
+        metric,
+        metric_kwargs,
+        gen,
+        n_neighbors=n_neighbors,
+        n_jobs=n_jobs,
+        progress=progress,
+        max_matrix_bytes=max_matrix_bytes,
+    )
     return result_from_matching(z, matching, alternative, order)
 
 
@@ -587,11 +629,21 @@ def _pvalue_table(N: int, n: int, alternative: str) -> tuple[IntArray, FloatArra
 
 
 @routed
-def crossmatch_resample(x: ArrayLike, y: ArrayLike, *, sample_size: int = 200, n_resamples: int = 500,
-                        rng: Seed = None, n_jobs: NJobs = None, alternative: str = "less",
-                        metric: Metric = "euclidean", n_neighbors: int = DEFAULT_N_NEIGHBORS, progress: bool = False,
-                        max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
-                        **metric_kwargs: Any) -> CrossMatchResampleResult:  # fmt: skip
+def crossmatch_resample(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    sample_size: int = 200,
+    n_resamples: int = 500,
+    rng: Seed = None,
+    n_jobs: NJobs = None,
+    alternative: str = "less",
+    metric: Metric = "euclidean",
+    n_neighbors: int = DEFAULT_N_NEIGHBORS,
+    progress: bool = False,
+    max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
+    **metric_kwargs: Any,
+) -> CrossMatchResampleResult:
     """Cross-match test on repeated random subsamples of x and y.
 
     Each resample draws ``sample_size`` points from x and ``sample_size``
@@ -683,11 +735,17 @@ def draw_subsamples(
     if sample_size > min(n, m):
         raise ValueError(f"sample_size must be <= min(len(x), len(y)) = {min(n, m)}, got {sample_size}")
     # Sorted draws gather from the pooled matrix with far fewer cache misses.
-    draws = np.stack([
-        np.concatenate([np.sort(gen.choice(n, sample_size, replace=False)),
-                        n + np.sort(gen.choice(m, sample_size, replace=False))])
-        for _ in range(n_resamples)
-    ])  # fmt: skip
+    draws = np.stack(
+        [
+            np.concatenate(
+                [
+                    np.sort(gen.choice(n, sample_size, replace=False)),
+                    n + np.sort(gen.choice(m, sample_size, replace=False)),
+                ]
+            )
+            for _ in range(n_resamples)
+        ]
+    )
     return draws, gen.permutation(2 * sample_size).astype(np.int64)
 
 

@@ -280,8 +280,10 @@ class MultiCrossMatchResult(Result):
         """Exact null covariance of the cross counts in the order of ``pairs`` (a dense square matrix,
         formed on each call, for up to 5000 pairs: K <= 100)."""
         if self.pairs.shape[0] > MAX_DENSE_PAIRS:
-            raise ValueError(f"the covariance of {self.pairs.shape[0]} cross counts is not formed (at most "
-                             f"{MAX_DENSE_PAIRS} pairs); pair_sd holds its diagonal")  # fmt: skip
+            raise ValueError(
+                f"the covariance of {self.pairs.shape[0]} cross counts is not formed (at most "
+                f"{MAX_DENSE_PAIRS} pairs); pair_sd holds its diagonal"
+            )
         return cross_count_moments(self.sizes)[1]
 
     def to_frame(self, by: str = "pair", correction: str = "holm-sidak") -> pd.DataFrame:
@@ -305,14 +307,24 @@ class MultiCrossMatchResult(Result):
             raise ImportError("to_frame() needs pandas: pip install pandas") from None
         if by == "group":
             rows = [(t.n_y, t.statistic, t.expected, t.variance, t.zscore, t.pvalue) for t in self.group_tests]
-            table = pd.DataFrame(rows, columns=["n", "statistic", "expected", "variance", "zscore", "pvalue"],
-                                 index=pd.Index(self.groups, name="group"))  # fmt: skip
+            table = pd.DataFrame(
+                rows,
+                columns=["n", "statistic", "expected", "variance", "zscore", "pvalue"],
+                index=pd.Index(self.groups, name="group"),
+            )
         else:
             a, b = self.pairs[:, 0], self.pairs[:, 1]
             index = pd.MultiIndex.from_arrays([self.groups[a], self.groups[b]], names=["group_a", "group_b"])
-            table = pd.DataFrame({"count": self.counts[a, b], "expected": self.expected[a, b],
-                                  "sd": self.pair_sd, "dev": self.pair_dev,
-                                  "pvalue": self.pair_pvalue}, index=index)  # fmt: skip
+            table = pd.DataFrame(
+                {
+                    "count": self.counts[a, b],
+                    "expected": self.expected[a, b],
+                    "sd": self.pair_sd,
+                    "dev": self.pair_dev,
+                    "pvalue": self.pair_pvalue,
+                },
+                index=index,
+            )
         table["pvalue_adj"] = adjust_pvalues(table["pvalue"].to_numpy(), correction)
         return table
 
@@ -371,11 +383,19 @@ def multi_result(
 
 
 @routed
-def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metric = "euclidean",
-                          alternative: str = "less", n_neighbors: int = DEFAULT_N_NEIGHBORS, rng: Seed = None,
-                          n_jobs: NJobs = None,
-                          progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
-                          **metric_kwargs: Any) -> MultiCrossMatchResult:  # fmt: skip
+def multi_crossmatch_test(
+    points: ArrayLike,
+    labels: ArrayLike,
+    *,
+    metric: Metric = "euclidean",
+    alternative: str = "less",
+    n_neighbors: int = DEFAULT_N_NEIGHBORS,
+    rng: Seed = None,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+    max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
+    **metric_kwargs: Any,
+) -> MultiCrossMatchResult:
     """The cross-match test of whether K >= 2 samples come from one distribution.
 
     The multi-sample cross-match test of Mukherjee, Agarwal, Zhang and
@@ -479,6 +499,14 @@ def multi_crossmatch_test(points: ArrayLike, labels: ArrayLike, *, metric: Metri
         raise ValueError(f"points needs at least 2 rows, got {X.shape[0]}")
     groups, codes = group_codes(labels, "labels", X.shape[0])
     X = X.astype(pool_dtype(X, X), copy=False)
-    matching, order = solve_in_random_order(X, metric, metric_kwargs, gen, n_neighbors=n_neighbors, n_jobs=n_jobs,
-                                            progress=progress, max_matrix_bytes=max_matrix_bytes)  # fmt: skip
+    matching, order = solve_in_random_order(
+        X,
+        metric,
+        metric_kwargs,
+        gen,
+        n_neighbors=n_neighbors,
+        n_jobs=n_jobs,
+        progress=progress,
+        max_matrix_bytes=max_matrix_bytes,
+    )
     return multi_result(groups, codes, matching, alternative, order)

@@ -50,8 +50,13 @@ def _missing_keys(keys: np.ndarray) -> np.ndarray:
     if keys.dtype.kind in "mM":
         return np.isnat(keys)
     if keys.dtype == object:
-        return np.array([k is None or (isinstance(k, float) and math.isnan(k)) or type(k).__name__ in
-                         ("NAType", "NaTType") for k in keys], dtype=bool)  # fmt: skip
+        return np.array(
+            [
+                k is None or (isinstance(k, float) and math.isnan(k)) or type(k).__name__ in ("NAType", "NaTType")
+                for k in keys
+            ],
+            dtype=bool,
+        )
     return np.zeros(keys.shape[0], dtype=bool)
 
 

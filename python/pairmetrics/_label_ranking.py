@@ -211,8 +211,9 @@ def _check_k(k: Any, name: str = "k", optional: bool = True) -> int | None:
     if k is None and optional:
         return None
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise invalid_parameter(f"The '{name}' parameter must be an int in the range [1, inf){' or None' * optional}."
-                                f" Got {k!r} instead.")  # fmt: skip
+        raise invalid_parameter(
+            f"The '{name}' parameter must be an int in the range [1, inf){' or None' * optional}. Got {k!r} instead."
+        )
     return int(k)
 
 
@@ -249,8 +250,9 @@ def _check_dcg_target(y: np.ndarray, scores: np.ndarray) -> None:
         raise ValueError(f"y_true has shape {y.shape} but y_score has shape {scores.shape}; they must match")
 
 
-def _dcg_rows(y: np.ndarray, scores: np.ndarray, k: int | None, log_base: float, ignore_ties: bool,
-              normalize: bool) -> FloatArray:  # fmt: skip
+def _dcg_rows(
+    y: np.ndarray, scores: np.ndarray, k: int | None, log_base: float, ignore_ties: bool, normalize: bool
+) -> FloatArray:
     n_labels = y.shape[1]
     with np.errstate(divide="ignore"):
         discount = 1 / (np.log(np.arange(n_labels) + 2) / np.log(log_base))
@@ -258,8 +260,9 @@ def _dcg_rows(y: np.ndarray, scores: np.ndarray, k: int | None, log_base: float,
         discount[k:] = 0
     cumsum = np.cumsum(discount)
     limit = n_labels if k is None else min(k, n_labels)
-    out: FloatArray = _core.dcg_rows(scores, _gains(y), discount, cumsum, limit, bool(ignore_ties), normalize,
-                                     resolve_n_jobs(None))  # fmt: skip
+    out: FloatArray = _core.dcg_rows(
+        scores, _gains(y), discount, cumsum, limit, bool(ignore_ties), normalize, resolve_n_jobs(None)
+    )
     return out
 
 
@@ -310,8 +313,9 @@ def dcg_score(
     """
     k = _check_k(k)
     if isinstance(log_base, bool) or not isinstance(log_base, numbers.Real) or not log_base > 0:
-        raise invalid_parameter(f"The 'log_base' parameter must be a float in the range (0.0, inf). Got {log_base!r}"
-                                " instead.")  # fmt: skip
+        raise invalid_parameter(
+            f"The 'log_base' parameter must be a float in the range (0.0, inf). Got {log_base!r} instead."
+        )
     y, scores, weight = _dcg_input(y_true, y_score, sample_weight)
     _check_dcg_target(y, scores)
     return float(np.average(_dcg_rows(y, scores, k, float(log_base), ignore_ties, False), weights=weight))

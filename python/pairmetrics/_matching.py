@@ -225,8 +225,17 @@ class MatchingResult(Result):
                 c = _core._mwpm_certificate_dense(data, *args, threads, cb)
         if self._timings is not None:
             self._timings["seconds_verify"] = time.perf_counter() - start
-        keys = ("max_violation", "max_violation_bound", "max_matched_slack", "min_z", "dual_objective", "cost",
-                "error_bound", "lowering", "magnitude")  # fmt: skip
+        keys = (
+            "max_violation",
+            "max_violation_bound",
+            "max_matched_slack",
+            "min_z",
+            "dual_objective",
+            "cost",
+            "error_bound",
+            "lowering",
+            "magnitude",
+        )
         for key in keys:
             c[key] *= unit
         c["gap_bound"] = c["cost"] - c["dual_objective"] + nv * c["max_violation"] / 2
@@ -394,10 +403,29 @@ def rank_mahalanobis(X: ArrayLike) -> FloatArray:
 
 
 _CDIST_METRICS = (
-    "braycurtis", "canberra", "chebyshev", "cityblock", "correlation", "cosine", "dice", "euclidean",
-    "hamming", "jaccard", "jensenshannon", "kulczynski1", "mahalanobis", "matching", "minkowski",
-    "rogerstanimoto", "russellrao", "seuclidean", "sokalmichener", "sokalsneath", "sqeuclidean", "yule",
-)  # fmt: skip
+    "braycurtis",
+    "canberra",
+    "chebyshev",
+    "cityblock",
+    "correlation",
+    "cosine",
+    "dice",
+    "euclidean",
+    "hamming",
+    "jaccard",
+    "jensenshannon",
+    "kulczynski1",
+    "mahalanobis",
+    "matching",
+    "minkowski",
+    "rogerstanimoto",
+    "russellrao",
+    "seuclidean",
+    "sokalmichener",
+    "sokalsneath",
+    "sqeuclidean",
+    "yule",
+)
 
 
 def _check_metric(metric: object) -> None:
@@ -618,8 +646,9 @@ def _solve_points(
     if r is None:
         with progress_callback(progress, "matching", unit="points", count=n) as cb:
             r = _core._mwpm_points(Xs, squared, min(n_neighbors, n), _threads(n_jobs, n), cb)
-    return _make_result(r, n, unit * scale, source,
-                        lambda pairs: matched_cost(pairs, points=Xs, squared=squared, unit=unit * scale))  # fmt: skip
+    return _make_result(
+        r, n, unit * scale, source, lambda pairs: matched_cost(pairs, points=Xs, squared=squared, unit=unit * scale)
+    )
 
 
 def _duplicate_groups(X: np.ndarray) -> tuple[IntArray, list[IntArray], list[IntArray]] | None:
@@ -758,10 +787,17 @@ def _make_result(
 
 
 @routed
-def min_weight_perfect_matching(D: ArrayLike | None = None, *, points: ArrayLike | None = None,
-                                metric: Metric = "euclidean", n_neighbors: int = DEFAULT_N_NEIGHBORS, n_jobs: NJobs = None,
-                                progress: bool = False, max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
-                                **metric_kwargs: Any) -> MatchingResult:  # fmt: skip
+def min_weight_perfect_matching(
+    D: ArrayLike | None = None,
+    *,
+    points: ArrayLike | None = None,
+    metric: Metric = "euclidean",
+    n_neighbors: int = DEFAULT_N_NEIGHBORS,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+    max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
+    **metric_kwargs: Any,
+) -> MatchingResult:
     """Exact minimum-weight perfect matching of the complete graph on N points.
 
     Give either a distance matrix ``D`` or ``points`` (rows) with a ``metric``.
@@ -889,8 +925,15 @@ def min_weight_perfect_matching(D: ArrayLike | None = None, *, points: ArrayLike
         _check_metric_kwargs(metric, metric_kwargs, "min_weight_perfect_matching")
         X = as_matrix(points, "points", min_rows=2)
         check_finite(X, "points")
-        return _solve_points_metric(X, metric, metric_kwargs, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress,
-                                    max_matrix_bytes=max_matrix_bytes)  # fmt: skip
+        return _solve_points_metric(
+            X,
+            metric,
+            metric_kwargs,
+            n_neighbors=n_neighbors,
+            n_jobs=n_jobs,
+            progress=progress,
+            max_matrix_bytes=max_matrix_bytes,
+        )
     if metric_kwargs:
         name = next(iter(metric_kwargs))
         raise TypeError(f"min_weight_perfect_matching() got an unexpected keyword argument {name!r}")
@@ -916,8 +959,15 @@ def _solve_points_metric(
             X, squared=metric == "sqeuclidean", n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source
         )
     if is_transformed(metric, metric_kwargs):
-        return _solve_points(unit_rows(X, metric), squared=True, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source,
-                             scale=UNIT_SCALE)  # fmt: skip
+        return _solve_points(
+            unit_rows(X, metric),
+            squared=True,
+            n_neighbors=n_neighbors,
+            n_jobs=n_jobs,
+            progress=progress,
+            source=source,
+            scale=UNIT_SCALE,
+        )
     check_matrix_size(X.shape[0], metric, max_matrix_bytes)
     D = _pairwise_distances(X, metric, **metric_kwargs)
     return _solve_dense(D, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source)

@@ -396,10 +396,12 @@ def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False)
     """
     yt, yp, stats = _error_stats(y_true, y_pred, per_target)
     return rms_from_sums(
-        stats, yt.shape[0], per_target,
+        stats,
+        yt.shape[0],
+        per_target,
         input_magnitude=lambda: input_magnitude(yt, yp, per_target),
         scaled_square_sum=lambda exponent: scaled_square_sum(yt, yp, per_target, exponent),
-    )  # fmt: skip
+    )
 
 
 def rms_from_sums(
@@ -843,9 +845,12 @@ def best_constant(y: ArrayLike, loss: str) -> BestConstant:
 def loss_measure(loss: str) -> Callable[..., FloatOrArray]:
     """The public measure a loss of best_constant names (routed: it takes Dask arrays too)."""
     measures: dict[str, Callable[..., FloatOrArray]] = {
-        "zero_one": zero_one_error, "absolute": absolute_error, "squares": sum_squares_error,
-        "worst_case": worst_case_error, "log_loss": log_loss,
-    }  # fmt: skip
+        "zero_one": zero_one_error,
+        "absolute": absolute_error,
+        "squares": sum_squares_error,
+        "worst_case": worst_case_error,
+        "log_loss": log_loss,
+    }
     return measures[loss]
 
 

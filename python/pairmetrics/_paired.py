@@ -489,8 +489,9 @@ def paired_evaluation(
     warn = check_bool(warn, "warn")
     threads = resolve_n_jobs(n_jobs)
     if groups is not None:
-        return grouped_evaluation(scores, labels, min_dist, groups, with_variance, threads, check_progress(progress),
-                                   warn)  # fmt: skip
+        return grouped_evaluation(
+            scores, labels, min_dist, groups, with_variance, threads, check_progress(progress), warn
+        )
     weighted = None
     with progress_callback(check_progress(progress), "paired evaluation") as callback:
         if with_variance:  # sums of the per-sample counts: no per-sample arrays
@@ -515,8 +516,9 @@ def _grouped_counts(
     """Every group's counts (n_groups, 4) from the grouped kernel, and with per_sample (order,
     rankable, tied, incorrect) in its group order."""
     with progress_callback(progress, what) as callback:
-        output = _core.grouped_paired_counts(scores, labels, codes, n_groups, min_dist, per_sample, threads,
-                                             progress=callback)  # fmt: skip
+        output = _core.grouped_paired_counts(
+            scores, labels, codes, n_groups, min_dist, per_sample, threads, progress=callback
+        )
     return output[0].astype(np.int64), tuple(output[1:])
 
 
@@ -532,8 +534,9 @@ def grouped_evaluation(
 ) -> GroupedPairedEvaluation:
     keys, codes = factorize_groups(groups, labels.shape[0])
     sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
-    counts, per_sample = _grouped_counts(scores, labels, min_dist, codes, keys.shape[0], with_variance, threads,
-                                         progress, "paired evaluation")  # fmt: skip
+    counts, per_sample = _grouped_counts(
+        scores, labels, min_dist, codes, keys.shape[0], with_variance, threads, progress, "paired evaluation"
+    )
     variance = None
     if with_variance:
         order, rest = per_sample[0], per_sample[1:]
@@ -541,9 +544,18 @@ def grouped_evaluation(
         weighted = np.add.reduceat(group_factors(labels[order], sizes) * (g * g), segment_starts(sizes))
         variance = variance_of_sum(weighted, counts[:, 0])
     return grouped_result(
-        GroupedPairedEvaluation, keys, sizes, warn, n_rankable=counts[:, 0], n_correct=counts[:, 1], n_tied=counts[:, 2],
-        n_incorrect=counts[:, 3], auc=auc_of_counts(counts), variance=variance, min_dist=min_dist,
-    )  # fmt: skip
+        GroupedPairedEvaluation,
+        keys,
+        sizes,
+        warn,
+        n_rankable=counts[:, 0],
+        n_correct=counts[:, 1],
+        n_tied=counts[:, 2],
+        n_incorrect=counts[:, 3],
+        auc=auc_of_counts(counts),
+        variance=variance,
+        min_dist=min_dist,
+    )
 
 
 if paired_evaluation.__doc__:  # None under python -OO
@@ -564,21 +576,34 @@ def grouped_comparison(
     """Two models compared inside every group (:func:`compare_models` with ``groups``)."""
     keys, codes = factorize_groups(groups, labels.shape[0])
     sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
-    runs = [_grouped_counts(s, labels, min_dist, codes, keys.shape[0], True, threads, progress, "paired comparison")
-            for s in (scores_a, scores_b)]  # fmt: skip
+    runs = [
+        _grouped_counts(s, labels, min_dist, codes, keys.shape[0], True, threads, progress, "paired comparison")
+        for s in (scores_a, scores_b)
+    ]
     (counts_a, (order, *rest_a)), (counts_b, (_, *rest_b)) = runs
     ga, gb = auc_components(counts_a, tuple(rest_a), sizes), auc_components(counts_b, tuple(rest_b), sizes)
     factors, starts = group_factors(labels[order], sizes), segment_starts(sizes)
     rankable = counts_a[:, 0]
-    var_a, var_b, cov = (variance_of_sum(np.add.reduceat(factors * (x * y), starts), rankable)
-                         for x, y in ((ga, ga), (gb, gb), (ga, gb)))  # fmt: skip
+    var_a, var_b, cov = (
+        variance_of_sum(np.add.reduceat(factors * (x * y), starts), rankable) for x, y in ((ga, ga), (gb, gb), (ga, gb))
+    )
     auc_a, auc_b = auc_of_counts(counts_a), auc_of_counts(counts_b)
     statistic, pvalue = difference_test(auc_a - auc_b, var_a + var_b - 2 * cov)
     return grouped_result(
-        GroupedPairedComparison, keys, sizes, True, n_rankable=rankable, auc_a=auc_a, auc_b=auc_b,
-        auc_difference=auc_a - auc_b, variance_a=var_a, variance_b=var_b, covariance=cov, statistic=statistic,
+        GroupedPairedComparison,
+        keys,
+        sizes,
+        True,
+        n_rankable=rankable,
+        auc_a=auc_a,
+        auc_b=auc_b,
+        auc_difference=auc_a - auc_b,
+        variance_a=var_a,
+        variance_b=var_b,
+        covariance=cov,
+        statistic=statistic,
         pvalue=pvalue,
-    )  # fmt: skip
+    )
 
 
 def difference_test(difference: Any, spread: Any) -> tuple[Any, Any]:
@@ -591,8 +616,9 @@ def difference_test(difference: Any, spread: Any) -> tuple[Any, Any]:
     spread = np.asarray(spread, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         # A difference with no estimated spread is not proven (see _inference.equality_test): nan.
-        z = np.where(spread > 0, difference / np.sqrt(np.maximum(spread, 0.0)),
-                     np.where(difference == 0, 0.0, math.nan))  # fmt: skip
+        z = np.where(
+            spread > 0, difference / np.sqrt(np.maximum(spread, 0.0)), np.where(difference == 0, 0.0, math.nan)
+        )
     z = np.where(np.isnan(spread) | np.isnan(difference), math.nan, z)
     if np.any((spread <= 0) & (difference != 0)):
         warn_caller(

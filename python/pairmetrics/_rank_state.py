@@ -389,8 +389,11 @@ class RankState(Result):
         else:
             warn_undefined("No positive class found in y_true, recall is set to one for all thresholds.")
             recall = np.ones_like(tps)
-        return (np.concatenate([precision[::-1], [1.0]]), np.concatenate([recall[::-1], [0.0]]),
-                np.ascontiguousarray(thresholds[::-1]))  # fmt: skip
+        return (
+            np.concatenate([precision[::-1], [1.0]]),
+            np.concatenate([recall[::-1], [0.0]]),
+            np.ascontiguousarray(thresholds[::-1]),
+        )
 
 
 def _exact_dot(a: IntArray, b: IntArray) -> int:
@@ -452,8 +455,17 @@ def average_precision_part(
 
 
 # range_summary's fields, in order
-SUMMARY_FIELDS = ("n_positive", "n_negative", "positive_weight", "negative_weight", "area", "positive_placement_mean",
-                  "positive_placement_m2", "negative_placement_mean", "negative_placement_m2")  # fmt: skip
+SUMMARY_FIELDS = (
+    "n_positive",
+    "n_negative",
+    "positive_weight",
+    "negative_weight",
+    "area",
+    "positive_placement_mean",
+    "positive_placement_m2",
+    "negative_placement_mean",
+    "negative_placement_m2",
+)
 
 
 def range_summary(state: RankState) -> FloatArray:
@@ -472,8 +484,9 @@ def range_summary(state: RankState) -> FloatArray:
     pos_placement = (np.cumsum(neg) - neg) + 0.5 * neg
     pos_mean, pos_m2 = _mean_m2(pos_placement, pos)
     neg_mean, neg_m2 = _mean_m2(neg_placement, neg)
-    return np.array([pos.sum(), neg.sum(), w_pos.sum(), w_neg.sum(), area, pos_mean, pos_m2, neg_mean, neg_m2],
-                    dtype=np.float64)  # fmt: skip
+    return np.array(
+        [pos.sum(), neg.sum(), w_pos.sum(), w_neg.sum(), area, pos_mean, pos_m2, neg_mean, neg_m2], dtype=np.float64
+    )
 
 
 def _mean_m2(values: FloatArray, counts: IntArray) -> tuple[float, float]:

@@ -33,9 +33,18 @@ from ._validation import check_finite, resolve_n_jobs
 
 __all__ = ["average_precision_score", "det_curve", "precision_recall_curve", "roc_curve"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["NO_POSITIVE", "check_average", "check_curve_kind", "check_pos_label", "det_from_points",
-             "drop_intermediate_points", "precision_recall_from_points", "resolve_pos_label", "roc_from_points",
-             "zero_weights_error"]  # fmt: skip
+__seams__ = [
+    "NO_POSITIVE",
+    "check_average",
+    "check_curve_kind",
+    "check_pos_label",
+    "det_from_points",
+    "drop_intermediate_points",
+    "precision_recall_from_points",
+    "resolve_pos_label",
+    "roc_from_points",
+    "zero_weights_error",
+]
 
 _AVERAGES = ("micro", "macro", "samples", "weighted")
 NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
@@ -508,11 +517,12 @@ def _grouped_average_precision(
     values = np.empty(keys.shape[0])
     for g in range(keys.shape[0]):
         part = slice(bounds[g], bounds[g + 1])
-        values[g] = _core.average_precision(scores[part], positive[part], None if weight is None else weight[part],
-                                            1)[0]  # fmt: skip
-    result: GroupedAveragePrecision = grouped_result(GroupedAveragePrecision, keys, sizes, True,
-                                                     average_precision=np.maximum(values, 0.0),
-                                                     n_positive=n_positive)  # fmt: skip
+        values[g] = _core.average_precision(scores[part], positive[part], None if weight is None else weight[part], 1)[
+            0
+        ]
+    result: GroupedAveragePrecision = grouped_result(
+        GroupedAveragePrecision, keys, sizes, True, average_precision=np.maximum(values, 0.0), n_positive=n_positive
+    )
     return result
 
 
@@ -522,8 +532,9 @@ def _average_labels(
     """scikit-learn's ``_average_binary_score`` of the AP over the columns of an indicator matrix."""
     if average == "micro":
         repeated = None if weight is None else np.repeat(weight, y.shape[1])
-        return binary_average_precision(np.ascontiguousarray(positive).ravel(), np.ascontiguousarray(scores).ravel(),
-                                        repeated)  # fmt: skip
+        return binary_average_precision(
+            np.ascontiguousarray(positive).ravel(), np.ascontiguousarray(scores).ravel(), repeated
+        )
     average_weight: np.ndarray | None = None
     if average == "weighted":
         average_weight = (y * weight[:, None]).sum(axis=0) if weight is not None else y.sum(axis=0)

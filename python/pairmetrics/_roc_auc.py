@@ -429,8 +429,9 @@ def _average_binary(
     check_indicator_shapes(y01.shape, y_score.shape)
     if average == "micro":
         score_weight = None if weight is None else np.repeat(weight, y01.shape[1])
-        return _binary_auc(np.ascontiguousarray(y01).ravel(), np.ascontiguousarray(y_score).ravel(), score_weight,
-                           max_fpr, weight)  # fmt: skip
+        return _binary_auc(
+            np.ascontiguousarray(y01).ravel(), np.ascontiguousarray(y_score).ravel(), score_weight, max_fpr, weight
+        )
     if average == "samples":
         if weight is not None:
             _check_weight_values(weight)
@@ -440,8 +441,9 @@ def _average_binary(
         label_weight = (y01 * weight[:, None]).sum(axis=0) if weight is not None else y01.sum(axis=0, dtype=np.int64)
         if weighted_average_is_empty(label_weight):
             return 0.0
-    aucs = np.array([_binary_auc(y01[:, c], y_score[:, c], weight, max_fpr) for c in range(y01.shape[1])],
-                    dtype=np.float64)  # fmt: skip
+    aucs = np.array(
+        [_binary_auc(y01[:, c], y_score[:, c], weight, max_fpr) for c in range(y01.shape[1])], dtype=np.float64
+    )
     return average_label_aucs(aucs, average, label_weight)
 
 
@@ -599,8 +601,9 @@ def roc_auc_score(
     check_sample_counts(y.shape[0], scores.shape[0])
     weight = _weights(sample_weight, y.shape[0])
     uniques = _unique(y)
-    kind = problem_kind(target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques)), scores.shape,
-                        max_fpr, multi_class)  # fmt: skip
+    kind = problem_kind(
+        target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques)), scores.shape, max_fpr, multi_class
+    )
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if kind == "multiclass" and groups is None:
@@ -632,8 +635,9 @@ def _grouped_auc(
     if weight is not None:
         _check_weight_values(weight)
     fpr = max_fpr if max_fpr is not None and is_partial(max_fpr) else 1.0
-    area, total_pos, total_neg = _core.grouped_roc_auc(scores, positive, weight, codes, keys.shape[0], fpr,
-                                                       resolve_n_jobs(None))  # fmt: skip
+    area, total_pos, total_neg = _core.grouped_roc_auc(
+        scores, positive, weight, codes, keys.shape[0], fpr, resolve_n_jobs(None)
+    )
     if is_partial(max_fpr):
         area = mcclish(area, max_fpr)
     area = np.where((total_pos > 0) & (total_neg > 0), area, np.nan)  # a class without weight: undefined
@@ -644,8 +648,16 @@ def _grouped_auc(
         # The AUC of binary labels is paired evaluation's concordance: its DeLong variance per group.
         flags = np.ascontiguousarray(positive, dtype=np.uint8)
         variance = grouped_evaluation(scores, flags, 0.5, groups, True, resolve_n_jobs(None), False, False).variance
-    return grouped_result(GroupedRocAuc, keys, sizes, True, auc=area, n_positive=n_positive,
-                          n_negative=sizes - n_positive, variance=variance)  # fmt: skip
+    return grouped_result(
+        GroupedRocAuc,
+        keys,
+        sizes,
+        True,
+        auc=area,
+        n_positive=n_positive,
+        n_negative=sizes - n_positive,
+        variance=variance,
+    )
 
 
 def _multiclass(

@@ -172,8 +172,16 @@ def _general_edges(G, attrs):
     return nodes, eu, ev, ws
 
 
-def convert_from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False, preserve_node_attrs=False,
-                    preserve_graph_attrs=False, name=None, graph_name=None):  # fmt: skip
+def convert_from_nx(
+    G,
+    edge_attrs=None,
+    node_attrs=None,
+    preserve_edge_attrs=False,
+    preserve_node_attrs=False,
+    preserve_graph_attrs=False,
+    name=None,
+    graph_name=None,
+):
     """Convert a networkx graph; only the requested edge attributes are read."""
     if isinstance(edge_attrs, str):
         edge_attrs = {edge_attrs: 1}
@@ -183,9 +191,14 @@ def convert_from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=Fal
     else:
         nodes, eu, ev, ws = _simple_edges(G, attrs)
     return MatchingGraph(
-        nodes, eu, ev, ws, directed=G.is_directed(), multigraph=G.is_multigraph(),
+        nodes,
+        eu,
+        ev,
+        ws,
+        directed=G.is_directed(),
+        multigraph=G.is_multigraph(),
         graph=dict(G.graph) if preserve_graph_attrs else None,
-    )  # fmt: skip
+    )
 
 
 def convert_to_nx(obj, *, name=None):
@@ -293,8 +306,13 @@ def _solve_min_perfect(nv, eu, ev, cost):
     if g > 1:
         cost = cost // g
     top = int(cost.max()) if cost.size else 0
-    args: dict[str, Any] = {"n": int(nv), "eu": np.asarray(eu, dtype=np.int32), "ev": np.asarray(ev, dtype=np.int32),
-            "price_above": _PRICE_ABOVE, "start_edges": _START_NEIGHBOURS}  # fmt: skip
+    args: dict[str, Any] = {
+        "n": int(nv),
+        "eu": np.asarray(eu, dtype=np.int32),
+        "ev": np.asarray(ev, dtype=np.int32),
+        "price_above": _PRICE_ABOVE,
+        "start_edges": _START_NEIGHBOURS,
+    }
     if top <= _core._mwpm_max_weight(int(nv)):
         r = _core._mwpm_sparse_exact(w_hi=cost.astype(np.int64), w_lo=np.zeros(0, np.uint64), wide=False, **args)
     else:
@@ -302,8 +320,9 @@ def _solve_min_perfect(nv, eu, ev, cost):
         if top > (hi << 64) + lo:
             raise _TooWide
         big = cost.astype(object)
-        r = _core._mwpm_sparse_exact(w_hi=(big >> 64).astype(np.int64), w_lo=(big & (2**64 - 1)).astype(np.uint64),
-                                     wide=True, **args)  # fmt: skip
+        r = _core._mwpm_sparse_exact(
+            w_hi=(big >> 64).astype(np.int64), w_lo=(big & (2**64 - 1)).astype(np.uint64), wide=True, **args
+        )
     return r["mate"].astype(np.int64) if r["perfect"] else None
 
 

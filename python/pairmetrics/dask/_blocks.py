@@ -207,8 +207,10 @@ def tree_reduce(func: Callable[..., Any], items: Iterable[Any], width: int = 8) 
 
     items = list(items)
     while len(items) > 1:
-        items = [delayed(func, pure=True)(*items[i : i + width]) if len(items[i : i + width]) > 1 else items[i]
-                 for i in range(0, len(items), width)]  # fmt: skip
+        items = [
+            delayed(func, pure=True)(*items[i : i + width]) if len(items[i : i + width]) > 1 else items[i]
+            for i in range(0, len(items), width)
+        ]
     return items[0]
 
 

@@ -32,9 +32,20 @@ from .paired import _paired_split
 from .paired import _partition_data as partition_data
 
 __all__ = [
-    "align_rows", "cluster_threads", "compute", "first_nonfinite", "offsets", "partition_data", "raise_nonfinite",
-    "to_dask_array", "tree_reduce", "partition_count", "sample_rows", "key_bounds", "split_by_key",
-]  # fmt: skip
+    "align_rows",
+    "cluster_threads",
+    "compute",
+    "first_nonfinite",
+    "offsets",
+    "partition_data",
+    "raise_nonfinite",
+    "to_dask_array",
+    "tree_reduce",
+    "partition_count",
+    "sample_rows",
+    "key_bounds",
+    "split_by_key",
+]
 
 
 def partition_count(n: int) -> int:
@@ -70,6 +81,8 @@ def split_by_key(keys, payload, bounds):
 
     n_parts = bounds.size + 1
     key_blocks, payload_blocks = keys.to_delayed().ravel(), payload.to_delayed().ravel()
-    split = [delayed(_paired_split, nout=n_parts, pure=True)(k, p, 0, bounds, False)
-             for k, p in zip(key_blocks, payload_blocks)]  # fmt: skip
+    split = [
+        delayed(_paired_split, nout=n_parts, pure=True)(k, p, 0, bounds, False)
+        for k, p in zip(key_blocks, payload_blocks)
+    ]
     return [[pieces[k] for pieces in split] for k in range(n_parts)]

@@ -55,6 +55,10 @@ def _gathering(public: Callable[..., Any]) -> Callable[..., Any]:
     return implementation
 
 
-for _public in (_matching.min_weight_perfect_matching, _matching.rank_mahalanobis, _crossmatch.crossmatch_test,
-                _crossmatch_multi.multi_crossmatch_test):  # fmt: skip
+for _public in (
+    _matching.min_weight_perfect_matching,
+    _matching.rank_mahalanobis,
+    _crossmatch.crossmatch_test,
+    _crossmatch_multi.multi_crossmatch_test,
+):
     register(_public)(_gathering(_public))

@@ -82,8 +82,9 @@ def _error_sums(y_true, y_pred, per_target, measure):
         blocks.raise_nonfinite([r[0][which] for r in parts], name, offsets, _row_width(yt))
     if exact:
         return yt, yp, per_target, {"n_wrong": np.sum([r[2]["n_wrong"] for r in parts], axis=0)}
-    _measures.check_operands(yt.dtype, yp.dtype, _merged_range([r[1][0] for r in parts]),
-                             _merged_range([r[1][1] for r in parts]))  # fmt: skip
+    _measures.check_operands(
+        yt.dtype, yp.dtype, _merged_range([r[1][0] for r in parts]), _merged_range([r[1][1] for r in parts])
+    )
     return yt, yp, per_target, _measures.merge_error_sums([r[2] for r in parts])
 
 
@@ -91,8 +92,9 @@ def _block_pass(func, yt, yp, *args):
     """``func(block of yt, block of yp, *args)`` for every row block, computed."""
     from dask import delayed
 
-    return blocks.compute(*[delayed(func, pure=True)(a, b, *args)
-                            for a, b in zip(yt.to_delayed().ravel(), yp.to_delayed().ravel())])  # fmt: skip
+    return blocks.compute(
+        *[delayed(func, pure=True)(a, b, *args) for a, b in zip(yt.to_delayed().ravel(), yp.to_delayed().ravel())]
+    )
 
 
 def _measure(y_true, y_pred, average, per_target, measure):
@@ -124,10 +126,12 @@ def worst_case_error(y_true, y_pred, per_target=False):
 def rms_error(y_true, y_pred, per_target=False):
     yt, yp, per_target, stats = _error_sums(y_true, y_pred, per_target, "squares")
     return _measures.rms_from_sums(
-        stats, yt.shape[0], per_target,
+        stats,
+        yt.shape[0],
+        per_target,
         input_magnitude=lambda: np.max(_block_pass(_measures.input_magnitude, yt, yp, per_target), axis=0),
         scaled_square_sum=lambda e: np.sum(_block_pass(_measures.scaled_square_sum, yt, yp, per_target, e), axis=0),
-    )  # fmt: skip
+    )
 
 
 def _likelihood_block(yt, yp, per_target, eps):

@@ -190,8 +190,9 @@ def _paired_partition_buckets(min_dist, n_threads, k, bound_labels, bound_parts,
     if not np.array_equal(typed, bound_labels):
         labels, typed = labels.astype(np.float64), bound_labels
     # (y, k) >= (b, p)  <=>  y > b, or y == b and k >= p;  (t, -1) >= (b, p)  <=>  t > b
-    label_cuts = np.where(k >= bound_parts, np.searchsorted(labels, typed, "left"),
-                          np.searchsorted(labels, typed, "right"))  # fmt: skip
+    label_cuts = np.where(
+        k >= bound_parts, np.searchsorted(labels, typed, "left"), np.searchsorted(labels, typed, "right")
+    )
     threshold_cuts = np.searchsorted(thresholds, bound_labels, "right")
     label_pieces = [_runs(p) for p in np.split(labels, label_cuts)]
     del thresholds
@@ -330,11 +331,17 @@ def _block_runs(scores, labels, score_bounds, bound_values, bound_tags, bound_th
     edges = np.arange(n_buckets + 1)
     cuts = [np.searchsorted(b, edges, "left") for b in (point_bucket, a_bucket, b_bucket)]
     pieces = [
-        (values[cuts[0][c] : cuts[0][c + 1]], run_parts[cuts[0][c] : cuts[0][c + 1]], weights[cuts[0][c] : cuts[0][c + 1]],
-         thresholds[cuts[1][c] : cuts[1][c + 1]], run_parts[cuts[1][c] : cuts[1][c + 1]],
-         values[cuts[2][c] : cuts[2][c + 1]], run_parts[cuts[2][c] : cuts[2][c + 1]])
+        (
+            values[cuts[0][c] : cuts[0][c + 1]],
+            run_parts[cuts[0][c] : cuts[0][c + 1]],
+            weights[cuts[0][c] : cuts[0][c + 1]],
+            thresholds[cuts[1][c] : cuts[1][c + 1]],
+            run_parts[cuts[1][c] : cuts[1][c + 1]],
+            values[cuts[2][c] : cuts[2][c + 1]],
+            run_parts[cuts[2][c] : cuts[2][c + 1]],
+        )
         for c in range(n_buckets)
-    ]  # fmt: skip
+    ]
     meta = (run_of, run_parts, weights, a_bucket, b_bucket)
     return (meta, histogram.astype(np.int64).reshape(n_buckets, n_parts), *pieces)
 
@@ -389,8 +396,9 @@ def _bucket_counts(n_parts, min_dist, *pieces):
     a_ranks = np.searchsorted(distinct, a_thresholds, "left")  # y_j >= u  <=>  rank_j >= a_rank
     # up() is nondecreasing: up(y_j) <= y  <=>  rank_j < b_rank
     b_ranks = np.searchsorted(_threshold_up(distinct, min_dist), b_labels, "right")
-    higher, lower = _dominance(ranks, parts, weights, np.concatenate([a_ranks, b_ranks]),
-                               np.concatenate([a_parts, b_parts]), n_parts)  # fmt: skip
+    higher, lower = _dominance(
+        ranks, parts, weights, np.concatenate([a_ranks, b_ranks]), np.concatenate([a_parts, b_parts]), n_parts
+    )
     per_part = np.bincount(parts, weights, minlength=n_parts).astype(np.int64)
     below = np.cumsum(per_part) - per_part
     above = per_part.sum() - np.cumsum(per_part)
@@ -480,8 +488,10 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="y_s
     label_range = _paired.merge_label_extremes([r[0][2] for r in results if len(r[0]) > 2])  # none for empty blocks
     low, high = float(label_range[0]), float(label_range[2])
     if labels.dtype.kind in "iu" and max(-low, high) >= _paired.EXACT_INTEGER_LABELS:
-        raise ValueError("labels: integer labels of a Dask input are compared as float64 on the cluster and "
-                         f"must lie strictly between -2**52 and 2**52; got {low:.17g} .. {high:.17g}")  # fmt: skip
+        raise ValueError(
+            "labels: integer labels of a Dask input are compared as float64 on the cluster and "
+            f"must lie strictly between -2**52 and 2**52; got {low:.17g} .. {high:.17g}"
+        )
     sample_scores = np.concatenate([r[1] for r in results])
     sample = np.sort(sample_scores)
     picks = sample[(np.arange(1, n_parts) * sample.size) // n_parts] if sample.size else sample
@@ -489,22 +499,31 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="y_s
     n_parts = bounds.size + 1
 
     # 2. split every block by score range; partition k gathers its pieces
-    split = [delayed(_paired_split, nout=n_parts, pure=True)(s, y, offsets[k], bounds, per_sample)
-             for k, (s, y) in enumerate(zip(blocks_s, blocks_y))]  # fmt: skip
+    split = [
+        delayed(_paired_split, nout=n_parts, pure=True)(s, y, offsets[k], bounds, per_sample)
+        for k, (s, y) in enumerate(zip(blocks_s, blocks_y))
+    ]
     partition_pieces = [[pieces[k] for pieces in split] for k in range(n_parts)]
     if not per_sample:
-        bound_labels, bound_parts = _label_bounds(sample_scores, np.concatenate([r[2] for r in results]), bounds,
-                                                  BUCKETS_PER_PARTITION * n_parts)  # fmt: skip
+        bound_labels, bound_parts = _label_bounds(
+            sample_scores, np.concatenate([r[2] for r in results]), bounds, BUCKETS_PER_PARTITION * n_parts
+        )
         return _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads), None, label_range
     sample_labels = np.concatenate([r[2] for r in results])
-    bounds_values, bounds_tags = _query_bounds(sample_scores, sample_labels, bounds,
-                                               QUERY_BUCKETS_PER_PARTITION * n_parts, min_dist)  # fmt: skip
-    return (*_per_sample_graph(blocks_s, blocks_y, offsets, partition_pieces, bounds, bounds_values, bounds_tags,
-                               min_dist, n_threads), label_range)  # fmt: skip
+    bounds_values, bounds_tags = _query_bounds(
+        sample_scores, sample_labels, bounds, QUERY_BUCKETS_PER_PARTITION * n_parts, min_dist
+    )
+    return (
+        *_per_sample_graph(
+            blocks_s, blocks_y, offsets, partition_pieces, bounds, bounds_values, bounds_tags, min_dist, n_threads
+        ),
+        label_range,
+    )
 
 
-def _per_sample_graph(blocks_s, blocks_y, offsets, partition_pieces, score_bounds, bound_values, bound_tags, min_dist,
-                      n_threads):  # fmt: skip
+def _per_sample_graph(
+    blocks_s, blocks_y, offsets, partition_pieces, score_bounds, bound_values, bound_tags, min_dist, n_threads
+):
     """Delayed totals and per-block (3, block) per-sample counts: within partitions by the C++
     kernel, between partitions by label bucket (see the comment above _query_bounds)."""
     from dask import delayed
@@ -513,7 +532,7 @@ def _per_sample_graph(blocks_s, blocks_y, offsets, partition_pieces, score_bound
     within = [
         delayed(_paired_within, nout=1 + n_blocks, pure=True)(min_dist, n_threads, offsets, *pieces)
         for pieces in partition_pieces
-    ]  # fmt: skip (totals, per-block pieces)
+    ]  # totals, per-block pieces
     answers: list[Any] = [()] * n_blocks
     runs, tables = [None] * n_blocks, None
     if n_parts > 1:
@@ -523,22 +542,23 @@ def _per_sample_graph(blocks_s, blocks_y, offsets, partition_pieces, score_bound
                 s, y, score_bounds, bound_values, bound_tags, bound_thresholds, min_dist
             )
             for s, y in zip(blocks_s, blocks_y)
-        ]  # fmt: skip (meta, histogram, bucket pieces)
+        ]  # meta, histogram, bucket pieces
         runs = [b[0] for b in split]
         tables = delayed(_far_tables, nout=4, pure=True)(*[b[1] for b in split])
         buckets = [
             delayed(_bucket_counts, nout=n_blocks, pure=True)(n_parts, min_dist, *[b[2 + c] for b in split])
             for c in range(n_buckets)
-        ]  # fmt: skip (answers per source block)
+        ]  # answers per source block
         answers = [[bucket[k] for bucket in buckets] for k in range(n_blocks)]
     per_block = [
         delayed(_block_counts, nout=2, pure=True)(
             offsets[k], offsets[k + 1] - offsets[k], runs[k], tables, answers[k], *[w[1 + k] for w in within]
         )
         for k in range(n_blocks)
-    ]  # fmt: skip ((3, block) counts, between-partition totals)
-    totals = delayed(_paired_totals, pure=True)([w[0] for w in within], [b[1][0] for b in per_block],
-                                                [b[1][1] for b in per_block])  # fmt: skip
+    ]  # (3, block) counts, between-partition totals
+    totals = delayed(_paired_totals, pure=True)(
+        [w[0] for w in within], [b[1][0] for b in per_block], [b[1][1] for b in per_block]
+    )
     return totals, [b[0] for b in per_block]
 
 
@@ -553,15 +573,17 @@ def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, 
             min_dist, n_threads, k, bound_labels, bound_parts, *partition_pieces[k]
         )
         for k in range(n_parts)
-    ]  # fmt: skip (counts, sizes, label pieces, threshold pieces)
+    ]  # counts, sizes, label pieces, threshold pieces
     between = []
     if n_parts > 1:
-        between = [delayed(_paired_bucket, nout=2, pure=True)(n_parts, min_dist, *[p[2 + b] for p in parts],
-                                                              *[p[2 + n_buckets + b] for p in parts])
-                   for b in range(n_buckets)]  # fmt: skip
+        between = [
+            delayed(_paired_bucket, nout=2, pure=True)(
+                n_parts, min_dist, *[p[2 + b] for p in parts], *[p[2 + n_buckets + b] for p in parts]
+            )
+            for b in range(n_buckets)
+        ]
         between.append(delayed(_paired_histogram, nout=2, pure=True)(*[p[1] for p in parts]))
-    return delayed(_paired_totals, pure=True)([p[0] for p in parts], [b[0] for b in between],
-                                              [b[1] for b in between])  # fmt: skip
+    return delayed(_paired_totals, pure=True)([p[0] for p in parts], [b[0] for b in between], [b[1] for b in between])
 
 
 def _paired_totals(within, correct_between, incorrect_between):
@@ -610,15 +632,18 @@ def _variance_sums(labels, label_range, totals, *per_block):
     from dask import delayed
 
     n = labels.shape[0]
-    parts = [delayed(_g_sums, pure=True)(lab, label_range, n, totals, *row_blocks)
-             for lab, *row_blocks in zip(labels.to_delayed().ravel(), *per_block)]  # fmt: skip
+    parts = [
+        delayed(_g_sums, pure=True)(lab, label_range, n, totals, *row_blocks)
+        for lab, *row_blocks in zip(labels.to_delayed().ravel(), *per_block)
+    ]
     (sums,) = blocks.compute(blocks.tree_reduce(blocks.sum_arrays, parts))
     return sums
 
 
 @register(_paired.paired_evaluation)
-def paired_evaluation(y_true, y_score, min_dist=0.5, n_jobs=None, warn=True, variance=None, progress=False,
-                      groups=None):  # fmt: skip
+def paired_evaluation(
+    y_true, y_score, min_dist=0.5, n_jobs=None, warn=True, variance=None, progress=False, groups=None
+):
     from .._groups import refuse_dask_groups
     from .._validation import check_bool, check_progress
 

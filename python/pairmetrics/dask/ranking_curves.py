@@ -115,8 +115,12 @@ class _Binary:
         n_parts = partition_count(y.shape[0])
         y_blocks, s_blocks = y.to_delayed().ravel(), s.to_delayed().ravel()
         w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(y_blocks)
-        summaries = compute(*[delayed(_summary, pure=True)(a, b, c, n_parts, len(y_blocks), k)
-                              for k, (a, b, c) in enumerate(zip(y_blocks, s_blocks, w_blocks))])  # fmt: skip
+        summaries = compute(
+            *[
+                delayed(_summary, pure=True)(a, b, c, n_parts, len(y_blocks), k)
+                for k, (a, b, c) in enumerate(zip(y_blocks, s_blocks, w_blocks))
+            ]
+        )
         if any(r[0] for r in summaries):
             raise ValueError("y_true contains NaN or infinite values")
         self.uniques = np.unique(np.concatenate([r[1] for r in summaries]))[:UNIQUE_LIMIT]
@@ -129,8 +133,12 @@ class _Binary:
         self.bounds = key_bounds(roc.binary_scores(np.concatenate([r[4] for r in summaries])), n_parts)
         # block by block: dask broadcasts a one-row comparison into its empty chunks
         positive = y.map_blocks(_equal_to, pos_label, dtype=bool)
-        totals = compute(*[delayed(_partition_totals, pure=True)(b, p, c, self.bounds)
-                           for b, p, c in zip(s_blocks, positive.to_delayed().ravel(), w_blocks)])  # fmt: skip
+        totals = compute(
+            *[
+                delayed(_partition_totals, pure=True)(b, p, c, self.bounds)
+                for b, p, c in zip(s_blocks, positive.to_delayed().ravel(), w_blocks)
+            ]
+        )
         self.positive_weight = np.sum([t[0] for t in totals], axis=0)
         self.negative_weight = np.sum([t[1] for t in totals], axis=0)
         if w is not None and not sum(t[2] for t in totals):
@@ -140,16 +148,21 @@ class _Binary:
         self.fp_above = np.concatenate((np.cumsum(self.negative_weight[::-1])[::-1][1:], [0.0]))
         payload = positive.astype(np.float64)
         if w is not None:  # two columns, block by block (da.stack trips over one-row inputs with empty chunks)
-            payload = payload.map_blocks(_two_columns, w.astype(np.float64), new_axis=1, dtype=np.float64,
-                                         chunks=(payload.chunks[0], (2,)))  # fmt: skip
+            payload = payload.map_blocks(
+                _two_columns, w.astype(np.float64), new_axis=1, dtype=np.float64, chunks=(payload.chunks[0], (2,))
+            )
         self.pieces = split_by_key(s, payload, self.bounds)
 
     def per_partition(self, function):
         """compute() of ``function(tp_above, fp_above, *pieces)`` on every partition, lowest scores first."""
         from dask import delayed
 
-        return compute(*[delayed(function, pure=True)(float(self.tp_above[k]), float(self.fp_above[k]), *p)
-                         for k, p in enumerate(self.pieces)])  # fmt: skip
+        return compute(
+            *[
+                delayed(function, pure=True)(float(self.tp_above[k]), float(self.fp_above[k]), *p)
+                for k, p in enumerate(self.pieces)
+            ]
+        )
 
 
 def _average_precision_resolve(pos_label):

@@ -201,8 +201,10 @@ def _samples_block(y01, s, w, max_fpr):
 
 
 def _add_sample_sums(*parts):
-    return (tuple(sum(p[0][i] for p in parts) for i in range(2)) + (any(p[0][2] for p in parts),),
-            set().union(*[p[1] for p in parts]))  # fmt: skip
+    return (
+        tuple(sum(p[0][i] for p in parts) for i in range(2)) + (any(p[0][2] for p in parts),),
+        set().union(*[p[1] for p in parts]),
+    )
 
 
 def _average_binary(y01, s, average, w, max_fpr, sampled, check_weights):
@@ -220,8 +222,11 @@ def _average_binary(y01, s, average, w, max_fpr, sampled, check_weights):
     if average == "samples":
         if check_weights is not None:
             check_weights()
-        blocks = zip(y01.to_delayed().ravel(), s.to_delayed().ravel(),
-                     w.to_delayed().ravel() if w is not None else itertools.repeat(None))  # fmt: skip
+        blocks = zip(
+            y01.to_delayed().ravel(),
+            s.to_delayed().ravel(),
+            w.to_delayed().ravel() if w is not None else itertools.repeat(None),
+        )
         parts = [delayed(_samples_block, pure=True)(a, b, c, max_fpr) for a, b, c in blocks]
         (((total, weight_total, any_weight), messages),) = compute(tree_reduce(_add_sample_sums, parts))
         for message, category in sorted(messages, key=str):
@@ -233,8 +238,9 @@ def _average_binary(y01, s, average, w, max_fpr, sampled, check_weights):
         (label_weight,) = compute(counts)
         if roc.weighted_average_is_empty(label_weight):
             return 0.0
-    aucs = _binary_aucs([(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)], max_fpr, s.shape[0],
-                        check_weights)  # fmt: skip
+    aucs = _binary_aucs(
+        [(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)], max_fpr, s.shape[0], check_weights
+    )
     return roc.average_label_aucs(np.array(aucs, dtype=np.float64), average, label_weight)
 
 
@@ -255,16 +261,18 @@ def _one_hot_block(codes, n_classes):
     return roc.one_hot(codes, n_classes)
 
 
-def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s,
-                check_weights):  # fmt: skip
+def _multiclass(
+    y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s, check_weights
+):
     roc.check_multiclass(s.shape, probabilities, average, multi_class)
     classes = roc.multiclass_classes(labels, uniques, s.shape[1])
     roc.check_ovo_weight(multi_class, w is not None)
     encoded = y.map_blocks(_encode, classes, dtype=np.int64)
     sampled_codes = _encode(sampled_y, classes)
     if multi_class == "ovr":
-        indicator = encoded.map_blocks(_one_hot_block, len(classes), dtype=np.uint8, new_axis=1,
-                                       chunks=(encoded.chunks[0], (len(classes),)))  # fmt: skip
+        indicator = encoded.map_blocks(
+            _one_hot_block, len(classes), dtype=np.uint8, new_axis=1, chunks=(encoded.chunks[0], (len(classes),))
+        )
         return _average_binary(indicator, s, average, w, None, sampled_s, check_weights)
     present = np.unique(_encode(uniques, classes))
     class_counts = dict(zip(_encode(uniques, classes).tolist(), counts.tolist()))
@@ -284,8 +292,9 @@ def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabil
 
 
 @register(roc.roc_auc_score)
-def roc_auc_score(y_true, y_score, average="macro", sample_weight=None, max_fpr=None, multi_class="raise",
-                  labels=None, groups=None):  # fmt: skip
+def roc_auc_score(
+    y_true, y_score, average="macro", sample_weight=None, max_fpr=None, multi_class="raise", labels=None, groups=None
+):
     """:func:`pairmetrics.roc_auc_score` on Dask collections (numeric or bool ``y_true``; no ``groups``)."""
     from dask import delayed
 
@@ -309,8 +318,12 @@ def roc_auc_score(y_true, y_score, average="macro", sample_weight=None, max_fpr=
     y_blocks, s_blocks = y.to_delayed().ravel(), s.to_delayed().ravel()
     w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(y_blocks)
     limit = max(UNIQUE_LIMIT, s.shape[1] + 1 if s.ndim == 2 else 3)
-    summaries = compute(*[delayed(_summary, pure=True)(a, b, c, n_parts, len(y_blocks), k, limit)
-                          for k, (a, b, c) in enumerate(zip(y_blocks, s_blocks, w_blocks))])  # fmt: skip
+    summaries = compute(
+        *[
+            delayed(_summary, pure=True)(a, b, c, n_parts, len(y_blocks), k, limit)
+            for k, (a, b, c) in enumerate(zip(y_blocks, s_blocks, w_blocks))
+        ]
+    )
     if any(r[0] for r in summaries):
         raise ValueError("y_true contains NaN or infinite values")
     row_offsets = offsets(y.chunks[0])
@@ -322,14 +335,16 @@ def roc_auc_score(y_true, y_score, average="macro", sample_weight=None, max_fpr=
     integral = all(r[3] for r in summaries)
     sampled_y = np.concatenate([r[6] for r in summaries])
     sampled_s = np.concatenate([r[7] for r in summaries])
-    kind = roc.problem_kind(roc.target_type(uniques, y.ndim == 1 or y.shape[1] == 1, integral), s.shape, max_fpr,
-                            multi_class)  # fmt: skip
+    kind = roc.problem_kind(
+        roc.target_type(uniques, y.ndim == 1 or y.shape[1] == 1, integral), s.shape, max_fpr, multi_class
+    )
     if y.ndim == 2 and y.shape[1] == 1:
         y, sampled_y = y[:, 0], sampled_y[:, 0]
     if kind == "multiclass":
         probabilities = all(r[5] for r in summaries)
-        return _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s,
-                           check_weights)  # fmt: skip
+        return _multiclass(
+            y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s, check_weights
+        )
     if kind == "binary":
         s = roc.binary_scores(s)
         sampled_s = roc.binary_scores(sampled_s)

@@ -64,8 +64,10 @@ def _pair_counts_partition(tied_tol, *pieces):
     scores = np.ascontiguousarray(payload[:, 1])
     counts: tuple[int, ...] = (0, 0, 0, 0)
     if times.size >= 2:
-        counts = tuple(int(c) for c in _core.concordance_counts(np.ascontiguousarray(times, dtype=np.float64), events,
-                                                                 scores, tied_tol))  # fmt: skip
+        counts = tuple(
+            int(c)
+            for c in _core.concordance_counts(np.ascontiguousarray(times, dtype=np.float64), events, scores, tied_tol)
+        )
     return counts, np.sort(scores[events == 1]), np.sort(scores)
 
 
@@ -118,8 +120,11 @@ def _pair_counts(times, events, scores, tied_tol, n_parts, sampled_times):
     payload = da.stack([flags.astype(np.float64), scores.astype(np.float64)], axis=1).rechunk({1: -1})
     pieces = split_by_key(times.astype(np.float64), payload, bounds)
     parts = [delayed(_pair_counts_partition, nout=3, pure=True)(tied_tol, *p) for p in pieces]
-    between = [delayed(_between, pure=True)(parts[p][1], parts[q][2], tied_tol)
-               for p in range(len(parts)) for q in range(p + 1, len(parts))]  # fmt: skip
+    between = [
+        delayed(_between, pure=True)(parts[p][1], parts[q][2], tied_tol)
+        for p in range(len(parts))
+        for q in range(p + 1, len(parts))
+    ]
     within, across = compute([p[0] for p in parts], between)
     totals = [sum(c[i] for c in within) for i in range(4)]
     for i in range(3):
@@ -133,8 +138,12 @@ def _summaries(times, events, scores):
     n_parts = partition_count(times.shape[0])
     blocks = [times.to_delayed().ravel(), scores.to_delayed().ravel()]
     event_blocks = events.to_delayed().ravel() if events is not None else [None] * len(blocks[0])
-    results = compute(*[delayed(_summary, pure=True)(t, e, s, n_parts, len(blocks[0]), k)
-                        for k, (t, e, s) in enumerate(zip(blocks[0], event_blocks, blocks[1]))])  # fmt: skip
+    results = compute(
+        *[
+            delayed(_summary, pure=True)(t, e, s, n_parts, len(blocks[0]), k)
+            for k, (t, e, s) in enumerate(zip(blocks[0], event_blocks, blocks[1]))
+        ]
+    )
     return n_parts, results
 
 
@@ -178,8 +187,9 @@ def concordance_index_censored(event_indicator, event_time, estimate, tied_tol=1
     sv.check_sksurv_events(events.dtype, times.shape[0], n_events > 0)
     sv.check_exact_integers(times.dtype, max(r[4][0] for r in results), "event_time")
     sv.check_exact_integers(estimates.dtype, max(r[4][1] for r in results), "estimate")
-    below, tied, above, tied_time = _pair_counts(times, events, estimates, tied_tol, n_parts,
-                                                 np.concatenate([r[5] for r in results]))  # fmt: skip
+    below, tied, above, tied_time = _pair_counts(
+        times, events, estimates, tied_tol, n_parts, np.concatenate([r[5] for r in results])
+    )
     latest = [r[3] for r in results if r[3] is not None]
     top = max(t for t, _, _ in latest)
     at_top = sum(c for t, c, _ in latest if t == top)

@@ -300,8 +300,18 @@ def two_vs_two(
 def _tvt_sampled_result(prep, blocks_p, progress):
     """The result on the sampled pairs (prep.first, prep.second)."""
     n = int(prep.offsets[-1])
-    tasks, rows = _tvt_sampled(prep.blocks_y, blocks_p, prep.offsets, prep.first, prep.second, prep.dtype,
-                               prep.metric, prep.rtol, False, prep.n_threads)  # fmt: skip
+    tasks, rows = _tvt_sampled(
+        prep.blocks_y,
+        blocks_p,
+        prep.offsets,
+        prep.first,
+        prep.second,
+        prep.dtype,
+        prep.metric,
+        prep.rtol,
+        False,
+        prep.n_threads,
+    )
     results = blocks.compute(*tasks, progress=progress)
     totals = _tvt_totals(*[r[0] for r in results])
     sample_passed = np.zeros(n, np.int64)
@@ -352,12 +362,31 @@ def two_vs_two_permutation_test(
         # y_i is paired with p_perm[i]: the prediction rows are permuted on the cluster.
         blocks_q = prep.p[perm].rechunk({0: prep.y.chunks[0], 1: -1}).to_delayed().ravel()
         if prep.first is None:
-            totals, _ = _tvt_graph(prep.blocks_y, blocks_q, prep.dtype, prep.metric, prep.rtol, prep.skip_same,
-                                   prep.n_threads, prep.reference, per_sample=False)  # fmt: skip
+            totals, _ = _tvt_graph(
+                prep.blocks_y,
+                blocks_q,
+                prep.dtype,
+                prep.metric,
+                prep.rtol,
+                prep.skip_same,
+                prep.n_threads,
+                prep.reference,
+                per_sample=False,
+            )
             null_totals.append(totals)
         else:
-            tasks, _ = _tvt_sampled(prep.blocks_y, blocks_q, prep.offsets, prep.first, prep.second, prep.dtype,
-                                    prep.metric, prep.rtol, False, prep.n_threads)  # fmt: skip
+            tasks, _ = _tvt_sampled(
+                prep.blocks_y,
+                blocks_q,
+                prep.offsets,
+                prep.first,
+                prep.second,
+                prep.dtype,
+                prep.metric,
+                prep.rtol,
+                False,
+                prep.n_threads,
+            )
             null_totals.append(blocks.tree_reduce(_tvt_totals, [t[0] for t in tasks]))
     null_totals = list(blocks.compute(*null_totals, progress=progress))
     return _two_vs_two.permutation_result(

@@ -234,8 +234,10 @@ def multi_crossmatch_moments_enumerated(sizes, mate):
         seen.append([got[pair] for pair in pairs])
     total = len(seen)
     mean = [Fraction(sum(v[r] for v in seen), total) for r in range(len(pairs))]
-    cov = [[Fraction(sum(v[r] * v[s] for v in seen), total) - mean[r] * mean[s] for s in range(len(pairs))]
-           for r in range(len(pairs))]  # fmt: skip
+    cov = [
+        [Fraction(sum(v[r] * v[s] for v in seen), total) - mean[r] * mean[s] for s in range(len(pairs))]
+        for r in range(len(pairs))
+    ]
     return mean, cov
 
 

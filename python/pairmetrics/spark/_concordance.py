@@ -44,12 +44,16 @@ def _within_time_ranges(batches: Iterator[Any]) -> Iterator[Any]:
     for number in np.unique(ranges):
         rows = ranges == number
         if np.count_nonzero(rows) >= 2:
-            counts = _core.concordance_counts(np.ascontiguousarray(times[rows], dtype=np.float64),
-                                              np.ascontiguousarray(events[rows] != 0).view(np.uint8),
-                                              np.ascontiguousarray(scores[rows], dtype=np.float64), 0.0)  # fmt: skip
+            counts = _core.concordance_counts(
+                np.ascontiguousarray(times[rows], dtype=np.float64),
+                np.ascontiguousarray(events[rows] != 0).view(np.uint8),
+                np.ascontiguousarray(scores[rows], dtype=np.float64),
+                0.0,
+            )
             totals += np.array([int(c) for c in counts[:3]], dtype=np.int64)
-    yield pa.RecordBatch.from_arrays([pa.array(totals[k : k + 1], pa.int64()) for k in range(3)],
-                                     names=["below", "tied", "above"])  # fmt: skip
+    yield pa.RecordBatch.from_arrays(
+        [pa.array(totals[k : k + 1], pa.int64()) for k in range(3)], names=["below", "tied", "above"]
+    )
 
 
 def _across_time_ranges(n_time: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
@@ -62,8 +66,9 @@ def _across_time_ranges(n_time: int) -> Callable[[Iterator[Any]], Iterator[Any]]
         out: list[list[Any]] = [[] for _ in range(6)]
         for number in np.unique(score_ranges):
             rows = score_ranges == number
-            counts, by_event, by_all = _cross_counts(scores[rows], time_ranges[rows].astype(np.int64),
-                                                     events[rows] != 0, n_time)  # fmt: skip
+            counts, by_event, by_all = _cross_counts(
+                scores[rows], time_ranges[rows].astype(np.int64), events[rows] != 0, n_time
+            )
             for k, value in enumerate([int(number), *counts, by_event.tolist(), by_all.tolist()]):
                 out[k].append(value)
         types = [pa.int32(), pa.int64(), pa.int64(), pa.int64(), pa.list_(pa.int64()), pa.list_(pa.int64())]
@@ -129,8 +134,11 @@ def concordance_index(df: Any, *, time_col: str, score_col: str, event_col: str 
         if name is not None and name not in df.columns:
             raise ValueError(f"column {name!r} is not in the DataFrame (columns: {df.columns})")
     event = functions.lit(1.0) if event_col is None else functions.col(event_col).cast("double")
-    data = df.select(functions.col(time_col).cast("double").alias(_TIME), event.alias(_EVENT),
-                     functions.col(score_col).cast("double").alias(_SCORE))  # fmt: skip
+    data = df.select(
+        functions.col(time_col).cast("double").alias(_TIME),
+        event.alias(_EVENT),
+        functions.col(score_col).cast("double").alias(_SCORE),
+    )
     n_ranges = range_count(df)
     time_bounds, score_bounds = value_bounds(data, _TIME, n_ranges), value_bounds(data, _SCORE, n_ranges)
     n_time, n_score = len(time_bounds) + 1, len(score_bounds) + 1

@@ -135,9 +135,10 @@ def _partial_states(bounds: list[float], positive_above: float | None) -> Callab
 
         states = split_by_range(partition_state(batches, positive_above), bounds)
         numbers = sorted(states)
-        yield pa.RecordBatch.from_arrays([pa.array(numbers, pa.int32()),
-                                          pa.array([states[k].to_bytes() for k in numbers], pa.large_binary())],
-                                         names=[RANGE, "state"])  # fmt: skip
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(numbers, pa.int32()), pa.array([states[k].to_bytes() for k in numbers], pa.large_binary())],
+            names=[RANGE, "state"],
+        )
 
     return count
 
@@ -199,8 +200,9 @@ def _precision_task(
         states = merged_states(batches)
         numbers = sorted(states)
         parts = [average_precision_part(states[k], *offsets[k], total, definition) for k in numbers]
-        yield pa.RecordBatch.from_arrays([pa.array(numbers, pa.int32()), pa.array(parts, pa.float64())],
-                                         names=[RANGE, "part"])  # fmt: skip
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(numbers, pa.int32()), pa.array(parts, pa.float64())], names=[RANGE, "part"]
+        )
 
     return contribute
 
@@ -261,8 +263,11 @@ def grouped(df: Any, groups_col: str, metric: str, weighted: bool) -> Any:
                 result = state.roc_auc() if (weights is None or weights.any()) else None
                 row["auc"] = result.auc if result is not None else float("nan")
                 variance = None if result is None else result._variance
-                row.update(positive_weight=float(state.weights()[0].sum()),
-                           negative_weight=float(state.weights()[1].sum()), variance=variance)  # fmt: skip
+                row.update(
+                    positive_weight=float(state.weights()[0].sum()),
+                    negative_weight=float(state.weights()[1].sum()),
+                    variance=variance,
+                )
             else:
                 row[metric] = state.average_precision()
         row.update(n_positive=n_positive, n_negative=n_negative)
