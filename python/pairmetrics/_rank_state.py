@@ -27,6 +27,8 @@ from ._typing import ArrayLike, FloatArray, IntArray
 from ._validation import as_vector, check_finite
 
 __all__ = ["RankState", "RocAucResult"]
+# What the Spark layer may use besides __all__: the range summaries it counts on the executors and their finish.
+__seams__ = ["SUMMARY_FIELDS", "average_precision_part", "range_summary", "roc_auc_of_ranges"]
 
 # to_bytes(): magic, format version, flags (bit 0: weighted), two reserved bytes, number of distinct scores
 _MAGIC = b"PMRS"

@@ -50,6 +50,7 @@ __seams__ = [
     "target_type",
     "weight_vector",
     "weighted_average_is_empty",
+    "warn_undefined",
 ]
 
 

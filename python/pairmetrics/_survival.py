@@ -7,6 +7,7 @@ without a leading underscore) shared with the Dask path in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,22 +15,31 @@ import numpy.typing as npt
 
 from . import _core
 from ._routing import routed
+from ._skeleton import Skeleton
 from ._typing import ArrayLike
-from ._validation import as_numeric_array, as_vector, check_finite, check_nonnegative_finite, check_same_length
+from ._validation import (
+    Nonfinite,
+    as_numeric_array,
+    as_vector,
+    check_nonnegative_finite,
+    check_same_length,
+    first_nonfinite_entry,
+    raise_if_nonfinite,
+)
 
 __all__ = ["concordance_index", "concordance_index_censored"]
-# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+# What the Dask and Spark layers may use besides __all__: the skeletons, their facts and counts, the shape checks.
 __seams__ = [
-    "check_comparable",
+    "LIFELINES",
+    "SKSURV",
+    "LifelinesFacts",
+    "PairCountPlan",
+    "PairCounts",
+    "SksurvFacts",
     "check_event_shape",
-    "check_exact_integers",
     "check_lifelines_shapes",
-    "check_no_nan",
-    "check_sksurv_events",
     "event_vector",
-    "lifelines_index",
     "lifelines_vector",
-    "sksurv_result",
 ]
 
 
@@ -139,32 +149,85 @@ def concordance_index(
     >>> concordance_index([1, 2, 3, 4], [1.0, 3.0, 2.0, 4.0], [1, 1, 0, 1])
     0.8
     """
-    times, scores, observed = lifelines_arrays(event_times, predicted_scores, event_observed)
-    below, tied, above, _ = _core.concordance_counts(times, observed, scores, 0.0)
-    return lifelines_index(below, tied, above)
+    times, scores, observed, facts = _lifelines_arrays_and_facts(event_times, predicted_scores, event_observed)
+    return LIFELINES.run(lambda plan: count_in_memory(times, observed, scores, plan), facts)
 
 
 def lifelines_arrays(
     event_times: ArrayLike, predicted_scores: ArrayLike, event_observed: ArrayLike | None
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.uint8]]:
     """(times, scores, observed flags) of :func:`concordance_index`'s arguments, checked as lifelines does."""
+    times, scores, observed, facts = _lifelines_arrays_and_facts(event_times, predicted_scores, event_observed)
+    LIFELINES.plan(facts)
+    return times, scores, observed
+
+
+def _lifelines_arrays_and_facts(
+    event_times: ArrayLike, predicted_scores: ArrayLike, event_observed: ArrayLike | None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.uint8], LifelinesFacts]:
     times = _float_vector(event_times, "event_times")
     scores = _float_vector(predicted_scores, "predicted_scores")
     check_lifelines_shapes(times.shape, scores.shape)
     if event_observed is None:
         observed = np.ones(times.shape[0], dtype=np.uint8)
-        events_float = None
+        events_nan = False
     else:
         if _is_integral(event_observed):  # no NaN possible: skip lifelines' float copy
-            events_float = None
             flags = as_numeric_array(event_observed, "event_observed").ravel()
         else:  # floats, and anything float() reads (strings "0"/"1"), as lifelines
-            events_float = flags = _float_vector(event_observed, "event_observed").ravel()
+            flags = _float_vector(event_observed, "event_observed").ravel()
         check_event_shape(flags.shape, times.shape)
+        events_nan = flags.dtype.kind == "f" and bool(np.isnan(flags).any())
         observed = (flags != 0).view(np.uint8)
-    for name, arr in (("event_times", times), ("predicted_scores", scores), ("event_observed", events_float)):
-        check_no_nan(arr is not None and np.isnan(arr).any(), name)
-    return times, scores, observed
+    facts = LifelinesFacts(bool(np.isnan(times).any()), bool(np.isnan(scores).any()), events_nan)
+    return times, scores, observed, facts
+
+
+@dataclass(frozen=True)
+class LifelinesFacts:
+    """Whether each argument of lifelines' concordance index holds NaN."""
+
+    times_nan: bool
+    scores_nan: bool
+    events_nan: bool
+
+
+@dataclass(frozen=True)
+class PairCountPlan:
+    """What to count: the comparable pairs, with estimates within ``tied_tol`` counted as tied."""
+
+    tied_tol: float
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """Comparable pairs by the order of their estimates, and those tied in time (an event and a censoring)."""
+
+    below: int
+    tied: int
+    above: int
+    tied_time: int
+
+
+def _plan_lifelines(facts: LifelinesFacts) -> PairCountPlan:
+    check_no_nan(facts.times_nan, "event_times")
+    check_no_nan(facts.scores_nan, "predicted_scores")
+    check_no_nan(facts.events_nan, "event_observed")
+    return PairCountPlan(0.0)
+
+
+def _finish_lifelines(plan: PairCountPlan, counts: PairCounts) -> float:
+    return lifelines_index(counts.below, counts.tied, counts.above)
+
+
+LIFELINES = Skeleton("concordance_index", _plan_lifelines, _finish_lifelines)
+
+
+def count_in_memory(
+    times: npt.NDArray[np.float64], events: npt.NDArray[np.uint8], scores: npt.NDArray[np.float64], plan: PairCountPlan
+) -> PairCounts:
+    """The in-memory counter: one sort by time and a Fenwick tree over score ranks."""
+    return PairCounts(*_core.concordance_counts(times, events, scores, plan.tied_tol))
 
 
 def no_comparable_pair_error() -> type[ValueError]:
@@ -286,15 +349,62 @@ def concordance_index_censored(
     estimates = as_vector(estimate, "estimate")
     check_same_length(events, times, "event_indicator", "event_time")
     check_same_length(times, estimates, "event_time", "estimate")
-    check_finite(times, "event_time")
-    check_finite(estimates, "estimate")
-    tied_tol = check_nonnegative_finite(tied_tol, "tied_tol")
-    check_sksurv_events(events.dtype, times.shape[0], events.dtype == np.bool_ and events.any())
-    times = as_exact_float64(times, "event_time")
-    estimates = as_exact_float64(estimates, "estimate")
-    below, tied, above, tied_time = _core.concordance_counts(times, events.view(np.uint8), estimates, tied_tol)
-    check_comparable(int(events.sum()), latest_is_lone_event(events, times))
-    return sksurv_result(below, tied, above, tied_time)
+    facts = SksurvFacts(
+        events.dtype,
+        times.shape[0],
+        int(np.count_nonzero(events)) if events.dtype == np.bool_ else 0,
+        first_nonfinite_entry(times),
+        first_nonfinite_entry(estimates),
+        _largest_integer(times),
+        _largest_integer(estimates),
+        events.dtype == np.bool_ and times.shape[0] > 0 and latest_is_lone_event(events, times),
+    )
+    return SKSURV.run(
+        lambda plan: count_in_memory(
+            times.astype(np.float64, copy=False), events.view(np.uint8), estimates.astype(np.float64, copy=False), plan
+        ),
+        facts,
+        tied_tol,
+    )
+
+
+def _largest_integer(arr: np.ndarray) -> tuple[np.dtype[Any], int]:
+    """(dtype, largest |value|) of an integer array; 0 for any other dtype or no values."""
+    if arr.dtype.kind not in "iu" or not arr.size:
+        return arr.dtype, 0
+    return arr.dtype, max(abs(int(arr.max())), abs(int(arr.min())))
+
+
+@dataclass(frozen=True)
+class SksurvFacts:
+    """What scikit-survival's checks need to know of the data, however it was gathered."""
+
+    event_dtype: np.dtype[Any]
+    n: int
+    n_events: int
+    times_nonfinite: Nonfinite
+    estimates_nonfinite: Nonfinite
+    times_integers: tuple[np.dtype[Any], int]  # (dtype, largest |value| when integer)
+    estimates_integers: tuple[np.dtype[Any], int]
+    only_last_is_event: bool  # the latest time is held by one sample, an event
+
+
+def _plan_sksurv(facts: SksurvFacts, tied_tol: float) -> PairCountPlan:
+    raise_if_nonfinite(facts.times_nonfinite, "event_time")
+    raise_if_nonfinite(facts.estimates_nonfinite, "estimate")
+    tol = check_nonnegative_finite(tied_tol, "tied_tol")
+    check_sksurv_events(facts.event_dtype, facts.n, facts.n_events > 0)
+    check_exact_integers(*facts.times_integers, "event_time")
+    check_exact_integers(*facts.estimates_integers, "estimate")
+    check_comparable(facts.n_events, facts.only_last_is_event)
+    return PairCountPlan(tol)
+
+
+def _finish_sksurv(plan: PairCountPlan, counts: PairCounts) -> tuple[float, int, int, int, int]:
+    return sksurv_result(counts.below, counts.tied, counts.above, counts.tied_time)
+
+
+SKSURV = Skeleton("concordance_index_censored", _plan_sksurv, _finish_sksurv)
 
 
 def as_exact_float64(arr: np.ndarray, name: str) -> npt.NDArray[np.float64]:

@@ -39,7 +39,7 @@ __all__ = [
     "threadpoolctl_limit",
 ]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["binary_report", "matrix_shape", "nonfinite_error", "not_binary_error", "vector_shape"]
+__seams__ = ["binary_report", "matrix_shape", "not_binary_error", "raise_if_nonfinite", "vector_shape"]
 
 
 def as_numeric_array(x: Any, name: str, *, allow_bool: bool = True) -> np.ndarray:
@@ -119,9 +119,25 @@ def matrix_shape(arr: Any, name: str, *, min_rows: int = 1, min_cols: int = 1) -
 
 def check_finite(arr: np.ndarray, name: str) -> None:
     """Raise if a float array holds NaN or +-inf (integer arrays are always finite)."""
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        bad = np.flatnonzero(~np.isfinite(arr.ravel()))
-        raise nonfinite_error(name, bool(np.isnan(arr.ravel()[bad[0]])), int(bad[0]), int(bad.size))
+    raise_if_nonfinite(first_nonfinite_entry(arr), name)
+
+
+# The first non-finite entry of an array: (flat index, whether it is NaN, how many in all); None when all are finite.
+Nonfinite = tuple[int, bool, int] | None
+
+
+def first_nonfinite_entry(arr: np.ndarray) -> Nonfinite:
+    """The :data:`Nonfinite` fact of an in-memory array (integer arrays are always finite)."""
+    if arr.dtype.kind != "f" or np.isfinite(arr).all():
+        return None
+    bad = np.flatnonzero(~np.isfinite(arr.ravel()))
+    return int(bad[0]), bool(np.isnan(arr.ravel()[bad[0]])), int(bad.size)
+
+
+def raise_if_nonfinite(fact: Nonfinite, name: str) -> None:
+    """Raise the non-finite error of :func:`check_finite` from a :data:`Nonfinite` fact, however it was found."""
+    if fact is not None:
+        raise nonfinite_error(name, fact[1], fact[0], fact[2])
 
 
 def nonfinite_error(name: str, is_nan: bool, first: int, count: int) -> ValueError:

@@ -181,11 +181,9 @@ def first_nonfinite(block: np.ndarray) -> NonfiniteReport:
 
 def raise_nonfinite(reports: Sequence[NonfiniteReport], name: str, row_offsets: np.ndarray, row_width: int = 1) -> None:
     """Raise the in-memory error from per-block :func:`first_nonfinite` reports, with the global index."""
-    from .._validation import nonfinite_error
+    from .._validation import raise_if_nonfinite
 
-    first = first_report(reports, row_offsets, row_width)
-    if first is not None:
-        raise nonfinite_error(name, first[1], first[0], first[2])
+    raise_if_nonfinite(first_report(reports, row_offsets, row_width), name)
 
 
 def check_finite(arr: Any, name: str) -> None:

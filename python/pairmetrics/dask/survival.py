@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import _survival as sv
 from .._routing import register
-from .._validation import check_nonnegative_finite, check_same_length, vector_shape
+from .._validation import check_same_length, vector_shape
+from ._blocks import first_report
 from ._helpers import (
     align_rows,
     compute,
@@ -28,7 +29,6 @@ from ._helpers import (
     offsets,
     partition_count,
     partition_data,
-    raise_nonfinite,
     sample_rows,
     split_by_key,
     to_dask_array,
@@ -40,10 +40,11 @@ __all__: list[str] = []
 def _summary(times, events, scores, n_parts, n_blocks, seed):
     """Per block: non-finite reports of times and scores, NaN in float event flags, the number of
     events, (latest time, samples at it, events at it), largest |integer| of times and scores, a
-    sample of times."""
+    sample of times, NaN in times and scores."""
     flags = np.ones(times.shape[0], bool) if events is None else np.asarray(events) != 0
     events_nan = events is not None and events.dtype.kind == "f" and bool(np.isnan(events).any())
     reports = first_nonfinite(times), first_nonfinite(scores)
+    nan = [x.dtype.kind == "f" and bool(np.isnan(x).any()) for x in (times, scores)]
     latest = None
     if times.size and not reports[0][0]:
         top = times.max()
@@ -52,7 +53,7 @@ def _summary(times, events, scores, n_parts, n_blocks, seed):
     big = [max(abs(int(x.max())), abs(int(x.min()))) if x.dtype.kind in "iu" and x.size else 0 for x in (times, scores)]
     take = sample_rows(times, n_parts, n_blocks, seed)
     sample = np.asarray(times[take], dtype=np.float64)
-    return reports, events_nan, int(np.count_nonzero(flags)), latest, big, sample
+    return reports, events_nan, int(np.count_nonzero(flags)), latest, big, sample, nan
 
 
 def _pair_counts_partition(tied_tol, *pieces):
@@ -110,8 +111,8 @@ def _between(event_scores, later_scores, tied_tol):
     return below_total, tied_total, event_scores.size * later_scores.size - below_total - tied_total
 
 
-def _pair_counts(times, events, scores, tied_tol, n_parts, sampled_times):
-    """(below, tied, above, tied_time) over all comparable pairs, on the cluster."""
+def _pair_counts(times, events, scores, plan, n_parts, sampled_times):
+    """The Dask counter: (below, tied, above, tied_time) over all comparable pairs, on the cluster."""
     import dask.array as da
     from dask import delayed
 
@@ -119,9 +120,9 @@ def _pair_counts(times, events, scores, tied_tol, n_parts, sampled_times):
     flags = da.ones(times.shape[0], dtype=np.float64, chunks=times.chunks) if events is None else events != 0
     payload = da.stack([flags.astype(np.float64), scores.astype(np.float64)], axis=1).rechunk({1: -1})
     pieces = split_by_key(times.astype(np.float64), payload, bounds)
-    parts = [delayed(_pair_counts_partition, nout=3, pure=True)(tied_tol, *p) for p in pieces]
+    parts = [delayed(_pair_counts_partition, nout=3, pure=True)(plan.tied_tol, *p) for p in pieces]
     between = [
-        delayed(_between, pure=True)(parts[p][1], parts[q][2], tied_tol)
+        delayed(_between, pure=True)(parts[p][1], parts[q][2], plan.tied_tol)
         for p in range(len(parts))
         for q in range(p + 1, len(parts))
     ]
@@ -129,7 +130,7 @@ def _pair_counts(times, events, scores, tied_tol, n_parts, sampled_times):
     totals = [sum(c[i] for c in within) for i in range(4)]
     for i in range(3):
         totals[i] += sum(c[i] for c in across)
-    return totals
+    return sv.PairCounts(*totals)
 
 
 def _summaries(times, events, scores):
@@ -162,11 +163,13 @@ def concordance_index(event_times, predicted_scores, event_observed=None):
     times, scores, *rest = align_rows(arrays, names)
     events = rest[0] if rest else None
     n_parts, results = _summaries(times, events, scores)
-    sv.check_no_nan(any(r[0][0][2] for r in results), "event_times")
-    sv.check_no_nan(any(r[0][1][2] for r in results), "predicted_scores")
-    sv.check_no_nan(any(r[1] for r in results), "event_observed")
-    below, tied, above, _ = _pair_counts(times, events, scores, 0.0, n_parts, np.concatenate([r[5] for r in results]))
-    return sv.lifelines_index(below, tied, above)
+    facts = sv.LifelinesFacts(
+        any(r[6][0] for r in results),
+        any(r[6][1] for r in results),
+        any(r[1] for r in results),
+    )
+    sampled_times = np.concatenate([r[5] for r in results])
+    return sv.LIFELINES.run(lambda plan: _pair_counts(times, events, scores, plan, n_parts, sampled_times), facts)
 
 
 @register(sv.concordance_index_censored)
@@ -180,19 +183,19 @@ def concordance_index_censored(event_indicator, event_time, estimate, tied_tol=1
     events, times, estimates = align_rows([events, times, estimates], ["event_indicator", "event_time", "estimate"])
     n_parts, results = _summaries(times, events, estimates)
     row_offsets = offsets(times.chunks[0])
-    raise_nonfinite([r[0][0] for r in results], "event_time", row_offsets)
-    raise_nonfinite([r[0][1] for r in results], "estimate", row_offsets)
-    tied_tol = check_nonnegative_finite(tied_tol, "tied_tol")
-    n_events = sum(r[2] for r in results)
-    sv.check_sksurv_events(events.dtype, times.shape[0], n_events > 0)
-    sv.check_exact_integers(times.dtype, max(r[4][0] for r in results), "event_time")
-    sv.check_exact_integers(estimates.dtype, max(r[4][1] for r in results), "estimate")
-    below, tied, above, tied_time = _pair_counts(
-        times, events, estimates, tied_tol, n_parts, np.concatenate([r[5] for r in results])
-    )
     latest = [r[3] for r in results if r[3] is not None]
-    top = max(t for t, _, _ in latest)
-    at_top = sum(c for t, c, _ in latest if t == top)
-    events_at_top = sum(e for t, _, e in latest if t == top)
-    sv.check_comparable(n_events, at_top == 1 and events_at_top == 1)
-    return sv.sksurv_result(below, tied, above, tied_time)
+    top = max((t for t, _, _ in latest), default=None)
+    facts = sv.SksurvFacts(
+        events.dtype,
+        times.shape[0],
+        sum(r[2] for r in results),
+        first_report([r[0][0] for r in results], row_offsets),
+        first_report([r[0][1] for r in results], row_offsets),
+        (times.dtype, max(r[4][0] for r in results)),
+        (estimates.dtype, max(r[4][1] for r in results)),
+        sum(c for t, c, _ in latest if t == top) == 1 and sum(e for t, _, e in latest if t == top) == 1,
+    )
+    sampled_times = np.concatenate([r[5] for r in results])
+    return sv.SKSURV.run(
+        lambda plan: _pair_counts(times, events, estimates, plan, n_parts, sampled_times), facts, tied_tol
+    )

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .._survival import LIFELINES, LifelinesFacts, PairCountPlan, PairCounts
+
 _TIME, _EVENT, _SCORE = "__pairmetrics_time", "__pairmetrics_event", "__pairmetrics_score"
 _TIME_RANGE, _SCORE_RANGE = "__pairmetrics_time_range", "__pairmetrics_score_range"
 
@@ -119,6 +121,8 @@ def concordance_index(df: Any, *, time_col: str, score_col: str, event_col: str 
     ------
     ZeroDivisionError
         When no pair is admissible, as lifelines.
+    ValueError
+        When a column holds NaN or null (lifelines' message), or is missing.
 
     Examples
     --------
@@ -126,9 +130,6 @@ def concordance_index(df: Any, *, time_col: str, score_col: str, event_col: str 
     >>> concordance_index(predictions, time_col="time", score_col="predicted", event_col="event")  # doctest: +SKIP
     """
     from pyspark.sql import functions
-
-    from .._survival import lifelines_index
-    from ._ranks import range_count, range_expression, value_bounds
 
     for name in (time_col, score_col, event_col):
         if name is not None and name not in df.columns:
@@ -139,6 +140,17 @@ def concordance_index(df: Any, *, time_col: str, score_col: str, event_col: str 
         event.alias(_EVENT),
         functions.col(score_col).cast("double").alias(_SCORE),
     )
+    missing = [functions.sum((functions.isnan(c) | functions.isnull(c)).cast("long")) for c in (_TIME, _SCORE, _EVENT)]
+    nan_counts = data.select(*missing).first()
+    facts = LifelinesFacts(*(bool(n) for n in nan_counts))
+    return float(LIFELINES.run(lambda plan: _pair_counts(data, df, plan), facts))
+
+
+def _pair_counts(data: Any, df: Any, plan: PairCountPlan) -> PairCounts:
+    """The Spark counter: comparable pairs within time ranges, then across score ranges, on the executors."""
+
+    from ._ranks import range_count, range_expression, value_bounds
+
     n_ranges = range_count(df)
     time_bounds, score_bounds = value_bounds(data, _TIME, n_ranges), value_bounds(data, _SCORE, n_ranges)
     n_time, n_score = len(time_bounds) + 1, len(score_bounds) + 1
@@ -159,4 +171,4 @@ def concordance_index(df: Any, *, time_col: str, score_col: str, event_col: str 
     later_below = np.cumsum(later, axis=0) - later  # ... in lower score ranges
     totals[2] += int(np.sum(events * later_above))
     totals[0] += int(np.sum(events * later_below))
-    return float(lifelines_index(*totals))
+    return PairCounts(totals[0], totals[1], totals[2], 0)
