@@ -113,6 +113,17 @@ def test_concordance_equals_lifelines(frame, data):
     assert everyone == pytest.approx(lifelines_concordance(data["time"], data["score"]), abs=1e-12)
 
 
+@pytest.mark.parametrize("column", ["time", "score", "event"])
+def test_concordance_refuses_nan_and_null_as_lifelines(spark, column):
+    table = pd.DataFrame({"time": [1.0, 2.0, 3.0, 4.0], "score": [1.0, 3.0, 2.0, 4.0], "event": [1.0, 1.0, 0.0, 1.0]})
+    for bad in (np.nan, None):
+        rows = table.astype(object)
+        rows.loc[2, column] = bad
+        frame = spark.createDataFrame(rows.astype(float).where(rows.notna(), None))
+        with pytest.raises(ValueError, match="NaNs detected in inputs"):
+            pms.concordance_index(frame, time_col="time", score_col="score", event_col="event")
+
+
 def test_per_group_results(frame, data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -240,3 +240,13 @@ def test_per_sample_pairs_are_converted_in_the_kernel():
     totals, pairs = _core.concordance_pair_counts(times, events, scores, 0.0)
     assert totals == counts and pairs.dtype == np.float64
     np.testing.assert_array_equal(pairs, pair_columns(columns))
+
+
+def test_dask_finds_a_nan_behind_an_infinity_in_one_block():
+    da = pytest.importorskip("dask.array")
+    times = np.array([1.0, np.inf, np.nan, 4.0, 5.0, 6.0])
+    scores = np.arange(6.0)
+    with pytest.raises(ValueError, match="NaNs detected"):
+        pm.lifelines.concordance_index(times, scores)
+    with pytest.raises(ValueError, match="NaNs detected"):
+        pm.lifelines.concordance_index(da.from_array(times, chunks=3), da.from_array(scores, chunks=3))
