@@ -82,6 +82,8 @@ def test_paired_reads_every_format_and_json_parses(tmp_path, data, fmt):
         expected.n_tied,
     )
     assert record["auc"] == pytest.approx(expected.auc)
+    low, high = pe.paired_evaluation(labels, scores, min_dist=1.0, variance=True).confidence_interval()
+    assert record["confidence_interval"] == pytest.approx([low, high], rel=1e-12)
     assert "AUC" in cli("paired", s, y).stdout
 
 

@@ -140,14 +140,18 @@ def _cmd_paired(args, run: RunProgress) -> Output:
         ]
         return record, lines
     with run.step("paired evaluation", 1.0):
-        r = paired_evaluation(labels, scores, min_dist=args.min_dist, n_jobs=args.n_jobs, warn=False, progress=progress)
-    record = r.asdict() | {"auc": r.auc}
+        r = paired_evaluation(
+            labels, scores, min_dist=args.min_dist, n_jobs=args.n_jobs, warn=False, progress=progress, variance=True
+        )
+    low, high = (float(x) for x in r.confidence_interval())
+    record = r.asdict() | {"auc": r.auc, "confidence_interval": [low, high]}
     lines = [
         f"rankable pairs  {r.n_rankable}",
         f"correct         {r.n_correct}",
         f"tied scores     {r.n_tied}",
         f"incorrect       {r.n_incorrect}",
         f"AUC             {r.auc:.6f}  (ties count 1/2; min_dist {r.min_dist:g})",
+        f"95% CI          [{low:.6f}, {high:.6f}]  (DeLong)",
     ]
     return record, lines
 
