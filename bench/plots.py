@@ -37,6 +37,17 @@ def _log_axis(axis, low: float, high: float) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+def _ticks_at(axis, values) -> None:
+    """Major ticks exactly at ``values``: plain numbers over less than two decades, else 1e3, 1e4, ...; no minor
+    ticks."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    plain = max(values) / min(values) < 100
+    axis.set_major_locator(FixedLocator(values))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}" if plain else f"{v:.0e}".replace("e+0", "e")))
+    axis.set_minor_locator(NullLocator())
+
+
 def loglog_plot(path, panels: dict, xlabel: str = "n", notes: dict | None = None) -> None:
     """Median seconds against size, log-log: ``{panel title: {curve label: (sizes, seconds)}}``.
 
@@ -65,7 +76,11 @@ def loglog_plot(path, panels: dict, xlabel: str = "n", notes: dict | None = None
         ax.set_xlabel(xlabel)
         ax.set_ylabel("seconds (median, log scale)")
         ax.grid(True, which="major", alpha=0.3)
-        _log_axis(ax.xaxis, *ax.get_xlim())
+        sizes = sorted({n for sizes, _ in curves.values() for n in sizes})
+        if len(sizes) <= 8:
+            _ticks_at(ax.xaxis, sizes)  # every measured size labelled, the ends included
+        else:
+            _log_axis(ax.xaxis, *ax.get_xlim())
         _log_axis(ax.yaxis, *ax.get_ylim())
     # One legend under all panels: never over the data.
     fig.legend(
