@@ -5,6 +5,7 @@ starts with "# " at column 0 is expected output. The blocks of one "## "
 section share their variables.
 """
 
+import itertools
 import re
 from pathlib import Path
 
@@ -29,3 +30,27 @@ def test_readme_examples_print_what_the_readme_shows(blocks):
     namespace = {}
     for block in blocks:
         run(block, namespace, str(README))
+
+
+def _headline():
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(README.parent / "bench"))
+    try:
+        return importlib.import_module("headline")
+    finally:
+        sys.path.pop(0)
+
+
+def test_benchmark_table_comes_from_the_results_files():
+    """The README's benchmark rows are generated from bench/results/*.json (``python bench/headline.py``): none is
+    typed by hand, and every row measured on the current kernels is shown."""
+    headline = _headline()
+    lines = README.read_text().splitlines()
+    start = lines.index("| capability | case | pairmetrics | anchor or peer | time / anchor |") + 2
+    shown = set(itertools.takewhile(lambda line: line.startswith("| "), lines[start:]))
+    measured = {f"| {' | '.join(headline.cells(row))} |" for row in headline.rows(include_stale=True)}
+    current = {f"| {' | '.join(headline.cells(row))} |" for row in headline.rows()}
+    assert shown and shown <= measured
+    assert current <= shown
