@@ -15,9 +15,8 @@ from ._groups import GroupedConcordance, factorize_groups, grouped_result, segme
 from ._inference import ConfidenceInterval, ConfidenceIntervals, equality_test, normal_interval, normal_intervals
 from ._result import Result
 from ._routing import routed, warn
-from ._survival import as_exact_float64
 from ._typing import ArrayLike
-from ._validation import as_numeric_array, as_vector, check_binary, resolve_n_jobs
+from ._validation import as_exact_float64, as_numeric_array, as_vector, check_binary, resolve_n_jobs
 
 __all__ = ["ConcordanceResult", "concordance"]
 

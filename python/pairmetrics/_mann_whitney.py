@@ -14,10 +14,9 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._rank_correlation import sortable
 from ._routing import routed
 from ._typing import ArrayLike
-from ._validation import resolve_n_jobs
+from ._validation import resolve_n_jobs, sortable
 
 CONDITIONAL = "exact-conditional"
 _WRAPPED: list[Callable[..., Any]] = []

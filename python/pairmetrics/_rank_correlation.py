@@ -18,22 +18,9 @@ import numpy as np
 from . import _core
 from ._routing import routed
 from ._typing import ArrayLike
-from ._validation import resolve_n_jobs
+from ._validation import resolve_n_jobs, sortable
 
 _WRAPPED: dict[str, Callable[..., Any]] = {}
-
-
-def sortable(values: np.ndarray) -> np.ndarray:
-    """A 1-D array the kernels read (a real dtype in native byte order) with the order of ``values``."""
-    values = np.ravel(values)
-    kind = values.dtype.kind
-    if kind in "biuf" and values.dtype.itemsize <= 8 and values.dtype != np.float16:
-        return values if values.dtype.isnative else values.astype(values.dtype.newbyteorder("="))
-    if values.dtype == np.float16:
-        return values.astype(np.float32)
-    if kind in "mM":  # datetimes and timedeltas order as their integers
-        return values.view(np.int64)
-    return np.unique(values, return_inverse=True)[1].reshape(-1).astype(np.int64)  # dense ranks keep the order
 
 
 def normal_pvalue(z: Any, alternative: str) -> Any:

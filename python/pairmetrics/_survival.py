@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._comparable import check_comparable, latest_is_lone_event
 from ._routing import routed
 from ._skeleton import Skeleton
 from ._typing import ArrayLike
@@ -21,6 +22,7 @@ from ._validation import (
     Nonfinite,
     as_numeric_array,
     as_vector,
+    check_exact_integers,
     check_nonnegative_finite,
     check_same_length,
     first_nonfinite_entry,
@@ -230,14 +232,6 @@ def count_in_memory(
     return PairCounts(*_core.concordance_counts(times, events, scores, plan.tied_tol))
 
 
-def no_comparable_pair_error() -> type[ValueError]:
-    try:
-        from sksurv.exceptions import NoComparablePairException
-    except ImportError:  # the same message, as a ValueError (its base class)
-        return ValueError
-    return NoComparablePairException
-
-
 def event_vector(events: Any) -> Any:
     """event_indicator (numpy or Dask) as a vector; shape (n, 1) is flattened."""
     if events.ndim == 2 and events.shape[1] == 1:
@@ -256,25 +250,6 @@ def check_sksurv_events(dtype: Any, n: int, any_event: Any) -> None:
         raise ValueError("Need a minimum of two samples")
     if not any_event:
         raise ValueError("All samples are censored")
-
-
-def check_exact_integers(dtype: Any, max_abs: Any, name: str) -> None:
-    """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
-    if np.dtype(dtype).kind in "iu" and np.dtype(dtype).itemsize == 8 and max_abs > 2**53:
-        raise ValueError(f"{name} has integers beyond 2**53 that float64 cannot hold exactly")
-
-
-def check_comparable(n_events: int, only_last_is_event: bool) -> None:
-    """scikit-survival visits every event but one alone at the strictly latest time; with none to visit it
-    raises. ``only_last_is_event``: the latest time is held by one sample only, and it is an event."""
-    if n_events == 1 and only_last_is_event:
-        raise no_comparable_pair_error()("Data has no comparable pairs, cannot estimate concordance index.")
-
-
-def latest_is_lone_event(events: np.ndarray, times: np.ndarray) -> bool:
-    """:func:`check_comparable`'s ``only_last_is_event`` from in-memory arrays."""
-    last = np.argmax(times)
-    return bool(events[last]) and np.count_nonzero(times == times[last]) == 1
 
 
 def sksurv_result(below: int, tied: int, above: int, tied_time: int) -> tuple[float, int, int, int, int]:
@@ -405,10 +380,3 @@ def _finish_sksurv(plan: PairCountPlan, counts: PairCounts) -> tuple[float, int,
 
 
 SKSURV = Skeleton("concordance_index_censored", _plan_sksurv, _finish_sksurv)
-
-
-def as_exact_float64(arr: np.ndarray, name: str) -> npt.NDArray[np.float64]:
-    """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
-    if arr.size and arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
-        check_exact_integers(arr.dtype, max(abs(int(arr.max())), abs(int(arr.min()))), name)
-    return arr.astype(np.float64, copy=False)

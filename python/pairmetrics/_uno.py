@@ -9,10 +9,10 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._comparable import check_comparable, latest_is_lone_event
 from ._routing import routed
-from ._survival import as_exact_float64, check_comparable, latest_is_lone_event
 from ._typing import ArrayLike
-from ._validation import as_numeric_array, check_finite, check_nonnegative_finite
+from ._validation import as_exact_float64, as_numeric_array, check_finite, check_nonnegative_finite
 
 __all__ = ["concordance_index_ipcw", "cumulative_dynamic_auc"]
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any, TypeGuard
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "as_numeric_array",
@@ -37,9 +38,14 @@ __all__ = [
     "usable_cores",
     "max_threads",
     "threadpoolctl_limit",
+    "sortable",
+    "check_exact_integers",
+    "as_exact_float64",
+    "first_nonfinite_entry",
+    "raise_if_nonfinite",
 ]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["binary_report", "matrix_shape", "not_binary_error", "raise_if_nonfinite", "vector_shape"]
+__seams__ = ["binary_report", "matrix_shape", "not_binary_error", "vector_shape"]
 
 
 def as_numeric_array(x: Any, name: str, *, allow_bool: bool = True) -> np.ndarray:
@@ -387,3 +393,29 @@ def check_no_missing_labels(labels: np.ndarray, name: str) -> None:
         return
     if missing.any():
         raise ValueError(f"{name} has {int(missing.sum())} missing labels; filter those rows out first")
+
+
+def sortable(values: np.ndarray) -> np.ndarray:
+    """A 1-D array the kernels read (a real dtype in native byte order) with the order of ``values``."""
+    values = np.ravel(values)
+    kind = values.dtype.kind
+    if kind in "biuf" and values.dtype.itemsize <= 8 and values.dtype != np.float16:
+        return values if values.dtype.isnative else values.astype(values.dtype.newbyteorder("="))
+    if values.dtype == np.float16:
+        return values.astype(np.float32)
+    if kind in "mM":  # datetimes and timedeltas order as their integers
+        return values.view(np.int64)
+    return np.unique(values, return_inverse=True)[1].reshape(-1).astype(np.int64)  # dense ranks keep the order
+
+
+def check_exact_integers(dtype: Any, max_abs: Any, name: str) -> None:
+    """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
+    if np.dtype(dtype).kind in "iu" and np.dtype(dtype).itemsize == 8 and max_abs > 2**53:
+        raise ValueError(f"{name} has integers beyond 2**53 that float64 cannot hold exactly")
+
+
+def as_exact_float64(arr: np.ndarray, name: str) -> npt.NDArray[np.float64]:
+    """float64 for the kernel; integers beyond 2**53 would merge distinct values, so they are refused."""
+    if arr.size and arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
+        check_exact_integers(arr.dtype, max(abs(int(arr.max())), abs(int(arr.min()))), name)
+    return arr.astype(np.float64, copy=False)
