@@ -2,6 +2,7 @@
 
     python bench/run_all.py [--quick] [--only paired,two_vs_two,...]
     python bench/run_all.py --plots-only     (no timing: plots and headline from results/*.json)
+    python bench/run_all.py --quick --json after.json; python bench/compare_runs.py before.json after.json
 
 Each ``bench_<name>.py`` module provides ``run(quick) -> dict`` and
 ``table(result) -> str``, and optionally ``plot(result, path)``.
@@ -94,12 +95,15 @@ def main(argv=None):
         action="store_true",
         help="time nothing: redraw the plots and the headline chart from results/*.json",
     )
+    parser.add_argument("--json", metavar="PATH", help="also write every result to PATH (for compare_runs.py)")
     args = parser.parse_args(argv)
     only = args.only.split(",") if args.only else None
     if args.plots_only:
         plots_only(only)
     else:
-        run_suite(args.quick, only)
+        results = run_suite(args.quick, only)
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=1, default=float) + "\n")
         if not args.quick:
             headline_chart()
 
