@@ -388,31 +388,44 @@ def main(argv=None):
     )
     parser.add_argument("--skip", choices=["paired", "two_vs_two", "dropins"], action="append", default=[])
     args = parser.parse_args(argv)
-    paired_n = int(1e6 if args.quick else args.paired_n)
-    tvt_n = int(5e3 if args.quick else args.two_vs_two_n)
-    result = {"benchmark": "dask", "quick": args.quick, "workers": 2, "threads_per_worker": 1}
-    if "paired" not in args.skip:
-        result["paired"] = [paired_case(paired_n, min(paired_n, 5_000_000))]
-        print(result["paired"][-1], flush=True)
-    if "two_vs_two" not in args.skip:
-        result["two_vs_two"] = [two_vs_two_case(tvt_n, 300, min(tvt_n, 10_000))]
-        print(result["two_vs_two"][-1], flush=True)
-    if "dropins" not in args.skip:
-        dropins_n = int(1e6 if args.quick else args.dropins_n)
-        result["dropins"] = dropins_case(dropins_n, min(dropins_n, 2_000_000))
-    if args.per_sample:
-        sizes = [200_000] if args.quick else [1_000_000, 4_000_000]
-        result["per_sample"] = []
-        for n in sizes:
-            for n_parts in (8, 32) if args.quick else (8, 32, 128):
-                result["per_sample"].append(per_sample_case(n, n_parts, 500_000))
-                print(result["per_sample"][-1], flush=True)
+    result = run(args.quick, args.paired_n, args.two_vs_two_n, args.dropins_n, args.skip, args.per_sample)
     if args.out_of_core:
         result["out_of_core"] = [out_of_core_case(int(args.out_of_core), 10_000_000)]
         print(result["out_of_core"][-1], flush=True)
     print(table(result))
     if not args.quick:
         print("wrote", write_results("dask", {**_previous_cases(), **result}))
+
+
+def run(
+    quick: bool = False,
+    paired_n: float = 1e8,
+    two_vs_two_n: float = 1e5,
+    dropins_n: float = 2e7,
+    skip: tuple[str, ...] | list[str] = (),
+    per_sample: bool = False,
+) -> dict:
+    """The cases as run_all.py runs them (``run(quick)``) or as the command line asks."""
+    paired_n = int(1e6 if quick else paired_n)
+    tvt_n = int(5e3 if quick else two_vs_two_n)
+    result = {"benchmark": "dask", "quick": quick, "workers": 2, "threads_per_worker": 1}
+    if "paired" not in skip:
+        result["paired"] = [paired_case(paired_n, min(paired_n, 5_000_000))]
+        print(result["paired"][-1], flush=True)
+    if "two_vs_two" not in skip:
+        result["two_vs_two"] = [two_vs_two_case(tvt_n, 300, min(tvt_n, 10_000))]
+        print(result["two_vs_two"][-1], flush=True)
+    if "dropins" not in skip:
+        dropins_n = int(1e6 if quick else dropins_n)
+        result["dropins"] = dropins_case(dropins_n, min(dropins_n, 2_000_000))
+    if per_sample:
+        sizes = [200_000] if quick else [1_000_000, 4_000_000]
+        result["per_sample"] = []
+        for n in sizes:
+            for n_parts in (8, 32) if quick else (8, 32, 128):
+                result["per_sample"].append(per_sample_case(n, n_parts, 500_000))
+                print(result["per_sample"][-1], flush=True)
+    return result
 
 
 def _previous_cases() -> dict:

@@ -88,7 +88,7 @@ def run(quick: bool = False, sizes=None) -> dict:
             timed = interleaved_medians(
                 {
                     "numpy": lambda: numpy_pipeline(scores, labels),
-                    "one": lambda: pe.pairedeval.paired_eval(scores, labels, min_dist),
+                    "one": lambda: pe.paired_evaluation(labels, scores, min_dist=min_dist, n_jobs=1, warn=False),
                     "default": lambda: pe.pairedeval.paired_eval(scores, labels, min_dist),
                 },
                 rounds,
@@ -115,7 +115,36 @@ def run(quick: bool = False, sizes=None) -> dict:
             )
     from pairmetrics._validation import max_threads
 
-    return {"benchmark": "paired", "quick": quick, "default_threads": max_threads(), "rows": rows}
+    return {
+        "benchmark": "paired",
+        "quick": quick,
+        "default_threads": max_threads(),
+        "rows": rows,
+        "simd": simd_levels(10**5 if quick else 10**6, 7 if quick else 11),
+    }
+
+
+def simd_levels(n: int, rounds: int) -> list[dict]:
+    """One thread, each vector level this CPU has, against the numpy pipeline on the same arrays (uniform labels,
+    ``min_dist`` 0.1): the counts' own cost, the level forced through the kernel's private switch."""
+    from pairmetrics import _core
+
+    scores, labels = _data("uniform", n, np.random.default_rng(1))
+    funcs = {"numpy": lambda: numpy_pipeline(scores, labels)}
+    for level in ["scalar", *_core.paired_simd_levels()]:
+        funcs[level] = lambda level=level: _core.paired_counts(scores, labels, 0.1, False, 1, simd=level)
+    timed = interleaved_medians(funcs, rounds)
+    return [
+        {
+            "level": level,
+            "n": n,
+            "seconds": timed[level],
+            "numpy_s": timed["numpy"],
+            "ratio": timed[level] / timed["numpy"],
+        }
+        for level in funcs
+        if level != "numpy"
+    ]
 
 
 def table(result: dict) -> str:
@@ -145,7 +174,20 @@ def table(result: dict) -> str:
                 f"{r['pairedeval_s'] / r['pairmetrics_1_thread_s']:.0f}x{mark}",
             ]
         )
-    return markdown_table(header, body)
+    levels = markdown_table(
+        ["vector level (1 thread)", "n", "counts", "numpy pipeline", "ratio"],
+        [
+            [
+                s["level"],
+                f"{s['n']:.0e}",
+                f"{s['seconds'] * 1e3:.1f} ms",
+                f"{s['numpy_s'] * 1e3:.1f} ms",
+                f"{s['ratio']:.2f}x",
+            ]
+            for s in result.get("simd", [])
+        ],
+    )
+    return markdown_table(header, body) + "\n\n" + levels
 
 
 def plot(result: dict, path) -> None:

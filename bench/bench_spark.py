@@ -68,7 +68,7 @@ def _case(df, column: str) -> dict:
     }
 
 
-def run(rows: int, partitions: int, groups: int, master: str) -> dict:
+def run_spark(rows: int, partitions: int, groups: int, master: str) -> dict:
     from pairmetrics import spark as pms
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
@@ -153,6 +153,11 @@ def binning_errors(n=10**6, seed=0) -> dict:
     return out
 
 
+def run(quick: bool = False) -> dict:
+    """As run_all.py runs it: 2e5 rows and 1e3 groups with ``quick``, else the command line's defaults."""
+    return run_spark(200_000 if quick else 2_000_000, 16, 1_000 if quick else 10_000, "local[2]")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=float, default=2e6)
@@ -174,7 +179,7 @@ def main(argv=None) -> None:
         print(markdown_table(["scores", "exact AUC", "1000 bins", "400 bins", "200 bins"], rows))
         print("written to", write_results("spark_binning", {"errors": errors}))
         return
-    result = run(int(args.rows), args.partitions, int(args.groups), args.master)
+    result = run_spark(int(args.rows), args.partitions, int(args.groups), args.master)
     rows = []
     for name, case in result["cases"].items():
         seconds = case["seconds"]
