@@ -174,7 +174,7 @@ def bootstrap_cases(quick: bool, rng):
     def generic(statistic, arrays, resamples):  # an unrecognised callable: the generic path
         return ours(lambda *a: statistic(*a), arrays, resamples)
 
-    paired = functools.partial(pm.paired_auc, min_dist=0.5)
+    paired = functools.partial(pm.paired_evaluation, min_dist=0.5)
     out = [
         (
             f"bootstrap of roc_auc_score, 100 resamples, n = {n:.0e}",
@@ -205,10 +205,10 @@ def bootstrap_cases(quick: bool, rng):
             "generic path",
         ),
         (
-            f"bootstrap of paired_auc (real labels), 20 resamples, n = {n_survival:.0e}",
+            f"bootstrap of paired_evaluation (real labels), 20 resamples, n = {n_survival:.0e}",
             n_survival,
-            ours(paired, (guess, labels), 20),
-            generic(paired, (guess, labels), 20),
+            ours(paired, (labels, guess), 20),
+            generic(paired, (labels, guess), 20),
             "generic path",
         ),
     ]
