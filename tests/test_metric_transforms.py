@@ -30,7 +30,7 @@ def refuse(*args, **kwargs):
 
 def no_dense_matrix(monkeypatch):
     """Fail any path that builds an N x N matrix of a metric other than the Euclidean ones."""
-    monkeypatch.setattr(_matching, "_pairwise_distances", refuse)
+    monkeypatch.setattr(_matching, "pairwise_distances", refuse)
     monkeypatch.setattr(_matching, "_solve_dense", refuse)
     monkeypatch.setattr(distance, "cdist", refuse)
 

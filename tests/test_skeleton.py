@@ -34,7 +34,7 @@ NOT_YET_SKELETONS: list[str] = [
     "_crossmatch.crossmatch_test",
     "_crossmatch_multi.multi_crossmatch_test",
     "_matching.min_weight_perfect_matching",
-    "_matching.rank_mahalanobis",
+    "_distances.rank_mahalanobis",
     "_measures.absolute_error",
     "_measures.best_constant",
     "_measures.likelihood",

@@ -9,13 +9,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _core
+from ._distances import (
+    check_distance_matrix,
+    check_metric,
+    check_metric_kwargs,
+    check_metric_rows,
+    pairwise_distances,
+)
 from ._matching import (
     DEFAULT_N_NEIGHBORS,
     MatchingResult,
-    _check_distance_matrix,
-    _check_metric,
-    _check_metric_kwargs,
-    _pairwise_distances,
     _solve_dense,
     _solve_points_metric,
     _Source,
@@ -30,7 +33,6 @@ from ._metric_transforms import (
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
-from ._two_vs_two import check_metric_rows
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed
 from ._validation import (
     as_matrix,
@@ -378,7 +380,7 @@ def _test_distances(
     """The test from 0/1 labels and a distance matrix (the call form of R's ``crossmatchtest(z, D)``)."""
     z = _check_labels(labels, "labels")
     source = _Source("D", D)
-    D = _check_distance_matrix(D, "D")
+    D = check_distance_matrix(D, "D")
     if D.shape[0] != z.shape[0]:
         raise ValueError(
             f"labels and D must describe the same points: len(labels) = {z.shape[0]} but D is "
@@ -534,8 +536,8 @@ def crossmatch_test(
     >>> sorted(res.to_r())
     ['Ea1', 'Va1', 'a1', 'approxpval', 'dev', 'pval']
     """
-    _check_metric(metric)
-    _check_metric_kwargs(metric, metric_kwargs, "crossmatch_test")
+    check_metric(metric)
+    check_metric_kwargs(metric, metric_kwargs, "crossmatch_test")
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=2**31 - 1)
     gen = check_rng(rng)
@@ -712,7 +714,7 @@ def crossmatch_resample(
         if not per_subsample and pool_fits and n_resamples * N * N >= (n + m) ** 2:
             # One pooled matrix, then every subsample is gathered and solved
             # in C++ (each at its own scale).
-            full = np.ascontiguousarray(_pairwise_distances(X, metric, **metric_kwargs), dtype=np.float64)
+            full = np.ascontiguousarray(pairwise_distances(X, metric, **metric_kwargs), dtype=np.float64)
             a1 = _core._crossmatch_batch(full, np.ascontiguousarray(draws[:, order]), z, n_neighbors, threads, cb)
         else:
             # Distance matrices of a chunk of subsamples, solved in C++.
@@ -758,7 +760,7 @@ def subsample_a1(
     subsamples: Any, z: np.ndarray, metric: Metric, metric_kwargs: dict[str, Any], n_neighbors: int, threads: int
 ) -> np.ndarray:
     """Cross-match count of each subsample (rows in solving order, labels ``z``), by the C++ solver."""
-    Ds = np.stack([_pairwise_distances(points, metric, **metric_kwargs) for points in subsamples])
+    Ds = np.stack([pairwise_distances(points, metric, **metric_kwargs) for points in subsamples])
     return _core._crossmatch_stack(np.ascontiguousarray(Ds, dtype=np.float64), z, n_neighbors, threads, None)
 
 
@@ -795,8 +797,8 @@ def resample_options(
     max_matrix_bytes: int,
 ) -> tuple[str, int, int, int, int]:
     """Checked options of :func:`crossmatch_resample` (in memory and on Dask)."""
-    _check_metric(metric)
-    _check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
+    check_metric(metric)
+    check_metric_kwargs(metric, metric_kwargs, "crossmatch_resample")
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
     sample_size = check_int(sample_size, "sample_size", low=1)

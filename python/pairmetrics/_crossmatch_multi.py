@@ -38,8 +38,9 @@ from ._crossmatch import (
     result_from_matching,
     solve_in_random_order,
 )
+from ._distances import check_metric, check_metric_kwargs
 from ._inference import CORRECTIONS, adjust_pvalues
-from ._matching import DEFAULT_N_NEIGHBORS, MatchingResult, _check_metric, _check_metric_kwargs
+from ._matching import DEFAULT_N_NEIGHBORS, MatchingResult
 from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, check_max_matrix_bytes
 from ._result import Result
 from ._routing import routed
@@ -486,8 +487,8 @@ def multi_crossmatch_test(
     >>> [str(g) for g, t in zip(res.groups, res.group_tests) if t.pvalue < 0.01]
     ['c']
     """
-    _check_metric(metric)
-    _check_metric_kwargs(metric, metric_kwargs, "multi_crossmatch_test")
+    check_metric(metric)
+    check_metric_kwargs(metric, metric_kwargs, "multi_crossmatch_test")
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=2**31 - 1)
     gen = check_rng(rng)

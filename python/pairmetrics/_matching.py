@@ -12,6 +12,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _core
+from ._distances import (
+    check_distance_matrix,
+    check_metric,
+    check_metric_kwargs,
+    pairwise_distances,
+    prepare_points,
+    rank_mahalanobis,
+)
 from ._metric_transforms import (
     DEFAULT_MAX_MATRIX_BYTES,
     UNIT_SCALE,
@@ -26,7 +34,6 @@ from ._routing import routed
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs
 from ._validation import (
     as_matrix,
-    as_numeric_array,
     check_finite,
     check_int,
     check_progress,
@@ -45,7 +52,6 @@ DEFAULT_N_NEIGHBORS = 10
 # Coordinate spreads outside this range are solved on a copy of the points
 # scaled by a power of two (refused unless exact), so that the squares of the
 # distance tiles stay far from under/overflow. Distance matrices are never scaled.
-_SAFE_MIN, _SAFE_MAX = 1e-120, 1e120
 # Inputs below this many points run on one thread.
 _PARALLEL_MIN_N = 2000
 
@@ -302,14 +308,14 @@ class MatchingResult(Result):
             if X.shape[0] != self.mate.shape[0]:
                 raise ValueError(f"points must have N = {self.mate.shape[0]} rows, got {X.shape[0]}")
             if metric in ("euclidean", "sqeuclidean") and not kwargs:
-                Xs, unit, squared = _prepare_points(X, metric == "sqeuclidean")
+                Xs, unit, squared = prepare_points(X, metric == "sqeuclidean")
                 return "points", Xs, unit, squared
             if is_transformed(metric, kwargs):
-                Xs, unit, squared = _prepare_points(unit_rows(X, metric), True)
+                Xs, unit, squared = prepare_points(unit_rows(X, metric), True)
                 return "points", Xs, unit * UNIT_SCALE, squared
-            D = _pairwise_distances(X, metric, **kwargs)
+            D = pairwise_distances(X, metric, **kwargs)
         else:
-            D = _check_distance_matrix(D, "D")
+            D = check_distance_matrix(D, "D")
             if D.shape[0] != self.mate.shape[0]:
                 raise ValueError(f"D must be {self.mate.shape[0]} x {self.mate.shape[0]}, got {D.shape}")
         return "D", D, 1.0, False
@@ -349,155 +355,6 @@ def solve_sparse_matching(
     return _core._mwpm_sparse(n, eu, ev, w, progress, **kwargs)
 
 
-@routed
-def rank_mahalanobis(X: ArrayLike) -> FloatArray:
-    """Rosenbaum's rank-based Mahalanobis distances between the rows of X.
-
-    Each column is replaced by its ranks (average ranks for ties), the
-    covariance of the ranks is rescaled so that every column has the variance
-    of untied ranks 1..n, and ``D[i, j] = (r_i - r_j)^T S^+ (r_i - r_j)`` with
-    ``S^+`` the Moore-Penrose pseudo-inverse (singular values below
-    ``sqrt(eps)`` times the largest are dropped). Like R's ``mahalanobis()``
-    used in the crossmatch package this is the *squared* form. Constant
-    columns carry no information and are ignored.
-
-    Parameters
-    ----------
-    X : array_like, shape (n, d)
-        Points (rows), n >= 2, finite.
-
-    Returns
-    -------
-    ndarray, shape (n, n)
-        Symmetric, zero diagonal, >= 0.
-
-    Notes
-    -----
-    *Dask input:* the points are computed on the cluster and brought to the
-    client as one array (this solver needs them in one process); above
-    ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
-    gathered arguments together) the call raises a ValueError instead.
-    """
-    from scipy.stats import rankdata
-
-    X = as_matrix(X, "X", min_rows=2)
-    check_finite(X, "X")
-    n = X.shape[0]
-    R = rankdata(np.asarray(X, dtype=np.float64), axis=0, method="average")
-    R = R[:, R.var(axis=0) > 0]
-    if R.shape[1] == 0:
-        return np.zeros((n, n))
-    cv = np.atleast_2d(np.cov(R, rowvar=False))
-    vuntied = np.var(np.arange(1, n + 1), ddof=1)
-    rat = np.sqrt(vuntied / np.diag(cv))
-    cv = rat[:, None] * cv * rat[None, :]
-    u, s, vt = np.linalg.svd(cv)
-    keep = s > np.sqrt(np.finfo(float).eps) * s[0]
-    icov = (vt[keep].T / s[keep]) @ u[:, keep].T
-    G = R @ icov @ R.T
-    g = np.diag(G)
-    D = g[:, None] + g[None, :] - G - G.T
-    np.maximum(D, 0, out=D)
-    np.fill_diagonal(D, 0)
-    return (D + D.T) / 2
-
-
-_CDIST_METRICS = (
-    "braycurtis",
-    "canberra",
-    "chebyshev",
-    "cityblock",
-    "correlation",
-    "cosine",
-    "dice",
-    "euclidean",
-    "hamming",
-    "jaccard",
-    "jensenshannon",
-    "kulczynski1",
-    "mahalanobis",
-    "matching",
-    "minkowski",
-    "rogerstanimoto",
-    "russellrao",
-    "seuclidean",
-    "sokalmichener",
-    "sokalsneath",
-    "sqeuclidean",
-    "yule",
-)
-
-
-def _check_metric(metric: object) -> None:
-    if callable(metric):
-        return
-    if not isinstance(metric, str) or (metric not in _CDIST_METRICS and metric != "rank_mahalanobis"):
-        raise ValueError(
-            f"metric must be a scipy.spatial.distance.cdist metric name, 'rank_mahalanobis' or a callable; got {metric!r}"
-        )
-
-
-# Keyword arguments scipy's cdist takes for its metrics (besides out=).
-_METRIC_KWARGS = {"p": ("minkowski",), "V": ("seuclidean",), "VI": ("mahalanobis",), "w": None}
-
-
-def _check_metric_kwargs(metric: Metric, kwargs: dict[str, Any], function: str) -> None:
-    """An unknown keyword raises a short TypeError naming it (never forwarded blindly to cdist)."""
-    for name in kwargs:
-        allowed = _METRIC_KWARGS.get(name, ())
-        if (
-            name not in _METRIC_KWARGS
-            or callable(metric)
-            or metric == "rank_mahalanobis"
-            or (allowed is not None and metric not in allowed)
-        ):
-            hint = f" (not a parameter of metric {metric!r})" if name in _METRIC_KWARGS and not callable(metric) else ""
-            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}{hint}")
-
-
-def _prepare_points(X: np.ndarray, squared: bool) -> tuple[FloatArray, float, bool]:
-    """Points as contiguous float64, scaled by a power of two when extreme; (X, unit, squared).
-
-    The scaling is exact or refused, so distances of the copy times ``unit``
-    are those of the caller's points.
-    """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    spread = _coordinate_spread(X)
-    unit = 1.0
-    if spread > 0 and not (_SAFE_MIN <= spread <= _SAFE_MAX):
-        e = math.frexp(spread)[1]
-        Xs = np.ldexp(X, -e)  # a power of two: exact unless coordinates fall below 2**-1022
-        if not np.array_equal(np.ldexp(Xs, e), X):
-            raise ValueError(
-                "points span too many orders of magnitude: with a coordinate spread of "
-                f"{spread:.3g}, coordinates below {math.ldexp(1.0, e - 1022):.3g} in magnitude (other than 0) "
-                "cannot be represented exactly"
-            )
-        X, unit = Xs, math.ldexp(1.0, e)
-    if squared:
-        unit = unit * unit
-        if not math.isfinite(unit) or unit == 0:
-            raise ValueError(
-                "points are too large or too small for metric='sqeuclidean': squared distances leave float64"
-            )
-    return X, unit, squared
-
-
-def _coordinate_spread(X: np.ndarray) -> float:
-    """Largest coordinate range of the rows of X; ValueError when a difference of coordinates overflows."""
-    if not X.size:
-        return 0.0
-    low, high = X.min(axis=0), X.max(axis=0)
-    with np.errstate(over="ignore"):
-        spread = high - low
-    if not np.isfinite(spread).all():
-        raise ValueError(
-            "points: coordinate differences overflow float64 (a column spans more than 1.8e308); "
-            "distances between such points are not representable"
-        )
-    return float(spread.max())
-
-
 def matched_cost(
     pairs: np.ndarray, *, D: Any = None, points: Any = None, squared: bool = False, unit: float = 1.0
 ) -> float:
@@ -525,68 +382,6 @@ def matched_cost(
             f"the matching's total distance overflows float64 (distances near 1.8e308 in {what}); scale {what} down"
         )
     return total
-
-
-def _euclidean_matrix(X: Any, *, squared: bool = False, n_jobs: NJobs = 1) -> np.ndarray:
-    """Euclidean distance matrix of the rows of X (BLAS tiles; near pairs from the differences)."""
-    Xs, unit, squared = _prepare_points(np.asarray(X, dtype=np.float64), squared)
-    D = _core._euclidean_matrix(Xs, squared, resolve_n_jobs(n_jobs))
-    if unit != 1.0:
-        D *= unit
-    return D
-
-
-def _pairwise_distances(X: Any, metric: Metric = "euclidean", **kwargs: Any) -> np.ndarray:
-    """The full distance matrix of the rows of X for a cdist metric or 'rank_mahalanobis'."""
-    _check_metric(metric)
-    X = as_matrix(X, "X", min_rows=1)
-    check_finite(X, "X")
-    if metric == "rank_mahalanobis":
-        return rank_mahalanobis(X)
-    if metric in ("euclidean", "sqeuclidean") and not kwargs:
-        return _euclidean_matrix(X, squared=metric == "sqeuclidean")
-    from scipy.spatial.distance import cdist
-
-    Xf = X if X.dtype.kind == "f" else X.astype(np.float64)
-    n, d = Xf.shape
-    D = np.empty((n, n))
-    # Blocks of a few milliseconds each: cdist does not look at signals, and
-    # Ctrl-C is taken between two blocks. Without V / VI, seuclidean and
-    # mahalanobis estimate them from all rows given, so they take one block.
-    rows = max(1, (1 << 22) // (n * max(d, 1)))
-    if (metric == "seuclidean" and "V" not in kwargs) or (metric == "mahalanobis" and "VI" not in kwargs):
-        rows = n
-    for start in range(0, n, rows):
-        cdist(Xf[start : start + rows], Xf, metric=metric, out=D[start : start + rows], **kwargs)
-    if not np.isfinite(D).all():
-        raise ValueError(f"metric {metric!r} gave non-finite distances for these points (e.g. zero vectors)")
-    if (D < 0).any():
-        raise ValueError(f"metric {metric!r} gave negative distances")
-    np.fill_diagonal(D, 0)
-    if not np.array_equal(D, D.T):  # the solver needs exact symmetry
-        D = np.triu(D) + np.triu(D, 1).T
-    return D
-
-
-def _check_distance_matrix(D: Any, name: str = "D") -> np.ndarray:
-    D = as_numeric_array(D, name)
-    if D.ndim != 2 or D.shape[0] != D.shape[1]:
-        raise ValueError(f"{name} must be a square 2-D matrix, got shape {D.shape}")
-    if D.shape[0] < 2:
-        raise ValueError(f"{name} needs at least 2 points (N >= 2), got N = {D.shape[0]}")
-    if D.dtype.kind in "biu" or D.dtype.itemsize > 8 or D.dtype == np.float16:
-        D = D.astype(np.float64)
-    check_finite(D, name)
-    if (D < 0).any():
-        raise ValueError(f"{name} must not contain negative distances")
-    if (np.diagonal(D) != 0).any():
-        raise ValueError(f"{name} must have a zero diagonal")
-    big = float(D.max())
-    if not np.array_equal(D, D.T):
-        if np.abs(D - D.T).max() > 1e-12 * big:
-            raise ValueError(f"{name} must be symmetric (|D - D.T| up to 1e-12 * max(D) is tolerated)")
-        D = np.triu(D) + np.triu(D, 1).T  # the upper triangle defines each pair
-    return D
 
 
 def _threads(n_jobs: NJobs, n: int) -> int:
@@ -620,7 +415,7 @@ def _solve_points(
     solved on transformed points).
     """
     n = X.shape[0]
-    Xs, unit, squared = _prepare_points(X, squared)
+    Xs, unit, squared = prepare_points(X, squared)
     # Copies of a point are paired up front (exact for a metric, not for
     # squared distances); a row occurring 4 or more times keeps 2 or 3 copies.
     groups = None if squared else _duplicate_groups(Xs)
@@ -921,8 +716,8 @@ def min_weight_perfect_matching(
     check_progress(progress)
     max_matrix_bytes = check_max_matrix_bytes(max_matrix_bytes)
     if points is not None:
-        _check_metric(metric)
-        _check_metric_kwargs(metric, metric_kwargs, "min_weight_perfect_matching")
+        check_metric(metric)
+        check_metric_kwargs(metric, metric_kwargs, "min_weight_perfect_matching")
         X = as_matrix(points, "points", min_rows=2)
         check_finite(X, "points")
         return _solve_points_metric(
@@ -938,7 +733,7 @@ def min_weight_perfect_matching(
         name = next(iter(metric_kwargs))
         raise TypeError(f"min_weight_perfect_matching() got an unexpected keyword argument {name!r}")
     source = _Source("D", D)
-    D = _check_distance_matrix(D, "D")
+    D = check_distance_matrix(D, "D")
     return _solve_dense(D, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source)
 
 
@@ -969,5 +764,5 @@ def _solve_points_metric(
             scale=UNIT_SCALE,
         )
     check_matrix_size(X.shape[0], metric, max_matrix_bytes)
-    D = _pairwise_distances(X, metric, **metric_kwargs)
+    D = pairwise_distances(X, metric, **metric_kwargs)
     return _solve_dense(D, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source)

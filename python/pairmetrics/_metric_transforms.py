@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from ._two_vs_two import check_metric_rows
+from ._distances import check_metric_rows
 from ._typing import Metric
 from ._validation import check_int
 

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._distances import check_metric_rows
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
@@ -36,14 +37,12 @@ __seams__ = [
     "ALTERNATIVES",
     "METRICS",
     "TIES",
-    "check_row_report",
     "check_same_shape",
     "permutation_result",
     "resolve_pairs",
     "resolve_rtol",
     "result_from_counts",
     "sample_pairs",
-    "undefined_rows",
     "working_dtype",
 ]
 
@@ -144,53 +143,6 @@ class TwoVsTwoPermutationResult(Result):
 def default_rtol(dtype: npt.DTypeLike, n_features: int) -> float:
     """The default tie tolerance: ``8 * sqrt(d) * eps`` of the working dtype."""
     return 8.0 * math.sqrt(n_features) * float(np.finfo(dtype).eps)
-
-
-def check_metric_rows(x: np.ndarray, name: str, metric: str) -> None:
-    """Reject rows for which the metric is undefined, or values too large for it."""
-    big = float(np.max(np.abs(x))) if x.size and metric != "cosine" else 0.0
-    check_row_report(name, metric, x.dtype, x.shape[1], undefined_rows(x, metric), big)
-
-
-def undefined_rows(x: np.ndarray, metric: str) -> np.ndarray:
-    """Indices of the rows of a 2-D array (or row block) the metric is undefined for."""
-    if metric == "cosine":
-        return np.flatnonzero(~np.any(x != 0, axis=1))
-    if metric == "correlation":
-        return np.flatnonzero(np.all(x == x[:, :1], axis=1))
-    return np.empty(0, np.intp)
-
-
-def magnitude_limit(metric: str, dtype: npt.DTypeLike, d: int) -> float:
-    """The largest |value| the metric takes in ``dtype`` with ``d`` features (inf: no limit)."""
-    finfo = np.finfo(dtype)
-    if metric == "cosine":
-        return math.inf
-    if metric == "correlation":
-        return float(finfo.max) / (4.0 * d)
-    # The kernel scales both sets by one power of two before squaring, so
-    # no finite input overflows: only the differences must stay finite.
-    return float(finfo.max) / 4.0
-
-
-def check_row_report(name: str, metric: str, dtype: npt.DTypeLike, d: int, bad_rows: np.ndarray, big: float) -> None:
-    """Raise for the rows a metric is undefined for (global indices) or values beyond its limit."""
-    if bad_rows.size:
-        what = {"cosine": ("all-zero", "a zero"), "correlation": ("constant", "a constant")}[metric]
-        raise ValueError(
-            f"{name} has {what[0]} rows {_row_list(bad_rows)}: the {metric} distance to {what[1]} vector is undefined"
-        )
-    limit = magnitude_limit(metric, dtype, d)
-    if big > limit:
-        raise ValueError(
-            f"{name} has values up to {big:.3g}, too large for the {metric} metric in {np.dtype(dtype)} "
-            f"(limit {limit:.3g}); rescale the data or pass float64"
-        )
-
-
-def _row_list(rows: np.ndarray, limit: int = 10) -> str:
-    shown = ", ".join(str(int(r)) for r in rows[:limit])
-    return f"[{shown}{', ...' if rows.size > limit else ''}] ({rows.size} in all)"
 
 
 def _prepare_inputs(y_true: Any, y_pred: Any, metric: str) -> tuple[np.ndarray, np.ndarray, str]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _two_vs_two
+from .. import _distances, _two_vs_two
 from .._routing import register
 from .._validation import matrix_shape
 from . import _blocks as blocks
@@ -38,7 +38,7 @@ def _tvt_check_block(y, p, metric, dtype):
         return report
     y = np.asarray(y, dtype=dtype)
     p = np.asarray(p, dtype=dtype)
-    report["bad"] = [_two_vs_two.undefined_rows(x, metric) for x in (y, p)]
+    report["bad"] = [_distances.undefined_rows(x, metric) for x in (y, p)]
     report["big"] = (float(np.max(np.abs(y))) if y.size else 0.0, float(np.max(np.abs(p))) if p.size else 0.0)
     return report
 
@@ -55,7 +55,7 @@ def _tvt_validate(reports, offsets, d, metric, dtype):
     for which, name in enumerate(("y_true", "y_pred")):
         rows = np.concatenate([r["bad"][which] + offsets[k] for k, r in enumerate(reports)])
         big = max(r["big"][which] for r in reports)
-        _two_vs_two.check_row_report(name, metric, dtype, d, rows, big)
+        _distances.check_row_report(name, metric, dtype, d, rows, big)
 
 
 def _tvt_tile(yi, pi, yj, pj, dtype, metric, rtol, skip_same, n_threads, reference):
