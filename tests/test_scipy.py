@@ -265,6 +265,46 @@ def test_mannwhitneyu_axes_nan_and_bad_input():
     same_result(ps.mannwhitneyu(x[0], y[0], method=perm), ss.mannwhitneyu(x[0], y[0], method=perm))
 
 
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    mwu_samples(max_size=40, levels=8),
+    st.integers(1, 9),
+    st.integers(1, 9),
+    st.sampled_from(ALTERNATIVES),
+    st.sampled_from(["auto", "exact", "asymptotic"]),
+    st.booleans(),
+)
+def test_mannwhitneyu_on_dask_equals_in_memory(pair, chunk_x, chunk_y, alternative, method, continuity):
+    da = pytest.importorskip("dask.array")
+    x, y = (np.array(v, dtype=np.float64) for v in pair)
+    kwargs = {"alternative": alternative, "method": method, "use_continuity": continuity}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = ps.mannwhitneyu(x, y, **kwargs)
+        got = ps.mannwhitneyu(da.from_array(x, chunks=chunk_x), da.from_array(y, chunks=chunk_y), **kwargs)
+    assert got.statistic == expected.statistic  # exact counts
+    close(got.pvalue, expected.pvalue, rtol=1e-12, atol=1e-15)
+
+
+def test_mannwhitneyu_on_dask_nan_policies_and_refusals():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(8)
+    x, y = np.round(rng.normal(size=300), 1), np.round(rng.normal(0.2, size=200), 1)
+    x[[3, 100]] = np.nan
+    dx, dy = da.from_array(x, chunks=64), da.from_array(y, chunks=50)
+    for policy in ("propagate", "omit"):
+        same_result(ps.mannwhitneyu(dx, dy, nan_policy=policy), ss.mannwhitneyu(x, y, nan_policy=policy))
+    with pytest.raises(ValueError, match="nan"):
+        ps.mannwhitneyu(dx, dy, nan_policy="raise")
+    same_result(ps.mannwhitneyu(dx[:3], dy, keepdims=True), ss.mannwhitneyu(x[:3], y, keepdims=True))
+    with pytest.raises(TypeError, match="not computed on Dask"):
+        ps.mannwhitneyu(dx, dy, method="exact-conditional")
+    with pytest.raises(ValueError, match="1-D"):
+        ps.mannwhitneyu(da.ones((4, 3)), da.ones((5, 3)))
+    with pytest.raises(ValueError, match="alternative"):
+        ps.mannwhitneyu(dx, dy, alternative="bigger")
+
+
 def test_mann_whitney_null_pmf_exact_and_large():
     for m, n in [(1, 1), (2, 5), (4, 4), (6, 3), (5, 7)]:
         exact = ref.mann_whitney_null_pmf(m, n)

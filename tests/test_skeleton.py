@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pairmetrics
 import pytest
-from pairmetrics import _routing, _survival
+from pairmetrics import _mann_whitney, _routing, _survival
 from pairmetrics._skeleton import SKELETONS, Skeleton
 
 
@@ -56,8 +56,15 @@ NOT_YET_SKELETONS: list[str] = [
     "_two_vs_two.two_vs_two_permutation_test",
 ]
 
+def _mannwhitneyu_call(as_array):
+    rng = np.random.default_rng(4)
+    x, y = np.round(rng.normal(size=50), 1), np.round(rng.normal(0.3, size=40), 1)
+    return tuple(pairmetrics.scipy.mannwhitneyu(as_array(x), as_array(y)))
+
+
 # (public function, its skeleton, a call taking an array converter)
 CASES = [
+    (_mann_whitney.mannwhitneyu, _mann_whitney.MANN_WHITNEY, _mannwhitneyu_call),
     (_survival.concordance_index, _survival.LIFELINES, _lifelines_call),
     (_survival.concordance_index_censored, _survival.SKSURV, _sksurv_call),
 ]

@@ -9,14 +9,20 @@ distribution without ties is a Gaussian binomial coefficient built in O(m u) (``
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import _core
 from ._routing import routed
+from ._skeleton import Skeleton
 from ._typing import ArrayLike
 from ._validation import resolve_n_jobs, sortable
+
+__all__ = ["mannwhitneyu"]
+# What the Dask layer may use besides __all__: the skeleton, its plan and counts, the option checks.
+__seams__ = ["CONDITIONAL", "MANN_WHITNEY", "RankSums", "check_options"]
 
 CONDITIONAL = "exact-conditional"
 _WRAPPED: list[Callable[..., Any]] = []
@@ -24,7 +30,6 @@ _WRAPPED: list[Callable[..., Any]] = []
 
 def _validated(x: Any, y: Any, use_continuity: Any, alternative: Any, axis: Any, method: Any) -> tuple[Any, ...]:
     """SciPy's checks and conversions of mannwhitneyu's arguments, with its messages."""
-    from scipy import stats
 
     x, y = np.atleast_1d(x), np.atleast_1d(y)
     if np.isnan(x).any() or np.isnan(y).any():
@@ -34,6 +39,14 @@ def _validated(x: Any, y: Any, use_continuity: Any, alternative: Any, axis: Any,
     dtype = np.result_type(x, y)
     dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
     x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
+    use_continuity, alternative, axis, method = check_options(use_continuity, alternative, axis, method)
+    return x, y, use_continuity, alternative, axis, method
+
+
+def check_options(use_continuity: Any, alternative: Any, axis: Any, method: Any) -> tuple[bool, str, int, Any]:
+    """SciPy's checks of mannwhitneyu's options, with its messages."""
+    from scipy import stats
+
     bools = {True, False}
     if use_continuity not in bools:
         raise ValueError(f"`use_continuity` must be one of {bools}.")
@@ -48,7 +61,7 @@ def _validated(x: Any, y: Any, use_continuity: Any, alternative: Any, axis: Any,
         method = method.lower()
         if method not in methods:
             raise ValueError(f"`method` must be one of {methods}.")
-    return x, y, use_continuity, alternative, int(axis), method
+    return use_continuity, alternative, int(axis), method
 
 
 def exact_sf(u: int, m: int, n: int) -> float:
@@ -75,19 +88,46 @@ def conditional_pvalue(doubled_u: int, groups: np.ndarray, m: int, n: int, alter
     return float(min(1.0, 2 * min(low, high)))
 
 
-def _one_pvalue(
-    x: np.ndarray, y: np.ndarray, use_continuity: bool, alternative: str, method: str
-) -> tuple[float, float]:
-    m, n = x.size, y.size
-    doubled_u, tie_term, max_tie, groups = _core.mann_whitney_ranks(
-        sortable(x), sortable(y), resolve_n_jobs(None), method == CONDITIONAL
-    )
-    u1 = doubled_u / 2
+@dataclass(frozen=True)
+class MannWhitneyPlan:
+    """The sample sizes and options of one test (``method`` as given: ``"auto"`` is resolved from the counts)."""
+
+    m: int
+    n: int
+    use_continuity: bool
+    alternative: str
+    method: str
+
+    @property
+    def needs_groups(self) -> bool:
+        return self.method == CONDITIONAL
+
+
+@dataclass(frozen=True)
+class RankSums:
+    """2U of the first sample, the tie term sum(t**3 - t) over tied pooled values, the largest tie and, for the
+    exact-conditional test, the tied groups' sizes in ascending order of value."""
+
+    doubled_u: int
+    tie_term: int
+    max_tie: int
+    groups: np.ndarray | None = None
+
+
+def _plan(m: int, n: int, use_continuity: bool, alternative: str, method: str) -> MannWhitneyPlan:
+    return MannWhitneyPlan(m, n, use_continuity, alternative, method)
+
+
+def _finish(plan: MannWhitneyPlan, sums: RankSums) -> tuple[float, float]:
+    """(U of the first sample, p-value), as SciPy computes them from U and the ties."""
+    m, n, alternative, method = plan.m, plan.n, plan.alternative, plan.method
+    u1 = sums.doubled_u / 2
     u2 = m * n - u1
     if method == "auto":
-        method = "asymptotic" if (m > 8 and n > 8) or max_tie > 1 else "exact"
+        method = "asymptotic" if (m > 8 and n > 8) or sums.max_tie > 1 else "exact"
     if method == CONDITIONAL:
-        return u1, conditional_pvalue(int(doubled_u), groups, m, n, alternative)
+        assert sums.groups is not None  # counted because plan.needs_groups
+        return u1, conditional_pvalue(int(sums.doubled_u), sums.groups, m, n, alternative)
     u, factor = (u1, 1) if alternative == "greater" else (u2, 1) if alternative == "less" else (max(u1, u2), 2)
     if method == "exact":
         p = exact_sf(int(u), m, n)
@@ -95,11 +135,26 @@ def _one_pvalue(
         from scipy import special
 
         total = m + n
-        s = np.sqrt(m * n / 12 * ((total + 1) - tie_term / (total * (total - 1))))
-        numerator = u - m * n / 2 - (0.5 if use_continuity else 0.0)
+        s = np.sqrt(m * n / 12 * ((total + 1) - sums.tie_term / (total * (total - 1))))
+        numerator = u - m * n / 2 - (0.5 if plan.use_continuity else 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             p = float(special.ndtr(-np.float64(numerator) / s))
     return u1, float(np.clip(p * factor, 0.0, 1.0))
+
+
+MANN_WHITNEY = Skeleton("mannwhitneyu", _plan, _finish)
+
+
+def _one_pvalue(
+    x: np.ndarray, y: np.ndarray, use_continuity: bool, alternative: str, method: str
+) -> tuple[float, float]:
+    def count(plan: MannWhitneyPlan) -> RankSums:
+        doubled_u, tie_term, max_tie, groups = _core.mann_whitney_ranks(
+            sortable(x), sortable(y), resolve_n_jobs(None), plan.needs_groups
+        )
+        return RankSums(int(doubled_u), int(tie_term), int(max_tie), groups if plan.needs_groups else None)
+
+    return MANN_WHITNEY.run(count, x.size, y.size, use_continuity, alternative, method)
 
 
 def _mannwhitneyu_nd(
@@ -146,6 +201,9 @@ def mannwhitneyu(
     The same parameters, result (``statistic``: U of ``x``; ``pvalue``) and numbers as SciPy's, and one
     more ``method``: ``"exact-conditional"``, the exact p-value of the permutation distribution given the
     ties (SciPy's ``"exact"`` ignores ties); its two-sided p-value is twice the smaller tail.
+
+    1-D Dask arrays are counted on the cluster, never gathered (``"asymptotic"``, ``"exact"`` and ``"auto"``;
+    see :mod:`pairmetrics.dask.mann_whitney`), with the same U and p-value.
 
     Examples
     --------

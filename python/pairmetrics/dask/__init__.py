@@ -18,16 +18,29 @@ per-sample results the in-memory function also returns. Inside a task the
 kernels use one thread (the workers' threads are the parallelism) unless
 ``n_jobs`` is given. The cost of each path is described in its module:
 :mod:`.paired`, :mod:`.two_vs_two`, :mod:`.measures`, :mod:`.multilabel`,
-:mod:`.crossmatch`, :mod:`.roc_auc`, :mod:`.ranking_curves`, :mod:`.survival`, :mod:`.matching` (which
+:mod:`.crossmatch`, :mod:`.roc_auc`, :mod:`.ranking_curves`, :mod:`.survival`, :mod:`.mann_whitney`,
+:mod:`.matching` (which
 gathers point sets up to a limit the user can raise).
 """
 
 from __future__ import annotations
 
-from . import crossmatch, matching, measures, multilabel, paired, ranking_curves, roc_auc, survival, two_vs_two
+from . import (
+    crossmatch,
+    mann_whitney,
+    matching,
+    measures,
+    multilabel,
+    paired,
+    ranking_curves,
+    roc_auc,
+    survival,
+    two_vs_two,
+)
 
 __all__ = [
     "crossmatch",
+    "mann_whitney",
     "matching",
     "measures",
     "multilabel",
