@@ -56,6 +56,7 @@ NOT_YET_SKELETONS: list[str] = [
     "_two_vs_two.two_vs_two_permutation_test",
 ]
 
+
 def _mannwhitneyu_call(as_array):
     rng = np.random.default_rng(4)
     x, y = np.round(rng.normal(size=50), 1), np.round(rng.normal(0.3, size=40), 1)
