@@ -305,19 +305,15 @@ void Solver<Int>::expand(i32 b) {
         if (label_[c] == 0) scan_free_node(c);
 }
 
-template const std::vector<i32>& Solver<i64>::leaves(i32);
-template void Solver<i64>::push_expand(i32);
-template void Solver<i64>::shrink(i32, i32);
-template i32 Solver<i64>::collect_cycle(i32, i32, i32);
-template void Solver<i64>::augment_blossom(i32, i32);
-template void Solver<i64>::lift_children(i32, const std::vector<i32>&, i64);
-template void Solver<i64>::expand(i32);
-template const std::vector<i32>& Solver<i128>::leaves(i32);
-template void Solver<i128>::push_expand(i32);
-template void Solver<i128>::shrink(i32, i32);
-template i32 Solver<i128>::collect_cycle(i32, i32, i32);
-template void Solver<i128>::augment_blossom(i32, i32);
-template void Solver<i128>::lift_children(i32, const std::vector<i32>&, i128);
-template void Solver<i128>::expand(i32);
+#define PAIRMETRICS_INSTANTIATE_BLOSSOMS(WEIGHT)                                       \
+    template const std::vector<i32>& Solver<WEIGHT>::leaves(i32);                      \
+    template void Solver<WEIGHT>::push_expand(i32);                                    \
+    template void Solver<WEIGHT>::shrink(i32, i32);                                    \
+    template i32 Solver<WEIGHT>::collect_cycle(i32, i32, i32);                         \
+    template void Solver<WEIGHT>::augment_blossom(i32, i32);                           \
+    template void Solver<WEIGHT>::lift_children(i32, const std::vector<i32>&, WEIGHT); \
+    template void Solver<WEIGHT>::expand(i32);
+PAIRMETRICS_FOR_EACH_SOLVER_WEIGHT(PAIRMETRICS_INSTANTIATE_BLOSSOMS)
+#undef PAIRMETRICS_INSTANTIATE_BLOSSOMS
 
 }  // namespace pairmetrics::matching::detail

@@ -107,15 +107,13 @@ void Solver<Int>::finish(BasicBlossomResult<Int>& result) {
     std::vector<Int>().swap(pending_);
 }
 
-template void Solver<i64>::push_offset(i32);
-template void Solver<i64>::initial_duals();
-template void Solver<i64>::warm_init(const BasicWarmStart<i64>&);
-template void Solver<i64>::greedy_match();
-template void Solver<i64>::finish(BasicBlossomResult<i64>&);
-template void Solver<i128>::push_offset(i32);
-template void Solver<i128>::initial_duals();
-template void Solver<i128>::warm_init(const BasicWarmStart<i128>&);
-template void Solver<i128>::greedy_match();
-template void Solver<i128>::finish(BasicBlossomResult<i128>&);
+#define PAIRMETRICS_INSTANTIATE_DUALS(WEIGHT)                               \
+    template void Solver<WEIGHT>::push_offset(i32);                         \
+    template void Solver<WEIGHT>::initial_duals();                          \
+    template void Solver<WEIGHT>::warm_init(const BasicWarmStart<WEIGHT>&); \
+    template void Solver<WEIGHT>::greedy_match();                           \
+    template void Solver<WEIGHT>::finish(BasicBlossomResult<WEIGHT>&);
+PAIRMETRICS_FOR_EACH_SOLVER_WEIGHT(PAIRMETRICS_INSTANTIATE_DUALS)
+#undef PAIRMETRICS_INSTANTIATE_DUALS
 
 }  // namespace pairmetrics::matching::detail

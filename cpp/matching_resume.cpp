@@ -176,21 +176,16 @@ void Solver<Int>::open_blossom(i32 b) {
     free_ids_.push_back(b);
 }
 
-template void Solver<i64>::add_edges(std::size_t, const i32*, const i32*, const i64*);
-template BasicBlossomResult<i64> Solver<i64>::resume();
-template double Solver<i64>::inside_pairs() const;
-template i64 Solver<i64>::reduced_cost(i32);
-template void Solver<i64>::repair_edge(i32);
-template void Solver<i64>::lower(i32, i64);
-template void Solver<i64>::unmatch(i32);
-template void Solver<i64>::open_blossom(i32);
-template void Solver<i128>::add_edges(std::size_t, const i32*, const i32*, const i128*);
-template BasicBlossomResult<i128> Solver<i128>::resume();
-template double Solver<i128>::inside_pairs() const;
-template i128 Solver<i128>::reduced_cost(i32);
-template void Solver<i128>::repair_edge(i32);
-template void Solver<i128>::lower(i32, i128);
-template void Solver<i128>::unmatch(i32);
-template void Solver<i128>::open_blossom(i32);
+#define PAIRMETRICS_INSTANTIATE_RESUME(WEIGHT)                                                   \
+    template void Solver<WEIGHT>::add_edges(std::size_t, const i32*, const i32*, const WEIGHT*); \
+    template BasicBlossomResult<WEIGHT> Solver<WEIGHT>::resume();                                \
+    template double Solver<WEIGHT>::inside_pairs() const;                                        \
+    template WEIGHT Solver<WEIGHT>::reduced_cost(i32);                                           \
+    template void Solver<WEIGHT>::repair_edge(i32);                                              \
+    template void Solver<WEIGHT>::lower(i32, WEIGHT);                                            \
+    template void Solver<WEIGHT>::unmatch(i32);                                                  \
+    template void Solver<WEIGHT>::open_blossom(i32);
+PAIRMETRICS_FOR_EACH_SOLVER_WEIGHT(PAIRMETRICS_INSTANTIATE_RESUME)
+#undef PAIRMETRICS_INSTANTIATE_RESUME
 
 }  // namespace pairmetrics::matching::detail

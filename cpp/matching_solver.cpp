@@ -175,18 +175,16 @@ void Solver<Int>::process_expand(i32 b) {
     expand(b);
 }
 
-template Solver<i64>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const i64* w, Control& control);
-template BasicBlossomResult<i64> Solver<i64>::run(const BasicWarmStart<i64>*);
-template void Solver<i64>::build_adjacency();
-template bool Solver<i64>::solve_events(i32);
-template i32 Solver<i64>::process_edge(i32);
-template void Solver<i64>::process_expand(i32);
-template Solver<i128>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const i128* w, Control& control);
-template BasicBlossomResult<i128> Solver<i128>::run(const BasicWarmStart<i128>*);
-template void Solver<i128>::build_adjacency();
-template bool Solver<i128>::solve_events(i32);
-template i32 Solver<i128>::process_edge(i32);
-template void Solver<i128>::process_expand(i32);
+#define PAIRMETRICS_INSTANTIATE_SOLVER(WEIGHT)                                                           \
+    template Solver<WEIGHT>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const WEIGHT* w, \
+                                    Control& control);                                                   \
+    template BasicBlossomResult<WEIGHT> Solver<WEIGHT>::run(const BasicWarmStart<WEIGHT>*);              \
+    template void Solver<WEIGHT>::build_adjacency();                                                     \
+    template bool Solver<WEIGHT>::solve_events(i32);                                                     \
+    template i32 Solver<WEIGHT>::process_edge(i32);                                                      \
+    template void Solver<WEIGHT>::process_expand(i32);
+PAIRMETRICS_FOR_EACH_SOLVER_WEIGHT(PAIRMETRICS_INSTANTIATE_SOLVER)
+#undef PAIRMETRICS_INSTANTIATE_SOLVER
 
 }  // namespace pairmetrics::matching::detail
 

@@ -53,6 +53,10 @@ struct IntLimits<i128> {
     static constexpr i128 delta_limit = i128{1} << 125;
 };
 
+// The weight types the solver is compiled for: each unit instantiates the members it defines with
+// PAIRMETRICS_FOR_EACH_SOLVER_WEIGHT(its own macro of one type).
+#define PAIRMETRICS_FOR_EACH_SOLVER_WEIGHT(INSTANTIATE) INSTANTIATE(i64) INSTANTIATE(i128)
+
 template <class Int>
 class Solver {
   public:

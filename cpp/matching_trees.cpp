@@ -128,23 +128,17 @@ void Solver<Int>::dissolve(i32 t) {
     for (i32 b : left) scan_free_node(b);
 }
 
-template void Solver<i64>::scan_vertex(i32);
-template void Solver<i64>::scan_free_vertex(i32);
-template void Solver<i64>::scan_node(i32);
-template void Solver<i64>::scan_free_node(i32);
-template void Solver<i64>::grow(i32, i32);
-template i32 Solver<i64>::even_parent(i32) const;
-template void Solver<i64>::augment_path(i32, i32);
-template void Solver<i64>::augment(i32, i32);
-template void Solver<i64>::dissolve(i32);
-template void Solver<i128>::scan_vertex(i32);
-template void Solver<i128>::scan_free_vertex(i32);
-template void Solver<i128>::scan_node(i32);
-template void Solver<i128>::scan_free_node(i32);
-template void Solver<i128>::grow(i32, i32);
-template i32 Solver<i128>::even_parent(i32) const;
-template void Solver<i128>::augment_path(i32, i32);
-template void Solver<i128>::augment(i32, i32);
-template void Solver<i128>::dissolve(i32);
+#define PAIRMETRICS_INSTANTIATE_TREES(WEIGHT)             \
+    template void Solver<WEIGHT>::scan_vertex(i32);       \
+    template void Solver<WEIGHT>::scan_free_vertex(i32);  \
+    template void Solver<WEIGHT>::scan_node(i32);         \
+    template void Solver<WEIGHT>::scan_free_node(i32);    \
+    template void Solver<WEIGHT>::grow(i32, i32);         \
+    template i32 Solver<WEIGHT>::even_parent(i32) const;  \
+    template void Solver<WEIGHT>::augment_path(i32, i32); \
+    template void Solver<WEIGHT>::augment(i32, i32);      \
+    template void Solver<WEIGHT>::dissolve(i32);
+PAIRMETRICS_FOR_EACH_SOLVER_WEIGHT(PAIRMETRICS_INSTANTIATE_TREES)
+#undef PAIRMETRICS_INSTANTIATE_TREES
 
 }  // namespace pairmetrics::matching::detail
