@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pairmetrics
 import pytest
-from pairmetrics import _routing, _survival
+from pairmetrics import _roc_auc, _routing, _survival
 from pairmetrics._skeleton import SKELETONS, Skeleton
 
 
@@ -25,6 +25,18 @@ def _lifelines_call(as_array):
 def _sksurv_call(as_array):
     time, event, score = _survival_data()
     return pairmetrics.sksurv.concordance_index_censored(as_array(event), as_array(time), as_array(score))
+
+
+def _binary_auc_data():
+    rng = np.random.default_rng(5)
+    y = rng.random(60) < 0.4
+    score = rng.integers(0, 8, 60).astype(float)
+    return y, score
+
+
+def _roc_auc_call(as_array):
+    y, score = _binary_auc_data()
+    return pairmetrics.sklearn.roc_auc_score(as_array(y), as_array(score))
 
 
 # Served on Dask but still planned and finished by each layer on its own (from shared seams).
@@ -51,7 +63,6 @@ NOT_YET_SKELETONS: list[str] = [
     "_ranking_curves.det_curve",
     "_ranking_curves.precision_recall_curve",
     "_ranking_curves.roc_curve",
-    "_roc_auc.roc_auc_score",
     "_two_vs_two.two_vs_two",
     "_two_vs_two.two_vs_two_permutation_test",
 ]
@@ -60,6 +71,7 @@ NOT_YET_SKELETONS: list[str] = [
 CASES = [
     (_survival.concordance_index, _survival.LIFELINES, _lifelines_call),
     (_survival.concordance_index_censored, _survival.SKSURV, _sksurv_call),
+    (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC, _roc_auc_call),
 ]
 
 
@@ -96,6 +108,17 @@ def test_every_layer_plans_and_finishes_through_the_skeleton(function, skeleton,
     assert spy.plans[0] == spy.plans[1]  # the same decisions from facts gathered another way
     assert spy.finished[0] == spy.finished[1]  # exact counts
     assert on_dask == in_memory
+
+
+def test_grouped_roc_auc_plans_and_finishes_through_its_skeleton(monkeypatch):
+    """groups= (in memory only) counts every group at once, planned and finished by its own skeleton."""
+    spy = _Spy(_roc_auc.ROC_AUC_GROUPED, monkeypatch)
+    y, score = _binary_auc_data()
+    groups = np.arange(60) % 3
+    grouped = _roc_auc.roc_auc_score(y, score, groups=groups)
+    assert len(spy.plans) == len(spy.finished) == 1
+    for k in range(3):
+        assert grouped.auc[k] == pytest.approx(pairmetrics.sklearn.roc_auc_score(y[groups == k], score[groups == k]))
 
 
 def test_every_routed_capability_with_a_dask_layer_has_a_case():

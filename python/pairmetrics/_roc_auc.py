@@ -7,9 +7,9 @@ seams (names without a leading underscore) shared with the Dask path in
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -18,30 +18,43 @@ from . import _core
 from ._groups import GROUPS_NOTES, GroupedRocAuc, factorize_groups, grouped_result
 from ._paired import grouped_evaluation, wants_variance
 from ._routing import routed, warn
+from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, FloatOrArray
-from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
+from ._validation import (
+    Nonfinite,
+    as_numeric_array,
+    check_choice,
+    check_finite,
+    check_real,
+    first_nonfinite_entry,
+    raise_if_nonfinite,
+    resolve_n_jobs,
+)
 
 __all__ = ["roc_auc_score"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
 __seams__ = [
+    "AreaCounts",
+    "BinaryFacts",
+    "ROC_AUC",
+    "UNWEIGHTED",
+    "WeightFacts",
     "auc_sums",
     "average_from_sums",
     "average_label_aucs",
-    "binary_auc_defined",
-    "binary_auc_value",
-    "binary_scores",
     "check_indicator",
     "check_indicator_shapes",
     "check_label_shape",
     "check_multiclass",
     "check_options",
     "check_ovo_weight",
+    "check_weight_facts",
     "check_sample_counts",
     "check_score_shape",
+    "binary_scores",
     "is_integral",
     "is_partial",
     "multiclass_classes",
-    "negative_weight_error",
     "one_hot",
     "ovo_average",
     "problem_kind",
@@ -321,6 +334,88 @@ def ovo_average(pair_aucs: list[float], prevalence: list[float], average: str | 
     return float(np.average(pair_aucs, weights=prevalence if average == "weighted" else None))
 
 
+# --------------------------------------------------------------------------- one binary AUC: plan -> count -> finish
+
+
+@dataclass(frozen=True)
+class WeightFacts:
+    """What the checks of sample_weight need: its first non-finite entry, and (smallest weight, index of the
+    first negative one) when a weight is negative."""
+
+    nonfinite: Nonfinite
+    negative: tuple[float, int] | None
+
+
+UNWEIGHTED = WeightFacts(None, None)
+
+
+def weight_facts(weight: np.ndarray | None) -> WeightFacts:
+    """The :class:`WeightFacts` of in-memory weights."""
+    if weight is None:
+        return UNWEIGHTED
+    nonfinite = first_nonfinite_entry(weight)
+    below = weight < 0
+    negative = (float(weight.min()), int(np.argmax(below))) if nonfinite is None and below.any() else None
+    return WeightFacts(nonfinite, negative)
+
+
+def check_weight_facts(facts: WeightFacts) -> None:
+    """Finite and non-negative (when: see :func:`binary_auc_defined`)."""
+    raise_if_nonfinite(facts.nonfinite, "sample_weight")
+    if facts.negative is not None:
+        minimum, first_index = facts.negative
+        raise ValueError(f"sample_weight must be non-negative, got {minimum} (first at index {first_index})")
+
+
+@dataclass(frozen=True)
+class BinaryFacts:
+    """The facts of one binary AUC: the rows of each class, whether any weight is nonzero, the weights' facts."""
+
+    n_positive: int
+    n_negative: int
+    any_weight: bool
+    weights: WeightFacts
+
+
+@dataclass(frozen=True)
+class BinaryPlan:
+    """Whether the AUC is defined (both classes present) and the false positive rate the area stops at."""
+
+    defined: bool
+    max_fpr: float | None
+
+    @property
+    def area_fpr(self) -> float:
+        """The false positive rate the counted area runs to (1: the whole curve)."""
+        return self.max_fpr if self.max_fpr is not None and is_partial(self.max_fpr) else 1.0
+
+
+@dataclass(frozen=True)
+class AreaCounts:
+    """The area under the curve up to the plan's false positive rate, normalised by the class weight totals
+    (NaN unless both are positive), and whether each class has positive weight."""
+
+    area: float
+    positive_weight: bool
+    negative_weight: bool
+
+
+def _plan_binary(facts: BinaryFacts, max_fpr: float | None) -> BinaryPlan:
+    defined = binary_auc_defined(
+        facts.n_positive, facts.n_negative, facts.any_weight, lambda: check_weight_facts(facts.weights)
+    )
+    return BinaryPlan(defined, max_fpr)
+
+
+def _finish_binary(plan: BinaryPlan, counts: AreaCounts | None) -> float:
+    if counts is None:
+        return np.nan
+    return binary_auc_value(counts.area, float(counts.positive_weight), float(counts.negative_weight), plan.max_fpr)
+
+
+ROC_AUC = Skeleton("roc_auc_score", _plan_binary, _finish_binary)
+
+
 # --------------------------------------------------------------------------- in memory
 
 
@@ -383,18 +478,6 @@ def _weights(sample_weight: Any, n: int) -> FloatArray | None:
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
-def _check_weight_values(weight: np.ndarray) -> None:
-    """Finite and non-negative (when: see :func:`binary_auc_defined`)."""
-    check_finite(weight, "sample_weight")
-    if (weight < 0).any():
-        raise negative_weight_error(float(weight.min()), int(np.argmax(weight < 0)))
-
-
-def negative_weight_error(minimum: float, first_index: int) -> ValueError:
-    """The error of a negative sample_weight (its smallest value and the index of the first negative one)."""
-    return ValueError(f"sample_weight must be non-negative, got {minimum} (first at index {first_index})")
-
-
 def _binary_auc(
     positive: np.ndarray,
     score: np.ndarray,
@@ -405,14 +488,25 @@ def _binary_auc(
     """One binary AUC: positive is a uint8 0/1 vector, score a 1-D view. ``sample_weight``: the caller's
     weights, when ``weight`` repeats them (the micro average), so that errors give the caller's index."""
     n_positive = int(np.count_nonzero(positive))
-    n_negative = positive.size - n_positive
-    checked = weight if sample_weight is None else sample_weight
-    check_weights = None if checked is None else functools.partial(_check_weight_values, checked)
-    if not binary_auc_defined(n_positive, n_negative, weight is None or bool(np.any(weight)), check_weights):
-        return np.nan
-    fpr = max_fpr if max_fpr is not None and is_partial(max_fpr) else 1.0
-    area, total_pos, total_neg = _core.roc_auc(score, positive, weight, fpr, resolve_n_jobs(None))
-    return binary_auc_value(area, total_pos, total_neg, max_fpr)
+    any_weight = weight is None or bool(np.any(weight))
+    facts = BinaryFacts(
+        n_positive,
+        positive.size - n_positive,
+        any_weight,
+        weight_facts(weight if sample_weight is None else sample_weight),
+    )
+    return ROC_AUC.run(lambda plan: count_area_in_memory(positive, score, weight, plan), facts, max_fpr)
+
+
+def count_area_in_memory(
+    positive: np.ndarray, score: np.ndarray, weight: np.ndarray | None, plan: BinaryPlan
+) -> AreaCounts | None:
+    """The in-memory counter: the compiled kernel's area and class weight totals."""
+    if not plan.defined:
+        return None
+    area, total_pos, total_neg = _core.roc_auc(score, positive, weight, plan.area_fpr, resolve_n_jobs(None))
+    both = total_pos > 0 and total_neg > 0
+    return AreaCounts(float(area) if both else np.nan, bool(total_pos > 0), bool(total_neg > 0))
 
 
 def sample_aucs(y01: np.ndarray, y_score: np.ndarray, max_fpr: float | None) -> FloatArray:
@@ -434,8 +528,7 @@ def _average_binary(
             np.ascontiguousarray(y01).ravel(), np.ascontiguousarray(y_score).ravel(), score_weight, max_fpr, weight
         )
     if average == "samples":
-        if weight is not None:
-            _check_weight_values(weight)
+        check_weight_facts(weight_facts(weight))
         return average_label_aucs(sample_aucs(y01, y_score, max_fpr), average, weight)
     label_weight = None
     if average == "weighted":
@@ -629,36 +722,65 @@ def _positive(y: np.ndarray, uniques: np.ndarray) -> np.ndarray:
     return (y == uniques[-1]).view(np.uint8)
 
 
+@dataclass(frozen=True)
+class GroupedAreaCounts:
+    """Per group (in the order of ``keys``): rows, positives, the kernel's area and class weight totals, and
+    the DeLong variance when it is computed."""
+
+    keys: np.ndarray
+    sizes: np.ndarray
+    n_positive: np.ndarray
+    area: np.ndarray
+    total_positive: np.ndarray
+    total_negative: np.ndarray
+    variance: np.ndarray | None
+
+
+def _plan_grouped(weights: WeightFacts, max_fpr: float | None) -> BinaryPlan:
+    """Every group's AUC is counted, so the weights are checked whatever the classes."""
+    check_weight_facts(weights)
+    return BinaryPlan(True, max_fpr)
+
+
+def _finish_grouped(plan: BinaryPlan, counts: GroupedAreaCounts) -> GroupedRocAuc:
+    area = counts.area
+    if is_partial(plan.max_fpr):
+        area = mcclish(area, plan.max_fpr)
+    area = np.where((counts.total_positive > 0) & (counts.total_negative > 0), area, np.nan)  # a class without weight
+    return grouped_result(
+        GroupedRocAuc,
+        counts.keys,
+        counts.sizes,
+        True,
+        auc=area,
+        n_positive=counts.n_positive,
+        n_negative=counts.sizes - counts.n_positive,
+        variance=counts.variance,
+    )
+
+
+ROC_AUC_GROUPED = Skeleton("roc_auc_score(groups=)", _plan_grouped, _finish_grouped)
+
+
 def _grouped_auc(
     positive: np.ndarray, scores: np.ndarray, weight: np.ndarray | None, max_fpr: float | None, groups: ArrayLike
 ) -> GroupedRocAuc:
     keys, codes = factorize_groups(groups, positive.shape[0], "y_true")
-    if weight is not None:
-        _check_weight_values(weight)
-    fpr = max_fpr if max_fpr is not None and is_partial(max_fpr) else 1.0
-    area, total_pos, total_neg = _core.grouped_roc_auc(
-        scores, positive, weight, codes, keys.shape[0], fpr, resolve_n_jobs(None)
-    )
-    if is_partial(max_fpr):
-        area = mcclish(area, max_fpr)
-    area = np.where((total_pos > 0) & (total_neg > 0), area, np.nan)  # a class without weight: undefined
-    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
-    n_positive = np.bincount(codes, weights=positive, minlength=keys.shape[0]).astype(np.int64)
-    variance = None
-    if weight is None and not is_partial(max_fpr) and wants_variance(positive.shape[0], None):
-        # The AUC of binary labels is paired evaluation's concordance: its DeLong variance per group.
-        flags = np.ascontiguousarray(positive, dtype=np.uint8)
-        variance = grouped_evaluation(scores, flags, 0.5, groups, True, resolve_n_jobs(None), False, False).variance
-    return grouped_result(
-        GroupedRocAuc,
-        keys,
-        sizes,
-        True,
-        auc=area,
-        n_positive=n_positive,
-        n_negative=sizes - n_positive,
-        variance=variance,
-    )
+
+    def count(plan: BinaryPlan) -> GroupedAreaCounts:
+        area, total_pos, total_neg = _core.grouped_roc_auc(
+            scores, positive, weight, codes, keys.shape[0], plan.area_fpr, resolve_n_jobs(None)
+        )
+        sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
+        n_positive = np.bincount(codes, weights=positive, minlength=keys.shape[0]).astype(np.int64)
+        variance = None
+        if weight is None and not is_partial(plan.max_fpr) and wants_variance(positive.shape[0], None):
+            # The AUC of binary labels is paired evaluation's concordance: its DeLong variance per group.
+            flags = np.ascontiguousarray(positive, dtype=np.uint8)
+            variance = grouped_evaluation(scores, flags, 0.5, groups, True, resolve_n_jobs(None), False, False).variance
+        return GroupedAreaCounts(keys, sizes, n_positive, area, total_pos, total_neg, variance)
+
+    return ROC_AUC_GROUPED.run(count, weight_facts(weight), max_fpr)
 
 
 def _multiclass(
