@@ -55,10 +55,6 @@ def _summary(y, s, w, n_parts, n_blocks, seed):
     return y_bad, values, integral, reports, s[sample_rows(s, n_parts, n_blocks, seed)]
 
 
-def _equal_to(block, label):
-    return np.asarray(block == label, dtype=bool)
-
-
 def _two_columns(a, b):
     return np.stack([a, b], axis=1)
 
@@ -131,8 +127,7 @@ class _Binary:
         raise_nonfinite([r[3][0] for r in summaries], "y_score", row_offsets)
         raise_nonfinite([r[3][1] for r in summaries], "sample_weight", row_offsets)
         self.bounds = key_bounds(roc.binary_scores(np.concatenate([r[4] for r in summaries])), n_parts)
-        # block by block: dask broadcasts a one-row comparison into its empty chunks
-        positive = y.map_blocks(_equal_to, pos_label, dtype=bool)
+        positive = y == pos_label
         totals = compute(
             *[
                 delayed(_partition_totals, pure=True)(b, p, c, self.bounds)
@@ -147,7 +142,7 @@ class _Binary:
         self.tp_above = np.concatenate((np.cumsum(self.positive_weight[::-1])[::-1][1:], [0.0]))
         self.fp_above = np.concatenate((np.cumsum(self.negative_weight[::-1])[::-1][1:], [0.0]))
         payload = positive.astype(np.float64)
-        if w is not None:  # two columns, block by block (da.stack trips over one-row inputs with empty chunks)
+        if w is not None:  # two columns, block by block
             payload = payload.map_blocks(
                 _two_columns, w.astype(np.float64), new_axis=1, dtype=np.float64, chunks=(payload.chunks[0], (2,))
             )
