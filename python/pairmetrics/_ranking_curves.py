@@ -4,7 +4,7 @@ Drop-ins for ``sklearn.metrics.roc_curve``, ``precision_recall_curve``,
 ``det_curve`` and ``average_precision_score``. One compiled pass per call:
 positives and negatives radix-sorted by score and merged once from the top,
 one point per distinct score (exact int64 counts without weights, whatever
-the score dtype). The checks are those of :mod:`pairmetrics._roc_auc`.
+the score dtype). The checks are those of :mod:`pairmetrics._labels`.
 """
 
 from __future__ import annotations
@@ -15,16 +15,17 @@ import numpy as np
 
 from . import _core
 from ._groups import GroupedAveragePrecision, factorize_groups, grouped_result
-from ._roc_auc import (
-    _as_labels,
-    _scores,
-    _unique,
-    _weights,
+from ._labels import (
+    as_labels,
+    as_scores,
+    as_weights,
     binary_scores,
     check_sample_counts,
+    invalid_parameter,
     is_integral,
     one_hot,
     target_type,
+    unique_labels,
     warn_undefined,
 )
 from ._routing import routed, warn
@@ -48,15 +49,6 @@ __seams__ = [
 
 _AVERAGES = ("micro", "macro", "samples", "weighted")
 NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
-
-
-def invalid_parameter(message: str) -> ValueError:
-    """scikit-learn's InvalidParameterError (a ValueError and a TypeError) when it is installed."""
-    try:
-        from sklearn.utils._param_validation import InvalidParameterError
-    except ImportError:
-        return ValueError(message)
-    return InvalidParameterError(message)
 
 
 def label_type(y: np.ndarray, uniques: np.ndarray) -> str:
@@ -93,7 +85,7 @@ def _positive_of(y: np.ndarray, pos_label: Any) -> np.ndarray:
 
 
 def _checked_weights(sample_weight: ArrayLike | None, n: int) -> FloatArray | None:
-    weight = _weights(sample_weight, n)
+    weight = as_weights(sample_weight, n)
     if weight is not None:
         check_finite(weight, "sample_weight")
     return weight
@@ -114,11 +106,11 @@ def binary_input(
 ) -> tuple[np.ndarray, np.ndarray, FloatArray | None, np.ndarray, np.dtype[Any]]:
     """(positive uint8, scores, weights, distinct labels, the scores' given dtype) of a binary problem, with
     scikit-learn's checks (format, pos_label, lengths, finite values)."""
-    y = _as_labels(y_true)
-    uniques = _unique(y)
+    y = as_labels(y_true)
+    uniques = unique_labels(y)
     check_curve_kind(label_type(y, uniques), pos_label)
     pos_label = resolve_pos_label(pos_label, uniques)
-    scores, given = _scores(y_score)
+    scores, given = as_scores(y_score)
     check_sample_counts(y.shape[0], scores.shape[0])
     if y.ndim == 2:
         y = y[:, 0]
@@ -472,8 +464,8 @@ def average_precision_score(
     0.8333
     """
     check_average(average)
-    y = _as_labels(y_true)
-    uniques = _unique(y)
+    y = as_labels(y_true)
+    uniques = unique_labels(y)
     kind = label_type(y, uniques)
     check_pos_label(kind, pos_label, uniques)
     if groups is not None and kind != "binary":  # (also on Dask: see pairmetrics.dask.ranking_curves)
@@ -485,7 +477,7 @@ def average_precision_score(
         return binary_average_precision(positive, scores, weight)
     if kind not in ("multilabel-indicator", "multiclass"):
         raise ValueError(f"{kind} format is not supported")
-    scores, _ = _scores(y_score)
+    scores, _ = as_scores(y_score)
     check_sample_counts(y.shape[0], scores.shape[0])
     weight = _checked_weights(sample_weight, y.shape[0])
     if kind == "multiclass":

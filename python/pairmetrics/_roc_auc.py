@@ -16,15 +16,25 @@ import numpy as np
 
 from . import _core
 from ._groups import GROUPS_NOTES, GroupedRocAuc, factorize_groups, grouped_result
+from ._labels import (
+    as_labels,
+    as_scores,
+    as_weights,
+    binary_scores,
+    check_sample_counts,
+    is_integral,
+    one_hot,
+    target_type,
+    unique_labels,
+    warn_undefined,
+)
 from ._paired import grouped_evaluation, wants_variance
-from ._routing import routed, warn
+from ._routing import routed
 from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import (
     Nonfinite,
-    as_numeric_array,
     check_choice,
-    check_finite,
     check_real,
     first_nonfinite_entry,
     raise_if_nonfinite,
@@ -44,41 +54,18 @@ __seams__ = [
     "average_label_aucs",
     "check_indicator",
     "check_indicator_shapes",
-    "check_label_shape",
     "check_multiclass",
     "check_options",
     "check_ovo_weight",
     "check_weight_facts",
-    "check_sample_counts",
-    "check_score_shape",
-    "binary_scores",
-    "is_integral",
     "is_partial",
     "multiclass_classes",
-    "one_hot",
     "ovo_average",
     "problem_kind",
     "rows_sum_to_one",
     "sample_aucs",
-    "target_type",
-    "weight_vector",
     "weighted_average_is_empty",
-    "warn_undefined",
 ]
-
-
-def _undefined_metric_warning() -> type[Warning]:
-    """scikit-learn's UndefinedMetricWarning when it is installed (so filters on it keep working)."""
-    try:
-        from sklearn.exceptions import UndefinedMetricWarning
-    except ImportError:
-        return RuntimeWarning
-    return UndefinedMetricWarning
-
-
-def warn_undefined(message: str) -> None:
-    """scikit-learn's UndefinedMetricWarning (or RuntimeWarning), attributed to the caller's line."""
-    warn(message, _undefined_metric_warning())
 
 
 # --------------------------------------------------------------------------- checks (numpy or Dask arrays)
@@ -92,53 +79,6 @@ def check_options(average: str | None, multi_class: str, max_fpr: float | None) 
     if max_fpr is not None:
         max_fpr = check_real(max_fpr, "max_fpr", low=0, low_open=True, high=1)
     return max_fpr
-
-
-def check_label_shape(shape: tuple[int, ...]) -> None:
-    if len(shape) == 0 or len(shape) > 2 or 0 in shape:
-        raise ValueError(f"y_true must be a non-empty 1-D or 2-D array, got shape {tuple(shape)}")
-
-
-def check_score_shape(shape: tuple[int, ...]) -> None:
-    if len(shape) == 0 or len(shape) > 2 or 0 in shape:
-        raise ValueError(f"y_score must be a non-empty 1-D or 2-D array, got shape {tuple(shape)}")
-
-
-def check_sample_counts(n_true: int, n_score: int) -> None:
-    if n_score != n_true:
-        raise ValueError(
-            f"Found input variables with inconsistent numbers of samples: y_true has {n_true}, y_score {n_score}"
-        )
-
-
-def weight_vector(w: Any, n: int) -> Any:
-    """sample_weight (a numeric numpy or Dask array) as a vector of n entries; shape (n, 1) is flattened."""
-    if w.ndim == 2 and w.shape[1] == 1:
-        w = w[:, 0]
-    if w.ndim != 1:
-        raise ValueError(f"sample_weight must be 1-D, got shape {w.shape}")
-    if w.shape[0] != n:
-        raise ValueError(f"sample_weight has {w.shape[0]} entries but y_true has {n} samples")
-    return w
-
-
-def is_integral(values: np.ndarray) -> bool:
-    """True when the numbers are whole (scikit-learn's test for class labels)."""
-    return values.dtype.kind != "f" or bool(np.array_equal(values, np.round(values)))
-
-
-def target_type(uniques: np.ndarray, column: bool, integral: bool) -> str:
-    """scikit-learn's ``type_of_target`` for the cases roc_auc_score distinguishes, from the distinct
-    values of y (sorted), whether y is one column and whether its numbers are whole."""
-    numeric = uniques.dtype.kind in "biuf"
-    integral = numeric and integral
-    if not column:
-        if integral and uniques.size < 3:
-            return "multilabel-indicator"
-        return ("multiclass" if integral or not numeric else "continuous") + "-multioutput"
-    if numeric and not integral:
-        return "continuous"
-    return "multiclass" if uniques.size > 2 else "binary"
 
 
 def problem_kind(kind: str, score_shape: tuple[int, ...], max_fpr: float | None, multi_class: str) -> str:
@@ -157,17 +97,6 @@ def problem_kind(kind: str, score_shape: tuple[int, ...], max_fpr: float | None,
     if kind != "multilabel-indicator":
         raise ValueError(f"y_true: {kind} format is not supported")
     return "multilabel"
-
-
-def binary_scores(scores: Any) -> Any:
-    """The score vector of a binary problem (shape (n, 1) flattened)."""
-    if scores.ndim == 2 and scores.shape[1] == 1:
-        scores = scores[:, 0]
-    if scores.ndim != 1:
-        raise ValueError(
-            f"y_score should be a 1d array for binary y_true, got an array of shape {scores.shape} instead"
-        )
-    return scores
 
 
 def check_indicator(uniques: np.ndarray, score_shape: tuple[int, ...]) -> None:
@@ -243,13 +172,6 @@ def check_ovo_weight(multi_class: str, weighted: bool) -> None:
         raise ValueError(
             "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must be None in this case."
         )
-
-
-def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
-    """The 0/1 indicator matrix of class codes."""
-    indicator = np.zeros((encoded.shape[0], n_classes), dtype=np.uint8)
-    indicator[np.arange(encoded.shape[0]), encoded] = 1
-    return indicator
 
 
 # --------------------------------------------------------------------------- assembly from counts
@@ -417,65 +339,6 @@ ROC_AUC = Skeleton("roc_auc_score", _plan_binary, _finish_binary)
 
 
 # --------------------------------------------------------------------------- in memory
-
-
-def _as_labels(y_true: Any) -> np.ndarray:
-    """y_true as an ndarray of any dtype (strings allowed), NaN refused."""
-    if hasattr(y_true, "toarray") and hasattr(y_true, "nnz"):  # scipy.sparse indicator matrix
-        y_true = y_true.toarray()
-    try:
-        arr = np.asarray(y_true)
-    except Exception as exc:
-        raise ValueError(f"y_true must be array-like: {type(exc).__name__}: {exc}") from None
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            arr = arr.astype(str)
-    if arr.dtype.kind == "S":  # scikit-learn's type_of_target refuses bytes
-        raise TypeError(
-            "Support for labels represented as bytes is not supported. Convert the labels to a string or integer "
-            "format."
-        )
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        raise ValueError("y_true contains NaN or infinite values")
-    if arr.dtype.kind not in "biufUS":
-        raise ValueError(f"y_true must hold numbers or strings, got dtype {arr.dtype}")
-    check_label_shape(arr.shape)
-    return arr
-
-
-def _unique(y: np.ndarray) -> np.ndarray:
-    """``np.unique(y)``, without a sort when y holds at most two values (the common, large case)."""
-    if y.dtype.kind in "biuf" and y.size:
-        low, high = y.min(), y.max()
-        if low == high:
-            return np.array([low])
-        if y.dtype.kind == "b" or np.count_nonzero(y == low) + np.count_nonzero(y == high) == y.size:
-            return np.array([low, high])
-    return np.unique(y)
-
-
-def _scores(y_score: Any) -> tuple[np.ndarray, np.dtype[Any]]:
-    """y_score for the kernel, and the dtype it came in (float16 is widened; sums of
-    probabilities are checked in the caller's dtype, as scikit-learn does)."""
-    if not isinstance(getattr(y_score, "dtype", None), np.dtype):  # a DataFrame, a list: the dtype numpy gives it
-        try:
-            y_score = np.asarray(y_score)
-        except Exception:  # ragged and the like: as_numeric_array names the problem
-            pass
-    given = getattr(y_score, "dtype", None)
-    arr = as_numeric_array(y_score, "y_score")
-    check_score_shape(arr.shape)
-    check_finite(arr, "y_score")
-    return arr, given if isinstance(given, np.dtype) and given.kind == "f" else arr.dtype
-
-
-def _weights(sample_weight: Any, n: int) -> FloatArray | None:
-    if sample_weight is None:
-        return None
-    w = weight_vector(as_numeric_array(sample_weight, "sample_weight"), n)
-    return np.ascontiguousarray(w, dtype=np.float64)
 
 
 def _binary_auc(
@@ -690,11 +553,11 @@ def roc_auc_score(
     ([0.75, 1.0], 0.8333)
     """
     max_fpr = check_options(average, multi_class, max_fpr)
-    y = _as_labels(y_true)
-    scores, score_dtype = _scores(y_score)
+    y = as_labels(y_true)
+    scores, score_dtype = as_scores(y_score)
     check_sample_counts(y.shape[0], scores.shape[0])
-    weight = _weights(sample_weight, y.shape[0])
-    uniques = _unique(y)
+    weight = as_weights(sample_weight, y.shape[0])
+    uniques = unique_labels(y)
     kind = problem_kind(
         target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques)), scores.shape, max_fpr, multi_class
     )

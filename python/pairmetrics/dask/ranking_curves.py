@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _labels
 from .. import _ranking_curves as rc
-from .. import _roc_auc as roc
 from .._groups import refuse_dask_groups
 from .._routing import register, warn
 from ._helpers import (
@@ -50,7 +50,7 @@ def _summary(y, s, w, n_parts, n_blocks, seed):
     the non-finite reports of the scores and weights, and a sample of scores."""
     y_bad = bool(y.dtype.kind == "f" and not np.isfinite(y).all())
     values = np.unique(y)[:UNIQUE_LIMIT]
-    integral = bool(y_bad or roc.is_integral(values))
+    integral = bool(y_bad or _labels.is_integral(values))
     reports = (first_nonfinite(s), first_nonfinite(w) if w is not None else (0, -1, False))
     return y_bad, values, integral, reports, s[sample_rows(s, n_parts, n_blocks, seed)]
 
@@ -95,13 +95,13 @@ class _Binary:
         from dask import delayed
 
         y = to_dask_array(y_true, "y_true")
-        roc.check_label_shape(y.shape)
+        _labels.check_label_shape(y.shape)
         s = to_dask_array(y_score, "y_score")
-        roc.check_score_shape(s.shape)
-        roc.check_sample_counts(y.shape[0], s.shape[0])
+        _labels.check_score_shape(s.shape)
+        _labels.check_sample_counts(y.shape[0], s.shape[0])
         arrays, names = [y, s], ["y_true", "y_score"]
         if sample_weight is not None:
-            arrays.append(roc.weight_vector(to_dask_array(sample_weight, "sample_weight"), y.shape[0]))
+            arrays.append(_labels.weight_vector(to_dask_array(sample_weight, "sample_weight"), y.shape[0]))
             names.append("sample_weight")
         y, s, *rest = align_rows(arrays, names)
         w = rest[0] if rest else None
@@ -120,13 +120,13 @@ class _Binary:
         if any(r[0] for r in summaries):
             raise ValueError("y_true contains NaN or infinite values")
         self.uniques = np.unique(np.concatenate([r[1] for r in summaries]))[:UNIQUE_LIMIT]
-        pos_label = resolve(roc.target_type(self.uniques, column, all(r[2] for r in summaries)), self.uniques)
-        s = roc.binary_scores(s)
+        pos_label = resolve(_labels.target_type(self.uniques, column, all(r[2] for r in summaries)), self.uniques)
+        s = _labels.binary_scores(s)
         s_blocks = s.to_delayed().ravel()
         row_offsets = offsets(y.chunks[0])
         raise_nonfinite([r[3][0] for r in summaries], "y_score", row_offsets)
         raise_nonfinite([r[3][1] for r in summaries], "sample_weight", row_offsets)
-        self.bounds = key_bounds(roc.binary_scores(np.concatenate([r[4] for r in summaries])), n_parts)
+        self.bounds = key_bounds(_labels.binary_scores(np.concatenate([r[4] for r in summaries])), n_parts)
         positive = y == pos_label
         totals = compute(
             *[

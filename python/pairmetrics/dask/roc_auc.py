@@ -28,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from .. import _labels
 from .. import _roc_auc as roc
 from .._routing import register, warn
 from ._blocks import first_report
@@ -61,7 +62,7 @@ def _summary(y, s, w, n_parts, n_blocks, seed, limit):
     probability rows, and a sample of (label, score) rows."""
     y_bad = bool(y.dtype.kind == "f" and not np.isfinite(y).all())
     values, counts = np.unique(y, return_counts=True)
-    integral = bool(y_bad or roc.is_integral(values))
+    integral = bool(y_bad or _labels.is_integral(values))
     reports = (first_nonfinite(s), first_nonfinite(w) if w is not None else (0, -1, False))
     probabilities = s.ndim != 2 or not s.shape[0] or roc.rows_sum_to_one(np.asarray(s, dtype=np.float64))
     take = sample_rows(s, n_parts, n_blocks, seed)
@@ -261,7 +262,7 @@ def _encode(y, classes):
 
 
 def _one_hot_block(codes, n_classes):
-    return roc.one_hot(codes, n_classes)
+    return _labels.one_hot(codes, n_classes)
 
 
 def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s, weights):
@@ -305,13 +306,13 @@ def roc_auc_score(
 
     max_fpr = roc.check_options(average, multi_class, max_fpr)
     y = to_dask_array(y_true, "y_true")
-    roc.check_label_shape(y.shape)
+    _labels.check_label_shape(y.shape)
     s = to_dask_array(y_score, "y_score")
-    roc.check_score_shape(s.shape)
-    roc.check_sample_counts(y.shape[0], s.shape[0])
+    _labels.check_score_shape(s.shape)
+    _labels.check_sample_counts(y.shape[0], s.shape[0])
     arrays, names = [y, s], ["y_true", "y_score"]
     if sample_weight is not None:
-        arrays.append(roc.weight_vector(to_dask_array(sample_weight, "sample_weight"), y.shape[0]))
+        arrays.append(_labels.weight_vector(to_dask_array(sample_weight, "sample_weight"), y.shape[0]))
         names.append("sample_weight")
     y, s, *rest = align_rows(arrays, names)
     w = rest[0] if rest else None
@@ -337,7 +338,7 @@ def roc_auc_score(
     sampled_y = np.concatenate([r[6] for r in summaries])
     sampled_s = np.concatenate([r[7] for r in summaries])
     kind = roc.problem_kind(
-        roc.target_type(uniques, y.ndim == 1 or y.shape[1] == 1, integral), s.shape, max_fpr, multi_class
+        _labels.target_type(uniques, y.ndim == 1 or y.shape[1] == 1, integral), s.shape, max_fpr, multi_class
     )
     if y.ndim == 2 and y.shape[1] == 1:
         y, sampled_y = y[:, 0], sampled_y[:, 0]
@@ -347,8 +348,8 @@ def roc_auc_score(
             y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s, weights
         )
     if kind == "binary":
-        s = roc.binary_scores(s)
-        sampled_s = roc.binary_scores(sampled_s)
+        s = _labels.binary_scores(s)
+        sampled_s = _labels.binary_scores(sampled_s)
         positive = (y == uniques[-1]) if uniques.size == 2 else y.map_blocks(np.zeros_like, dtype=bool)
         return _binary_aucs([(s, positive, w, sampled_s)], max_fpr, s.shape[0], weights)[0]
     roc.check_indicator(uniques, s.shape)
