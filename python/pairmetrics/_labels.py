@@ -101,13 +101,14 @@ def target_type(uniques: np.ndarray, column: bool, integral: bool) -> str:
 
 def binary_scores(scores: Any) -> Any:
     """The score vector of a binary problem (shape (n, 1) flattened)."""
-    if scores.ndim == 2 and scores.shape[1] == 1:
-        scores = scores[:, 0]
-    if scores.ndim != 1:
-        raise ValueError(
-            f"y_score should be a 1d array for binary y_true, got an array of shape {scores.shape} instead"
-        )
-    return scores
+    check_binary_score_shape(scores.shape)
+    return scores[:, 0] if scores.ndim == 2 else scores
+
+
+def check_binary_score_shape(shape: tuple[int, ...]) -> None:
+    """y_score of a binary problem: a vector or one column."""
+    if len(shape) != 1 and not (len(shape) == 2 and shape[1] == 1):
+        raise ValueError(f"y_score should be a 1d array for binary y_true, got an array of shape {shape} instead")
 
 
 def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
@@ -154,9 +155,10 @@ def unique_labels(y: np.ndarray) -> np.ndarray:
     return np.unique(y)
 
 
-def as_scores(y_score: Any) -> tuple[np.ndarray, np.dtype[Any]]:
+def as_scores(y_score: Any, *, finite: bool = True) -> tuple[np.ndarray, np.dtype[Any]]:
     """y_score for the kernel, and the dtype it came in (float16 is widened; sums of
-    probabilities are checked in the caller's dtype, as scikit-learn does)."""
+    probabilities are checked in the caller's dtype, as scikit-learn does); ``finite``: refuse NaN and
+    infinities here (else the caller's plan does, from the facts)."""
     if not isinstance(getattr(y_score, "dtype", None), np.dtype):  # a DataFrame, a list: the dtype numpy gives it
         try:
             y_score = np.asarray(y_score)
@@ -165,7 +167,8 @@ def as_scores(y_score: Any) -> tuple[np.ndarray, np.dtype[Any]]:
     given = getattr(y_score, "dtype", None)
     arr = as_numeric_array(y_score, "y_score")
     check_score_shape(arr.shape)
-    check_finite(arr, "y_score")
+    if finite:
+        check_finite(arr, "y_score")
     return arr, given if isinstance(given, np.dtype) and given.kind == "f" else arr.dtype
 
 

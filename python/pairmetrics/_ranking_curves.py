@@ -9,6 +9,7 @@ the score dtype). The checks are those of :mod:`pairmetrics._labels`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
@@ -20,6 +21,7 @@ from ._labels import (
     as_scores,
     as_weights,
     binary_scores,
+    check_binary_score_shape,
     check_sample_counts,
     invalid_parameter,
     is_integral,
@@ -29,22 +31,23 @@ from ._labels import (
     warn_undefined,
 )
 from ._routing import routed, warn
+from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, FloatOrArray
-from ._validation import check_finite, resolve_n_jobs
+from ._validation import Nonfinite, check_finite, first_nonfinite_entry, raise_if_nonfinite, resolve_n_jobs
 
 __all__ = ["average_precision_score", "det_curve", "precision_recall_curve", "roc_curve"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
 __seams__ = [
+    "CurveFacts",
+    "CurvePoints",
+    "DET_CURVE",
     "NO_POSITIVE",
+    "PRECISION_RECALL_CURVE",
+    "ROC_CURVE",
     "check_average",
-    "check_curve_kind",
+    "check_curve_values",
     "check_pos_label",
-    "det_from_points",
     "drop_intermediate_points",
-    "precision_recall_from_points",
-    "resolve_pos_label",
-    "roc_from_points",
-    "zero_weights_error",
 ]
 
 _AVERAGES = ("micro", "macro", "samples", "weighted")
@@ -120,16 +123,112 @@ def binary_input(
     return _positive_of(y, pos_label), scores, weight, uniques, given
 
 
+@dataclass(frozen=True, eq=False)
+class CurveFacts:
+    """The facts a binary curve's checks need: the target type and distinct labels of y_true, the shape of
+    y_score, the first non-finite score and weight, whether every weight is zero."""
+
+    kind: str
+    uniques: np.ndarray
+    score_shape: tuple[int, ...]
+    scores_nonfinite: Nonfinite
+    weights_nonfinite: Nonfinite
+    all_weights_zero: bool
+
+
+@dataclass(frozen=True)
+class CurvePlan:
+    """The positive label, the intermediate points the counter leaves out ('none', 'roc' or 'tps'), the
+    number of distinct labels, and whether det_curve drops points itself."""
+
+    pos_label: Any
+    drop: str
+    n_classes: int
+    det_drop: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class CurvePoints:
+    """The curve's points, one per distinct score kept, decreasing: false and true positive weights and the
+    thresholds (in the scores' dtype)."""
+
+    fps: FloatArray
+    tps: FloatArray
+    thresholds: np.ndarray
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CurvePoints) and all(
+            np.array_equal(a, b) and a.dtype == b.dtype
+            for a, b in zip((self.fps, self.tps, self.thresholds), (other.fps, other.tps, other.thresholds))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def check_curve_values(facts: CurveFacts) -> None:
+    """Finite scores of a binary problem's shape, finite weights, and some weight nonzero."""
+    raise_if_nonfinite(facts.scores_nonfinite, "y_score")
+    check_binary_score_shape(facts.score_shape)
+    raise_if_nonfinite(facts.weights_nonfinite, "sample_weight")
+    if facts.all_weights_zero:
+        raise zero_weights_error()
+
+
+def _plan_curve(facts: CurveFacts, pos_label: Any, drop: str, det_drop: bool = False) -> CurvePlan:
+    check_curve_kind(facts.kind, pos_label)
+    pos_label = resolve_pos_label(pos_label, facts.uniques)
+    check_curve_values(facts)
+    return CurvePlan(pos_label, drop, int(facts.uniques.shape[0]), det_drop)
+
+
+def _finish_roc(plan: CurvePlan, points: CurvePoints) -> tuple[FloatArray, FloatArray, FloatArray]:
+    return roc_from_points(points.fps, points.tps, points.thresholds)
+
+
+def _finish_precision_recall(plan: CurvePlan, points: CurvePoints) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    return precision_recall_from_points(points.fps, points.tps, points.thresholds)
+
+
+def _finish_det(plan: CurvePlan, points: CurvePoints) -> tuple[FloatArray, FloatArray, FloatArray]:
+    return det_from_points(points.fps, points.tps, points.thresholds, plan.n_classes, plan.det_drop)
+
+
+ROC_CURVE = Skeleton("roc_curve", _plan_curve, _finish_roc)
+PRECISION_RECALL_CURVE = Skeleton("precision_recall_curve", _plan_curve, _finish_precision_recall)
+DET_CURVE = Skeleton("det_curve", _plan_curve, _finish_det)
+
+
 def _curve(
-    y_true: ArrayLike, y_score: ArrayLike, pos_label: Any, sample_weight: ArrayLike | None, drop: str = "none"
-) -> tuple[FloatArray, FloatArray, np.ndarray, np.ndarray]:
-    """(fps, tps, thresholds in the scores' dtype, distinct labels): one point per distinct score, decreasing;
-    ``drop``: which intermediate points the kernel leaves out ('none', 'roc' or 'tps')."""
-    positive, scores, weight, uniques, given = binary_input(y_true, y_score, sample_weight, pos_label)
-    thresholds, tps, fps = _core.binary_curve(scores, positive, weight, drop, resolve_n_jobs(None))
-    if given.kind == "f" and thresholds.dtype != given:
-        thresholds = thresholds.astype(given)  # float16 scores were read as float32
-    return fps, tps, thresholds, uniques
+    skeleton: Skeleton[..., CurvePlan, CurvePoints, Any],
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    sample_weight: ArrayLike | None,
+    pos_label: Any,
+    drop: str,
+    det_drop: bool = False,
+) -> Any:
+    """A binary curve in memory: the facts in one pass, the points from one compiled sort."""
+    y = as_labels(y_true)
+    uniques = unique_labels(y)
+    kind = label_type(y, uniques)
+    scores, given = as_scores(y_score, finite=False)
+    check_sample_counts(y.shape[0], scores.shape[0])
+    if y.ndim == 2:
+        y = y[:, 0]
+    weight = as_weights(sample_weight, y.shape[0])
+    weights_nonfinite = None if weight is None else first_nonfinite_entry(weight)
+    all_zero = weight is not None and not weight.any()
+    facts = CurveFacts(kind, uniques, scores.shape, first_nonfinite_entry(scores), weights_nonfinite, all_zero)
+
+    def count(plan: CurvePlan) -> CurvePoints:
+        positive = _positive_of(y, plan.pos_label)
+        vector = binary_scores(scores)  # of the shape the plan checked
+        thresholds, tps, fps = _core.binary_curve(vector, positive, weight, plan.drop, resolve_n_jobs(None))
+        if given.kind == "f" and thresholds.dtype != given:
+            thresholds = thresholds.astype(given)  # float16 scores were read as float32
+        return CurvePoints(fps, tps, thresholds)
+
+    return skeleton.run(count, facts, pos_label, drop, det_drop)
 
 
 def _with_first(values: np.ndarray, first: float) -> FloatArray:
@@ -194,8 +293,7 @@ def roc_curve(
     >>> fpr.tolist(), tpr.tolist(), thresholds.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0], [inf, 0.8, 0.4, 0.35, 0.1])
     """
-    fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight, "roc" if drop_intermediate else "none")
-    return roc_from_points(fps, tps, thresholds)
+    return _curve(ROC_CURVE, y_true, y_score, sample_weight, pos_label, "roc" if drop_intermediate else "none")
 
 
 def roc_from_points(
@@ -267,8 +365,9 @@ def precision_recall_curve(
     >>> precision.round(3).tolist(), recall.tolist(), thresholds.tolist()
     ([0.5, 0.667, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.5, 0.0], [0.1, 0.35, 0.4, 0.8])
     """
-    fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight, "tps" if drop_intermediate else "none")
-    return precision_recall_from_points(fps, tps, thresholds)
+    return _curve(
+        PRECISION_RECALL_CURVE, y_true, y_score, sample_weight, pos_label, "tps" if drop_intermediate else "none"
+    )
 
 
 def precision_recall_from_points(
@@ -337,8 +436,7 @@ def det_curve(
     >>> fpr.tolist(), fnr.tolist(), thresholds.tolist()
     ([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.35, 0.4, 0.8])
     """
-    fps, tps, thresholds, uniques = _curve(y_true, y_score, pos_label, sample_weight)
-    return det_from_points(fps, tps, thresholds, uniques.shape[0], drop_intermediate)
+    return _curve(DET_CURVE, y_true, y_score, sample_weight, pos_label, "none", drop_intermediate)
 
 
 def det_from_points(
