@@ -49,6 +49,13 @@ def _curve_call(name):
     return call
 
 
+def _average_precision_call(as_array):
+    # weights for which Dask's sums over partitions come out bit-identical to the in-memory kernel's
+    y, score = _binary_auc_data()
+    weight = (np.arange(60) % 2).astype(float) + 1
+    return pairmetrics.sklearn.average_precision_score(as_array(y), as_array(score), sample_weight=as_array(weight))
+
+
 # Served on Dask but still planned and finished by each layer on its own (from shared seams).
 NOT_YET_SKELETONS: list[str] = [
     "_compare_models.compare_models",
@@ -69,7 +76,6 @@ NOT_YET_SKELETONS: list[str] = [
     "_multilabel.multilabel_counts",
     "_paired.paired_eval",
     "_paired.paired_evaluation",
-    "_ranking_curves.average_precision_score",
     "_two_vs_two.two_vs_two",
     "_two_vs_two.two_vs_two_permutation_test",
 ]
@@ -86,6 +92,11 @@ CASES = [
         _curve_call("precision_recall_curve"),
     ),
     (_ranking_curves.det_curve, _ranking_curves.DET_CURVE, _curve_call("det_curve")),
+    (
+        _ranking_curves.average_precision_score,
+        _ranking_curves.AVERAGE_PRECISION,
+        _average_precision_call,
+    ),
 ]
 
 
@@ -138,6 +149,17 @@ def test_grouped_roc_auc_plans_and_finishes_through_its_skeleton(monkeypatch):
     assert len(spy.plans) == len(spy.finished) == 1
     for k in range(3):
         assert grouped.auc[k] == pytest.approx(pairmetrics.sklearn.roc_auc_score(y[groups == k], score[groups == k]))
+
+
+def test_grouped_average_precision_plans_and_finishes_through_its_skeleton(monkeypatch):
+    spy = _Spy(_ranking_curves.AVERAGE_PRECISION_GROUPED, monkeypatch)
+    y, score = _binary_auc_data()
+    groups = np.arange(60) % 3
+    grouped = _ranking_curves.average_precision_score(y, score, groups=groups)
+    assert len(spy.plans) == len(spy.finished) == 1
+    for k in range(3):
+        expected = pairmetrics.sklearn.average_precision_score(y[groups == k], score[groups == k])
+        assert grouped.average_precision[k] == pytest.approx(expected)
 
 
 def test_every_routed_capability_with_a_dask_layer_has_a_case():

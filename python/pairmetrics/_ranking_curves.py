@@ -41,11 +41,11 @@ __seams__ = [
     "CurveFacts",
     "CurvePoints",
     "DET_CURVE",
-    "NO_POSITIVE",
+    "AVERAGE_PRECISION",
+    "PrecisionSums",
     "PRECISION_RECALL_CURVE",
     "ROC_CURVE",
     "check_average",
-    "check_curve_values",
     "check_pos_label",
     "drop_intermediate_points",
 ]
@@ -104,25 +104,6 @@ def _check_some_weight(weight: FloatArray | None) -> None:
         raise zero_weights_error()
 
 
-def binary_input(
-    y_true: ArrayLike, y_score: ArrayLike, sample_weight: ArrayLike | None, pos_label: Any
-) -> tuple[np.ndarray, np.ndarray, FloatArray | None, np.ndarray, np.dtype[Any]]:
-    """(positive uint8, scores, weights, distinct labels, the scores' given dtype) of a binary problem, with
-    scikit-learn's checks (format, pos_label, lengths, finite values)."""
-    y = as_labels(y_true)
-    uniques = unique_labels(y)
-    check_curve_kind(label_type(y, uniques), pos_label)
-    pos_label = resolve_pos_label(pos_label, uniques)
-    scores, given = as_scores(y_score)
-    check_sample_counts(y.shape[0], scores.shape[0])
-    if y.ndim == 2:
-        y = y[:, 0]
-    scores = binary_scores(scores)
-    weight = _checked_weights(sample_weight, y.shape[0])
-    _check_some_weight(weight)
-    return _positive_of(y, pos_label), scores, weight, uniques, given
-
-
 @dataclass(frozen=True, eq=False)
 class CurveFacts:
     """The facts a binary curve's checks need: the target type and distinct labels of y_true, the shape of
@@ -165,7 +146,7 @@ class CurvePoints:
     __hash__ = None  # type: ignore[assignment]
 
 
-def check_curve_values(facts: CurveFacts) -> None:
+def _check_curve_values(facts: CurveFacts) -> None:
     """Finite scores of a binary problem's shape, finite weights, and some weight nonzero."""
     raise_if_nonfinite(facts.scores_nonfinite, "y_score")
     check_binary_score_shape(facts.score_shape)
@@ -177,7 +158,7 @@ def check_curve_values(facts: CurveFacts) -> None:
 def _plan_curve(facts: CurveFacts, pos_label: Any, drop: str, det_drop: bool = False) -> CurvePlan:
     check_curve_kind(facts.kind, pos_label)
     pos_label = resolve_pos_label(pos_label, facts.uniques)
-    check_curve_values(facts)
+    _check_curve_values(facts)
     return CurvePlan(pos_label, drop, int(facts.uniques.shape[0]), det_drop)
 
 
@@ -198,6 +179,21 @@ PRECISION_RECALL_CURVE = Skeleton("precision_recall_curve", _plan_curve, _finish
 DET_CURVE = Skeleton("det_curve", _plan_curve, _finish_det)
 
 
+def _binary_facts(
+    y: np.ndarray, uniques: np.ndarray, kind: str, y_score: ArrayLike, sample_weight: ArrayLike | None
+) -> tuple[CurveFacts, np.ndarray, np.ndarray, FloatArray | None, np.dtype[Any]]:
+    """(facts, y_true as a vector, scores, weights, the scores' given dtype) of a binary problem in memory."""
+    scores, given = as_scores(y_score, finite=False)
+    check_sample_counts(y.shape[0], scores.shape[0])
+    if y.ndim == 2:
+        y = y[:, 0]
+    weight = as_weights(sample_weight, y.shape[0])
+    weights_nonfinite = None if weight is None else first_nonfinite_entry(weight)
+    all_zero = weight is not None and not weight.any()
+    facts = CurveFacts(kind, uniques, scores.shape, first_nonfinite_entry(scores), weights_nonfinite, all_zero)
+    return facts, y, scores, weight, given
+
+
 def _curve(
     skeleton: Skeleton[..., CurvePlan, CurvePoints, Any],
     y_true: ArrayLike,
@@ -210,15 +206,7 @@ def _curve(
     """A binary curve in memory: the facts in one pass, the points from one compiled sort."""
     y = as_labels(y_true)
     uniques = unique_labels(y)
-    kind = label_type(y, uniques)
-    scores, given = as_scores(y_score, finite=False)
-    check_sample_counts(y.shape[0], scores.shape[0])
-    if y.ndim == 2:
-        y = y[:, 0]
-    weight = as_weights(sample_weight, y.shape[0])
-    weights_nonfinite = None if weight is None else first_nonfinite_entry(weight)
-    all_zero = weight is not None and not weight.any()
-    facts = CurveFacts(kind, uniques, scores.shape, first_nonfinite_entry(scores), weights_nonfinite, all_zero)
+    facts, y, scores, weight, given = _binary_facts(y, uniques, label_type(y, uniques), y_score, sample_weight)
 
     def count(plan: CurvePlan) -> CurvePoints:
         positive = _positive_of(y, plan.pos_label)
@@ -460,14 +448,60 @@ def det_from_points(
     return fps[part][::-1] / fps[-1], fns[part][::-1] / tps[-1], thresholds[part][::-1]
 
 
-def binary_average_precision(positive: np.ndarray, scores: np.ndarray, weight: FloatArray | None) -> float:
-    """The average precision of one binary problem (0, with scikit-learn's warning, without positives)."""
-    _check_some_weight(weight)
-    value, total_positive, _ = _core.average_precision(scores, positive, weight, resolve_n_jobs(None))
-    if total_positive == 0:
+@dataclass(frozen=True)
+class PrecisionSums:
+    """The average precision's sum over the thresholds, divided by the positive weight, and that weight."""
+
+    value: float
+    total_positive: float
+
+
+def _finish_average_precision(plan: CurvePlan, sums: PrecisionSums) -> float:
+    return _precision_from_sums(sums)
+
+
+def _precision_from_sums(sums: PrecisionSums) -> float:
+    """The AP (0, with scikit-learn's warning, without positives)."""
+    if sums.total_positive == 0:
         warn(NO_POSITIVE)
         return 0.0
-    return float(max(0.0, value))
+    return float(max(0.0, sums.value))
+
+
+AVERAGE_PRECISION = Skeleton("average_precision_score", _plan_curve, _finish_average_precision)
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedPrecisionSums:
+    """Per group (in the order of ``keys``): rows, positives and the average precision."""
+
+    keys: np.ndarray
+    sizes: np.ndarray
+    n_positive: np.ndarray
+    values: FloatArray
+
+
+def _finish_grouped_average_precision(plan: CurvePlan, sums: GroupedPrecisionSums) -> GroupedAveragePrecision:
+    result: GroupedAveragePrecision = grouped_result(
+        GroupedAveragePrecision,
+        sums.keys,
+        sums.sizes,
+        True,
+        average_precision=np.maximum(sums.values, 0.0),
+        n_positive=sums.n_positive,
+    )
+    return result
+
+
+AVERAGE_PRECISION_GROUPED = Skeleton("average_precision_score(groups=)", _plan_curve, _finish_grouped_average_precision)
+
+
+def binary_average_precision(positive: np.ndarray, scores: np.ndarray, weight: FloatArray | None) -> float:
+    """The average precision of one binary problem of a multi-label or multi-class average."""
+    _check_some_weight(weight)
+    return _precision_from_sums(
+        PrecisionSums(*_core.average_precision(scores, positive, weight, resolve_n_jobs(None))[:2])
+    )
 
 
 def check_average(average: str | None) -> None:
@@ -569,10 +603,7 @@ def average_precision_score(
     if groups is not None and kind != "binary":  # (also on Dask: see pairmetrics.dask.ranking_curves)
         raise ValueError(f"groups= takes binary y_true only, got {kind} y_true")
     if kind == "binary":
-        positive, scores, weight, _, _ = binary_input(y, y_score, sample_weight, pos_label)
-        if groups is not None:
-            return _grouped_average_precision(positive, scores, weight, groups)
-        return binary_average_precision(positive, scores, weight)
+        return _binary_average_precision(y, uniques, y_score, sample_weight, pos_label, groups)
     if kind not in ("multilabel-indicator", "multiclass"):
         raise ValueError(f"{kind} format is not supported")
     scores, _ = as_scores(y_score)
@@ -593,9 +624,34 @@ def average_precision_score(
     return _average_labels(y, (y == 1).view(np.uint8), scores, average, weight)
 
 
+def _binary_average_precision(
+    y: np.ndarray,
+    uniques: np.ndarray,
+    y_score: ArrayLike,
+    sample_weight: ArrayLike | None,
+    pos_label: Any,
+    groups: ArrayLike | None,
+) -> float | GroupedAveragePrecision:
+    """The AP of binary y_true in memory (of each group with ``groups``), on its skeleton."""
+    facts, y, scores, weight, _ = _binary_facts(y, uniques, "binary", y_score, sample_weight)
+
+    def count(plan: CurvePlan) -> PrecisionSums:
+        positive, vector = _positive_of(y, plan.pos_label), binary_scores(scores)
+        return PrecisionSums(*_core.average_precision(vector, positive, weight, resolve_n_jobs(None))[:2])
+
+    if groups is None:
+        return AVERAGE_PRECISION.run(count, facts, pos_label, "none")
+    keys = groups
+
+    def count_groups(plan: CurvePlan) -> GroupedPrecisionSums:
+        return _grouped_average_precision(_positive_of(y, plan.pos_label), binary_scores(scores), weight, keys)
+
+    return AVERAGE_PRECISION_GROUPED.run(count_groups, facts, pos_label, "none")
+
+
 def _grouped_average_precision(
     positive: np.ndarray, scores: np.ndarray, weight: FloatArray | None, groups: ArrayLike
-) -> GroupedAveragePrecision:
+) -> GroupedPrecisionSums:
     """The AP of each group's samples (one kernel call per group, on the samples gathered by group)."""
     keys, codes = factorize_groups(groups, positive.shape[0], "y_true")
     sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
@@ -607,13 +663,9 @@ def _grouped_average_precision(
     values = np.empty(keys.shape[0])
     for g in range(keys.shape[0]):
         part = slice(bounds[g], bounds[g + 1])
-        values[g] = _core.average_precision(scores[part], positive[part], None if weight is None else weight[part], 1)[
-            0
-        ]
-    result: GroupedAveragePrecision = grouped_result(
-        GroupedAveragePrecision, keys, sizes, True, average_precision=np.maximum(values, 0.0), n_positive=n_positive
-    )
-    return result
+        part_weight = None if weight is None else weight[part]
+        values[g] = _core.average_precision(scores[part], positive[part], part_weight, 1)[0]
+    return GroupedPrecisionSums(keys, sizes, n_positive, values)
 
 
 def _average_labels(

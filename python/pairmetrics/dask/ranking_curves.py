@@ -24,7 +24,7 @@ import numpy as np
 from .. import _labels
 from .. import _ranking_curves as rc
 from .._groups import refuse_dask_groups
-from .._routing import register, warn
+from .._routing import register
 from ._blocks import first_report
 from ._helpers import (
     align_rows,
@@ -189,14 +189,14 @@ def average_precision_score(y_true, y_score, average="macro", pos_label=1, sampl
     rc.check_average(average)
     problem = _Binary(y_true, y_score, sample_weight)
     _check_average_precision_kind(problem.facts.kind, pos_label, problem.uniques)
-    rc.check_curve_values(problem.facts)
-    problem.prepare(pos_label)
-    sums = problem.per_partition(_partition_sum)
-    total_positive = float(problem.positive_weight.sum())
-    if total_positive == 0:
-        warn(rc.NO_POSITIVE)
-        return 0.0
-    return float(max(0.0, sum(sums) / total_positive))
+
+    def count(plan):
+        problem.prepare(plan.pos_label)
+        sums = problem.per_partition(_partition_sum)
+        total_positive = float(problem.positive_weight.sum())
+        return rc.PrecisionSums(sum(sums) / total_positive if total_positive else 0.0, total_positive)
+
+    return rc.AVERAGE_PRECISION.run(count, problem.facts, pos_label, "none")
 
 
 def _partition_curve(tp_above, fp_above, *pieces):
