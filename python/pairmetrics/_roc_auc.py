@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
@@ -259,7 +259,7 @@ def ovo_average(pair_aucs: list[float], prevalence: list[float], average: str | 
 # --------------------------------------------------------------------------- one binary AUC: plan -> count -> finish
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WeightFacts:
     """What the checks of sample_weight need: its first non-finite entry, and (smallest weight, index of the
     first negative one) when a weight is negative."""
@@ -289,8 +289,7 @@ def check_weight_facts(facts: WeightFacts) -> None:
         raise ValueError(f"sample_weight must be non-negative, got {minimum} (first at index {first_index})")
 
 
-@dataclass(frozen=True)
-class BinaryFacts:
+class BinaryFacts(NamedTuple):
     """The facts of one binary AUC: the rows of each class, whether any weight is nonzero, the weights' facts."""
 
     n_positive: int
@@ -299,8 +298,7 @@ class BinaryFacts:
     weights: WeightFacts
 
 
-@dataclass(frozen=True)
-class BinaryPlan:
+class BinaryPlan(NamedTuple):
     """Whether the AUC is defined (both classes present) and the false positive rate the area stops at."""
 
     defined: bool
@@ -312,8 +310,7 @@ class BinaryPlan:
         return self.max_fpr if self.max_fpr is not None and is_partial(self.max_fpr) else 1.0
 
 
-@dataclass(frozen=True)
-class AreaCounts:
+class AreaCounts(NamedTuple):
     """The area under the curve up to the plan's false positive rate, normalised by the class weight totals
     (NaN unless both are positive), and whether each class has positive weight."""
 
@@ -323,9 +320,9 @@ class AreaCounts:
 
 
 def _plan_binary(facts: BinaryFacts, max_fpr: float | None) -> BinaryPlan:
-    defined = binary_auc_defined(
-        facts.n_positive, facts.n_negative, facts.any_weight, lambda: check_weight_facts(facts.weights)
-    )
+    weights = facts.weights
+    check_weights = None if weights is UNWEIGHTED else lambda: check_weight_facts(weights)
+    defined = binary_auc_defined(facts.n_positive, facts.n_negative, facts.any_weight, check_weights)
     return BinaryPlan(defined, max_fpr)
 
 
@@ -368,8 +365,8 @@ def count_area_in_memory(
     if not plan.defined:
         return None
     area, total_pos, total_neg = _core.roc_auc(score, positive, weight, plan.area_fpr, resolve_n_jobs(None))
-    both = total_pos > 0 and total_neg > 0
-    return AreaCounts(float(area) if both else np.nan, bool(total_pos > 0), bool(total_neg > 0))
+    any_pos, any_neg = bool(total_pos > 0), bool(total_neg > 0)
+    return AreaCounts(float(area) if any_pos and any_neg else np.nan, any_pos, any_neg)
 
 
 def sample_aucs(y01: np.ndarray, y_score: np.ndarray, max_fpr: float | None) -> FloatArray:
