@@ -63,6 +63,8 @@ def _multilabel_call(as_array):
 
 
 # Served on Dask but still planned and finished by each layer on its own (from shared seams).
+# (roc_auc_score's multi-label and multi-class averages still average on each layer from shared seams, each
+# label's or class's AUC running ROC_AUC; average_precision_score's label averages exist in memory only.)
 NOT_YET_SKELETONS: list[str] = [
     "_compare_models.compare_models",
     "_crossmatch.crossmatch_resample",
