@@ -227,6 +227,30 @@ def test_roc_auc_errors_match_in_memory(client):
         pm.sklearn.roc_auc_score(da.from_array(y, chunks=2), np.zeros(5), sample_weights=None)
 
 
+@pytest.mark.parametrize("average", ["samples", "micro", "weighted"])
+def test_one_row_with_empty_chunks_equals_in_memory(client, average):
+    """Regression: dask broadcasts an elementwise operation on one row into every empty chunk of it (the
+    comparison with a label had three rows here, and the averages failed); rows are aligned without them."""
+
+    def one_row(x):
+        return da.from_array(x, chunks=((0, 1, 0),) + tuple((n,) for n in x.shape[1:]))
+
+    y, scores, weights = np.array([[1, 0, 1]]), np.array([[0.8, 0.2, 0.5]]), np.array([2.0])
+    expected = _outcome(pm.sklearn.roc_auc_score, y, scores, average=average, sample_weight=weights)
+    got = _outcome(
+        pm.sklearn.roc_auc_score, one_row(y), one_row(scores), average=average, sample_weight=one_row(weights)
+    )
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert got[1] == expected[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for got_part, expected_part in zip(
+            pm.sklearn.roc_curve(one_row(y[:, 0]), one_row(scores[:, 0]), sample_weight=one_row(weights)),
+            pm.sklearn.roc_curve(y[:, 0], scores[:, 0], sample_weight=weights),
+        ):
+            np.testing.assert_array_equal(got_part, expected_part)
+
+
 @pytest.mark.parametrize("bad", [-2.0, np.nan, np.inf])
 def test_roc_auc_checks_weights_where_in_memory_does(client, bad):
     """Weights are checked only once a score is defined (scikit-learn's order): with one class present

@@ -16,8 +16,15 @@ import numpy as np
 
 from . import _core
 from ._groups import GroupedNdcg, factorize_groups, grouped_result
-from ._ranking_curves import invalid_parameter
-from ._roc_auc import _as_labels, _unique, check_sample_counts, is_integral, target_type, warn_undefined
+from ._labels import (
+    as_labels,
+    check_sample_counts,
+    invalid_parameter,
+    is_integral,
+    target_type,
+    unique_labels,
+    warn_undefined,
+)
 from ._routing import routed
 from ._typing import ArrayLike, FloatArray
 from ._validation import as_numeric_array, check_finite, resolve_n_jobs
@@ -49,7 +56,7 @@ def _numeric_labels(y_true: ArrayLike) -> np.ndarray:
     """y_true of a multi-label metric: numbers only (scikit-learn's ``check_array``), sparse made dense."""
     if _is_sparse(y_true):
         y_true = y_true.toarray()  # type: ignore[union-attr]
-    arr = _as_labels(y_true)
+    arr = as_labels(y_true)
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"y_true must hold numbers, got dtype {arr.dtype}")
     return arr
@@ -59,7 +66,7 @@ def _label_kind(y: np.ndarray) -> str:
     """scikit-learn's type_of_target of y_true, without sorting it: only whether it holds one, two or more
     distinct values (and whether they are whole numbers) matters here."""
     if y.size == 0 or y.dtype.kind not in "biuf":
-        uniques = _unique(y)
+        uniques = unique_labels(y)
         return target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques))
     low, high = y.min(), y.max()
     at_ends = np.count_nonzero(y == low) + (np.count_nonzero(y == high) if high != low else 0)
@@ -488,10 +495,10 @@ def top_k_accuracy_score(
     0.75
     """
     k = _check_k(k, optional=False) or 1
-    y = _as_labels(y_true)
+    y = as_labels(y_true)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
-    uniques = _unique(y)
+    uniques = unique_labels(y)
     kind = target_type(uniques, y.ndim == 1, is_integral(uniques))
     if kind == "binary" and labels is not None and len(np.asarray(labels)) > 2:
         kind = "multiclass"

@@ -16,12 +16,30 @@ import numpy as np
 from . import _core
 from ._result import Result
 from ._routing import routed
+from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, IntArray
-from ._validation import as_matrix, as_numeric_array, check_binary, check_finite, check_nonnegative_finite
+from ._validation import (
+    Nonbinary,
+    as_matrix,
+    as_numeric_array,
+    check_binary,
+    check_finite,
+    check_nonnegative_finite,
+    first_nonbinary_entry,
+    raise_if_nonbinary,
+)
 
 __all__ = ["multilabel_counts", "MultilabelCounts"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["binary_bytes", "check_penalties", "check_shapes", "counts_dense", "result_from_counts"]
+__seams__ = [
+    "LabelCounts",
+    "MULTILABEL_COUNTS",
+    "MultilabelFacts",
+    "binary_bytes",
+    "check_penalties",
+    "check_shapes",
+    "counts_dense",
+]
 
 # counts of 1s (in both, in y_true, in y_pred), one entry per label or per sample
 _Triple = tuple[IntArray, ...]
@@ -134,13 +152,6 @@ def _sparse_binary(x: Any, name: str) -> Any:
     return m
 
 
-def _dense_binary(x: Any, name: str) -> np.ndarray:
-    """The 0/1 entries as a uint8 array: a view for 1-byte dtypes, else one converted copy."""
-    arr = as_matrix(x, name, min_rows=0, min_cols=0)
-    check_binary(arr, name)  # free for bool
-    return binary_bytes(arr)
-
-
 def binary_bytes(arr: np.ndarray) -> np.ndarray:
     """Checked 0/1 entries as uint8: a view for 1-byte dtypes, else one converted copy."""
     if arr.dtype.itemsize == 1 and arr.dtype.kind in "biu":
@@ -203,17 +214,75 @@ def multilabel_counts(
     """
     fp_penalty, fn_penalty = check_penalties(false_pos, false_neg)
     sparse = _issparse(y_true) or _issparse(y_pred)
-    t = _sparse_binary(y_true, "y_true") if _issparse(y_true) else _dense_binary(y_true, "y_true")
-    p = _sparse_binary(y_pred, "y_pred") if _issparse(y_pred) else _dense_binary(y_pred, "y_pred")
-    n_samples, n_labels = check_shapes(t.shape, p.shape)
-    if sparse:
-        import scipy.sparse as sp
+    # sparse inputs are checked as they are read (their stored values only); dense ones by the plan
+    t = _sparse_binary(y_true, "y_true") if _issparse(y_true) else as_matrix(y_true, "y_true", min_rows=0, min_cols=0)
+    p = _sparse_binary(y_pred, "y_pred") if _issparse(y_pred) else as_matrix(y_pred, "y_pred", min_rows=0, min_cols=0)
+    t_fact = None if _issparse(y_true) else first_nonbinary_entry(t)
+    p_fact = None if _issparse(y_pred) else first_nonbinary_entry(p)
+    facts = MultilabelFacts(t.shape, p.shape, t_fact, p_fact)
 
-        t, p = sp.csr_array(t), sp.csr_array(p)
-        labels, samples = _counts_sparse(t, p)
-    else:
-        labels, samples = counts_dense(t, p)
-    return result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty)
+    def count(plan: MultilabelPlan) -> LabelCounts:
+        t01 = t if _issparse(t) else binary_bytes(t)
+        p01 = p if _issparse(p) else binary_bytes(p)
+        if sparse:
+            import scipy.sparse as sp
+
+            return LabelCounts(*_counts_sparse(sp.csr_array(t01), sp.csr_array(p01)))
+        return LabelCounts(*counts_dense(t01, p01))
+
+    return MULTILABEL_COUNTS.run(count, facts, fp_penalty, fn_penalty)
+
+
+@dataclasses.dataclass(frozen=True)
+class MultilabelFacts:
+    """The shapes of y_true and y_pred and the first entry of each other than 0 and 1."""
+
+    true_shape: tuple[int, ...]
+    pred_shape: tuple[int, ...]
+    true_nonbinary: Nonbinary
+    pred_nonbinary: Nonbinary
+
+
+@dataclasses.dataclass(frozen=True)
+class MultilabelPlan:
+    """The shape counted and the weighted score's penalties."""
+
+    n_samples: int
+    n_labels: int
+    fp_penalty: float
+    fn_penalty: float
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LabelCounts:
+    """Per label and per sample: counts of 1s in both, in y_true and in y_pred."""
+
+    labels: _Triple
+    samples: _Triple
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LabelCounts) and all(
+            np.array_equal(a, b) for a, b in zip(self.labels + self.samples, other.labels + other.samples)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _plan_multilabel(facts: MultilabelFacts, fp_penalty: float, fn_penalty: float) -> MultilabelPlan:
+    """``fp_penalty``, ``fn_penalty``: checked by :func:`check_penalties` before the inputs are read."""
+    raise_if_nonbinary(facts.true_nonbinary, "y_true", facts.true_shape)
+    raise_if_nonbinary(facts.pred_nonbinary, "y_pred", facts.pred_shape)
+    n_samples, n_labels = check_shapes(facts.true_shape, facts.pred_shape)
+    return MultilabelPlan(n_samples, n_labels, fp_penalty, fn_penalty)
+
+
+def _finish_multilabel(plan: MultilabelPlan, counts: LabelCounts) -> MultilabelCounts:
+    return result_from_counts(
+        counts.labels, counts.samples, plan.n_samples, plan.n_labels, plan.fp_penalty, plan.fn_penalty
+    )
+
+
+MULTILABEL_COUNTS = Skeleton("multilabel_counts", _plan_multilabel, _finish_multilabel)
 
 
 def check_shapes(shape_t: tuple[int, ...], shape_p: tuple[int, ...]) -> tuple[int, int]:

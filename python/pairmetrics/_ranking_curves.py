@@ -4,59 +4,54 @@ Drop-ins for ``sklearn.metrics.roc_curve``, ``precision_recall_curve``,
 ``det_curve`` and ``average_precision_score``. One compiled pass per call:
 positives and negatives radix-sorted by score and merged once from the top,
 one point per distinct score (exact int64 counts without weights, whatever
-the score dtype). The checks are those of :mod:`pairmetrics._roc_auc`.
+the score dtype). The checks are those of :mod:`pairmetrics._labels`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
 
 from . import _core
 from ._groups import GroupedAveragePrecision, factorize_groups, grouped_result
-from ._roc_auc import (
-    _as_labels,
-    _scores,
-    _unique,
-    _weights,
+from ._labels import (
+    as_labels,
+    as_scores,
+    as_weights,
     binary_scores,
+    check_binary_score_shape,
     check_sample_counts,
+    invalid_parameter,
     is_integral,
     one_hot,
     target_type,
+    unique_labels,
     warn_undefined,
 )
 from ._routing import routed, warn
+from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, FloatOrArray
-from ._validation import check_finite, resolve_n_jobs
+from ._validation import Nonfinite, check_finite, first_nonfinite_entry, raise_if_nonfinite, resolve_n_jobs
 
 __all__ = ["average_precision_score", "det_curve", "precision_recall_curve", "roc_curve"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
 __seams__ = [
-    "NO_POSITIVE",
+    "CurveFacts",
+    "CurvePoints",
+    "DET_CURVE",
+    "AVERAGE_PRECISION",
+    "PrecisionSums",
+    "PRECISION_RECALL_CURVE",
+    "ROC_CURVE",
     "check_average",
-    "check_curve_kind",
     "check_pos_label",
-    "det_from_points",
     "drop_intermediate_points",
-    "precision_recall_from_points",
-    "resolve_pos_label",
-    "roc_from_points",
-    "zero_weights_error",
 ]
 
 _AVERAGES = ("micro", "macro", "samples", "weighted")
 NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
-
-
-def invalid_parameter(message: str) -> ValueError:
-    """scikit-learn's InvalidParameterError (a ValueError and a TypeError) when it is installed."""
-    try:
-        from sklearn.utils._param_validation import InvalidParameterError
-    except ImportError:
-        return ValueError(message)
-    return InvalidParameterError(message)
 
 
 def label_type(y: np.ndarray, uniques: np.ndarray) -> str:
@@ -93,7 +88,7 @@ def _positive_of(y: np.ndarray, pos_label: Any) -> np.ndarray:
 
 
 def _checked_weights(sample_weight: ArrayLike | None, n: int) -> FloatArray | None:
-    weight = _weights(sample_weight, n)
+    weight = as_weights(sample_weight, n)
     if weight is not None:
         check_finite(weight, "sample_weight")
     return weight
@@ -109,35 +104,119 @@ def _check_some_weight(weight: FloatArray | None) -> None:
         raise zero_weights_error()
 
 
-def binary_input(
-    y_true: ArrayLike, y_score: ArrayLike, sample_weight: ArrayLike | None, pos_label: Any
-) -> tuple[np.ndarray, np.ndarray, FloatArray | None, np.ndarray, np.dtype[Any]]:
-    """(positive uint8, scores, weights, distinct labels, the scores' given dtype) of a binary problem, with
-    scikit-learn's checks (format, pos_label, lengths, finite values)."""
-    y = _as_labels(y_true)
-    uniques = _unique(y)
-    check_curve_kind(label_type(y, uniques), pos_label)
-    pos_label = resolve_pos_label(pos_label, uniques)
-    scores, given = _scores(y_score)
+@dataclass(frozen=True, eq=False)
+class CurveFacts:
+    """The facts a binary curve's checks need: the target type and distinct labels of y_true, the shape of
+    y_score, the first non-finite score and weight, whether every weight is zero."""
+
+    kind: str
+    uniques: np.ndarray
+    score_shape: tuple[int, ...]
+    scores_nonfinite: Nonfinite
+    weights_nonfinite: Nonfinite
+    all_weights_zero: bool
+
+
+@dataclass(frozen=True)
+class CurvePlan:
+    """The positive label, the intermediate points the counter leaves out ('none', 'roc' or 'tps'), the
+    number of distinct labels, and whether det_curve drops points itself."""
+
+    pos_label: Any
+    drop: str
+    n_classes: int
+    det_drop: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class CurvePoints:
+    """The curve's points, one per distinct score kept, decreasing: false and true positive weights and the
+    thresholds (in the scores' dtype)."""
+
+    fps: FloatArray
+    tps: FloatArray
+    thresholds: np.ndarray
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CurvePoints) and all(
+            np.array_equal(a, b) and a.dtype == b.dtype
+            for a, b in zip((self.fps, self.tps, self.thresholds), (other.fps, other.tps, other.thresholds))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _check_curve_values(facts: CurveFacts) -> None:
+    """Finite scores of a binary problem's shape, finite weights, and some weight nonzero."""
+    raise_if_nonfinite(facts.scores_nonfinite, "y_score")
+    check_binary_score_shape(facts.score_shape)
+    raise_if_nonfinite(facts.weights_nonfinite, "sample_weight")
+    if facts.all_weights_zero:
+        raise zero_weights_error()
+
+
+def _plan_curve(facts: CurveFacts, pos_label: Any, drop: str, det_drop: bool = False) -> CurvePlan:
+    check_curve_kind(facts.kind, pos_label)
+    pos_label = resolve_pos_label(pos_label, facts.uniques)
+    _check_curve_values(facts)
+    return CurvePlan(pos_label, drop, int(facts.uniques.shape[0]), det_drop)
+
+
+def _finish_roc(plan: CurvePlan, points: CurvePoints) -> tuple[FloatArray, FloatArray, FloatArray]:
+    return roc_from_points(points.fps, points.tps, points.thresholds)
+
+
+def _finish_precision_recall(plan: CurvePlan, points: CurvePoints) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    return precision_recall_from_points(points.fps, points.tps, points.thresholds)
+
+
+def _finish_det(plan: CurvePlan, points: CurvePoints) -> tuple[FloatArray, FloatArray, FloatArray]:
+    return det_from_points(points.fps, points.tps, points.thresholds, plan.n_classes, plan.det_drop)
+
+
+ROC_CURVE = Skeleton("roc_curve", _plan_curve, _finish_roc)
+PRECISION_RECALL_CURVE = Skeleton("precision_recall_curve", _plan_curve, _finish_precision_recall)
+DET_CURVE = Skeleton("det_curve", _plan_curve, _finish_det)
+
+
+def _binary_facts(
+    y: np.ndarray, uniques: np.ndarray, kind: str, y_score: ArrayLike, sample_weight: ArrayLike | None
+) -> tuple[CurveFacts, np.ndarray, np.ndarray, FloatArray | None, np.dtype[Any]]:
+    """(facts, y_true as a vector, scores, weights, the scores' given dtype) of a binary problem in memory."""
+    scores, given = as_scores(y_score, finite=False)
     check_sample_counts(y.shape[0], scores.shape[0])
     if y.ndim == 2:
         y = y[:, 0]
-    scores = binary_scores(scores)
-    weight = _checked_weights(sample_weight, y.shape[0])
-    _check_some_weight(weight)
-    return _positive_of(y, pos_label), scores, weight, uniques, given
+    weight = as_weights(sample_weight, y.shape[0])
+    weights_nonfinite = None if weight is None else first_nonfinite_entry(weight)
+    all_zero = weight is not None and not weight.any()
+    facts = CurveFacts(kind, uniques, scores.shape, first_nonfinite_entry(scores), weights_nonfinite, all_zero)
+    return facts, y, scores, weight, given
 
 
 def _curve(
-    y_true: ArrayLike, y_score: ArrayLike, pos_label: Any, sample_weight: ArrayLike | None, drop: str = "none"
-) -> tuple[FloatArray, FloatArray, np.ndarray, np.ndarray]:
-    """(fps, tps, thresholds in the scores' dtype, distinct labels): one point per distinct score, decreasing;
-    ``drop``: which intermediate points the kernel leaves out ('none', 'roc' or 'tps')."""
-    positive, scores, weight, uniques, given = binary_input(y_true, y_score, sample_weight, pos_label)
-    thresholds, tps, fps = _core.binary_curve(scores, positive, weight, drop, resolve_n_jobs(None))
-    if given.kind == "f" and thresholds.dtype != given:
-        thresholds = thresholds.astype(given)  # float16 scores were read as float32
-    return fps, tps, thresholds, uniques
+    skeleton: Skeleton[..., CurvePlan, CurvePoints, Any],
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    sample_weight: ArrayLike | None,
+    pos_label: Any,
+    drop: str,
+    det_drop: bool = False,
+) -> Any:
+    """A binary curve in memory: the facts in one pass, the points from one compiled sort."""
+    y = as_labels(y_true)
+    uniques = unique_labels(y)
+    facts, y, scores, weight, given = _binary_facts(y, uniques, label_type(y, uniques), y_score, sample_weight)
+
+    def count(plan: CurvePlan) -> CurvePoints:
+        positive = _positive_of(y, plan.pos_label)
+        vector = binary_scores(scores)  # of the shape the plan checked
+        thresholds, tps, fps = _core.binary_curve(vector, positive, weight, plan.drop, resolve_n_jobs(None))
+        if given.kind == "f" and thresholds.dtype != given:
+            thresholds = thresholds.astype(given)  # float16 scores were read as float32
+        return CurvePoints(fps, tps, thresholds)
+
+    return skeleton.run(count, facts, pos_label, drop, det_drop)
 
 
 def _with_first(values: np.ndarray, first: float) -> FloatArray:
@@ -202,8 +281,7 @@ def roc_curve(
     >>> fpr.tolist(), tpr.tolist(), thresholds.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0], [inf, 0.8, 0.4, 0.35, 0.1])
     """
-    fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight, "roc" if drop_intermediate else "none")
-    return roc_from_points(fps, tps, thresholds)
+    return _curve(ROC_CURVE, y_true, y_score, sample_weight, pos_label, "roc" if drop_intermediate else "none")
 
 
 def roc_from_points(
@@ -275,8 +353,9 @@ def precision_recall_curve(
     >>> precision.round(3).tolist(), recall.tolist(), thresholds.tolist()
     ([0.5, 0.667, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.5, 0.0], [0.1, 0.35, 0.4, 0.8])
     """
-    fps, tps, thresholds, _ = _curve(y_true, y_score, pos_label, sample_weight, "tps" if drop_intermediate else "none")
-    return precision_recall_from_points(fps, tps, thresholds)
+    return _curve(
+        PRECISION_RECALL_CURVE, y_true, y_score, sample_weight, pos_label, "tps" if drop_intermediate else "none"
+    )
 
 
 def precision_recall_from_points(
@@ -345,8 +424,7 @@ def det_curve(
     >>> fpr.tolist(), fnr.tolist(), thresholds.tolist()
     ([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.35, 0.4, 0.8])
     """
-    fps, tps, thresholds, uniques = _curve(y_true, y_score, pos_label, sample_weight)
-    return det_from_points(fps, tps, thresholds, uniques.shape[0], drop_intermediate)
+    return _curve(DET_CURVE, y_true, y_score, sample_weight, pos_label, "none", drop_intermediate)
 
 
 def det_from_points(
@@ -370,14 +448,60 @@ def det_from_points(
     return fps[part][::-1] / fps[-1], fns[part][::-1] / tps[-1], thresholds[part][::-1]
 
 
-def binary_average_precision(positive: np.ndarray, scores: np.ndarray, weight: FloatArray | None) -> float:
-    """The average precision of one binary problem (0, with scikit-learn's warning, without positives)."""
-    _check_some_weight(weight)
-    value, total_positive, _ = _core.average_precision(scores, positive, weight, resolve_n_jobs(None))
-    if total_positive == 0:
+@dataclass(frozen=True)
+class PrecisionSums:
+    """The average precision's sum over the thresholds, divided by the positive weight, and that weight."""
+
+    value: float
+    total_positive: float
+
+
+def _finish_average_precision(plan: CurvePlan, sums: PrecisionSums) -> float:
+    return _precision_from_sums(sums)
+
+
+def _precision_from_sums(sums: PrecisionSums) -> float:
+    """The AP (0, with scikit-learn's warning, without positives)."""
+    if sums.total_positive == 0:
         warn(NO_POSITIVE)
         return 0.0
-    return float(max(0.0, value))
+    return float(max(0.0, sums.value))
+
+
+AVERAGE_PRECISION = Skeleton("average_precision_score", _plan_curve, _finish_average_precision)
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedPrecisionSums:
+    """Per group (in the order of ``keys``): rows, positives and the average precision."""
+
+    keys: np.ndarray
+    sizes: np.ndarray
+    n_positive: np.ndarray
+    values: FloatArray
+
+
+def _finish_grouped_average_precision(plan: CurvePlan, sums: GroupedPrecisionSums) -> GroupedAveragePrecision:
+    result: GroupedAveragePrecision = grouped_result(
+        GroupedAveragePrecision,
+        sums.keys,
+        sums.sizes,
+        True,
+        average_precision=np.maximum(sums.values, 0.0),
+        n_positive=sums.n_positive,
+    )
+    return result
+
+
+AVERAGE_PRECISION_GROUPED = Skeleton("average_precision_score(groups=)", _plan_curve, _finish_grouped_average_precision)
+
+
+def binary_average_precision(positive: np.ndarray, scores: np.ndarray, weight: FloatArray | None) -> float:
+    """The average precision of one binary problem of a multi-label or multi-class average."""
+    _check_some_weight(weight)
+    return _precision_from_sums(
+        PrecisionSums(*_core.average_precision(scores, positive, weight, resolve_n_jobs(None))[:2])
+    )
 
 
 def check_average(average: str | None) -> None:
@@ -472,20 +596,17 @@ def average_precision_score(
     0.8333
     """
     check_average(average)
-    y = _as_labels(y_true)
-    uniques = _unique(y)
+    y = as_labels(y_true)
+    uniques = unique_labels(y)
     kind = label_type(y, uniques)
     check_pos_label(kind, pos_label, uniques)
     if groups is not None and kind != "binary":  # (also on Dask: see pairmetrics.dask.ranking_curves)
         raise ValueError(f"groups= takes binary y_true only, got {kind} y_true")
     if kind == "binary":
-        positive, scores, weight, _, _ = binary_input(y, y_score, sample_weight, pos_label)
-        if groups is not None:
-            return _grouped_average_precision(positive, scores, weight, groups)
-        return binary_average_precision(positive, scores, weight)
+        return _binary_average_precision(y, uniques, y_score, sample_weight, pos_label, groups)
     if kind not in ("multilabel-indicator", "multiclass"):
         raise ValueError(f"{kind} format is not supported")
-    scores, _ = _scores(y_score)
+    scores, _ = as_scores(y_score)
     check_sample_counts(y.shape[0], scores.shape[0])
     weight = _checked_weights(sample_weight, y.shape[0])
     if kind == "multiclass":
@@ -503,9 +624,34 @@ def average_precision_score(
     return _average_labels(y, (y == 1).view(np.uint8), scores, average, weight)
 
 
+def _binary_average_precision(
+    y: np.ndarray,
+    uniques: np.ndarray,
+    y_score: ArrayLike,
+    sample_weight: ArrayLike | None,
+    pos_label: Any,
+    groups: ArrayLike | None,
+) -> float | GroupedAveragePrecision:
+    """The AP of binary y_true in memory (of each group with ``groups``), on its skeleton."""
+    facts, y, scores, weight, _ = _binary_facts(y, uniques, "binary", y_score, sample_weight)
+
+    def count(plan: CurvePlan) -> PrecisionSums:
+        positive, vector = _positive_of(y, plan.pos_label), binary_scores(scores)
+        return PrecisionSums(*_core.average_precision(vector, positive, weight, resolve_n_jobs(None))[:2])
+
+    if groups is None:
+        return AVERAGE_PRECISION.run(count, facts, pos_label, "none")
+    keys = groups
+
+    def count_groups(plan: CurvePlan) -> GroupedPrecisionSums:
+        return _grouped_average_precision(_positive_of(y, plan.pos_label), binary_scores(scores), weight, keys)
+
+    return AVERAGE_PRECISION_GROUPED.run(count_groups, facts, pos_label, "none")
+
+
 def _grouped_average_precision(
     positive: np.ndarray, scores: np.ndarray, weight: FloatArray | None, groups: ArrayLike
-) -> GroupedAveragePrecision:
+) -> GroupedPrecisionSums:
     """The AP of each group's samples (one kernel call per group, on the samples gathered by group)."""
     keys, codes = factorize_groups(groups, positive.shape[0], "y_true")
     sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
@@ -517,13 +663,9 @@ def _grouped_average_precision(
     values = np.empty(keys.shape[0])
     for g in range(keys.shape[0]):
         part = slice(bounds[g], bounds[g + 1])
-        values[g] = _core.average_precision(scores[part], positive[part], None if weight is None else weight[part], 1)[
-            0
-        ]
-    result: GroupedAveragePrecision = grouped_result(
-        GroupedAveragePrecision, keys, sizes, True, average_precision=np.maximum(values, 0.0), n_positive=n_positive
-    )
-    return result
+        part_weight = None if weight is None else weight[part]
+        values[g] = _core.average_precision(scores[part], positive[part], part_weight, 1)[0]
+    return GroupedPrecisionSums(keys, sizes, n_positive, values)
 
 
 def _average_labels(

@@ -7,65 +7,65 @@ seams (names without a leading underscore) shared with the Dask path in
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Callable
-from typing import Any, Literal, overload
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
 from . import _core
 from ._groups import GROUPS_NOTES, GroupedRocAuc, factorize_groups, grouped_result
+from ._labels import (
+    as_labels,
+    as_scores,
+    as_weights,
+    binary_scores,
+    check_sample_counts,
+    is_integral,
+    one_hot,
+    target_type,
+    unique_labels,
+    warn_undefined,
+)
 from ._paired import grouped_evaluation, wants_variance
-from ._routing import routed, warn
+from ._routing import routed
+from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, FloatOrArray
-from ._validation import as_numeric_array, check_choice, check_finite, check_real, resolve_n_jobs
+from ._validation import (
+    Nonfinite,
+    check_choice,
+    check_real,
+    first_nonfinite_entry,
+    raise_if_nonfinite,
+    resolve_n_jobs,
+)
 
 __all__ = ["roc_auc_score"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
 __seams__ = [
+    "AreaCounts",
+    "BinaryFacts",
+    "ROC_AUC",
+    "UNWEIGHTED",
+    "WeightFacts",
     "auc_sums",
     "average_from_sums",
     "average_label_aucs",
-    "binary_auc_defined",
-    "binary_auc_value",
-    "binary_scores",
     "check_indicator",
     "check_indicator_shapes",
-    "check_label_shape",
     "check_multiclass",
     "check_options",
     "check_ovo_weight",
-    "check_sample_counts",
-    "check_score_shape",
-    "is_integral",
+    "check_weight_facts",
     "is_partial",
     "multiclass_classes",
-    "negative_weight_error",
-    "one_hot",
     "ovo_average",
     "problem_kind",
     "rows_sum_to_one",
     "sample_aucs",
-    "target_type",
-    "weight_vector",
     "weighted_average_is_empty",
-    "warn_undefined",
 ]
-
-
-def _undefined_metric_warning() -> type[Warning]:
-    """scikit-learn's UndefinedMetricWarning when it is installed (so filters on it keep working)."""
-    try:
-        from sklearn.exceptions import UndefinedMetricWarning
-    except ImportError:
-        return RuntimeWarning
-    return UndefinedMetricWarning
-
-
-def warn_undefined(message: str) -> None:
-    """scikit-learn's UndefinedMetricWarning (or RuntimeWarning), attributed to the caller's line."""
-    warn(message, _undefined_metric_warning())
 
 
 # --------------------------------------------------------------------------- checks (numpy or Dask arrays)
@@ -79,53 +79,6 @@ def check_options(average: str | None, multi_class: str, max_fpr: float | None) 
     if max_fpr is not None:
         max_fpr = check_real(max_fpr, "max_fpr", low=0, low_open=True, high=1)
     return max_fpr
-
-
-def check_label_shape(shape: tuple[int, ...]) -> None:
-    if len(shape) == 0 or len(shape) > 2 or 0 in shape:
-        raise ValueError(f"y_true must be a non-empty 1-D or 2-D array, got shape {tuple(shape)}")
-
-
-def check_score_shape(shape: tuple[int, ...]) -> None:
-    if len(shape) == 0 or len(shape) > 2 or 0 in shape:
-        raise ValueError(f"y_score must be a non-empty 1-D or 2-D array, got shape {tuple(shape)}")
-
-
-def check_sample_counts(n_true: int, n_score: int) -> None:
-    if n_score != n_true:
-        raise ValueError(
-            f"Found input variables with inconsistent numbers of samples: y_true has {n_true}, y_score {n_score}"
-        )
-
-
-def weight_vector(w: Any, n: int) -> Any:
-    """sample_weight (a numeric numpy or Dask array) as a vector of n entries; shape (n, 1) is flattened."""
-    if w.ndim == 2 and w.shape[1] == 1:
-        w = w[:, 0]
-    if w.ndim != 1:
-        raise ValueError(f"sample_weight must be 1-D, got shape {w.shape}")
-    if w.shape[0] != n:
-        raise ValueError(f"sample_weight has {w.shape[0]} entries but y_true has {n} samples")
-    return w
-
-
-def is_integral(values: np.ndarray) -> bool:
-    """True when the numbers are whole (scikit-learn's test for class labels)."""
-    return values.dtype.kind != "f" or bool(np.array_equal(values, np.round(values)))
-
-
-def target_type(uniques: np.ndarray, column: bool, integral: bool) -> str:
-    """scikit-learn's ``type_of_target`` for the cases roc_auc_score distinguishes, from the distinct
-    values of y (sorted), whether y is one column and whether its numbers are whole."""
-    numeric = uniques.dtype.kind in "biuf"
-    integral = numeric and integral
-    if not column:
-        if integral and uniques.size < 3:
-            return "multilabel-indicator"
-        return ("multiclass" if integral or not numeric else "continuous") + "-multioutput"
-    if numeric and not integral:
-        return "continuous"
-    return "multiclass" if uniques.size > 2 else "binary"
 
 
 def problem_kind(kind: str, score_shape: tuple[int, ...], max_fpr: float | None, multi_class: str) -> str:
@@ -144,17 +97,6 @@ def problem_kind(kind: str, score_shape: tuple[int, ...], max_fpr: float | None,
     if kind != "multilabel-indicator":
         raise ValueError(f"y_true: {kind} format is not supported")
     return "multilabel"
-
-
-def binary_scores(scores: Any) -> Any:
-    """The score vector of a binary problem (shape (n, 1) flattened)."""
-    if scores.ndim == 2 and scores.shape[1] == 1:
-        scores = scores[:, 0]
-    if scores.ndim != 1:
-        raise ValueError(
-            f"y_score should be a 1d array for binary y_true, got an array of shape {scores.shape} instead"
-        )
-    return scores
 
 
 def check_indicator(uniques: np.ndarray, score_shape: tuple[int, ...]) -> None:
@@ -230,13 +172,6 @@ def check_ovo_weight(multi_class: str, weighted: bool) -> None:
         raise ValueError(
             "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must be None in this case."
         )
-
-
-def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
-    """The 0/1 indicator matrix of class codes."""
-    indicator = np.zeros((encoded.shape[0], n_classes), dtype=np.uint8)
-    indicator[np.arange(encoded.shape[0]), encoded] = 1
-    return indicator
 
 
 # --------------------------------------------------------------------------- assembly from counts
@@ -321,78 +256,86 @@ def ovo_average(pair_aucs: list[float], prevalence: list[float], average: str | 
     return float(np.average(pair_aucs, weights=prevalence if average == "weighted" else None))
 
 
-# --------------------------------------------------------------------------- in memory
+# --------------------------------------------------------------------------- one binary AUC: plan -> count -> finish
 
 
-def _as_labels(y_true: Any) -> np.ndarray:
-    """y_true as an ndarray of any dtype (strings allowed), NaN refused."""
-    if hasattr(y_true, "toarray") and hasattr(y_true, "nnz"):  # scipy.sparse indicator matrix
-        y_true = y_true.toarray()
-    try:
-        arr = np.asarray(y_true)
-    except Exception as exc:
-        raise ValueError(f"y_true must be array-like: {type(exc).__name__}: {exc}") from None
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            arr = arr.astype(str)
-    if arr.dtype.kind == "S":  # scikit-learn's type_of_target refuses bytes
-        raise TypeError(
-            "Support for labels represented as bytes is not supported. Convert the labels to a string or integer "
-            "format."
-        )
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        raise ValueError("y_true contains NaN or infinite values")
-    if arr.dtype.kind not in "biufUS":
-        raise ValueError(f"y_true must hold numbers or strings, got dtype {arr.dtype}")
-    check_label_shape(arr.shape)
-    return arr
+@dataclass(frozen=True, slots=True)
+class WeightFacts:
+    """What the checks of sample_weight need: its first non-finite entry, and (smallest weight, index of the
+    first negative one) when a weight is negative."""
+
+    nonfinite: Nonfinite
+    negative: tuple[float, int] | None
 
 
-def _unique(y: np.ndarray) -> np.ndarray:
-    """``np.unique(y)``, without a sort when y holds at most two values (the common, large case)."""
-    if y.dtype.kind in "biuf" and y.size:
-        low, high = y.min(), y.max()
-        if low == high:
-            return np.array([low])
-        if y.dtype.kind == "b" or np.count_nonzero(y == low) + np.count_nonzero(y == high) == y.size:
-            return np.array([low, high])
-    return np.unique(y)
+UNWEIGHTED = WeightFacts(None, None)
 
 
-def _scores(y_score: Any) -> tuple[np.ndarray, np.dtype[Any]]:
-    """y_score for the kernel, and the dtype it came in (float16 is widened; sums of
-    probabilities are checked in the caller's dtype, as scikit-learn does)."""
-    if not isinstance(getattr(y_score, "dtype", None), np.dtype):  # a DataFrame, a list: the dtype numpy gives it
-        try:
-            y_score = np.asarray(y_score)
-        except Exception:  # ragged and the like: as_numeric_array names the problem
-            pass
-    given = getattr(y_score, "dtype", None)
-    arr = as_numeric_array(y_score, "y_score")
-    check_score_shape(arr.shape)
-    check_finite(arr, "y_score")
-    return arr, given if isinstance(given, np.dtype) and given.kind == "f" else arr.dtype
+def weight_facts(weight: np.ndarray | None) -> WeightFacts:
+    """The :class:`WeightFacts` of in-memory weights."""
+    if weight is None:
+        return UNWEIGHTED
+    nonfinite = first_nonfinite_entry(weight)
+    below = weight < 0
+    negative = (float(weight.min()), int(np.argmax(below))) if nonfinite is None and below.any() else None
+    return WeightFacts(nonfinite, negative)
 
 
-def _weights(sample_weight: Any, n: int) -> FloatArray | None:
-    if sample_weight is None:
-        return None
-    w = weight_vector(as_numeric_array(sample_weight, "sample_weight"), n)
-    return np.ascontiguousarray(w, dtype=np.float64)
-
-
-def _check_weight_values(weight: np.ndarray) -> None:
+def check_weight_facts(facts: WeightFacts) -> None:
     """Finite and non-negative (when: see :func:`binary_auc_defined`)."""
-    check_finite(weight, "sample_weight")
-    if (weight < 0).any():
-        raise negative_weight_error(float(weight.min()), int(np.argmax(weight < 0)))
+    raise_if_nonfinite(facts.nonfinite, "sample_weight")
+    if facts.negative is not None:
+        minimum, first_index = facts.negative
+        raise ValueError(f"sample_weight must be non-negative, got {minimum} (first at index {first_index})")
 
 
-def negative_weight_error(minimum: float, first_index: int) -> ValueError:
-    """The error of a negative sample_weight (its smallest value and the index of the first negative one)."""
-    return ValueError(f"sample_weight must be non-negative, got {minimum} (first at index {first_index})")
+class BinaryFacts(NamedTuple):
+    """The facts of one binary AUC: the rows of each class, whether any weight is nonzero, the weights' facts."""
+
+    n_positive: int
+    n_negative: int
+    any_weight: bool
+    weights: WeightFacts
+
+
+class BinaryPlan(NamedTuple):
+    """Whether the AUC is defined (both classes present) and the false positive rate the area stops at."""
+
+    defined: bool
+    max_fpr: float | None
+
+    @property
+    def area_fpr(self) -> float:
+        """The false positive rate the counted area runs to (1: the whole curve)."""
+        return self.max_fpr if self.max_fpr is not None and is_partial(self.max_fpr) else 1.0
+
+
+class AreaCounts(NamedTuple):
+    """The area under the curve up to the plan's false positive rate, normalised by the class weight totals
+    (NaN unless both are positive), and whether each class has positive weight."""
+
+    area: float
+    positive_weight: bool
+    negative_weight: bool
+
+
+def _plan_binary(facts: BinaryFacts, max_fpr: float | None) -> BinaryPlan:
+    weights = facts.weights
+    check_weights = None if weights is UNWEIGHTED else lambda: check_weight_facts(weights)
+    defined = binary_auc_defined(facts.n_positive, facts.n_negative, facts.any_weight, check_weights)
+    return BinaryPlan(defined, max_fpr)
+
+
+def _finish_binary(plan: BinaryPlan, counts: AreaCounts | None) -> float:
+    if counts is None:
+        return np.nan
+    return binary_auc_value(counts.area, float(counts.positive_weight), float(counts.negative_weight), plan.max_fpr)
+
+
+ROC_AUC = Skeleton("roc_auc_score", _plan_binary, _finish_binary)
+
+
+# --------------------------------------------------------------------------- in memory
 
 
 def _binary_auc(
@@ -405,14 +348,25 @@ def _binary_auc(
     """One binary AUC: positive is a uint8 0/1 vector, score a 1-D view. ``sample_weight``: the caller's
     weights, when ``weight`` repeats them (the micro average), so that errors give the caller's index."""
     n_positive = int(np.count_nonzero(positive))
-    n_negative = positive.size - n_positive
-    checked = weight if sample_weight is None else sample_weight
-    check_weights = None if checked is None else functools.partial(_check_weight_values, checked)
-    if not binary_auc_defined(n_positive, n_negative, weight is None or bool(np.any(weight)), check_weights):
-        return np.nan
-    fpr = max_fpr if max_fpr is not None and is_partial(max_fpr) else 1.0
-    area, total_pos, total_neg = _core.roc_auc(score, positive, weight, fpr, resolve_n_jobs(None))
-    return binary_auc_value(area, total_pos, total_neg, max_fpr)
+    any_weight = weight is None or bool(np.any(weight))
+    facts = BinaryFacts(
+        n_positive,
+        positive.size - n_positive,
+        any_weight,
+        weight_facts(weight if sample_weight is None else sample_weight),
+    )
+    return ROC_AUC.run(lambda plan: count_area_in_memory(positive, score, weight, plan), facts, max_fpr)
+
+
+def count_area_in_memory(
+    positive: np.ndarray, score: np.ndarray, weight: np.ndarray | None, plan: BinaryPlan
+) -> AreaCounts | None:
+    """The in-memory counter: the compiled kernel's area and class weight totals."""
+    if not plan.defined:
+        return None
+    area, total_pos, total_neg = _core.roc_auc(score, positive, weight, plan.area_fpr, resolve_n_jobs(None))
+    any_pos, any_neg = bool(total_pos > 0), bool(total_neg > 0)
+    return AreaCounts(float(area) if any_pos and any_neg else np.nan, any_pos, any_neg)
 
 
 def sample_aucs(y01: np.ndarray, y_score: np.ndarray, max_fpr: float | None) -> FloatArray:
@@ -434,8 +388,7 @@ def _average_binary(
             np.ascontiguousarray(y01).ravel(), np.ascontiguousarray(y_score).ravel(), score_weight, max_fpr, weight
         )
     if average == "samples":
-        if weight is not None:
-            _check_weight_values(weight)
+        check_weight_facts(weight_facts(weight))
         return average_label_aucs(sample_aucs(y01, y_score, max_fpr), average, weight)
     label_weight = None
     if average == "weighted":
@@ -597,11 +550,11 @@ def roc_auc_score(
     ([0.75, 1.0], 0.8333)
     """
     max_fpr = check_options(average, multi_class, max_fpr)
-    y = _as_labels(y_true)
-    scores, score_dtype = _scores(y_score)
+    y = as_labels(y_true)
+    scores, score_dtype = as_scores(y_score)
     check_sample_counts(y.shape[0], scores.shape[0])
-    weight = _weights(sample_weight, y.shape[0])
-    uniques = _unique(y)
+    weight = as_weights(sample_weight, y.shape[0])
+    uniques = unique_labels(y)
     kind = problem_kind(
         target_type(uniques, y.ndim == 1 or y.shape[1] == 1, is_integral(uniques)), scores.shape, max_fpr, multi_class
     )
@@ -629,36 +582,65 @@ def _positive(y: np.ndarray, uniques: np.ndarray) -> np.ndarray:
     return (y == uniques[-1]).view(np.uint8)
 
 
+@dataclass(frozen=True)
+class GroupedAreaCounts:
+    """Per group (in the order of ``keys``): rows, positives, the kernel's area and class weight totals, and
+    the DeLong variance when it is computed."""
+
+    keys: np.ndarray
+    sizes: np.ndarray
+    n_positive: np.ndarray
+    area: np.ndarray
+    total_positive: np.ndarray
+    total_negative: np.ndarray
+    variance: np.ndarray | None
+
+
+def _plan_grouped(weights: WeightFacts, max_fpr: float | None) -> BinaryPlan:
+    """Every group's AUC is counted, so the weights are checked whatever the classes."""
+    check_weight_facts(weights)
+    return BinaryPlan(True, max_fpr)
+
+
+def _finish_grouped(plan: BinaryPlan, counts: GroupedAreaCounts) -> GroupedRocAuc:
+    area = counts.area
+    if is_partial(plan.max_fpr):
+        area = mcclish(area, plan.max_fpr)
+    area = np.where((counts.total_positive > 0) & (counts.total_negative > 0), area, np.nan)  # a class without weight
+    return grouped_result(
+        GroupedRocAuc,
+        counts.keys,
+        counts.sizes,
+        True,
+        auc=area,
+        n_positive=counts.n_positive,
+        n_negative=counts.sizes - counts.n_positive,
+        variance=counts.variance,
+    )
+
+
+ROC_AUC_GROUPED = Skeleton("roc_auc_score(groups=)", _plan_grouped, _finish_grouped)
+
+
 def _grouped_auc(
     positive: np.ndarray, scores: np.ndarray, weight: np.ndarray | None, max_fpr: float | None, groups: ArrayLike
 ) -> GroupedRocAuc:
     keys, codes = factorize_groups(groups, positive.shape[0], "y_true")
-    if weight is not None:
-        _check_weight_values(weight)
-    fpr = max_fpr if max_fpr is not None and is_partial(max_fpr) else 1.0
-    area, total_pos, total_neg = _core.grouped_roc_auc(
-        scores, positive, weight, codes, keys.shape[0], fpr, resolve_n_jobs(None)
-    )
-    if is_partial(max_fpr):
-        area = mcclish(area, max_fpr)
-    area = np.where((total_pos > 0) & (total_neg > 0), area, np.nan)  # a class without weight: undefined
-    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
-    n_positive = np.bincount(codes, weights=positive, minlength=keys.shape[0]).astype(np.int64)
-    variance = None
-    if weight is None and not is_partial(max_fpr) and wants_variance(positive.shape[0], None):
-        # The AUC of binary labels is paired evaluation's concordance: its DeLong variance per group.
-        flags = np.ascontiguousarray(positive, dtype=np.uint8)
-        variance = grouped_evaluation(scores, flags, 0.5, groups, True, resolve_n_jobs(None), False, False).variance
-    return grouped_result(
-        GroupedRocAuc,
-        keys,
-        sizes,
-        True,
-        auc=area,
-        n_positive=n_positive,
-        n_negative=sizes - n_positive,
-        variance=variance,
-    )
+
+    def count(plan: BinaryPlan) -> GroupedAreaCounts:
+        area, total_pos, total_neg = _core.grouped_roc_auc(
+            scores, positive, weight, codes, keys.shape[0], plan.area_fpr, resolve_n_jobs(None)
+        )
+        sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
+        n_positive = np.bincount(codes, weights=positive, minlength=keys.shape[0]).astype(np.int64)
+        variance = None
+        if weight is None and not is_partial(plan.max_fpr) and wants_variance(positive.shape[0], None):
+            # The AUC of binary labels is paired evaluation's concordance: its DeLong variance per group.
+            flags = np.ascontiguousarray(positive, dtype=np.uint8)
+            variance = grouped_evaluation(scores, flags, 0.5, groups, True, resolve_n_jobs(None), False, False).variance
+        return GroupedAreaCounts(keys, sizes, n_positive, area, total_pos, total_neg, variance)
+
+    return ROC_AUC_GROUPED.run(count, weight_facts(weight), max_fpr)
 
 
 def _multiclass(

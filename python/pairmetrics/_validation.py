@@ -335,18 +335,32 @@ def check_bool(value: Any, name: str) -> bool:
 
 def check_binary(arr: np.ndarray, name: str) -> None:
     """Raise unless every entry of a numeric array is 0 or 1 (bool arrays always pass)."""
+    raise_if_nonbinary(first_nonbinary_entry(arr), name, arr.shape)
+
+
+# The first entry other than 0 and 1: (flat index, its value, how many in all); None when all are 0 or 1.
+Nonbinary = tuple[int, Any, int] | None
+
+
+def first_nonbinary_entry(arr: np.ndarray) -> Nonbinary:
+    """The :data:`Nonbinary` fact of an in-memory array (quick for bool and integer arrays of 0 and 1)."""
     kind = arr.dtype.kind
     if kind == "b" or arr.size == 0:
-        return
+        return None
     if kind == "u":
         if arr.max() <= 1:
-            return
+            return None
     elif kind == "i":
         if arr.min() >= 0 and arr.max() <= 1:
-            return
+            return None
     count, first, value = binary_report(arr)
-    if count:
-        raise not_binary_error(name, arr.shape, first, value, count)
+    return (first, value, count) if count else None
+
+
+def raise_if_nonbinary(fact: Nonbinary, name: str, shape: tuple[int, ...]) -> None:
+    """Raise the error of :func:`check_binary` from a :data:`Nonbinary` fact, however it was found."""
+    if fact is not None:
+        raise not_binary_error(name, shape, *fact)
 
 
 def binary_report(arr: np.ndarray) -> tuple[int, int, Any]:

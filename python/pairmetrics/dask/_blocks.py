@@ -145,13 +145,14 @@ def vector(x: Any, name: str, min_length: int = 1) -> Any:
 
 
 def align_rows(arrays: Sequence[Any], names: Sequence[str]) -> list[Any]:
-    """Rechunk along rows to the chunks of the most finely chunked array (one chunk across columns)."""
+    """Rechunk along rows to the chunks of the most finely chunked array (one chunk across columns), without
+    empty chunks: dask broadcasts an elementwise operation on one row into every empty chunk of it."""
     lengths = {a.shape[0] for a in arrays}
     if len(lengths) > 1:
         shapes = " and ".join(str(a.shape[0]) for a in arrays)
         raise ValueError(f"{' and '.join(names)} must have the same length, got {shapes}")
     reference = max(arrays, key=lambda a: len(a.chunks[0]))
-    rows = reference.chunks[0]
+    rows = tuple(c for c in reference.chunks[0] if c) or reference.chunks[0][:1]
     out = []
     for a in arrays:
         spec: dict[int, Any] = {0: rows}

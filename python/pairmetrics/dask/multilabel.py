@@ -4,7 +4,7 @@ One pass: every row block is checked (0/1 entries, reported at their global
 index) and counted by the in-memory kernel (``_multilabel.counts_dense``);
 per-label counts are summed and per-sample counts concatenated along a tree,
 so the client receives O(n + labels) numbers, as the in-memory result holds.
-The result is built by ``_multilabel.result_from_counts``.
+The checks and the result are those of the in-memory call (its skeleton).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _multilabel
 from .._routing import register
-from .._validation import binary_report, matrix_shape, not_binary_error
+from .._validation import binary_report, matrix_shape
 from . import _blocks as blocks
 
 
@@ -42,17 +42,18 @@ def multilabel_counts(y_true, y_pred, false_pos=1.0, false_neg=1.0):
     fp_penalty, fn_penalty = _multilabel.check_penalties(false_pos, false_neg)
     t = matrix_shape(blocks.to_dask_array(y_true, "y_true"), "y_true", min_rows=0, min_cols=0)
     p = matrix_shape(blocks.to_dask_array(y_pred, "y_pred"), "y_pred", min_rows=0, min_cols=0)
-    n_samples, n_labels = _multilabel.check_shapes(t.shape, p.shape)
+    _, n_labels = _multilabel.check_shapes(t.shape, p.shape)  # rows are aligned only when the shapes agree
     t, p = blocks.align_rows([t, p], ["y_true", "y_pred"])
     parts = [
         delayed(_multilabel_block, pure=True)(a, b) for a, b in zip(t.to_delayed().ravel(), p.to_delayed().ravel())
     ]
-    # Per-sample counts are part of the result (n values each); the blocks keep their order.
+    # One pass gives the facts and the counts (per-sample counts are part of the result; blocks keep their order).
     ((reports, counts),) = blocks.compute(blocks.tree_reduce(_multilabel_combine, parts))
     offsets = blocks.offsets(t.chunks[0])
-    for which, (name, x) in enumerate((("y_true", t), ("y_pred", p))):
-        bad = blocks.first_report([r[which] for r in reports], offsets, n_labels)
-        if bad is not None:
-            raise not_binary_error(name, x.shape, *bad)
-    labels, samples = counts
-    return _multilabel.result_from_counts(labels, samples, n_samples, n_labels, fp_penalty, fn_penalty)
+    bad = [blocks.first_report([r[which] for r in reports], offsets, n_labels) for which in (0, 1)]
+    facts = _multilabel.MultilabelFacts(t.shape, p.shape, *bad)
+
+    def count(plan):
+        return _multilabel.LabelCounts(*counts)
+
+    return _multilabel.MULTILABEL_COUNTS.run(count, facts, fp_penalty, fn_penalty)

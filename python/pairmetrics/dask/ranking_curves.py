@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _labels
 from .. import _ranking_curves as rc
-from .. import _roc_auc as roc
 from .._groups import refuse_dask_groups
-from .._routing import register, warn
+from .._routing import register
+from ._blocks import first_report
 from ._helpers import (
     align_rows,
     compute,
@@ -33,7 +34,6 @@ from ._helpers import (
     offsets,
     partition_count,
     partition_data,
-    raise_nonfinite,
     sample_rows,
     split_by_key,
     to_dask_array,
@@ -47,16 +47,13 @@ UNIQUE_LIMIT = 4096
 
 def _summary(y, s, w, n_parts, n_blocks, seed):
     """Per block: whether y_true has non-finite values, its distinct values (capped), whether they are whole,
-    the non-finite reports of the scores and weights, and a sample of scores."""
+    the non-finite reports of the scores and weights, a sample of scores, and how many weights are nonzero."""
     y_bad = bool(y.dtype.kind == "f" and not np.isfinite(y).all())
     values = np.unique(y)[:UNIQUE_LIMIT]
-    integral = bool(y_bad or roc.is_integral(values))
+    integral = bool(y_bad or _labels.is_integral(values))
     reports = (first_nonfinite(s), first_nonfinite(w) if w is not None else (0, -1, False))
-    return y_bad, values, integral, reports, s[sample_rows(s, n_parts, n_blocks, seed)]
-
-
-def _equal_to(block, label):
-    return np.asarray(block == label, dtype=bool)
+    nonzero_weights = 0 if w is None else int(np.count_nonzero(w))
+    return y_bad, values, integral, reports, s[sample_rows(s, n_parts, n_blocks, seed)], nonzero_weights
 
 
 def _two_columns(a, b):
@@ -64,12 +61,12 @@ def _two_columns(a, b):
 
 
 def _partition_totals(s, positive, w, bounds):
-    """Per score partition of one block: positive weight, negative weight; and the nonzero weights."""
+    """Per score partition of one block: positive weight, negative weight."""
     part = np.searchsorted(bounds, np.asarray(s, dtype=np.float64), side="right")
     weight = np.ones(s.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
     pos = np.bincount(part, weights=weight * positive, minlength=bounds.size + 1)
     neg = np.bincount(part, weights=weight * ~positive, minlength=bounds.size + 1)
-    return pos, neg, int(np.count_nonzero(weight))
+    return pos, neg
 
 
 def _partition_sum(tp_above, fp_above, *pieces):
@@ -92,66 +89,77 @@ def _partition_sum(tp_above, fp_above, *pieces):
 
 
 class _Binary:
-    """A binary problem on Dask: checked, its score partitions' bounds and the weight above each partition."""
+    """A binary problem on Dask: its facts from one pass over the blocks, then (``prepare``) its score
+    partitions and the weight above each partition."""
 
-    def __init__(self, y_true, y_score, sample_weight, resolve):
-        """``resolve(kind, uniques)`` checks the target type and pos_label and returns the positive label."""
+    def __init__(self, y_true, y_score, sample_weight):
         from dask import delayed
 
         y = to_dask_array(y_true, "y_true")
-        roc.check_label_shape(y.shape)
+        _labels.check_label_shape(y.shape)
         s = to_dask_array(y_score, "y_score")
-        roc.check_score_shape(s.shape)
-        roc.check_sample_counts(y.shape[0], s.shape[0])
+        _labels.check_score_shape(s.shape)
+        _labels.check_sample_counts(y.shape[0], s.shape[0])
         arrays, names = [y, s], ["y_true", "y_score"]
         if sample_weight is not None:
-            arrays.append(roc.weight_vector(to_dask_array(sample_weight, "sample_weight"), y.shape[0]))
+            arrays.append(_labels.weight_vector(to_dask_array(sample_weight, "sample_weight"), y.shape[0]))
             names.append("sample_weight")
         y, s, *rest = align_rows(arrays, names)
-        w = rest[0] if rest else None
+        self.w = rest[0] if rest else None
         column = y.ndim == 1 or y.shape[1] == 1
         if y.ndim == 2 and y.shape[1] == 1:
             y = y[:, 0]
         n_parts = partition_count(y.shape[0])
         y_blocks, s_blocks = y.to_delayed().ravel(), s.to_delayed().ravel()
-        w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(y_blocks)
+        self.w_blocks = self.w.to_delayed().ravel() if self.w is not None else [None] * len(y_blocks)
         summaries = compute(
             *[
                 delayed(_summary, pure=True)(a, b, c, n_parts, len(y_blocks), k)
-                for k, (a, b, c) in enumerate(zip(y_blocks, s_blocks, w_blocks))
+                for k, (a, b, c) in enumerate(zip(y_blocks, s_blocks, self.w_blocks))
             ]
         )
         if any(r[0] for r in summaries):
             raise ValueError("y_true contains NaN or infinite values")
         self.uniques = np.unique(np.concatenate([r[1] for r in summaries]))[:UNIQUE_LIMIT]
-        pos_label = resolve(roc.target_type(self.uniques, column, all(r[2] for r in summaries)), self.uniques)
-        s = roc.binary_scores(s)
-        s_blocks = s.to_delayed().ravel()
+        kind = _labels.target_type(self.uniques, column, all(r[2] for r in summaries))
+        self.y, self.s = y, s
         row_offsets = offsets(y.chunks[0])
-        raise_nonfinite([r[3][0] for r in summaries], "y_score", row_offsets)
-        raise_nonfinite([r[3][1] for r in summaries], "sample_weight", row_offsets)
-        self.bounds = key_bounds(roc.binary_scores(np.concatenate([r[4] for r in summaries])), n_parts)
-        # block by block: dask broadcasts a one-row comparison into its empty chunks
-        positive = y.map_blocks(_equal_to, pos_label, dtype=bool)
+        self.facts = rc.CurveFacts(
+            kind,
+            self.uniques,
+            s.shape,
+            first_report([r[3][0] for r in summaries], row_offsets, s.shape[1] if s.ndim == 2 else 1),
+            first_report([r[3][1] for r in summaries], row_offsets),
+            self.w is not None and not sum(r[5] for r in summaries),
+        )
+        self.sample = np.concatenate([r[4] for r in summaries])
+        self.n_parts = n_parts
+
+    def prepare(self, pos_label):
+        """The score partitions of the rows, with pos_label positive, and the class weight of each."""
+        from dask import delayed
+
+        positive = self.y == pos_label
+        self.s = _labels.binary_scores(self.s)  # of the shape the plan checked
+        self.bounds = key_bounds(_labels.binary_scores(self.sample), self.n_parts)
+        s_blocks = self.s.to_delayed().ravel()
         totals = compute(
             *[
                 delayed(_partition_totals, pure=True)(b, p, c, self.bounds)
-                for b, p, c in zip(s_blocks, positive.to_delayed().ravel(), w_blocks)
+                for b, p, c in zip(s_blocks, positive.to_delayed().ravel(), self.w_blocks)
             ]
         )
         self.positive_weight = np.sum([t[0] for t in totals], axis=0)
         self.negative_weight = np.sum([t[1] for t in totals], axis=0)
-        if w is not None and not sum(t[2] for t in totals):
-            raise rc.zero_weights_error()
         # weight of the partitions above each one (higher partitions hold higher scores)
         self.tp_above = np.concatenate((np.cumsum(self.positive_weight[::-1])[::-1][1:], [0.0]))
         self.fp_above = np.concatenate((np.cumsum(self.negative_weight[::-1])[::-1][1:], [0.0]))
         payload = positive.astype(np.float64)
-        if w is not None:  # two columns, block by block (da.stack trips over one-row inputs with empty chunks)
+        if self.w is not None:  # two columns, block by block
             payload = payload.map_blocks(
-                _two_columns, w.astype(np.float64), new_axis=1, dtype=np.float64, chunks=(payload.chunks[0], (2,))
+                _two_columns, self.w.astype(np.float64), new_axis=1, dtype=np.float64, chunks=(payload.chunks[0], (2,))
             )
-        self.pieces = split_by_key(s, payload, self.bounds)
+        self.pieces = split_by_key(self.s, payload, self.bounds)
 
     def per_partition(self, function):
         """compute() of ``function(tp_above, fp_above, *pieces)`` on every partition, lowest scores first."""
@@ -165,25 +173,13 @@ class _Binary:
         )
 
 
-def _average_precision_resolve(pos_label):
-    def resolve(kind, uniques):
-        rc.check_pos_label(kind, pos_label, uniques)
-        if kind != "binary":
-            raise TypeError(
-                f"average_precision_score() takes binary y_true only on Dask collections, got {kind} y_true; "
-                "compute the inputs first (for example x.compute()) if they fit in memory"
-            )
-        return pos_label
-
-    return resolve
-
-
-def _curve_resolve(pos_label):
-    def resolve(kind, uniques):
-        rc.check_curve_kind(kind, pos_label)
-        return rc.resolve_pos_label(pos_label, uniques)
-
-    return resolve
+def _check_average_precision_kind(kind, pos_label, uniques):
+    rc.check_pos_label(kind, pos_label, uniques)
+    if kind != "binary":
+        raise TypeError(
+            f"average_precision_score() takes binary y_true only on Dask collections, got {kind} y_true; "
+            "compute the inputs first (for example x.compute()) if they fit in memory"
+        )
 
 
 @register(rc.average_precision_score)
@@ -191,13 +187,16 @@ def average_precision_score(y_true, y_score, average="macro", pos_label=1, sampl
     """``average_precision_score`` on Dask collections (binary, numeric or bool ``y_true``; no ``groups``)."""
     refuse_dask_groups(groups, "average_precision_score")
     rc.check_average(average)
-    problem = _Binary(y_true, y_score, sample_weight, _average_precision_resolve(pos_label))
-    sums = problem.per_partition(_partition_sum)
-    total_positive = float(problem.positive_weight.sum())
-    if total_positive == 0:
-        warn(rc.NO_POSITIVE)
-        return 0.0
-    return float(max(0.0, sum(sums) / total_positive))
+    problem = _Binary(y_true, y_score, sample_weight)
+    _check_average_precision_kind(problem.facts.kind, pos_label, problem.uniques)
+
+    def count(plan):
+        problem.prepare(plan.pos_label)
+        sums = problem.per_partition(_partition_sum)
+        total_positive = float(problem.positive_weight.sum())
+        return rc.PrecisionSums(sum(sums) / total_positive if total_positive else 0.0, total_positive)
+
+    return rc.AVERAGE_PRECISION.run(count, problem.facts, pos_label, "none")
 
 
 def _partition_curve(tp_above, fp_above, *pieces):
@@ -219,27 +218,34 @@ def _points(problem):
     return tuple(np.concatenate([p[i] for p in parts]) for i in (2, 1, 0))  # fps, tps, thresholds
 
 
+def _curve(skeleton, y_true, y_score, sample_weight, pos_label, drop, det_drop=False):
+    """A binary curve on Dask: the facts from one pass, the points from one shuffle by score range."""
+    problem = _Binary(y_true, y_score, sample_weight)
+
+    def count(plan):
+        problem.prepare(plan.pos_label)
+        fps, tps, thresholds = _points(problem)
+        if plan.drop != "none":
+            fps, tps, thresholds = rc.drop_intermediate_points(plan.drop, fps, tps, thresholds)
+        return rc.CurvePoints(fps, tps, thresholds)
+
+    return skeleton.run(count, problem.facts, pos_label, drop, det_drop)
+
+
 @register(rc.roc_curve)
 def roc_curve(y_true, y_score, pos_label=None, sample_weight=None, drop_intermediate=True):
     """``roc_curve`` on Dask collections (numeric or bool ``y_true``)."""
-    fps, tps, thresholds = _points(_Binary(y_true, y_score, sample_weight, _curve_resolve(pos_label)))
-    if drop_intermediate:
-        fps, tps, thresholds = rc.drop_intermediate_points("roc", fps, tps, thresholds)
-    return rc.roc_from_points(fps, tps, thresholds)
+    return _curve(rc.ROC_CURVE, y_true, y_score, sample_weight, pos_label, "roc" if drop_intermediate else "none")
 
 
 @register(rc.precision_recall_curve)
 def precision_recall_curve(y_true, y_score, pos_label=None, sample_weight=None, drop_intermediate=False):
     """``precision_recall_curve`` on Dask collections (numeric or bool ``y_true``)."""
-    fps, tps, thresholds = _points(_Binary(y_true, y_score, sample_weight, _curve_resolve(pos_label)))
-    if drop_intermediate:
-        fps, tps, thresholds = rc.drop_intermediate_points("tps", fps, tps, thresholds)
-    return rc.precision_recall_from_points(fps, tps, thresholds)
+    drop = "tps" if drop_intermediate else "none"
+    return _curve(rc.PRECISION_RECALL_CURVE, y_true, y_score, sample_weight, pos_label, drop)
 
 
 @register(rc.det_curve)
 def det_curve(y_true, y_score, pos_label=None, sample_weight=None, drop_intermediate=False):
     """``det_curve`` on Dask collections (numeric or bool ``y_true``)."""
-    problem = _Binary(y_true, y_score, sample_weight, _curve_resolve(pos_label))
-    fps, tps, thresholds = _points(problem)
-    return rc.det_from_points(fps, tps, thresholds, problem.uniques.shape[0], drop_intermediate)
+    return _curve(rc.DET_CURVE, y_true, y_score, sample_weight, pos_label, "none", drop_intermediate)

@@ -22,15 +22,16 @@ additions); counts are exact.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import warnings
 
 import numpy as np
 
+from .. import _labels
 from .. import _roc_auc as roc
 from .._routing import register, warn
+from ._blocks import first_report
 from ._helpers import (
     align_rows,
     compute,
@@ -61,7 +62,7 @@ def _summary(y, s, w, n_parts, n_blocks, seed, limit):
     probability rows, and a sample of (label, score) rows."""
     y_bad = bool(y.dtype.kind == "f" and not np.isfinite(y).all())
     values, counts = np.unique(y, return_counts=True)
-    integral = bool(y_bad or roc.is_integral(values))
+    integral = bool(y_bad or _labels.is_integral(values))
     reports = (first_nonfinite(s), first_nonfinite(w) if w is not None else (0, -1, False))
     probabilities = s.ndim != 2 or not s.shape[0] or roc.rows_sum_to_one(np.asarray(s, dtype=np.float64))
     take = sample_rows(s, n_parts, n_blocks, seed)
@@ -122,35 +123,41 @@ class _BinaryAuc:
 
         return [delayed(_auc_partition, pure=True)(local_fpr, *p) for p in self.pieces]
 
-    def result(self, stats, max_fpr, partial_area, check_weights):
-        """The AUC from the partition summaries (``partial_area(k, fpr)`` runs the kernel on partition k).
-
-        The partitions' weight totals enter as shares of their class total (each in [0, 1]), never as
-        products of totals: weights from 1e-300 to 1e300 neither overflow nor underflow, as in memory."""
+    def result(self, stats, max_fpr, partial_area, weights):
+        """The AUC from the partition summaries (``partial_area(k, fpr)`` runs the kernel on partition k),
+        through the skeleton: the facts are the partitions' class counts and ``weights`` (WeightFacts)."""
         n_pos = sum(s[0] for s in stats)
-        n_neg = sum(s[1] for s in stats)
-        if not roc.binary_auc_defined(n_pos, n_neg, any(s[2] for s in stats), check_weights):
-            return np.nan
-        pos_share, any_pos = _shares([s[4] for s in stats])
-        neg_share, any_neg = _shares([s[5] for s in stats])
-        if not (any_pos and any_neg):
-            return roc.binary_auc_value(np.nan, float(any_pos), float(any_neg), max_fpr)
-        cut = max_fpr if roc.is_partial(max_fpr) else np.inf  # a false positive rate
-        area = 0.0
-        fp_above = tp_above = 0.0  # rates above the current partition
-        for k in reversed(range(len(stats))):  # the curve starts at the highest scores
-            local, pos, neg = stats[k][3], pos_share[k], neg_share[k]
-            if fp_above + neg > cut:  # max_fpr falls inside this partition
-                if cut > fp_above:
-                    inside = partial_area(k, (cut - fp_above) / neg) * pos * neg if pos > 0 else 0.0
-                    area += inside + (cut - fp_above) * tp_above
-                break
-            if pos > 0 and neg > 0:
-                area += local * pos * neg
-            area += neg * tp_above
-            fp_above += neg
-            tp_above += pos
-        return roc.binary_auc_value(area, 1.0, 1.0, max_fpr)
+        facts = roc.BinaryFacts(n_pos, sum(s[1] for s in stats), any(s[2] for s in stats), weights)
+        return roc.ROC_AUC.run(lambda plan: _area_counts(stats, plan, partial_area), facts, max_fpr)
+
+
+def _area_counts(stats, plan, partial_area):
+    """The Dask counter of one binary AUC: the area from the partitions' summaries.
+
+    The partitions' weight totals enter as shares of their class total (each in [0, 1]), never as
+    products of totals: weights from 1e-300 to 1e300 neither overflow nor underflow, as in memory."""
+    if not plan.defined:
+        return None
+    pos_share, any_pos = _shares([s[4] for s in stats])
+    neg_share, any_neg = _shares([s[5] for s in stats])
+    if not (any_pos and any_neg):
+        return roc.AreaCounts(np.nan, any_pos, any_neg)
+    cut = plan.max_fpr if roc.is_partial(plan.max_fpr) else np.inf  # a false positive rate
+    area = 0.0
+    fp_above = tp_above = 0.0  # rates above the current partition
+    for k in reversed(range(len(stats))):  # the curve starts at the highest scores
+        local, pos, neg = stats[k][3], pos_share[k], neg_share[k]
+        if fp_above + neg > cut:  # max_fpr falls inside this partition
+            if cut > fp_above:
+                inside = partial_area(k, (cut - fp_above) / neg) * pos * neg if pos > 0 else 0.0
+                area += inside + (cut - fp_above) * tp_above
+            break
+        if pos > 0 and neg > 0:
+            area += local * pos * neg
+        area += neg * tp_above
+        fp_above += neg
+        tp_above += pos
+    return roc.AreaCounts(area, True, True)
 
 
 def _shares(totals):
@@ -170,9 +177,9 @@ def _stack_columns(a, b):
     return da.stack([a, b], axis=1).rechunk({1: -1})
 
 
-def _binary_aucs(problems, max_fpr, n_rows, check_weights=None):
+def _binary_aucs(problems, max_fpr, n_rows, weights=roc.UNWEIGHTED):
     """AUCs of (score, positive, weight, sampled scores) problems of at most n_rows rows: one shuffle
-    each, computed together. ``check_weights``: the weight checks of weighted problems."""
+    each, computed together. ``weights``: the WeightFacts of weighted problems."""
     if not problems:
         return []
     n_parts = partition_count(n_rows)
@@ -185,7 +192,7 @@ def _binary_aucs(problems, max_fpr, n_rows, check_weights=None):
             (result,) = compute(graph.partitions(fpr)[k])
             return result[3]
 
-        out.append(graph.result(column_stats, max_fpr, partial_area, check_weights))
+        out.append(graph.result(column_stats, max_fpr, partial_area, weights))
     return out
 
 
@@ -207,7 +214,7 @@ def _add_sample_sums(*parts):
     )
 
 
-def _average_binary(y01, s, average, w, max_fpr, sampled, check_weights):
+def _average_binary(y01, s, average, w, max_fpr, sampled, weights):
     """The dask twin of the in-memory ``_average_binary``: the same seams, counts from the cluster."""
     from dask import delayed
 
@@ -218,10 +225,9 @@ def _average_binary(y01, s, average, w, max_fpr, sampled, check_weights):
     n_labels = y01.shape[1]
     if average == "micro":
         weight = None if w is None else _repeat_rows(w, n_labels, y01)
-        return _binary_aucs([(s.ravel(), y01.ravel(), weight, sampled.ravel())], max_fpr, s.size, check_weights)[0]
+        return _binary_aucs([(s.ravel(), y01.ravel(), weight, sampled.ravel())], max_fpr, s.size, weights)[0]
     if average == "samples":
-        if check_weights is not None:
-            check_weights()
+        roc.check_weight_facts(weights)
         blocks = zip(
             y01.to_delayed().ravel(),
             s.to_delayed().ravel(),
@@ -238,9 +244,7 @@ def _average_binary(y01, s, average, w, max_fpr, sampled, check_weights):
         (label_weight,) = compute(counts)
         if roc.weighted_average_is_empty(label_weight):
             return 0.0
-    aucs = _binary_aucs(
-        [(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)], max_fpr, s.shape[0], check_weights
-    )
+    aucs = _binary_aucs([(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)], max_fpr, s.shape[0], weights)
     return roc.average_label_aucs(np.array(aucs, dtype=np.float64), average, label_weight)
 
 
@@ -258,12 +262,10 @@ def _encode(y, classes):
 
 
 def _one_hot_block(codes, n_classes):
-    return roc.one_hot(codes, n_classes)
+    return _labels.one_hot(codes, n_classes)
 
 
-def _multiclass(
-    y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s, check_weights
-):
+def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s, weights):
     roc.check_multiclass(s.shape, probabilities, average, multi_class)
     classes = roc.multiclass_classes(labels, uniques, s.shape[1])
     roc.check_ovo_weight(multi_class, w is not None)
@@ -273,7 +275,7 @@ def _multiclass(
         indicator = encoded.map_blocks(
             _one_hot_block, len(classes), dtype=np.uint8, new_axis=1, chunks=(encoded.chunks[0], (len(classes),))
         )
-        return _average_binary(indicator, s, average, w, None, sampled_s, check_weights)
+        return _average_binary(indicator, s, average, w, None, sampled_s, weights)
     present = np.unique(_encode(uniques, classes))
     class_counts = dict(zip(_encode(uniques, classes).tolist(), counts.tolist()))
     problems, prevalence = [], []
@@ -304,13 +306,13 @@ def roc_auc_score(
 
     max_fpr = roc.check_options(average, multi_class, max_fpr)
     y = to_dask_array(y_true, "y_true")
-    roc.check_label_shape(y.shape)
+    _labels.check_label_shape(y.shape)
     s = to_dask_array(y_score, "y_score")
-    roc.check_score_shape(s.shape)
-    roc.check_sample_counts(y.shape[0], s.shape[0])
+    _labels.check_score_shape(s.shape)
+    _labels.check_sample_counts(y.shape[0], s.shape[0])
     arrays, names = [y, s], ["y_true", "y_score"]
     if sample_weight is not None:
-        arrays.append(roc.weight_vector(to_dask_array(sample_weight, "sample_weight"), y.shape[0]))
+        arrays.append(_labels.weight_vector(to_dask_array(sample_weight, "sample_weight"), y.shape[0]))
         names.append("sample_weight")
     y, s, *rest = align_rows(arrays, names)
     w = rest[0] if rest else None
@@ -329,37 +331,37 @@ def roc_auc_score(
     row_offsets = offsets(y.chunks[0])
     width = s.shape[1] if s.ndim == 2 else 1
     raise_nonfinite([r[4][0] for r in summaries], "y_score", row_offsets, width)
-    # checked where the in-memory call checks them (see roc.binary_auc_defined)
-    check_weights = None if w is None else functools.partial(_check_weights, summaries, row_offsets)
+    # checked by the plan where the in-memory call checks them (once both classes are present)
+    weights = roc.UNWEIGHTED if w is None else _weight_facts(summaries, row_offsets)
     uniques, counts = _merge_uniques([(r[1], r[2]) for r in summaries], limit)
     integral = all(r[3] for r in summaries)
     sampled_y = np.concatenate([r[6] for r in summaries])
     sampled_s = np.concatenate([r[7] for r in summaries])
     kind = roc.problem_kind(
-        roc.target_type(uniques, y.ndim == 1 or y.shape[1] == 1, integral), s.shape, max_fpr, multi_class
+        _labels.target_type(uniques, y.ndim == 1 or y.shape[1] == 1, integral), s.shape, max_fpr, multi_class
     )
     if y.ndim == 2 and y.shape[1] == 1:
         y, sampled_y = y[:, 0], sampled_y[:, 0]
     if kind == "multiclass":
         probabilities = all(r[5] for r in summaries)
         return _multiclass(
-            y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s, check_weights
+            y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s, weights
         )
     if kind == "binary":
-        s = roc.binary_scores(s)
-        sampled_s = roc.binary_scores(sampled_s)
+        s = _labels.binary_scores(s)
+        sampled_s = _labels.binary_scores(sampled_s)
         positive = (y == uniques[-1]) if uniques.size == 2 else y.map_blocks(np.zeros_like, dtype=bool)
-        return _binary_aucs([(s, positive, w, sampled_s)], max_fpr, s.shape[0], check_weights)[0]
+        return _binary_aucs([(s, positive, w, sampled_s)], max_fpr, s.shape[0], weights)[0]
     roc.check_indicator(uniques, s.shape)
-    return _average_binary((y == 1).astype(np.uint8), s, average, w, max_fpr, sampled_s, check_weights)
+    return _average_binary((y == 1).astype(np.uint8), s, average, w, max_fpr, sampled_s, weights)
 
 
-def _check_weights(summaries, row_offsets):
-    """The in-memory checks of sample_weight (finite, then non-negative) from the block summaries,
-    with global indices."""
-    raise_nonfinite([r[4][1] for r in summaries], "sample_weight", row_offsets)
+def _weight_facts(summaries, row_offsets):
+    """The WeightFacts of sample_weight from the block summaries, with global indices."""
+    nonfinite = first_report([r[4][1] for r in summaries], row_offsets)
     negative = [(k, r[8]) for k, r in enumerate(summaries) if r[8] is not None]
-    if negative:
-        minimum = min(found[0] for _, found in negative)
-        block, (_, local) = negative[0]
-        raise roc.negative_weight_error(minimum, int(row_offsets[block]) + local)
+    if not negative:
+        return roc.WeightFacts(nonfinite, None)
+    minimum = min(found[0] for _, found in negative)
+    block, (_, local) = negative[0]
+    return roc.WeightFacts(nonfinite, (minimum, int(row_offsets[block]) + local))

@@ -225,7 +225,7 @@ def average_precision(df: Any, definition: str, positive_above: float | None = N
         tp_above += by_range[number][0]
         fp_above += by_range[number][1]
     if not tp_above > 0:
-        from .._roc_auc import warn_undefined
+        from .._labels import warn_undefined
 
         warn_undefined("No positive class found in the labels: average precision is undefined")
         return float("nan")
