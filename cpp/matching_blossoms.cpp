@@ -305,19 +305,17 @@ void Solver<Int>::expand(i32 b) {
         if (label_[c] == 0) scan_free_node(c);
 }
 
-template const std::vector<i32>& Solver<i64>::leaves(i32);
-template void Solver<i64>::push_expand(i32);
-template void Solver<i64>::shrink(i32, i32);
-template i32 Solver<i64>::collect_cycle(i32, i32, i32);
-template void Solver<i64>::augment_blossom(i32, i32);
-template void Solver<i64>::lift_children(i32, const std::vector<i32>&, i64);
-template void Solver<i64>::expand(i32);
-template const std::vector<i32>& Solver<i128>::leaves(i32);
-template void Solver<i128>::push_expand(i32);
-template void Solver<i128>::shrink(i32, i32);
-template i32 Solver<i128>::collect_cycle(i32, i32, i32);
-template void Solver<i128>::augment_blossom(i32, i32);
-template void Solver<i128>::lift_children(i32, const std::vector<i32>&, i128);
-template void Solver<i128>::expand(i32);
+// Both weight types (64-bit, and 128-bit for large or many weights).
+#define PAIRMETRICS_MATCHING_BLOSSOMS_INSTANCES(W)                           \
+    template const std::vector<i32>& Solver<W>::leaves(i32);                 \
+    template void Solver<W>::push_expand(i32);                               \
+    template void Solver<W>::shrink(i32, i32);                               \
+    template i32 Solver<W>::collect_cycle(i32, i32, i32);                    \
+    template void Solver<W>::augment_blossom(i32, i32);                      \
+    template void Solver<W>::lift_children(i32, const std::vector<i32>&, W); \
+    template void Solver<W>::expand(i32);
+PAIRMETRICS_MATCHING_BLOSSOMS_INSTANCES(i64)
+PAIRMETRICS_MATCHING_BLOSSOMS_INSTANCES(i128)
+#undef PAIRMETRICS_MATCHING_BLOSSOMS_INSTANCES
 
 }  // namespace pairmetrics::matching::detail

@@ -107,15 +107,15 @@ void Solver<Int>::finish(BasicBlossomResult<Int>& result) {
     std::vector<Int>().swap(pending_);
 }
 
-template void Solver<i64>::push_offset(i32);
-template void Solver<i64>::initial_duals();
-template void Solver<i64>::warm_init(const BasicWarmStart<i64>&);
-template void Solver<i64>::greedy_match();
-template void Solver<i64>::finish(BasicBlossomResult<i64>&);
-template void Solver<i128>::push_offset(i32);
-template void Solver<i128>::initial_duals();
-template void Solver<i128>::warm_init(const BasicWarmStart<i128>&);
-template void Solver<i128>::greedy_match();
-template void Solver<i128>::finish(BasicBlossomResult<i128>&);
+// Both weight types (64-bit, and 128-bit for large or many weights).
+#define PAIRMETRICS_MATCHING_DUALS_INSTANCES(W)                   \
+    template void Solver<W>::push_offset(i32);                    \
+    template void Solver<W>::initial_duals();                     \
+    template void Solver<W>::warm_init(const BasicWarmStart<W>&); \
+    template void Solver<W>::greedy_match();                      \
+    template void Solver<W>::finish(BasicBlossomResult<W>&);
+PAIRMETRICS_MATCHING_DUALS_INSTANCES(i64)
+PAIRMETRICS_MATCHING_DUALS_INSTANCES(i128)
+#undef PAIRMETRICS_MATCHING_DUALS_INSTANCES
 
 }  // namespace pairmetrics::matching::detail

@@ -176,21 +176,18 @@ void Solver<Int>::open_blossom(i32 b) {
     free_ids_.push_back(b);
 }
 
-template void Solver<i64>::add_edges(std::size_t, const i32*, const i32*, const i64*);
-template BasicBlossomResult<i64> Solver<i64>::resume();
-template double Solver<i64>::inside_pairs() const;
-template i64 Solver<i64>::reduced_cost(i32);
-template void Solver<i64>::repair_edge(i32);
-template void Solver<i64>::lower(i32, i64);
-template void Solver<i64>::unmatch(i32);
-template void Solver<i64>::open_blossom(i32);
-template void Solver<i128>::add_edges(std::size_t, const i32*, const i32*, const i128*);
-template BasicBlossomResult<i128> Solver<i128>::resume();
-template double Solver<i128>::inside_pairs() const;
-template i128 Solver<i128>::reduced_cost(i32);
-template void Solver<i128>::repair_edge(i32);
-template void Solver<i128>::lower(i32, i128);
-template void Solver<i128>::unmatch(i32);
-template void Solver<i128>::open_blossom(i32);
+// Both weight types (64-bit, and 128-bit for large or many weights).
+#define PAIRMETRICS_MATCHING_RESUME_INSTANCES(W)                                       \
+    template void Solver<W>::add_edges(std::size_t, const i32*, const i32*, const W*); \
+    template BasicBlossomResult<W> Solver<W>::resume();                                \
+    template double Solver<W>::inside_pairs() const;                                   \
+    template W Solver<W>::reduced_cost(i32);                                           \
+    template void Solver<W>::repair_edge(i32);                                         \
+    template void Solver<W>::lower(i32, W);                                            \
+    template void Solver<W>::unmatch(i32);                                             \
+    template void Solver<W>::open_blossom(i32);
+PAIRMETRICS_MATCHING_RESUME_INSTANCES(i64)
+PAIRMETRICS_MATCHING_RESUME_INSTANCES(i128)
+#undef PAIRMETRICS_MATCHING_RESUME_INSTANCES
 
 }  // namespace pairmetrics::matching::detail

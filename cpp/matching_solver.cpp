@@ -175,18 +175,17 @@ void Solver<Int>::process_expand(i32 b) {
     expand(b);
 }
 
-template Solver<i64>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const i64* w, Control& control);
-template BasicBlossomResult<i64> Solver<i64>::run(const BasicWarmStart<i64>*);
-template void Solver<i64>::build_adjacency();
-template bool Solver<i64>::solve_events(i32);
-template i32 Solver<i64>::process_edge(i32);
-template void Solver<i64>::process_expand(i32);
-template Solver<i128>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const i128* w, Control& control);
-template BasicBlossomResult<i128> Solver<i128>::run(const BasicWarmStart<i128>*);
-template void Solver<i128>::build_adjacency();
-template bool Solver<i128>::solve_events(i32);
-template i32 Solver<i128>::process_edge(i32);
-template void Solver<i128>::process_expand(i32);
+// Both weight types (64-bit, and 128-bit for large or many weights).
+#define PAIRMETRICS_MATCHING_SOLVER_INSTANCES(W)                                                                  \
+    template Solver<W>::Solver(i32 n, std::size_t m, const i32* eu, const i32* ev, const W* w, Control& control); \
+    template BasicBlossomResult<W> Solver<W>::run(const BasicWarmStart<W>*);                                      \
+    template void Solver<W>::build_adjacency();                                                                   \
+    template bool Solver<W>::solve_events(i32);                                                                   \
+    template i32 Solver<W>::process_edge(i32);                                                                    \
+    template void Solver<W>::process_expand(i32);
+PAIRMETRICS_MATCHING_SOLVER_INSTANCES(i64)
+PAIRMETRICS_MATCHING_SOLVER_INSTANCES(i128)
+#undef PAIRMETRICS_MATCHING_SOLVER_INSTANCES
 
 }  // namespace pairmetrics::matching::detail
 

@@ -128,23 +128,19 @@ void Solver<Int>::dissolve(i32 t) {
     for (i32 b : left) scan_free_node(b);
 }
 
-template void Solver<i64>::scan_vertex(i32);
-template void Solver<i64>::scan_free_vertex(i32);
-template void Solver<i64>::scan_node(i32);
-template void Solver<i64>::scan_free_node(i32);
-template void Solver<i64>::grow(i32, i32);
-template i32 Solver<i64>::even_parent(i32) const;
-template void Solver<i64>::augment_path(i32, i32);
-template void Solver<i64>::augment(i32, i32);
-template void Solver<i64>::dissolve(i32);
-template void Solver<i128>::scan_vertex(i32);
-template void Solver<i128>::scan_free_vertex(i32);
-template void Solver<i128>::scan_node(i32);
-template void Solver<i128>::scan_free_node(i32);
-template void Solver<i128>::grow(i32, i32);
-template i32 Solver<i128>::even_parent(i32) const;
-template void Solver<i128>::augment_path(i32, i32);
-template void Solver<i128>::augment(i32, i32);
-template void Solver<i128>::dissolve(i32);
+// Both weight types (64-bit, and 128-bit for large or many weights).
+#define PAIRMETRICS_MATCHING_TREES_INSTANCES(W)      \
+    template void Solver<W>::scan_vertex(i32);       \
+    template void Solver<W>::scan_free_vertex(i32);  \
+    template void Solver<W>::scan_node(i32);         \
+    template void Solver<W>::scan_free_node(i32);    \
+    template void Solver<W>::grow(i32, i32);         \
+    template i32 Solver<W>::even_parent(i32) const;  \
+    template void Solver<W>::augment_path(i32, i32); \
+    template void Solver<W>::augment(i32, i32);      \
+    template void Solver<W>::dissolve(i32);
+PAIRMETRICS_MATCHING_TREES_INSTANCES(i64)
+PAIRMETRICS_MATCHING_TREES_INSTANCES(i128)
+#undef PAIRMETRICS_MATCHING_TREES_INSTANCES
 
 }  // namespace pairmetrics::matching::detail
