@@ -5,7 +5,9 @@
 // cancellation unwinds the kernel.
 #pragma once
 
+#include <cstddef>
 #include <mutex>
+#include <type_traits>
 
 namespace pairmetrics {
 
@@ -40,6 +42,40 @@ struct Blas {
     GemmFn<double> dgemm = nullptr;
     BlasThreads threads;
 };
+
+// The gemm of precision T that the caller found, or null.
+template <class T>
+GemmFn<T> gemm_of(const Blas& blas) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "BLAS precisions: float, double");
+    if constexpr (std::is_same_v<T, float>) {
+        return blas.sgemm;
+    } else {
+        return blas.dgemm;
+    }
+}
+
+// Row-major C (m x n, ldc) = A (m x k, lda) B (n x k, ldb)^T, plus C when
+// accumulate is set: through `gemm` when given (row-major C = A B^T is
+// column-major C^T = B A^T), else plain loops. The caller keeps the BLAS on
+// one thread (OneBlasThread).
+template <class T>
+void product_abt(GemmFn<T> gemm, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrdiff_t k, const T* a, std::ptrdiff_t lda,
+                 const T* b, std::ptrdiff_t ldb, T* c, std::ptrdiff_t ldc, bool accumulate = false) {
+    if (gemm != nullptr) {
+        char ta = 'T', tb = 'N';
+        int mm = static_cast<int>(n), nn = static_cast<int>(m), kk = static_cast<int>(k);
+        int la = static_cast<int>(ldb), lb = static_cast<int>(lda), lc = static_cast<int>(ldc);
+        T one = 1, beta = accumulate ? 1 : 0;
+        gemm(&ta, &tb, &mm, &nn, &kk, &one, const_cast<T*>(b), &la, const_cast<T*>(a), &lb, &beta, c, &lc);
+        return;
+    }
+    for (std::ptrdiff_t i = 0; i < m; ++i)
+        for (std::ptrdiff_t j = 0; j < n; ++j) {
+            T s = 0;
+            for (std::ptrdiff_t q = 0; q < k; ++q) s += a[i * lda + q] * b[j * ldb + q];
+            c[i * ldc + j] = accumulate ? c[i * ldc + j] + s : s;
+        }
+}
 
 // Keeps the BLAS calls of the thread that creates it on one BLAS thread for
 // its lifetime. Create one in every thread that calls the BLAS (a
@@ -83,5 +119,18 @@ class OneBlasThread {
     BlasThreads blas_;
     int previous_local_ = 0;
 };
+
+// product_abt through the caller's BLAS, on one BLAS thread.
+template <class T>
+void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrdiff_t k, const T* a, std::ptrdiff_t lda,
+                 const T* b, std::ptrdiff_t ldb, T* c, std::ptrdiff_t ldc, bool accumulate = false) {
+    const GemmFn<T> gemm = gemm_of<T>(blas);
+    if (gemm != nullptr) {
+        const OneBlasThread one_thread(blas.threads);  // in every thread that calls the BLAS
+        pairmetrics::product_abt(gemm, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+        return;
+    }
+    pairmetrics::product_abt(gemm, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+}
 
 }  // namespace pairmetrics

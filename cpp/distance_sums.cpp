@@ -24,31 +24,6 @@ constexpr idx kDefaultResampleBlock = 512;
 // Fixed lanes of tiles (see Workspace): enough to keep a few threads busy to the end.
 constexpr std::size_t kLanes = 16;
 
-// Column-major C (m x n, ldc) = op(A) op(B) (BLAS semantics, beta = 0); the
-// plain loops when there is no BLAS.
-void gemm(const Blas& blas, char transa, char transb, idx m, idx n, idx k, const double* a, idx lda, const double* b,
-          idx ldb, double* c, idx ldc) {
-    if (blas.dgemm != nullptr) {
-        int mm = static_cast<int>(m), nn = static_cast<int>(n), kk = static_cast<int>(k);
-        int la = static_cast<int>(lda), lb = static_cast<int>(ldb), lc = static_cast<int>(ldc);
-        double one = 1.0, zero = 0.0;
-        const OneBlasThread one_thread(blas.threads);  // in every thread that calls the BLAS
-        blas.dgemm(&transa, &transb, &mm, &nn, &kk, &one, const_cast<double*>(a), &la, const_cast<double*>(b), &lb,
-                   &zero, c, &lc);
-        return;
-    }
-    for (idx j = 0; j < n; ++j)
-        for (idx i = 0; i < m; ++i) {
-            double s = 0.0;
-            for (idx l = 0; l < k; ++l) {
-                const double av = transa == 'N' ? a[i + l * lda] : a[l + i * lda];
-                const double bv = transb == 'N' ? b[l + j * ldb] : b[j + l * ldb];
-                s += av * bv;
-            }
-            c[i + j * ldc] = s;
-        }
-}
-
 struct Tile {
     idx i0, ni, j0, nj;
 };
@@ -245,7 +220,7 @@ void add_quadratic(const Blas& blas, const double* tile, const Tile& t, const In
         unpack(ind, p0, width, t.j0, t.nj, w.indicator_cols.data());
         unpack(ind, p0, width, t.i0, t.ni, w.indicator_rows.data());
         // Column-major ni x width product: V_IJ (row-major, so transposed) times S_J.
-        gemm(blas, 'T', 'N', t.ni, width, t.nj, tile, t.nj, w.indicator_cols.data(), t.nj, w.product.data(), t.ni);
+        product_abt(blas, width, t.ni, t.nj, w.indicator_cols.data(), t.nj, tile, t.nj, w.product.data(), t.ni);
         for (idx p = 0; p < width; ++p) {
             const double* s = w.indicator_rows.data() + p * t.ni;
             const double* m = w.product.data() + p * t.ni;
@@ -293,7 +268,7 @@ Sums distance_sums(const double* z, idx n, idx d, idx split, const PairFunction&
                 const Tile& t = tiles[task];
                 double* v = w.values.data();
                 // Row-major ni x nj inner products = column-major Z_J Z_I^T.
-                gemm(blas, 'T', 'N', t.nj, t.ni, d, z + t.j0 * d, d, z + t.i0 * d, d, v, t.nj);
+                product_abt(blas, t.ni, t.nj, d, z + t.i0 * d, d, z + t.j0 * d, d, v, t.nj);
                 const idx cut = std::clamp(split - t.j0, idx{0}, t.nj);  // columns [0, cut): first sample
                 values_of(z, d, sq_norm, t, cut, f, v, w.row_first.data(), w.row_second.data());
                 add_sums(v, t, split, w);

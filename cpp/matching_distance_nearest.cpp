@@ -100,8 +100,8 @@ std::pair<i32, i32> EuclideanDistances::block_tile(const T* xc, GemmFn<T> gemm, 
     const i32 lo_b = b * R, rows_b = std::min(n_, lo_b + R) - lo_b;
     int m = rows_b, rows = rows_a, k = static_cast<int>(d_);
     tile.resize(static_cast<std::size_t>(rows_a) * rows_b);
-    dot_tile(gemm, xc + static_cast<std::size_t>(lo_a) * d_, rows, xc + static_cast<std::size_t>(lo_b) * d_, m, k,
-             tile.data());
+    product_abt(gemm, rows, m, k, xc + static_cast<std::size_t>(lo_a) * d_, k, xc + static_cast<std::size_t>(lo_b) * d_,
+                k, tile.data(), m);
     return std::make_pair(rows_a, rows_b);
 }
 

@@ -66,8 +66,8 @@ void EuclideanDistances::screen_block(const ScreenSet& rows, i32 r0, i32 r1, con
                    tile.data(), stride);
     } else {
         const OneBlasThread one_thread(gemm_.threads);
-        dot_tile(gemm_.sgemm, R.x.data() + static_cast<std::size_t>(r0) * d, nr,
-                 C.x.data() + static_cast<std::size_t>(c0) * d, nc, k, tile.data());
+        product_abt(gemm_.sgemm, nr, nc, k, R.x.data() + static_cast<std::size_t>(r0) * d, k,
+                    C.x.data() + static_cast<std::size_t>(c0) * d, k, tile.data(), nc);
     }
     // The rows' thresholds take the lowering (in tile units, never more than
     // asked: the widening of positive thresholds stays; each rounded up).
@@ -241,14 +241,12 @@ void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, con
     const std::size_t tasks = (static_cast<std::size_t>(m) + kRowBlock - 1) / kRowBlock;
     auto run = [&](auto zero, std::size_t task) {
         using T = decltype(zero);
+        const GemmFn<T> gemm = gemm_of<T>(gemm_);
         const T* xc;
-        GemmFn<T> gemm;
         if constexpr (std::is_same_v<T, float>) {
             xc = xc32_.data();
-            gemm = gemm_.sgemm;
         } else {
             xc = xc64_.data();
-            gemm = gemm_.dgemm;
         }
         const i32 lo = static_cast<i32>(task) * kRowBlock, hi = std::min(m, lo + kRowBlock);
         const int nr = hi - lo;
@@ -285,7 +283,9 @@ void EuclideanDistances::pairs_below_rows(const double* a, const i32* group, con
                     panel_tile(rows_x, count, panels_.from(c0), cols, tile.data(), stride);
                 }
             }
-            if (!by_panels) dot_tile(gemm, rows_x, count, xc + static_cast<std::size_t>(c0) * d, cols, k, tile.data());
+            if (!by_panels)
+                product_abt(gemm, count, cols, k, rows_x, k, xc + static_cast<std::size_t>(c0) * d, k, tile.data(),
+                            cols);
             unsigned char hit[64];
             for (int t = 0; t < count; ++t) {
                 const int r = all ? t : active[t];

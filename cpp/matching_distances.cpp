@@ -83,7 +83,7 @@ template class DenseDistances<double>;
 
 // ------------------------------------------------------------ Euclidean
 
-EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squared, const Gemm& gemm, bool single_ok,
+EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squared, const Blas& gemm, bool single_ok,
                                        Control* control)
     : X_(X), n_(n), d_(d), squared_(squared), gemm_(gemm) {
     // float32 tiles pay off (twice the BLAS speed) when the product dominates.

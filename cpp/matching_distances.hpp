@@ -25,39 +25,6 @@
 
 namespace pairmetrics::matching {
 
-// BLAS matrix products (Fortran ABI, 32-bit integers), when the caller found
-// one; null pointers select the plain C++ product.
-template <class T>
-using GemmFn = void (*)(char* transa, char* transb, int* m, int* n, int* k, T* alpha, T* a, int* lda, T* b, int* ldb,
-                        T* beta, T* c, int* ldc);
-// out[r * cols + c] = <a_r, b_c> for `rows` rows a_r and `cols` rows b_c of
-// length k, each set contiguous: through `gemm` when given, else plain loops.
-template <class T>
-void dot_tile(GemmFn<T> gemm, const T* a, int rows, const T* b, int cols, int k, T* out) {
-    if (gemm != nullptr) {
-        char ta = 'T', tb = 'N';
-        T one = 1, nil = 0;
-        int lda = k, ldb = k, ldc = cols;
-        gemm(&ta, &tb, &cols, &rows, &k, &one, const_cast<T*>(b), &lda, const_cast<T*>(a), &ldb, &nil, out, &ldc);
-        return;
-    }
-    for (int r = 0; r < rows; ++r) {
-        const T* p = a + static_cast<std::size_t>(r) * k;
-        for (int c = 0; c < cols; ++c) {
-            const T* q = b + static_cast<std::size_t>(c) * k;
-            T acc = 0;
-            for (int t = 0; t < k; ++t) acc += p[t] * q[t];
-            out[static_cast<std::size_t>(r) * cols + c] = acc;
-        }
-    }
-}
-
-struct Gemm {
-    GemmFn<float> sgemm = nullptr;
-    GemmFn<double> dgemm = nullptr;
-    BlasThreads threads;  // kept at one BLAS thread per kernel thread
-};
-
 class Distances {
   public:
     virtual ~Distances() = default;
@@ -182,7 +149,7 @@ class EuclideanDistances final : public Distances {
     // single_ok: float32 tiles allowed (neighbour search and screening only
     // need bounds; the matrix below always uses float64 tiles). control: its
     // checks run while the points are ordered (seconds for millions of points).
-    EuclideanDistances(const double* X, std::int32_t n, std::int64_t d, bool squared, const Gemm& gemm,
+    EuclideanDistances(const double* X, std::int32_t n, std::int64_t d, bool squared, const Blas& gemm,
                        bool single_ok = true, Control* control = nullptr);
     std::int32_t size() const override { return n_; }
     double operator()(std::int32_t i, std::int32_t j) const override;
@@ -337,7 +304,7 @@ class EuclideanDistances final : public Distances {
     std::int32_t n_;
     std::int64_t d_;
     bool squared_;
-    Gemm gemm_;
+    Blas gemm_;
     bool single_ = false;  // tiles in float32
     // Everything below is in the order of perm_ (position p holds point perm_[p]).
     std::vector<std::int32_t> perm_;

@@ -126,11 +126,7 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
         constexpr i32 span = kRowBlock * static_cast<i32>(4 / (sizeof(T) / sizeof(float)));
         std::vector<T> tile(static_cast<std::size_t>(kRowBlock) * span);
         const OneBlasThread one_thread(gemm_.threads);  // our threads are the parallelism
-        GemmFn<T> gemm;
-        if constexpr (std::is_same_v<T, float>)
-            gemm = gemm_.sgemm;
-        else
-            gemm = gemm_.dgemm;
+        const GemmFn<T> gemm = gemm_of<T>(gemm_);
         const int rows = hi - lo, k = static_cast<int>(d_);
         for (i32 start = first_col(lo); start < n;) {
             if (skip(static_cast<i32>(task), start / kRowBlock)) {
@@ -141,8 +137,8 @@ void EuclideanDistances::for_tiles(int n_threads, Control& control, First&& firs
             while (end < n && end - start < span && !skip(static_cast<i32>(task), end / kRowBlock))
                 end = std::min(n, end + kRowBlock);
             const int m = end - start;
-            dot_tile(gemm, xc + static_cast<std::size_t>(lo) * d_, rows, xc + static_cast<std::size_t>(start) * d_, m,
-                     k, tile.data());
+            product_abt(gemm, rows, m, k, xc + static_cast<std::size_t>(lo) * d_, k,
+                        xc + static_cast<std::size_t>(start) * d_, k, tile.data(), m);
             for (i32 c0 = start; c0 < end; c0 += kRowBlock) {
                 const i32 c1 = std::min(end, c0 + kRowBlock);
                 for (i32 i = lo; i < hi; ++i)

@@ -77,40 +77,6 @@ void unit_row(const MatrixView<T>& in, std::ptrdiff_t i, bool centre, T* out) {
 
 // ---------------------------------------------------------------- products
 
-template <class T>
-GemmFn<T> gemm_of(const Blas& blas);
-template <>
-GemmFn<float> gemm_of<float>(const Blas& blas) {
-    return blas.sgemm;
-}
-template <>
-GemmFn<double> gemm_of<double>(const Blas& blas) {
-    return blas.dgemm;
-}
-
-// C (m x n, row major, ldc) = A (m x k, lda) * B (n x k, ldb)^T, plus C when
-// accumulate is set.
-template <class T>
-void product_abt(const Blas& blas, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrdiff_t k, const T* a, std::ptrdiff_t lda,
-                 const T* b, std::ptrdiff_t ldb, T* c, std::ptrdiff_t ldc, bool accumulate = false) {
-    if (GemmFn<T> gemm = gemm_of<T>(blas)) {
-        // Row major C = A B^T is column major C^T = B A^T.
-        char ta = 'T', tb = 'N';
-        int mm = static_cast<int>(n), nn = static_cast<int>(m), kk = static_cast<int>(k);
-        int la = static_cast<int>(ldb), lb = static_cast<int>(lda), lc = static_cast<int>(ldc);
-        T one = 1, beta = accumulate ? 1 : 0;
-        const OneBlasThread one_thread(blas.threads);  // in every thread that calls the BLAS
-        gemm(&ta, &tb, &mm, &nn, &kk, &one, const_cast<T*>(b), &la, const_cast<T*>(a), &lb, &beta, c, &lc);
-        return;
-    }
-    for (std::ptrdiff_t i = 0; i < m; ++i)
-        for (std::ptrdiff_t j = 0; j < n; ++j) {
-            T s = 0;
-            for (std::ptrdiff_t q = 0; q < k; ++q) s += a[i * lda + q] * b[j * ldb + q];
-            c[i * ldc + j] = accumulate ? c[i * ldc + j] + s : s;
-        }
-}
-
 // Turns a tile of inner products <y_i, p_j> into -d(y_i, p_j) (Euclidean).
 template <class T>
 void inner_to_neg_distance(const Prepared<T>& prep, std::ptrdiff_t i0, std::ptrdiff_t ni, std::ptrdiff_t j0,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "../matching.hpp"
 #include "../matching_sparse.hpp"
@@ -21,17 +22,26 @@ namespace mt = pairmetrics::matching;
 
 namespace {
 
-py::dict stats_dict(const mt::BlossomStats& s) {
+// A member of a struct under its name in Python.
+template <class S, class T>
+std::pair<const char*, T S::*> field(const char* name, T S::* member) {
+    return {name, member};
+}
+
+// The given members of s as a dict, in their order.
+template <class S, class... T>
+py::dict fields_dict(const S& s, std::pair<const char*, T S::*>... fields) {
     py::dict d;
-    d["grows"] = s.grows;
-    d["shrinks"] = s.shrinks;
-    d["expands"] = s.expands;
-    d["augments"] = s.augments;
-    d["events"] = s.events;
-    d["greedy_matched"] = s.greedy_matched;
-    d["freed"] = s.freed;
-    d["opened"] = s.opened;
+    ((d[fields.first] = s.*fields.second), ...);
     return d;
+}
+
+py::dict stats_dict(const mt::BlossomStats& s) {
+    using S = mt::BlossomStats;
+    return fields_dict(s, field("grows", &S::grows), field("shrinks", &S::shrinks), field("expands", &S::expands),
+                       field("augments", &S::augments), field("events", &S::events),
+                       field("greedy_matched", &S::greedy_matched), field("freed", &S::freed),
+                       field("opened", &S::opened));
 }
 
 py::dict result_dict(const mt::BlossomResult& r) {
@@ -76,22 +86,13 @@ py::dict sparse(std::int32_t n, const i32arr& eu, const i32arr& ev, const i64arr
     return result_dict(r);
 }
 
-mt::Gemm gemm_pointers() {
-    const ScipyBlas b = scipy_blas();
-    mt::Gemm g;
-    g.sgemm = reinterpret_cast<mt::GemmFn<float>>(b.sgemm);
-    g.dgemm = reinterpret_cast<mt::GemmFn<double>>(b.dgemm);
-    g.threads = b.threads;
-    return g;
-}
-
 // The provider of the rows of X (float32 tiles allowed), built without the
 // GIL: ordering millions of points takes seconds, and Ctrl-C stops it.
 std::unique_ptr<const mt::EuclideanDistances> euclidean_provider(const f64arr& X, bool squared, Control& control) {
     const auto n = static_cast<std::int32_t>(X.shape(0));
     const std::int64_t d = X.shape(1);
     const double* data = X.data();
-    const mt::Gemm gemm = gemm_pointers();  // looked up with the GIL held
+    const Blas gemm = scipy_gemm();  // looked up with the GIL held
     return run_without_gil(control, [&] {
         return std::make_unique<const mt::EuclideanDistances>(data, n, d, squared, gemm, true, &control);
     });
@@ -197,18 +198,12 @@ py::dict certify(const mt::Distances& D, const f64arr& y, const i32arr& parent, 
     const std::int32_t* pm = mate.data();
     mt::Certificate c =
         run_without_gil(control, [&] { return mt::certificate(D, nv == n + 1, py_, par, pz, pm, n_threads, control); });
-    py::dict d;
-    d["max_violation"] = c.max_violation;
-    d["max_violation_bound"] = c.max_violation_bound;
-    d["lowering"] = c.lowering;
-    d["max_matched_slack"] = c.max_matched_slack;
-    d["min_z"] = c.min_z;
-    d["dual_objective"] = c.dual_objective;
-    d["cost"] = c.cost;
-    d["error_bound"] = c.error_bound;
-    d["magnitude"] = c.magnitude;
-    d["complete"] = c.complete;
-    return d;
+    using C = mt::Certificate;
+    return fields_dict(
+        c, field("max_violation", &C::max_violation), field("max_violation_bound", &C::max_violation_bound),
+        field("lowering", &C::lowering), field("max_matched_slack", &C::max_matched_slack), field("min_z", &C::min_z),
+        field("dual_objective", &C::dual_objective), field("cost", &C::cost), field("error_bound", &C::error_bound),
+        field("magnitude", &C::magnitude), field("complete", &C::complete));
 }
 
 template <class T>
@@ -280,7 +275,7 @@ py::array_t<double> euclidean_matrix(const f64arr& X, bool squared, int n_thread
     const auto n = static_cast<std::int32_t>(X.shape(0));
     const std::int64_t d = X.shape(1);
     const double* data = X.data();
-    const mt::Gemm gemm = gemm_pointers();
+    const Blas gemm = scipy_gemm();
     py::array_t<double> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n)});
     double* po = out.mutable_data();
     const auto control = make_control();

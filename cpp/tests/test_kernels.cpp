@@ -791,8 +791,8 @@ void test_matching() {
 
     // Exact Euclidean distances come from the coordinate differences.
     const double X[] = {0.0, 0.0, 3.0, 4.0, 1.0, 1.0};
-    const matching::EuclideanDistances e(X, 3, 2, false, matching::Gemm{});
-    const matching::EuclideanDistances e2(X, 3, 2, true, matching::Gemm{});
+    const matching::EuclideanDistances e(X, 3, 2, false, Blas{});
+    const matching::EuclideanDistances e2(X, 3, 2, true, Blas{});
     CHECK_EQ(e(0, 1), 5.0);
     CHECK_EQ(e2(1, 2), 13.0);
     CHECK_EQ(e2(2, 0), 2.0);

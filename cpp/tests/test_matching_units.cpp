@@ -403,7 +403,7 @@ void test_euclidean_nearest() {
         for (double& x : X) x = normal(gen) * magnitude[trial];
         for (int i = 0; i < 40; ++i)  // duplicated points
             std::copy_n(X.begin() + 3 * i * d, d, X.begin() + (3 * i + 1) * d);
-        matching::Gemm gemm;
+        Blas gemm;
         gemm.sgemm = reference_sgemm;
         matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
         for (SimdLevel level : simd_levels()) {
@@ -543,7 +543,7 @@ void test_batch_distances() {
     for (double& x : X) x = normal(gen);
     for (int t = 0; t < d; ++t) X[d + t] = X[t] + 1e-170 * (t + 1);  // points 0 and 1 nearly equal
     for (bool squared : {false, true}) {
-        const matching::EuclideanDistances e(X.data(), n, d, squared, matching::Gemm{});
+        const matching::EuclideanDistances e(X.data(), n, d, squared, Blas{});
         std::vector<double> D(static_cast<std::size_t>(n) * n);
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j) D[static_cast<std::size_t>(i) * n + j] = e(i, j);
@@ -581,7 +581,7 @@ void test_pricing_inside_blossoms() {
         for (int i = 0; i < n; ++i)
             for (int t = 0; t < d; ++t)
                 X[static_cast<std::size_t>(i) * d + t] = (t == 0 ? 10.0 * (i % 5) : 0.0) + normal(gen) * (1 + i % 3);
-        const matching::EuclideanDistances e(X.data(), n, d, false, matching::Gemm{});
+        const matching::EuclideanDistances e(X.data(), n, d, false, Blas{});
         std::vector<std::int32_t> mates[2];
         double costs[2];
         for (int k : {1, n - 1}) {
@@ -804,7 +804,7 @@ void test_euclidean_pairs_below() {
     std::vector<double> X(static_cast<std::size_t>(n) * d);
     for (double& x : X) x = normal(gen);
     for (int i = 0; i < 30; ++i) std::copy_n(X.begin() + 5 * i * d, d, X.begin() + (5 * i + 1) * d);
-    matching::Gemm gemm;
+    Blas gemm;
     gemm.sgemm = reference_sgemm;
     for (bool squared : {false, true}) {
         matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
@@ -858,7 +858,7 @@ void test_euclidean_clustered_skips() {
                     (centres[static_cast<std::size_t>(i % clusters) * d + k] + normal(gen)) * magnitude[trial];
         for (int i = 0; i < 25; ++i)  // duplicated points
             std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 1) * d);
-        matching::Gemm gemm;
+        Blas gemm;
         gemm.sgemm = reference_sgemm;
         matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
         std::vector<double> D(static_cast<std::size_t>(n) * n);
@@ -983,12 +983,12 @@ void test_euclidean_screen_block() {
         std::vector<double> X(static_cast<std::size_t>(n) * d);
         for (double& x : X) x = normal(gen) * magnitude;
         for (int i = 0; i < 30; ++i) std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 1) * d);
-        matching::Gemm gemm;
+        Blas gemm;
         gemm.sgemm = reference_sgemm;
         for (bool squared : {false, true}) {
             const matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
-            CHECK(matching::EuclideanDistances(X.data(), n, d, squared, matching::Gemm{})
-                      .screen_set(nullptr, 0, nullptr) == nullptr);
+            CHECK(matching::EuclideanDistances(X.data(), n, d, squared, Blas{}).screen_set(nullptr, 0, nullptr) ==
+                  nullptr);
             const double unit = squared ? magnitude * magnitude : magnitude;
             std::vector<double> a(n);
             for (double& x : a) x = (squared ? 20.0 : 3.0) * unit * (0.3 + 0.5 * normal(gen));
@@ -1118,7 +1118,7 @@ void test_pricing_prefix_screen() {
         std::vector<double> X(static_cast<std::size_t>(n) * d);
         for (double& x : X) x = normal(gen);
         for (int i = 0; i < 20; ++i) std::copy_n(X.begin() + 9 * i * d, d, X.begin() + (9 * i + 4) * d);
-        matching::Gemm gemm;
+        Blas gemm;
         gemm.sgemm = reference_sgemm;
         const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
         const ShortLists D(e);
@@ -1165,7 +1165,7 @@ void test_pricing_inside_screen() {
         const int clusters = 5 + trial, d = 16 + 4 * trial, n = clusters * (191 + 2 * trial) + trial % 2;
         std::vector<double> X = clustered_points(gen, clusters, d, n, 6.0);
         for (int i = 0; i < 15; ++i) std::copy_n(X.begin() + 11 * i * d, d, X.begin() + (11 * i + 5) * d);
-        matching::Gemm gemm;
+        Blas gemm;
         gemm.sgemm = reference_sgemm;
         const matching::EuclideanDistances e(X.data(), n, d, trial == 3, gemm);
         const ShortLists D(e);
@@ -1195,7 +1195,7 @@ void test_pricing_own_columns() {
     for (int trial = 0; trial < 4; ++trial) {
         const int clusters = 7 + trial, d = 12 + 4 * trial, n = clusters * (151 + 2 * trial) + trial % 2;
         const std::vector<double> X = clustered_points(gen, clusters, d, n, 4.0);
-        matching::Gemm gemm;
+        Blas gemm;
         gemm.sgemm = reference_sgemm;
         const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
         const ShortLists D(e);
@@ -1243,7 +1243,7 @@ void test_pricing_incremental() {
             }
         }
         for (int i = 0; i < 25; ++i) std::copy_n(X.begin() + 13 * i * d, d, X.begin() + (13 * i + 6) * d);
-        matching::Gemm gemm;
+        Blas gemm;
         gemm.sgemm = reference_sgemm;
         const matching::EuclideanDistances e(X.data(), n, d, trial % 3 == 2, gemm);
         const ShortLists D(e);
@@ -1318,7 +1318,7 @@ void test_euclidean_ordering_stops() {
     });
     bool stopped = false;
     try {
-        const matching::EuclideanDistances e(X.data(), n, d, false, matching::Gemm{}, true, &control);
+        const matching::EuclideanDistances e(X.data(), n, d, false, Blas{}, true, &control);
     } catch (const Cancelled&) {
         stopped = true;
     }
@@ -1337,7 +1337,7 @@ void test_reordered_distances() {
     std::vector<double> X(static_cast<std::size_t>(n) * d);
     for (double& x : X) x = normal(gen);
     for (int i = 0; i < 25; ++i) std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 3) * d);  // duplicates
-    matching::Gemm gemm;
+    Blas gemm;
     gemm.sgemm = reference_sgemm;
     const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
     std::vector<double> M(static_cast<std::size_t>(n) * n);
