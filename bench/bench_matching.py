@@ -45,7 +45,11 @@ from pathlib import Path
 
 import numpy as np
 import pairmetrics as pm
-from pairmetrics._matching import _euclidean_matrix
+
+try:
+    from pairmetrics._distances import euclidean_matrix
+except ImportError:  # a build before the distance inputs had their own module
+    from pairmetrics._matching import _euclidean_matrix as euclidean_matrix
 
 try:  # as part of the installed package (pairmetrics.bench)
     from ._common import loglog_plot, machine
@@ -111,7 +115,7 @@ def run_networkx(D):
 
 def matching_case(n: int, d: int, peers: tuple, repeats: int, rng) -> list:
     X = rng.normal(size=(n, d))
-    D = _euclidean_matrix(X)
+    D = euclidean_matrix(X)
     rows = []
     t, res = timed(lambda: pm.min_weight_perfect_matching(points=X), repeats)
     ours = res.cost
