@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pairmetrics
 import pytest
-from pairmetrics import _mann_whitney, _multilabel, _ranking_curves, _roc_auc, _routing, _survival
+from pairmetrics import _mann_whitney, _multilabel, _paired, _ranking_curves, _roc_auc, _routing, _survival
 from pairmetrics._skeleton import SKELETONS, Skeleton
 
 
@@ -62,6 +62,21 @@ def _multilabel_call(as_array):
     return pairmetrics.multilabel_counts(as_array(y_true), as_array(y_pred), false_neg=2.0)
 
 
+def _paired_data():
+    rng = np.random.default_rng(5)
+    return rng.integers(0, 4, 50), rng.integers(0, 10, 50).astype(float)
+
+
+def _paired_evaluation_call(as_array):
+    labels, scores = _paired_data()
+    return pairmetrics.paired_evaluation(as_array(labels), as_array(scores), variance=False)
+
+
+def _paired_eval_call(as_array):
+    labels, scores = _paired_data()
+    return pairmetrics.pairedeval.paired_eval(as_array(scores), as_array(labels))
+
+
 # Served on Dask but still planned and finished by each layer on its own (from shared seams).
 # (roc_auc_score's multi-label and multi-class averages still average on each layer from shared seams, each
 # label's or class's AUC running ROC_AUC; average_precision_score's label averages exist in memory only.)
@@ -81,8 +96,6 @@ NOT_YET_SKELETONS: list[str] = [
     "_measures.sum_squares_error",
     "_measures.worst_case_error",
     "_measures.zero_one_error",
-    "_paired.paired_eval",
-    "_paired.paired_evaluation",
     "_two_vs_two.two_vs_two",
     "_two_vs_two.two_vs_two_permutation_test",
 ]
@@ -113,6 +126,8 @@ CASES = [
         _ranking_curves.AVERAGE_PRECISION,
         _average_precision_call,
     ),
+    (_paired.paired_evaluation, _paired.PAIRED, _paired_evaluation_call),
+    (_paired.paired_eval, _paired.PAIRED_EVAL, _paired_eval_call),
 ]
 
 
@@ -213,3 +228,27 @@ def test_a_plan_error_stops_before_counting():
         skeleton.run(lambda plan: counted.append(plan), -1)
     assert counted == []
     assert skeleton.run(lambda plan: plan * 2, 3) == 9
+
+
+def test_paired_variance_plans_alike_on_every_layer(monkeypatch):
+    """With the variance the sums differ in rounding between layers, never the counts or the plan."""
+    spy = _Spy(_paired.PAIRED, monkeypatch)
+    labels, scores = _paired_data()
+    in_memory = pairmetrics.paired_evaluation(labels, scores, variance=True)
+    on_dask = pairmetrics.paired_evaluation(_as_dask(labels), _as_dask(scores), variance=True)
+    assert spy.plans[0] == spy.plans[1] and spy.plans[0].with_variance
+    assert spy.finished[0].counts == spy.finished[1].counts
+    assert spy.finished[0].weighted_square_sum == pytest.approx(spy.finished[1].weighted_square_sum, rel=1e-12)
+    assert on_dask.confidence_interval() == pytest.approx(in_memory.confidence_interval(), rel=1e-12)
+
+
+def test_paired_groups_plan_as_the_whole(monkeypatch):
+    """The groups= path takes the plan of paired_evaluation, and its finish builds the per-group result."""
+    plans = _Spy(_paired.PAIRED_GROUPED, monkeypatch).plans
+    labels, scores = _paired_data()
+    keys = np.arange(50) % 3
+    grouped = pairmetrics.paired_evaluation(labels, scores, groups=keys, variance=False)
+    assert plans == [_paired.PairedPlan(0.5, False, True)]
+    for k, key in enumerate(grouped.groups):
+        whole = pairmetrics.paired_evaluation(labels[keys == key], scores[keys == key], variance=False)
+        assert grouped.n_correct[k] == whole.n_correct and grouped.n_rankable[k] == whole.n_rankable

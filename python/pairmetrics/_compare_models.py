@@ -15,23 +15,31 @@ from ._inference import ConfidenceIntervals, equality_test, normal_intervals
 from ._paired import (
     auc_components,
     grouped_comparison,
-    prepare_scores,
     sample_factors,
+    vectors_and_facts,
     warn_nothing_rankable,
     warn_undefined_variance,
 )
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
+from ._skeleton import Skeleton
 from ._typing import ArrayLike, NJobs
-from ._validation import as_numeric_array, check_progress, resolve_n_jobs
+from ._validation import (
+    Nonfinite,
+    as_numeric_array,
+    check_positive_finite,
+    check_progress,
+    raise_if_nonfinite,
+    resolve_n_jobs,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["ModelComparison", "compare_models"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["check_models", "comparison_from_totals"]
+__seams__ = ["COMPARE_MODELS", "ComparisonCounts", "ComparisonFacts", "check_models"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -230,24 +238,90 @@ def compare_models(
     """
     models = check_models(as_numeric_array(y_score, "y_score"))
     check_orientation(models.shape, np.shape(y_true))
-    prepared = [prepare_scores(row, y_true, min_dist, f"y_score[{k}]") for k, row in enumerate(models)]
-    labels_arr, min_dist = prepared[0][1], prepared[0][2]
-    threads = resolve_n_jobs(n_jobs)
+    prepared = [vectors_and_facts(row, y_true, f"y_score[{k}]") for k, row in enumerate(models)]
+    labels_arr = prepared[0][1]
+    facts = ComparisonFacts(
+        labels_arr.shape[0], tuple(f.scores_nonfinite for _, _, f in prepared), prepared[0][2].labels_nonfinite
+    )
+    rows = [row for row, _, _ in prepared]
     if groups is not None:
-        if models.shape[0] != 2:
-            raise ValueError(f"groups compares two models: y_score must have 2 rows, got {models.shape[0]}")
-        a, b = prepared[0][0], prepared[1][0]
-        return grouped_comparison(a, b, labels_arr, min_dist, groups, threads, check_progress(progress))
-    with progress_callback(check_progress(progress), "model comparison") as callback:
-        outputs = [
-            _core.paired_counts(row, labels_arr, min_dist, True, threads, progress=callback) for row, _, _ in prepared
-        ]
-    totals = [(int(t[0]), int(t[1]), int(t[2]), int(t[3])) for t, *_ in outputs]
-    gram = None
-    if totals[0][0]:
-        components = np.array([auc_components(t, tuple(rest)) for t, *rest in outputs])  # (k, n)
-        gram = (components * sample_factors(labels_arr)) @ components.T
-    return comparison_from_totals(totals, gram)
+        return COMPARE_GROUPED.run(
+            lambda plan: _compare_groups(rows, labels_arr, plan, groups, n_jobs, progress), facts, min_dist
+        )
+
+    def count(plan: float) -> ComparisonCounts:
+        threads = resolve_n_jobs(n_jobs)
+        with progress_callback(check_progress(progress), "model comparison") as callback:
+            outputs = [_core.paired_counts(row, labels_arr, plan, True, threads, progress=callback) for row in rows]
+        totals = tuple((int(t[0]), int(t[1]), int(t[2]), int(t[3])) for t, *_ in outputs)
+        gram = None
+        if totals[0][0]:
+            components = np.array([auc_components(t, tuple(rest)) for t, *rest in outputs])  # (k, n)
+            gram = (components * sample_factors(labels_arr)) @ components.T
+        return ComparisonCounts(totals, gram)
+
+    return COMPARE_MODELS.run(count, facts, min_dist)
+
+
+@dataclasses.dataclass(frozen=True)
+class ComparisonFacts:
+    """What the checks of compare_models need: the samples, the first non-finite entry of every model's
+    scores and of the labels."""
+
+    n_samples: int
+    scores_nonfinite: tuple[Nonfinite, ...]
+    labels_nonfinite: Nonfinite
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ComparisonCounts:
+    """Every model's totals (rankable, correct, tied, incorrect) and the (k, k) sums
+    ``sum(f_i * g_a,i * g_b,i)`` (None when nothing is rankable)."""
+
+    totals: tuple[tuple[int, int, int, int], ...]
+    weighted_gram: Any
+
+    def __eq__(self, other: object) -> bool:  # the sums may differ by rounding between layers
+        if not isinstance(other, ComparisonCounts):
+            return NotImplemented
+        same_gram = (self.weighted_gram is None) == (other.weighted_gram is None)
+        if same_gram and self.weighted_gram is not None:
+            same_gram = bool(np.allclose(self.weighted_gram, other.weighted_gram, rtol=1e-12, atol=0, equal_nan=True))
+        return self.totals == other.totals and same_gram
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _plan_compare(facts: ComparisonFacts, min_dist: float) -> float:
+    """Every value check of compare_models, in order; the plan is the checked min_dist."""
+    min_dist = check_positive_finite(min_dist, "min_dist")
+    for k, fact in enumerate(facts.scores_nonfinite):
+        raise_if_nonfinite(fact, f"y_score[{k}]")
+        if k == 0:
+            raise_if_nonfinite(facts.labels_nonfinite, "y_true")
+    return min_dist
+
+
+def _finish_compare(min_dist: float, counts: ComparisonCounts) -> ModelComparison:
+    return comparison_from_totals(list(counts.totals), counts.weighted_gram)
+
+
+def _compare_groups(
+    rows: list[np.ndarray], labels: np.ndarray, min_dist: float, groups: ArrayLike, n_jobs: NJobs, progress: bool
+) -> GroupedPairedComparison:
+    threads = resolve_n_jobs(n_jobs)
+    if len(rows) != 2:
+        raise ValueError(f"groups compares two models: y_score must have 2 rows, got {len(rows)}")
+    return grouped_comparison(rows[0], rows[1], labels, min_dist, groups, threads, check_progress(progress))
+
+
+def _finish_grouped(min_dist: float, comparison: GroupedPairedComparison) -> GroupedPairedComparison:
+    return comparison
+
+
+COMPARE_MODELS = Skeleton("compare_models", _plan_compare, _finish_compare)
+# the grouped counter builds the per-group comparison (its own variance terms per group)
+COMPARE_GROUPED = Skeleton("compare_models(groups=)", _plan_compare, _finish_grouped)
 
 
 if compare_models.__doc__:  # None under python -OO

@@ -22,14 +22,17 @@ from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
 from ._routing import warn as warn_caller
+from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, IntArray, NJobs
 from ._validation import (
+    Nonfinite,
     as_vector,
     check_bool,
-    check_finite,
     check_positive_finite,
     check_progress,
     check_same_length,
+    first_nonfinite_entry,
+    raise_if_nonfinite,
     resolve_n_jobs,
 )
 
@@ -37,14 +40,16 @@ __all__ = ["paired_evaluation", "PairedEvaluation"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
 __seams__ = [
     "EXACT_INTEGER_LABELS",
+    "PAIRED",
+    "PAIRED_EVAL",
+    "PairedCounts",
+    "PairedFacts",
     "auc_components",
     "check_inputs",
     "component_factors",
-    "evaluation_from_counts",
     "label_extremes",
     "merge_label_extremes",
     "paired_eval",
-    "wants_variance",
 ]
 
 _SEMANTICS = """
@@ -63,14 +68,64 @@ def prepare_scores(
     scores: ArrayLike, labels: ArrayLike, min_dist: float, scores_name: str = "y_score", labels_name: str = "y_true"
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """(scores, labels, min_dist) checked; the names are those of the caller's arguments."""
+    scores, labels, facts = vectors_and_facts(scores, labels, scores_name, labels_name)
+    return scores, labels, _plan_paired(facts, min_dist, False, False, scores_name, labels_name).min_dist
+
+
+def vectors_and_facts(
+    scores: ArrayLike, labels: ArrayLike, scores_name: str = "y_score", labels_name: str = "y_true"
+) -> tuple[np.ndarray, np.ndarray, PairedFacts]:
+    """(scores, labels) as vectors of one length, and their facts; the names are those of the caller's arguments."""
     scores = as_vector(scores, scores_name, min_length=2)
     labels = as_vector(labels, labels_name, min_length=2)
-    min_dist = check_inputs(scores, labels, min_dist, scores_name, labels_name)
-    check_finite(scores, scores_name)
-    check_finite(labels, labels_name)
+    check_same_length(scores, labels, scores_name, labels_name)
     # Both arrays go to the kernel in their own dtype (no copy): integer labels
     # are compared exactly there, whatever their size and signedness.
-    return scores, labels, min_dist
+    facts = PairedFacts(labels.shape[0], first_nonfinite_entry(scores), first_nonfinite_entry(labels))
+    return scores, labels, facts
+
+
+@dataclasses.dataclass(frozen=True)
+class PairedFacts:
+    """What the checks of paired evaluation need to know of its (length-checked) inputs."""
+
+    n_samples: int
+    scores_nonfinite: Nonfinite
+    labels_nonfinite: Nonfinite
+
+
+@dataclasses.dataclass(frozen=True)
+class PairedPlan:
+    """The checked options: the label separation, whether to compute the variance, whether to warn."""
+
+    min_dist: float
+    with_variance: bool
+    warn: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class PairedCounts:
+    """Totals (rankable, correct, tied, incorrect) and, when the plan asks for the variance,
+    ``sum(f_i * g_i**2)`` (see auc_components)."""
+
+    counts: tuple[int, int, int, int]
+    weighted_square_sum: float | None = None
+
+
+def _plan_paired(
+    facts: PairedFacts,
+    min_dist: float,
+    variance: bool | None = False,
+    warn: bool = False,
+    scores_name: str = "y_score",
+    labels_name: str = "y_true",
+) -> PairedPlan:
+    """Every value check of paired evaluation, in order; the names are those of the caller's arguments."""
+    min_dist = check_positive_finite(min_dist, "min_dist")
+    raise_if_nonfinite(facts.scores_nonfinite, scores_name)
+    raise_if_nonfinite(facts.labels_nonfinite, labels_name)
+    with_variance = wants_variance(facts.n_samples, variance)
+    return PairedPlan(min_dist, with_variance, check_bool(warn, "warn"))
 
 
 _INTERVAL_NOTES = """
@@ -225,9 +280,24 @@ def paired_eval(scores: ArrayLike, labels: ArrayLike, min_dist: float = 0.5) -> 
     (4, 3)
     """
     # Counts only: no per-sample pass for a variance nobody reads.
-    scores, labels, min_dist = prepare_scores(scores, labels, min_dist, "scores", "labels")
-    counts = _core.paired_counts(scores, labels, min_dist, False, resolve_n_jobs(None))
-    return int(counts[0]), int(counts[1])
+    scores, labels, facts = vectors_and_facts(scores, labels, "scores", "labels")
+
+    def count(plan: PairedPlan) -> PairedCounts:
+        return PairedCounts(_core.paired_counts(scores, labels, plan.min_dist, False, resolve_n_jobs(None)))
+
+    return PAIRED_EVAL.run(count, facts, min_dist, False, False, "scores", "labels")
+
+
+def _finish_paired_eval(plan: PairedPlan, counts: PairedCounts) -> tuple[int, int]:
+    return int(counts.counts[0]), int(counts.counts[1])
+
+
+def _finish_paired(plan: PairedPlan, counts: PairedCounts) -> PairedEvaluation:
+    return evaluation_from_counts(counts.counts, plan.min_dist, plan.warn, counts.weighted_square_sum)
+
+
+PAIRED = Skeleton("paired_evaluation", _plan_paired, _finish_paired)
+PAIRED_EVAL = Skeleton("paired_eval", _plan_paired, _finish_paired_eval)
 
 
 if paired_eval.__doc__:  # None under python -OO
@@ -484,22 +554,21 @@ def paired_evaluation(
     >>> result.groups.tolist(), result.auc.tolist(), round(result.mean, 4)
     (['a', 'b'], [0.75, 0.0], 0.5)
     """
-    scores, labels, min_dist = prepare_scores(y_score, y_true, min_dist)
-    with_variance = wants_variance(labels.shape[0], variance)
-    warn = check_bool(warn, "warn")
-    threads = resolve_n_jobs(n_jobs)
+    scores, labels, facts = vectors_and_facts(y_score, y_true)
     if groups is not None:
-        return grouped_evaluation(
-            scores, labels, min_dist, groups, with_variance, threads, check_progress(progress), warn
+        return PAIRED_GROUPED.run(
+            lambda plan: _count_groups(scores, labels, groups, plan, n_jobs, progress), facts, min_dist, variance, warn
         )
-    weighted = None
-    with progress_callback(check_progress(progress), "paired evaluation") as callback:
-        if with_variance:  # sums of the per-sample counts: no per-sample arrays
-            counts, *label_groups = _core.paired_moments(scores, labels, min_dist, threads, progress=callback)
-            weighted = moment_square_sum(counts, label_groups)
-        else:
-            counts = _core.paired_counts(scores, labels, min_dist, False, threads, progress=callback)
-    return evaluation_from_counts(counts, min_dist, warn, weighted)
+
+    def count(plan: PairedPlan) -> PairedCounts:
+        threads = resolve_n_jobs(n_jobs)
+        with progress_callback(check_progress(progress), "paired evaluation") as callback:
+            if plan.with_variance:  # sums of the per-sample counts: no per-sample arrays
+                counts, *label_groups = _core.paired_moments(scores, labels, plan.min_dist, threads, progress=callback)
+                return PairedCounts(counts, moment_square_sum(counts, label_groups))
+            return PairedCounts(_core.paired_counts(scores, labels, plan.min_dist, False, threads, progress=callback))
+
+    return PAIRED.run(count, facts, min_dist, variance, warn)
 
 
 def _grouped_counts(
@@ -522,6 +591,55 @@ def _grouped_counts(
     return output[0].astype(np.int64), tuple(output[1:])
 
 
+@dataclasses.dataclass(frozen=True)
+class GroupedPairedCounts:
+    """Every group's keys, sizes, counts (n_groups, 4) and, when planned, variance of auc."""
+
+    keys: np.ndarray
+    sizes: IntArray
+    counts: IntArray
+    variance: FloatArray | None
+
+
+def _count_groups(
+    scores: np.ndarray, labels: np.ndarray, groups: ArrayLike, plan: PairedPlan, n_jobs: NJobs, progress: bool
+) -> GroupedPairedCounts:
+    threads = resolve_n_jobs(n_jobs)
+    progress = check_progress(progress)
+    keys, codes = factorize_groups(groups, labels.shape[0])
+    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
+    counts, per_sample = _grouped_counts(
+        scores, labels, plan.min_dist, codes, keys.shape[0], plan.with_variance, threads, progress, "paired evaluation"
+    )
+    variance = None
+    if plan.with_variance:
+        order, rest = per_sample[0], per_sample[1:]
+        g = auc_components(counts, rest, sizes)
+        weighted = np.add.reduceat(group_factors(labels[order], sizes) * (g * g), segment_starts(sizes))
+        variance = variance_of_sum(weighted, counts[:, 0])
+    return GroupedPairedCounts(keys, sizes, counts, variance)
+
+
+def _finish_grouped(plan: PairedPlan, grouped: GroupedPairedCounts) -> GroupedPairedEvaluation:
+    counts = grouped.counts
+    return grouped_result(
+        GroupedPairedEvaluation,
+        grouped.keys,
+        grouped.sizes,
+        plan.warn,
+        n_rankable=counts[:, 0],
+        n_correct=counts[:, 1],
+        n_tied=counts[:, 2],
+        n_incorrect=counts[:, 3],
+        auc=auc_of_counts(counts),
+        variance=grouped.variance,
+        min_dist=plan.min_dist,
+    )
+
+
+PAIRED_GROUPED = Skeleton("paired_evaluation(groups=)", _plan_paired, _finish_grouped)
+
+
 def grouped_evaluation(
     scores: np.ndarray,
     labels: np.ndarray,
@@ -532,30 +650,9 @@ def grouped_evaluation(
     progress: bool,
     warn: bool,
 ) -> GroupedPairedEvaluation:
-    keys, codes = factorize_groups(groups, labels.shape[0])
-    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
-    counts, per_sample = _grouped_counts(
-        scores, labels, min_dist, codes, keys.shape[0], with_variance, threads, progress, "paired evaluation"
-    )
-    variance = None
-    if with_variance:
-        order, rest = per_sample[0], per_sample[1:]
-        g = auc_components(counts, rest, sizes)
-        weighted = np.add.reduceat(group_factors(labels[order], sizes) * (g * g), segment_starts(sizes))
-        variance = variance_of_sum(weighted, counts[:, 0])
-    return grouped_result(
-        GroupedPairedEvaluation,
-        keys,
-        sizes,
-        warn,
-        n_rankable=counts[:, 0],
-        n_correct=counts[:, 1],
-        n_tied=counts[:, 2],
-        n_incorrect=counts[:, 3],
-        auc=auc_of_counts(counts),
-        variance=variance,
-        min_dist=min_dist,
-    )
+    """paired_evaluation with groups of checked inputs (for other capabilities' grouped paths)."""
+    plan = PairedPlan(min_dist, with_variance, warn)
+    return _finish_grouped(plan, _count_groups(scores, labels, groups, plan, threads, progress))
 
 
 if paired_evaluation.__doc__:  # None under python -OO

@@ -1,10 +1,10 @@
 """Paired evaluation on Dask collections: paired_evaluation, compare_models and the pairedeval drop-in.
 
-Validation rules, the variance terms and the results are those of
-:mod:`pairmetrics._paired` (its seams ``check_inputs``, ``label_extremes``,
-``auc_components``, ``component_factors``, ``evaluation_from_counts``,
-and ``comparison_from_totals`` of
-:mod:`pairmetrics._compare_models`); this module only counts the pairs on the cluster.
+paired_evaluation and paired_eval run the skeletons of :mod:`pairmetrics._paired`
+(``PAIRED``, ``PAIRED_EVAL``: its checks and results): this module gathers the
+facts in one pass over the blocks and counts the pairs on the cluster.
+compare_models shares the variance terms (``auc_components``,
+``component_factors``) and ``comparison_from_totals`` of :mod:`pairmetrics._compare_models`.
 Integer labels are compared as float64 here, so they must lie strictly
 between -2**52 and 2**52 (the in-memory call compares them exactly at any size).
 
@@ -462,9 +462,48 @@ def _block_counts(offset, size, runs, tables, bucket_answers, *within):
     return out, between
 
 
+def _partition_count(n, per_sample):
+    """Score partitions: at least the cluster's threads, each at most a third of a worker's memory per thread."""
+    n_parts = max(
+        blocks.cluster_threads(), math.ceil(n / blocks.memory_capped(PARTITION_SAMPLES, PARTITION_BYTES[per_sample]))
+    )
+    return max(1, min(n_parts, n // 2 or 1))
+
+
+def _paired_facts(scores, labels):
+    """One pass over the blocks: the PairedFacts, and per block its reports and a sample of its
+    (score, label) pairs (sized for the per-sample graph, which has the most partitions)."""
+    from dask import delayed
+
+    blocks_s, blocks_y = scores.to_delayed().ravel(), labels.to_delayed().ravel()
+    per_block = math.ceil(SAMPLES_PER_PARTITION * _partition_count(scores.shape[0], True) / len(blocks_s))
+    sampled = [
+        delayed(_paired_sample, pure=True)(s, y, per_block, k) for k, (s, y) in enumerate(zip(blocks_s, blocks_y))
+    ]
+    results = blocks.compute(*sampled)
+    offsets = blocks.offsets(scores.chunks[0])
+    facts = _paired.PairedFacts(
+        scores.shape[0],
+        blocks.first_report([r[0][0] for r in results], offsets),
+        blocks.first_report([r[0][1] for r in results], offsets),
+    )
+    return facts, results
+
+
 def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="y_score", labels_name="y_true"):
-    """Delayed totals (rankable, correct, tied, incorrect) and, with per_sample, one delayed
-    (3, block) array of per-sample (rankable, tied, incorrect) per block of the input."""
+    """_sampled_graph of inputs whose facts are checked here (for compare_models)."""
+    from .._validation import raise_if_nonfinite
+
+    facts, results = _paired_facts(scores, labels)
+    raise_if_nonfinite(facts.scores_nonfinite, scores_name)
+    raise_if_nonfinite(facts.labels_nonfinite, labels_name)
+    return _sampled_graph(scores, labels, results, min_dist, per_sample, n_jobs)
+
+
+def _sampled_graph(scores, labels, results, min_dist, per_sample, n_jobs):
+    """Delayed totals (rankable, correct, tied, incorrect), with per_sample one delayed (3, block)
+    array of per-sample (rankable, tied, incorrect) per block of the input (else None), and the
+    label_extremes of all labels, from the results of _paired_facts."""
     from dask import delayed
 
     n = scores.shape[0]
@@ -473,18 +512,8 @@ def _paired_graph(scores, labels, min_dist, per_sample, n_jobs, scores_name="y_s
     blocks_y = labels.to_delayed().ravel()
     offsets = blocks.offsets(scores.chunks[0])
 
-    # 1. validation reports and a sample of the scores -> partition boundaries
-    n_parts = max(
-        blocks.cluster_threads(), math.ceil(n / blocks.memory_capped(PARTITION_SAMPLES, PARTITION_BYTES[per_sample]))
-    )
-    n_parts = max(1, min(n_parts, n // 2 or 1))
-    per_block = math.ceil(SAMPLES_PER_PARTITION * n_parts / len(blocks_s))
-    sampled = [
-        delayed(_paired_sample, pure=True)(s, y, per_block, k) for k, (s, y) in enumerate(zip(blocks_s, blocks_y))
-    ]
-    results = blocks.compute(*sampled)
-    blocks.raise_nonfinite([r[0][0] for r in results], scores_name, offsets)
-    blocks.raise_nonfinite([r[0][1] for r in results], labels_name, offsets)
+    # 1. the sampled scores -> partition boundaries
+    n_parts = _partition_count(n, per_sample)
     label_range = _paired.merge_label_extremes([r[0][2] for r in results if len(r[0]) > 2])  # none for empty blocks
     low, high = float(label_range[0]), float(label_range[2])
     if labels.dtype.kind in "iu" and max(-low, high) >= _paired.EXACT_INTEGER_LABELS:
@@ -601,22 +630,37 @@ def _paired_inputs(scores, labels, min_dist, scores_name="y_score", labels_name=
     return scores, labels, min_dist
 
 
-def _counts(scores, labels, min_dist, n_jobs, progress=False, with_variance=False, names=("y_score", "y_true")):
-    """(counts, per-block counts, label range) of checked inputs, computed."""
+def _paired_vectors(scores, labels, scores_name="y_score", labels_name="y_true"):
+    """Dask vectors of one length, in aligned blocks."""
+    from .._validation import check_same_length
+
+    scores = blocks.vector(scores, scores_name, min_length=2)
+    labels = blocks.vector(labels, labels_name, min_length=2)
+    check_same_length(scores, labels, scores_name, labels_name)
+    return blocks.align_rows([scores, labels], [scores_name, labels_name])
+
+
+def _counts(scores, labels, results, plan, n_jobs, progress=False):
+    """The PairedCounts of the plan, computed on the cluster (its counter)."""
     import dask
 
-    totals, per_block, label_range = _paired_graph(scores, labels, min_dist, with_variance, n_jobs, *names)
-    if with_variance:
+    totals, per_block, label_range = _sampled_graph(scores, labels, results, plan.min_dist, plan.with_variance, n_jobs)
+    if plan.with_variance:
         totals, per_block = dask.persist(totals, per_block)
     (counts,) = blocks.compute(totals, progress=progress)
-    return counts, per_block, label_range
+    weighted = None
+    if plan.with_variance:
+        weighted = _variance_sums(labels, label_range, (counts,), per_block)[0, 0] if counts[0] else 0.0
+    return _paired.PairedCounts(counts, weighted)
 
 
 @register(_paired.paired_eval)
 def paired_eval(scores, labels, min_dist=0.5):
-    scores, labels, min_dist = _paired_inputs(scores, labels, min_dist, "scores", "labels")
-    counts, _, _ = _counts(scores, labels, min_dist, None, names=("scores", "labels"))
-    return counts[0], counts[1]
+    scores, labels = _paired_vectors(scores, labels, "scores", "labels")
+    facts, results = _paired_facts(scores, labels)
+    return _paired.PAIRED_EVAL.run(
+        lambda plan: _counts(scores, labels, results, plan, None), facts, min_dist, False, False, "scores", "labels"
+    )
 
 
 def _g_sums(labels, label_range, n, totals, *row_blocks):
@@ -645,19 +689,17 @@ def paired_evaluation(
     y_true, y_score, min_dist=0.5, n_jobs=None, warn=True, variance=None, progress=False, groups=None
 ):
     from .._groups import refuse_dask_groups
-    from .._validation import check_bool, check_progress
+    from .._validation import check_progress
 
     refuse_dask_groups(groups, "paired_evaluation")
 
-    scores, labels, min_dist = _paired_inputs(y_score, y_true, min_dist)
-    with_variance = _paired.wants_variance(labels.shape[0], variance)
-    warn = check_bool(warn, "warn")
-    progress = check_progress(progress)
-    counts, per_block, label_range = _counts(scores, labels, min_dist, n_jobs, progress, with_variance)
-    weighted = None
-    if with_variance:
-        weighted = _variance_sums(labels, label_range, (counts,), per_block)[0, 0] if counts[0] else 0.0
-    return _paired.evaluation_from_counts(counts, min_dist, warn, weighted)
+    scores, labels = _paired_vectors(y_score, y_true)
+    facts, results = _paired_facts(scores, labels)
+
+    def count(plan):
+        return _counts(scores, labels, results, plan, n_jobs, check_progress(progress))
+
+    return _paired.PAIRED.run(count, facts, min_dist, variance, warn)
 
 
 @register(_compare_models.compare_models)
