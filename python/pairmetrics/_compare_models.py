@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ModelComparison", "compare_models"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["COMPARE_MODELS", "ComparisonCounts", "ComparisonFacts", "check_models"]
+__seams__ = ["check_models", "comparison_from_totals"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
