@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["ModelComparison", "compare_models"]
-# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["check_models", "comparison_from_totals"]
+# What the Dask layer (and only it) may use besides __all__: the skeleton, its facts and counts, the shape rule.
+__seams__ = ["COMPARE_MODELS", "ComparisonCounts", "ComparisonFacts", "check_models"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -303,7 +303,7 @@ def _plan_compare(facts: ComparisonFacts, min_dist: float) -> float:
 
 
 def _finish_compare(min_dist: float, counts: ComparisonCounts) -> ModelComparison:
-    return comparison_from_totals(list(counts.totals), counts.weighted_gram)
+    return _comparison_from_totals(list(counts.totals), counts.weighted_gram)
 
 
 def _compare_groups(
@@ -345,7 +345,7 @@ def check_models(models: Any) -> Any:
     return models
 
 
-def comparison_from_totals(totals: list[tuple[int, int, int, int]], weighted_gram: Any) -> ModelComparison:
+def _comparison_from_totals(totals: list[tuple[int, int, int, int]], weighted_gram: Any) -> ModelComparison:
     """The ModelComparison of k models from their totals (rankable, correct, tied, incorrect) and
     the (k, k) sums ``sum(f_i * g_a,i * g_b,i)`` of their per-sample components (see
     :func:`pairmetrics._paired.auc_components`; unused when nothing is rankable)."""

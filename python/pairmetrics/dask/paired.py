@@ -3,8 +3,8 @@
 paired_evaluation and paired_eval run the skeletons of :mod:`pairmetrics._paired`
 (``PAIRED``, ``PAIRED_EVAL``: its checks and results): this module gathers the
 facts in one pass over the blocks and counts the pairs on the cluster.
-compare_models shares the variance terms (``auc_components``,
-``component_factors``) and ``comparison_from_totals`` of :mod:`pairmetrics._compare_models`.
+compare_models runs ``COMPARE_MODELS`` of :mod:`pairmetrics._compare_models` with
+the same counts, each model's totals and the (k, k) sums of its variance terms.
 Integer labels are compared as float64 here, so they must lie strictly
 between -2**52 and 2**52 (the in-memory call compares them exactly at any size).
 
@@ -710,17 +710,27 @@ def compare_models(y_true, y_score, min_dist=0.5, n_jobs=None, progress=False, g
     from .._validation import check_progress
 
     refuse_dask_groups(groups, "compare_models")
-    progress = check_progress(progress)
     models = _compare_models.check_models(blocks.to_dask_array(y_score, "y_score"))
     names = [f"y_score[{k}]" for k in range(models.shape[0])]
     rows = []
     for k, name in enumerate(names):
-        row, labels_k, min_dist = _paired_inputs(models[k], y_true, min_dist, name)
+        row, labels_k = _paired_vectors(models[k], y_true, name)
         rows.append(row)
     *rows, labels = blocks.align_rows([*rows, labels_k], [*names, "y_true"])
-    graphs = [_paired_graph(row, labels, min_dist, True, n_jobs, name) for row, name in zip(rows, names)]
-    # Keep the per-sample counts on the workers while the totals give the AUCs.
-    totals, per_block = dask.persist([g[0] for g in graphs], [g[1] for g in graphs])
-    totals = [tuple(t) for t in blocks.compute(*totals, progress=progress)]
-    gram = _variance_sums(labels, graphs[0][2], totals, *per_block) if totals[0][0] else None
-    return _compare_models.comparison_from_totals(totals, gram)
+    gathered = [_paired_facts(row, labels) for row in rows]
+    facts = _compare_models.ComparisonFacts(
+        labels.shape[0], tuple(f.scores_nonfinite for f, _ in gathered), gathered[0][0].labels_nonfinite
+    )
+
+    def count(min_dist):
+        shown = check_progress(progress)
+        graphs = [
+            _sampled_graph(row, labels, results, min_dist, True, n_jobs) for row, (_, results) in zip(rows, gathered)
+        ]
+        # Keep the per-sample counts on the workers while the totals give the AUCs.
+        totals, per_block = dask.persist([g[0] for g in graphs], [g[1] for g in graphs])
+        totals = tuple(tuple(t) for t in blocks.compute(*totals, progress=shown))
+        gram = _variance_sums(labels, graphs[0][2], totals, *per_block) if totals[0][0] else None
+        return _compare_models.ComparisonCounts(totals, gram)
+
+    return _compare_models.COMPARE_MODELS.run(count, facts, min_dist)
