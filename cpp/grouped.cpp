@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "element_types.hpp"
 #include "paired_input.hpp"
 #include "parallel.hpp"
 
@@ -169,28 +170,8 @@ void grouped_concordance(const double* times, std::ptrdiff_t time_stride, const 
     template void grouped_roc_auc<Score>(const Score*, std::ptrdiff_t, const std::uint8_t*, std::ptrdiff_t,         \
                                          const double*, std::ptrdiff_t, const GroupSegments&, double, RocAuc*, int, \
                                          Control&);                                                                 \
-    PAIRMETRICS_GROUPED_PAIRED(Score, bool)                                                                         \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::int8_t)                                                                  \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::int16_t)                                                                 \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::int32_t)                                                                 \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::int64_t)                                                                 \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint8_t)                                                                 \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint16_t)                                                                \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint32_t)                                                                \
-    PAIRMETRICS_GROUPED_PAIRED(Score, std::uint64_t)                                                                \
-    PAIRMETRICS_GROUPED_PAIRED(Score, float)                                                                        \
-    PAIRMETRICS_GROUPED_PAIRED(Score, double)
-PAIRMETRICS_GROUPED(bool)
-PAIRMETRICS_GROUPED(std::int8_t)
-PAIRMETRICS_GROUPED(std::int16_t)
-PAIRMETRICS_GROUPED(std::int32_t)
-PAIRMETRICS_GROUPED(std::int64_t)
-PAIRMETRICS_GROUPED(std::uint8_t)
-PAIRMETRICS_GROUPED(std::uint16_t)
-PAIRMETRICS_GROUPED(std::uint32_t)
-PAIRMETRICS_GROUPED(std::uint64_t)
-PAIRMETRICS_GROUPED(float)
-PAIRMETRICS_GROUPED(double)
+    PAIRMETRICS_FOR_EACH_ELEMENT_WITH(PAIRMETRICS_GROUPED_PAIRED, Score)
+PAIRMETRICS_FOR_EACH_ELEMENT(PAIRMETRICS_GROUPED)
 #undef PAIRMETRICS_GROUPED
 #undef PAIRMETRICS_GROUPED_PAIRED
 

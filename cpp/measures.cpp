@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "element_types.hpp"
+
 namespace pairmetrics::measures {
 namespace {
 
@@ -373,17 +375,7 @@ template void multilabel_sparse_counts<std::int64_t>(const std::int64_t*, const 
 #define PAIRMETRICS_ERROR_STATS(A, B) \
     template void error_stats<A, B>(View<A>, View<B>, std::size_t, std::size_t, bool, ErrorStats*, Control&);
 #define PAIRMETRICS_ERROR_STATS_A(A) PAIRMETRICS_ERROR_STATS(A, float) PAIRMETRICS_ERROR_STATS(A, double)
-PAIRMETRICS_ERROR_STATS_A(bool)
-PAIRMETRICS_ERROR_STATS_A(std::int8_t)
-PAIRMETRICS_ERROR_STATS_A(std::int16_t)
-PAIRMETRICS_ERROR_STATS_A(std::int32_t)
-PAIRMETRICS_ERROR_STATS_A(std::int64_t)
-PAIRMETRICS_ERROR_STATS_A(std::uint8_t)
-PAIRMETRICS_ERROR_STATS_A(std::uint16_t)
-PAIRMETRICS_ERROR_STATS_A(std::uint32_t)
-PAIRMETRICS_ERROR_STATS_A(std::uint64_t)
-PAIRMETRICS_ERROR_STATS_A(float)
-PAIRMETRICS_ERROR_STATS_A(double)
+PAIRMETRICS_FOR_EACH_ELEMENT(PAIRMETRICS_ERROR_STATS_A)
 #undef PAIRMETRICS_ERROR_STATS_A
 #undef PAIRMETRICS_ERROR_STATS
 
@@ -391,17 +383,7 @@ PAIRMETRICS_ERROR_STATS_A(double)
     template void log_likelihood<Y, P>(View<Y>, View<P>, std::size_t, std::size_t, bool, double, LogLikelihoodStats*, \
                                        Control&);
 #define PAIRMETRICS_LOG_LIKELIHOOD_Y(Y) PAIRMETRICS_LOG_LIKELIHOOD(Y, float) PAIRMETRICS_LOG_LIKELIHOOD(Y, double)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(bool)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(std::int8_t)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(std::int16_t)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(std::int32_t)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(std::int64_t)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(std::uint8_t)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(std::uint16_t)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(std::uint32_t)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(std::uint64_t)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(float)
-PAIRMETRICS_LOG_LIKELIHOOD_Y(double)
+PAIRMETRICS_FOR_EACH_ELEMENT(PAIRMETRICS_LOG_LIKELIHOOD_Y)
 #undef PAIRMETRICS_LOG_LIKELIHOOD_Y
 #undef PAIRMETRICS_LOG_LIKELIHOOD
 

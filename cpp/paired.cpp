@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "parallel.hpp"
+#include "element_types.hpp"
 #include "paired_buffer.hpp"
 #include "paired_classes.hpp"
 #include "paired_detail.hpp"
@@ -20,6 +20,7 @@
 #include "paired_input.hpp"
 #include "paired_inversions.hpp"
 #include "paired_record_sort.hpp"
+#include "parallel.hpp"
 
 namespace pairmetrics {
 namespace {
@@ -344,29 +345,8 @@ PairedCounts paired_moments(const Score* scores, std::ptrdiff_t score_stride, co
     template PairedCounts paired_moments<Score, Label>(const Score*, std::ptrdiff_t, const Label*, std::ptrdiff_t, \
                                                        std::size_t, double, Control&, PairedMoments&, int,         \
                                                        std::size_t, std::size_t, SimdLevel);
-#define PAIRMETRICS_INSTANTIATE_LABELS(Score)     \
-    PAIRMETRICS_INSTANTIATE(Score, bool)          \
-    PAIRMETRICS_INSTANTIATE(Score, std::int8_t)   \
-    PAIRMETRICS_INSTANTIATE(Score, std::int16_t)  \
-    PAIRMETRICS_INSTANTIATE(Score, std::int32_t)  \
-    PAIRMETRICS_INSTANTIATE(Score, std::int64_t)  \
-    PAIRMETRICS_INSTANTIATE(Score, std::uint8_t)  \
-    PAIRMETRICS_INSTANTIATE(Score, std::uint16_t) \
-    PAIRMETRICS_INSTANTIATE(Score, std::uint32_t) \
-    PAIRMETRICS_INSTANTIATE(Score, std::uint64_t) \
-    PAIRMETRICS_INSTANTIATE(Score, float)         \
-    PAIRMETRICS_INSTANTIATE(Score, double)
-PAIRMETRICS_INSTANTIATE_LABELS(bool)
-PAIRMETRICS_INSTANTIATE_LABELS(std::int8_t)
-PAIRMETRICS_INSTANTIATE_LABELS(std::int16_t)
-PAIRMETRICS_INSTANTIATE_LABELS(std::int32_t)
-PAIRMETRICS_INSTANTIATE_LABELS(std::int64_t)
-PAIRMETRICS_INSTANTIATE_LABELS(std::uint8_t)
-PAIRMETRICS_INSTANTIATE_LABELS(std::uint16_t)
-PAIRMETRICS_INSTANTIATE_LABELS(std::uint32_t)
-PAIRMETRICS_INSTANTIATE_LABELS(std::uint64_t)
-PAIRMETRICS_INSTANTIATE_LABELS(float)
-PAIRMETRICS_INSTANTIATE_LABELS(double)
+#define PAIRMETRICS_INSTANTIATE_LABELS(Score) PAIRMETRICS_FOR_EACH_ELEMENT_WITH(PAIRMETRICS_INSTANTIATE, Score)
+PAIRMETRICS_FOR_EACH_ELEMENT(PAIRMETRICS_INSTANTIATE_LABELS)
 #undef PAIRMETRICS_INSTANTIATE_LABELS
 #undef PAIRMETRICS_INSTANTIATE
 

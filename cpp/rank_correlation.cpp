@@ -6,12 +6,13 @@
 #include <numeric>
 #include <type_traits>
 
+#include "element_types.hpp"
 #include "key_sort.hpp"
+#include "paired.hpp"
 #include "paired_buffer.hpp"
 #include "paired_detail.hpp"
 #include "paired_fenwick.hpp"
 #include "paired_inversions.hpp"
-#include "paired.hpp"
 #include "parallel.hpp"
 
 namespace pairmetrics {
@@ -357,16 +358,8 @@ template <class T>
 KeyColumn KeyColumn::of(const T* values, std::ptrdiff_t stride) {
     return KeyColumn{values, stride, &key_of_element<T>};
 }
-template KeyColumn KeyColumn::of<bool>(const bool*, std::ptrdiff_t);
-template KeyColumn KeyColumn::of<std::int8_t>(const std::int8_t*, std::ptrdiff_t);
-template KeyColumn KeyColumn::of<std::int16_t>(const std::int16_t*, std::ptrdiff_t);
-template KeyColumn KeyColumn::of<std::int32_t>(const std::int32_t*, std::ptrdiff_t);
-template KeyColumn KeyColumn::of<std::int64_t>(const std::int64_t*, std::ptrdiff_t);
-template KeyColumn KeyColumn::of<std::uint8_t>(const std::uint8_t*, std::ptrdiff_t);
-template KeyColumn KeyColumn::of<std::uint16_t>(const std::uint16_t*, std::ptrdiff_t);
-template KeyColumn KeyColumn::of<std::uint32_t>(const std::uint32_t*, std::ptrdiff_t);
-template KeyColumn KeyColumn::of<std::uint64_t>(const std::uint64_t*, std::ptrdiff_t);
-template KeyColumn KeyColumn::of<float>(const float*, std::ptrdiff_t);
-template KeyColumn KeyColumn::of<double>(const double*, std::ptrdiff_t);
+#define PAIRMETRICS_KEY_COLUMN(T) template KeyColumn KeyColumn::of<T>(const T*, std::ptrdiff_t);
+PAIRMETRICS_FOR_EACH_ELEMENT(PAIRMETRICS_KEY_COLUMN)
+#undef PAIRMETRICS_KEY_COLUMN
 
 }  // namespace pairmetrics

@@ -5,6 +5,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "element_types.hpp"
 #include "key_sort.hpp"
 #include "parallel.hpp"
 
@@ -235,17 +236,7 @@ T value_of_key(std::uint64_t key) {
     template AveragePrecision average_precision<T>(const T*, std::ptrdiff_t, const std::uint8_t*, std::ptrdiff_t,      \
                                                    const double*, std::ptrdiff_t, std::size_t, int, Control&);         \
     template T value_of_key<T>(std::uint64_t);
-PAIRMETRICS_RANKING_CURVES(bool)
-PAIRMETRICS_RANKING_CURVES(std::int8_t)
-PAIRMETRICS_RANKING_CURVES(std::int16_t)
-PAIRMETRICS_RANKING_CURVES(std::int32_t)
-PAIRMETRICS_RANKING_CURVES(std::int64_t)
-PAIRMETRICS_RANKING_CURVES(std::uint8_t)
-PAIRMETRICS_RANKING_CURVES(std::uint16_t)
-PAIRMETRICS_RANKING_CURVES(std::uint32_t)
-PAIRMETRICS_RANKING_CURVES(std::uint64_t)
-PAIRMETRICS_RANKING_CURVES(float)
-PAIRMETRICS_RANKING_CURVES(double)
+PAIRMETRICS_FOR_EACH_ELEMENT(PAIRMETRICS_RANKING_CURVES)
 #undef PAIRMETRICS_RANKING_CURVES
 
 }  // namespace pairmetrics

@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "element_types.hpp"
 #include "key_sort.hpp"
 #include "parallel.hpp"
 
@@ -149,17 +150,7 @@ RocAuc roc_auc(const Score* scores, std::ptrdiff_t score_stride, const std::uint
 #define PAIRMETRICS_ROC_AUC(T)                                                                               \
     template RocAuc roc_auc<T>(const T*, std::ptrdiff_t, const std::uint8_t*, std::ptrdiff_t, const double*, \
                                std::ptrdiff_t, std::size_t, double, int, Control&);
-PAIRMETRICS_ROC_AUC(bool)
-PAIRMETRICS_ROC_AUC(std::int8_t)
-PAIRMETRICS_ROC_AUC(std::int16_t)
-PAIRMETRICS_ROC_AUC(std::int32_t)
-PAIRMETRICS_ROC_AUC(std::int64_t)
-PAIRMETRICS_ROC_AUC(std::uint8_t)
-PAIRMETRICS_ROC_AUC(std::uint16_t)
-PAIRMETRICS_ROC_AUC(std::uint32_t)
-PAIRMETRICS_ROC_AUC(std::uint64_t)
-PAIRMETRICS_ROC_AUC(float)
-PAIRMETRICS_ROC_AUC(double)
+PAIRMETRICS_FOR_EACH_ELEMENT(PAIRMETRICS_ROC_AUC)
 #undef PAIRMETRICS_ROC_AUC
 
 }  // namespace pairmetrics
