@@ -17,20 +17,7 @@ namespace {
 // single running sum so that several elements are in flight at once.
 constexpr std::size_t kLanes = 4;  // the lane arrays below are spelled out for 4
 static_assert(kLanes == 4, "update the lane initialisers in run_1d and reduce_strided");
-constexpr std::size_t kTickEvery = std::size_t{1} << 20;  // elements between progress ticks
-
-// Batches element counts so that the shared control is advanced once per
-// kTickEvery elements (it does the throttling, the callback and cancelling).
-struct Progress {
-    Progress(Control& control, std::uint64_t total) : control(control) { control.set_total(total); }
-    Control& control;
-    std::uint64_t pending = 0;
-
-    void advance(std::uint64_t k) {
-        pending += k;
-        if (pending >= kTickEvery) control.advance(std::exchange(pending, 0));
-    }
-};
+constexpr std::size_t kTickEvery = std::size_t{1} << 20;  // elements between progress ticks (a Ticker's batch)
 
 // An accumulator has add(x, y) for one element, flush() that must be called at
 // least every kFlush adds, and add_to(Result&) once flushed.
@@ -146,8 +133,7 @@ void combine(LogLikelihoodStats& into, const LogLikelihoodStats& other) {
 
 // One run of n elements with strides sa, sb (Contiguous: both 1), into the lanes.
 template <bool Contiguous, class Acc, class A, class B>
-void run_1d(const A* a, std::ptrdiff_t sa, const B* b, std::ptrdiff_t sb, std::size_t n, Acc* lanes,
-            Progress& progress) {
+void run_1d(const A* a, std::ptrdiff_t sa, const B* b, std::ptrdiff_t sb, std::size_t n, Acc* lanes, Ticker& progress) {
     auto at_a = [&](std::size_t i) { return Contiguous ? a[i] : a[static_cast<std::ptrdiff_t>(i) * sa]; };
     auto at_b = [&](std::size_t i) { return Contiguous ? b[i] : b[static_cast<std::ptrdiff_t>(i) * sb]; };
     constexpr std::size_t group = kLanes * Acc::kFlush;
@@ -165,7 +151,7 @@ void run_1d(const A* a, std::ptrdiff_t sa, const B* b, std::ptrdiff_t sb, std::s
             }
             for (std::size_t l = 0; l < kLanes; ++l) local[l].flush();
         }
-        progress.advance(stop - start);
+        progress(stop - start);
     }
     // Fewer than `group` left: round robin gives each lane fewer than kFlush.
     const std::size_t start = i;
@@ -174,12 +160,12 @@ void run_1d(const A* a, std::ptrdiff_t sa, const B* b, std::ptrdiff_t sb, std::s
         local[l].flush();
         lanes[l] = local[l];
     }
-    progress.advance(n - start);
+    progress(n - start);
 }
 
 template <class Acc, class A, class B>
 typename Acc::Result reduce_strided(const A* a, std::ptrdiff_t sa, const B* b, std::ptrdiff_t sb, std::size_t n,
-                                    const Acc& proto, Progress& progress) {
+                                    const Acc& proto, Ticker& progress) {
     Acc lanes[kLanes] = {proto, proto, proto, proto};
     if (sa == 1 && sb == 1) {
         run_1d<true>(a, sa, b, sb, n, lanes, progress);
@@ -195,7 +181,7 @@ typename Acc::Result reduce_strided(const A* a, std::ptrdiff_t sa, const B* b, s
 // once, with one accumulator per column, so every byte is read exactly once.
 template <class Acc, class A, class B>
 void reduce_rows(View<A> a, View<B> b, std::size_t n, std::size_t t, const Acc& proto, typename Acc::Result* out,
-                 Progress& progress) {
+                 Ticker& progress) {
     std::vector<Acc> acc(t, proto);
     std::size_t since_flush = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -206,7 +192,7 @@ void reduce_rows(View<A> a, View<B> b, std::size_t n, std::size_t t, const Acc& 
             for (Acc& x : acc) x.flush();
             since_flush = 0;
         }
-        progress.advance(t);
+        progress(t);
     }
     for (Acc& x : acc) x.flush();
     for (std::size_t j = 0; j < t; ++j) acc[j].add_to(out[j]);
@@ -226,7 +212,8 @@ template <class Acc, class A, class B>
 void reduce(View<A> a, View<B> b, std::size_t n, std::size_t t, bool per_column, const Acc& proto,
             typename Acc::Result* out, Control& control) {
     using Result = typename Acc::Result;
-    Progress progress{control, static_cast<std::uint64_t>(n) * t};
+    control.set_total(static_cast<std::uint64_t>(n) * t);
+    Ticker progress(control, kTickEvery);
     if (n == 0 || t == 0) {
         for (std::size_t j = 0; j < (per_column ? t : 1); ++j) out[j] = Result{};
         return;
@@ -285,7 +272,8 @@ void multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t
         stamp[j] = mark;
         return static_cast<std::size_t>(j);
     };
-    Progress progress(control, t_nnz + p_nnz + n_samples);
+    control.set_total(t_nnz + p_nnz + n_samples);
+    Ticker progress(control, kTickEvery);
     for (std::size_t i = 0; i < n_samples; ++i) {
         if (!row_ok(t_indptr, i, t_nnz) || !row_ok(p_indptr, i, p_nnz))
             throw std::invalid_argument("internal error: malformed CSR indptr");
@@ -305,7 +293,7 @@ void multilabel_sparse_counts(const I* t_indptr, const I* t_indices, std::size_t
         per_sample.both[i] = both;
         per_sample.true_ones[i] = n_true;
         per_sample.pred_ones[i] = n_pred;
-        progress.advance(static_cast<std::uint64_t>(n_true + n_pred) + 1);
+        progress(static_cast<std::uint64_t>(n_true + n_pred) + 1);
     }
 }
 
@@ -317,7 +305,8 @@ void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::si
     constexpr std::size_t kRowsPerFlush = 255;
     std::vector<std::uint8_t> col_true(n_labels), col_pred(n_labels), col_both(n_labels);
     const bool contiguous = t.col == 1 && p.col == 1;
-    Progress progress(control, static_cast<std::uint64_t>(n_samples) * n_labels);
+    control.set_total(static_cast<std::uint64_t>(n_samples) * n_labels);
+    Ticker progress(control, kTickEvery);
     for (std::size_t start = 0; start < n_samples; start += kRowsPerFlush) {
         const std::size_t stop = std::min(n_samples, start + kRowsPerFlush);
         std::fill(col_true.begin(), col_true.end(), 0);
@@ -355,7 +344,7 @@ void multilabel_dense_counts(View<std::uint8_t> t, View<std::uint8_t> p, std::si
             per_sample.true_ones[i] = static_cast<std::int64_t>(n_true);
             per_sample.pred_ones[i] = static_cast<std::int64_t>(n_pred);
             per_sample.both[i] = static_cast<std::int64_t>(n_both);
-            progress.advance(n_labels);
+            progress(n_labels);
         }
         for (std::size_t j = 0; j < n_labels; ++j) {
             per_label.true_ones[j] += col_true[j];

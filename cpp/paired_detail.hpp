@@ -23,7 +23,7 @@ constexpr std::size_t kChunksPerThread = 8;
 // Runs this short are sorted by insertion before the merge passes.
 constexpr std::size_t kInsertionRun = 16;
 // Elements of work between two control checks (tens of microseconds).
-constexpr std::size_t kTickWork = std::size_t{1} << 15;
+constexpr std::size_t kTickWork = Ticker::kDefaultBatch;
 // Independent walks (merge and count pieces) stepped together.
 constexpr std::size_t kLanes = 4;
 
@@ -41,22 +41,6 @@ inline std::vector<std::size_t> chunk_bounds(std::size_t n, int threads) {
     for (std::size_t c = 0; c <= chunks; ++c) bound[c] = n * c / chunks;
     return bound;
 }
-
-// Counts work done by one thread and reports it to the control every kTickWork
-// elements (on the calling thread that may run the callback; elsewhere it
-// only looks at the cancel flag).
-class Ticker {
-  public:
-    explicit Ticker(Control& control) : control_(control) {}
-    void operator()(std::size_t work) {
-        pending_ += work;
-        if (pending_ >= kTickWork) control_.advance(std::exchange(pending_, 0));
-    }
-
-  private:
-    Control& control_;
-    std::size_t pending_ = 0;
-};
 
 // How two labels are compared: RealGap and IntegerGap (rankable.hpp).
 

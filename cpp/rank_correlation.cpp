@@ -38,7 +38,7 @@ KeyIndex* sort_with_index(const KeyColumn& values, std::size_t n, Buffer<KeyInde
         if ((i & (kBlock - 1)) == 0) control.check();
     }
     msd::RadixWorkspace workspace;
-    paired_detail::Ticker tick(control);
+    Ticker tick(control);
     msd::sort_segment(a.data(), scratch.data(), n, 0, workspace, tick);
     return a.data();
 }

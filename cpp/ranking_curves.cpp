@@ -42,13 +42,7 @@ void sort_records(ClassRecords<R>& records, Control& control) {
     if (records.size < 2) return;
     std::unique_ptr<R[]> scratch(new R[records.size]);
     msd::RadixWorkspace workspace;
-    std::size_t pending = 0;
-    auto tick = [&](std::size_t work) {
-        if ((pending += work) >= kCheckEvery) {
-            pending = 0;
-            control.check();
-        }
-    };
+    Ticker tick(control, kCheckEvery, false);  // the sort is not part of the total
     msd::sort_segment(records.data.get(), scratch.get(), records.size, 0, workspace, tick);
 }
 
