@@ -74,7 +74,7 @@ void replicates(const BootstrapDesign& design, const std::uint64_t* seeds, std::
                 control.advance();
             }
         },
-        &control);
+        control);
 }
 
 // Sums of weights over a prefix of the ranks, and the weight at each rank.

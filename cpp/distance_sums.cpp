@@ -277,7 +277,7 @@ Sums distance_sums(const double* z, idx n, idx d, idx split, const PairFunction&
             }
             w.release_buffers();
         },
-        &control);
+        control);
     Sums out;
     out.to_first.assign(static_cast<std::size_t>(n), 0.0);
     out.to_second.assign(static_cast<std::size_t>(n), 0.0);

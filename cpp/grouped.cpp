@@ -47,7 +47,7 @@ std::unique_ptr<T[]> gather(const T* data, std::ptrdiff_t stride, const std::vec
             for (std::size_t k = p * kCheckEvery; k < end; ++k) out[k] = data[order[k] * stride];
             control.check();
         },
-        &control);
+        control);
     return out;
 }
 
@@ -76,7 +76,7 @@ void for_each_group(const GroupSegments& segments, int n_threads, Control& contr
             segment(small[t], part, 1);
             control.advance(segments.size(small[t]));
         },
-        &control);
+        control);
 }
 
 // The kernel of paired_counts on each group's segment of the gathered input.

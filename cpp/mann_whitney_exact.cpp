@@ -43,7 +43,7 @@ MannWhitneyRanks mann_whitney_ranks(const KeyColumn& x, std::size_t m, const Key
             else
                 sy = sorted_keys(y, n, yk, ys, control);
         },
-        &control);
+        control);
     // Midranks: the group at positions pos..pos+t-1 (0-based) has the doubled rank 2 pos + t + 1.
     MannWhitneyRanks ranks;
     std::uint64_t doubled_rank_sum = 0, pos = 0;

@@ -41,7 +41,7 @@ std::vector<std::int64_t> crossmatch_counts(std::int64_t n_draws, std::int32_t m
             a1[r] = cross;
             control.advance(1);
         },
-        &control);
+        control);
     return a1;
 }
 

@@ -85,7 +85,7 @@ void for_block_pairs(i32 blocks, i32 n, int n_threads, Control& control, Visit&&
                 if (b >= blocks) return;  // paired with the idle block
                 visit(a, b);
             },
-            &control);
+            control);
         control.advance(per_round);
     }
 }
@@ -234,7 +234,7 @@ void EuclideanDistances::nearest_impl(const T* xc, GemmFn<T> gemm, i32 store, i3
                 heaps[p].buf = {};
             }
         },
-        &control);
+        control);
 }
 
 }  // namespace pairmetrics::matching

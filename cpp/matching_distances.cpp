@@ -34,7 +34,7 @@ void DenseDistances<T>::nearest(i32 store, i32* cand, double* bound, int n_threa
             }
             control.advance(static_cast<std::uint64_t>(hi - lo));
         },
-        &control);
+        control);
 }
 
 template <class T>
@@ -51,7 +51,7 @@ void DenseDistances<T>::pairs_below(const double* a, const i32* /*group*/, int n
                     if ((*this)(i, j) < a[i] + a[j]) visit(i, j);
             control.check();
         },
-        &control);
+        control);
 }
 
 template <class T>
@@ -75,7 +75,7 @@ void DenseDistances<T>::pairs_below_rows(const double* a, const i32* /*group*/, 
             }
             control.check();
         },
-        &control);
+        control);
 }
 
 template class DenseDistances<float>;
@@ -83,8 +83,8 @@ template class DenseDistances<double>;
 
 // ------------------------------------------------------------ Euclidean
 
-EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squared, const Blas& gemm, bool single_ok,
-                                       Control* control)
+EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squared, const Blas& gemm, Control& control,
+                                       bool single_ok)
     : X_(X), n_(n), d_(d), squared_(squared), gemm_(gemm) {
     // float32 tiles pay off (twice the BLAS speed) when the product dominates.
     single_ = single_ok && d >= 16 && gemm.sgemm != nullptr;
@@ -140,11 +140,11 @@ EuclideanDistances::EuclideanDistances(const double* X, i32 n, i64 d, bool squar
     block_balls(control);
 }
 
-void EuclideanDistances::pack_panels_of_rows(Control* control) {
+void EuclideanDistances::pack_panels_of_rows(Control& control) {
     panels_ = PackedPanels(n_, d_);
     constexpr i32 chunk = 256 * kPanelColumns;
     for (i32 first = 0; first < n_; first += chunk) {
-        if (control != nullptr) control->check();
+        control.check();
         panels_.fill(xc32_.data(), first, std::min(chunk, n_ - first));
     }
 }
@@ -181,7 +181,7 @@ void EuclideanDistances::coordinates(i32 p, double* out) const {
 // start along the line through two far points of it (the farthest from its
 // first point, then the farthest from that one), so that every block lies
 // inside one leaf. Clustered points end up with one cluster per block.
-void EuclideanDistances::order_points(Control* control) {
+void EuclideanDistances::order_points(Control& control) {
     const i32 n = n_;
     const std::size_t d = static_cast<std::size_t>(d_);
     perm_.resize(n);
@@ -194,7 +194,7 @@ void EuclideanDistances::order_points(Control* control) {
     };
     // Every pass over a range checks the control every few thousand points.
     auto check = [&](i32 p) {
-        if (control != nullptr && (p & 4095) == 0) control->check();
+        if ((p & 4095) == 0) control.check();
     };
     auto farthest = [&](i32 lo, i32 hi, const double* from) {
         double best = -1;
@@ -258,14 +258,14 @@ double EuclideanDistances::ball_of(const i32* positions, i32 count, double* cent
     return std::sqrt(radius);
 }
 
-void EuclideanDistances::block_balls(Control* control) {
+void EuclideanDistances::block_balls(Control& control) {
     const i32 n = n_, blocks = (n + kRowBlock - 1) / kRowBlock;
     ball_centre_.assign(static_cast<std::size_t>(blocks) * d_, 0.0);
     ball_radius_.assign(blocks, 0.0);
     ball_sq_.assign(blocks, 0.0);
     std::vector<i32> positions(kRowBlock);
     for (i32 b = 0; b < blocks; ++b) {
-        if (control != nullptr && (b & 15) == 0) control->check();
+        if ((b & 15) == 0) control.check();
         const i32 lo = b * kRowBlock, hi = std::min(n, lo + kRowBlock);
         for (i32 p = lo; p < hi; ++p) {
             positions[p - lo] = p;

@@ -150,7 +150,7 @@ class EuclideanDistances final : public Distances {
     // need bounds; the matrix below always uses float64 tiles). control: its
     // checks run while the points are ordered (seconds for millions of points).
     EuclideanDistances(const double* X, std::int32_t n, std::int64_t d, bool squared, const Blas& gemm,
-                       bool single_ok = true, Control* control = nullptr);
+                       Control& control, bool single_ok = true);
     std::int32_t size() const override { return n_; }
     double operator()(std::int32_t i, std::int32_t j) const override;
     void distances(std::int32_t i, const std::int32_t* js, int count, double* out) const override;
@@ -229,7 +229,7 @@ class EuclideanDistances final : public Distances {
     bool rows_near_block(const RowBlock& rows, const std::int32_t* where, int count, const std::vector<double>& at,
                          double block_top, double gap, std::int32_t cb, std::vector<int>& active) const;
     // The float32 rows packed into panels_.
-    void pack_panels_of_rows(Control* control);
+    void pack_panels_of_rows(Control& control);
     // out[r * stride + c] = <rows_x[r], column c> for r < rows, c < cols, by
     // the panel kernel: columns already packed (col_panels aligned, from a
     // multiple of kPanelColumns), stride a multiple of kPanelColumns.
@@ -238,8 +238,8 @@ class EuclideanDistances final : public Distances {
     // Points in an order where each block of kBlock consecutive ones is a
     // small ball (recursive splits along the line of two far points), and
     // each block's ball: tiles of two far-apart balls are skipped whole.
-    void order_points(Control* control);
-    void block_balls(Control* control);
+    void order_points(Control& control);
+    void block_balls(Control& control);
     // Centre (written to `centre`) and radius of a ball holding the points at `positions`.
     double ball_of(const std::int32_t* positions, std::int32_t count, double* centre) const;
     // A lower bound of the distance (tile units) between any point of block a
@@ -297,7 +297,7 @@ class EuclideanDistances final : public Distances {
                 else
                     run(0.0, task);
             },
-            &control);
+            control);
     }
 
     const double* X_;

@@ -92,7 +92,7 @@ InsideScan::InsideScan(const Distances& D, const BlossomResult& r, const DualFor
                              std::copy_n(D.point(lam_.order()[q]), dims, rows_pre_.data() + q * dims);
                      control.check();
                  },
-                 &control);
+                 control);
 }
 
 bool InsideScan::active(i32 p) const {
@@ -205,7 +205,7 @@ void PricedSolve::price_inside() {
             computed += counts.computed;
             screened += counts.screened;
         },
-        &control_);
+        control_);
     stats_.extra_pairs += computed.load();
     stats_.inside_pairs += computed.load();
     stats_.inside_screened += screened.load();

@@ -144,7 +144,7 @@ void PricedSolve::price_lists_and_prefix(bool lists_only, bool prefix) {
             block_extra[b] = extra;
             control.check();
         },
-        &control);
+        control);
     stats_.prefix_screened += ruled_out.load();
     stats_.prefix_skipped += clean_skipped.load();
 }
@@ -213,7 +213,7 @@ PrefixHead PricedSolve::prefix_head(bool none) const {
                          std::copy_n(D_.point(by_y_[t]), head.dims, head.rows.data() + t * head.dims);
                      control_.check();
                  },
-                 &control_);
+                 control_);
     return head;
 }
 

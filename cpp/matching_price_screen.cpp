@@ -87,7 +87,7 @@ void PricedSolve::price_kept_pairs() {
             }
             add_hits(local);
         },
-        &control_);
+        control_);
 }
 
 void PricedSolve::split_screen_rows(const std::vector<i32>& rows, const std::vector<double>& a,

@@ -36,7 +36,7 @@ Lists neighbour_lists(const Distances& D, i32 store, int n_threads, Control& con
             }
             control.check();
         },
-        &control);
+        control);
     return L;
 }
 
@@ -354,7 +354,7 @@ void PricedSolve::add_keys(std::vector<std::uint64_t>& ks) {
                          w[old + t] = weight(a, c);
                      }
                  },
-                 &control);
+                 control);
 }
 
 void PricedSolve::price_round() {

@@ -76,7 +76,7 @@ void ReorderedDistances::nearest(i32 store, i32* cand, double* bound, int n_thre
             for (std::size_t t = lo; t < hi; ++t) cand[t] = rank_[cand[t]];
             control.check();
         },
-        &control);
+        control);
     const std::vector<double> inner_bound(bound, bound + n);
     for (i32 i = 0; i < n; ++i) bound[i] = inner_bound[order_[i]];
     std::vector<char> placed(n, 0);

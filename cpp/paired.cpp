@@ -159,7 +159,7 @@ void reduce_moments(std::size_t n, int n_threads, Control& control, PairedMoment
             }
             partial[c] = sums;
         },
-        &control);
+        control);
     moments = PairedMoments{};
     for (const PairedMoments& sums : partial) {
         moments.lowest.add(sums.lowest);

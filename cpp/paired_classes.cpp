@@ -84,7 +84,7 @@ void walk(std::vector<WalkPiece>& pieces, int n_threads, Control& control) {
                 pieces[begin + t].equal = c[t].equal;
             }
         },
-        &control);
+        control);
 }
 
 struct Run {
@@ -116,7 +116,7 @@ std::vector<std::vector<Run>> sort_class_runs(Buffer<std::uint64_t>& keys, Buffe
             Run& run = *tasks[t];
             run.sorted = radix_sort_by_key(keys.data() + run.begin, scratch.data() + run.begin, run.size, control);
         },
-        &control);
+        control);
     return runs;
 }
 
@@ -320,7 +320,7 @@ bool find_chunk_classes(const LabelReader<L>& labels, const std::vector<std::siz
             }
             local[c] = loc;
         },
-        &control);
+        control);
     return !overflow.load();
 }
 
@@ -346,7 +346,7 @@ void scatter_keys(const ScoreReader& scores, const std::vector<std::size_t>& bou
                 control.advance(end - begin);
             }
         },
-        &control);
+        control);
 }
 
 }  // namespace
@@ -480,7 +480,7 @@ PairedCounts class_moments(Buffer<std::uint64_t>& keys, Buffer<std::uint64_t>& s
             const std::size_t c = first->group;
             piece_moments(first, task_begin[t + 1] - task_begin[t], partners[c], rankable[c], work, task_sums[t], tick);
         },
-        &control);
+        control);
     std::vector<ClassSums> class_sums(k);
     for (std::size_t t = 0; t < tasks; ++t) {
         ClassSums& to = class_sums[pieces[task_begin[t]].group];

@@ -91,7 +91,7 @@ std::uint64_t few_label_inversions_parallel(const Buffer<std::uint32_t>& rank, c
                 if ((q & (kTickWork - 1)) == 0) tick(kTickWork);
             }
         },
-        &control);
+        control);
     // earlier[c * k + r]: labels in chunks before c with rank >= above[r].
     std::vector<std::uint64_t> earlier(chunks * k, 0), at_least(k + 1, 0);
     for (std::size_t c = 1; c < chunks; ++c) {
@@ -114,7 +114,7 @@ std::uint64_t few_label_inversions_parallel(const Buffer<std::uint32_t>& rank, c
             }
             partial[c] = total;
         },
-        &control);
+        control);
     std::uint64_t total = 0;
     for (auto x : partial) total += x;
     return total;

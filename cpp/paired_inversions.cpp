@@ -229,7 +229,7 @@ class InversionCounter {
                 Ticker tick(control_);
                 partial[b] = sort_block(b * kBlock, std::min(n, (b + 1) * kBlock), tick);
             },
-            &control_);
+            control_);
         std::uint64_t total = 0;
         for (auto c : partial) total += c;
         bool in_buffer = false;
@@ -265,7 +265,7 @@ class InversionCounter {
                         merge(level, merge_pieces.data() + begin, std::min(begin + kLanes, merge_pieces.size()) - begin,
                               tick);
                 },
-                &control_);
+                control_);
             for (auto c : counts) total += c;
             in_buffer = !in_buffer;
         }
@@ -671,7 +671,7 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
                 }
                 partial[c] = total;
             },
-            &control);
+            control);
         std::uint64_t total = 0;
         for (auto x : partial) total += x;
         return total;
@@ -720,7 +720,7 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
             step_all(c.data(), used, [&gap](CountCursor<Gap>& x) { x.step(gap); }, tick);
             for (std::size_t t = 0; t < used; ++t) partial[task] += c[t].count;
         },
-        &control);
+        control);
     std::uint64_t total = 0;
     for (auto c : partial) total += c;
     return total;

@@ -44,7 +44,7 @@ Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int 
             });
             chunk_bits[c] = bits;
         },
-        &control);
+        control);
     KeyBits key_bits;
     for (const KeyBits& bits : chunk_bits) key_bits.add(bits);
     const std::uint64_t varying = key_bits.varying();
@@ -57,7 +57,7 @@ Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int 
                     control.check();
                 }
             },
-            &control);
+            control);
         if (varying != 0) {
             Buffer<R> scratch(n);
             msd::RadixWorkspace ws;
@@ -79,7 +79,7 @@ Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int 
                 for (std::size_t i = 0; i < size; ++i) ++h[(key[i] >> shift) & mask];
             });
         },
-        &control);
+        control);
     std::vector<std::size_t> start(buckets + 1, 0);
     for (std::size_t b = 0, total = 0; b < buckets; ++b) {
         start[b] = total;
@@ -100,7 +100,7 @@ Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int 
                 tick(end - begin);
             }
         },
-        &control);
+        control);
     // Buckets in groups (one workspace each); many groups balance skewed
     // sizes over the threads.
     const std::size_t groups = threads == 1 ? 1 : std::min<std::size_t>(buckets, 16 * chunks);
@@ -118,7 +118,7 @@ Buffer<R> load_sorted_records(const RecordReader<R>& reader, std::size_t n, int 
                 if (size > 1) msd::sort_segment(records.data() + start[b], scratch.data(), size, 0, ws, tick);
             }
         },
-        &control);
+        control);
     return records;
 }
 

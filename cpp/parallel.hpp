@@ -21,10 +21,10 @@ namespace pairmetrics {
 // Calls task(i) for i in [0, n_tasks) on up to n_threads threads (the caller
 // is one of them). Tasks are handed out dynamically; n_threads <= 1 or a
 // single task runs inline. When the system refuses a thread, the threads
-// already running do the work. With a control, the caller keeps checking it
+// already running do the work. The caller keeps checking the control
 // (Ctrl-C, progress) while it waits for the other threads to finish.
 template <class Task>
-void parallel_for(std::size_t n_tasks, int n_threads, Task&& task, Control* control = nullptr) {
+void parallel_for(std::size_t n_tasks, int n_threads, Task&& task, Control& control) {
     const std::size_t workers = std::min<std::size_t>(n_tasks, n_threads < 1 ? 1 : n_threads);
     if (workers <= 1) {
         for (std::size_t i = 0; i < n_tasks; ++i) task(i);
@@ -72,16 +72,16 @@ void parallel_for(std::size_t n_tasks, int n_threads, Task&& task, Control* cont
         }
     }
     work();
-    if (control) {
+    {  // the caller checks the control while the others finish
         std::unique_lock<std::mutex> lock(mutex);
         while (running > 0) {
             if (finished.wait_for(lock, Control::kReportInterval, [&] { return running == 0; })) break;
             lock.unlock();
             try {
-                control->check();
+                control.check();
             } catch (...) {
                 record(std::current_exception());
-                control->cancel();
+                control.cancel();
             }
             lock.lock();
         }

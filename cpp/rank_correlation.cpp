@@ -198,7 +198,7 @@ SpearmanSums spearman_sums(const KeyColumn& x, const KeyColumn& y, std::size_t n
             else
                 sums.y = doubled_average_ranks(y, n, ay.data(), control);
         },
-        &control);
+        control);
     for (std::size_t begin = 0; begin < n; begin += kBlock) {
         const std::size_t end = std::min(n, begin + kBlock);
         i128 block = 0;

@@ -90,7 +90,7 @@ SortedClasses<R> sort_classes(const Score* scores, std::ptrdiff_t score_stride, 
     out.neg.size = q;
     parallel_for(
         2, n > (std::size_t{1} << 16) ? n_threads : 1,
-        [&](std::size_t c) { sort_records(c == 0 ? out.pos : out.neg, control); }, &control);
+        [&](std::size_t c) { sort_records(c == 0 ? out.pos : out.neg, control); }, control);
     return out;
 }
 

@@ -34,7 +34,7 @@ void for_row_blocks(std::size_t n_rows, std::size_t n_labels, int n_threads, Con
             body(begin, end);
             control.advance(end - begin);
         },
-        &control);
+        control);
 }
 
 // Row i of a view as a contiguous pointer (copied into `buffer` when strided).

@@ -128,7 +128,7 @@ RocAuc run(const Score* scores, std::ptrdiff_t score_stride, const std::uint8_t*
             std::vector<R>& part = c == 0 ? pos : neg;
             sort_by_key(part.data(), part.size(), control);
         },
-        &control);
+        control);
     out.area = max_fpr < 1 ? partial_area(pos, neg, out.positive, out.negative, max_fpr, control)
                            : full_area(pos, neg, out.positive, out.negative, control);
     return out;

@@ -404,7 +404,7 @@ class Accumulator {
 // Runs body(i) for rows i in [0, n), in chunks spread over threads. Rows are
 // independent, so the result does not depend on the thread count.
 template <class Body>
-void for_rows(std::ptrdiff_t n, int n_threads, Control* control, Body&& body) {
+void for_rows(std::ptrdiff_t n, int n_threads, Control& control, Body&& body) {
     constexpr std::ptrdiff_t kChunk = 256;
     const std::size_t chunks = static_cast<std::size_t>((n + kChunk - 1) / kChunk);
     parallel_for(
@@ -412,7 +412,7 @@ void for_rows(std::ptrdiff_t n, int n_threads, Control* control, Body&& body) {
         [&](std::size_t c) {
             const std::ptrdiff_t lo = static_cast<std::ptrdiff_t>(c) * kChunk, hi = std::min(n, lo + kChunk);
             for (std::ptrdiff_t i = lo; i < hi; ++i) body(i);
-            if (control) control->check();
+            control.check();
         },
         control);
 }
@@ -422,7 +422,7 @@ void for_rows(std::ptrdiff_t n, int n_threads, Control* control, Body&& body) {
 // ---------------------------------------------------------------- public
 
 template <class T>
-std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads, Control* control) {
+std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads, Control& control) {
     const std::ptrdiff_t n = x.rows, d = x.cols;
     using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
     std::vector<std::uint64_t> hash(static_cast<std::size_t>(n));
@@ -475,7 +475,7 @@ std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads, Cont
 
 template <class T>
 Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric, const std::int64_t* perm,
-                    int n_threads, Control* control, const Reference& reference) {
+                    int n_threads, Control& control, const Reference& reference) {
     if (y.rows != p.rows || y.cols != p.cols) throw std::invalid_argument("y and p must have the same shape");
     const std::ptrdiff_t n = y.rows, d = y.cols;
     auto p_row = [&](std::ptrdiff_t i) { return perm ? static_cast<std::ptrdiff_t>(perm[i]) : i; };
@@ -588,7 +588,7 @@ Counts count_all_pairs(const Prepared<T>& prep, const Groups& groups, const Opti
             acc.add(sums, tp.i0, tp.j0);
             control.advance(1);
         },
-        &control);
+        control);
     return acc.take();
 }
 
@@ -649,7 +649,7 @@ Counts count_listed_pairs(const Prepared<T>& prep, const Groups& groups, const O
             skipped.fetch_add(ns, std::memory_order_relaxed);
             control.advance(1);
         },
-        &control);
+        control);
     Counts out;
     out.passed = passed.load();
     out.tied = tied.load();
@@ -681,7 +681,7 @@ void pair_terms(const Prepared<T>& prep, const Options& options, const Blas& bla
             if (prep.metric == Metric::euclidean) inner_to_neg_distance(prep, tp.i0, tp.ni, tp.j0, tp.nj, true, c, n);
             control.advance(1);
         },
-        &control);
+        control);
 }
 
 template <class T>
@@ -737,7 +737,7 @@ void count_permuted(const T* terms_matrix, const T* terms_transposed, const Prep
             nt_[r] += sums.tied;
             control.advance(1);
         },
-        &control);
+        control);
     for (std::size_t r = 0; r < n_perms; ++r) {
         passed[r] = np_[r].load();
         tied[r] = nt_[r].load();
@@ -745,9 +745,9 @@ void count_permuted(const T* terms_matrix, const T* terms_transposed, const Prep
 }
 
 #define PAIRMETRICS_INSTANTIATE(T)                                                                                \
-    template std::vector<std::int32_t> group_rows<T>(const MatrixView<T>&, int, Control*);                        \
+    template std::vector<std::int32_t> group_rows<T>(const MatrixView<T>&, int, Control&);                        \
     template Prepared<T> prepare<T>(const MatrixView<T>&, const MatrixView<T>&, Metric, const std::int64_t*, int, \
-                                    Control*, const Reference&);                                                  \
+                                    Control&, const Reference&);                                                  \
     template Counts count_all_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const Blas&, Control&); \
     template Counts count_listed_pairs<T>(const Prepared<T>&, const Groups&, const Options&, const std::int64_t*, \
                                           const std::int64_t*, std::size_t, Control&);                            \

@@ -66,7 +66,7 @@ struct Counts {
 // Group ids of identical rows (value equality, so -0.0 equals 0.0): the id of
 // a row is the index of the first row equal to it. O(n d) with hashing.
 template <class T>
-std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads = 1, Control* control = nullptr);
+std::vector<std::int32_t> group_rows(const MatrixView<T>& x, int n_threads, Control& control);
 
 // The prepared rows (see the file comment) and the per-sample terms the
 // comparison needs. For the Euclidean metric own[i] = -d(y_i, p_i), for the
@@ -90,8 +90,8 @@ struct Reference {
 };
 
 template <class T>
-Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric, const std::int64_t* perm = nullptr,
-                    int n_threads = 1, Control* control = nullptr, const Reference& reference = Reference{});
+Prepared<T> prepare(const MatrixView<T>& y, const MatrixView<T>& p, Metric metric, const std::int64_t* perm,
+                    int n_threads, Control& control, const Reference& reference = Reference{});
 
 // All pairs, tile by tile. perm (optional) pairs y_i with p_perm[i].
 template <class T>

@@ -93,9 +93,8 @@ std::unique_ptr<const mt::EuclideanDistances> euclidean_provider(const f64arr& X
     const std::int64_t d = X.shape(1);
     const double* data = X.data();
     const Blas gemm = scipy_gemm();  // looked up with the GIL held
-    return run_without_gil(control, [&] {
-        return std::make_unique<const mt::EuclideanDistances>(data, n, d, squared, gemm, true, &control);
-    });
+    return run_without_gil(
+        control, [&] { return std::make_unique<const mt::EuclideanDistances>(data, n, d, squared, gemm, control); });
 }
 
 // The complete-graph solve on a provider, packaged for Python (real duals).
@@ -280,7 +279,7 @@ py::array_t<double> euclidean_matrix(const f64arr& X, bool squared, int n_thread
     double* po = out.mutable_data();
     const auto control = make_control();
     run_without_gil(*control, [&] {
-        const mt::EuclideanDistances provider(data, n, d, squared, gemm, false, control.get());
+        const mt::EuclideanDistances provider(data, n, d, squared, gemm, *control, false);
         provider.matrix(po, n_threads, *control);
     });
     return out;

@@ -114,7 +114,7 @@ py::dict all_pairs(const py::array& y, const py::array& p, const tvt::Groups& gr
     // Safe without the GIL: the views, group ids and perm point into arrays
     // that the caller keeps alive, and nothing below touches a Python object.
     tvt::Counts counts = run_without_gil(*control, [&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads, control.get(), reference);
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads, *control, reference);
         return tvt::count_all_pairs<T>(prep, groups, options, blas, *control);
     });
     return counts_to_python(std::move(counts));
@@ -129,7 +129,7 @@ py::dict listed_pairs(const py::array& y, const py::array& p, const tvt::Groups&
     const auto control = make_control(progress);
     // Safe without the GIL: only raw pointers into arrays kept alive by the caller.
     tvt::Counts counts = run_without_gil(*control, [&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads, control.get());
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, perm, options.n_threads, *control);
         return tvt::count_listed_pairs<T>(prep, groups, options, first.data(), second.data(), m, *control);
     });
     return counts_to_python(std::move(counts));
@@ -146,7 +146,7 @@ py::array pair_terms(const py::array& y, const py::array& p, tvt::Options option
     const auto control = make_control(progress);
     // Safe without the GIL: out is owned here and the inputs by the caller.
     run_without_gil(*control, [&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads, control.get());
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads, *control);
         tvt::pair_terms<T>(prep, options, blas, data, *control);
     });
     return std::move(out);
@@ -172,7 +172,7 @@ py::dict permuted(const py::array& terms, const py::array& terms_t, const py::ar
     const auto control = make_control(progress);
     // Safe without the GIL: raw pointers only, into arrays alive for the call.
     run_without_gil(*control, [&] {
-        const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads, control.get());
+        const auto prep = tvt::prepare<T>(yv, pv, options.metric, nullptr, options.n_threads, *control);
         tvt::count_permuted<T>(x, xt, prep, groups, options, perms.data(), k, pp, tp, *control);
     });
     py::dict out;
@@ -280,7 +280,7 @@ void register_two_vs_two(py::module_& m) {
                 const auto view = matrix_view<T>(x);
                 // Safe without the GIL: x is kept alive by the caller, out is owned here.
                 run_without_gil(*control, [&] {
-                    const auto ids = tvt::group_rows<T>(view, n_threads, control.get());
+                    const auto ids = tvt::group_rows<T>(view, n_threads, *control);
                     std::copy(ids.begin(), ids.end(), data);
                 });
             });

@@ -8,6 +8,12 @@
 
 namespace pairmetrics::testing {
 
+// A control with no callback, for calls whose progress a test does not watch.
+inline Control& quiet_control() {
+    thread_local Control control;
+    return control;
+}
+
 // Whether the real duals of a complete-graph solve certify its matching on
 // every pair of D (z >= 0, gap within the rounding the certificate allows).
 inline bool complete_certificate_holds(const matching::Distances& D, bool ghost, const matching::CompleteResult& r,

@@ -91,9 +91,10 @@ void test_control() {
 }
 
 void test_parallel_for() {
+    Control quiet;
     for (int threads : {1, 2, 4, 64}) {
         std::vector<std::atomic<int>> hits(1000);
-        parallel_for(hits.size(), threads, [&](std::size_t i) { hits[i]++; });
+        parallel_for(hits.size(), threads, [&](std::size_t i) { hits[i]++; }, quiet);
         bool once = std::all_of(hits.begin(), hits.end(), [](const std::atomic<int>& h) { return h == 1; });
         CHECK(once);
     }
@@ -106,14 +107,14 @@ void test_parallel_for() {
                 [&](std::size_t i) {
                     if (i == 37) throw UserError();
                 },
-                &control);
+                control);
         }));
     }
     // Zero tasks and zero or negative thread counts are harmless.
     int calls = 0;
-    parallel_for(0, 4, [&](std::size_t) { ++calls; });
-    parallel_for(3, 0, [&](std::size_t) { ++calls; });
-    parallel_for(3, -2, [&](std::size_t) { ++calls; });
+    parallel_for(0, 4, [&](std::size_t) { ++calls; }, quiet);
+    parallel_for(3, 0, [&](std::size_t) { ++calls; }, quiet);
+    parallel_for(3, -2, [&](std::size_t) { ++calls; }, quiet);
     CHECK_EQ(calls, 6);
 }
 
@@ -455,12 +456,12 @@ void two_vs_two_case(std::mt19937_64& gen, std::ptrdiff_t n, std::ptrdiff_t d, t
     options.metric = metric;
     options.rtol = 0.0;
     options.skip_same_target = skip_same;
-    const auto gy = group_rows(yv), gp = group_rows(pv);
+    Control control;
+    const auto gy = group_rows(yv, 1, control), gp = group_rows(pv, 1, control);
     Groups groups{gy.data(), gp.data()};
     for (int threads : {1, 2}) {
         options.n_threads = threads;
-        const Prepared<T> prep = prepare(yv, pv, metric, nullptr, threads);
-        Control control;
+        const Prepared<T> prep = prepare(yv, pv, metric, nullptr, threads, control);
         const Counts all = count_all_pairs(prep, groups, options, Blas{}, control);
         CHECK_EQ(all.passed, want_passed);
         CHECK_EQ(all.tied, want_tied);
@@ -497,14 +498,15 @@ void test_two_vs_two() {
             }
     // group_rows: equal rows (-0.0 == 0.0) share the id of the first one.
     const double rows[] = {0.0, 1.0, -0.0, 1.0, 2.0, 1.0};
-    const auto g = two_vs_two::group_rows(two_vs_two::MatrixView<double>{rows, 3, 2, 2, 1});
+    Control quiet;
+    const auto g = two_vs_two::group_rows(two_vs_two::MatrixView<double>{rows, 3, 2, 2, 1}, 1, quiet);
     CHECK(g[0] == g[1] && g[0] != g[2]);
     // A cancelled control stops a count.
     std::vector<double> big(200 * 3, 1.0);
     for (std::size_t k = 0; k < big.size(); ++k) big[k] = std::sin(static_cast<double>(k));
     two_vs_two::MatrixView<double> bv{big.data(), 200, 3, 3, 1};
-    const auto prep = two_vs_two::prepare(bv, bv, Metric::cosine);
-    const auto gb = two_vs_two::group_rows(bv);
+    const auto prep = two_vs_two::prepare(bv, bv, Metric::cosine, nullptr, 1, quiet);
+    const auto gb = two_vs_two::group_rows(bv, 1, quiet);
     Control stopped;
     stopped.cancel();
     CHECK(throws<Cancelled>([&] {
@@ -546,8 +548,9 @@ void test_blas_threads() {
     std::vector<double> x(300 * 4);
     for (std::size_t k = 0; k < x.size(); ++k) x[k] = std::sin(static_cast<double>(k));
     const tvt::MatrixView<double> view{x.data(), 300, 4, 4, 1};
-    const auto prep = tvt::prepare(view, view, tvt::Metric::cosine);
-    const auto groups = tvt::group_rows(view);
+    Control quiet;
+    const auto prep = tvt::prepare(view, view, tvt::Metric::cosine, nullptr, 1, quiet);
+    const auto groups = tvt::group_rows(view, 1, quiet);
     tvt::Options options;
     options.tile_rows = options.tile_cols = 32;
     for (bool per_thread : {true, false})
@@ -791,8 +794,8 @@ void test_matching() {
 
     // Exact Euclidean distances come from the coordinate differences.
     const double X[] = {0.0, 0.0, 3.0, 4.0, 1.0, 1.0};
-    const matching::EuclideanDistances e(X, 3, 2, false, Blas{});
-    const matching::EuclideanDistances e2(X, 3, 2, true, Blas{});
+    const matching::EuclideanDistances e(X, 3, 2, false, Blas{}, quiet);
+    const matching::EuclideanDistances e2(X, 3, 2, true, Blas{}, quiet);
     CHECK_EQ(e(0, 1), 5.0);
     CHECK_EQ(e2(1, 2), 13.0);
     CHECK_EQ(e2(2, 0), 2.0);

@@ -405,7 +405,7 @@ void test_euclidean_nearest() {
             std::copy_n(X.begin() + 3 * i * d, d, X.begin() + (3 * i + 1) * d);
         Blas gemm;
         gemm.sgemm = reference_sgemm;
-        matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
+        matching::EuclideanDistances e(X.data(), n, d, squared, gemm, testing::quiet_control());
         for (SimdLevel level : simd_levels()) {
             e.set_simd(level);
             for (int threads : {1, 2}) {
@@ -543,7 +543,7 @@ void test_batch_distances() {
     for (double& x : X) x = normal(gen);
     for (int t = 0; t < d; ++t) X[d + t] = X[t] + 1e-170 * (t + 1);  // points 0 and 1 nearly equal
     for (bool squared : {false, true}) {
-        const matching::EuclideanDistances e(X.data(), n, d, squared, Blas{});
+        const matching::EuclideanDistances e(X.data(), n, d, squared, Blas{}, testing::quiet_control());
         std::vector<double> D(static_cast<std::size_t>(n) * n);
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j) D[static_cast<std::size_t>(i) * n + j] = e(i, j);
@@ -581,7 +581,7 @@ void test_pricing_inside_blossoms() {
         for (int i = 0; i < n; ++i)
             for (int t = 0; t < d; ++t)
                 X[static_cast<std::size_t>(i) * d + t] = (t == 0 ? 10.0 * (i % 5) : 0.0) + normal(gen) * (1 + i % 3);
-        const matching::EuclideanDistances e(X.data(), n, d, false, Blas{});
+        const matching::EuclideanDistances e(X.data(), n, d, false, Blas{}, testing::quiet_control());
         std::vector<std::int32_t> mates[2];
         double costs[2];
         for (int k : {1, n - 1}) {
@@ -807,7 +807,7 @@ void test_euclidean_pairs_below() {
     Blas gemm;
     gemm.sgemm = reference_sgemm;
     for (bool squared : {false, true}) {
-        matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
+        matching::EuclideanDistances e(X.data(), n, d, squared, gemm, testing::quiet_control());
         std::vector<double> a(n);
         for (double& x : a) x = (squared ? 6.0 : 2.5) * (0.5 + 0.5 * normal(gen));
         std::vector<std::vector<char>> seen;
@@ -860,7 +860,7 @@ void test_euclidean_clustered_skips() {
             std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 1) * d);
         Blas gemm;
         gemm.sgemm = reference_sgemm;
-        matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
+        matching::EuclideanDistances e(X.data(), n, d, squared, gemm, testing::quiet_control());
         std::vector<double> D(static_cast<std::size_t>(n) * n);
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j) D[static_cast<std::size_t>(i) * n + j] = e(i, j);
@@ -986,9 +986,9 @@ void test_euclidean_screen_block() {
         Blas gemm;
         gemm.sgemm = reference_sgemm;
         for (bool squared : {false, true}) {
-            const matching::EuclideanDistances e(X.data(), n, d, squared, gemm);
-            CHECK(matching::EuclideanDistances(X.data(), n, d, squared, Blas{}).screen_set(nullptr, 0, nullptr) ==
-                  nullptr);
+            const matching::EuclideanDistances e(X.data(), n, d, squared, gemm, testing::quiet_control());
+            CHECK(matching::EuclideanDistances(X.data(), n, d, squared, Blas{}, testing::quiet_control())
+                      .screen_set(nullptr, 0, nullptr) == nullptr);
             const double unit = squared ? magnitude * magnitude : magnitude;
             std::vector<double> a(n);
             for (double& x : a) x = (squared ? 20.0 : 3.0) * unit * (0.3 + 0.5 * normal(gen));
@@ -1120,7 +1120,7 @@ void test_pricing_prefix_screen() {
         for (int i = 0; i < 20; ++i) std::copy_n(X.begin() + 9 * i * d, d, X.begin() + (9 * i + 4) * d);
         Blas gemm;
         gemm.sgemm = reference_sgemm;
-        const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
+        const matching::EuclideanDistances e(X.data(), n, d, false, gemm, testing::quiet_control());
         const ShortLists D(e);
         std::vector<std::int32_t> mates[2];
         double costs[2];
@@ -1167,7 +1167,7 @@ void test_pricing_inside_screen() {
         for (int i = 0; i < 15; ++i) std::copy_n(X.begin() + 11 * i * d, d, X.begin() + (11 * i + 5) * d);
         Blas gemm;
         gemm.sgemm = reference_sgemm;
-        const matching::EuclideanDistances e(X.data(), n, d, trial == 3, gemm);
+        const matching::EuclideanDistances e(X.data(), n, d, trial == 3, gemm, testing::quiet_control());
         const ShortLists D(e);
         const auto [mates, costs, stats] =
             solve_k1_twice(D, 1 + trial % 2, [](matching::CompleteOptions& opt, int screened) {
@@ -1197,7 +1197,7 @@ void test_pricing_own_columns() {
         const std::vector<double> X = clustered_points(gen, clusters, d, n, 4.0);
         Blas gemm;
         gemm.sgemm = reference_sgemm;
-        const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
+        const matching::EuclideanDistances e(X.data(), n, d, false, gemm, testing::quiet_control());
         const ShortLists D(e);
         const auto [mates, costs, stats] =
             solve_k1_twice(D, 1 + trial % 2, [](matching::CompleteOptions& opt, int own) {
@@ -1245,7 +1245,7 @@ void test_pricing_incremental() {
         for (int i = 0; i < 25; ++i) std::copy_n(X.begin() + 13 * i * d, d, X.begin() + (13 * i + 6) * d);
         Blas gemm;
         gemm.sgemm = reference_sgemm;
-        const matching::EuclideanDistances e(X.data(), n, d, trial % 3 == 2, gemm);
+        const matching::EuclideanDistances e(X.data(), n, d, trial % 3 == 2, gemm, testing::quiet_control());
         const ShortLists D(e);
         matching::CompleteResult res[2];
         matching::CompleteStats stats[2];
@@ -1318,7 +1318,7 @@ void test_euclidean_ordering_stops() {
     });
     bool stopped = false;
     try {
-        const matching::EuclideanDistances e(X.data(), n, d, false, Blas{}, true, &control);
+        const matching::EuclideanDistances e(X.data(), n, d, false, Blas{}, control);
     } catch (const Cancelled&) {
         stopped = true;
     }
@@ -1339,7 +1339,7 @@ void test_reordered_distances() {
     for (int i = 0; i < 25; ++i) std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 3) * d);  // duplicates
     Blas gemm;
     gemm.sgemm = reference_sgemm;
-    const matching::EuclideanDistances e(X.data(), n, d, false, gemm);
+    const matching::EuclideanDistances e(X.data(), n, d, false, gemm, testing::quiet_control());
     std::vector<double> M(static_cast<std::size_t>(n) * n);
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) M[static_cast<std::size_t>(i) * n + j] = e(i, j);
@@ -1432,7 +1432,7 @@ void test_reordered_distances() {
         }
     for (bool ghost : {false, true}) {
         const int m = ghost ? n - 1 : n;
-        const matching::EuclideanDistances points(X.data(), m, d, false, gemm);
+        const matching::EuclideanDistances points(X.data(), m, d, false, gemm, testing::quiet_control());
         const matching::DenseDistances<double> matrix(M.data(), m, n, 1);
         matching::CompleteOptions opt;
         opt.ghost = ghost;
