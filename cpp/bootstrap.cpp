@@ -102,6 +102,15 @@ class Fenwick {
     std::vector<std::uint64_t> at_;
 };
 
+// One byte per sample (bit 0: positive, bit 1: last of its tie group): the
+// sweeps stream n bytes, not n_groups ends.
+std::vector<std::uint8_t> tie_group_flags(const std::uint8_t* positive, const std::int64_t* group_end,
+                                          std::size_t n_groups, std::size_t n) {
+    std::vector<std::uint8_t> flags(positive, positive + n);
+    for (std::size_t g = 0; g < n_groups; ++g) flags[static_cast<std::size_t>(group_end[g]) - 1] |= 2;
+    return flags;
+}
+
 }  // namespace
 
 void bootstrap_draw_counts(const std::int64_t* stratum_offsets, std::size_t n_strata, std::uint64_t seed,
@@ -112,10 +121,7 @@ void bootstrap_draw_counts(const std::int64_t* stratum_offsets, std::size_t n_st
 void bootstrap_auc(const BootstrapDesign& design, const std::uint8_t* positive, const std::int64_t* group_end,
                    std::size_t n_groups, const std::uint64_t* seeds, std::size_t n_resamples, double* out,
                    int n_threads, Control& control) {
-    // One byte per sample (bit 0: positive, bit 1: last of its tie group): the sweep streams n bytes, not n_groups
-    // ends.
-    std::vector<std::uint8_t> flags(positive, positive + design.n);
-    for (std::size_t g = 0; g < n_groups; ++g) flags[static_cast<std::size_t>(group_end[g]) - 1] |= 2;
+    const std::vector<std::uint8_t> flags = tie_group_flags(positive, group_end, n_groups, design.n);
     const std::uint32_t* cluster = design.cluster;
     const std::size_t n = design.n;
     replicates(design, seeds, n_resamples, out, n_threads, control, [&] {
@@ -144,9 +150,7 @@ void bootstrap_auc(const BootstrapDesign& design, const std::uint8_t* positive, 
 void bootstrap_average_precision(const BootstrapDesign& design, const std::uint8_t* positive,
                                  const std::int64_t* group_end, std::size_t n_groups, const std::uint64_t* seeds,
                                  std::size_t n_resamples, double* out, int n_threads, Control& control) {
-    // the flags of bootstrap_auc: bit 0 positive, bit 1 last of its tie group
-    std::vector<std::uint8_t> flags(positive, positive + design.n);
-    for (std::size_t g = 0; g < n_groups; ++g) flags[static_cast<std::size_t>(group_end[g]) - 1] |= 2;
+    const std::vector<std::uint8_t> flags = tie_group_flags(positive, group_end, n_groups, design.n);
     const std::uint32_t* cluster = design.cluster;
     const std::size_t n = design.n;
     replicates(design, seeds, n_resamples, out, n_threads, control, [&] {

@@ -55,6 +55,19 @@ inline std::uint64_t key_of(const R& record) {
     return record.key;
 }
 
+// A key with a sample weight (ROC AUC and the ranking curves); a plain key
+// weighs 1.
+struct WeightedKey {
+    std::uint64_t key;
+    double weight;
+};
+inline double weight_of(std::uint64_t) {
+    return 1.0;
+}
+inline double weight_of(const WeightedKey& record) {
+    return record.weight;
+}
+
 // Below this many records a comparison sort beats the radix passes.
 constexpr std::size_t kSmallSort = 256;
 

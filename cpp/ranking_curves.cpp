@@ -12,18 +12,6 @@
 namespace pairmetrics {
 namespace {
 
-struct WeightedKey {
-    std::uint64_t key;
-    double weight;
-};
-
-inline double weight_of(std::uint64_t) {
-    return 1.0;
-}
-inline double weight_of(const WeightedKey& r) {
-    return r.weight;
-}
-
 constexpr std::size_t kCheckEvery = std::size_t{1} << 16;
 
 // Records of one class in an uninitialised buffer (no page is touched

@@ -11,18 +11,6 @@
 namespace pairmetrics {
 namespace {
 
-struct Weighted {
-    std::uint64_t key;
-    double weight;
-};
-
-inline double weight_of(std::uint64_t) {
-    return 1.0;
-}
-inline double weight_of(const Weighted& r) {
-    return r.weight;
-}
-
 constexpr std::size_t kCheckEvery = std::size_t{1} << 16;
 
 // Full area: for each run of equal negative keys, the positive weight below
@@ -108,7 +96,7 @@ RocAuc run(const Score* scores, std::ptrdiff_t score_stride, const std::uint8_t*
         } else {
             const double w = weights[i * weight_stride];
             if (w == 0) continue;
-            (is_pos ? pos : neg).push_back(Weighted{key, w});
+            (is_pos ? pos : neg).push_back(WeightedKey{key, w});
             (is_pos ? out.positive : out.negative) += w;
         }
         if ((i + 1) % kCheckEvery == 0) control.advance(kCheckEvery);
@@ -143,8 +131,8 @@ RocAuc roc_auc(const Score* scores, std::ptrdiff_t score_stride, const std::uint
     if (weights == nullptr)
         return run<std::uint64_t>(scores, score_stride, positive, positive_stride, weights, weight_stride, n, max_fpr,
                                   n_threads, control);
-    return run<Weighted>(scores, score_stride, positive, positive_stride, weights, weight_stride, n, max_fpr, n_threads,
-                         control);
+    return run<WeightedKey>(scores, score_stride, positive, positive_stride, weights, weight_stride, n, max_fpr,
+                            n_threads, control);
 }
 
 #define PAIRMETRICS_ROC_AUC(T)                                                                               \
