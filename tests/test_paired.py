@@ -268,7 +268,7 @@ def test_moments_agree_with_per_sample_arrays_on_every_path_at_scale(kind):
 @settings(max_examples=examples(200), deadline=None)
 @given(problems(max_n=40))
 def test_variance_from_moments_matches_per_sample_components(problem):
-    from pairmetrics._paired import auc_components, sample_factors
+    from pairmetrics._pairs import auc_components, sample_factors
 
     scores, labels, min_dist = problem
     result = pe.paired_evaluation(labels, scores, min_dist=min_dist, warn=False, variance=True)

@@ -10,12 +10,15 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._groups import GROUPS_NOTES, GroupedPairedComparison
-from ._inference import ConfidenceIntervals, equality_test, normal_intervals
-from ._paired import (
+from ._groups import GROUPS_NOTES, GroupedPairedComparison, factorize_groups, grouped_result, segment_starts
+from ._inference import ConfidenceIntervals, difference_test, equality_test, normal_intervals
+from ._pairs import (
     auc_components,
-    grouped_comparison,
+    auc_of_counts,
+    group_factors,
+    grouped_pair_counts,
     sample_factors,
+    variance_of_sum,
     vectors_and_facts,
     warn_nothing_rankable,
     warn_undefined_variance,
@@ -312,11 +315,53 @@ def _compare_groups(
     threads = resolve_n_jobs(n_jobs)
     if len(rows) != 2:
         raise ValueError(f"groups compares two models: y_score must have 2 rows, got {len(rows)}")
-    return grouped_comparison(rows[0], rows[1], labels, min_dist, groups, threads, check_progress(progress))
+    return _grouped_comparison(rows[0], rows[1], labels, min_dist, groups, threads, check_progress(progress))
 
 
 def _finish_grouped(min_dist: float, comparison: GroupedPairedComparison) -> GroupedPairedComparison:
     return comparison
+
+
+def _grouped_comparison(
+    scores_a: np.ndarray,
+    scores_b: np.ndarray,
+    labels: np.ndarray,
+    min_dist: float,
+    groups: ArrayLike,
+    threads: int,
+    progress: bool,
+) -> GroupedPairedComparison:
+    """Two models compared inside every group (:func:`compare_models` with ``groups``)."""
+    keys, codes = factorize_groups(groups, labels.shape[0])
+    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
+    runs = [
+        grouped_pair_counts(s, labels, min_dist, codes, keys.shape[0], True, threads, progress, "paired comparison")
+        for s in (scores_a, scores_b)
+    ]
+    (counts_a, (order, *rest_a)), (counts_b, (_, *rest_b)) = runs
+    ga, gb = auc_components(counts_a, tuple(rest_a), sizes), auc_components(counts_b, tuple(rest_b), sizes)
+    factors, starts = group_factors(labels[order], sizes), segment_starts(sizes)
+    rankable = counts_a[:, 0]
+    var_a, var_b, cov = (
+        variance_of_sum(np.add.reduceat(factors * (x * y), starts), rankable) for x, y in ((ga, ga), (gb, gb), (ga, gb))
+    )
+    auc_a, auc_b = auc_of_counts(counts_a), auc_of_counts(counts_b)
+    statistic, pvalue = difference_test(auc_a - auc_b, var_a + var_b - 2 * cov)
+    return grouped_result(
+        GroupedPairedComparison,
+        keys,
+        sizes,
+        True,
+        n_rankable=rankable,
+        auc_a=auc_a,
+        auc_b=auc_b,
+        auc_difference=auc_a - auc_b,
+        variance_a=var_a,
+        variance_b=var_b,
+        covariance=cov,
+        statistic=statistic,
+        pvalue=pvalue,
+    )
 
 
 COMPARE_MODELS = Skeleton("compare_models", _plan_compare, _finish_compare)

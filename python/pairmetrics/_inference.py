@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -138,3 +139,26 @@ def adjust_pvalues(pvalues: np.ndarray, correction: str) -> np.ndarray:
     out = np.empty(m)
     out[order] = adjusted
     return out
+
+
+def difference_test(difference: Any, spread: Any) -> tuple[Any, Any]:
+    """(statistic, two-sided normal p-value) of a difference of AUCs whose variance is ``spread``
+    (elementwise for groups). Without spread there is no evidence of a difference (statistic 0) when
+    the AUCs are equal, and no test (NaN) when they differ; NaN stays NaN."""
+    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
+
+    difference = np.asarray(difference, dtype=np.float64)
+    spread = np.asarray(spread, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # A difference with no estimated spread is not proven (see _inference.equality_test): nan.
+        z = np.where(
+            spread > 0, difference / np.sqrt(np.maximum(spread, 0.0)), np.where(difference == 0, 0.0, math.nan)
+        )
+    z = np.where(np.isnan(spread) | np.isnan(difference), math.nan, z)
+    if np.any((spread <= 0) & (difference != 0)):
+        warn(
+            "the AUCs differ where their estimated variance is zero (a constant or perfect ranking): the test is "
+            "undefined (nan)",
+            RuntimeWarning,
+        )
+    return z, 2 * stats.norm.sf(np.abs(z))

@@ -6,6 +6,7 @@ the label rankings) and by their Dask layers, so that each check and message is 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ __seams__ = [
     "check_sample_counts",
     "check_score_shape",
     "is_integral",
+    "is_partial",
     "one_hot",
     "target_type",
     "warn_undefined",
@@ -177,3 +179,52 @@ def as_weights(sample_weight: Any, n: int) -> FloatArray | None:
         return None
     w = weight_vector(as_numeric_array(sample_weight, "sample_weight"), n)
     return np.ascontiguousarray(w, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- one binary AUC, as scikit-learn reports it
+
+
+def is_partial(max_fpr: float | None) -> bool:
+    return max_fpr is not None and max_fpr != 1
+
+
+def binary_auc_defined(
+    n_positive: int, n_negative: int, any_weight: bool, check_weights: Callable[[], None] | None = None
+) -> bool:
+    """Whether one binary AUC is defined: warns (one class present) or raises (all weights zero) otherwise.
+
+    ``check_weights`` raises on non-finite or negative sample weights; as in scikit-learn, the weights are
+    checked only once both classes are present (with one class the result is NaN whatever the weights)."""
+    if n_positive == 0 or n_negative == 0:
+        warn_undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
+        return False
+    if check_weights is not None:
+        check_weights()
+    if not any_weight:
+        raise ValueError("sample_weight must contain at least one non-zero number")
+    return True
+
+
+def binary_auc_value(area: float, total_pos: float, total_neg: float, max_fpr: float | None) -> float:
+    """One binary AUC from the area under the curve normalised by the weight totals (the partial area up to
+    max_fpr when partial), as scikit-learn reports it."""
+    partial = is_partial(max_fpr)
+    if partial and not total_neg > 0 and total_pos > 0:
+        # scikit-learn's curve has a single point then and it raises.
+        raise ValueError("max_fpr: no negative sample has nonzero weight, so the partial AUC is undefined")
+    if not total_neg > 0:
+        warn_undefined("No negative samples in y_true, false positive value should be meaningless")
+        return np.nan
+    if not total_pos > 0:
+        warn_undefined("No positive samples in y_true, true positive value should be meaningless")
+        return np.nan
+    if not partial:
+        return float(area)
+    return float(mcclish(area, max_fpr))
+
+
+def mcclish(area: Any, max_fpr: float | None) -> Any:
+    """McClish's standardised partial AUC (elementwise): 0.5 for a non-discriminant model, 1 for a perfect one."""
+    fpr = 1.0 if max_fpr is None else max_fpr  # not None when partial
+    min_area = 0.5 * fpr**2
+    return 0.5 * (1 + (area - min_area) / (fpr - min_area))

@@ -11,27 +11,34 @@ import numpy as np
 from . import _core
 from ._groups import (
     GROUPS_NOTES,
-    GroupedPairedComparison,
     GroupedPairedEvaluation,
     factorize_groups,
     grouped_result,
-    segment_starts,
 )
 from ._inference import ConfidenceInterval, normal_interval
+from ._pairs import (
+    CHEAP_VARIANCE_SAMPLES,
+    PairedFacts,
+    auc_of_counts,
+    grouped_auc_variance,
+    grouped_pair_counts,
+    moment_square_sum,
+    variance_of_sum,
+    vectors_and_facts,
+    wants_variance,
+    warn_nothing_rankable,
+    warn_undefined_variance,
+)
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
-from ._routing import warn as warn_caller
 from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, IntArray, NJobs
 from ._validation import (
-    Nonfinite,
-    as_vector,
     check_bool,
     check_positive_finite,
     check_progress,
     check_same_length,
-    first_nonfinite_entry,
     raise_if_nonfinite,
     resolve_n_jobs,
 )
@@ -43,12 +50,7 @@ __seams__ = [
     "PAIRED",
     "PAIRED_EVAL",
     "PairedCounts",
-    "PairedFacts",
-    "auc_components",
     "check_inputs",
-    "component_factors",
-    "label_extremes",
-    "merge_label_extremes",
     "paired_eval",
 ]
 
@@ -70,28 +72,6 @@ def prepare_scores(
     """(scores, labels, min_dist) checked; the names are those of the caller's arguments."""
     scores, labels, facts = vectors_and_facts(scores, labels, scores_name, labels_name)
     return scores, labels, _plan_paired(facts, min_dist, False, False, scores_name, labels_name).min_dist
-
-
-def vectors_and_facts(
-    scores: ArrayLike, labels: ArrayLike, scores_name: str = "y_score", labels_name: str = "y_true"
-) -> tuple[np.ndarray, np.ndarray, PairedFacts]:
-    """(scores, labels) as vectors of one length, and their facts; the names are those of the caller's arguments."""
-    scores = as_vector(scores, scores_name, min_length=2)
-    labels = as_vector(labels, labels_name, min_length=2)
-    check_same_length(scores, labels, scores_name, labels_name)
-    # Both arrays go to the kernel in their own dtype (no copy): integer labels
-    # are compared exactly there, whatever their size and signedness.
-    facts = PairedFacts(labels.shape[0], first_nonfinite_entry(scores), first_nonfinite_entry(labels))
-    return scores, labels, facts
-
-
-@dataclasses.dataclass(frozen=True)
-class PairedFacts:
-    """What the checks of paired evaluation need to know of its (length-checked) inputs."""
-
-    n_samples: int
-    scores_nonfinite: Nonfinite
-    labels_nonfinite: Nonfinite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,7 +188,7 @@ class PairedEvaluation(Result):
         if self._variance is None:
             raise ValueError(
                 "the variance of auc was not computed (paired_evaluation computes it by default only up to "
-                f"{_CHEAP_VARIANCE_SAMPLES} samples); call paired_evaluation(..., variance=True)"
+                f"{CHEAP_VARIANCE_SAMPLES} samples); call paired_evaluation(..., variance=True)"
             )
         if math.isnan(self._variance) and not math.isnan(self.auc):
             warn_undefined_variance()
@@ -307,10 +287,6 @@ if paired_eval.__doc__:  # None under python -OO
 # Integer labels below this magnitude, and their differences, are exact in float64.
 EXACT_INTEGER_LABELS = 2**52
 
-# Up to this many samples paired_evaluation also computes the variance of auc
-# by default (per-sample counts cost up to about 3 times the plain counts).
-_CHEAP_VARIANCE_SAMPLES = 100_000
-
 
 def check_inputs(
     scores: Any, labels: Any, min_dist: float, scores_name: str = "y_score", labels_name: str = "y_true"
@@ -318,105 +294,6 @@ def check_inputs(
     """The rules on 1-D scores and labels (numpy or Dask) besides finiteness; returns min_dist."""
     check_same_length(scores, labels, scores_name, labels_name)
     return check_positive_finite(min_dist, "min_dist")
-
-
-def wants_variance(n: int, variance: bool | None) -> bool:
-    """Whether paired_evaluation computes the variance: on request, else up to _CHEAP_VARIANCE_SAMPLES."""
-    return n <= _CHEAP_VARIANCE_SAMPLES if variance is None else check_bool(variance, "variance")
-
-
-def label_extremes(labels: Any) -> tuple[Any, int, Any, int]:
-    """(smallest label, its count, largest label, its count) of a label array (or block)."""
-    low, high = labels.min(), labels.max()
-    return low, int(np.count_nonzero(labels == low)), high, int(np.count_nonzero(labels == high))
-
-
-def merge_label_extremes(extremes: Any) -> tuple[Any, int, Any, int]:
-    """The label_extremes of the concatenation of arrays from theirs."""
-    low = min(e[0] for e in extremes)
-    high = max(e[2] for e in extremes)
-    return low, sum(e[1] for e in extremes if e[0] == low), high, sum(e[3] for e in extremes if e[2] == high)
-
-
-def ddof_factor(m: Any) -> Any:
-    """``m / (m - 1)``, the ddof-1 factor of ``m`` samples; NaN for a lone sample (a class of one has
-    no spread to estimate: the variance is undefined, not zero); elementwise for arrays."""
-    m = np.asarray(m, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(m > 1, m / np.maximum(m - 1, 1), np.where(m == 1, math.nan, 1.0))
-
-
-def labels_are_binary(extremes: tuple[Any, Any, Any, Any], n: Any) -> Any:
-    """Whether labels with these label_extremes (scalars, or arrays per group) take exactly two values."""
-    low, n_low, high, n_high = extremes
-    return (low != high) & (n_low + n_high == n)
-
-
-def component_factors(labels: Any, extremes: tuple[Any, int, Any, int], n: int) -> FloatArray:
-    """Per-sample ddof factors ``f_i`` of the variance (see _INTERVAL_NOTES) of a label array
-    (or block) given the label_extremes of all ``n`` labels: per class for binary labels
-    (DeLong), ``n / (n - 1)`` otherwise."""
-    low, n_low, high, n_high = extremes
-    if labels_are_binary(extremes, n):
-        return np.where(labels == low, ddof_factor(n_low), ddof_factor(n_high))
-    return np.full(labels.shape[0], float(ddof_factor(n)))
-
-
-def variance_factors(n_low: int, n_high: int, n: int) -> tuple[float, float, float]:
-    """The ddof factors ``f_i`` of the variance (see _INTERVAL_NOTES) of the samples with the
-    smallest label, those with the largest (``n_high`` is 0 when every label is equal) and the
-    rest, among ``n``: per class for binary labels (DeLong; the rest is then empty and its
-    factor NaN), ``n / (n - 1)`` for every sample otherwise."""
-    if n_high and n_low + n_high == n:
-        return float(ddof_factor(n_low)), float(ddof_factor(n_high)), math.nan
-    return (float(ddof_factor(n)),) * 3
-
-
-def moment_square_sum(counts: tuple[int, int, int, int], groups: Any) -> float:
-    """``sum(f_i * g_i**2)`` (the g_i of auc_components) from the kernel's exact sums of the per-sample
-    counts, ``(samples, r, q, r*r, q*r, q*q)`` for the samples with the smallest label, the
-    largest and the rest (``_core.paired_moments``).
-
-    With ``q_i = 2 * correct_i + tied_i`` and ``Q = 2 * n_correct + n_tied``, ``g_i = (R q_i - Q r_i) / (2 R)``:
-    the sum of squares of a group is an exact integer over ``4 R**2``, rounded once.
-    """
-    rankable, correct, tied, _ = counts
-    if not rankable:
-        return 0.0
-    big_q = 2 * correct + tied
-    factors = variance_factors(groups[0][0], groups[1][0], sum(int(g[0]) for g in groups))
-    total = 0.0
-    for factor, (samples, _, _, rr, qr, qq) in zip(factors, groups):
-        if samples:
-            numerator = rankable * rankable * qq - 2 * rankable * big_q * qr + big_q * big_q * rr
-            total += factor * (numerator / (4 * rankable * rankable))
-    return total
-
-
-def sample_factors(labels: np.ndarray) -> FloatArray:
-    """component_factors of a whole label array."""
-    return component_factors(labels, label_extremes(labels), labels.shape[0])
-
-
-def group_factors(labels: np.ndarray, sizes: IntArray) -> FloatArray:
-    """component_factors of every group, for labels in the grouped kernels' order (group by group)."""
-    starts = segment_starts(sizes)
-    low, high = np.minimum.reduceat(labels, starts), np.maximum.reduceat(labels, starts)
-    is_low, is_high = labels == np.repeat(low, sizes), labels == np.repeat(high, sizes)
-    n_low, n_high = np.add.reduceat(is_low, starts), np.add.reduceat(is_high, starts)
-    binary = np.repeat(labels_are_binary((low, n_low, high, n_high), sizes), sizes)
-    per_class = np.where(is_low, np.repeat(ddof_factor(n_low), sizes), np.repeat(ddof_factor(n_high), sizes))
-    return np.where(binary, per_class, np.repeat(ddof_factor(sizes), sizes))
-
-
-def warn_undefined_variance() -> None:
-    """The warning of an interval or test whose variance is undefined (a class of one sample)."""
-    warn_caller("a class of the labels has a single sample: the variance is undefined (nan)", RuntimeWarning)
-
-
-def warn_nothing_rankable(what: str = "") -> None:
-    """The warning of a call where no pair of labels is min_dist apart (pointing at the caller's line)."""
-    warn_caller("no pair of labels is min_dist apart: nothing is rankable" + what, RuntimeWarning)
 
 
 def evaluation_from_counts(
@@ -431,31 +308,6 @@ def evaluation_from_counts(
     if weighted_square_sum is not None:
         var = float(variance_of_sum(weighted_square_sum, rankable))
     return PairedEvaluation(rankable, correct, tied, incorrect, min_dist, var)
-
-
-def variance_of_sum(weighted_square_sum: Any, rankable: Any) -> Any:
-    """``sum(f_i g_i**2) / n_rankable**2`` (elementwise for groups); NaN where nothing is rankable."""
-    rankable = np.asarray(rankable, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(rankable > 0, np.asarray(weighted_square_sum, dtype=np.float64) / rankable**2, math.nan)
-
-
-def auc_of_counts(counts: Any) -> Any:
-    """``(correct + tied / 2) / rankable`` of counts ``(..., 4)`` (elementwise); NaN where nothing is rankable."""
-    counts = np.asarray(counts, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(counts[..., 0] > 0, (counts[..., 1] + 0.5 * counts[..., 2]) / counts[..., 0], math.nan)
-
-
-def auc_components(counts: Any, per_sample: tuple[IntArray, ...], sizes: IntArray | None = None) -> FloatArray:
-    """``g_i = credit_i - auc * r_i`` from the kernel's per-sample counts; with ``sizes``, counts
-    holds one row per group and the per-sample counts are in the grouped kernels' order."""
-    rankable, tied, incorrect = per_sample
-    evaluation_auc = auc_of_counts(counts)
-    if sizes is not None:
-        evaluation_auc = np.repeat(evaluation_auc, sizes)
-    credit = (rankable - tied - incorrect).astype(np.float64) + 0.5 * tied
-    return credit - evaluation_auc * rankable
 
 
 @overload
@@ -571,26 +423,6 @@ def paired_evaluation(
     return PAIRED.run(count, facts, min_dist, variance, warn)
 
 
-def _grouped_counts(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    min_dist: float,
-    codes: IntArray,
-    n_groups: int,
-    per_sample: bool,
-    threads: int,
-    progress: bool,
-    what: str,
-) -> tuple[IntArray, tuple[np.ndarray, ...]]:
-    """Every group's counts (n_groups, 4) from the grouped kernel, and with per_sample (order,
-    rankable, tied, incorrect) in its group order."""
-    with progress_callback(progress, what) as callback:
-        output = _core.grouped_paired_counts(
-            scores, labels, codes, n_groups, min_dist, per_sample, threads, progress=callback
-        )
-    return output[0].astype(np.int64), tuple(output[1:])
-
-
 @dataclasses.dataclass(frozen=True)
 class GroupedPairedCounts:
     """Every group's keys, sizes, counts (n_groups, 4) and, when planned, variance of auc."""
@@ -608,15 +440,10 @@ def _count_groups(
     progress = check_progress(progress)
     keys, codes = factorize_groups(groups, labels.shape[0])
     sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
-    counts, per_sample = _grouped_counts(
+    counts, per_sample = grouped_pair_counts(
         scores, labels, plan.min_dist, codes, keys.shape[0], plan.with_variance, threads, progress, "paired evaluation"
     )
-    variance = None
-    if plan.with_variance:
-        order, rest = per_sample[0], per_sample[1:]
-        g = auc_components(counts, rest, sizes)
-        weighted = np.add.reduceat(group_factors(labels[order], sizes) * (g * g), segment_starts(sizes))
-        variance = variance_of_sum(weighted, counts[:, 0])
+    variance = grouped_auc_variance(labels, counts, per_sample, sizes) if plan.with_variance else None
     return GroupedPairedCounts(keys, sizes, counts, variance)
 
 
@@ -640,87 +467,7 @@ def _finish_grouped(plan: PairedPlan, grouped: GroupedPairedCounts) -> GroupedPa
 PAIRED_GROUPED = Skeleton("paired_evaluation(groups=)", _plan_paired, _finish_grouped)
 
 
-def grouped_evaluation(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    min_dist: float,
-    groups: ArrayLike,
-    with_variance: bool,
-    threads: int,
-    progress: bool,
-    warn: bool,
-) -> GroupedPairedEvaluation:
-    """paired_evaluation with groups of checked inputs (for other capabilities' grouped paths)."""
-    plan = PairedPlan(min_dist, with_variance, warn)
-    return _finish_grouped(plan, _count_groups(scores, labels, groups, plan, threads, progress))
-
-
 if paired_evaluation.__doc__:  # None under python -OO
     paired_evaluation.__doc__ = paired_evaluation.__doc__.replace("{semantics}", _SEMANTICS.strip()).replace(
         "{groups_notes}", GROUPS_NOTES.strip()
     )
-
-
-def grouped_comparison(
-    scores_a: np.ndarray,
-    scores_b: np.ndarray,
-    labels: np.ndarray,
-    min_dist: float,
-    groups: ArrayLike,
-    threads: int,
-    progress: bool,
-) -> GroupedPairedComparison:
-    """Two models compared inside every group (:func:`compare_models` with ``groups``)."""
-    keys, codes = factorize_groups(groups, labels.shape[0])
-    sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
-    runs = [
-        _grouped_counts(s, labels, min_dist, codes, keys.shape[0], True, threads, progress, "paired comparison")
-        for s in (scores_a, scores_b)
-    ]
-    (counts_a, (order, *rest_a)), (counts_b, (_, *rest_b)) = runs
-    ga, gb = auc_components(counts_a, tuple(rest_a), sizes), auc_components(counts_b, tuple(rest_b), sizes)
-    factors, starts = group_factors(labels[order], sizes), segment_starts(sizes)
-    rankable = counts_a[:, 0]
-    var_a, var_b, cov = (
-        variance_of_sum(np.add.reduceat(factors * (x * y), starts), rankable) for x, y in ((ga, ga), (gb, gb), (ga, gb))
-    )
-    auc_a, auc_b = auc_of_counts(counts_a), auc_of_counts(counts_b)
-    statistic, pvalue = difference_test(auc_a - auc_b, var_a + var_b - 2 * cov)
-    return grouped_result(
-        GroupedPairedComparison,
-        keys,
-        sizes,
-        True,
-        n_rankable=rankable,
-        auc_a=auc_a,
-        auc_b=auc_b,
-        auc_difference=auc_a - auc_b,
-        variance_a=var_a,
-        variance_b=var_b,
-        covariance=cov,
-        statistic=statistic,
-        pvalue=pvalue,
-    )
-
-
-def difference_test(difference: Any, spread: Any) -> tuple[Any, Any]:
-    """(statistic, two-sided normal p-value) of a difference of AUCs whose variance is ``spread``
-    (elementwise for groups). Without spread there is no evidence of a difference (statistic 0) when
-    the AUCs are equal, and no test (NaN) when they differ; NaN stays NaN."""
-    from scipy import stats  # loaded on first use: keeps `import pairmetrics` fast
-
-    difference = np.asarray(difference, dtype=np.float64)
-    spread = np.asarray(spread, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # A difference with no estimated spread is not proven (see _inference.equality_test): nan.
-        z = np.where(
-            spread > 0, difference / np.sqrt(np.maximum(spread, 0.0)), np.where(difference == 0, 0.0, math.nan)
-        )
-    z = np.where(np.isnan(spread) | np.isnan(difference), math.nan, z)
-    if np.any((spread <= 0) & (difference != 0)):
-        warn_caller(
-            "the AUCs differ where their estimated variance is zero (a constant or perfect ranking): the test is "
-            "undefined (nan)",
-            RuntimeWarning,
-        )
-    return z, 2 * stats.norm.sf(np.abs(z))

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._inference import ConfidenceInterval, normal_interval
-from ._labels import warn_undefined
-from ._paired import PairedEvaluation, ddof_factor, warn_nothing_rankable
+from ._labels import binary_auc_defined, binary_auc_value, warn_undefined
+from ._paired import PairedEvaluation
+from ._pairs import ddof_factor, warn_nothing_rankable
 from ._result import Result
-from ._roc_auc import binary_auc_defined, binary_auc_value
 from ._typing import ArrayLike, FloatArray, IntArray
 from ._validation import as_vector, check_finite
 

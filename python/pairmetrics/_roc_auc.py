@@ -8,7 +8,6 @@ seams (names without a leading underscore) shared with the Dask path in
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, overload
 
@@ -20,15 +19,18 @@ from ._labels import (
     as_labels,
     as_scores,
     as_weights,
+    binary_auc_defined,
+    binary_auc_value,
     binary_scores,
     check_sample_counts,
     is_integral,
+    is_partial,
+    mcclish,
     one_hot,
     target_type,
     unique_labels,
-    warn_undefined,
 )
-from ._paired import grouped_evaluation, wants_variance
+from ._pairs import grouped_auc_variance, grouped_pair_counts, wants_variance
 from ._routing import routed
 from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, FloatOrArray
@@ -58,7 +60,6 @@ __seams__ = [
     "check_options",
     "check_ovo_weight",
     "check_weight_facts",
-    "is_partial",
     "multiclass_classes",
     "ovo_average",
     "problem_kind",
@@ -175,52 +176,6 @@ def check_ovo_weight(multi_class: str, weighted: bool) -> None:
 
 
 # --------------------------------------------------------------------------- assembly from counts
-
-
-def is_partial(max_fpr: float | None) -> bool:
-    return max_fpr is not None and max_fpr != 1
-
-
-def binary_auc_defined(
-    n_positive: int, n_negative: int, any_weight: bool, check_weights: Callable[[], None] | None = None
-) -> bool:
-    """Whether one binary AUC is defined: warns (one class present) or raises (all weights zero) otherwise.
-
-    ``check_weights`` raises on non-finite or negative sample weights; as in scikit-learn, the weights are
-    checked only once both classes are present (with one class the result is NaN whatever the weights)."""
-    if n_positive == 0 or n_negative == 0:
-        warn_undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
-        return False
-    if check_weights is not None:
-        check_weights()
-    if not any_weight:
-        raise ValueError("sample_weight must contain at least one non-zero number")
-    return True
-
-
-def binary_auc_value(area: float, total_pos: float, total_neg: float, max_fpr: float | None) -> float:
-    """One binary AUC from the area under the curve normalised by the weight totals (the partial area up to
-    max_fpr when partial), as scikit-learn reports it."""
-    partial = is_partial(max_fpr)
-    if partial and not total_neg > 0 and total_pos > 0:
-        # scikit-learn's curve has a single point then and it raises.
-        raise ValueError("max_fpr: no negative sample has nonzero weight, so the partial AUC is undefined")
-    if not total_neg > 0:
-        warn_undefined("No negative samples in y_true, false positive value should be meaningless")
-        return np.nan
-    if not total_pos > 0:
-        warn_undefined("No positive samples in y_true, true positive value should be meaningless")
-        return np.nan
-    if not partial:
-        return float(area)
-    return float(mcclish(area, max_fpr))
-
-
-def mcclish(area: Any, max_fpr: float | None) -> Any:
-    """McClish's standardised partial AUC (elementwise): 0.5 for a non-discriminant model, 1 for a perfect one."""
-    fpr = 1.0 if max_fpr is None else max_fpr  # not None when partial
-    min_area = 0.5 * fpr**2
-    return 0.5 * (1 + (area - min_area) / (fpr - min_area))
 
 
 def auc_sums(aucs: Any, weight: np.ndarray | None) -> tuple[float, float, bool]:
@@ -637,7 +592,10 @@ def _grouped_auc(
         if weight is None and not is_partial(plan.max_fpr) and wants_variance(positive.shape[0], None):
             # The AUC of binary labels is paired evaluation's concordance: its DeLong variance per group.
             flags = np.ascontiguousarray(positive, dtype=np.uint8)
-            variance = grouped_evaluation(scores, flags, 0.5, groups, True, resolve_n_jobs(None), False, False).variance
+            counts, per_sample = grouped_pair_counts(
+                scores, flags, 0.5, codes, keys.shape[0], True, resolve_n_jobs(None), False, "ROC AUC"
+            )
+            variance = grouped_auc_variance(flags, counts, per_sample, sizes)
         return GroupedAreaCounts(keys, sizes, n_positive, area, total_pos, total_neg, variance)
 
     return ROC_AUC_GROUPED.run(count, weight_facts(weight), max_fpr)

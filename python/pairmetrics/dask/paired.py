@@ -70,7 +70,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _compare_models, _paired
+from .. import _compare_models, _paired, _pairs
 from .._routing import register
 from . import _blocks as blocks
 
@@ -109,7 +109,7 @@ def _paired_sample(scores, labels, size, seed):
     """Validation reports and a random sample of the scores of one block."""
     report: tuple[Any, ...] = (blocks.first_nonfinite(scores), blocks.first_nonfinite(labels))
     if labels.size and not report[1][0]:  # smallest and largest label and their counts (variance factors)
-        report += (_paired.label_extremes(labels),)
+        report += (_pairs.label_extremes(labels),)
     rng = np.random.default_rng(seed)
     take = rng.choice(scores.shape[0], size=min(size, scores.shape[0]), replace=False)
     return report, np.asarray(scores[take], dtype=np.float64), np.asarray(labels[take], dtype=np.float64)
@@ -482,7 +482,7 @@ def _paired_facts(scores, labels):
     ]
     results = blocks.compute(*sampled)
     offsets = blocks.offsets(scores.chunks[0])
-    facts = _paired.PairedFacts(
+    facts = _pairs.PairedFacts(
         scores.shape[0],
         blocks.first_report([r[0][0] for r in results], offsets),
         blocks.first_report([r[0][1] for r in results], offsets),
@@ -514,7 +514,7 @@ def _sampled_graph(scores, labels, results, min_dist, per_sample, n_jobs):
 
     # 1. the sampled scores -> partition boundaries
     n_parts = _partition_count(n, per_sample)
-    label_range = _paired.merge_label_extremes([r[0][2] for r in results if len(r[0]) > 2])  # none for empty blocks
+    label_range = _pairs.merge_label_extremes([r[0][2] for r in results if len(r[0]) > 2])  # none for empty blocks
     low, high = float(label_range[0]), float(label_range[2])
     if labels.dtype.kind in "iu" and max(-low, high) >= _paired.EXACT_INTEGER_LABELS:
         raise ValueError(
@@ -666,8 +666,8 @@ def paired_eval(scores, labels, min_dist=0.5):
 def _g_sums(labels, label_range, n, totals, *row_blocks):
     """Per block: the (k, k) sums of g_a g_b over pairs of the k models' components (the g of
     the in-memory call), weighted by the variance factors."""
-    g = np.array([_paired.auc_components(counts, block) for block, counts in zip(row_blocks, totals)])
-    f = _paired.component_factors(labels, label_range, n)
+    g = np.array([_pairs.auc_components(counts, block) for block, counts in zip(row_blocks, totals)])
+    f = _pairs.component_factors(labels, label_range, n)
     return (g * f) @ g.T
 
 

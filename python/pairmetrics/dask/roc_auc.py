@@ -142,7 +142,7 @@ def _area_counts(stats, plan, partial_area):
     neg_share, any_neg = _shares([s[5] for s in stats])
     if not (any_pos and any_neg):
         return roc.AreaCounts(np.nan, any_pos, any_neg)
-    cut = plan.max_fpr if roc.is_partial(plan.max_fpr) else np.inf  # a false positive rate
+    cut = plan.max_fpr if _labels.is_partial(plan.max_fpr) else np.inf  # a false positive rate
     area = 0.0
     fp_above = tp_above = 0.0  # rates above the current partition
     for k in reversed(range(len(stats))):  # the curve starts at the highest scores
