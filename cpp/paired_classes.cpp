@@ -14,31 +14,56 @@ namespace {
 constexpr std::size_t kMaxRuns = 4;
 
 // Walks sorted keys b[j, end) against sorted keys a[p, na), where p starts as
-// the number of a keys below b[j] (Strict: a < b[j], else a <= b[j]), and sums
-// that number over the b keys. Branch-free steps; `equal` records whether a
-// key of a equals a key of b (Strict walk only).
-template <bool Strict>
-struct BelowCursor {
+// the number of a keys below b[j] (Strict: a < b[j], else a <= b[j]), and
+// hands that number for each b key to the sink (SumBelow, WriteBelow).
+// Branch-free steps; `equal` records whether a key of a equals a key of b
+// (Strict walk only).
+template <bool Strict, class Sink>
+struct BelowWalk {
     const std::uint64_t* a;
     const std::uint64_t* b;
     std::size_t p, na, j, end;
-    std::uint64_t count = 0;
+    Sink sink;
     bool equal = false;
     bool active() const { return p < na && j < end; }
     std::size_t safe_steps() const { return std::min(na - p, end - j); }
     void step() {
         const std::uint64_t x = a[p], y = b[j];
         const bool advance = Strict ? x < y : x <= y;
-        count += p & (std::size_t{advance} - 1);  // b[j] is consumed: p keys of a lie below it
+        sink.take(j, p, advance);
         if constexpr (Strict) equal |= !advance & (x == y);
         p += advance;
         j += !advance;
     }
     void finish() {  // a is exhausted: every key of a lies below the rest of b
-        count += static_cast<std::uint64_t>(na) * (end - j);
+        sink.rest(j, end, na);
         j = end;
     }
 };
+
+// The sum of the numbers over the b keys.
+struct SumBelow {
+    std::uint64_t count = 0;
+    void take(std::size_t, std::size_t p, bool advance) {
+        count += p & (std::size_t{advance} - 1);  // b[j] is consumed: p keys of a lie below it
+    }
+    void rest(std::size_t j, std::size_t end, std::size_t na) { count += static_cast<std::uint64_t>(na) * (end - j); }
+};
+
+// Each b key's number, to out[j - j0].
+struct WriteBelow {
+    std::uint64_t* out;
+    std::size_t j0;
+    void take(std::size_t j, std::size_t p, bool) { out[j - j0] = p; }  // final when b[j] is consumed
+    void rest(std::size_t j, std::size_t end, std::size_t na) {
+        for (; j < end; ++j) out[j - j0] = na;
+    }
+};
+
+template <bool Strict>
+using BelowCursor = BelowWalk<Strict, SumBelow>;
+template <bool Strict>
+using RankCursor = BelowWalk<Strict, WriteBelow>;
 
 // One piece of a walk: the keys b[j0, j1) against all of a (both sorted).
 struct WalkPiece {
@@ -75,12 +100,12 @@ void walk(std::vector<WalkPiece>& pieces, int n_threads, Control& control) {
                 const std::uint64_t y = w.b[w.j0];
                 const std::size_t p =
                     (Strict ? std::lower_bound(w.a, w.a + w.na, y) : std::upper_bound(w.a, w.a + w.na, y)) - w.a;
-                c[t] = BelowCursor<Strict>{w.a, w.b, p, w.na, w.j0, w.j1};
+                c[t] = BelowCursor<Strict>{w.a, w.b, p, w.na, w.j0, w.j1, {}};
             }
             step_all(c.data(), used, [](BelowCursor<Strict>& x) { x.step(); }, tick);
             for (std::size_t t = 0; t < used; ++t) {
                 c[t].finish();
-                pieces[begin + t].count = c[t].count;
+                pieces[begin + t].count = c[t].sink.count;
                 pieces[begin + t].equal = c[t].equal;
             }
         },
@@ -149,32 +174,6 @@ void walk_class_pairs(const std::vector<ClassPair>& pairs, const std::vector<std
     }
 }
 
-// Walks sorted keys b[j, end) against sorted keys a[p, na), where p starts as
-// the number of a keys below b[j] (Strict: a < b[j], else a <= b[j]), and
-// writes that number for each b key to out[j - j0]; `equal` records whether a
-// key of a equals a key of b (Strict walk only).
-template <bool Strict>
-struct RankCursor {
-    const std::uint64_t* a;
-    const std::uint64_t* b;
-    std::uint64_t* out;
-    std::size_t p, na, j, end, j0;
-    bool equal = false;
-    bool active() const { return p < na && j < end; }
-    std::size_t safe_steps() const { return std::min(na - p, end - j); }
-    void step() {
-        const std::uint64_t x = a[p], y = b[j];
-        const bool advance = Strict ? x < y : x <= y;
-        out[j - j0] = p;  // final when b[j] is consumed
-        if constexpr (Strict) equal |= !advance & (x == y);
-        p += advance;
-        j += !advance;
-    }
-    void finish() {  // a is exhausted: all of it lies below the rest of b
-        for (; j < end; ++j) out[j - j0] = p;
-    }
-};
-
 // A stretch of sorted keys of one class: the samples whose per-sample counts
 // one lane of a moments task computes.
 struct MomentPiece {
@@ -216,7 +215,7 @@ void piece_moments(const MomentPiece* pieces, std::size_t used, const std::vecto
         for (std::size_t t = 0; t < used; ++t) {
             const std::uint64_t* b = pieces[t].keys;
             const std::size_t p = std::lower_bound(a, a + na, b[0]) - a;
-            strict[t] = RankCursor<true>{a, b, below + t * P, p, na, 0, pieces[t].size, 0};
+            strict[t] = RankCursor<true>{a, b, p, na, 0, pieces[t].size, {below + t * P, 0}};
         }
         step_all(strict.data(), used, [](RankCursor<true>& c) { c.step(); }, tick);
         std::array<RankCursor<false>, kLanes> loose;
@@ -228,7 +227,7 @@ void piece_moments(const MomentPiece* pieces, std::size_t used, const std::vecto
             const std::uint64_t* b = pieces[t].keys;
             const std::size_t p = std::upper_bound(a, a + na, b[0]) - a;
             lane_of[n_loose] = t;
-            loose[n_loose++] = RankCursor<false>{a, b, at_most + t * P, p, na, 0, pieces[t].size, 0};
+            loose[n_loose++] = RankCursor<false>{a, b, p, na, 0, pieces[t].size, {at_most + t * P, 0}};
         }
         step_all(loose.data(), n_loose, [](RankCursor<false>& c) { c.step(); }, tick);
         std::array<bool, kLanes> has_ties{};

@@ -26,44 +26,36 @@ namespace {
 constexpr std::size_t kBlock = std::size_t{1} << 14;  // elements sorted in cache
 constexpr std::size_t kPiece = std::size_t{1} << 13;  // target piece size above the blocks
 
-template <class Gap>
-struct CountCursor {
+// For each right label src[j] of [j, r), the left labels of [p, m) far above
+// it (a suffix of the left run), summed; with Carry also written to fresh[j]
+// (carried values: the last write for j at the step that takes it).
+// Branch-free steps.
+template <class Gap, bool Carry>
+struct FarAboveCursor {
     using L = typename Gap::Label;
     const L* src;
-    std::size_t p, m, j, r;
-    std::uint64_t count;
-    bool active() const { return p < m && j < r; }
-    std::size_t safe_steps() const { return std::min(m - p, r - j); }
-    void step(const Gap& gap) {
-        const std::size_t below = !gap.far(src[p], src[j]);
-        count += (m - p) & (below - 1);  // left labels [p, m) are far above src[j]
-        p += below;
-        j += 1 - below;
-    }
-};
-// Carried values: for each right label src[j] of [j, r), the left labels of
-// [p, m) far above it (a suffix of the left run), written to fresh[j] and
-// summed; branch-free steps, the last write for j at the step that takes it.
-template <class Gap>
-struct RightCursor {
-    using L = typename Gap::Label;
-    const L* src;
-    std::uint64_t* fresh;
+    std::uint64_t* fresh;  // with Carry
     std::size_t p, m, j, r;
     std::uint64_t count;
     bool active() const { return p < m && j < r; }
     std::size_t safe_steps() const { return std::min(m - p, r - j); }
     void step(const Gap& gap) {
         const std::size_t near = !gap.far(src[p], src[j]);
-        fresh[j] = m - p;
-        count += (m - p) & (near - 1);
+        if constexpr (Carry) fresh[j] = m - p;
+        count += (m - p) & (near - 1);  // left labels [p, m) are far above src[j]
         p += near;
         j += 1 - near;
     }
     void finish() {  // the left run is exhausted: nothing far above the rest
-        for (; j < r; ++j) fresh[j] = m - p;
+        if constexpr (Carry)
+            for (; j < r; ++j) fresh[j] = m - p;
     }
 };
+template <class Gap>
+using CountCursor = FarAboveCursor<Gap, false>;
+template <class Gap>
+using RightCursor = FarAboveCursor<Gap, true>;
+
 // ... and for each left label src[i] of [i, iend), the right labels of
 // [m, q) far below it (a prefix of the right run), written to fresh[i].
 template <class Gap>
@@ -85,13 +77,13 @@ struct LeftCursor {
     }
 };
 
-// A merge that moves carried values with the labels, each gaining `weight`
-// times its inversions of the level (fresh).
-template <class L>
-struct CarryMergeCursor {
+// A merge of two sorted runs; with Carry it moves carried values with the
+// labels, each gaining `weight` times its inversions of the level (fresh).
+template <class L, bool Carry>
+struct MergeWalk {
     const L* src;
     L* dst;
-    const std::uint64_t* value;
+    const std::uint64_t* value;  // the carried values, with Carry
     const std::uint64_t* fresh;
     std::uint64_t* dst_value;
     std::uint64_t weight;
@@ -101,43 +93,34 @@ struct CarryMergeCursor {
     void step() {
         const L x = src[i], y = src[j];
         const std::size_t take_right = y < x;
-        const std::size_t at = take_right ? j : i;
-        dst[k] = std::min(y, x);
-        dst_value[k++] = value[at] + weight * fresh[at];
-        i += 1 - take_right;
-        j += take_right;
-    }
-    void finish() {
-        for (; i < m; ++i, ++k) {
-            dst[k] = src[i];
-            dst_value[k] = value[i] + weight * fresh[i];
+        if constexpr (Carry) {
+            const std::size_t at = take_right ? j : i;
+            dst_value[k] = value[at] + weight * fresh[at];
         }
-        for (; j < r; ++j, ++k) {
-            dst[k] = src[j];
-            dst_value[k] = value[j] + weight * fresh[j];
-        }
-    }
-};
-
-template <class L>
-struct MergeCursor {
-    const L* src;
-    L* dst;
-    std::size_t i, m, j, r, k;
-    bool active() const { return i < m && j < r; }
-    std::size_t safe_steps() const { return std::min(m - i, r - j); }
-    void step() {
-        const L x = src[i], y = src[j];
-        const std::size_t take_right = y < x;
         dst[k++] = std::min(y, x);
         i += 1 - take_right;
         j += take_right;
     }
     void finish() {
-        k = std::copy(src + i, src + m, dst + k) - dst;
-        std::copy(src + j, src + r, dst + k);
+        if constexpr (Carry) {
+            for (; i < m; ++i, ++k) {
+                dst[k] = src[i];
+                dst_value[k] = value[i] + weight * fresh[i];
+            }
+            for (; j < r; ++j, ++k) {
+                dst[k] = src[j];
+                dst_value[k] = value[j] + weight * fresh[j];
+            }
+        } else {
+            k = std::copy(src + i, src + m, dst + k) - dst;
+            std::copy(src + j, src + r, dst + k);
+        }
     }
 };
+template <class L>
+using CarryMergeCursor = MergeWalk<L, true>;
+template <class L>
+using MergeCursor = MergeWalk<L, false>;
 
 // Inversions inside one run of kInsertionRun labels, by comparing every
 // pair: branch-free, and the compiler vectorises it.
@@ -489,7 +472,7 @@ class InversionCounter {
         } else if constexpr (!Track) {
             std::array<CountCursor<Gap>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
-                c[t] = CountCursor<Gap>{level.src, pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r, 0};
+                c[t] = CountCursor<Gap>{level.src, nullptr, pieces[t].p, pieces[t].m, pieces[t].j, pieces[t].r, 0};
             const Gap gap = gap_;
             step_all(c.data(), n_pieces, [&gap](CountCursor<Gap>& x) { x.step(gap); }, tick);
             for (std::size_t t = 0; t < n_pieces; ++t) total += c[t].count;
@@ -564,8 +547,8 @@ class InversionCounter {
         } else if constexpr (!Track) {
             std::array<MergeCursor<L>, kLanes> c;
             for (std::size_t t = 0; t < n_pieces; ++t)
-                c[t] = MergeCursor<L>{level.src,   level.dst,   pieces[t].i, pieces[t].m,
-                                      pieces[t].j, pieces[t].r, pieces[t].k};
+                c[t] = MergeCursor<L>{level.src,   level.dst,   nullptr,     nullptr,     nullptr,    0,
+                                      pieces[t].i, pieces[t].m, pieces[t].j, pieces[t].r, pieces[t].k};
             step_all(c.data(), n_pieces, [](MergeCursor<L>& x) { x.step(); }, tick);
             for (std::size_t t = 0; t < n_pieces; ++t) c[t].finish();
         } else {
@@ -715,7 +698,7 @@ std::uint64_t count_rankable(const Buffer<typename Gap::Label>& sorted, const Bu
                 if (j0 == j1) continue;
                 const L b = s[j0];
                 const std::size_t p = std::partition_point(s, s + n, [&](const L& a) { return !gap.far(a, b); }) - s;
-                c[used++] = CountCursor<Gap>{s, p, n, j0, j1, 0};
+                c[used++] = CountCursor<Gap>{s, nullptr, p, n, j0, j1, 0};
             }
             step_all(c.data(), used, [&gap](CountCursor<Gap>& x) { x.step(gap); }, tick);
             for (std::size_t t = 0; t < used; ++t) partial[task] += c[t].count;
