@@ -51,6 +51,7 @@ API_SECTIONS = {
     "pairmetrics._matching": "Minimum-weight perfect matching",
     "pairmetrics._crossmatch": "Cross-match test",
     "pairmetrics._measures": "Classic measures",
+    "pairmetrics._best_constant": "The best constant prediction",
     "pairmetrics._multilabel": "Multi-label counts",
     "pairmetrics._representations": "Indicators and cuts",
     "pairmetrics._concordance": "Concordance",

@@ -571,9 +571,9 @@ def test_eps_and_base_use_the_shared_validators():
 def test_docstring_examples():
     import doctest
 
-    from pairmetrics import _measures
+    from pairmetrics import _best_constant
 
-    result = doctest.testmod(_measures, optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(_best_constant, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
 
 

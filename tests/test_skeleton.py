@@ -6,8 +6,10 @@ import numpy as np
 import pairmetrics
 import pytest
 from pairmetrics import (
+    _best_constant,
     _compare_models,
     _mann_whitney,
+    _measures,
     _multilabel,
     _paired,
     _ranking_curves,
@@ -93,6 +95,36 @@ def _compare_models_call(as_array):
     return (result.auc, result.covariance, result.statistic, result.pvalue)
 
 
+def _measures_data():
+    rng = np.random.default_rng(5)
+    y = (rng.random((60, 2)) < 0.4).astype(np.float64)
+    p = np.clip(rng.random((60, 2)), 0.05, 0.95)
+    return y, p
+
+
+def _measure_call(name, **options):
+    def call(as_array):
+        y, p = _measures_data()
+        return (np.asarray(getattr(pairmetrics, name)(as_array(y), as_array(p), **options)),)
+
+    return call
+
+
+def _likelihood_call(as_array):
+    y, p = _measures_data()
+    result = pairmetrics.likelihood(as_array(y), as_array(p), per_target=True)
+    return (result.value, result.log)
+
+
+def _best_constant_call(loss):
+    def call(as_array):
+        y, _ = _measures_data()
+        result = pairmetrics.best_constant(as_array(y), loss)
+        return (result.value, result.error)
+
+    return call
+
+
 # Served on Dask but still planned and finished by each layer on its own (from shared seams).
 # (roc_auc_score's multi-label and multi-class averages still average on each layer from shared seams, each
 # label's or class's AUC running ROC_AUC; average_precision_score's label averages exist in memory only.)
@@ -102,15 +134,6 @@ NOT_YET_SKELETONS: list[str] = [
     "_crossmatch_multi.multi_crossmatch_test",
     "_matching.min_weight_perfect_matching",
     "_distances.rank_mahalanobis",
-    "_measures.absolute_error",
-    "_measures.best_constant",
-    "_measures.likelihood",
-    "_measures.log_likelihood",
-    "_measures.log_loss",
-    "_measures.rms_error",
-    "_measures.sum_squares_error",
-    "_measures.worst_case_error",
-    "_measures.zero_one_error",
     "_two_vs_two.two_vs_two",
     "_two_vs_two.two_vs_two_permutation_test",
 ]
@@ -143,6 +166,15 @@ CASES = [
     ),
     (_paired.paired_evaluation, _paired.PAIRED, _paired_evaluation_call),
     (_paired.paired_eval, _paired.PAIRED_EVAL, _paired_eval_call),
+    (_measures.zero_one_error, _measures.ERROR_MEASURE, _measure_call("zero_one_error", per_target=True)),
+    (_measures.absolute_error, _measures.ERROR_MEASURE, _measure_call("absolute_error", average=True), 1e-12),
+    (_measures.sum_squares_error, _measures.ERROR_MEASURE, _measure_call("sum_squares_error"), 1e-12),
+    (_measures.rms_error, _measures.ERROR_MEASURE, _measure_call("rms_error", per_target=True), 1e-12),
+    (_measures.worst_case_error, _measures.ERROR_MEASURE, _measure_call("worst_case_error")),
+    (_measures.likelihood, _measures.LIKELIHOOD, _likelihood_call, 1e-12),
+    (_measures.log_likelihood, _measures.LIKELIHOOD, _measure_call("log_likelihood", base=2.0), 1e-12),
+    (_measures.log_loss, _measures.LIKELIHOOD, _measure_call("log_loss", eps=1e-3), 1e-12),
+    (_best_constant.best_constant, _best_constant.BEST_CONSTANT, _best_constant_call("absolute"), 1e-12),
     # float sums added in another order on the cluster: the results agree to rounding
     (_compare_models.compare_models, _compare_models.COMPARE_MODELS, _compare_models_call, 1e-12),
 ]

@@ -16,6 +16,7 @@ import importlib
 from typing import Any
 
 from . import (
+    _best_constant,
     _bootstrap,
     _compare_groups,
     _compare_models,
@@ -32,6 +33,7 @@ from . import (
     _rank_state,
     _two_vs_two,
 )
+from ._best_constant import *  # noqa: F401,F403
 from ._bootstrap import *  # noqa: F401,F403
 from ._compare_groups import *  # noqa: F401,F403
 from ._compare_models import *  # noqa: F401,F403
@@ -62,6 +64,7 @@ __all__.extend(_two_vs_two.__all__)
 __all__.extend(_matching.__all__)
 __all__.extend(_crossmatch.__all__)
 __all__.extend(_measures.__all__)
+__all__.extend(_best_constant.__all__)
 __all__.extend(_compare_groups.__all__)
 __all__.extend(_crossmatch_multi.__all__)
 __all__.extend(_concordance.__all__)

@@ -26,15 +26,19 @@ from ._representations import *  # noqa: F401,F403
 from ._representations import __all__ as _representations_all
 from ._result import Result
 from ._routing import routed
+from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import (
+    Nonbinary,
+    Nonfinite,
     as_numeric_array,
-    check_binary,
     check_bool,
-    check_choice,
-    check_finite,
     check_real,
     entry_index,
+    first_nonbinary_entry,
+    first_nonfinite_entry,
+    raise_if_nonbinary,
+    raise_if_nonfinite,
 )
 
 __all__ = [
@@ -46,35 +50,29 @@ __all__ = [
     "likelihood",
     "log_likelihood",
     "log_loss",
-    "best_constant",
     "Likelihood",
-    "BestConstant",
     *_representations_all,
     *_multilabel_all,
 ]
-# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+# What the Dask layer (and only it) may use besides __all__: the skeletons, their facts and counts, the block sums.
 __seams__ = [
-    "LOSSES",
-    "best_constant_result",
+    "ERROR_MEASURE",
+    "ErrorCounts",
+    "LIKELIHOOD",
+    "LikelihoodFacts",
+    "MeasureFacts",
+    "SummedCounts",
     "check_eps",
-    "check_operands",
     "check_targets",
     "error_sums",
     "exact_mismatches",
     "input_magnitude",
-    "likelihood_result",
+    "is_exact_zero_one",
     "likelihood_sums",
-    "log_base",
-    "log_likelihood_from_sums",
-    "log_likelihood_result",
-    "log_loss_result",
-    "loss_measure",
     "matched_pair",
-    "measure_from_sums",
     "merge_error_sums",
-    "probability_error",
     "probability_report",
-    "rms_from_sums",
+    "ranges_needed",
     "scaled_square_sum",
 ]
 
@@ -125,25 +123,52 @@ def _int_range(arr: np.ndarray) -> tuple[int, int]:
 
 
 def check_operands(dtype_t: Any, dtype_p: Any, range_t: Any, range_p: Any) -> None:
-    """Raise the error :func:`kernel_operands` raises for arrays of these dtypes and (min, max) ranges."""
-    kernel_operands(np.array(range_t, dtype=dtype_t), np.array(range_p, dtype=dtype_p))
+    """Raise the error :func:`kernel_operands` raises for arrays of these dtypes and (min, max) ranges
+    (None: not needed, or an empty input)."""
+    arrays = [np.array(r if r is not None else (0, 0), dtype=d) for r, d in ((range_t, dtype_t), (range_p, dtype_p))]
+    kernel_operands(arrays[0], arrays[1], (range_t, range_p))
 
 
-def kernel_operands(yt: np.ndarray, yp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def ranges_needed(dtype_t: Any, dtype_p: Any) -> tuple[bool, bool]:
+    """Whether the operand rules need the (min, max) of y_true and of y_pred (8-byte integers only)."""
+    dt, dp = np.dtype(dtype_t), np.dtype(dtype_p)
+    wide_t, wide_p = (d.kind in "iu" and d.itemsize == 8 for d in (dt, dp))
+    if not (wide_t or wide_p):
+        return False, False
+    if dp in _KERNEL_FLOATS or dt in _KERNEL_FLOATS:
+        return wide_t and dp in _KERNEL_FLOATS, wide_p and dp not in _KERNEL_FLOATS
+    return True, True
+
+
+def operand_ranges(yt: np.ndarray, yp: np.ndarray) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """The (min, max) of each input the operand rules need (None for the others, and for empty inputs)."""
+    need_t, need_p = ranges_needed(yt.dtype, yp.dtype)
+    return (
+        _int_range(yt) if need_t and yt.size else None,
+        _int_range(yp) if need_p and yp.size else None,
+    )
+
+
+def kernel_operands(
+    yt: np.ndarray, yp: np.ndarray, ranges: tuple[Any, Any] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The two arrays the error kernel reads: any real dtype, then float32/float64.
 
     Every sum is symmetric in the two, so the float one goes second and
     nothing is copied unless neither input is float32/float64. Integers that
     float64 cannot hold exactly are never rounded silently: two integer arrays
     are subtracted exactly (the kernel then rounds each difference once), and
-    such integers against floats are refused.
+    such integers against floats are refused. ``ranges``: the inputs'
+    :func:`operand_ranges`, when already known.
     """
+    ranges = operand_ranges(yt, yp) if ranges is None else ranges
     if yp.dtype in _KERNEL_FLOATS or yt.dtype in _KERNEL_FLOATS:
         (a, name_a), (b, _) = (
             ((yt, "y_true"), (yp, "y_pred")) if yp.dtype in _KERNEL_FLOATS else ((yp, "y_pred"), (yt, "y_true"))
         )
-        if a.dtype.kind in "iu" and a.dtype.itemsize == 8:
-            lo, hi = _int_range(a)
+        a_range = ranges[0] if a is yt else ranges[1]
+        if a_range is not None:
+            lo, hi = a_range
             if max(-lo, hi) > _EXACT_INT:
                 raise ValueError(
                     f"{name_a} holds integers beyond 2**53 (up to {max(-lo, hi)}), which float64 cannot hold exactly, "
@@ -151,10 +176,10 @@ def kernel_operands(yt: np.ndarray, yp: np.ndarray) -> tuple[np.ndarray, np.ndar
                 )
         return a, b
     # two integer (or bool) arrays
-    ranges = [_int_range(x) for x in (yt, yp)] if yt.dtype.itemsize == 8 or yp.dtype.itemsize == 8 else None
-    if ranges is None or max(max(-lo, hi) for lo, hi in ranges) <= _EXACT_INT:
+    range_t, range_p = ranges
+    if range_t is None or range_p is None or max(max(-lo, hi) for lo, hi in (range_t, range_p)) <= _EXACT_INT:
         return yt, np.asarray(yp, dtype=np.float64)
-    (lo_t, hi_t), (lo_p, hi_p) = ranges
+    (lo_t, hi_t), (lo_p, hi_p) = range_t, range_p
     if lo_t - hi_p < -(2**63) or hi_t - lo_p >= 2**63:
         raise ValueError(
             "y_true and y_pred hold integers whose differences exceed the int64 range; convert them to float64 first"
@@ -165,22 +190,116 @@ def kernel_operands(yt: np.ndarray, yp: np.ndarray) -> tuple[np.ndarray, np.ndar
     return diff, np.broadcast_to(np.zeros(1), diff.shape)
 
 
-def _error_stats(y_true: Any, y_pred: Any, per_target: bool) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """Validated inputs and the kernel's sums (dict abs_sum, sq_sum, max_abs, n_wrong)."""
-    yt, yp = _pair(y_true, y_pred)
+@dataclasses.dataclass(frozen=True)
+class MeasureFacts:
+    """What the checks of an error measure need of its matched inputs: the shape, the dtypes, the
+    first non-finite entry of each and the (min, max) the operand rules need (see operand_ranges)."""
+
+    shape: tuple[int, ...]
+    dtypes: tuple[np.dtype[Any], np.dtype[Any]]
+    nonfinite: tuple[Nonfinite, Nonfinite]
+    ranges: tuple[tuple[int, int] | None, tuple[int, int] | None]
+
+
+@dataclasses.dataclass(frozen=True)
+class ErrorPlan:
+    """The checked options of an error measure; ``exact``: a 0/1 error of two integer arrays, counted
+    by comparing them (no kernel)."""
+
+    measure: str
+    n: int
+    average: bool
+    per_target: bool
+    exact: bool
+    ranges: tuple[tuple[int, int] | None, tuple[int, int] | None]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SummedCounts:
+    """Sums of the kernel (a dict of arrays), equal between layers up to the order of summation."""
+
+    sums: dict[str, Any]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SummedCounts):
+            return NotImplemented
+        same_keys = self.sums.keys() == other.sums.keys()
+        return same_keys and all(np.allclose(self.sums[k], other.sums[k], rtol=1e-12, atol=0) for k in self.sums)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ErrorCounts(SummedCounts):
+    """The error_sums of a measure (only n_wrong for an exact 0/1 error), and for the RMS error the
+    passes its finish may ask for where the squares overflowed (see rms_from_sums)."""
+
+    input_magnitude: Callable[[], np.ndarray] | None = None
+    scaled_square_sum: Callable[[np.ndarray], np.ndarray] | None = None
+
+
+def measure_facts(yt: np.ndarray, yp: np.ndarray, exact: bool) -> MeasureFacts:
+    """The MeasureFacts of in-memory inputs (nothing to look at for an exact 0/1 error)."""
+    if exact:
+        return MeasureFacts(yt.shape, (yt.dtype, yp.dtype), (None, None), (None, None))
+    nonfinite = first_nonfinite_entry(yt), first_nonfinite_entry(yp)
+    ranges = operand_ranges(yt, yp) if nonfinite == (None, None) else (None, None)
+    return MeasureFacts(yt.shape, (yt.dtype, yp.dtype), nonfinite, ranges)
+
+
+def is_exact_zero_one(measure: str, dtype_t: Any, dtype_p: Any) -> bool:
+    """A 0/1 error of two integer (or bool) arrays: counted by comparing them exactly."""
+    return measure == "zero_one" and np.dtype(dtype_t).kind in "biu" and np.dtype(dtype_p).kind in "biu"
+
+
+def _plan_error(facts: MeasureFacts, measure: str, average: bool, per_target: bool) -> ErrorPlan:
+    """Every value check of an error measure, in order."""
     per_target = check_bool(per_target, "per_target")
-    check_finite(yt, "y_true")
-    check_finite(yp, "y_pred")
-    return yt, yp, error_sums(yt, yp, per_target)
+    exact = is_exact_zero_one(measure, *facts.dtypes)
+    if not exact:
+        raise_if_nonfinite(facts.nonfinite[0], "y_true")
+        raise_if_nonfinite(facts.nonfinite[1], "y_pred")
+        if facts.ranges != (None, None):  # only wide integers can be refused
+            check_operands(*facts.dtypes, *facts.ranges)
+    average = check_bool(average, "average")
+    return ErrorPlan(measure, facts.shape[0], average, per_target, exact, facts.ranges)
 
 
-def error_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool) -> dict[str, Any]:
+def _finish_error(plan: ErrorPlan, counts: ErrorCounts) -> FloatOrArray:
+    if plan.measure == "rms":
+        assert counts.input_magnitude is not None and counts.scaled_square_sum is not None
+        return rms_from_sums(counts.sums, plan.n, plan.per_target, counts.input_magnitude, counts.scaled_square_sum)
+    return measure_from_sums(plan.measure, counts.sums, plan.n, plan.average, plan.per_target)
+
+
+# the 0/1, absolute, sum-of-squares, worst-case and RMS errors (the plan's measure names which)
+ERROR_MEASURE = Skeleton("error measures", _plan_error, _finish_error)
+
+
+def _error_measure(y_true: Any, y_pred: Any, measure: str, average: bool, per_target: bool) -> FloatOrArray:
+    """An error measure of in-memory inputs, on its skeleton."""
+    yt, yp = _pair(y_true, y_pred)
+
+    def count(plan: ErrorPlan) -> ErrorCounts:
+        if plan.exact:
+            return ErrorCounts({"n_wrong": exact_mismatches(yt, yp, plan.per_target)})
+        return ErrorCounts(
+            error_sums(yt, yp, plan.per_target, plan.ranges),
+            input_magnitude=lambda: input_magnitude(yt, yp, plan.per_target),
+            scaled_square_sum=lambda exponent: scaled_square_sum(yt, yp, plan.per_target, exponent),
+        )
+
+    facts = measure_facts(yt, yp, is_exact_zero_one(measure, yt.dtype, yp.dtype))
+    return ERROR_MEASURE.run(count, facts, measure, average, per_target)
+
+
+def error_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool, ranges: Any = None) -> dict[str, Any]:
     """The kernel's sums of checked, finite arrays (dict abs_sum, sq_sum, max_abs, n_wrong; arrays of
-    length t, or 1 for the total); an empty row block gives zeros."""
+    length t, or 1 for the total); an empty row block gives zeros. ``ranges``: see kernel_operands."""
     if yt.size == 0:
         zero = np.zeros(yt.shape[1] if per_target and yt.ndim == 2 else 1)
         return {"abs_sum": zero, "sq_sum": zero, "max_abs": zero, "n_wrong": zero}
-    return _core._error_stats(*kernel_operands(yt, yp), per_target)
+    return _core._error_stats(*kernel_operands(yt, yp, ranges), per_target)
 
 
 def merge_error_sums(parts: Any) -> dict[str, Any]:
@@ -199,8 +318,8 @@ def exact_mismatches(yt: np.ndarray, yp: np.ndarray, per_target: bool) -> np.nda
 
 
 def divide(values: Any, n: int, average: bool) -> Any:
-    """The per-example mean when ``average`` (checked), else the sum."""
-    return values / n if check_bool(average, "average") else values
+    """The per-example mean when ``average``, else the sum."""
+    return values / n if average else values
 
 
 _SUM_OF = {"zero_one": "n_wrong", "absolute": "abs_sum", "squares": "sq_sum", "worst_case": "max_abs"}
@@ -258,12 +377,7 @@ def zero_one_error(
     textbook does, not wrong examples (``sklearn.metrics.zero_one_loss`` counts
     a multi-label example as wrong if any of its labels is).
     """
-    yt, yp = _pair(y_true, y_pred)
-    per_target = check_bool(per_target, "per_target")
-    if yt.dtype.kind in "biu" and yp.dtype.kind in "biu":  # no kernel needed
-        return output(divide(exact_mismatches(yt, yp, per_target), yt.shape[0], average), per_target)
-    _, _, stats = _error_stats(yt, yp, per_target)
-    return measure_from_sums("zero_one", stats, yt.shape[0], average, per_target)
+    return _error_measure(y_true, y_pred, "zero_one", average, per_target)
 
 
 @overload
@@ -312,8 +426,7 @@ def absolute_error(
     subtracted exactly (each difference is rounded once to float64);
     integers beyond 2**53 against floats are refused.
     """
-    yt, _, stats = _error_stats(y_true, y_pred, per_target)
-    return measure_from_sums("absolute", stats, yt.shape[0], average, per_target)
+    return _error_measure(y_true, y_pred, "absolute", average, per_target)
 
 
 @overload
@@ -354,8 +467,7 @@ def sum_squares_error(
     rms_error : the root of the per-example mean, without overflow.
     sklearn.metrics.mean_squared_error : the per-example mean (divided by ``t`` too).
     """
-    yt, _, stats = _error_stats(y_true, y_pred, per_target)
-    return measure_from_sums("squares", stats, yt.shape[0], average, per_target)
+    return _error_measure(y_true, y_pred, "squares", average, per_target)
 
 
 @overload
@@ -394,14 +506,7 @@ def rms_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool = False)
     1e154 or below about 1e-154), the sum is recomputed on the differences
     scaled by a power of two.
     """
-    yt, yp, stats = _error_stats(y_true, y_pred, per_target)
-    return rms_from_sums(
-        stats,
-        yt.shape[0],
-        per_target,
-        input_magnitude=lambda: input_magnitude(yt, yp, per_target),
-        scaled_square_sum=lambda exponent: scaled_square_sum(yt, yp, per_target, exponent),
-    )
+    return _error_measure(y_true, y_pred, "rms", False, per_target)
 
 
 def rms_from_sums(
@@ -480,8 +585,7 @@ def worst_case_error(y_true: ArrayLike, y_pred: ArrayLike, *, per_target: bool =
     -------
     numpy.float64 or numpy.ndarray
     """
-    yt, _, stats = _error_stats(y_true, y_pred, per_target)
-    return measure_from_sums("worst_case", stats, yt.shape[0], False, per_target)
+    return _error_measure(y_true, y_pred, "worst_case", False, per_target)
 
 
 # --------------------------------------------------------------------------- likelihood family
@@ -514,18 +618,6 @@ def log_base(base: float | None) -> float:
     return math.log(base)
 
 
-def _check_probabilities(p: np.ndarray, name: str) -> None:
-    """Raise unless every entry lies in [0, 1] (NaN included in the refusal)."""
-    if p.size == 0:
-        return
-    lo, hi = p.min(), p.max()  # NaN propagates into both
-    if lo >= 0 and hi <= 1:
-        return
-    check_finite(p, name)
-    count, first, value = probability_report(p)
-    raise probability_error(name, p.shape, first, value, count)
-
-
 def probability_report(p: np.ndarray) -> tuple[int, int, Any]:
     """(count, first flat index, its value) of the finite entries of an array (or block) outside [0, 1]."""
     outside = ((p < 0) | (p > 1)).ravel()
@@ -542,14 +634,81 @@ def probability_error(name: str, shape: tuple[int, ...], flat: int, value: Any, 
     return ValueError(f"{name} must hold probabilities in [0, 1], found {value!r} at index {index} ({count} outside)")
 
 
-def _log_likelihood(y_true: Any, y_pred: Any, per_target: bool, eps: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """Natural log-likelihood, total or per target; everything validated before the kernel."""
-    yt, yp = _pair(y_true, y_pred)
+@dataclasses.dataclass(frozen=True)
+class LikelihoodFacts:
+    """What the checks of the likelihoods need: the shape, the first entry of y_true other than 0 and 1,
+    the first non-finite entry of y_pred and its first finite entry outside [0, 1]."""
+
+    shape: tuple[int, ...]
+    nonbinary: Nonbinary
+    nonfinite: Nonfinite
+    outside: Nonbinary
+
+
+@dataclasses.dataclass(frozen=True)
+class LikelihoodPlan:
+    """The checked options: which result, the examples, per target, the clipping, the log of the base."""
+
+    result: str  # "likelihood", "log_likelihood" or "log_loss"
+    n: int
+    per_target: bool
+    eps: float
+    scale: float
+    average: bool
+
+
+def likelihood_facts(yt: np.ndarray, yp: np.ndarray) -> LikelihoodFacts:
+    """The LikelihoodFacts of in-memory inputs (one min/max pass over y_pred when it is in [0, 1])."""
+    nonfinite, outside = None, None
+    if yp.size and not (yp.min() >= 0 and yp.max() <= 1):  # NaN fails both comparisons
+        nonfinite = first_nonfinite_entry(yp)
+        count, first, value = probability_report(yp)
+        outside = (first, value, count) if count else None
+    return LikelihoodFacts(yt.shape, first_nonbinary_entry(yt), nonfinite, outside)
+
+
+def _plan_likelihood(
+    facts: LikelihoodFacts,
+    result: str,
+    per_target: bool,
+    eps: float | None,
+    base: float | None = None,
+    average: bool = False,
+) -> LikelihoodPlan:
+    """Every value check of the likelihoods, in order."""
+    scale = log_base(base)
     per_target = check_bool(per_target, "per_target")
     eps = check_eps(eps)
-    check_binary(yt, "y_true")
-    _check_probabilities(yp, "y_pred")
-    return yt, log_likelihood_from_sums(likelihood_sums(yt, yp, per_target, eps))
+    raise_if_nonbinary(facts.nonbinary, "y_true", facts.shape)
+    raise_if_nonfinite(facts.nonfinite, "y_pred")
+    if facts.outside is not None:
+        raise probability_error("y_pred", facts.shape, *facts.outside)
+    return LikelihoodPlan(result, facts.shape[0], per_target, eps, scale, check_bool(average, "average"))
+
+
+def _finish_likelihood(plan: LikelihoodPlan, counts: SummedCounts) -> Likelihood | FloatOrArray:
+    """The result from the summed likelihood_sums."""
+    ll = log_likelihood_from_sums(counts.sums)
+    if plan.result == "likelihood":
+        value = output(ll, plan.per_target)
+        return Likelihood(value=np.exp(value), log=value)
+    if plan.result == "log_likelihood":
+        return output(divide(ll / plan.scale, plan.n, plan.average), plan.per_target)
+    return output(-ll / (plan.scale * plan.n) + 0.0, plan.per_target)  # + 0.0 turns -0.0 into 0.0
+
+
+# likelihood, log_likelihood and log_loss (the plan's result names which)
+LIKELIHOOD = Skeleton("likelihoods", _plan_likelihood, _finish_likelihood)
+
+
+def _likelihood(y_true: Any, y_pred: Any, *options: Any) -> Any:
+    """A likelihood of in-memory inputs, on its skeleton (options: those of _plan_likelihood)."""
+    yt, yp = _pair(y_true, y_pred)
+
+    def count(plan: LikelihoodPlan) -> SummedCounts:
+        return SummedCounts(likelihood_sums(yt, yp, plan.per_target, plan.eps))
+
+    return LIKELIHOOD.run(count, likelihood_facts(yt, yp), *options)
 
 
 def likelihood_sums(yt: np.ndarray, yp: np.ndarray, per_target: bool, eps: float) -> dict[str, Any]:
@@ -599,14 +758,8 @@ def likelihood(
     1 (or 1 for an outcome 0) makes the likelihood 0 and its log ``-inf``;
     pass ``eps`` to clip instead.
     """
-    _, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    return likelihood_result(ll, per_target)
-
-
-def likelihood_result(ll: np.ndarray, per_target: bool) -> Likelihood:
-    """The Likelihood from the natural log-likelihood (per target or in all)."""
-    value = output(ll, per_target)
-    return Likelihood(value=np.exp(value), log=value)
+    result: Likelihood = _likelihood(y_true, y_pred, "likelihood", per_target, eps)
+    return result
 
 
 @overload
@@ -673,14 +826,8 @@ def log_likelihood(
     numpy.float64 or numpy.ndarray
         At most 0 (higher is better); ``-inf`` when an outcome had probability 0.
     """
-    scale = log_base(base)
-    yt, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    return log_likelihood_result(ll, yt.shape[0], scale, average, per_target)
-
-
-def log_likelihood_result(ll: np.ndarray, n: int, scale: float, average: bool, per_target: bool) -> FloatOrArray:
-    """log_likelihood's value from the natural log-likelihood, ``n`` and the log of the base."""
-    return output(divide(ll / scale, n, average), per_target)
+    result: FloatOrArray = _likelihood(y_true, y_pred, "log_likelihood", per_target, eps, base, average)
+    return result
 
 
 @overload
@@ -749,114 +896,5 @@ def log_loss(
     unless ``eps`` is given. For several targets the sum over targets is
     divided by ``n`` (the textbook's definition), not by ``n * t``.
     """
-    scale = log_base(base)
-    yt, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    return log_loss_result(ll, yt.shape[0], scale, per_target)
-
-
-def log_loss_result(ll: np.ndarray, n: int, scale: float, per_target: bool) -> FloatOrArray:
-    """log_loss's value from the natural log-likelihood, ``n`` and the log of the base."""
-    return output(-ll / (scale * n) + 0.0, per_target)  # + 0.0 turns -0.0 into 0.0
-
-
-# --------------------------------------------------------------------------- best constant
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class BestConstant(Result):
-    """The constant prediction minimising a loss on the data, and the loss it attains.
-
-    ``value`` is a float for 1-D data and one value per target for 2-D data;
-    ``error`` is the measure of that loss at ``value`` (per target for 2-D
-    data): the 0/1, absolute or sum-of-squares error summed over examples,
-    the worst-case error, or the log loss (a mean over examples).
-    """
-
-    value: FloatOrArray
-    error: FloatOrArray
-    loss: str
-
-
-def _column_mode(column: np.ndarray) -> float:
-    values, counts = np.unique(column, return_counts=True)
-    return values[np.argmax(counts)]  # first maximum: the smallest of the tied values
-
-
-@routed
-def best_constant(y: ArrayLike, loss: str) -> BestConstant:
-    """The constant prediction that minimises ``loss`` on the data ``y``, per target.
-
-    Parameters
-    ----------
-    y : array_like, shape (n,) or (n, t)
-        Actual values of one or ``t`` target features, in any representation
-        (raw values, indicators from :func:`to_indicators`, cuts from :func:`to_cuts`).
-    loss : {"zero_one", "absolute", "squares", "worst_case", "log_loss"}
-        The measure to minimise.
-
-    Returns
-    -------
-    BestConstant
-        ``value`` and the ``error`` it attains.
-
-    Notes
-    -----
-    The minimisers, per target column:
-
-    - ``"zero_one"``: the mode. With several equally frequent values the
-      **smallest** is returned.
-    - ``"absolute"``: the median. For an even count every value between the two
-      middle values is optimal; the **midpoint** of the two is returned.
-    - ``"squares"``: the mean (also the maximum-likelihood prediction for 0/1 data).
-    - ``"worst_case"``: the midrange ``(min + max) / 2``, the unique minimiser
-      for one target. For several targets the total worst case is a maximum
-      over targets, so the constants of targets with a smaller range could
-      move without changing it; each target's own midrange is returned.
-    - ``"log_loss"``: the mean; ``y`` must be 0/1. A column of only 0s (or
-      only 1s) gets 0 (or 1) and a log loss of 0.
-
-    Examples
-    --------
-    The holiday-length data of Poole & Mackworth (Example 7.5):
-
-    >>> import pairmetrics as pm
-    >>> pm.best_constant([1, 6, 6, 2, 1], "absolute")
-    BestConstant(value=np.float64(2.0), error=np.float64(10.0), loss='absolute')
-    """
-    loss = check_choice(loss, "loss", LOSSES)
-    arr = _as_targets(y, "y")
-    check_finite(arr, "y")
-    data = arr.astype(np.float64, copy=False)
-    columns = data if data.ndim == 2 else data[:, None]
-    if loss == "zero_one":
-        value = np.array([_column_mode(columns[:, j]) for j in range(columns.shape[1])], dtype=np.float64)
-    elif loss == "absolute":
-        value = np.median(columns, axis=0)
-    elif loss == "worst_case":
-        value = (columns.min(axis=0) + columns.max(axis=0)) / 2
-    else:
-        if loss == "log_loss":
-            check_binary(arr, "y")
-        value = columns.mean(axis=0)
-    constant = np.broadcast_to(value, columns.shape)  # a zero-stride view, no copy
-    return best_constant_result(value, loss_measure(loss)(columns, constant, per_target=True), loss, data.ndim)
-
-
-def loss_measure(loss: str) -> Callable[..., FloatOrArray]:
-    """The public measure a loss of best_constant names (routed: it takes Dask arrays too)."""
-    measures: dict[str, Callable[..., FloatOrArray]] = {
-        "zero_one": zero_one_error,
-        "absolute": absolute_error,
-        "squares": sum_squares_error,
-        "worst_case": worst_case_error,
-        "log_loss": log_loss,
-    }
-    return measures[loss]
-
-
-def best_constant_result(value: np.ndarray, error: Any, loss: str, ndim: int) -> BestConstant:
-    """The BestConstant of per-column values and errors, for data of ``ndim`` dimensions."""
-    error = np.atleast_1d(np.asarray(error, dtype=np.float64))
-    if ndim == 1:
-        return BestConstant(value=np.float64(value[0]), error=np.float64(error[0]), loss=loss)
-    return BestConstant(value=value, error=error, loss=loss)
+    result: FloatOrArray = _likelihood(y_true, y_pred, "log_loss", per_target, eps, base)
+    return result

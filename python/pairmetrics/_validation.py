@@ -45,7 +45,7 @@ __all__ = [
     "raise_if_nonfinite",
 ]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["binary_report", "matrix_shape", "not_binary_error", "vector_shape"]
+__seams__ = ["binary_report", "matrix_shape", "vector_shape"]
 
 
 def as_numeric_array(x: Any, name: str, *, allow_bool: bool = True) -> np.ndarray:

@@ -2,15 +2,19 @@
 
 Costs (n rows in B row blocks, t targets)
 -----------------------------------------
-Error measures: one pass; each block returns its non-finite reports, its
-integer ranges and the in-memory kernel's sums (``_measures.error_sums``),
-reduced on the client (float sums equal the in-memory ones up to the order of
-summation; counts and maxima exactly). ``rms_error`` takes the in-memory
-overflow-safe formula (``_measures.rms_from_sums``): where the squares
-overflowed or lost digits it adds one pass for the scaled sum of squares (and
-one for the input magnitudes when the differences overflowed). Likelihoods:
-one pass, the in-memory 0/1 and probability checks run per block and report
-global indices. Empty blocks (``x[x > 0.5]``) count as nothing.
+Every function runs its skeleton of :mod:`pairmetrics._measures` (``ERROR_MEASURE``,
+``LIKELIHOOD``) or :mod:`pairmetrics._best_constant` (``BEST_CONSTANT``): the same checks
+and results as in memory, from facts gathered per block.
+
+Error measures: one pass; each block returns its non-finite reports, the
+integer ranges the operand rules need and the in-memory kernel's sums
+(``_measures.error_sums``), reduced on the client (float sums equal the
+in-memory ones up to the order of summation; counts and maxima exactly).
+``rms_error`` finishes with the in-memory overflow-safe formula: where the
+squares overflowed or lost digits it adds one pass for the scaled sum of
+squares (and one for the input magnitudes when the differences overflowed).
+Likelihoods: one pass; the facts of the 0/1 and probability checks are found
+per block with global indices. Empty blocks (``x[x > 0.5]``) count as nothing.
 
 The best constant: one pass for the mean and the midrange (then one for its
 error); the median exactly, by histogram passes over order keys that shrink a
@@ -25,9 +29,9 @@ import math
 
 import numpy as np
 
-from .. import _measures
+from .. import _best_constant, _measures
 from .._routing import register
-from .._validation import binary_report, check_bool, not_binary_error
+from .._validation import binary_report
 from . import _blocks as blocks
 
 
@@ -42,27 +46,37 @@ def _row_width(arr) -> int:
     return 1 if arr.ndim == 1 else arr.shape[1]
 
 
-def _int_range(block):
-    """(min, max) of an integer block as Python ints ((0, 0) for other or empty blocks)."""
-    if block.dtype.kind not in "iu" or not block.size:
-        return 0, 0
+def _flag(value):
+    """A boolean option as the blocks use it before the plan checks it (a wrong one gives unused sums)."""
+    return bool(value) if isinstance(value, (bool, np.bool_)) else False
+
+
+def _int_range(block, wanted):
+    """(min, max) of a block as Python ints when the operand rules want it (None otherwise or when empty)."""
+    if not wanted or not block.size:
+        return None
     return int(block.min()), int(block.max())
 
 
 def _merged_range(ranges):
-    return min(r[0] for r in ranges), max(r[1] for r in ranges)
+    ranges = [r for r in ranges if r is not None]
+    return (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else None
 
 
-def _error_block(yt, yp, per_target, exact_mismatches):
-    """Per row block: non-finite reports, integer ranges and the in-memory sums of the block.
+def _error_block(yt, yp, per_target, exact, wanted):
+    """Per row block: non-finite reports, the ranges the operand rules want and the in-memory sums.
 
-    No sums when the block is not finite or the operand rules refuse it; the rules then
-    refuse the whole array as well, and the client raises their error for it.
+    No sums when the block is not finite or the operand rules refuse it; the plan then
+    refuses the whole array as well.
     """
+    if exact:  # two integer arrays: the exact count of the in-memory 0/1 error
+        return (
+            ((0, -1, False), (0, -1, False)),
+            (None, None),
+            {"n_wrong": _measures.exact_mismatches(yt, yp, per_target)},
+        )
     reports = (blocks.first_nonfinite(yt), blocks.first_nonfinite(yp))
-    ranges = (_int_range(yt), _int_range(yp))
-    if exact_mismatches:  # two integer arrays: the exact count of the in-memory 0/1 error
-        return reports, ranges, {"n_wrong": _measures.exact_mismatches(yt, yp, per_target)}
+    ranges = (_int_range(yt, wanted[0]), _int_range(yp, wanted[1]))
     if reports[0][0] or reports[1][0]:
         return reports, ranges, None
     try:
@@ -71,21 +85,30 @@ def _error_block(yt, yp, per_target, exact_mismatches):
         return reports, ranges, None
 
 
-def _error_sums(y_true, y_pred, per_target, measure):
-    """(checked y_true, y_pred, per_target, merged error_sums) of the in-memory measure, block by block."""
+def _error_measure(y_true, y_pred, measure, average, per_target):
+    """An error measure on Dask: one pass gathers the facts and the block sums, then the skeleton runs."""
     yt, yp = _measure_pair(y_true, y_pred)
-    per_target = check_bool(per_target, "per_target")
-    exact = measure == "zero_one" and yt.dtype.kind in "biu" and yp.dtype.kind in "biu"
-    parts = _block_pass(_error_block, yt, yp, per_target, exact)
-    offsets = blocks.offsets(yt.chunks[0])
-    for which, name in enumerate(("y_true", "y_pred")):
-        blocks.raise_nonfinite([r[0][which] for r in parts], name, offsets, _row_width(yt))
-    if exact:
-        return yt, yp, per_target, {"n_wrong": np.sum([r[2]["n_wrong"] for r in parts], axis=0)}
-    _measures.check_operands(
-        yt.dtype, yp.dtype, _merged_range([r[1][0] for r in parts]), _merged_range([r[1][1] for r in parts])
-    )
-    return yt, yp, per_target, _measures.merge_error_sums([r[2] for r in parts])
+    exact = _measures.is_exact_zero_one(measure, yt.dtype, yp.dtype)
+    wanted = _measures.ranges_needed(yt.dtype, yp.dtype)
+    parts = _block_pass(_error_block, yt, yp, _flag(per_target), exact, wanted)
+    offsets, width = blocks.offsets(yt.chunks[0]), _row_width(yt)
+    nonfinite_t, nonfinite_p = (blocks.first_report([r[0][k] for r in parts], offsets, width) for k in (0, 1))
+    ranges = tuple(_merged_range([r[1][k] for r in parts]) for k in (0, 1))
+    nonfinite = (nonfinite_t, nonfinite_p)
+    facts = _measures.MeasureFacts(yt.shape, (yt.dtype, yp.dtype), nonfinite, ranges)
+
+    def count(plan):
+        if plan.exact:
+            return _measures.ErrorCounts({"n_wrong": np.sum([r[2]["n_wrong"] for r in parts], axis=0)})
+        return _measures.ErrorCounts(
+            _measures.merge_error_sums([r[2] for r in parts]),
+            input_magnitude=lambda: np.max(_block_pass(_measures.input_magnitude, yt, yp, plan.per_target), axis=0),
+            scaled_square_sum=lambda e: np.sum(
+                _block_pass(_measures.scaled_square_sum, yt, yp, plan.per_target, e), axis=0
+            ),
+        )
+
+    return _measures.ERROR_MEASURE.run(count, facts, measure, average, per_target)
 
 
 def _block_pass(func, yt, yp, *args):
@@ -97,41 +120,29 @@ def _block_pass(func, yt, yp, *args):
     )
 
 
-def _measure(y_true, y_pred, average, per_target, measure):
-    yt, _, per_target, stats = _error_sums(y_true, y_pred, per_target, measure)
-    return _measures.measure_from_sums(measure, stats, yt.shape[0], average, per_target)
-
-
 @register(_measures.zero_one_error)
 def zero_one_error(y_true, y_pred, average=False, per_target=False):
-    return _measure(y_true, y_pred, average, per_target, "zero_one")
+    return _error_measure(y_true, y_pred, "zero_one", average, per_target)
 
 
 @register(_measures.absolute_error)
 def absolute_error(y_true, y_pred, average=False, per_target=False):
-    return _measure(y_true, y_pred, average, per_target, "absolute")
+    return _error_measure(y_true, y_pred, "absolute", average, per_target)
 
 
 @register(_measures.sum_squares_error)
 def sum_squares_error(y_true, y_pred, average=False, per_target=False):
-    return _measure(y_true, y_pred, average, per_target, "squares")
+    return _error_measure(y_true, y_pred, "squares", average, per_target)
 
 
 @register(_measures.worst_case_error)
 def worst_case_error(y_true, y_pred, per_target=False):
-    return _measure(y_true, y_pred, False, per_target, "worst_case")
+    return _error_measure(y_true, y_pred, "worst_case", False, per_target)
 
 
 @register(_measures.rms_error)
 def rms_error(y_true, y_pred, per_target=False):
-    yt, yp, per_target, stats = _error_sums(y_true, y_pred, per_target, "squares")
-    return _measures.rms_from_sums(
-        stats,
-        yt.shape[0],
-        per_target,
-        input_magnitude=lambda: np.max(_block_pass(_measures.input_magnitude, yt, yp, per_target), axis=0),
-        scaled_square_sum=lambda e: np.sum(_block_pass(_measures.scaled_square_sum, yt, yp, per_target, e), axis=0),
-    )
+    return _error_measure(y_true, y_pred, "rms", False, per_target)
 
 
 def _likelihood_block(yt, yp, per_target, eps):
@@ -139,45 +150,41 @@ def _likelihood_block(yt, yp, per_target, eps):
     reports = (binary_report(yt), blocks.first_nonfinite(yp), _measures.probability_report(yp))
     if any(r[0] for r in reports):
         return reports, None
-    return reports, _measures.likelihood_sums(yt, yp, per_target, eps)
+    try:  # options the plan refuses give no sums
+        return reports, _measures.likelihood_sums(yt, yp, per_target, _measures.check_eps(eps))
+    except (TypeError, ValueError):
+        return reports, None
 
 
-def _log_likelihood(y_true, y_pred, per_target, eps):
-    """(n, natural log-likelihood per target or in all) by the in-memory checks, block by block."""
+def _likelihood(y_true, y_pred, result, per_target, eps, *options):
+    """A likelihood on Dask: one pass gathers the facts and the block sums, then the skeleton runs."""
     yt, yp = _measure_pair(y_true, y_pred)
-    per_target = check_bool(per_target, "per_target")
-    eps = _measures.check_eps(eps)
-    parts = _block_pass(_likelihood_block, yt, yp, per_target, eps)
+    parts = _block_pass(_likelihood_block, yt, yp, _flag(per_target), eps)
     offsets, width = blocks.offsets(yt.chunks[0]), _row_width(yt)
-    bad = blocks.first_report([r[0][0] for r in parts], offsets, width)
-    if bad is not None:
-        raise not_binary_error("y_true", yt.shape, *bad)
-    blocks.raise_nonfinite([r[0][1] for r in parts], "y_pred", offsets, width)
-    bad = blocks.first_report([r[0][2] for r in parts], offsets, width)
-    if bad is not None:
-        raise _measures.probability_error("y_pred", yp.shape, *bad)
-    sums = {key: np.sum([r[1][key] for r in parts], axis=0) for key in ("log_sum", "n_zero")}
-    return yt.shape[0], _measures.log_likelihood_from_sums(sums)
+    nonbinary, nonfinite, outside = (blocks.first_report([r[0][k] for r in parts], offsets, width) for k in range(3))
+    facts = _measures.LikelihoodFacts(yt.shape, nonbinary, nonfinite, outside)
+
+    def count(plan):
+        return _measures.SummedCounts(
+            {key: np.sum([r[1][key] for r in parts], axis=0) for key in ("log_sum", "n_zero")}
+        )
+
+    return _measures.LIKELIHOOD.run(count, facts, result, per_target, eps, *options)
 
 
 @register(_measures.likelihood)
 def likelihood(y_true, y_pred, per_target=False, eps=None):
-    _, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    return _measures.likelihood_result(ll, per_target)
+    return _likelihood(y_true, y_pred, "likelihood", per_target, eps)
 
 
 @register(_measures.log_likelihood)
 def log_likelihood(y_true, y_pred, average=False, per_target=False, eps=None, base=None):
-    scale = _measures.log_base(base)
-    n, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    return _measures.log_likelihood_result(ll, n, scale, average, per_target)
+    return _likelihood(y_true, y_pred, "log_likelihood", per_target, eps, base, average)
 
 
 @register(_measures.log_loss)
 def log_loss(y_true, y_pred, per_target=False, eps=None, base=None):
-    scale = _measures.log_base(base)
-    n, ll = _log_likelihood(y_true, y_pred, per_target, eps)
-    return _measures.log_loss_result(ll, n, scale, per_target)
+    return _likelihood(y_true, y_pred, "log_loss", per_target, eps, base)
 
 
 # --------------------------------------------------------------------------- best constant
@@ -297,13 +304,10 @@ def _modes(row_blocks, n, n_cols):
     return modes
 
 
-@register(_measures.best_constant)
+@register(_best_constant.best_constant)
 def best_constant(y, loss):
     from dask import delayed
 
-    from .._validation import check_choice
-
-    loss = check_choice(loss, "loss", _measures.LOSSES)
     arr = _measures.check_targets(blocks.to_dask_array(y, "y"), "y")
     if arr.ndim == 2:
         arr = arr.rechunk({1: -1})
@@ -311,24 +315,29 @@ def best_constant(y, loss):
     offsets = blocks.offsets(arr.chunks[0])
     row_width = 1 if arr.ndim == 1 else arr.shape[1]
     scans = blocks.compute(*[delayed(_constant_scan, pure=True)(b, loss == "log_loss") for b in row_blocks])
-    blocks.raise_nonfinite([r[0] for r in scans], "y", offsets, row_width)
-    bad = blocks.first_report([r[1] for r in scans], offsets, row_width)
-    if bad is not None:
-        raise not_binary_error("y", arr.shape, *bad)
-    stats = [r[2] for r in scans if r[2] is not None]
-    n, n_cols = arr.shape[0], row_width
-    low = np.minimum.reduce([s[1] for s in stats])
-    high = np.maximum.reduce([s[2] for s in stats])
-    if loss == "zero_one":
-        value = _modes(row_blocks, n, n_cols)
-    elif loss == "absolute":  # the median; the midpoint of the two middle values for even n
-        value = _select(row_blocks, (n - 1) // 2, low, high)
-        if n % 2 == 0:
-            value = (value + _select(row_blocks, n // 2, low, high)) / 2
-    elif loss == "worst_case":
-        value = (blocks.from_order_keys(low.copy()) + blocks.from_order_keys(high.copy())) / 2
-    else:
-        value = blocks.sum_arrays(*[s[0] for s in stats]) / n
-    constant = blocks.da().broadcast_to(value if arr.ndim == 2 else value[0], arr.shape, chunks=arr.chunks)
-    error = _measures.loss_measure(loss)(arr, constant, per_target=True)
-    return _measures.best_constant_result(value, error, loss, arr.ndim)
+    facts = _best_constant.ConstantFacts(
+        arr.ndim,
+        blocks.first_report([r[0] for r in scans], offsets, row_width),
+        blocks.first_report([r[1] for r in scans], offsets, row_width),
+    )
+
+    def count(plan):
+        stats = [r[2] for r in scans if r[2] is not None]
+        n, n_cols = arr.shape[0], row_width
+        low = np.minimum.reduce([s[1] for s in stats])
+        high = np.maximum.reduce([s[2] for s in stats])
+        if plan.loss == "zero_one":
+            value = _modes(row_blocks, n, n_cols)
+        elif plan.loss == "absolute":  # the median; the midpoint of the two middle values for even n
+            value = _select(row_blocks, (n - 1) // 2, low, high)
+            if n % 2 == 0:
+                value = (value + _select(row_blocks, n // 2, low, high)) / 2
+        elif plan.loss == "worst_case":
+            value = (blocks.from_order_keys(low.copy()) + blocks.from_order_keys(high.copy())) / 2
+        else:
+            value = blocks.sum_arrays(*[s[0] for s in stats]) / n
+        constant = blocks.da().broadcast_to(value if arr.ndim == 2 else value[0], arr.shape, chunks=arr.chunks)
+        error = _best_constant.loss_measure(plan.loss)(arr, constant, per_target=True)
+        return _best_constant.ConstantCounts(value, error)
+
+    return _best_constant.BEST_CONSTANT.run(count, facts, loss, arr.shape)
