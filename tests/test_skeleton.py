@@ -16,6 +16,7 @@ from pairmetrics import (
     _roc_auc,
     _routing,
     _survival,
+    _two_vs_two,
 )
 from pairmetrics._skeleton import SKELETONS, Skeleton
 
@@ -125,6 +126,24 @@ def _best_constant_call(loss):
     return call
 
 
+def _two_vs_two_data():
+    rng = np.random.default_rng(6)
+    y = rng.normal(size=(40, 3))
+    return y, y + rng.normal(size=y.shape)
+
+
+def _two_vs_two_call(as_array):
+    y, p = _two_vs_two_data()
+    result = pairmetrics.two_vs_two(as_array(y), as_array(p), pairs="distinct_targets")
+    return (result.n_passed, result.n_total, result.sample_accuracy)
+
+
+def _two_vs_two_permutation_call(as_array):
+    y, p = _two_vs_two_data()
+    result = pairmetrics.two_vs_two_permutation_test(as_array(y), as_array(p), n_resamples=9, rng=1, pairs=200)
+    return (result.statistic, result.pvalue, result.null_distribution)
+
+
 # Served on Dask but still planned and finished by each layer on its own (from shared seams).
 # (roc_auc_score's multi-label and multi-class averages still average on each layer from shared seams, each
 # label's or class's AUC running ROC_AUC; average_precision_score's label averages exist in memory only.)
@@ -134,8 +153,6 @@ NOT_YET_SKELETONS: list[str] = [
     "_crossmatch_multi.multi_crossmatch_test",
     "_matching.min_weight_perfect_matching",
     "_distances.rank_mahalanobis",
-    "_two_vs_two.two_vs_two",
-    "_two_vs_two.two_vs_two_permutation_test",
 ]
 
 
@@ -175,6 +192,8 @@ CASES = [
     (_measures.log_likelihood, _measures.LIKELIHOOD, _measure_call("log_likelihood", base=2.0), 1e-12),
     (_measures.log_loss, _measures.LIKELIHOOD, _measure_call("log_loss", eps=1e-3), 1e-12),
     (_best_constant.best_constant, _best_constant.BEST_CONSTANT, _best_constant_call("absolute"), 1e-12),
+    (_two_vs_two.two_vs_two, _two_vs_two.TWO_VS_TWO, _two_vs_two_call),
+    (_two_vs_two.two_vs_two_permutation_test, _two_vs_two.TWO_VS_TWO_PERMUTATION, _two_vs_two_permutation_call),
     # float sums added in another order on the cluster: the results agree to rounding
     (_compare_models.compare_models, _compare_models.COMPARE_MODELS, _compare_models_call, 1e-12),
 ]

@@ -549,7 +549,8 @@ def test_progress_exception_reaches_the_caller_unchanged(kernel, n_threads):
                 )
     # the public functions pass a tqdm callback only; a raising one must also surface
     with pytest.raises(_ProgressError):
-        _two_vs_two._Setup(y, p, "cosine", "fail", "all", 0.0, n_threads, gy, gp).count(progress=_raising_progress(1))
+        plan = _two_vs_two.TwoVsTwoPlan(y.shape[0], "cosine", "fail", "all", 0.0)
+        _two_vs_two._InMemory(y, p, n_threads).count(plan, progress=_raising_progress(1))
 
 
 def test_permutation_test_alternatives_and_resample_names():

@@ -10,19 +10,22 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._distances import check_metric_rows
+from ._distances import check_row_report, undefined_rows
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
+from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, IntArray, NJobs, Seed
 from ._validation import (
+    Nonfinite,
     as_matrix,
     check_choice,
-    check_finite,
     check_int,
     check_nonnegative_finite,
     check_progress,
     check_rng,
+    first_nonfinite_entry,
+    raise_if_nonfinite,
     resolve_n_jobs,
 )
 
@@ -32,17 +35,15 @@ __all__ = [
     "TwoVsTwoResult",
     "TwoVsTwoPermutationResult",
 ]
-# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
+# What the Dask layer (and only it) may use besides __all__: the skeletons, their facts and counts, the shape rules.
 __seams__ = [
-    "ALTERNATIVES",
-    "METRICS",
-    "TIES",
+    "PermutationCounts",
+    "TWO_VS_TWO",
+    "TWO_VS_TWO_PERMUTATION",
+    "TwoVsTwoCounts",
+    "TwoVsTwoFacts",
+    "beyond_float64",
     "check_same_shape",
-    "permutation_result",
-    "resolve_pairs",
-    "resolve_rtol",
-    "result_from_counts",
-    "sample_pairs",
     "working_dtype",
 ]
 
@@ -145,22 +146,210 @@ def default_rtol(dtype: npt.DTypeLike, n_features: int) -> float:
     return 8.0 * math.sqrt(n_features) * float(np.finfo(dtype).eps)
 
 
-def _prepare_inputs(y_true: Any, y_pred: Any, metric: str) -> tuple[np.ndarray, np.ndarray, str]:
-    metric = check_choice(metric, "metric", METRICS)
+@dataclasses.dataclass(frozen=True, eq=False)
+class TwoVsTwoFacts:
+    """What the checks of the 2 vs 2 test need: the shape and working dtype, each input's first
+    non-finite entry, the first input too large for float64 (long doubles), the rows the named
+    metric is undefined for (global indices) and each input's largest magnitude (0 where not needed)."""
+
+    n: int
+    d: int
+    dtype: type[np.floating[Any]]
+    nonfinite: tuple[Nonfinite, Nonfinite]
+    beyond_float64: str | None
+    undefined: tuple[np.ndarray, np.ndarray]
+    largest: tuple[float, float]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TwoVsTwoFacts):
+            return NotImplemented
+        same_rows = all(np.array_equal(a, b) for a, b in zip(self.undefined, other.undefined))
+        fields = (self.n, self.d, self.dtype, self.nonfinite, self.beyond_float64, self.largest)
+        return same_rows and fields == (
+            other.n,
+            other.d,
+            other.dtype,
+            other.nonfinite,
+            other.beyond_float64,
+            other.largest,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_NO_ROWS = np.empty(0, np.intp)
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Equal arrays, or both None (the counts' equality between layers)."""
+    return a is b or (a is not None and b is not None and np.array_equal(a, b))
+
+
+def _in_memory_facts(y_true: Any, y_pred: Any, metric: str) -> tuple[np.ndarray, np.ndarray, TwoVsTwoFacts]:
+    """The inputs as matrices of the working dtype and their facts (the rows of the metric as named)."""
     y = as_matrix(y_true, "y_true", min_rows=2)
     p = as_matrix(y_pred, "y_pred", min_rows=2)
     check_same_shape(y, p)
-    check_finite(y, "y_true")
-    check_finite(p, "y_pred")
-    dtype = working_dtype(y, p)
-    for name, arr in (("y_true", y), ("y_pred", p)):
-        if arr.dtype.kind == "f" and arr.dtype.itemsize > 8 and np.abs(arr).max() > np.finfo(np.float64).max:
-            raise ValueError(f"{name} has values too large for float64")
-    y = np.asarray(y, dtype=dtype)
-    p = np.asarray(p, dtype=dtype)
-    check_metric_rows(y, "y_true", metric)
-    check_metric_rows(p, "y_pred", metric)
-    return y, p, metric
+    (n, d), dtype = y.shape, working_dtype(y, p)
+    nonfinite = first_nonfinite_entry(y), first_nonfinite_entry(p)
+    beyond = None
+    if nonfinite == (None, None):
+        beyond = next((name for name, x in (("y_true", y), ("y_pred", p)) if beyond_float64(x)), None)
+    if nonfinite != (None, None) or beyond is not None:
+        return y, p, TwoVsTwoFacts(n, d, dtype, nonfinite, beyond, (_NO_ROWS, _NO_ROWS), (0.0, 0.0))
+    y, p = np.asarray(y, dtype=dtype), np.asarray(p, dtype=dtype)
+    undefined = undefined_rows(y, metric), undefined_rows(p, metric)
+    largest = tuple(float(np.max(np.abs(x))) if metric != "cosine" else 0.0 for x in (y, p))
+    return y, p, TwoVsTwoFacts(n, d, dtype, nonfinite, None, undefined, largest)  # type: ignore[arg-type]
+
+
+def beyond_float64(x: np.ndarray) -> bool:
+    """Whether a (long double) array holds values too large for float64."""
+    return x.dtype.kind == "f" and x.dtype.itemsize > 8 and bool(np.abs(x).max() > np.finfo(np.float64).max)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TwoVsTwoPlan:
+    """The checked options, and the sampled pairs (first, second) when ``pairs`` is an int."""
+
+    n: int
+    metric: str
+    ties: str
+    pairs: str | int
+    rtol: float
+    first: IntArray | None = None
+    second: IntArray | None = None
+
+    @property
+    def skip_same_target(self) -> bool:
+        return self.pairs == "distinct_targets"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TwoVsTwoPlan):
+            return NotImplemented
+        options = (self.n, self.metric, self.ties, self.pairs, self.rtol)
+        same = options == (other.n, other.metric, other.ties, other.pairs, other.rtol)
+        return same and _same(self.first, other.first) and _same(self.second, other.second)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TwoVsTwoCounts:
+    """Totals (passed, tied, skipped), per-sample passed and tied counts, and with all pairs and
+    distinct targets, per sample the other samples with its target (skipped)."""
+
+    totals: tuple[int, int, int]
+    sample_passed: np.ndarray
+    sample_tied: np.ndarray
+    same_target: np.ndarray | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TwoVsTwoCounts):
+            return NotImplemented
+        arrays = zip(
+            (self.sample_passed, self.sample_tied, self.same_target),
+            (other.sample_passed, other.sample_tied, other.same_target),
+        )
+        return self.totals == other.totals and all(_same(a, b) for a, b in arrays)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _plan_two_vs_two(
+    facts: TwoVsTwoFacts, metric: str, ties: str, pairs: object, rtol: float | None, generator: np.random.Generator
+) -> TwoVsTwoPlan:
+    """Every value check of the 2 vs 2 test, in order; draws the sampled pairs from ``generator``."""
+    metric = check_choice(metric, "metric", METRICS)
+    raise_if_nonfinite(facts.nonfinite[0], "y_true")
+    raise_if_nonfinite(facts.nonfinite[1], "y_pred")
+    if facts.beyond_float64 is not None:
+        raise ValueError(f"{facts.beyond_float64} has values too large for float64")
+    for k, name in enumerate(("y_true", "y_pred")):
+        check_row_report(name, metric, facts.dtype, facts.d, facts.undefined[k], facts.largest[k])
+    ties = check_choice(ties, "ties", TIES)
+    pairs = resolve_pairs(pairs, facts.n)
+    plan = TwoVsTwoPlan(facts.n, metric, ties, pairs, resolve_rtol(rtol, facts.dtype, facts.d))
+    if isinstance(pairs, int):
+        first, second = sample_pairs(facts.n, pairs, generator)
+        plan = dataclasses.replace(plan, first=first, second=second)
+    return plan
+
+
+def _finish_two_vs_two(plan: TwoVsTwoPlan, counts: TwoVsTwoCounts) -> TwoVsTwoResult:
+    return result_from_counts(
+        plan.n,
+        counts.totals,
+        counts.sample_passed,
+        counts.sample_tied,
+        metric=plan.metric,
+        ties=plan.ties,
+        pairs=plan.pairs,
+        rtol=plan.rtol,
+        same_target=counts.same_target if plan.skip_same_target else None,
+        first=plan.first,
+        second=plan.second,
+    )
+
+
+TWO_VS_TWO = Skeleton("two_vs_two", _plan_two_vs_two, _finish_two_vs_two)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PermutationPlan:
+    """The checked options of the permutation test: the 2 vs 2 plan, the resamples, the alternative."""
+
+    test: TwoVsTwoPlan
+    n_resamples: int
+    alternative: str
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PermutationPlan):
+            return NotImplemented
+        return (self.test, self.n_resamples, self.alternative) == (other.test, other.n_resamples, other.alternative)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PermutationCounts:
+    """The observed counts and, per permutation, the passed and tied pairs."""
+
+    observed: TwoVsTwoCounts
+    null_passed: np.ndarray
+    null_tied: np.ndarray
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PermutationCounts):
+            return NotImplemented
+        nulls = np.array_equal(self.null_passed, other.null_passed) and np.array_equal(self.null_tied, other.null_tied)
+        return self.observed == other.observed and nulls
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _plan_permutation(
+    facts: TwoVsTwoFacts,
+    n_resamples: int,
+    alternative: str,
+    metric: str,
+    ties: str,
+    pairs: object,
+    rtol: float | None,
+    generator: np.random.Generator,
+) -> PermutationPlan:
+    """Every value check of the permutation test, in order (the sampled pairs are drawn first)."""
+    n_resamples = check_int(n_resamples, "n_resamples", low=1)
+    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
+    return PermutationPlan(_plan_two_vs_two(facts, metric, ties, pairs, rtol, generator), n_resamples, alternative)
+
+
+def _finish_permutation(plan: PermutationPlan, counts: PermutationCounts) -> TwoVsTwoPermutationResult:
+    observed = _finish_two_vs_two(plan.test, counts.observed)
+    return permutation_result(observed, counts.null_passed, counts.null_tied, plan.alternative)
+
+
+TWO_VS_TWO_PERMUTATION = Skeleton("two_vs_two_permutation_test", _plan_permutation, _finish_permutation)
 
 
 def check_same_shape(y: Any, p: Any) -> None:
@@ -214,83 +403,41 @@ def sample_pairs(n: int, m: int, rng: np.random.Generator) -> tuple[IntArray, In
 # counting
 
 
-@dataclasses.dataclass
-class _Setup:
-    y: np.ndarray
-    p: np.ndarray
-    metric: str
-    ties: str
-    pairs: str | int
-    rtol: float
-    n_threads: int
-    group_y: np.ndarray
-    group_p: np.ndarray
-    first: np.ndarray | None = None
-    second: np.ndarray | None = None
+class _InMemory:
+    """The counter of in-memory inputs: the prepared matrices, their row groups and the threads."""
 
-    @property
-    def n(self) -> int:
-        return self.y.shape[0]
+    def __init__(self, y: np.ndarray, p: np.ndarray, n_jobs: NJobs) -> None:
+        self.y, self.p = y, p
+        self.n_threads = resolve_n_jobs(n_jobs)
+        self.group_y = _core._row_groups(y, self.n_threads)
+        self.group_p = _core._row_groups(p, self.n_threads)
 
-    @property
-    def skip_same_target(self) -> bool:
-        return self.pairs == "distinct_targets"
-
-    def count(self, perm: np.ndarray | None = None, progress: Any = None) -> dict[str, Any]:
-        """Counts (dict: passed, tied, skipped, sample_passed, sample_tied) with y_i paired with p_perm[i]."""
+    def count(self, plan: TwoVsTwoPlan, perm: np.ndarray | None = None, progress: Any = None) -> dict[str, Any]:
+        """The kernel's counts (dict: passed, tied, skipped, sample_passed, sample_tied), y_i paired with p_perm[i]."""
         gp = self.group_p if perm is None else self.group_p[perm]
         # The kernel wants group ids in [0, n); permuted ids still are.
-        if self.first is None:
-            return _core._two_vs_two_all(
-                self.y,
-                self.p,
-                self.group_y,
-                gp,
-                self.metric,
-                self.rtol,
-                self.skip_same_target,
-                self.n_threads,
-                None,
-                perm,
-                progress,
-            )
+        options = (plan.metric, plan.rtol, plan.skip_same_target, self.n_threads)
+        if plan.first is None:
+            return _core._two_vs_two_all(self.y, self.p, self.group_y, gp, *options, None, perm, progress)
         return _core._two_vs_two_pairs(
             self.y,
             self.p,
             self.group_y,
             gp,
-            self.first,
-            self.second,  # type: ignore[arg-type]
-            self.metric,
-            self.rtol,
-            self.skip_same_target,
-            self.n_threads,
+            plan.first,
+            plan.second,  # type: ignore[arg-type]  # set together with first
+            *options,
             perm,
             progress,
         )
 
-
-def _setup(
-    y_true: Any,
-    y_pred: Any,
-    metric: str,
-    ties: str,
-    pairs: object,
-    generator: np.random.Generator,
-    n_jobs: NJobs,
-    rtol: float | None,
-) -> _Setup:
-    """Validated inputs and options; ``generator`` is a checked numpy Generator."""
-    y, p, metric = _prepare_inputs(y_true, y_pred, metric)
-    ties = check_choice(ties, "ties", TIES)
-    pairs = resolve_pairs(pairs, y.shape[0])
-    n_threads = resolve_n_jobs(n_jobs)
-    rtol = resolve_rtol(rtol, y.dtype, y.shape[1])
-    groups = _core._row_groups(y, n_threads), _core._row_groups(p, n_threads)
-    setup = _Setup(y, p, metric, ties, pairs, rtol, n_threads, *groups)
-    if isinstance(pairs, int):
-        setup.first, setup.second = sample_pairs(y.shape[0], pairs, generator)
-    return setup
+    def observed(self, plan: TwoVsTwoPlan, progress: Any = None) -> TwoVsTwoCounts:
+        counts = self.count(plan, progress=progress)
+        same_target = None
+        if plan.first is None and plan.skip_same_target:
+            same_target = np.bincount(self.group_y, minlength=plan.n)[self.group_y] - 1
+        totals = (int(counts["passed"]), int(counts["tied"]), int(counts["skipped"]))
+        return TwoVsTwoCounts(totals, counts["sample_passed"], counts["sample_tied"], same_target)
 
 
 def _tie_credit(ties: str) -> float:
@@ -306,26 +453,6 @@ def _score(passed: int, tied: int, n_pairs: int, ties: str) -> tuple[int | float
     if ties == "half":
         return passed + tied / 2, n_pairs
     return passed, n_pairs - tied
-
-
-def _result(setup: _Setup, counts: dict[str, Any]) -> TwoVsTwoResult:
-    n = setup.n
-    same_target = None
-    if setup.first is None and setup.skip_same_target:
-        same_target = np.bincount(setup.group_y, minlength=n)[setup.group_y] - 1
-    return result_from_counts(
-        n,
-        (counts["passed"], counts["tied"], counts["skipped"]),
-        counts["sample_passed"],
-        counts["sample_tied"],
-        metric=setup.metric,
-        ties=setup.ties,
-        pairs=setup.pairs,
-        rtol=setup.rtol,
-        same_target=same_target,
-        first=setup.first,
-        second=setup.second,
-    )
 
 
 def result_from_counts(
@@ -504,10 +631,13 @@ def two_vs_two(
     """
     generator = check_rng(rng)
     progress = check_progress(progress)
-    setup = _setup(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol)
-    with progress_callback(progress, "2 vs 2") as callback:
-        counts = setup.count(progress=callback)
-    return _result(setup, counts)
+    y, p, facts = _in_memory_facts(y_true, y_pred, metric)
+
+    def count(plan: TwoVsTwoPlan) -> TwoVsTwoCounts:
+        with progress_callback(progress, "2 vs 2") as callback:
+            return _InMemory(y, p, n_jobs).observed(plan, progress=callback)
+
+    return TWO_VS_TWO.run(count, facts, metric, ties, pairs, rtol, generator)
 
 
 @routed
@@ -577,53 +707,60 @@ def two_vs_two_permutation_test(
     >>> float(test.pvalue)
     0.01
     """
-    n_permutations = check_int(n_resamples, "n_resamples", low=1)
-    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     progress = check_progress(progress)
     # One generator: the sampled pairs (if any) are drawn first, then the permutations.
     generator = check_rng(rng)
-    setup = _setup(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol)
-    n = setup.n
+    y, p, facts = _in_memory_facts(y_true, y_pred, metric)
+
+    def count(plan: PermutationPlan) -> PermutationCounts:
+        with progress_callback(progress, "2 vs 2 permutations") as callback:
+            return _count_permutations(_InMemory(y, p, n_jobs), plan, generator, callback)
+
+    return TWO_VS_TWO_PERMUTATION.run(count, facts, n_resamples, alternative, metric, ties, pairs, rtol, generator)
+
+
+def _count_permutations(
+    data: _InMemory, plan: PermutationPlan, generator: np.random.Generator, callback: Any
+) -> PermutationCounts:
+    """The observed counts and those of plan.n_resamples permutations drawn from ``generator``."""
+    test, n = plan.test, plan.test.n
+    observed = data.observed(test)
     # The matrix of products and its transpose, when both fit in the limit.
-    keep_terms = setup.first is None and 2 * n * n * setup.y.itemsize <= _TERMS_MEMORY_LIMIT
-
-    with progress_callback(progress, "2 vs 2 permutations") as callback:
-        observed = _result(setup, setup.count(progress=None))
+    keep_terms = test.first is None and 2 * n * n * data.y.itemsize <= _TERMS_MEMORY_LIMIT
+    if keep_terms:
+        terms = _core._two_vs_two_terms(data.y, data.p, test.metric, data.n_threads)
+        terms_t = np.ascontiguousarray(terms.T)
+    passed = np.empty(plan.n_resamples, dtype=np.int64)
+    tied = np.empty(plan.n_resamples, dtype=np.int64)
+    done = 0
+    while done < plan.n_resamples:
+        k = min(_PERMUTATION_CHUNK, plan.n_resamples - done)
+        perms = np.stack([generator.permutation(n) for _ in range(k)]).astype(np.int64)
         if keep_terms:
-            terms = _core._two_vs_two_terms(setup.y, setup.p, setup.metric, setup.n_threads)
-            terms_t = np.ascontiguousarray(terms.T)
-        passed = np.empty(n_permutations, dtype=np.int64)
-        tied = np.empty(n_permutations, dtype=np.int64)
-        done = 0
-        while done < n_permutations:
-            k = min(_PERMUTATION_CHUNK, n_permutations - done)
-            perms = np.stack([generator.permutation(n) for _ in range(k)]).astype(np.int64)
-            if keep_terms:
-                counts = _core._two_vs_two_permuted(
-                    terms,
-                    terms_t,
-                    setup.y,
-                    setup.p,
-                    setup.group_y,
-                    setup.group_p,
-                    perms,
-                    setup.metric,
-                    setup.rtol,
-                    setup.skip_same_target,
-                    setup.n_threads,
-                )
-                passed[done : done + k], tied[done : done + k] = counts["passed"], counts["tied"]
-            else:
-                for r in range(k):
-                    counts = setup.count(perm=perms[r])
-                    passed[done + r], tied[done + r] = counts["passed"], counts["tied"]
-                    if callback is not None:
-                        callback(done + r + 1, n_permutations)
-            done += k
-            if callback is not None:
-                callback(done, n_permutations)
-
-    return permutation_result(observed, passed, tied, alternative)
+            counts = _core._two_vs_two_permuted(
+                terms,
+                terms_t,
+                data.y,
+                data.p,
+                data.group_y,
+                data.group_p,
+                perms,
+                test.metric,
+                test.rtol,
+                test.skip_same_target,
+                data.n_threads,
+            )
+            passed[done : done + k], tied[done : done + k] = counts["passed"], counts["tied"]
+        else:
+            for r in range(k):
+                counts = data.count(test, perm=perms[r])
+                passed[done + r], tied[done + r] = counts["passed"], counts["tied"]
+                if callback is not None:
+                    callback(done + r + 1, plan.n_resamples)
+        done += k
+        if callback is not None:
+            callback(done, plan.n_resamples)
+    return PermutationCounts(observed, passed, tied)
 
 
 def permutation_result(

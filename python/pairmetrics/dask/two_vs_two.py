@@ -1,9 +1,10 @@
 """The 2 vs 2 test on Dask collections: two_vs_two, two_vs_two_permutation_test.
 
-Validation (undefined rows, the magnitude limit of each metric), the result
-and the permutation p-values are those of :mod:`pairmetrics._two_vs_two`
-(``undefined_rows``, ``check_row_report``, ``result_from_counts``,
-``permutation_result``); this module counts the pairs tile by tile.
+Both run their skeletons of :mod:`pairmetrics._two_vs_two` (``TWO_VS_TWO``,
+``TWO_VS_TWO_PERMUTATION``): the checks (undefined rows, the magnitude limit of
+each metric), the result and the permutation p-values are those of the
+in-memory call; this module gathers the facts block by block and counts the
+pairs tile by tile.
 
 Costs (n rows in B row blocks, d features)
 ------------------------------------------
@@ -32,9 +33,11 @@ from . import _blocks as blocks
 
 
 def _tvt_check_block(y, p, metric, dtype):
-    """Per row block: non-finite reports, rows the metric rejects (local), largest magnitudes."""
+    """Per row block: non-finite reports, values beyond float64, rows the metric rejects (local),
+    largest magnitudes."""
     report: dict[str, Any] = {"finite": (blocks.first_nonfinite(y), blocks.first_nonfinite(p))}
-    if report["finite"][0][0] or report["finite"][1][0]:
+    report["beyond"] = tuple(_two_vs_two.beyond_float64(np.asarray(x)) for x in (y, p))
+    if report["finite"][0][0] or report["finite"][1][0] or any(report["beyond"]):
         return report
     y = np.asarray(y, dtype=dtype)
     p = np.asarray(p, dtype=dtype)
@@ -48,14 +51,20 @@ def _tvt_scaled_sum(y, shift):
     return np.ldexp(np.asarray(y, dtype=np.float64), shift).sum(axis=0)
 
 
-def _tvt_validate(reports, offsets, d, metric, dtype):
-    """Raise the errors of the in-memory call, in its order, from the per-block reports."""
-    for which, name in enumerate(("y_true", "y_pred")):
-        blocks.raise_nonfinite([r["finite"][which] for r in reports], name, offsets, row_width=d)
-    for which, name in enumerate(("y_true", "y_pred")):
-        rows = np.concatenate([r["bad"][which] + offsets[k] for k, r in enumerate(reports)])
-        big = max(r["big"][which] for r in reports)
-        _distances.check_row_report(name, metric, dtype, d, rows, big)
+def _tvt_facts(reports, offsets, n, d, metric, dtype):
+    """The TwoVsTwoFacts of the whole arrays from the per-block reports."""
+    nonfinite_y, nonfinite_p = (blocks.first_report([r["finite"][k] for r in reports], offsets, d) for k in (0, 1))
+    nonfinite = (nonfinite_y, nonfinite_p)
+    beyond = next((name for k, name in enumerate(("y_true", "y_pred")) if any(r["beyond"][k] for r in reports)), None)
+    if nonfinite != (None, None) or beyond is not None:
+        no_rows = np.empty(0, np.intp)
+        return _two_vs_two.TwoVsTwoFacts(n, d, dtype, nonfinite, beyond, (no_rows, no_rows), (0.0, 0.0))
+    undefined_y, undefined_p = (
+        np.concatenate([r["bad"][k] + offsets[i] for i, r in enumerate(reports)]) for k in (0, 1)
+    )
+    undefined = (undefined_y, undefined_p)
+    largest = (0.0, 0.0) if metric == "cosine" else tuple(max(r["big"][k] for r in reports) for k in (0, 1))
+    return _two_vs_two.TwoVsTwoFacts(n, d, dtype, nonfinite, None, undefined, largest)
 
 
 def _tvt_tile(yi, pi, yj, pj, dtype, metric, rtol, skip_same, n_threads, reference):
@@ -128,11 +137,10 @@ def _tvt_block_rows(n, d, itemsize):
     return max(1, min(rows, TILE_BLOCK_BYTES // (d * itemsize)))
 
 
-def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
-    """Validated, row-aligned dask arrays and the resolved options (one pass over the data)."""
-    from .._validation import check_choice
+def _tvt_prepare(y_true, y_pred, metric):
+    """Row-aligned dask arrays of tile-sized blocks and their facts (one pass over the data)."""
+    from dask import delayed
 
-    metric = check_choice(metric, "metric", _two_vs_two.METRICS)
     y = matrix_shape(blocks.to_dask_array(y_true, "y_true"), "y_true", min_rows=2)
     p = matrix_shape(blocks.to_dask_array(y_pred, "y_pred"), "y_pred", min_rows=2)
     _two_vs_two.check_same_shape(y, p)
@@ -141,35 +149,27 @@ def _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs):
     rows = _tvt_block_rows(y.shape[0], y.shape[1], np.dtype(dtype).itemsize)
     if len(y.chunks[0]) != math.ceil(y.shape[0] / rows) or max(y.chunks[0]) > rows:
         y, p = y.rechunk({0: rows, 1: -1}), p.rechunk({0: rows, 1: -1})
-    ties = check_choice(ties, "ties", _two_vs_two.TIES)
-    n_threads = 1 if n_jobs is None else blocks.resolve_threads(n_jobs)
-    return y, p, metric, ties, dtype, n_threads
-
-
-def _tvt_setup(y, p, metric, dtype, rtol):
-    """Validate on the cluster; returns (rtol, reference, row offsets, row_blocks).
-
-    The reference (mean scaled target row, largest |coordinate|) makes every
-    tile prepare its rows as the in-memory call prepares the whole.
-    """
-    from dask import delayed
-
-    n, d = y.shape
     blocks_y, blocks_p = y.to_delayed().ravel(), p.to_delayed().ravel()
-    offsets = blocks.offsets(y.chunks[0])
     reports = blocks.compute(
         *[delayed(_tvt_check_block, pure=True)(a, b, metric, dtype) for a, b in zip(blocks_y, blocks_p)]
     )
-    _tvt_validate(reports, offsets, d, metric, dtype)
-    rtol = _two_vs_two.resolve_rtol(rtol, dtype, d)
-    reference = (None, -1.0)
-    if metric in ("euclidean", "sqeuclidean"):
-        # the shift of euclidean::power_of_two_shift: the largest coordinate in [1, 2)
-        max_abs = max(max(r["big"]) for r in reports)
-        shift = -(math.frexp(max_abs)[1] - 1) if max_abs > 0 and math.isfinite(max_abs) else 0
-        sums = blocks.compute(*[delayed(_tvt_scaled_sum, pure=True)(b, shift) for b in blocks_y])
-        reference = (np.sum(sums, axis=0) / n, max_abs)
-    return rtol, reference, offsets, blocks_y, blocks_p
+    offsets = blocks.offsets(y.chunks[0])
+    facts = _tvt_facts(reports, offsets, y.shape[0], y.shape[1], metric, dtype)
+    return _Prepared(y, p, dtype, offsets, blocks_y, blocks_p, reports), facts
+
+
+def _tvt_reference(prep, metric):
+    """The reference (mean scaled target row, largest |coordinate|) with which every tile prepares
+    its rows as the in-memory call prepares the whole."""
+    from dask import delayed
+
+    if metric not in ("euclidean", "sqeuclidean"):
+        return None, -1.0
+    # the shift of euclidean::power_of_two_shift: the largest coordinate in [1, 2)
+    max_abs = max(max(r["big"]) for r in prep.reports)
+    shift = -(math.frexp(max_abs)[1] - 1) if max_abs > 0 and math.isfinite(max_abs) else 0
+    sums = blocks.compute(*[delayed(_tvt_scaled_sum, pure=True)(b, shift) for b in prep.blocks_y])
+    return np.sum(sums, axis=0) / prep.y.shape[0], max_abs
 
 
 def _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, skip_same, n_threads, reference, per_sample=True):
@@ -238,52 +238,31 @@ def _tvt_sampled(blocks_y, blocks_p, offsets, first, second, dtype, metric, rtol
 
 @dataclasses.dataclass
 class _Prepared:
-    """Checked inputs and options of one call, and the row blocks the counts run on."""
+    """The row-aligned inputs of one call, their row blocks and the blocks' reports."""
 
-    y: object
-    p: object
-    metric: str
-    ties: str
-    pairs: object
+    y: Any
+    p: Any
     dtype: type
-    rtol: float
-    n_threads: int
-    reference: tuple[Any, ...]
     offsets: np.ndarray
     blocks_y: list[Any]
-    first: np.ndarray | None = None
-    second: np.ndarray | None = None
-
-    @property
-    def skip_same(self) -> bool:
-        return self.pairs == "distinct_targets"
+    blocks_p: list[Any]
+    reports: tuple[Any, ...]
 
 
-def _observed(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol, progress):
-    """The TwoVsTwoResult of the data as given, and the prepared call (for permutations)."""
-    y, p, metric, ties, dtype, n_threads = _tvt_prepare(y_true, y_pred, metric, ties, rtol, n_jobs)
-    n = y.shape[0]
-    pairs = _two_vs_two.resolve_pairs(pairs, n)
-    rtol, reference, offsets, blocks_y, blocks_p = _tvt_setup(y, p, metric, dtype, rtol)
-    prep = _Prepared(y, p, metric, ties, pairs, dtype, rtol, n_threads, reference, offsets, blocks_y)
-    if isinstance(pairs, int):
-        prep.first, prep.second = _two_vs_two.sample_pairs(n, pairs, generator)
-        return _tvt_sampled_result(prep, blocks_p, progress), prep
-    totals, per_block = _tvt_graph(blocks_y, blocks_p, dtype, metric, rtol, prep.skip_same, n_threads, reference)
+def _observed(prep, plan, n_threads, reference, progress):
+    """The TwoVsTwoCounts of the data as given."""
+    if plan.first is not None:
+        return _tvt_sampled_counts(prep, plan, n_threads, progress)
+    totals, per_block = _tvt_graph(
+        prep.blocks_y, prep.blocks_p, prep.dtype, plan.metric, plan.rtol, plan.skip_same_target, n_threads, reference
+    )
     totals, *per_block = blocks.compute(totals, *per_block, progress=progress)
     sample_passed, sample_tied, same = (np.concatenate([b[i] for b in per_block]) for i in range(3))
-    result = _two_vs_two.result_from_counts(
-        n,
-        totals,
-        sample_passed,
-        sample_tied,
-        metric=metric,
-        ties=ties,
-        pairs=pairs,
-        rtol=rtol,
-        same_target=same if prep.skip_same else None,
-    )
-    return result, prep
+    return _two_vs_two.TwoVsTwoCounts(tuple(totals), sample_passed, sample_tied, same)
+
+
+def _threads(n_jobs):
+    return 1 if n_jobs is None else blocks.resolve_threads(n_jobs)
 
 
 @register(_two_vs_two.two_vs_two)
@@ -294,23 +273,28 @@ def two_vs_two(
 
     generator = check_rng(rng)
     progress = check_progress(progress)
-    return _observed(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol, progress)[0]
+    prep, facts = _tvt_prepare(y_true, y_pred, metric)
+
+    def count(plan):
+        return _observed(prep, plan, _threads(n_jobs), _tvt_reference(prep, plan.metric), progress)
+
+    return _two_vs_two.TWO_VS_TWO.run(count, facts, metric, ties, pairs, rtol, generator)
 
 
-def _tvt_sampled_result(prep, blocks_p, progress):
-    """The result on the sampled pairs (prep.first, prep.second)."""
+def _tvt_sampled_counts(prep, plan, n_threads, progress):
+    """The TwoVsTwoCounts of the sampled pairs (plan.first, plan.second)."""
     n = int(prep.offsets[-1])
     tasks, rows = _tvt_sampled(
         prep.blocks_y,
-        blocks_p,
+        prep.blocks_p,
         prep.offsets,
-        prep.first,
-        prep.second,
+        plan.first,
+        plan.second,
         prep.dtype,
-        prep.metric,
-        prep.rtol,
+        plan.metric,
+        plan.rtol,
         False,
-        prep.n_threads,
+        n_threads,
     )
     results = blocks.compute(*tasks, progress=progress)
     totals = _tvt_totals(*[r[0] for r in results])
@@ -319,18 +303,7 @@ def _tvt_sampled_result(prep, blocks_p, progress):
     for (_, sp, st), local_rows in zip(results, rows):
         np.add.at(sample_passed, local_rows, sp)
         np.add.at(sample_tied, local_rows, st)
-    return _two_vs_two.result_from_counts(
-        n,
-        totals,
-        sample_passed,
-        sample_tied,
-        metric=prep.metric,
-        ties=prep.ties,
-        pairs=prep.pairs,
-        rtol=prep.rtol,
-        first=prep.first,
-        second=prep.second,
-    )
+    return _two_vs_two.TwoVsTwoCounts(tuple(totals), sample_passed, sample_tied)
 
 
 @register(_two_vs_two.two_vs_two_permutation_test)
@@ -347,48 +320,36 @@ def two_vs_two_permutation_test(
     progress=False,
     rtol=None,
 ):
-    from .._validation import check_choice, check_int, check_progress, check_rng
+    from .._validation import check_progress, check_rng
 
-    n_permutations = check_int(n_resamples, "n_resamples", low=1)
-    alternative = check_choice(alternative, "alternative", _two_vs_two.ALTERNATIVES)
     progress = check_progress(progress)
     generator = check_rng(rng)
-    observed, prep = _observed(y_true, y_pred, metric, ties, pairs, generator, n_jobs, rtol, False)
-    n = prep.y.shape[0]
-    # The permutations of the in-memory call, drawn in the same order from the same generator.
-    perms = [generator.permutation(n) for _ in range(n_permutations)]
-    null_totals = []
-    for perm in perms:
-        # y_i is paired with p_perm[i]: the prediction rows are permuted on the cluster.
-        blocks_q = prep.p[perm].rechunk({0: prep.y.chunks[0], 1: -1}).to_delayed().ravel()
-        if prep.first is None:
-            totals, _ = _tvt_graph(
-                prep.blocks_y,
-                blocks_q,
-                prep.dtype,
-                prep.metric,
-                prep.rtol,
-                prep.skip_same,
-                prep.n_threads,
-                prep.reference,
-                per_sample=False,
-            )
-            null_totals.append(totals)
-        else:
-            tasks, _ = _tvt_sampled(
-                prep.blocks_y,
-                blocks_q,
-                prep.offsets,
-                prep.first,
-                prep.second,
-                prep.dtype,
-                prep.metric,
-                prep.rtol,
-                False,
-                prep.n_threads,
-            )
-            null_totals.append(blocks.tree_reduce(_tvt_totals, [t[0] for t in tasks]))
-    null_totals = list(blocks.compute(*null_totals, progress=progress))
-    return _two_vs_two.permutation_result(
-        observed, [t[0] for t in null_totals], [t[1] for t in null_totals], alternative
+    prep, facts = _tvt_prepare(y_true, y_pred, metric)
+
+    def count(plan):
+        test, n_threads = plan.test, _threads(n_jobs)
+        reference = _tvt_reference(prep, test.metric)
+        observed = _observed(prep, test, n_threads, reference, False)
+        # The permutations of the in-memory call, drawn in the same order from the same generator.
+        perms = [generator.permutation(test.n) for _ in range(plan.n_resamples)]
+        null_totals = []
+        for perm in perms:
+            # y_i is paired with p_perm[i]: the prediction rows are permuted on the cluster.
+            blocks_q = prep.p[perm].rechunk({0: prep.y.chunks[0], 1: -1}).to_delayed().ravel()
+            if test.first is None:
+                options = (test.metric, test.rtol, test.skip_same_target, n_threads, reference)
+                totals, _ = _tvt_graph(prep.blocks_y, blocks_q, prep.dtype, *options, per_sample=False)
+                null_totals.append(totals)
+            else:
+                listed = (test.metric, test.rtol, False, n_threads)
+                tasks, _ = _tvt_sampled(
+                    prep.blocks_y, blocks_q, prep.offsets, test.first, test.second, prep.dtype, *listed
+                )
+                null_totals.append(blocks.tree_reduce(_tvt_totals, [t[0] for t in tasks]))
+        null_totals = list(blocks.compute(*null_totals, progress=progress))
+        null = np.array(null_totals, dtype=np.int64).reshape(-1, 3)
+        return _two_vs_two.PermutationCounts(observed, null[:, 0], null[:, 1])
+
+    return _two_vs_two.TWO_VS_TWO_PERMUTATION.run(
+        count, facts, n_resamples, alternative, metric, ties, pairs, rtol, generator
     )
