@@ -596,6 +596,21 @@ def test_crossmatch_resample_equal_in_memory(client):
     assert pm.crossmatch_resample(da.from_array(x, chunks=(9, 2)), y, sample_size=15, n_resamples=8, rng=2) == expected
 
 
+def test_crossmatch_resample_refuses_undefined_rows_as_in_memory(client):
+    """An all-zero row has no cosine distance: on Dask it is found at its global index, as in memory."""
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(40, 3))
+    x[23] = 0.0
+    y = rng.normal(size=(30, 3))
+    with pytest.raises(ValueError) as in_memory:
+        pm.crossmatch_resample(x, y, sample_size=10, n_resamples=3, rng=1, metric="cosine")
+    with pytest.raises(ValueError) as on_dask:
+        pm.crossmatch_resample(
+            da.from_array(x, chunks=(9, 3)), y, sample_size=10, n_resamples=3, rng=1, metric="cosine"
+        )
+    assert str(on_dask.value) == str(in_memory.value) and "23" in str(in_memory.value)
+
+
 def test_default_scheduler_without_client():
     """Without a distributed client the same graphs run on dask's local scheduler."""
     code = (

@@ -8,6 +8,7 @@ import pytest
 from pairmetrics import (
     _best_constant,
     _compare_models,
+    _crossmatch,
     _mann_whitney,
     _measures,
     _multilabel,
@@ -144,11 +145,17 @@ def _two_vs_two_permutation_call(as_array):
     return (result.statistic, result.pvalue, result.null_distribution)
 
 
+def _crossmatch_resample_call(as_array):
+    rng = np.random.default_rng(7)
+    x, y = rng.normal(size=(40, 2)), rng.normal(0.5, size=(30, 2))
+    result = pairmetrics.crossmatch_resample(as_array(x), as_array(y), sample_size=10, n_resamples=5, rng=2)
+    return (result.statistics, result.pvalues)
+
+
 # Served on Dask but still planned and finished by each layer on its own (from shared seams).
 # (roc_auc_score's multi-label and multi-class averages still average on each layer from shared seams, each
 # label's or class's AUC running ROC_AUC; average_precision_score's label averages exist in memory only.)
 NOT_YET_SKELETONS: list[str] = [
-    "_crossmatch.crossmatch_resample",
     "_crossmatch.crossmatch_test",
     "_crossmatch_multi.multi_crossmatch_test",
     "_matching.min_weight_perfect_matching",
@@ -194,6 +201,7 @@ CASES = [
     (_best_constant.best_constant, _best_constant.BEST_CONSTANT, _best_constant_call("absolute"), 1e-12),
     (_two_vs_two.two_vs_two, _two_vs_two.TWO_VS_TWO, _two_vs_two_call),
     (_two_vs_two.two_vs_two_permutation_test, _two_vs_two.TWO_VS_TWO_PERMUTATION, _two_vs_two_permutation_call),
+    (_crossmatch.crossmatch_resample, _crossmatch.RESAMPLE, _crossmatch_resample_call),
     # float sums added in another order on the cluster: the results agree to rounding
     (_compare_models.compare_models, _compare_models.COMPARE_MODELS, _compare_models_call, 1e-12),
 ]

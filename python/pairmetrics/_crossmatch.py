@@ -14,7 +14,9 @@ from ._distances import (
     check_metric,
     check_metric_kwargs,
     check_metric_rows,
+    check_row_report,
     pairwise_distances,
+    undefined_rows,
 )
 from ._matching import (
     DEFAULT_N_NEIGHBORS,
@@ -33,8 +35,10 @@ from ._metric_transforms import (
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
+from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed
 from ._validation import (
+    Nonfinite,
     as_matrix,
     as_vector,
     check_choice,
@@ -42,6 +46,8 @@ from ._validation import (
     check_int,
     check_progress,
     check_rng,
+    first_nonfinite_entry,
+    raise_if_nonfinite,
     resolve_n_jobs,
 )
 
@@ -62,7 +68,7 @@ __all__ = [
     "crossmatch_resample",
 ]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["draw_subsamples", "pool_dtype", "resample_options", "resample_result", "subsample_a1", "subsample_labels"]
+__seams__ = ["RESAMPLE", "ResampleFacts", "pool_dtype", "sample_facts", "subsample_a1", "subsample_labels"]
 
 
 def _null_support(N: int, n: int) -> tuple[IntArray, IntArray, IntArray]:
@@ -394,14 +400,7 @@ def _test_distances(
 
 
 def _as_sample(x: Any, name: str) -> np.ndarray:
-    if not isinstance(x, np.ndarray):
-        try:
-            x = np.asarray(x)
-        except ValueError as exc:  # ragged lists
-            raise ValueError(f"{name} must be a rectangular table of numbers (rows of one length): {exc}") from None
-    if getattr(x, "ndim", None) == 1:
-        x = x[:, None]
-    x = as_matrix(x, name, min_rows=1)
+    x = sample_matrix(x, name)
     check_finite(x, name)
     return x
 
@@ -695,38 +694,145 @@ def crossmatch_resample(
         ``statistic`` and ``pvalue`` (the means) and the per-resample
         ``statistics``, ``pvalues``, ``approx_pvalues``.
     """
-    alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes = resample_options(
-        metric, metric_kwargs, alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes
-    )
     threads = resolve_n_jobs(n_jobs)
     check_progress(progress)
     gen = check_rng(rng)
-    X, n, m = _pool(x, y, metric)
-    draws, order = draw_subsamples(gen, n, m, sample_size, n_resamples)
-    X, metric, metric_kwargs = matching_equivalent(X, metric, metric_kwargs)
+    x, y = sample_matrix(x, "x"), sample_matrix(y, "y")
+    dtype = pool_dtype(x, y)
+    facts = ResampleFacts((x.shape[0], y.shape[0]), (sample_facts(x, metric), sample_facts(y, metric)), x.shape[1])
+
+    def count(plan: ResamplePlan) -> tuple[int, ...]:
+        X = np.concatenate([x.astype(dtype, copy=False), y.astype(dtype, copy=False)])
+        with progress_callback(progress, "cross-match resamples", unit="resamples") as cb:
+            return tuple(_resample_a1(X, facts.sizes, plan, threads, cb).tolist())
+
+    options = (metric, metric_kwargs, alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes)
+    return RESAMPLE.run(count, facts, *options, gen)
+
+
+def _resample_a1(X: np.ndarray, sizes: tuple[int, int], plan: ResamplePlan, threads: int, cb: Any) -> np.ndarray:
+    """The cross-match count of every planned subsample of the pooled rows X, in memory."""
+    (n, m), sample_size, n_resamples = sizes, plan.sample_size, plan.n_resamples
+    X, metric, metric_kwargs = matching_equivalent(X, plan.metric, plan.metric_kwargs)
     N = 2 * sample_size
-    z = subsample_labels(sample_size, order)
+    z = subsample_labels(sample_size, plan.order)
     # Metrics that estimate a scale from the data they are given depend on
     # the subsample; every other metric can be computed once on the pool.
     per_subsample = metric in ("rank_mahalanobis", "mahalanobis", "seuclidean")
-    pool_fits = (n + m) ** 2 * 8 <= min(_FULL_MATRIX_BYTES, max_matrix_bytes)
-    with progress_callback(progress, "cross-match resamples", unit="resamples") as cb:
-        if not per_subsample and pool_fits and n_resamples * N * N >= (n + m) ** 2:
-            # One pooled matrix, then every subsample is gathered and solved
-            # in C++ (each at its own scale).
-            full = np.ascontiguousarray(pairwise_distances(X, metric, **metric_kwargs), dtype=np.float64)
-            a1 = _core._crossmatch_batch(full, np.ascontiguousarray(draws[:, order]), z, n_neighbors, threads, cb)
-        else:
-            # Distance matrices of a chunk of subsamples, solved in C++.
-            chunk = max(1, _STACK_BYTES // (N * N * 8))
-            parts = []
-            for lo in range(0, n_resamples, chunk):
-                points = [X[d[order]] for d in draws[lo : lo + chunk]]
-                parts.append(subsample_a1(points, z, metric, metric_kwargs, n_neighbors, threads))
-                if cb is not None:
-                    cb(min(n_resamples, lo + chunk), n_resamples)
-            a1 = np.concatenate(parts)
-    return resample_result(a1, sample_size, alternative, order)
+    pool_fits = (n + m) ** 2 * 8 <= min(_FULL_MATRIX_BYTES, plan.max_matrix_bytes)
+    if not per_subsample and pool_fits and n_resamples * N * N >= (n + m) ** 2:
+        # One pooled matrix, then every subsample is gathered and solved
+        # in C++ (each at its own scale).
+        full = np.ascontiguousarray(pairwise_distances(X, metric, **metric_kwargs), dtype=np.float64)
+        draws = np.ascontiguousarray(plan.draws[:, plan.order])
+        return _core._crossmatch_batch(full, draws, z, plan.n_neighbors, threads, cb)
+    # Distance matrices of a chunk of subsamples, solved in C++.
+    chunk = max(1, _STACK_BYTES // (N * N * 8))
+    parts = []
+    for lo in range(0, n_resamples, chunk):
+        points = [X[d[plan.order]] for d in plan.draws[lo : lo + chunk]]
+        parts.append(subsample_a1(points, z, metric, metric_kwargs, plan.n_neighbors, threads))
+        if cb is not None:
+            cb(min(n_resamples, lo + chunk), n_resamples)
+    return np.concatenate(parts)
+
+
+# A sample's facts: its first non-finite entry, and for a metric solved on transformed rows the rows it is
+# undefined for and the largest magnitude (see _distances.check_row_report).
+SampleFacts = tuple[Nonfinite, np.ndarray, float]
+
+
+def sample_matrix(x: Any, name: str) -> np.ndarray:
+    """A sample as 2-D rows (1-D input is one feature): the structural rules only."""
+    if not isinstance(x, np.ndarray):
+        try:
+            x = np.asarray(x)
+        except ValueError as exc:  # ragged lists
+            raise ValueError(f"{name} must be a rectangular table of numbers (rows of one length): {exc}") from None
+    if getattr(x, "ndim", None) == 1:
+        x = x[:, None]
+    return as_matrix(x, name, min_rows=1)
+
+
+def sample_facts(x: np.ndarray, metric: Metric) -> SampleFacts:
+    """The SampleFacts of an in-memory sample (or row block: undefined rows are then local)."""
+    nonfinite = first_nonfinite_entry(x)
+    if nonfinite is not None or not is_transformed(metric, {}):
+        return nonfinite, np.empty(0, np.intp), 0.0
+    rows = x.astype(np.float64, copy=False)  # the dtype distances are computed in
+    big = float(np.max(np.abs(rows))) if rows.size and metric != "cosine" else 0.0
+    return None, undefined_rows(rows, metric), big
+
+
+def check_sample_facts(facts: SampleFacts, name: str, metric: Metric, d: int) -> None:
+    """The checks of one sample: finite, and defined for a metric solved on transformed rows."""
+    raise_if_nonfinite(facts[0], name)
+    if is_transformed(metric, {}):
+        check_row_report(name, metric, np.float64, d, facts[1], facts[2])
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ResampleFacts:
+    """The sizes of the two samples and each one's SampleFacts."""
+
+    sizes: tuple[int, int]
+    samples: tuple[SampleFacts, SampleFacts]
+    d: int
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ResamplePlan:
+    """The checked options and the drawn subsamples (rows in the pool, the solving order)."""
+
+    metric: Metric
+    metric_kwargs: dict[str, Any]
+    alternative: str
+    n_resamples: int
+    sample_size: int
+    n_neighbors: int
+    max_matrix_bytes: int
+    draws: np.ndarray
+    order: IntArray
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResamplePlan):
+            return NotImplemented
+        fields = ("metric", "alternative", "n_resamples", "sample_size", "n_neighbors", "max_matrix_bytes")
+        same = all(getattr(self, f) == getattr(other, f) for f in fields)
+        return same and np.array_equal(self.draws, other.draws) and np.array_equal(self.order, other.order)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _plan_resample(
+    facts: ResampleFacts,
+    metric: Metric,
+    metric_kwargs: dict[str, Any] | None,
+    alternative: str,
+    n_resamples: int,
+    sample_size: int,
+    n_neighbors: int,
+    max_matrix_bytes: int,
+    gen: np.random.Generator,
+) -> ResamplePlan:
+    """Every value check of crossmatch_resample, in order, then the subsamples drawn from ``gen``."""
+    metric_kwargs = metric_kwargs or {}
+    alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes = resample_options(
+        metric, metric_kwargs, alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes
+    )
+    for sample, name in zip(facts.samples, ("x", "y")):
+        check_sample_facts(sample, name, metric, facts.d)
+    draws, order = draw_subsamples(gen, *facts.sizes, sample_size, n_resamples)
+    options = (alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes)
+    return ResamplePlan(metric, metric_kwargs, *options, draws, order)
+
+
+def _finish_resample(plan: ResamplePlan, a1: tuple[int, ...]) -> CrossMatchResampleResult:
+    """The result of every subsample's cross-match count (a tuple of ints: exact on every layer)."""
+    return resample_result(np.asarray(a1, dtype=np.int64), plan.sample_size, plan.alternative, plan.order)
+
+
+RESAMPLE = Skeleton("crossmatch_resample", _plan_resample, _finish_resample)
 
 
 def draw_subsamples(

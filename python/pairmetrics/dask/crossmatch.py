@@ -1,11 +1,12 @@
 """Cross-match resampling on Dask collections.
 
-One pass checks both samples (finite values, reported at their global
-index). The resamples are drawn on the client by the in-memory
-``_crossmatch.draw_subsamples`` (same generator, same order, so the same
+It runs the in-memory skeleton ``_crossmatch.RESAMPLE``: one pass per sample
+gathers its facts (the first non-finite value and, for cosine and correlation,
+the rows the metric is undefined for, at their global index); the plan checks
+them and draws the subsamples (same generator, same order, so the same
 subsamples); then one task per resample gathers only its ``2 * sample_size``
 rows and solves the exact matching with ``_crossmatch.subsample_a1``. The
-p-values and the result come from ``_crossmatch.resample_result``.
+p-values and the result come from the skeleton's finish.
 """
 
 from __future__ import annotations
@@ -20,13 +21,30 @@ from . import _blocks as blocks
 
 
 def _cm_sample(x, name):
-    """A 2-D dask array (one chunk across columns) by the in-memory shape rules, checked finite."""
+    """A 2-D dask array (one chunk across columns) by the in-memory shape rules."""
     x = blocks.to_dask_array(x, name)
     if x.ndim == 1:
         x = x[:, None]
-    x = matrix_shape(x, name, min_rows=1).rechunk({1: -1})
-    blocks.check_finite(x, name)
-    return x
+    return matrix_shape(x, name, min_rows=1).rechunk({1: -1})
+
+
+def _cm_block_facts(block, metric):
+    """The in-memory SampleFacts of one row block, its first non-finite entry as a block report."""
+    _, rows, big = _crossmatch.sample_facts(np.asarray(block), metric)
+    return blocks.first_nonfinite(block), rows, big
+
+
+def _cm_facts(x, metric):
+    """The SampleFacts of a whole sample from its blocks' (global indices)."""
+    from dask import delayed
+
+    parts = blocks.compute(*[delayed(_cm_block_facts, pure=True)(b, metric) for b in x.to_delayed().ravel()])
+    offsets = blocks.offsets(x.chunks[0])
+    nonfinite = blocks.first_report([p[0] for p in parts], offsets, x.shape[1])
+    if nonfinite is not None:
+        return nonfinite, np.empty(0, np.intp), 0.0
+    rows = np.concatenate([p[1] + offsets[k] for k, p in enumerate(parts)])
+    return None, rows, max(p[2] for p in parts)
 
 
 def _cm_repeat(xs, ys, dtype, metric, n_neighbors, metric_kwargs, order):
@@ -56,10 +74,6 @@ def crossmatch_resample(
 
     from .._validation import check_progress, check_rng
 
-    metric_kwargs = metric_kwargs or {}
-    alternative, n_resamples, sample_size, n_neighbors, _ = _crossmatch.resample_options(
-        metric, metric_kwargs, alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes
-    )
     if n_jobs is not None:
         blocks.resolve_threads(n_jobs)
     progress = check_progress(progress)
@@ -67,12 +81,18 @@ def crossmatch_resample(
     X = _cm_sample(x, "x")
     Y = _cm_sample(y, "y")
     dtype = _crossmatch.pool_dtype(X, Y)
-    n = X.shape[0]
-    draws, order = _crossmatch.draw_subsamples(gen, n, Y.shape[0], sample_size, n_resamples)
-    tasks = []
-    for d in draws:  # the draws of the in-memory call, in its order
-        xs = X[d[:sample_size]].rechunk({0: -1}).to_delayed().ravel()[0]
-        ys = Y[d[sample_size:] - n].rechunk({0: -1}).to_delayed().ravel()[0]
-        tasks.append(delayed(_cm_repeat, pure=True)(xs, ys, dtype, metric, n_neighbors, metric_kwargs, order))
-    a1 = np.array(blocks.compute(*tasks, progress=progress), dtype=np.int64)
-    return _crossmatch.resample_result(a1, sample_size, alternative, order)
+    facts = _crossmatch.ResampleFacts(
+        (X.shape[0], Y.shape[0]), (_cm_facts(X, metric), _cm_facts(Y, metric)), X.shape[1]
+    )
+
+    def count(plan):
+        n, tasks = X.shape[0], []
+        for d in plan.draws:  # the draws of the in-memory call, in its order
+            xs = X[d[: plan.sample_size]].rechunk({0: -1}).to_delayed().ravel()[0]
+            ys = Y[d[plan.sample_size :] - n].rechunk({0: -1}).to_delayed().ravel()[0]
+            options = (dtype, plan.metric, plan.n_neighbors, plan.metric_kwargs, plan.order)
+            tasks.append(delayed(_cm_repeat, pure=True)(xs, ys, *options))
+        return tuple(int(a1) for a1 in blocks.compute(*tasks, progress=progress))
+
+    options = (metric, metric_kwargs, alternative, n_resamples, sample_size, n_neighbors, max_matrix_bytes)
+    return _crossmatch.RESAMPLE.run(count, facts, *options, gen)
