@@ -152,6 +152,21 @@ def _crossmatch_resample_call(as_array):
     return (result.statistics, result.pvalues)
 
 
+def _roc_auc_average_call(average, weighted=False):
+    def call(as_array):
+        rng = np.random.default_rng(8)
+        y = (rng.random((60, 3)) < 0.4).astype(np.int64)
+        score = np.round(rng.random((60, 3)), 1)
+        weight = as_array(rng.random(60)) if weighted else None
+        return (
+            np.asarray(
+                pairmetrics.sklearn.roc_auc_score(as_array(y), as_array(score), average=average, sample_weight=weight)
+            ),
+        )
+
+    return call
+
+
 # Served on Dask by gathering: the exact matching needs every point in one process, so the Dask layer computes
 # the arguments (within a size limit) and calls the in-memory function itself; one code path plans, counts and
 # finishes on both, and there is no layer of its own to keep in step.
@@ -162,8 +177,8 @@ GATHERED: list[str] = [
     "_distances.rank_mahalanobis",
 ]
 # Served on Dask but still planned and finished by each layer on its own (from shared seams).
-# (roc_auc_score's multi-label and multi-class averages still average on each layer from shared seams, each
-# label's or class's AUC running ROC_AUC; average_precision_score's label averages exist in memory only.)
+# (roc_auc_score's one-vs-one multi-class average still averages on each layer from shared seams, each
+# class pair's AUC running ROC_AUC; average_precision_score's label averages exist in memory only.)
 NOT_YET_SKELETONS: list[str] = []
 
 
@@ -206,6 +221,11 @@ CASES = [
     (_two_vs_two.two_vs_two, _two_vs_two.TWO_VS_TWO, _two_vs_two_call),
     (_two_vs_two.two_vs_two_permutation_test, _two_vs_two.TWO_VS_TWO_PERMUTATION, _two_vs_two_permutation_call),
     (_crossmatch.crossmatch_resample, _crossmatch.RESAMPLE, _crossmatch_resample_call),
+    (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_AVERAGE, _roc_auc_average_call("macro"), 1e-12),
+    (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_AVERAGE, _roc_auc_average_call("micro"), 1e-12),
+    (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_AVERAGE, _roc_auc_average_call(None), 1e-12),
+    (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_AVERAGE, _roc_auc_average_call("samples", True), 1e-12),
+    (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_AVERAGE, _roc_auc_average_call("weighted", True), 1e-12),
     # float sums added in another order on the cluster: the results agree to rounding
     (_compare_models.compare_models, _compare_models.COMPARE_MODELS, _compare_models_call, 1e-12),
 ]

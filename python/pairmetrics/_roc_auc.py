@@ -47,19 +47,18 @@ __all__ = ["roc_auc_score"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
 __seams__ = [
     "AreaCounts",
+    "AverageCounts",
+    "AverageFacts",
     "BinaryFacts",
     "ROC_AUC",
+    "ROC_AUC_AVERAGE",
     "UNWEIGHTED",
     "WeightFacts",
     "auc_sums",
-    "average_from_sums",
-    "average_label_aucs",
     "check_indicator",
-    "check_indicator_shapes",
     "check_multiclass",
     "check_options",
     "check_ovo_weight",
-    "check_weight_facts",
     "multiclass_classes",
     "ovo_average",
     "problem_kind",
@@ -330,30 +329,92 @@ def sample_aucs(y01: np.ndarray, y_score: np.ndarray, max_fpr: float | None) -> 
     return np.array([_binary_auc(rows[0][i], rows[1][i], None, max_fpr) for i in range(rows[0].shape[0])])
 
 
+@dataclass(frozen=True)
+class AverageFacts:
+    """What the checks of an average over labels need: the indicator's and the scores' shapes and, for the
+    'samples' average, the sample weights' facts."""
+
+    true_shape: tuple[int, ...]
+    score_shape: tuple[int, ...]
+    weights: WeightFacts
+
+
+@dataclass(frozen=True)
+class AveragePlan:
+    average: str | None
+    max_fpr: float | None
+
+
+@dataclass(frozen=True, eq=False)
+class AverageCounts:
+    """The counts of one average: the micro AUC; the 'samples' sums (see auc_sums); or each label's AUC
+    (None when the 'weighted' average has no weight) and the label weights of the 'weighted' average."""
+
+    micro: float | None = None
+    sums: tuple[float, float, bool] | None = None
+    aucs: FloatArray | None = None
+    label_weight: np.ndarray | None = None
+
+    def __eq__(self, other: object) -> bool:  # weighted sums may differ by rounding between layers
+        if not isinstance(other, AverageCounts):
+            return NotImplemented
+        pairs = [(self.micro, other.micro), (self.aucs, other.aucs), (self.label_weight, other.label_weight)]
+        pairs += list(zip(self.sums or (), other.sums or ()))
+        same = all((a is None) == (b is None) for a, b in pairs) and (self.sums is None) == (other.sums is None)
+        close = all(a is None or b is None or np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True) for a, b in pairs)
+        return same and close
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _plan_average(facts: AverageFacts, average: str | None, max_fpr: float | None) -> AveragePlan:
+    """The checks of an average over the columns of a 0/1 indicator (each AUC plans its own)."""
+    check_indicator_shapes(facts.true_shape, facts.score_shape)
+    if average == "samples":
+        check_weight_facts(facts.weights)
+    return AveragePlan(average, max_fpr)
+
+
+def _finish_average(plan: AveragePlan, counts: AverageCounts) -> FloatOrArray:
+    if counts.micro is not None:
+        return counts.micro
+    if counts.sums is not None:
+        return average_from_sums(*counts.sums)
+    if counts.aucs is None:  # the 'weighted' average of labels without weight
+        return 0.0
+    return average_label_aucs(counts.aucs, plan.average, counts.label_weight)
+
+
+# scikit-learn's _average_binary_score over the columns of an indicator: micro, samples, macro, weighted, None
+ROC_AUC_AVERAGE = Skeleton("roc_auc_score(average=)", _plan_average, _finish_average)
+
+
 def _average_binary(
     y01: np.ndarray, y_score: np.ndarray, average: str | None, weight: np.ndarray | None, max_fpr: float | None
 ) -> FloatOrArray:
     """scikit-learn's ``_average_binary_score`` over the columns of a 0/1 indicator matrix."""
     if y_score.ndim == 1:
         y_score = y_score[:, None]
-    check_indicator_shapes(y01.shape, y_score.shape)
-    if average == "micro":
-        score_weight = None if weight is None else np.repeat(weight, y01.shape[1])
-        return _binary_auc(
-            np.ascontiguousarray(y01).ravel(), np.ascontiguousarray(y_score).ravel(), score_weight, max_fpr, weight
-        )
-    if average == "samples":
-        check_weight_facts(weight_facts(weight))
-        return average_label_aucs(sample_aucs(y01, y_score, max_fpr), average, weight)
-    label_weight = None
-    if average == "weighted":
-        label_weight = (y01 * weight[:, None]).sum(axis=0) if weight is not None else y01.sum(axis=0, dtype=np.int64)
-        if weighted_average_is_empty(label_weight):
-            return 0.0
-    aucs = np.array(
-        [_binary_auc(y01[:, c], y_score[:, c], weight, max_fpr) for c in range(y01.shape[1])], dtype=np.float64
-    )
-    return average_label_aucs(aucs, average, label_weight)
+
+    def count(plan: AveragePlan) -> AverageCounts:
+        if average == "micro":
+            score_weight = None if weight is None else np.repeat(weight, y01.shape[1])
+            rows = np.ascontiguousarray(y01).ravel(), np.ascontiguousarray(y_score).ravel()
+            return AverageCounts(micro=_binary_auc(*rows, score_weight, max_fpr, weight))
+        if average == "samples":
+            return AverageCounts(sums=auc_sums(sample_aucs(y01, y_score, max_fpr), weight))
+        label_weight = None
+        if average == "weighted":
+            label_weight = (
+                (y01 * weight[:, None]).sum(axis=0) if weight is not None else y01.sum(axis=0, dtype=np.int64)
+            )
+            if weighted_average_is_empty(label_weight):
+                return AverageCounts(label_weight=label_weight)
+        aucs = [_binary_auc(y01[:, c], y_score[:, c], weight, max_fpr) for c in range(y01.shape[1])]
+        return AverageCounts(aucs=np.array(aucs, dtype=np.float64), label_weight=label_weight)
+
+    weights = weight_facts(weight) if average == "samples" else UNWEIGHTED
+    return ROC_AUC_AVERAGE.run(count, AverageFacts(y01.shape, y_score.shape, weights), average, max_fpr)
 
 
 @overload

@@ -215,37 +215,42 @@ def _add_sample_sums(*parts):
 
 
 def _average_binary(y01, s, average, w, max_fpr, sampled, weights):
-    """The dask twin of the in-memory ``_average_binary``: the same seams, counts from the cluster."""
+    """The in-memory average's skeleton (``ROC_AUC_AVERAGE``), counts from the cluster."""
     from dask import delayed
 
     if s.ndim == 1:
         s = s[:, None]
         sampled = sampled[:, None]
-    roc.check_indicator_shapes(y01.shape, s.shape)
-    n_labels = y01.shape[1]
-    if average == "micro":
-        weight = None if w is None else _repeat_rows(w, n_labels, y01)
-        return _binary_aucs([(s.ravel(), y01.ravel(), weight, sampled.ravel())], max_fpr, s.size, weights)[0]
-    if average == "samples":
-        roc.check_weight_facts(weights)
-        blocks = zip(
-            y01.to_delayed().ravel(),
-            s.to_delayed().ravel(),
-            w.to_delayed().ravel() if w is not None else itertools.repeat(None),
-        )
-        parts = [delayed(_samples_block, pure=True)(a, b, c, max_fpr) for a, b, c in blocks]
-        (((total, weight_total, any_weight), messages),) = compute(tree_reduce(_add_sample_sums, parts))
-        for message, category in sorted(messages, key=str):
-            warn(message, category)
-        return roc.average_from_sums(total, weight_total, any_weight)
-    label_weight = None
-    if average == "weighted":
-        counts = (y01 * w[:, None]).sum(axis=0) if w is not None else y01.astype(np.int64).sum(axis=0)
-        (label_weight,) = compute(counts)
-        if roc.weighted_average_is_empty(label_weight):
-            return 0.0
-    aucs = _binary_aucs([(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)], max_fpr, s.shape[0], weights)
-    return roc.average_label_aucs(np.array(aucs, dtype=np.float64), average, label_weight)
+
+    def count(plan):
+        n_labels = y01.shape[1]
+        if average == "micro":
+            weight = None if w is None else _repeat_rows(w, n_labels, y01)
+            problems = [(s.ravel(), y01.ravel(), weight, sampled.ravel())]
+            return roc.AverageCounts(micro=_binary_aucs(problems, max_fpr, s.size, weights)[0])
+        if average == "samples":
+            parts = zip(
+                y01.to_delayed().ravel(),
+                s.to_delayed().ravel(),
+                w.to_delayed().ravel() if w is not None else itertools.repeat(None),
+            )
+            sums = [delayed(_samples_block, pure=True)(a, b, c, max_fpr) for a, b, c in parts]
+            ((total_sums, messages),) = compute(tree_reduce(_add_sample_sums, sums))
+            for message, category in sorted(messages, key=str):
+                warn(message, category)
+            return roc.AverageCounts(sums=total_sums)
+        label_weight = None
+        if average == "weighted":
+            totals = (y01 * w[:, None]).sum(axis=0) if w is not None else y01.astype(np.int64).sum(axis=0)
+            (label_weight,) = compute(totals)
+            if roc.weighted_average_is_empty(label_weight):
+                return roc.AverageCounts(label_weight=label_weight)
+        problems = [(s[:, c], y01[:, c], w, sampled[:, c]) for c in range(n_labels)]
+        aucs = _binary_aucs(problems, max_fpr, s.shape[0], weights)
+        return roc.AverageCounts(aucs=np.array(aucs, dtype=np.float64), label_weight=label_weight)
+
+    facts = roc.AverageFacts(y01.shape, s.shape, weights if average == "samples" else roc.UNWEIGHTED)
+    return roc.ROC_AUC_AVERAGE.run(count, facts, average, max_fpr)
 
 
 def _repeat_rows(w, n_labels, like):
