@@ -167,6 +167,18 @@ def _roc_auc_average_call(average, weighted=False):
     return call
 
 
+def _multiclass_call(multi_class, average):
+    def call(as_array):
+        rng = np.random.default_rng(9)
+        y = rng.integers(0, 3, 60)
+        score = rng.random((60, 3))
+        score /= score.sum(axis=1, keepdims=True)
+        auc = pairmetrics.sklearn.roc_auc_score(as_array(y), as_array(score), multi_class=multi_class, average=average)
+        return (np.asarray(auc),)
+
+    return call
+
+
 # Served on Dask by gathering: the exact matching needs every point in one process, so the Dask layer computes
 # the arguments (within a size limit) and calls the in-memory function itself; one code path plans, counts and
 # finishes on both, and there is no layer of its own to keep in step.
@@ -177,8 +189,7 @@ GATHERED: list[str] = [
     "_distances.rank_mahalanobis",
 ]
 # Served on Dask but still planned and finished by each layer on its own (from shared seams).
-# (roc_auc_score's one-vs-one multi-class average still averages on each layer from shared seams, each
-# class pair's AUC running ROC_AUC; average_precision_score's label averages exist in memory only.)
+# (average_precision_score's label averages exist in memory only.)
 NOT_YET_SKELETONS: list[str] = []
 
 
@@ -222,6 +233,8 @@ CASES = [
     (_two_vs_two.two_vs_two_permutation_test, _two_vs_two.TWO_VS_TWO_PERMUTATION, _two_vs_two_permutation_call),
     (_crossmatch.crossmatch_resample, _crossmatch.RESAMPLE, _crossmatch_resample_call),
     (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_AVERAGE, _roc_auc_average_call("macro"), 1e-12),
+    (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_MULTICLASS, _multiclass_call("ovr", "macro"), 1e-12),
+    (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_MULTICLASS, _multiclass_call("ovo", "weighted"), 1e-12),
     (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_AVERAGE, _roc_auc_average_call("micro"), 1e-12),
     (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_AVERAGE, _roc_auc_average_call(None), 1e-12),
     (_roc_auc.roc_auc_score, _roc_auc.ROC_AUC_AVERAGE, _roc_auc_average_call("samples", True), 1e-12),

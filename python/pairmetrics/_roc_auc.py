@@ -52,15 +52,14 @@ __seams__ = [
     "BinaryFacts",
     "ROC_AUC",
     "ROC_AUC_AVERAGE",
+    "ROC_AUC_MULTICLASS",
+    "MulticlassCounts",
+    "MulticlassFacts",
     "UNWEIGHTED",
     "WeightFacts",
     "auc_sums",
     "check_indicator",
-    "check_multiclass",
     "check_options",
-    "check_ovo_weight",
-    "multiclass_classes",
-    "ovo_average",
     "problem_kind",
     "rows_sum_to_one",
     "sample_aucs",
@@ -662,6 +661,84 @@ def _grouped_auc(
     return ROC_AUC_GROUPED.run(count, weight_facts(weight), max_fpr)
 
 
+@dataclass(frozen=True, eq=False)
+class MulticlassFacts:
+    """What the checks of a multi-class AUC need: the scores' shape, whether every row sums to one, the
+    classes present in y_true and whether sample weights were given."""
+
+    score_shape: tuple[int, ...]
+    probabilities: bool
+    present: np.ndarray
+    weighted: bool
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MulticlassFacts):
+            return NotImplemented
+        same = (self.score_shape, self.probabilities, self.weighted) == (
+            other.score_shape,
+            other.probabilities,
+            other.weighted,
+        )
+        return same and np.array_equal(self.present, other.present)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, eq=False)
+class MulticlassPlan:
+    """The classes (``labels`` or those present), one-vs-rest or one-vs-one, and the average."""
+
+    classes: np.ndarray
+    multi_class: str
+    average: str | None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MulticlassPlan):
+            return NotImplemented
+        same = (self.multi_class, self.average) == (other.multi_class, other.average)
+        return same and np.array_equal(self.classes, other.classes)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, eq=False)
+class MulticlassCounts:
+    """One-vs-rest: the averaged AUC; one-vs-one: each pair of present classes' mean AUC and prevalence."""
+
+    ovr: FloatOrArray | None = None
+    pair_aucs: tuple[float, ...] = ()
+    prevalence: tuple[float, ...] = ()
+
+    def __eq__(self, other: object) -> bool:  # AUCs summed in another order may differ by rounding
+        if not isinstance(other, MulticlassCounts) or (self.ovr is None) != (other.ovr is None):
+            return NotImplemented if not isinstance(other, MulticlassCounts) else False
+        pairs: list[tuple[Any, Any]] = [(self.pair_aucs, other.pair_aucs), (self.prevalence, other.prevalence)]
+        if self.ovr is not None:
+            pairs.append((self.ovr, other.ovr))
+        return all(np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True) for a, b in pairs if len(np.atleast_1d(a)))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _plan_multiclass(facts: MulticlassFacts, labels: Any, multi_class: str, average: str | None) -> MulticlassPlan:
+    """The checks of a multi-class AUC, in order."""
+    check_multiclass(facts.score_shape, facts.probabilities, average, multi_class)
+    classes = multiclass_classes(labels, facts.present, facts.score_shape[1])
+    check_ovo_weight(multi_class, facts.weighted)
+    return MulticlassPlan(classes, multi_class, average)
+
+
+def _finish_multiclass(plan: MulticlassPlan, counts: MulticlassCounts) -> FloatOrArray:
+    if plan.multi_class == "ovr":
+        assert counts.ovr is not None
+        return counts.ovr
+    return ovo_average(list(counts.pair_aucs), list(counts.prevalence), plan.average)
+
+
+# one-vs-rest (each class's AUC averaged by ROC_AUC_AVERAGE) or one-vs-one (Hand & Till) multi-class AUC
+ROC_AUC_MULTICLASS = Skeleton("roc_auc_score(multi_class=)", _plan_multiclass, _finish_multiclass)
+
+
 def _multiclass(
     y: np.ndarray,
     scores: np.ndarray,
@@ -672,22 +749,26 @@ def _multiclass(
     score_dtype: np.dtype[Any],
 ) -> FloatOrArray:
     probabilities = scores.ndim == 2 and rows_sum_to_one(scores, score_dtype)
-    check_multiclass(scores.shape, probabilities, average, multi_class)
-    classes = multiclass_classes(labels, np.unique(y), scores.shape[1])
-    check_ovo_weight(multi_class, weight is not None)
-    encoded = np.searchsorted(classes, y)
-    if multi_class == "ovr":
-        return _average_binary(one_hot(encoded, len(classes)), scores, average, weight, None)
-    pair_aucs, prevalence = [], []
-    for a, b in itertools.combinations(np.unique(encoded), 2):
-        a_mask, b_mask = encoded == a, encoded == b
-        ab = a_mask | b_mask
-        prevalence.append(np.average(ab))
-        sub = scores[ab]
-        a_auc = _binary_auc(a_mask[ab].view(np.uint8), sub[:, a], None, None)
-        b_auc = _binary_auc(b_mask[ab].view(np.uint8), sub[:, b], None, None)
-        pair_aucs.append((a_auc + b_auc) / 2)
-    return ovo_average(pair_aucs, prevalence, average)
+    facts = MulticlassFacts(scores.shape, probabilities, np.unique(y), weight is not None)
+
+    def count(plan: MulticlassPlan) -> MulticlassCounts:
+        encoded = np.searchsorted(plan.classes, y)
+        if multi_class == "ovr":
+            return MulticlassCounts(
+                ovr=_average_binary(one_hot(encoded, len(plan.classes)), scores, average, weight, None)
+            )
+        pair_aucs, prevalence = [], []
+        for a, b in itertools.combinations(np.unique(encoded), 2):
+            a_mask, b_mask = encoded == a, encoded == b
+            ab = a_mask | b_mask
+            prevalence.append(float(np.average(ab)))
+            sub = scores[ab]
+            a_auc = _binary_auc(a_mask[ab].view(np.uint8), sub[:, a], None, None)
+            b_auc = _binary_auc(b_mask[ab].view(np.uint8), sub[:, b], None, None)
+            pair_aucs.append((a_auc + b_auc) / 2)
+        return MulticlassCounts(pair_aucs=tuple(pair_aucs), prevalence=tuple(prevalence))
+
+    return ROC_AUC_MULTICLASS.run(count, facts, labels, multi_class, average)
 
 
 if roc_auc_score.__doc__:  # None under python -OO

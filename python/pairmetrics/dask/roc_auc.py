@@ -271,28 +271,32 @@ def _one_hot_block(codes, n_classes):
 
 
 def _multiclass(y, s, labels, multi_class, average, w, uniques, counts, probabilities, sampled_y, sampled_s, weights):
-    roc.check_multiclass(s.shape, probabilities, average, multi_class)
-    classes = roc.multiclass_classes(labels, uniques, s.shape[1])
-    roc.check_ovo_weight(multi_class, w is not None)
-    encoded = y.map_blocks(_encode, classes, dtype=np.int64)
-    sampled_codes = _encode(sampled_y, classes)
-    if multi_class == "ovr":
-        indicator = encoded.map_blocks(
-            _one_hot_block, len(classes), dtype=np.uint8, new_axis=1, chunks=(encoded.chunks[0], (len(classes),))
-        )
-        return _average_binary(indicator, s, average, w, None, sampled_s, weights)
-    present = np.unique(_encode(uniques, classes))
-    class_counts = dict(zip(_encode(uniques, classes).tolist(), counts.tolist()))
-    problems, prevalence = [], []
-    for a, b in itertools.combinations(present, 2):
-        ab = (encoded == a) | (encoded == b)
-        prevalence.append((class_counts[a] + class_counts[b]) / y.shape[0])
-        in_sample = (sampled_codes == a) | (sampled_codes == b)
-        for c in (a, b):
-            problems.append((s[:, c][ab], (encoded[ab] == c), None, sampled_s[in_sample, c]))
-    aucs = _binary_aucs(problems, None, y.shape[0])
-    pair_aucs = [(aucs[2 * i] + aucs[2 * i + 1]) / 2 for i in range(len(prevalence))]
-    return roc.ovo_average(pair_aucs, prevalence, average)
+    """The in-memory multi-class skeleton (``ROC_AUC_MULTICLASS``), counts from the cluster."""
+
+    def count(plan):
+        classes = plan.classes
+        encoded = y.map_blocks(_encode, classes, dtype=np.int64)
+        sampled_codes = _encode(sampled_y, classes)
+        if multi_class == "ovr":
+            indicator = encoded.map_blocks(
+                _one_hot_block, len(classes), dtype=np.uint8, new_axis=1, chunks=(encoded.chunks[0], (len(classes),))
+            )
+            return roc.MulticlassCounts(ovr=_average_binary(indicator, s, average, w, None, sampled_s, weights))
+        present = np.unique(_encode(uniques, classes))
+        class_counts = dict(zip(_encode(uniques, classes).tolist(), counts.tolist()))
+        problems, prevalence = [], []
+        for a, b in itertools.combinations(present, 2):
+            ab = (encoded == a) | (encoded == b)
+            prevalence.append((class_counts[a] + class_counts[b]) / y.shape[0])
+            in_sample = (sampled_codes == a) | (sampled_codes == b)
+            for c in (a, b):
+                problems.append((s[:, c][ab], (encoded[ab] == c), None, sampled_s[in_sample, c]))
+        aucs = _binary_aucs(problems, None, y.shape[0])
+        pair_aucs = tuple((aucs[2 * i] + aucs[2 * i + 1]) / 2 for i in range(len(prevalence)))
+        return roc.MulticlassCounts(pair_aucs=pair_aucs, prevalence=tuple(prevalence))
+
+    facts = roc.MulticlassFacts(s.shape, probabilities, uniques, w is not None)
+    return roc.ROC_AUC_MULTICLASS.run(count, facts, labels, multi_class, average)
 
 
 # --------------------------------------------------------------------------- the public function
