@@ -80,7 +80,8 @@ def test_curves_and_ap_match_sklearn_and_reference(problem, drop):
     for name in CURVES:
         _same(name, y, scores, sample_weight=weights, drop_intermediate=drop)
     _same("average_precision_score", y, scores, sample_weight=weights)
-    thresholds, tps, fps = _core.binary_curve(scores, y.view(np.uint8), weights, "none", 1)
+    curve = _core.binary_curve(scores, y.view(np.uint8), weights, "none", 1)
+    thresholds, tps, fps = curve["thresholds"], curve["tps"], curve["fps"]
     expected = ref.binary_curve(y, scores, weights)
     np.testing.assert_array_equal(thresholds, expected[0])
     np.testing.assert_allclose(tps, expected[1], rtol=1e-12)

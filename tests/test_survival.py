@@ -236,8 +236,9 @@ def test_per_sample_pairs_are_converted_in_the_kernel():
     times = np.round(rng.exponential(size=3000), 1)
     events = (rng.random(3000) < 0.6).astype(np.uint8)
     scores = np.round(rng.normal(size=3000), 1)
-    counts, columns = _core.concordance_per_sample(times, events, scores, 0.0)
-    totals, pairs = _core.concordance_pair_counts(times, events, scores, 0.0)
+    counts = _core.concordance_per_sample(times, events, scores, 0.0)
+    totals = _core.concordance_pair_counts(times, events, scores, 0.0)
+    columns, pairs = counts.pop("per_sample"), totals.pop("pairs")
     assert totals == counts and pairs.dtype == np.float64
     np.testing.assert_array_equal(pairs, pair_columns(columns))
 

@@ -16,6 +16,7 @@
 namespace pairmetrics::bindings {
 
 namespace py = pybind11;
+using namespace pybind11::literals;  // "key"_a = value: the result dicts
 
 // A Control whose callback (run only on the calling thread, at most every
 // Control::kReportInterval) takes the GIL, honours Ctrl-C and calls an

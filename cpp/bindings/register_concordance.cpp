@@ -33,8 +33,18 @@ Inputs read_inputs(const py::array_t<double>& times, const py::array_t<std::uint
             n};
 }
 
-py::tuple concordance_counts_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
-                                const py::array_t<double>& estimates, double tied_tol) {
+// The counts as a dict; with event_pairs also the event pairs tied in time and in both.
+py::dict counts_dict(const ConcordanceCounts& c, bool event_pairs) {
+    py::dict d("below"_a = c.below, "tied"_a = c.tied, "above"_a = c.above, "tied_time"_a = c.tied_time);
+    if (event_pairs) {
+        d["event_pairs_tied_time"] = c.event_pairs_tied_time;
+        d["event_pairs_tied_both"] = c.event_pairs_tied_both;
+    }
+    return d;
+}
+
+py::dict concordance_counts_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
+                               const py::array_t<double>& estimates, double tied_tol) {
     const Inputs in = read_inputs(times, events, estimates);
     const auto control = make_control();
     // Safe without the GIL: raw pointers into arrays the caller keeps alive.
@@ -42,11 +52,11 @@ py::tuple concordance_counts_py(const py::array_t<double>& times, const py::arra
         return concordance_counts(in.times, in.time_stride, in.events, in.event_stride, in.estimates,
                                   in.estimate_stride, in.n, tied_tol, *control);
     });
-    return py::make_tuple(c.below, c.tied, c.above, c.tied_time);
+    return counts_dict(c, false);
 }
 
-py::tuple concordance_per_sample_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
-                                    const py::array_t<double>& estimates, double tied_tol) {
+py::dict concordance_per_sample_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
+                                   const py::array_t<double>& estimates, double tied_tol) {
     const Inputs in = read_inputs(times, events, estimates);
     py::array_t<std::uint64_t> per_sample(
         {static_cast<py::ssize_t>(in.n), static_cast<py::ssize_t>(kPerSampleColumns)});
@@ -56,15 +66,15 @@ py::tuple concordance_per_sample_py(const py::array_t<double>& times, const py::
         return concordance_counts(in.times, in.time_stride, in.events, in.event_stride, in.estimates,
                                   in.estimate_stride, in.n, tied_tol, *control, out);
     });
-    return py::make_tuple(
-        py::make_tuple(c.below, c.tied, c.above, c.tied_time, c.event_pairs_tied_time, c.event_pairs_tied_both),
-        per_sample);
+    py::dict result = counts_dict(c, true);
+    result["per_sample"] = per_sample;
+    return result;
 }
 
 // The totals and the (n, 3) per-sample comparable pairs (concordant, discordant, tied), all in C++: a
 // conversion of the n x 6 counts in numpy would not stop for Ctrl-C (seconds at n = 1e7).
-py::tuple concordance_pair_counts_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
-                                     const py::array_t<double>& estimates, double tied_tol) {
+py::dict concordance_pair_counts_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
+                                    const py::array_t<double>& estimates, double tied_tol) {
     const Inputs in = read_inputs(times, events, estimates);
     py::array_t<double> pairs({static_cast<py::ssize_t>(in.n), py::ssize_t{3}});
     double* out = pairs.mutable_data();
@@ -77,8 +87,9 @@ py::tuple concordance_pair_counts_py(const py::array_t<double>& times, const py:
         concordance_pair_columns(per_sample.get(), in.n, out, *control);
         return counts;
     });
-    return py::make_tuple(
-        py::make_tuple(c.below, c.tied, c.above, c.tied_time, c.event_pairs_tied_time, c.event_pairs_tied_both), pairs);
+    py::dict result = counts_dict(c, true);
+    result["pairs"] = pairs;
+    return result;
 }
 
 }  // namespace
@@ -86,16 +97,16 @@ py::tuple concordance_pair_counts_py(const py::array_t<double>& times, const py:
 void register_concordance(py::module_& m) {
     m.def("concordance_counts", &concordance_counts_py, py::arg("times").noconvert(), py::arg("events").noconvert(),
           py::arg("estimates").noconvert(), py::arg("tied_tol") = 0.0,
-          "(below, tied, above, tied_time) over comparable pairs (event i, later or same-time "
+          "dict below, tied, above, tied_time: counts over comparable pairs (event i, later or same-time "
           "censored j): estimate_j below, tied with or above estimate_i.");
     m.def("concordance_per_sample", &concordance_per_sample_py, py::arg("times").noconvert(),
           py::arg("events").noconvert(), py::arg("estimates").noconvert(), py::arg("tied_tol") = 0.0,
-          "((below, tied, above, tied_time, event_pairs_tied_time, event_pairs_tied_both), per_sample): "
+          "dict below, tied, above, tied_time, event_pairs_tied_time, event_pairs_tied_both, per_sample: "
           "per_sample[i] counts sample i's comparable partners with an estimate below, tied with or above "
           "its own, as the earlier event (columns 0-2) and as the later member (columns 3-5).");
     m.def("concordance_pair_counts", &concordance_pair_counts_py, py::arg("times").noconvert(),
           py::arg("events").noconvert(), py::arg("estimates").noconvert(), py::arg("tied_tol") = 0.0,
-          "(totals as concordance_per_sample's, pairs): pairs[i] = sample i's comparable pairs that are "
+          "dict of the totals as concordance_per_sample's, and pairs: pairs[i] = sample i's comparable pairs that are "
           "concordant, discordant and tied in the estimate (float64).");
 }
 

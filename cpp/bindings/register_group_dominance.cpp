@@ -23,9 +23,8 @@ WeightedGroups weighted_groups(const Doubles& values, const Uints& groups, const
 
 // Inputs were validated in Python (no NaN; groups below n_groups, which the
 // kernel checks again so that it never reads out of bounds).
-py::tuple group_dominance_py(const Doubles& values, const Uints& groups, const Uints& weights,
-                             const Doubles& thresholds, const Uints& query_groups, const Uints& query_weights,
-                             std::uint32_t n_groups) {
+py::dict group_dominance_py(const Doubles& values, const Uints& groups, const Uints& weights, const Doubles& thresholds,
+                            const Uints& query_groups, const Uints& query_weights, std::uint32_t n_groups) {
     const WeightedGroups points = weighted_groups(values, groups, weights, "points");
     const WeightedGroups queries = weighted_groups(thresholds, query_groups, query_weights, "queries");
     const auto control = make_control();
@@ -36,7 +35,7 @@ py::tuple group_dominance_py(const Doubles& values, const Uints& groups, const U
     } catch (const std::invalid_argument& e) {
         throw py::value_error(e.what());
     }
-    return py::make_tuple(c.lower, c.same, c.higher);
+    return py::dict("lower"_a = c.lower, "same"_a = c.same, "higher"_a = c.higher);
 }
 
 }  // namespace
@@ -45,7 +44,7 @@ void register_group_dominance(py::module_& m) {
     m.def("group_dominance", &group_dominance_py, py::arg("values").noconvert(), py::arg("groups").noconvert(),
           py::arg("weights").noconvert(), py::arg("thresholds").noconvert(), py::arg("query_groups").noconvert(),
           py::arg("query_weights").noconvert(), py::arg("n_groups"),
-          "(lower, same, higher): over the pairs (point i, query j) with values[i] >= thresholds[j], "
+          "dict lower, same, higher: over the pairs (point i, query j) with values[i] >= thresholds[j], "
           "weighted by weights[i] * query_weights[j] (empty weights: 1 each), the weight of those whose "
           "groups[i] is below, equal to and above query_groups[j].");
 }

@@ -40,9 +40,9 @@ py::array_t<std::int64_t> order_array(const GroupSegments& segments) {
     return order;
 }
 
-py::tuple grouped_paired_counts_py(const py::array& scores, const py::array& labels,
-                                   const py::array_t<std::int64_t>& codes, std::size_t n_groups, double min_dist,
-                                   bool per_sample, int n_threads, py::object progress) {
+py::dict grouped_paired_counts_py(const py::array& scores, const py::array& labels,
+                                  const py::array_t<std::int64_t>& codes, std::size_t n_groups, double min_dist,
+                                  bool per_sample, int n_threads, py::object progress) {
     check_length(scores, codes.shape(0), "scores");
     check_length(labels, codes.shape(0), "labels");
     if (!(min_dist > 0) || !std::isfinite(min_dist)) throw py::value_error("min_dist must be finite and > 0");
@@ -76,13 +76,14 @@ py::tuple grouped_paired_counts_py(const py::array& scores, const py::array& lab
         table(i, 2) = out[g].tied;
         table(i, 3) = out[g].incorrect;
     }
-    if (!per_sample) return py::make_tuple(counts);
-    return py::make_tuple(counts, order_array(segments), arrays.rankable, arrays.tied, arrays.incorrect);
+    if (!per_sample) return py::dict("counts"_a = counts);
+    return py::dict("counts"_a = counts, "order"_a = order_array(segments), "rankable"_a = arrays.rankable,
+                    "tied"_a = arrays.tied, "incorrect"_a = arrays.incorrect);
 }
 
-py::tuple grouped_roc_auc_py(const py::array& scores, const py::array_t<std::uint8_t>& positive,
-                             const py::object& weights, const py::array_t<std::int64_t>& codes, std::size_t n_groups,
-                             double max_fpr, int n_threads) {
+py::dict grouped_roc_auc_py(const py::array& scores, const py::array_t<std::uint8_t>& positive,
+                            const py::object& weights, const py::array_t<std::int64_t>& codes, std::size_t n_groups,
+                            double max_fpr, int n_threads) {
     check_length(scores, codes.shape(0), "scores");
     check_length(positive, codes.shape(0), "positive");
     const double* w = nullptr;
@@ -117,12 +118,12 @@ py::tuple grouped_roc_auc_py(const py::array& scores, const py::array_t<std::uin
         positive_total.mutable_data()[g] = out[g].positive;
         negative_total.mutable_data()[g] = out[g].negative;
     }
-    return py::make_tuple(area, positive_total, negative_total);
+    return py::dict("area"_a = area, "positive_total"_a = positive_total, "negative_total"_a = negative_total);
 }
 
-py::tuple grouped_concordance_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
-                                 const py::array_t<double>& estimates, const py::array_t<std::int64_t>& codes,
-                                 std::size_t n_groups, int n_threads) {
+py::dict grouped_concordance_py(const py::array_t<double>& times, const py::array_t<std::uint8_t>& events,
+                                const py::array_t<double>& estimates, const py::array_t<std::int64_t>& codes,
+                                std::size_t n_groups, int n_threads) {
     check_length(times, codes.shape(0), "times");
     check_length(events, codes.shape(0), "events");
     check_length(estimates, codes.shape(0), "estimates");
@@ -151,7 +152,7 @@ py::tuple grouped_concordance_py(const py::array_t<double>& times, const py::arr
             c.below, c.tied, c.above, c.tied_time, c.event_pairs_tied_time, c.event_pairs_tied_both};
         for (py::ssize_t j = 0; j < 6; ++j) table(i, j) = row[j];
     }
-    return py::make_tuple(counts, order_array(segments), per_sample);
+    return py::dict("counts"_a = counts, "order"_a = order_array(segments), "per_sample"_a = per_sample);
 }
 
 }  // namespace
@@ -160,16 +161,16 @@ void register_grouped(py::module_& m) {
     m.def("grouped_paired_counts", &grouped_paired_counts_py, py::arg("scores"), py::arg("labels"),
           py::arg("codes").noconvert(), py::arg("n_groups"), py::arg("min_dist"), py::arg("per_sample") = false,
           py::arg("n_threads") = 1, py::arg("progress") = py::none(),
-          "(counts,) or (counts, order, rankable, tied, incorrect): paired counts (n_groups x 4: rankable, "
+          "dict counts, and with per_sample order, rankable, tied, incorrect: paired counts (n_groups x 4: rankable, "
           "correct, tied, incorrect) of every group code in one pass; with per_sample also the input "
           "positions by group (order) and the per-sample counts in that order.");
     m.def("grouped_roc_auc", &grouped_roc_auc_py, py::arg("scores"), py::arg("positive").noconvert(),
           py::arg("weights"), py::arg("codes").noconvert(), py::arg("n_groups"), py::arg("max_fpr") = 1.0,
           py::arg("n_threads") = 1,
-          "(area, positive_total, negative_total) of every group code, as roc_auc computes them for one.");
+          "dict area, positive_total, negative_total of every group code, as roc_auc computes them for one.");
     m.def("grouped_concordance", &grouped_concordance_py, py::arg("times").noconvert(), py::arg("events").noconvert(),
           py::arg("estimates").noconvert(), py::arg("codes").noconvert(), py::arg("n_groups"), py::arg("n_threads") = 1,
-          "(counts, order, per_sample): concordance counts (n_groups x 6, as concordance_per_sample's totals) "
+          "dict counts, order, per_sample: concordance counts (n_groups x 6, as concordance_per_sample's totals) "
           "of every group code, the input positions by group and the per-sample counts in that order.");
 }
 

@@ -22,8 +22,9 @@ py::int_ to_python(i128 value) {
     return py::int_(py::reinterpret_steal<py::object>(PyLong_FromString(digits.c_str(), nullptr, 10)));
 }
 
-py::tuple ties_to_python(const TieSums& t) {
-    return py::make_tuple(t.distinct, t.pairs, to_python(t.cubic), to_python(t.spread), to_python(t.cube_excess));
+py::dict ties_to_python(const TieSums& t) {
+    return py::dict("distinct"_a = t.distinct, "pairs"_a = t.pairs, "cubic"_a = to_python(t.cubic),
+                    "spread"_a = to_python(t.spread), "cube_excess"_a = to_python(t.cube_excess));
 }
 
 // Inputs were validated in Python: 1-D arrays of a real dtype, native byte order, no NaN.
@@ -41,40 +42,41 @@ std::size_t paired_length(const py::array& x, const py::array& y) {
     return static_cast<std::size_t>(x.shape(0));
 }
 
-py::tuple kendall_counts_py(const py::array& x, const py::array& y, int n_threads) {
+py::dict kendall_counts_py(const py::array& x, const py::array& y, int n_threads) {
     const std::size_t n = paired_length(x, y);
     const KeyColumn cx = column_of(x, "x"), cy = column_of(y, "y");
     const auto control = make_control();
     const KendallCounts c = run_without_gil(*control, [&] { return kendall_counts(cx, cy, n, n_threads, *control); });
-    return py::make_tuple(c.discordant, c.joint_pairs, ties_to_python(c.x), ties_to_python(c.y));
+    return py::dict("discordant"_a = c.discordant, "joint_pairs"_a = c.joint_pairs, "x_ties"_a = ties_to_python(c.x),
+                    "y_ties"_a = ties_to_python(c.y));
 }
 
-py::tuple spearman_sums_py(const py::array& x, const py::array& y, int n_threads) {
+py::dict spearman_sums_py(const py::array& x, const py::array& y, int n_threads) {
     const std::size_t n = paired_length(x, y);
     const KeyColumn cx = column_of(x, "x"), cy = column_of(y, "y");
     const auto control = make_control();
     const SpearmanSums s = run_without_gil(*control, [&] { return spearman_sums(cx, cy, n, n_threads, *control); });
-    return py::make_tuple(to_python(s.cross), ties_to_python(s.x), ties_to_python(s.y));
+    return py::dict("cross"_a = to_python(s.cross), "x_ties"_a = ties_to_python(s.x), "y_ties"_a = ties_to_python(s.y));
 }
 
-py::tuple average_ranks_py(const py::array& values) {
+py::dict average_ranks_py(const py::array& values) {
     const KeyColumn column = column_of(values, "values");
     const std::size_t n = static_cast<std::size_t>(values.shape(0));
     py::array_t<std::uint64_t> doubled(static_cast<py::ssize_t>(n));
     std::uint64_t* out = doubled.mutable_data();
     const auto control = make_control();
     const TieSums ties = run_without_gil(*control, [&] { return doubled_average_ranks(column, n, out, *control); });
-    return py::make_tuple(doubled, ties_to_python(ties));
+    return py::dict("doubled_ranks"_a = doubled, "ties"_a = ties_to_python(ties));
 }
 
-py::tuple dense_ranks_py(const py::array& values) {
+py::dict dense_ranks_py(const py::array& values) {
     const KeyColumn column = column_of(values, "values");
     const std::size_t n = static_cast<std::size_t>(values.shape(0));
     py::array_t<std::uint32_t> ranks(static_cast<py::ssize_t>(n));
     std::uint32_t* out = ranks.mutable_data();
     const auto control = make_control();
     const TieSums ties = run_without_gil(*control, [&] { return dense_ranks(column, n, out, *control); });
-    return py::make_tuple(ranks, ties_to_python(ties));
+    return py::dict("ranks"_a = ranks, "ties"_a = ties_to_python(ties));
 }
 
 const double* optional_weights(const py::object& weights, py::array_t<double>& holder, std::size_t n,
@@ -102,7 +104,7 @@ py::array_t<double> kendall_null_pmf_py(std::uint64_t n, std::uint64_t c) {
     return to_array(run_without_gil(*control, [&] { return kendall_null_pmf(n, c, *control); }));
 }
 
-py::tuple mann_whitney_ranks_py(const py::array& x, const py::array& y, int n_threads, bool with_groups) {
+py::dict mann_whitney_ranks_py(const py::array& x, const py::array& y, int n_threads, bool with_groups) {
     const KeyColumn cx = column_of(x, "x"), cy = column_of(y, "y");
     const std::size_t m = static_cast<std::size_t>(x.shape(0)), n = static_cast<std::size_t>(y.shape(0));
     std::vector<std::uint64_t> groups;
@@ -110,7 +112,8 @@ py::tuple mann_whitney_ranks_py(const py::array& x, const py::array& y, int n_th
     const MannWhitneyRanks r = run_without_gil(*control, [&] {
         return mann_whitney_ranks(cx, m, cy, n, n_threads, *control, with_groups ? &groups : nullptr);
     });
-    return py::make_tuple(r.doubled_u, to_python(r.tie_cube_excess), r.max_tie, to_array(groups));
+    return py::dict("doubled_u"_a = r.doubled_u, "tie_cube_excess"_a = to_python(r.tie_cube_excess),
+                    "max_tie"_a = r.max_tie, "groups"_a = to_array(groups));
 }
 
 py::array_t<double> mann_whitney_null_pmf_py(std::uint64_t m, std::uint64_t n, std::uint64_t max_u) {
@@ -130,14 +133,15 @@ double mann_whitney_conditional_cdf_py(
 
 void register_rank_statistics(py::module_& m) {
     m.def("kendall_counts", &kendall_counts_py, py::arg("x"), py::arg("y"), py::arg("n_threads") = 1,
-          "(discordant, joint_pairs, x_ties, y_ties): Kendall's pair counts of two real arrays; each ties tuple is "
-          "(distinct, tied pairs, sum t(t-1)(t-2), sum t(t-1)(2t+5), sum t^3-t) over groups of t tied values.");
+          "dict discordant, joint_pairs, x_ties, y_ties: Kendall's pair counts of two real arrays; each ties dict is "
+          "distinct, pairs (tied), cubic (sum t(t-1)(t-2)), spread (sum t(t-1)(2t+5)), cube_excess (sum t^3-t) over "
+          "groups of t tied values.");
     m.def("spearman_sums", &spearman_sums_py, py::arg("x"), py::arg("y"), py::arg("n_threads") = 1,
-          "(cross, x_ties, y_ties): the exact sum of products of doubled average ranks, and the tie sums.");
+          "dict cross, x_ties, y_ties: the exact sum of products of doubled average ranks, and the tie sums.");
     m.def("average_ranks", &average_ranks_py, py::arg("values"),
-          "(doubled, ties): twice the 1-based average rank of each value (uint64), and the tie sums.");
+          "dict doubled_ranks, ties: twice the 1-based average rank of each value (uint64), and the tie sums.");
     m.def("dense_ranks", &dense_ranks_py, py::arg("values"),
-          "(ranks, ties): dense 0-based ranks (uint32; equal values share one), and the tie sums.");
+          "dict ranks, ties: dense 0-based ranks (uint32; equal values share one), and the tie sums.");
     m.def("weighted_tau", &weighted_tau_py, py::arg("x"), py::arg("y"), py::arg("element_weights") = py::none(),
           py::arg("rank_weights") = py::none(), py::arg("additive") = true,
           "Vigna's weighted tau with x the ranking variable (NaN when x or y is constant); weights per element, "
@@ -146,7 +150,7 @@ void register_rank_statistics(py::module_& m) {
           "P(D = k), k = 0..c: the null distribution of the inversions of a random permutation of n.");
     m.def("mann_whitney_ranks", &mann_whitney_ranks_py, py::arg("x"), py::arg("y"), py::arg("n_threads") = 1,
           py::arg("with_groups") = false,
-          "(doubled_u, tie_cube_excess, max_tie, group_sizes): 2U of x, sum t^3 - t over tied pooled groups, the "
+          "dict doubled_u, tie_cube_excess, max_tie, groups: 2U of x, sum t^3 - t over tied pooled groups, the "
           "largest group, and (with_groups) the group sizes in ascending order of value.");
     m.def("mann_whitney_null_pmf", &mann_whitney_null_pmf_py, py::arg("m"), py::arg("n"), py::arg("max_u"),
           "P(U = u), u = 0..max_u: the null distribution of U for samples of m and n without ties.");

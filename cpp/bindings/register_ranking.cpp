@@ -43,8 +43,8 @@ py::array_t<T> owning_array(std::vector<T>&& values) {
     return py::array_t<T>(static_cast<py::ssize_t>(owned->size()), owned->data(), release);
 }
 
-py::tuple binary_curve_py(const py::array& scores, const py::array_t<std::uint8_t>& positive, const py::object& weights,
-                          const std::string& drop_intermediate, int n_threads) {
+py::dict binary_curve_py(const py::array& scores, const py::array_t<std::uint8_t>& positive, const py::object& weights,
+                         const std::string& drop_intermediate, int n_threads) {
     const BinaryInput in = binary_input(scores, positive, weights);
     CurveDrop drop;
     if (drop_intermediate == "none")
@@ -56,7 +56,7 @@ py::tuple binary_curve_py(const py::array& scores, const py::array_t<std::uint8_
     else
         throw py::value_error("drop_intermediate must be 'none', 'roc' or 'tps'");
     const auto control = make_control();
-    return dispatch_real_dtype(scores, [&](auto tag) -> py::tuple {
+    return dispatch_real_dtype(scores, [&](auto tag) -> py::dict {
         using Score = typename decltype(tag)::type;
         const Score* data = static_cast<const Score*>(scores.data());
         const std::ptrdiff_t stride = element_stride<Score>(scores);
@@ -69,13 +69,13 @@ py::tuple binary_curve_py(const py::array& scores, const py::array_t<std::uint8_
         Score* out = thresholds.mutable_data();
         for (std::size_t i = 0; i < curve.keys.size(); ++i) out[i] = value_of_key<Score>(curve.keys[i]);
         curve.keys = {};  // freed before the rates are handed over
-        return py::make_tuple(py::array(thresholds), owning_array(std::move(curve.tps)),
-                              owning_array(std::move(curve.fps)));
+        return py::dict("thresholds"_a = py::array(thresholds), "tps"_a = owning_array(std::move(curve.tps)),
+                        "fps"_a = owning_array(std::move(curve.fps)));
     });
 }
 
-py::tuple average_precision_py(const py::array& scores, const py::array_t<std::uint8_t>& positive,
-                               const py::object& weights, int n_threads) {
+py::dict average_precision_py(const py::array& scores, const py::array_t<std::uint8_t>& positive,
+                              const py::object& weights, int n_threads) {
     const BinaryInput in = binary_input(scores, positive, weights);
     const auto control = make_control();
     const AveragePrecision result = dispatch_real_dtype(scores, [&](auto tag) {
@@ -88,7 +88,8 @@ py::tuple average_precision_py(const py::array& scores, const py::array_t<std::u
                                      n_threads, *control);
         });
     });
-    return py::make_tuple(result.value, result.positive, result.negative);
+    return py::dict("value"_a = result.value, "positive_total"_a = result.positive,
+                    "negative_total"_a = result.negative);
 }
 
 template <class T>
@@ -191,12 +192,12 @@ py::array_t<std::uint8_t> top_k_hits_py(const py::array& scores, const py::array
 void register_ranking(py::module_& m) {
     m.def("binary_curve", &binary_curve_py, py::arg("scores"), py::arg("positive").noconvert(), py::arg("weights"),
           py::arg("drop_intermediate") = "none", py::arg("n_threads") = 1,
-          "(thresholds, tps, fps): each distinct score, decreasing, in the scores' dtype, with the cumulative "
+          "dict thresholds, tps, fps: each distinct score, decreasing, in the scores' dtype, with the cumulative "
           "positive and negative weight (count) at or above it; samples of zero weight are left out. "
           "drop_intermediate: 'none', 'roc' (roc_curve's) or 'tps' (precision_recall_curve's).");
     m.def("average_precision", &average_precision_py, py::arg("scores"), py::arg("positive").noconvert(),
           py::arg("weights"), py::arg("n_threads") = 1,
-          "(ap, positive_total, negative_total): the step-function average precision (NaN without positive "
+          "dict value, positive_total, negative_total: the step-function average precision (NaN without positive "
           "weight).");
     m.def("label_ranking_rows", &label_ranking_rows_py, py::arg("scores"), py::arg("truth").noconvert(),
           py::arg("metric"), py::arg("n_threads") = 1,

@@ -8,8 +8,8 @@ namespace {
 
 // Inputs were validated in Python: 1-D, same length, finite scores of a real
 // dtype, positive as uint8 (0/1), weights float64 or None, 0 < max_fpr <= 1.
-py::tuple roc_auc_py(const py::array& scores, const py::array_t<std::uint8_t>& positive, const py::object& weights,
-                     double max_fpr, int n_threads) {
+py::dict roc_auc_py(const py::array& scores, const py::array_t<std::uint8_t>& positive, const py::object& weights,
+                    double max_fpr, int n_threads) {
     const std::size_t n = static_cast<std::size_t>(scores.shape(0));
     if (scores.ndim() != 1 || positive.ndim() != 1 || static_cast<std::size_t>(positive.shape(0)) != n)
         throw py::value_error("scores and positive must be 1-D arrays of the same length");
@@ -35,7 +35,7 @@ py::tuple roc_auc_py(const py::array& scores, const py::array_t<std::uint8_t>& p
             return roc_auc(data, stride, pos, pos_stride, w, w_stride, n, max_fpr, n_threads, *control);
         });
     });
-    return py::make_tuple(result.area, result.positive, result.negative);
+    return py::dict("area"_a = result.area, "positive_total"_a = result.positive, "negative_total"_a = result.negative);
 }
 
 }  // namespace
@@ -43,7 +43,7 @@ py::tuple roc_auc_py(const py::array& scores, const py::array_t<std::uint8_t>& p
 void register_roc_auc(py::module_& m) {
     m.def("roc_auc", &roc_auc_py, py::arg("scores"), py::arg("positive").noconvert(), py::arg("weights"),
           py::arg("max_fpr") = 1.0, py::arg("n_threads") = 1,
-          "(area, positive_total, negative_total): weighted ROC AUC, or the partial area up to "
+          "dict area, positive_total, negative_total: weighted ROC AUC, or the partial area up to "
           "max_fpr when max_fpr < 1; area is NaN when a class has no weight.");
 }
 

@@ -163,10 +163,14 @@ def concordance_components(
     totals = np.zeros(5, dtype=np.int64)
     per_sample = np.zeros((n, 3), dtype=np.float64)
     for index in [slice(None)] if groups is None else groups:
-        counts, pairs = _core.concordance_pair_counts(times[index], events[index], predicted[index], 0.0)
-        totals += concordance_totals(np.array(counts, dtype=np.int64))
-        per_sample[index] = pairs  # pair_columns of the per-sample counts, in C++ (stops for Ctrl-C)
+        counts = _core.concordance_pair_counts(times[index], events[index], predicted[index], 0.0)
+        totals += concordance_totals(np.array([counts[k] for k in KERNEL_COUNTS], dtype=np.int64))
+        per_sample[index] = counts["pairs"]  # pair_columns of the per-sample counts, in C++ (stops for Ctrl-C)
     return totals, per_sample
+
+
+# The kernel's six counts in the order of its grouped (n_groups, 6) array.
+KERNEL_COUNTS = ("below", "tied", "above", "tied_time", "event_pairs_tied_time", "event_pairs_tied_both")
 
 
 def concordance_totals(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -363,11 +367,11 @@ def _grouped_concordance(
 ) -> GroupedConcordance:
     keys, codes = factorize_groups(groups, times.shape[0], "time")
     sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
-    counts, _, columns = _core.grouped_concordance(
+    grouped = _core.grouped_concordance(
         times, events, np.ascontiguousarray(predicted), codes, keys.shape[0], resolve_n_jobs(None)
     )
-    totals = concordance_totals(counts.astype(np.int64))
-    influence = jackknife_influence(totals, pair_columns(columns), sizes)
+    totals = concordance_totals(grouped["counts"].astype(np.int64))
+    influence = jackknife_influence(totals, pair_columns(grouped["per_sample"]), sizes)
     variance = np.add.reduceat(influence * influence, segment_starts(sizes)) / 4
     c, d, tp, tt, tb = (totals[:, j] for j in range(5))
     return grouped_result(

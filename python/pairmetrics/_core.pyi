@@ -322,9 +322,9 @@ def average_precision(
     positive: numpy.typing.NDArray[numpy.uint8],
     weights: typing.Any,
     n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
-) -> tuple[float, float, float]:
+) -> dict[str, typing.Any]:
     """
-    (ap, positive_total, negative_total): the step-function average precision (NaN without positive weight).
+    dict value, positive_total, negative_total: the step-function average precision (NaN without positive weight).
     """
 
 def binary_curve(
@@ -333,9 +333,9 @@ def binary_curve(
     weights: typing.Any,
     drop_intermediate: str = "none",
     n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
-) -> tuple[typing.Any, ...]:
+) -> dict[str, typing.Any]:
     """
-    (thresholds, tps, fps): each distinct score, decreasing, in the scores' dtype, with the cumulative positive and negative weight (count) at or above it; samples of zero weight are left out. drop_intermediate: 'none', 'roc' (roc_curve's) or 'tps' (precision_recall_curve's).
+    dict thresholds, tps, fps: each distinct score, decreasing, in the scores' dtype, with the cumulative positive and negative weight (count) at or above it; samples of zero weight are left out. drop_intermediate: 'none', 'roc' (roc_curve's) or 'tps' (precision_recall_curve's).
     """
 
 def concordance_counts(
@@ -343,9 +343,9 @@ def concordance_counts(
     events: numpy.typing.NDArray[numpy.uint8],
     estimates: numpy.typing.NDArray[numpy.float64],
     tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0,
-) -> tuple[int, int, int, int]:
+) -> dict[str, typing.Any]:
     """
-    (below, tied, above, tied_time) over comparable pairs (event i, later or same-time censored j): estimate_j below, tied with or above estimate_i.
+    dict below, tied, above, tied_time: counts over comparable pairs (event i, later or same-time censored j): estimate_j below, tied with or above estimate_i.
     """
 
 def concordance_pair_counts(
@@ -353,9 +353,9 @@ def concordance_pair_counts(
     events: numpy.typing.NDArray[numpy.uint8],
     estimates: numpy.typing.NDArray[numpy.float64],
     tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0,
-) -> tuple[tuple[int, int, int, int, int, int], numpy.typing.NDArray[numpy.float64]]:
+) -> dict[str, typing.Any]:
     """
-    (totals as concordance_per_sample's, pairs): pairs[i] = sample i's comparable pairs that are concordant, discordant and tied in the estimate (float64).
+    dict of the totals as concordance_per_sample's, and pairs: pairs[i] = sample i's comparable pairs that are concordant, discordant and tied in the estimate (float64).
     """
 
 def concordance_per_sample(
@@ -363,9 +363,9 @@ def concordance_per_sample(
     events: numpy.typing.NDArray[numpy.uint8],
     estimates: numpy.typing.NDArray[numpy.float64],
     tied_tol: typing.SupportsFloat | typing.SupportsIndex = 0.0,
-) -> tuple[tuple[int, int, int, int, int, int], numpy.typing.NDArray[numpy.uint64]]:
+) -> dict[str, typing.Any]:
     """
-    ((below, tied, above, tied_time, event_pairs_tied_time, event_pairs_tied_both), per_sample): per_sample[i] counts sample i's comparable partners with an estimate below, tied with or above its own, as the earlier event (columns 0-2) and as the later member (columns 3-5).
+    dict below, tied, above, tied_time, event_pairs_tied_time, event_pairs_tied_both, per_sample: per_sample[i] counts sample i's comparable partners with an estimate below, tied with or above its own, as the earlier event (columns 0-2) and as the later member (columns 3-5).
     """
 
 def bootstrap_auc(
@@ -462,9 +462,9 @@ def group_dominance(
     query_groups: numpy.typing.NDArray[numpy.uint32],
     query_weights: numpy.typing.NDArray[numpy.uint32],
     n_groups: typing.SupportsInt | typing.SupportsIndex,
-) -> tuple[typing.Any, ...]:
+) -> dict[str, typing.Any]:
     """
-    (lower, same, higher): over the pairs (point i, query j) with values[i] >= thresholds[j], weighted by weights[i] * query_weights[j] (empty weights: 1 each), the weight of those whose groups[i] is below, equal to and above query_groups[j].
+    dict lower, same, higher: over the pairs (point i, query j) with values[i] >= thresholds[j], weighted by weights[i] * query_weights[j] (empty weights: 1 each), the weight of those whose groups[i] is below, equal to and above query_groups[j].
     """
 
 def grouped_concordance(
@@ -474,9 +474,9 @@ def grouped_concordance(
     codes: numpy.typing.NDArray[numpy.int64],
     n_groups: typing.SupportsInt | typing.SupportsIndex,
     n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
-) -> tuple[typing.Any, ...]:
+) -> dict[str, typing.Any]:
     """
-    (counts, order, per_sample): concordance counts (n_groups x 6, as concordance_per_sample's totals) of every group code, the input positions by group and the per-sample counts in that order.
+    dict counts, order, per_sample: concordance counts (n_groups x 6, as concordance_per_sample's totals) of every group code, the input positions by group and the per-sample counts in that order.
     """
 
 def grouped_paired_counts(
@@ -488,9 +488,9 @@ def grouped_paired_counts(
     per_sample: bool = False,
     n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
     progress: typing.Any = None,
-) -> tuple[typing.Any, ...]:
+) -> dict[str, typing.Any]:
     """
-    (counts,) or (counts, order, rankable, tied, incorrect): paired counts (n_groups x 4: rankable, correct, tied, incorrect) of every group code in one pass; with per_sample also the input positions by group (order) and the per-sample counts in that order.
+    dict counts, and with per_sample order, rankable, tied, incorrect: paired counts (n_groups x 4: rankable, correct, tied, incorrect) of every group code in one pass; with per_sample also the input positions by group (order) and the per-sample counts in that order.
     """
 
 def grouped_roc_auc(
@@ -501,9 +501,9 @@ def grouped_roc_auc(
     n_groups: typing.SupportsInt | typing.SupportsIndex,
     max_fpr: typing.SupportsFloat | typing.SupportsIndex = 1.0,
     n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
-) -> tuple[typing.Any, ...]:
+) -> dict[str, typing.Any]:
     """
-    (area, positive_total, negative_total) of every group code, as roc_auc computes them for one.
+    dict area, positive_total, negative_total of every group code, as roc_auc computes them for one.
     """
 
 def paired_counts(
@@ -546,9 +546,9 @@ def roc_auc(
     weights: typing.Any,
     max_fpr: typing.SupportsFloat | typing.SupportsIndex = 1.0,
     n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
-) -> tuple[float, float, float]:
+) -> dict[str, typing.Any]:
     """
-    (area, positive_total, negative_total): weighted ROC AUC, or the partial area up to max_fpr when max_fpr < 1; area is NaN when a class has no weight.
+    dict area, positive_total, negative_total: weighted ROC AUC, or the partial area up to max_fpr when max_fpr < 1; area is NaN when a class has no weight.
     """
 
 def top_k_hits(
@@ -561,21 +561,21 @@ def top_k_hits(
     uint8 per row: whether the label is among the k highest scores (ties: the later label first).
     """
 
-def average_ranks(values: numpy.ndarray) -> tuple[typing.Any, ...]:
+def average_ranks(values: numpy.ndarray) -> dict[str, typing.Any]:
     """
-    (doubled, ties): twice the 1-based average rank of each value (uint64), and the tie sums.
+    dict doubled_ranks, ties: twice the 1-based average rank of each value (uint64), and the tie sums.
     """
 
-def dense_ranks(values: numpy.ndarray) -> tuple[typing.Any, ...]:
+def dense_ranks(values: numpy.ndarray) -> dict[str, typing.Any]:
     """
-    (ranks, ties): dense 0-based ranks (uint32; equal values share one), and the tie sums.
+    dict ranks, ties: dense 0-based ranks (uint32; equal values share one), and the tie sums.
     """
 
 def kendall_counts(
     x: numpy.ndarray, y: numpy.ndarray, n_threads: typing.SupportsInt | typing.SupportsIndex = 1
-) -> tuple[typing.Any, ...]:
+) -> dict[str, typing.Any]:
     """
-    (discordant, joint_pairs, x_ties, y_ties): Kendall's pair counts of two real arrays; each ties tuple is (distinct, tied pairs, sum t(t-1)(t-2), sum t(t-1)(2t+5), sum t^3-t) over groups of t tied values.
+    dict discordant, joint_pairs, x_ties, y_ties: Kendall's pair counts of two real arrays; each ties dict is distinct, pairs (tied), cubic (sum t(t-1)(t-2)), spread (sum t(t-1)(2t+5)), cube_excess (sum t^3-t) over groups of t tied values.
     """
 
 def kendall_null_pmf(
@@ -608,16 +608,16 @@ def mann_whitney_ranks(
     y: numpy.ndarray,
     n_threads: typing.SupportsInt | typing.SupportsIndex = 1,
     with_groups: bool = False,
-) -> tuple[typing.Any, ...]:
+) -> dict[str, typing.Any]:
     """
-    (doubled_u, tie_cube_excess, max_tie, group_sizes): 2U of x, sum t^3 - t over tied pooled groups, the largest group, and (with_groups) the group sizes in ascending order of value.
+    dict doubled_u, tie_cube_excess, max_tie, groups: 2U of x, sum t^3 - t over tied pooled groups, the largest group, and (with_groups) the group sizes in ascending order of value.
     """
 
 def spearman_sums(
     x: numpy.ndarray, y: numpy.ndarray, n_threads: typing.SupportsInt | typing.SupportsIndex = 1
-) -> tuple[typing.Any, ...]:
+) -> dict[str, typing.Any]:
     """
-    (cross, x_ties, y_ties): the exact sum of products of doubled average ranks, and the tie sums.
+    dict cross, x_ties, y_ties: the exact sum of products of doubled average ranks, and the tie sums.
     """
 
 def weighted_tau(

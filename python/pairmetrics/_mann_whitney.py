@@ -149,10 +149,9 @@ def _one_pvalue(
     x: np.ndarray, y: np.ndarray, use_continuity: bool, alternative: str, method: str
 ) -> tuple[float, float]:
     def count(plan: MannWhitneyPlan) -> RankSums:
-        doubled_u, tie_term, max_tie, groups = _core.mann_whitney_ranks(
-            sortable(x), sortable(y), resolve_n_jobs(None), plan.needs_groups
-        )
-        return RankSums(int(doubled_u), int(tie_term), int(max_tie), groups if plan.needs_groups else None)
+        ranks = _core.mann_whitney_ranks(sortable(x), sortable(y), resolve_n_jobs(None), plan.needs_groups)
+        groups = ranks["groups"] if plan.needs_groups else None
+        return RankSums(int(ranks["doubled_u"]), int(ranks["tie_cube_excess"]), int(ranks["max_tie"]), groups)
 
     return MANN_WHITNEY.run(count, x.size, y.size, use_continuity, alternative, method)
 

@@ -194,7 +194,8 @@ def grouped_pair_counts(
         output = _core.grouped_paired_counts(
             scores, labels, codes, n_groups, min_dist, per_sample, threads, progress=callback
         )
-    return output[0].astype(np.int64), tuple(output[1:])
+    rest = tuple(output[k] for k in ("order", "rankable", "tied", "incorrect")) if per_sample else ()
+    return output["counts"].astype(np.int64), rest
 
 
 def grouped_auc_variance(

@@ -92,9 +92,10 @@ def _kendalltau_1d(
     if not x.size:
         return _nan_result(x, y)
     size = x.size
-    discordant, joint, x_ties, y_ties = _core.kendall_counts(sortable(x), sortable(y), resolve_n_jobs(None))
-    x_distinct, xtie, x0, x1, _ = x_ties
-    y_distinct, ytie, y0, y1, _ = y_ties
+    counts = _core.kendall_counts(sortable(x), sortable(y), resolve_n_jobs(None))
+    discordant, joint, x_ties, y_ties = (counts[k] for k in ("discordant", "joint_pairs", "x_ties", "y_ties"))
+    x_distinct, xtie, x0, x1 = (x_ties[k] for k in ("distinct", "pairs", "cubic", "spread"))
+    y_distinct, ytie, y0, y1 = (y_ties[k] for k in ("distinct", "pairs", "cubic", "spread"))
     tot = size * (size - 1) // 2
     if xtie == tot or ytie == tot:  # SciPy has replaced x and y by integer ranks here: a float64 NaN
         return _nan_result(np.empty(0, dtype=np.intp))
@@ -135,7 +136,7 @@ def _dense_int64(values: np.ndarray) -> np.ndarray:
     nan = np.isnan(values) if values.dtype.kind in "fc" else np.zeros(values.size, dtype=bool)
     kept = ~nan
     if kept.any():
-        ranks, _ = _core.dense_ranks(sortable(values[kept]))
+        ranks = _core.dense_ranks(sortable(values[kept]))["ranks"]
         result[kept] = ranks.astype(np.int64) + (1 if nan.any() else 0)
     return result
 
@@ -286,7 +287,7 @@ def _rank_columns(data: np.ndarray) -> np.ndarray:
         if column.dtype.kind in "fc" and np.isnan(column).any():
             ranks[:, j] = np.nan
             continue
-        doubled, _ = _core.average_ranks(sortable(column))
+        doubled = _core.average_ranks(sortable(column))["doubled_ranks"]
         ranks[:, j] = doubled / 2.0
     return ranks
 
@@ -294,15 +295,15 @@ def _rank_columns(data: np.ndarray) -> np.ndarray:
 def _spearman_pair(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman's rho of two columns from the exact sums of their doubled average ranks."""
     n = x.size
-    cross, x_ties, y_ties = _core.spearman_sums(sortable(x), sortable(y), resolve_n_jobs(None))
+    sums = _core.spearman_sums(sortable(x), sortable(y), resolve_n_jobs(None))
     total = n * (n + 1)  # sum of doubled ranks
     cube = 2 * n * (n + 1) * (2 * n + 1)
 
-    def spread(ties: tuple[int, ...]) -> int:
-        return n * ((cube - ties[4]) // 3) - total * total  # n sum a^2 - (sum a)^2
+    def spread(ties: dict[str, int]) -> int:
+        return n * ((cube - ties["cube_excess"]) // 3) - total * total  # n sum a^2 - (sum a)^2
 
-    covariance = n * cross - total * total
-    rho = covariance / math.sqrt(spread(x_ties)) / math.sqrt(spread(y_ties))
+    covariance = n * sums["cross"] - total * total
+    rho = covariance / math.sqrt(spread(sums["x_ties"])) / math.sqrt(spread(sums["y_ties"]))
     return max(-1.0, min(1.0, rho))
 
 
@@ -449,7 +450,7 @@ def _somers_from_samples(x: np.ndarray, y: np.ndarray) -> tuple[float, float, fl
             return np.unique(values, return_inverse=True)[1].reshape(-1).astype(np.int64)
         return sortable(values)
 
-    x_ranks, _ = _core.dense_ranks(ordered(x))
+    x_ranks = _core.dense_ranks(ordered(x))["ranks"]
     # scores y, labels x: rankable pairs are those apart in x; q - r = concordant - discordant per sample
     (rankable, correct, _, incorrect), *groups = _core.paired_moments(
         ordered(y), x_ranks.astype(np.int64), 1.0, resolve_n_jobs(None)

@@ -211,7 +211,8 @@ def _curve(
     def count(plan: CurvePlan) -> CurvePoints:
         positive = _positive_of(y, plan.pos_label)
         vector = binary_scores(scores)  # of the shape the plan checked
-        thresholds, tps, fps = _core.binary_curve(vector, positive, weight, plan.drop, resolve_n_jobs(None))
+        curve = _core.binary_curve(vector, positive, weight, plan.drop, resolve_n_jobs(None))
+        thresholds, tps, fps = curve["thresholds"], curve["tps"], curve["fps"]
         if given.kind == "f" and thresholds.dtype != given:
             thresholds = thresholds.astype(given)  # float16 scores were read as float32
         return CurvePoints(fps, tps, thresholds)
@@ -456,6 +457,11 @@ class PrecisionSums:
     total_positive: float
 
 
+def _precision_sums(kernel: dict[str, Any]) -> PrecisionSums:
+    """The PrecisionSums of the kernel's result."""
+    return PrecisionSums(kernel["value"], kernel["positive_total"])
+
+
 def _finish_average_precision(plan: CurvePlan, sums: PrecisionSums) -> float:
     return _precision_from_sums(sums)
 
@@ -500,7 +506,7 @@ def binary_average_precision(positive: np.ndarray, scores: np.ndarray, weight: F
     """The average precision of one binary problem of a multi-label or multi-class average."""
     _check_some_weight(weight)
     return _precision_from_sums(
-        PrecisionSums(*_core.average_precision(scores, positive, weight, resolve_n_jobs(None))[:2])
+        _precision_sums(_core.average_precision(scores, positive, weight, resolve_n_jobs(None)))
     )
 
 
@@ -637,7 +643,7 @@ def _binary_average_precision(
 
     def count(plan: CurvePlan) -> PrecisionSums:
         positive, vector = _positive_of(y, plan.pos_label), binary_scores(scores)
-        return PrecisionSums(*_core.average_precision(vector, positive, weight, resolve_n_jobs(None))[:2])
+        return _precision_sums(_core.average_precision(vector, positive, weight, resolve_n_jobs(None)))
 
     if groups is None:
         return AVERAGE_PRECISION.run(count, facts, pos_label, "none")
@@ -664,7 +670,7 @@ def _grouped_average_precision(
     for g in range(keys.shape[0]):
         part = slice(bounds[g], bounds[g + 1])
         part_weight = None if weight is None else weight[part]
-        values[g] = _core.average_precision(scores[part], positive[part], part_weight, 1)[0]
+        values[g] = _core.average_precision(scores[part], positive[part], part_weight, 1)["value"]
     return GroupedPrecisionSums(keys, sizes, n_positive, values)
 
 

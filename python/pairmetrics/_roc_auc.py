@@ -317,7 +317,8 @@ def count_area_in_memory(
     """The in-memory counter: the compiled kernel's area and class weight totals."""
     if not plan.defined:
         return None
-    area, total_pos, total_neg = _core.roc_auc(score, positive, weight, plan.area_fpr, resolve_n_jobs(None))
+    r = _core.roc_auc(score, positive, weight, plan.area_fpr, resolve_n_jobs(None))
+    area, total_pos, total_neg = (r[k] for k in ("area", "positive_total", "negative_total"))
     any_pos, any_neg = bool(total_pos > 0), bool(total_neg > 0)
     return AreaCounts(float(area) if any_pos and any_neg else np.nan, any_pos, any_neg)
 
@@ -643,9 +644,8 @@ def _grouped_auc(
     keys, codes = factorize_groups(groups, positive.shape[0], "y_true")
 
     def count(plan: BinaryPlan) -> GroupedAreaCounts:
-        area, total_pos, total_neg = _core.grouped_roc_auc(
-            scores, positive, weight, codes, keys.shape[0], plan.area_fpr, resolve_n_jobs(None)
-        )
+        r = _core.grouped_roc_auc(scores, positive, weight, codes, keys.shape[0], plan.area_fpr, resolve_n_jobs(None))
+        area, total_pos, total_neg = (r[k] for k in ("area", "positive_total", "negative_total"))
         sizes = np.bincount(codes, minlength=keys.shape[0]).astype(np.int64)
         n_positive = np.bincount(codes, weights=positive, minlength=keys.shape[0]).astype(np.int64)
         variance = None

@@ -229,7 +229,7 @@ def count_in_memory(
     times: npt.NDArray[np.float64], events: npt.NDArray[np.uint8], scores: npt.NDArray[np.float64], plan: PairCountPlan
 ) -> PairCounts:
     """The in-memory counter: one sort by time and a Fenwick tree over score ranks."""
-    return PairCounts(*_core.concordance_counts(times, events, scores, plan.tied_tol))
+    return PairCounts(**_core.concordance_counts(times, events, scores, plan.tied_tol))
 
 
 def event_vector(events: Any) -> Any:

@@ -183,9 +183,9 @@ def concordance_index_ipcw(
         raise ValueError(f"survival_test: all samples before tau={tau} are censored")
     weights = censoring_weights(survival_train, weighted, time, np.argsort(time)) ** 2
     check_comparable(int(event.sum()), latest_is_lone_event(event, time))
-    (below, tied, above, tied_time, _, _), per_sample = _core.concordance_per_sample(
-        time, event.view(np.uint8), estimates, tied_tol
-    )
+    counts = _core.concordance_per_sample(time, event.view(np.uint8), estimates, tied_tol)
+    below, tied, above, tied_time = (counts[k] for k in ("below", "tied", "above", "tied_time"))
+    per_sample = counts["per_sample"]
     earlier = per_sample[:, :3].astype(np.float64)
     # elementwise sums, not BLAS dot products: a busy BLAS thread pool costs more than the whole sum
     numerator = np.sum(weights * (earlier[:, 0] + 0.5 * earlier[:, 1]))

@@ -45,8 +45,8 @@ def _partition_sums(*pieces):
     _, values, payload = partition_data(pieces)
     is_x = payload[:, 0] == 1
     x, y = np.ascontiguousarray(values[is_x]), np.ascontiguousarray(values[~is_x])
-    doubled_u, tie_term, max_tie, _ = _core.mann_whitney_ranks(x, y, 1, False)
-    return int(doubled_u), int(tie_term), int(max_tie), x.size, y.size
+    ranks = _core.mann_whitney_ranks(x, y, 1, False)
+    return int(ranks["doubled_u"]), int(ranks["tie_cube_excess"]), int(ranks["max_tie"]), x.size, y.size
 
 
 def _rank_sums(x, y, n_parts, sampled):

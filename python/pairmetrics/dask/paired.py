@@ -221,8 +221,8 @@ def _paired_bucket(n_parts, min_dist, *pieces):
     labels, groups, weights = _stacked(pieces[n_parts:])
     values, point_groups, point_weights = points
     thresholds = _threshold_up(labels, min_dist)
-    lower, _, higher = _core.group_dominance(values, point_groups, point_weights, thresholds, groups, weights, n_parts)
-    return higher, lower
+    counts = _core.group_dominance(values, point_groups, point_weights, thresholds, groups, weights, n_parts)
+    return counts["higher"], counts["lower"]
 
 
 def _paired_histogram(*sizes):

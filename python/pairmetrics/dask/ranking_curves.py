@@ -80,7 +80,8 @@ def _partition_sum(tp_above, fp_above, *pieces):
         positive, weight = (payload[:, 0] != 0).view(np.uint8), np.ascontiguousarray(payload[:, 1])
     else:
         positive, weight = (payload != 0).view(np.uint8), None
-    _, tps, fps = _core.binary_curve(scores, positive, weight, "none", 1)
+    curve = _core.binary_curve(scores, positive, weight, "none", 1)
+    tps, fps = curve["tps"], curve["fps"]
     tp = tp_above + tps
     predicted = tp + fp_above + fps
     new = np.diff(tps, prepend=0.0)
@@ -208,8 +209,8 @@ def _partition_curve(tp_above, fp_above, *pieces):
         positive, weight = (payload[:, 0] != 0).view(np.uint8), np.ascontiguousarray(payload[:, 1])
     else:
         positive, weight = (payload != 0).view(np.uint8), None
-    thresholds, tps, fps = _core.binary_curve(scores, positive, weight, "none", 1)
-    return thresholds, tps + tp_above, fps + fp_above
+    curve = _core.binary_curve(scores, positive, weight, "none", 1)
+    return curve["thresholds"], curve["tps"] + tp_above, curve["fps"] + fp_above
 
 
 def _points(problem):

@@ -104,7 +104,8 @@ def _auc_partition(local_fpr, *pieces):
     any_weight = weight is None or bool(np.any(weight))
     if not scores.size:
         return 0, 0, False, np.nan, 0.0, 0.0
-    area, total_pos, total_neg = _core.roc_auc(scores, positive, weight, local_fpr, 1)
+    r = _core.roc_auc(scores, positive, weight, local_fpr, 1)
+    area, total_pos, total_neg = (r[k] for k in ("area", "positive_total", "negative_total"))
     return n_pos, positive.size - n_pos, any_weight, float(area), float(total_pos), float(total_neg)
 
 

@@ -65,10 +65,8 @@ def _pair_counts_partition(tied_tol, *pieces):
     scores = np.ascontiguousarray(payload[:, 1])
     counts: tuple[int, ...] = (0, 0, 0, 0)
     if times.size >= 2:
-        counts = tuple(
-            int(c)
-            for c in _core.concordance_counts(np.ascontiguousarray(times, dtype=np.float64), events, scores, tied_tol)
-        )
+        kernel = _core.concordance_counts(np.ascontiguousarray(times, dtype=np.float64), events, scores, tied_tol)
+        counts = tuple(int(kernel[k]) for k in ("below", "tied", "above", "tied_time"))
     return counts, np.sort(scores[events == 1]), np.sort(scores)
 
 

@@ -52,7 +52,7 @@ def _within_time_ranges(batches: Iterator[Any]) -> Iterator[Any]:
                 np.ascontiguousarray(scores[rows], dtype=np.float64),
                 0.0,
             )
-            totals += np.array([int(c) for c in counts[:3]], dtype=np.int64)
+            totals += np.array([int(counts[k]) for k in ("below", "tied", "above")], dtype=np.int64)
     yield pa.RecordBatch.from_arrays(
         [pa.array(totals[k : k + 1], pa.int64()) for k in range(3)], names=["below", "tied", "above"]
     )
