@@ -171,9 +171,10 @@ def _per_sample_on_dask(scores, labels, min_dist, chunks, empty=False):
 
 def _per_sample_in_memory(scores, labels, min_dist):
     from pairmetrics import _core
+    from pairmetrics._pairs import pair_totals, sample_counts
 
-    totals, *arrays = _core.paired_counts(scores, labels, min_dist, True, 1)
-    return tuple(int(c) for c in totals), np.array(arrays, dtype=np.int64)
+    output = _core.paired_counts(scores, labels, min_dist, True, 1)
+    return pair_totals(output), np.array(sample_counts(output), dtype=np.int64)
 
 
 @settings(max_examples=12, **SETTINGS)

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from pairmetrics import _core
+from pairmetrics._pairs import MOMENT_GROUPS, pair_totals, sample_counts
 from pairmetrics.reference import paired as ref
 
 
@@ -52,8 +53,28 @@ PATHS = {
     "merge": (0, 0),
     "fenwick_limit": (3, 0),
 }
+
+
 # The merge path of the totals with real labels has vector code (AVX2,
 # AVX-512), picked at run time; every level this CPU runs is forced in turn.
+def _counts(*args, **kwargs):
+    """(rankable, correct, tied, incorrect) of _core.paired_counts."""
+    return pair_totals(_core.paired_counts(*args, **kwargs))
+
+
+def _per_sample(*args, **kwargs):
+    """(totals, (rankable, tied, incorrect)) of _core.paired_counts with per_sample."""
+    output = _core.paired_counts(*args, **kwargs)
+    return pair_totals(output), sample_counts(output)
+
+
+def _moments(*args, **kwargs):
+    """(totals, [(samples, r, q, rr, qr, qq) of the lowest, highest and other labels]) of _core.paired_moments."""
+    output = _core.paired_moments(*args, **kwargs)
+    fields = ("samples", "r", "q", "rr", "qr", "qq")
+    return pair_totals(output), [tuple(output[g][f] for f in fields) for g in MOMENT_GROUPS]
+
+
 SIMD_LEVELS = _core.paired_simd_levels()
 
 
@@ -66,9 +87,9 @@ def test_counts_match_quadratic_reference(problem, n_jobs):
     assert (result.n_rankable, result.n_correct, result.n_tied, result.n_incorrect) == expected
     assert pe.pairedeval.paired_eval(scores, labels, min_dist) == expected[:2]
     for limit in PATHS.values():
-        assert _core.paired_counts(scores, labels, min_dist, False, n_jobs, *limit) == expected
+        assert _counts(scores, labels, min_dist, False, n_jobs, *limit) == expected
     for simd in SIMD_LEVELS:
-        assert _core.paired_counts(scores, labels, min_dist, False, n_jobs, 0, 0, simd=simd) == expected
+        assert _counts(scores, labels, min_dist, False, n_jobs, 0, 0, simd=simd) == expected
 
 
 def _all_pairs_counts(scores, labels, min_dist):
@@ -117,8 +138,8 @@ def test_per_class_path_matches_all_pairs(n, k, label_dtype, score_kind, min_dis
         scores[rng.random(n) < 0.3] = -0.0  # -0.0 and 0.0 are tied scores
     expected = _all_pairs_counts(scores, labels, min_dist)
     for few_classes in (2, 8, 16):
-        assert _core.paired_counts(scores, labels, min_dist, False, threads, 4096, few_classes) == expected
-    assert _core.paired_counts(scores, labels, min_dist, False, threads) == expected
+        assert _counts(scores, labels, min_dist, False, threads, 4096, few_classes) == expected
+    assert _counts(scores, labels, min_dist, False, threads) == expected
 
 
 @pytest.mark.parametrize("layout", ["shuffled", "sorted", "rare_class"])
@@ -150,8 +171,8 @@ def test_merge_path_at_sizes_that_interleave_several_merges(n, seed, min_dist, t
     expected = _all_pairs_counts(scores, labels, min_dist)
     for threads in (1, 2):
         for simd in SIMD_LEVELS:
-            assert _core.paired_counts(scores, labels, min_dist, False, threads, 0, simd=simd) == expected
-        assert _core.paired_counts(scores, labels, min_dist, True, threads, 0)[0] == expected
+            assert _counts(scores, labels, min_dist, False, threads, 0, simd=simd) == expected
+        assert _counts(scores, labels, min_dist, True, threads, 0) == expected
 
 
 @settings(max_examples=examples(150), deadline=None)
@@ -177,7 +198,7 @@ def test_vector_code_matches_all_pairs(n, seed, kind, min_dist):
     expected = _all_pairs_counts(scores, labels, min_dist)
     for simd in SIMD_LEVELS:
         for threads in (1, 2):
-            assert _core.paired_counts(scores, labels, min_dist, False, threads, 0, simd=simd) == expected
+            assert _counts(scores, labels, min_dist, False, threads, 0, simd=simd) == expected
 
 
 def test_simd_switch():
@@ -194,7 +215,7 @@ def test_simd_switch():
 @given(problems(max_n=25), st.sampled_from(sorted(PATHS)))
 def test_per_sample_counts_match_reference(problem, path):
     scores, labels, min_dist = problem
-    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 1, *PATHS[path])
+    _, (rankable, tied, incorrect) = _per_sample(scores, labels, min_dist, True, 1, *PATHS[path])
     expected = ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist)
     assert rankable.tolist() == expected[0]
     assert tied.tolist() == expected[1]
@@ -218,18 +239,18 @@ def _moments_of(labels, rankable, tied, incorrect):
 @given(problems(max_n=25), st.sampled_from(sorted(PATHS)), st.sampled_from([1, 2]))
 def test_moments_of_per_sample_counts_match_reference(problem, path, threads):
     scores, labels, min_dist = problem
-    totals, *groups = _core.paired_moments(scores, labels, min_dist, threads, *PATHS[path])
+    totals, groups = _moments(scores, labels, min_dist, threads, *PATHS[path])
     assert totals == ref.pair_counts(scores.tolist(), labels.tolist(), min_dist)
     expected = _moments_of(labels, *ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist))
-    assert [tuple(g) for g in groups] == expected
+    assert groups == expected
     for simd in SIMD_LEVELS:
-        assert _core.paired_moments(scores, labels, min_dist, threads, *PATHS[path], simd=simd) == (totals, *groups)
+        assert _moments(scores, labels, min_dist, threads, *PATHS[path], simd=simd) == (totals, groups)
 
 
 def test_moments_of_tiny_inputs():
     for n in range(4):
         scores, labels = np.arange(n, dtype=np.float64), np.arange(n) % 2
-        totals, *groups = _core.paired_moments(scores, labels, 0.5)
+        totals, groups = _moments(scores, labels, 0.5)
         assert totals == ref.pair_counts(scores.tolist(), labels.tolist(), 0.5)
         expected = (
             _moments_of(labels, *ref.per_sample_counts(scores.tolist(), labels.tolist(), 0.5)) if n else [(0,) * 6] * 3
@@ -250,7 +271,7 @@ def test_moments_agree_with_per_sample_arrays_on_every_path_at_scale(kind):
         "tied_scores": rng.integers(-3, 4, n) * 0.05,
         "rare_class": np.where(rng.random(n) < 1e-4, 9, rng.integers(0, 3, n)),
     }[kind]
-    totals, rankable, tied, incorrect = _core.paired_counts(scores, labels, 0.1, True, 2, 0)
+    totals, (rankable, tied, incorrect) = _per_sample(scores, labels, 0.1, True, 2, 0)
     q = 2 * (rankable - incorrect) - tied
     low, high = labels.min(), labels.max()
     expected = []
@@ -260,9 +281,9 @@ def test_moments_agree_with_per_sample_arrays_on_every_path_at_scale(kind):
         expected.append(tuple(int(x) for x in sums))
     for threads in (1, 2, 3):
         for path in PATHS.values():
-            got_totals, *groups = _core.paired_moments(scores, labels, 0.1, threads, *path)
+            got_totals, groups = _moments(scores, labels, 0.1, threads, *path)
             assert got_totals == totals
-            assert [tuple(g) for g in groups] == expected
+            assert groups == expected
 
 
 @settings(max_examples=examples(200), deadline=None)
@@ -272,12 +293,12 @@ def test_variance_from_moments_matches_per_sample_components(problem):
 
     scores, labels, min_dist = problem
     result = pe.paired_evaluation(labels, scores, min_dist=min_dist, warn=False, variance=True)
-    output = _core.paired_counts(scores, labels, min_dist, True, 1)
-    if output[0][0] == 0:
+    totals, per_sample = _per_sample(scores, labels, min_dist, True, 1)
+    if totals[0] == 0:
         assert math.isnan(result._variance)
         return
-    g = auc_components(output[0], output[1:])
-    expected = float(sample_factors(labels) @ (g * g)) / float(output[0][0]) ** 2
+    g = auc_components(totals, per_sample)
+    expected = float(sample_factors(labels) @ (g * g)) / float(totals[0]) ** 2
     if math.isnan(expected):  # a class of one sample: undefined on both paths
         assert math.isnan(result._variance)
         return
@@ -301,7 +322,7 @@ def test_large_inputs_with_threads_match_pairedeval_procedure():
     assert pe.paired_evaluation(labels, scores, min_dist=0.1, n_jobs=2) == single
     assert pe.paired_evaluation(labels, scores, min_dist=0.1, n_jobs=-1) == single
     rounded = np.round(labels, 2)  # 101 distinct labels: the Fenwick path
-    assert _core.paired_counts(scores, rounded, 0.1, False, 2) == _core.paired_counts(scores, rounded, 0.1, False, 1, 0)
+    assert _counts(scores, rounded, 0.1, False, 2) == _counts(scores, rounded, 0.1, False, 1, 0)
     small = slice(0, 3000)
     assert pe.pairedeval.paired_eval(scores[small], labels[small], 0.1) == ref.pairedeval_procedure(
         scores[small], labels[small], 0.1
@@ -325,11 +346,11 @@ def test_large_skewed_scores_depend_only_on_their_order(distribution):
     }[distribution]
     labels = rng.normal(size=n)
     ranks = np.unique(scores, return_inverse=True)[1].astype(np.int64)
-    expected = _core.paired_counts(ranks, labels, 0.5, False, 1, 0)
+    expected = _counts(ranks, labels, 0.5, False, 1, 0)
     for values in (scores, scores * 2.0, ranks[::-1][::-1]):  # doubling is exact: same order
         for threads in (1, 2):
-            assert _core.paired_counts(values, labels, 0.5, False, threads, 0) == expected
-    assert _core.paired_counts(scores, labels, 0.5, True, 2, 0)[0] == expected
+            assert _counts(values, labels, 0.5, False, threads, 0) == expected
+    assert _counts(scores, labels, 0.5, True, 2, 0) == expected
 
 
 def test_counts_past_32_bits():
@@ -566,7 +587,7 @@ def test_int64_and_uint64_labels_beyond_2_53_are_compared_exactly():
     extremes = np.array([-(2**63), 2**63 - 1, 2**63 - 2, -(2**63) + 1])
     for min_dist in (1, 1.5, 2.0**63, 2.0**64 - 2048, 2.0**64, 1e30):
         for path in PATHS.values():
-            got = _core.paired_counts(scores, extremes, min_dist, False, 1, *path)
+            got = _counts(scores, extremes, min_dist, False, 1, *path)
             assert got == ref.pair_counts(scores.tolist(), extremes.tolist(), min_dist)
 
 
@@ -587,8 +608,8 @@ def test_wide_integer_labels_match_exact_reference(n, dtype, seed, min_dist, pat
     labels = np.array([min(max(centre + int(o), int(info.min)), int(info.max)) for o in offsets], dtype=dtype)
     scores = rng.integers(0, 5, n).astype(np.int64) * (2**60) + 2**62  # int64 scores beyond 2**53, with ties
     expected = ref.pair_counts(scores.tolist(), labels.tolist(), min_dist)
-    assert _core.paired_counts(scores, labels, min_dist, False, 1, *PATHS[path]) == expected
-    _, rankable, tied, incorrect = _core.paired_counts(scores, labels, min_dist, True, 2, *PATHS[path])
+    assert _counts(scores, labels, min_dist, False, 1, *PATHS[path]) == expected
+    _, (rankable, tied, incorrect) = _per_sample(scores, labels, min_dist, True, 2, *PATHS[path])
     assert [rankable.tolist(), tied.tolist(), incorrect.tolist()] == list(
         map(list, ref.per_sample_counts(scores.tolist(), labels.tolist(), min_dist))
     )
@@ -653,13 +674,13 @@ def test_every_path_and_thread_count_gives_identical_counts(kind):
         "ordinal_int": rng.integers(-3, 4, n),
         "tied_scores": rng.normal(size=n),
     }[kind]
-    reference = _core.paired_counts(scores, labels, 0.1, False, 1, 0, simd="scalar")
+    reference = _counts(scores, labels, 0.1, False, 1, 0, simd="scalar")
     for threads in (1, 2, 3, 4):
         for path in PATHS.values():
-            assert _core.paired_counts(scores, labels, 0.1, False, threads, *path) == reference
+            assert _counts(scores, labels, 0.1, False, threads, *path) == reference
         for simd in SIMD_LEVELS:
-            assert _core.paired_counts(scores, labels, 0.1, False, threads, 0, 0, simd=simd) == reference
-    assert _core.paired_counts(scores, labels, 0.1, True, 3, 0)[0] == reference
+            assert _counts(scores, labels, 0.1, False, threads, 0, 0, simd=simd) == reference
+    assert _counts(scores, labels, 0.1, True, 3, 0) == reference
 
 
 def test_import_does_not_load_scipy_stats():
@@ -722,13 +743,13 @@ def test_per_sample_counts_agree_between_merge_and_fenwick_paths_at_scale():
     n = 120_000
     labels = rng.integers(0, 40, n) * 0.25
     scores = rng.integers(0, 5000, n).astype(np.float64)  # ties too
-    fenwick = _core.paired_counts(scores, labels, 0.6, True, 1, 4096)
+    fenwick = _per_sample(scores, labels, 0.6, True, 1, 4096)
     for threads in (1, 3):
-        merged = _core.paired_counts(scores, labels, 0.6, True, threads, 0)
+        merged = _per_sample(scores, labels, 0.6, True, threads, 0)
         assert merged[0] == fenwick[0]
-        for got, expected in zip(merged[1:], fenwick[1:]):
+        for got, expected in zip(merged[1], fenwick[1]):
             np.testing.assert_array_equal(got, expected)
-    rankable, tied, incorrect = fenwick[1:]
+    rankable, tied, incorrect = fenwick[1]
     assert rankable.sum() == 2 * fenwick[0][0] and tied.sum() == 2 * fenwick[0][2]
     assert incorrect.sum() == 2 * fenwick[0][3]
 

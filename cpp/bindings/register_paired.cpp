@@ -65,13 +65,14 @@ PairedCounts run_paired(const py::array& scores, const py::array& labels, double
     });
 }
 
-py::tuple totals_tuple(const PairedCounts& counts) {
-    return py::make_tuple(counts.rankable, counts.correct, counts.tied, counts.incorrect);
+py::dict totals_dict(const PairedCounts& counts) {
+    return py::dict("rankable"_a = counts.rankable, "correct"_a = counts.correct, "tied"_a = counts.tied,
+                    "incorrect"_a = counts.incorrect);
 }
 
-py::object paired_counts_py(const py::array& scores, const py::array& labels, double min_dist, bool per_sample,
-                            int n_threads, std::size_t few_labels, std::size_t few_classes, py::object progress,
-                            const std::string& simd) {
+py::dict paired_counts_py(const py::array& scores, const py::array& labels, double min_dist, bool per_sample,
+                          int n_threads, std::size_t few_labels, std::size_t few_classes, py::object progress,
+                          const std::string& simd) {
     const SimdLevel level = simd_level(simd);
     const std::size_t n = static_cast<std::size_t>(scores.ndim() == 1 ? scores.shape(0) : 0);
     PairedArrays arrays(per_sample, n);
@@ -81,8 +82,13 @@ py::object paired_counts_py(const py::array& scores, const py::array& labels, do
             return paired_counts(s, ss, y, ys, size, min_dist, control, arrays.out(), n_threads, few_labels,
                                  few_classes, level);
         });
-    if (!per_sample) return totals_tuple(counts);
-    return py::make_tuple(totals_tuple(counts), arrays.rankable, arrays.tied, arrays.incorrect);
+    py::dict result = totals_dict(counts);
+    if (per_sample) {
+        result["sample_rankable"] = arrays.rankable;
+        result["sample_tied"] = arrays.tied;
+        result["sample_incorrect"] = arrays.incorrect;
+    }
+    return result;
 }
 
 // An exact 128-bit sum as a Python int.
@@ -92,13 +98,14 @@ py::int_ exact_int(PairedSum value) {
         py::reinterpret_steal<py::object>(PyNumber_Lshift(high.ptr(), py::int_(64).ptr())).ptr(), low.ptr()));
 }
 
-py::tuple moment_tuple(const PairedMomentSums& m) {
-    return py::make_tuple(m.samples, exact_int(m.r), exact_int(m.q), exact_int(m.rr), exact_int(m.qr), exact_int(m.qq));
+py::dict moment_dict(const PairedMomentSums& m) {
+    return py::dict("samples"_a = m.samples, "r"_a = exact_int(m.r), "q"_a = exact_int(m.q), "rr"_a = exact_int(m.rr),
+                    "qr"_a = exact_int(m.qr), "qq"_a = exact_int(m.qq));
 }
 
-py::tuple paired_moments_py(const py::array& scores, const py::array& labels, double min_dist, int n_threads,
-                            std::size_t few_labels, std::size_t few_classes, py::object progress,
-                            const std::string& simd) {
+py::dict paired_moments_py(const py::array& scores, const py::array& labels, double min_dist, int n_threads,
+                           std::size_t few_labels, std::size_t few_classes, py::object progress,
+                           const std::string& simd) {
     const SimdLevel level = simd_level(simd);
     PairedMoments moments;
     const PairedCounts counts = run_paired(
@@ -107,8 +114,11 @@ py::tuple paired_moments_py(const py::array& scores, const py::array& labels, do
             return paired_moments(s, ss, y, ys, size, min_dist, control, moments, n_threads, few_labels, few_classes,
                                   level);
         });
-    return py::make_tuple(totals_tuple(counts), moment_tuple(moments.lowest), moment_tuple(moments.highest),
-                          moment_tuple(moments.others));
+    py::dict result = totals_dict(counts);
+    result["lowest"] = moment_dict(moments.lowest);
+    result["highest"] = moment_dict(moments.highest);
+    result["others"] = moment_dict(moments.others);
+    return result;
 }
 
 }  // namespace
@@ -117,8 +127,8 @@ void register_paired(py::module_& m) {
     m.def("paired_counts", &paired_counts_py, py::arg("scores"), py::arg("labels"), py::arg("min_dist"),
           py::arg("per_sample") = false, py::arg("n_threads") = 1, py::arg("few_labels") = kDefaultFewLabels,
           py::arg("few_classes") = kDefaultFewClasses, py::arg("progress") = py::none(), py::arg("simd") = "auto",
-          "(rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample "
-          "rankable, tied and incorrect counts. Scores and labels of any real dtype, compared "
+          "dict rankable, correct, tied, incorrect: pair counts; with per_sample also sample_rankable, "
+          "sample_tied and sample_incorrect, the per-sample counts. Scores and labels of any real dtype, compared "
           "exactly (integer labels in their own type). few_labels: most distinct labels for the "
           "Fenwick path (0 forces the merge path; for tests); few_classes: most distinct labels for the "
           "per-class path of the totals (0 turns it off; for tests); simd: 'auto', or a level of "
@@ -126,9 +136,9 @@ void register_paired(py::module_& m) {
     m.def("paired_moments", &paired_moments_py, py::arg("scores"), py::arg("labels"), py::arg("min_dist"),
           py::arg("n_threads") = 1, py::arg("few_labels") = kDefaultFewLabels,
           py::arg("few_classes") = kDefaultFewClasses, py::arg("progress") = py::none(), py::arg("simd") = "auto",
-          "(totals, lowest, highest, others): the totals of paired_counts and, for the samples with the "
-          "smallest label, those with the largest (none when all labels are equal) and the rest, the exact "
-          "sums (samples, r, q, r*r, q*r, q*q) of their per-sample rankable counts r and q = "
+          "dict of the totals of paired_counts and lowest, highest, others: for the samples with the "
+          "smallest label, those with the largest (none when all labels are equal) and the rest, dicts of the exact "
+          "sums samples, r, q, rr, qr, qq of their per-sample rankable counts r and q = "
           "2 * correct + tied. Arguments as in paired_counts.");
     m.def("paired_simd_levels", &paired_simd_levels,
           "Vector code levels of the paired kernel that this CPU runs ('scalar' always).");

@@ -17,6 +17,8 @@ from ._pairs import (
     auc_of_counts,
     group_factors,
     grouped_pair_counts,
+    pair_totals,
+    sample_counts,
     sample_factors,
     variance_of_sum,
     vectors_and_facts,
@@ -256,10 +258,10 @@ def compare_models(
         threads = resolve_n_jobs(n_jobs)
         with progress_callback(check_progress(progress), "model comparison") as callback:
             outputs = [_core.paired_counts(row, labels_arr, plan, True, threads, progress=callback) for row in rows]
-        totals = tuple((int(t[0]), int(t[1]), int(t[2]), int(t[3])) for t, *_ in outputs)
+        totals = tuple(pair_totals(output) for output in outputs)
         gram = None
         if totals[0][0]:
-            components = np.array([auc_components(t, tuple(rest)) for t, *rest in outputs])  # (k, n)
+            components = np.array([auc_components(t, sample_counts(o)) for t, o in zip(totals, outputs)])  # (k, n)
             gram = (components * sample_factors(labels_arr)) @ components.T
         return ComparisonCounts(totals, gram)
 

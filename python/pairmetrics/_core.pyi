@@ -516,9 +516,9 @@ def paired_counts(
     few_classes: typing.SupportsInt | typing.SupportsIndex = 16,
     progress: typing.Any = None,
     simd: str = "auto",
-) -> typing.Any:
+) -> dict[str, typing.Any]:
     """
-    (rankable, correct, tied, incorrect) pair counts; with per_sample also per-sample rankable, tied and incorrect counts. Scores and labels of any real dtype, compared exactly (integer labels in their own type). few_labels: most distinct labels for the Fenwick path (0 forces the merge path; for tests); few_classes: most distinct labels for the per-class path of the totals (0 turns it off; for tests); simd: 'auto', or a level of paired_simd_levels() to force its vector code (for tests).
+    dict rankable, correct, tied, incorrect: pair counts; with per_sample also sample_rankable, sample_tied and sample_incorrect, the per-sample counts. Scores and labels of any real dtype, compared exactly (integer labels in their own type). few_labels: most distinct labels for the Fenwick path (0 forces the merge path; for tests); few_classes: most distinct labels for the per-class path of the totals (0 turns it off; for tests); simd: 'auto', or a level of paired_simd_levels() to force its vector code (for tests).
     """
 
 def paired_moments(
@@ -530,9 +530,9 @@ def paired_moments(
     few_classes: typing.SupportsInt | typing.SupportsIndex = 16,
     progress: typing.Any = None,
     simd: str = "auto",
-) -> tuple[typing.Any, ...]:
+) -> dict[str, typing.Any]:
     """
-    (totals, lowest, highest, others): the totals of paired_counts and, for the samples with the smallest label, those with the largest (none when all labels are equal) and the rest, the exact sums (samples, r, q, r*r, q*r, q*q) of their per-sample rankable counts r and q = 2 * correct + tied. Arguments as in paired_counts.
+    dict of the totals of paired_counts and lowest, highest, others: for the samples with the smallest label, those with the largest (none when all labels are equal) and the rest, dicts of the exact sums samples, r, q, rr, qr, qq of their per-sample rankable counts r and q = 2 * correct + tied. Arguments as in paired_counts.
     """
 
 def paired_simd_levels() -> list[str]:

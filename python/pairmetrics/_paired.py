@@ -23,6 +23,7 @@ from ._pairs import (
     grouped_auc_variance,
     grouped_pair_counts,
     moment_square_sum,
+    pair_totals,
     variance_of_sum,
     vectors_and_facts,
     wants_variance,
@@ -263,7 +264,9 @@ def paired_eval(scores: ArrayLike, labels: ArrayLike, min_dist: float = 0.5) -> 
     scores, labels, facts = vectors_and_facts(scores, labels, "scores", "labels")
 
     def count(plan: PairedPlan) -> PairedCounts:
-        return PairedCounts(_core.paired_counts(scores, labels, plan.min_dist, False, resolve_n_jobs(None)))
+        return PairedCounts(
+            pair_totals(_core.paired_counts(scores, labels, plan.min_dist, False, resolve_n_jobs(None)))
+        )
 
     return PAIRED_EVAL.run(count, facts, min_dist, False, False, "scores", "labels")
 
@@ -416,9 +419,10 @@ def paired_evaluation(
         threads = resolve_n_jobs(n_jobs)
         with progress_callback(check_progress(progress), "paired evaluation") as callback:
             if plan.with_variance:  # sums of the per-sample counts: no per-sample arrays
-                counts, *label_groups = _core.paired_moments(scores, labels, plan.min_dist, threads, progress=callback)
-                return PairedCounts(counts, moment_square_sum(counts, label_groups))
-            return PairedCounts(_core.paired_counts(scores, labels, plan.min_dist, False, threads, progress=callback))
+                moments = _core.paired_moments(scores, labels, plan.min_dist, threads, progress=callback)
+                return PairedCounts(pair_totals(moments), moment_square_sum(moments))
+            counts = _core.paired_counts(scores, labels, plan.min_dist, False, threads, progress=callback)
+            return PairedCounts(pair_totals(counts))
 
     return PAIRED.run(count, facts, min_dist, variance, warn)
 

@@ -23,7 +23,15 @@ from ._validation import Nonfinite, as_vector, check_bool, check_same_length, fi
 
 __all__: list[str] = []
 # What the Dask layer may use: the facts of paired inputs, the label extremes and the variance terms.
-__seams__ = ["PairedFacts", "auc_components", "component_factors", "label_extremes", "merge_label_extremes"]
+__seams__ = [
+    "PairedFacts",
+    "auc_components",
+    "component_factors",
+    "label_extremes",
+    "merge_label_extremes",
+    "pair_totals",
+    "sample_counts",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,22 +113,37 @@ def variance_factors(n_low: int, n_high: int, n: int) -> tuple[float, float, flo
     return (float(ddof_factor(n)),) * 3
 
 
-def moment_square_sum(counts: tuple[int, int, int, int], groups: Any) -> float:
-    """``sum(f_i * g_i**2)`` (the g_i of auc_components) from the kernel's exact sums of the per-sample
-    counts, ``(samples, r, q, r*r, q*r, q*q)`` for the samples with the smallest label, the
-    largest and the rest (``_core.paired_moments``).
+def pair_totals(kernel: dict[str, Any]) -> tuple[int, int, int, int]:
+    """(rankable, correct, tied, incorrect) of the paired kernels' result (``_core.paired_counts``, ``paired_moments``)."""
+    return int(kernel["rankable"]), int(kernel["correct"]), int(kernel["tied"]), int(kernel["incorrect"])
+
+
+def sample_counts(kernel: dict[str, Any]) -> tuple[IntArray, IntArray, IntArray]:
+    """The per-sample (rankable, tied, incorrect) of ``_core.paired_counts(..., per_sample=True)``."""
+    return kernel["sample_rankable"], kernel["sample_tied"], kernel["sample_incorrect"]
+
+
+MOMENT_GROUPS = ("lowest", "highest", "others")
+
+
+def moment_square_sum(kernel: dict[str, Any]) -> float:
+    """``sum(f_i * g_i**2)`` (the g_i of auc_components) from the exact sums of the per-sample counts of
+    ``_core.paired_moments`` (samples, r, q, rr, qr, qq for the samples with the smallest label, the largest
+    and the rest).
 
     With ``q_i = 2 * correct_i + tied_i`` and ``Q = 2 * n_correct + n_tied``, ``g_i = (R q_i - Q r_i) / (2 R)``:
     the sum of squares of a group is an exact integer over ``4 R**2``, rounded once.
     """
-    rankable, correct, tied, _ = counts
+    rankable, correct, tied, _ = pair_totals(kernel)
     if not rankable:
         return 0.0
     big_q = 2 * correct + tied
-    factors = variance_factors(groups[0][0], groups[1][0], sum(int(g[0]) for g in groups))
+    groups = [kernel[g] for g in MOMENT_GROUPS]
+    factors = variance_factors(groups[0]["samples"], groups[1]["samples"], sum(int(g["samples"]) for g in groups))
     total = 0.0
-    for factor, (samples, _, _, rr, qr, qq) in zip(factors, groups):
-        if samples:
+    for factor, group in zip(factors, groups):
+        if group["samples"]:
+            rr, qr, qq = group["rr"], group["qr"], group["qq"]
             numerator = rankable * rankable * qq - 2 * rankable * big_q * qr + big_q * big_q * rr
             total += factor * (numerator / (4 * rankable * rankable))
     return total

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._pairs import MOMENT_GROUPS, pair_totals
 from ._routing import routed
 from ._typing import ArrayLike
 from ._validation import resolve_n_jobs, sortable
@@ -452,11 +453,11 @@ def _somers_from_samples(x: np.ndarray, y: np.ndarray) -> tuple[float, float, fl
 
     x_ranks = _core.dense_ranks(ordered(x))["ranks"]
     # scores y, labels x: rankable pairs are those apart in x; q - r = concordant - discordant per sample
-    (rankable, correct, _, incorrect), *groups = _core.paired_moments(
-        ordered(y), x_ranks.astype(np.int64), 1.0, resolve_n_jobs(None)
-    )
+    moments = _core.paired_moments(ordered(y), x_ranks.astype(np.int64), 1.0, resolve_n_jobs(None))
+    rankable, correct, _, incorrect = pair_totals(moments)
     n = x.size
-    square_sum = sum(int(rr) - 2 * int(qr) + int(qq) for _, _, _, rr, qr, qq in groups)
+    groups = [moments[g] for g in MOMENT_GROUPS]
+    square_sum = sum(int(g["rr"]) - 2 * int(g["qr"]) + int(g["qq"]) for g in groups)
     p_minus_q = 2 * (int(correct) - int(incorrect))
     s = (n * square_sum - p_minus_q * p_minus_q) / n
     return float(p_minus_q), float(2 * int(rankable)), s

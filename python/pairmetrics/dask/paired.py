@@ -151,12 +151,15 @@ def _partition_data(pieces):
 
 
 def _kernel_counts(scores, labels, min_dist, per_sample, n_threads):
+    """The kernel's (rankable, correct, tied, incorrect) and, with per_sample, the per-sample
+    (rankable, tied, incorrect) (else None)."""
     from .. import _core
 
-    if scores.size >= 2:
-        return _core.paired_counts(scores, labels, min_dist, per_sample, n_threads)
-    zero = np.zeros(scores.size, np.uint64)
-    return ((0, 0, 0, 0), zero, zero, zero) if per_sample else (0, 0, 0, 0)
+    if scores.size < 2:
+        zero = np.zeros(scores.size, np.uint64)
+        return (0, 0, 0, 0), ((zero, zero, zero) if per_sample else None)
+    counts = _core.paired_counts(scores, labels, min_dist, per_sample, n_threads)
+    return _pairs.pair_totals(counts), (_pairs.sample_counts(counts) if per_sample else None)
 
 
 def _runs(sorted_values):
@@ -182,7 +185,7 @@ def _paired_partition_buckets(min_dist, n_threads, k, bound_labels, bound_parts,
     while every label >= t lies in t's bucket or above it.
     """
     _, scores, labels = _partition_data(pieces)
-    counts = tuple(int(c) for c in _kernel_counts(scores, labels, min_dist, False, n_threads))
+    counts = _kernel_counts(scores, labels, min_dist, False, n_threads)[0]
     del scores, pieces
     labels = np.sort(labels)  # in its own dtype: faster for float32
     thresholds = _threshold_up(labels, min_dist)  # sorted, as up() is nondecreasing
@@ -429,7 +432,7 @@ def _paired_within(min_dist, n_threads, block_offsets, *pieces):
     """Within-partition totals and per-sample counts (C++ kernel) of one score partition,
     the latter as (index, rankable, tied, incorrect) per input block."""
     kept, scores, labels = _partition_data(pieces)
-    totals, rankable, tied, incorrect = _kernel_counts(scores, labels, min_dist, True, n_threads)
+    totals, (rankable, tied, incorrect) = _kernel_counts(scores, labels, min_dist, True, n_threads)
     index = np.concatenate([p[2] for p in kept])
     block = np.searchsorted(block_offsets, index, side="right") - 1
     sort = np.argsort(block, kind="stable")
