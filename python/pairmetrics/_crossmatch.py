@@ -13,10 +13,7 @@ from ._distances import (
     check_distance_matrix,
     check_metric,
     check_metric_kwargs,
-    check_metric_rows,
-    check_row_report,
     pairwise_distances,
-    undefined_rows,
 )
 from ._matching import (
     DEFAULT_N_NEIGHBORS,
@@ -27,10 +24,14 @@ from ._matching import (
 )
 from ._metric_transforms import (
     DEFAULT_MAX_MATRIX_BYTES,
+    SampleFacts,
     check_matrix_size,
     check_max_matrix_bytes,
-    is_transformed,
+    check_sample_facts,
+    checked_sample,
     matching_equivalent,
+    sample_facts,
+    sample_matrix,
 )
 from ._progress import progress_callback
 from ._result import Result
@@ -38,16 +39,12 @@ from ._routing import routed
 from ._skeleton import Skeleton
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed
 from ._validation import (
-    Nonfinite,
-    as_matrix,
     as_vector,
     check_choice,
     check_finite,
     check_int,
     check_progress,
     check_rng,
-    first_nonfinite_entry,
-    raise_if_nonfinite,
     resolve_n_jobs,
 )
 
@@ -68,7 +65,7 @@ __all__ = [
     "crossmatch_resample",
 ]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["RESAMPLE", "ResampleFacts", "pool_dtype", "sample_facts", "subsample_a1", "subsample_labels"]
+__seams__ = ["RESAMPLE", "ResampleFacts", "pool_dtype", "subsample_a1", "subsample_labels"]
 
 
 def _null_support(N: int, n: int) -> tuple[IntArray, IntArray, IntArray]:
@@ -399,20 +396,6 @@ def _test_distances(
     return result_from_matching(z, in_input_order(solved, order, source), alternative, order)
 
 
-def _as_sample(x: Any, name: str) -> np.ndarray:
-    x = sample_matrix(x, name)
-    check_finite(x, name)
-    return x
-
-
-def checked_sample(x: Any, name: str, metric: Metric) -> np.ndarray:
-    """A sample as finite 2-D rows (1-D input is one feature), refused where the metric is undefined."""
-    x = _as_sample(x, name)
-    if is_transformed(metric, {}):  # rows the metric is undefined for, named in their own sample
-        check_metric_rows(x.astype(np.float64, copy=False), name, metric)  # the dtype distances are computed in
-    return x
-
-
 def _pool(x: Any, y: Any, metric: Metric) -> tuple[np.ndarray, int, int]:
     x = checked_sample(x, "x", metric)
     y = checked_sample(y, "y", metric)
@@ -735,40 +718,6 @@ def _resample_a1(X: np.ndarray, sizes: tuple[int, int], plan: ResamplePlan, thre
         if cb is not None:
             cb(min(n_resamples, lo + chunk), n_resamples)
     return np.concatenate(parts)
-
-
-# A sample's facts: its first non-finite entry, and for a metric solved on transformed rows the rows it is
-# undefined for and the largest magnitude (see _distances.check_row_report).
-SampleFacts = tuple[Nonfinite, np.ndarray, float]
-
-
-def sample_matrix(x: Any, name: str) -> np.ndarray:
-    """A sample as 2-D rows (1-D input is one feature): the structural rules only."""
-    if not isinstance(x, np.ndarray):
-        try:
-            x = np.asarray(x)
-        except ValueError as exc:  # ragged lists
-            raise ValueError(f"{name} must be a rectangular table of numbers (rows of one length): {exc}") from None
-    if getattr(x, "ndim", None) == 1:
-        x = x[:, None]
-    return as_matrix(x, name, min_rows=1)
-
-
-def sample_facts(x: np.ndarray, metric: Metric) -> SampleFacts:
-    """The SampleFacts of an in-memory sample (or row block: undefined rows are then local)."""
-    nonfinite = first_nonfinite_entry(x)
-    if nonfinite is not None or not is_transformed(metric, {}):
-        return nonfinite, np.empty(0, np.intp), 0.0
-    rows = x.astype(np.float64, copy=False)  # the dtype distances are computed in
-    big = float(np.max(np.abs(rows))) if rows.size and metric != "cosine" else 0.0
-    return None, undefined_rows(rows, metric), big
-
-
-def check_sample_facts(facts: SampleFacts, name: str, metric: Metric, d: int) -> None:
-    """The checks of one sample: finite, and defined for a metric solved on transformed rows."""
-    raise_if_nonfinite(facts[0], name)
-    if is_transformed(metric, {}):
-        check_row_report(name, metric, np.float64, d, facts[1], facts[2])
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -33,7 +33,6 @@ from ._crossmatch import (
     ALTERNATIVES,
     CrossMatchResult,
     approx_pvalue,
-    checked_sample,
     pool_dtype,
     result_from_matching,
     solve_in_random_order,
@@ -41,7 +40,7 @@ from ._crossmatch import (
 from ._distances import check_metric, check_metric_kwargs
 from ._inference import CORRECTIONS, adjust_pvalues
 from ._matching import DEFAULT_N_NEIGHBORS, MatchingResult
-from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, check_max_matrix_bytes
+from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, check_max_matrix_bytes, checked_sample
 from ._result import Result
 from ._routing import routed
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed

@@ -1,4 +1,5 @@
-"""Metrics solved on transformed points, and the size limit of the metrics that need an N x N matrix.
+"""Metrics solved on transformed points, the size limit of the metrics that need an N x N matrix, and the
+samples of points of the cross-match tests (their shape rules and the checks of their rows).
 
 On rows scaled to unit length, ``|u - v|^2 = 2 - 2 u.v``: the cosine distance
 is half the squared Euclidean distance, and the correlation distance is the
@@ -13,13 +14,13 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from ._distances import check_metric_rows
+from ._distances import check_metric_rows, check_row_report, undefined_rows
 from ._typing import Metric
-from ._validation import check_int
+from ._validation import Nonfinite, as_matrix, check_int, first_nonfinite_entry, raise_if_nonfinite
 
 __all__: list[str] = []
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["DEFAULT_MAX_MATRIX_BYTES", "matching_equivalent"]
+__seams__ = ["DEFAULT_MAX_MATRIX_BYTES", "matching_equivalent", "sample_facts"]
 
 # metric name -> whether its rows are centred before they are scaled to unit length
 _TRANSFORMS = {"cosine": False, "correlation": True}
@@ -86,3 +87,47 @@ def check_matrix_size(n: int, metric: Metric, max_matrix_bytes: int) -> None:
             f"max_matrix_bytes={need} (or more) to allow it, or use a metric solved without a matrix "
             "('euclidean', 'sqeuclidean', 'cosine' or 'correlation' without metric keywords)"
         )
+
+
+# --------------------------------------------------------------------------- samples of points
+
+
+# A sample's facts: its first non-finite entry, and for a metric solved on transformed rows the rows it is
+# undefined for and the largest magnitude (see _distances.check_row_report).
+SampleFacts = tuple[Nonfinite, np.ndarray, float]
+
+
+def sample_matrix(x: Any, name: str) -> np.ndarray:
+    """A sample as 2-D rows (1-D input is one feature): the structural rules only."""
+    if not isinstance(x, np.ndarray):
+        try:
+            x = np.asarray(x)
+        except ValueError as exc:  # ragged lists
+            raise ValueError(f"{name} must be a rectangular table of numbers (rows of one length): {exc}") from None
+    if getattr(x, "ndim", None) == 1:
+        x = x[:, None]
+    return as_matrix(x, name, min_rows=1)
+
+
+def sample_facts(x: np.ndarray, metric: Metric) -> SampleFacts:
+    """The SampleFacts of an in-memory sample (or row block: undefined rows are then local)."""
+    nonfinite = first_nonfinite_entry(x)
+    if nonfinite is not None or not is_transformed(metric, {}):
+        return nonfinite, np.empty(0, np.intp), 0.0
+    rows = x.astype(np.float64, copy=False)  # the dtype distances are computed in
+    big = float(np.max(np.abs(rows))) if rows.size and metric != "cosine" else 0.0
+    return None, undefined_rows(rows, metric), big
+
+
+def check_sample_facts(facts: SampleFacts, name: str, metric: Metric, d: int) -> None:
+    """The checks of one sample: finite, and defined for a metric solved on transformed rows."""
+    raise_if_nonfinite(facts[0], name)
+    if is_transformed(metric, {}):
+        check_row_report(name, metric, np.float64, d, facts[1], facts[2])
+
+
+def checked_sample(x: Any, name: str, metric: Metric) -> np.ndarray:
+    """A sample as finite 2-D rows (1-D input is one feature), refused where the metric is undefined."""
+    x = sample_matrix(x, name)
+    check_sample_facts(sample_facts(x, metric), name, metric, x.shape[1])
+    return x

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _crossmatch
-from .._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, matching_equivalent
+from .._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, matching_equivalent, sample_facts
 from .._routing import register
 from .._validation import matrix_shape
 from . import _blocks as blocks
@@ -30,7 +30,7 @@ def _cm_sample(x, name):
 
 def _cm_block_facts(block, metric):
     """The in-memory SampleFacts of one row block, its first non-finite entry as a block report."""
-    _, rows, big = _crossmatch.sample_facts(np.asarray(block), metric)
+    _, rows, big = sample_facts(np.asarray(block), metric)
     return blocks.first_nonfinite(block), rows, big
 
 
