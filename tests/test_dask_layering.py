@@ -82,12 +82,43 @@ def _names_taken(path):
     return taken
 
 
+# Modules of shared helpers, there to be imported by the capability modules (see "Where each concern lives").
+SHARED_MODULES = {
+    "_comparable",
+    "_distances",
+    "_groups",
+    "_inference",
+    "_labels",
+    "_metric_transforms",
+    "_pairs",
+    "_progress",
+    "_result",
+    "_routing",
+    "_skeleton",
+    "_typing",
+    "_validation",
+}
+
+
+def _capability_names_taken(path):
+    """(module, name) of every name a package module takes from another capability module (``from ._m import x``)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    taken = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module and node.module != path.stem:
+            if node.module.startswith("_") and node.module not in SHARED_MODULES | {KERNELS}:
+                taken.update((node.module, a.name) for a in node.names if a.name not in ("*", "__all__"))
+    return taken
+
+
 def test_layers_take_only_declared_seams():
-    """Each capability module declares what other layers may use (``__all__`` and ``__seams__``); nothing else
-    crosses, and every declared seam is used and exists."""
+    """Each capability module declares what other layers and other capability modules may use (``__all__`` and
+    ``__seams__``); nothing else crosses, and every declared seam is used and exists."""
     import importlib
 
     taken = {pair for path in LAYER_MODULES for pair in _names_taken(path)}
+    modules = [path for path in sorted(PACKAGE.glob("_*.py")) if not path.stem.startswith("__")]
+    taken |= {pair for path in modules for pair in _capability_names_taken(path)}
     undeclared, used = [], set()
     for module_name, name in sorted(taken):
         if module_name == "_routing":

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pairmetrics import _matching
-from pairmetrics._matching import _solve_dense
+from pairmetrics._matching import solve_dense
 from pairmetrics.reference import matching as ref
 from scipy.spatial import distance
 from scipy.spatial.distance import cdist
@@ -31,7 +31,7 @@ def refuse(*args, **kwargs):
 def no_dense_matrix(monkeypatch):
     """Fail any path that builds an N x N matrix of a metric other than the Euclidean ones."""
     monkeypatch.setattr(_matching, "pairwise_distances", refuse)
-    monkeypatch.setattr(_matching, "_solve_dense", refuse)
+    monkeypatch.setattr(_matching, "solve_dense", refuse)
     monkeypatch.setattr(distance, "cdist", refuse)
 
 
@@ -51,7 +51,7 @@ def test_cost_is_the_optimum_of_the_dense_matrix(n, d, seed, metric, ties):
     np.fill_diagonal(D, 0)
     D = np.maximum((D + D.T) / 2, 0)
     m = pm.min_weight_perfect_matching(points=X, metric=metric)
-    want = _solve_dense(D, n_neighbors=10).cost
+    want = solve_dense(D, n_neighbors=10).cost
     assert m.cost == pytest.approx(want, rel=1e-9, abs=1e-12)
     assert m.cost == pytest.approx(float(sum(D[i, j] for i, j in m.pairs)), rel=1e-9, abs=1e-12)
     if n <= 8:  # exhaustive optimum of the plain-Python reference
@@ -71,7 +71,7 @@ def test_dtypes(metric, dtype):
     Xf = X.astype(np.float64)
     m = pm.min_weight_perfect_matching(points=X, metric=metric)
     assert m.cost == pytest.approx(
-        _solve_dense(_symmetric(cdist(Xf, Xf, metric)), n_neighbors=10).cost, rel=1e-9, abs=1e-12
+        solve_dense(_symmetric(cdist(Xf, Xf, metric)), n_neighbors=10).cost, rel=1e-9, abs=1e-12
     )
     assert m.verify()
 

@@ -18,9 +18,9 @@ from ._distances import (
 from ._matching import (
     DEFAULT_N_NEIGHBORS,
     MatchingResult,
-    _solve_dense,
-    _solve_points_metric,
-    _Source,
+    MatchingSource,
+    solve_dense,
+    solve_points_metric,
 )
 from ._metric_transforms import (
     DEFAULT_MAX_MATRIX_BYTES,
@@ -64,8 +64,18 @@ __all__ = [
     "crossmatch_null_distribution",
     "crossmatch_resample",
 ]
-# What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
-__seams__ = ["RESAMPLE", "ResampleFacts", "pool_dtype", "subsample_a1", "subsample_labels"]
+# What the Dask layer and the multi-sample cross-match may use besides __all__.
+__seams__ = [
+    "ALTERNATIVES",
+    "RESAMPLE",
+    "ResampleFacts",
+    "approx_pvalue",
+    "pool_dtype",
+    "result_from_matching",
+    "solve_in_random_order",
+    "subsample_a1",
+    "subsample_labels",
+]
 
 
 def _null_support(N: int, n: int) -> tuple[IntArray, IntArray, IntArray]:
@@ -320,7 +330,7 @@ def _check_labels(z: Any, name: str = "labels") -> np.ndarray:
     return z
 
 
-def in_input_order(solved: MatchingResult, order: IntArray, source: _Source | None) -> MatchingResult:
+def in_input_order(solved: MatchingResult, order: IntArray, source: MatchingSource | None) -> MatchingResult:
     """The matching of rows solved in the order ``order`` (solved point i is input row ``order[i]``), renumbered
     to the input rows; ``source`` (the input rows' data) is what ``verify()`` reads."""
     n = solved.mate.shape[0]
@@ -365,7 +375,7 @@ def solve_in_random_order(
     of exchangeable points only, and the permutation null of the test is exact.
     """
     order = gen.permutation(X.shape[0]).astype(np.int64)
-    solved = _solve_points_metric(
+    solved = solve_points_metric(
         X[order],
         metric,
         metric_kwargs,
@@ -374,7 +384,7 @@ def solve_in_random_order(
         progress=progress,
         max_matrix_bytes=max_matrix_bytes,
     )
-    return in_input_order(solved, order, _Source("points", X, metric, metric_kwargs, strong=True)), order
+    return in_input_order(solved, order, MatchingSource("points", X, metric, metric_kwargs, strong=True)), order
 
 
 def _test_distances(
@@ -382,7 +392,7 @@ def _test_distances(
 ) -> CrossMatchResult:
     """The test from 0/1 labels and a distance matrix (the call form of R's ``crossmatchtest(z, D)``)."""
     z = _check_labels(labels, "labels")
-    source = _Source("D", D)
+    source = MatchingSource("D", D)
     D = check_distance_matrix(D, "D")
     if D.shape[0] != z.shape[0]:
         raise ValueError(
@@ -390,7 +400,7 @@ def _test_distances(
             f"{D.shape[0]} x {D.shape[1]}"
         )
     order = gen.permutation(z.shape[0]).astype(np.int64)
-    solved = _solve_dense(
+    solved = solve_dense(
         np.ascontiguousarray(D[np.ix_(order, order)]), n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress
     )
     return result_from_matching(z, in_input_order(solved, order, source), alternative, order)

@@ -36,6 +36,8 @@ from ._validation import (
 )
 
 __all__ = ["energy_distance", "energy_test", "mmd", "mmd_test", "EnergyTestResult", "MMDTestResult"]
+# What other capability modules may use besides __all__: the names of the estimators and kernels (compare_groups).
+__seams__ = ["ESTIMATORS", "KERNELS"]
 
 METRICS = ("euclidean", "sqeuclidean", "cosine")
 ESTIMATORS = ("v-statistic", "u-statistic")

@@ -46,6 +46,8 @@ __all__ = [
     "min_weight_perfect_matching",
     "rank_mahalanobis",
 ]
+# What the cross-match tests may use besides __all__: the default start graph and the solvers they build on.
+__seams__ = ["DEFAULT_N_NEIGHBORS", "MatchingSource", "solve_dense", "solve_points_metric"]
 
 # Size of the start graph: each point's n_neighbors nearest neighbours (pricing adds the rest).
 DEFAULT_N_NEIGHBORS = 10
@@ -56,7 +58,7 @@ DEFAULT_N_NEIGHBORS = 10
 _PARALLEL_MIN_N = 2000
 
 
-class _Source:
+class MatchingSource:
     """What verify() needs to see the distances again, without holding an N x N matrix.
 
     Point input: the (validated) points, N x d. Matrix input: a weak reference
@@ -91,8 +93,8 @@ class _Source:
             return self._strong
         return self._weak() if self._weak is not None else None
 
-    def __reduce__(self) -> tuple[type[_Source], tuple[Any, ...]]:
-        return (_Source, (self.kind, None, self.metric, self.kwargs))
+    def __reduce__(self) -> tuple[type[MatchingSource], tuple[Any, ...]]:
+        return (MatchingSource, (self.kind, None, self.metric, self.kwargs))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -157,10 +159,10 @@ class MatchingResult(Result):
     max_distance: float = dataclasses.field(repr=False)
     stats: dict[str, Any] = dataclasses.field(repr=False, compare=False)
     if TYPE_CHECKING:  # attributes to type checkers; at run time InitVars (see Result)
-        _source: _Source | None = None
+        _source: MatchingSource | None = None
         _timings: dict[str, float] | None = None
     else:
-        _source: dataclasses.InitVar[_Source | None] = None
+        _source: dataclasses.InitVar[MatchingSource | None] = None
         _timings: dataclasses.InitVar[dict[str, float] | None] = None  # seconds per phase
 
     def certificate(
@@ -389,8 +391,13 @@ def _threads(n_jobs: NJobs, n: int) -> int:
     return 1 if n < _PARALLEL_MIN_N else threads
 
 
-def _solve_dense(
-    D: np.ndarray, *, n_neighbors: int, n_jobs: NJobs = None, progress: bool = False, source: _Source | None = None
+def solve_dense(
+    D: np.ndarray,
+    *,
+    n_neighbors: int,
+    n_jobs: NJobs = None,
+    progress: bool = False,
+    source: MatchingSource | None = None,
 ) -> MatchingResult:
     """Matching of the complete graph of a validated distance matrix."""
     n = D.shape[0]
@@ -406,7 +413,7 @@ def _solve_points(
     n_neighbors: int,
     n_jobs: NJobs = None,
     progress: bool = False,
-    source: _Source | None = None,
+    source: MatchingSource | None = None,
     scale: float = 1.0,
 ) -> MatchingResult:
     """Matching of the complete Euclidean graph of the rows of X, without the N x N matrix.
@@ -554,7 +561,7 @@ def _expand_duplicates(
 
 
 def _make_result(
-    r: dict[str, Any], n: int, unit: float, source: _Source | None, cost_of: Callable[[np.ndarray], float]
+    r: dict[str, Any], n: int, unit: float, source: MatchingSource | None, cost_of: Callable[[np.ndarray], float]
 ) -> MatchingResult:
     """Package a solver answer (distances were solved in units of ``unit``; ``cost_of(pairs)`` in the caller's)."""
     mate_full = r["mate"].astype(np.int64)
@@ -720,7 +727,7 @@ def min_weight_perfect_matching(
         check_metric_kwargs(metric, metric_kwargs, "min_weight_perfect_matching")
         X = as_matrix(points, "points", min_rows=2)
         check_finite(X, "points")
-        return _solve_points_metric(
+        return solve_points_metric(
             X,
             metric,
             metric_kwargs,
@@ -732,12 +739,12 @@ def min_weight_perfect_matching(
     if metric_kwargs:
         name = next(iter(metric_kwargs))
         raise TypeError(f"min_weight_perfect_matching() got an unexpected keyword argument {name!r}")
-    source = _Source("D", D)
+    source = MatchingSource("D", D)
     D = check_distance_matrix(D, "D")
-    return _solve_dense(D, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source)
+    return solve_dense(D, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source)
 
 
-def _solve_points_metric(
+def solve_points_metric(
     X: np.ndarray,
     metric: Metric,
     metric_kwargs: dict[str, Any],
@@ -748,7 +755,7 @@ def _solve_points_metric(
     max_matrix_bytes: int = DEFAULT_MAX_MATRIX_BYTES,
 ) -> MatchingResult:
     """Validated points: the Euclidean kernel (cosine and correlation on unit rows), or the matrix of another metric."""
-    source = _Source("points", X, metric, metric_kwargs, strong=True)
+    source = MatchingSource("points", X, metric, metric_kwargs, strong=True)
     if metric in ("euclidean", "sqeuclidean") and not metric_kwargs:
         return _solve_points(
             X, squared=metric == "sqeuclidean", n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source
@@ -765,4 +772,4 @@ def _solve_points_metric(
         )
     check_matrix_size(X.shape[0], metric, max_matrix_bytes)
     D = pairwise_distances(X, metric, **metric_kwargs)
-    return _solve_dense(D, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source)
+    return solve_dense(D, n_neighbors=n_neighbors, n_jobs=n_jobs, progress=progress, source=source)

@@ -57,6 +57,7 @@ __all__ = [
 # What the Dask layer (and only it) may use besides __all__: the skeletons, their facts and counts, the block sums.
 __seams__ = [
     "ERROR_MEASURE",
+    "LOSSES",
     "ErrorCounts",
     "LIKELIHOOD",
     "LikelihoodFacts",

@@ -47,6 +47,7 @@ from ._validation import (
 __all__ = ["paired_evaluation", "PairedEvaluation"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
 __seams__ = [
+    "prepare_scores",
     "EXACT_INTEGER_LABELS",
     "PAIRED",
     "PAIRED_EVAL",

@@ -32,6 +32,7 @@ from ._validation import (
 __all__ = ["concordance_index", "concordance_index_censored"]
 # What the Dask and Spark layers may use besides __all__: the skeletons, their facts and counts, the shape checks.
 __seams__ = [
+    "lifelines_arrays",
     "LIFELINES",
     "SKSURV",
     "LifelinesFacts",
