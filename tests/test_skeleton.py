@@ -19,7 +19,7 @@ from pairmetrics import (
     _survival,
     _two_vs_two,
 )
-from pairmetrics._skeleton import SKELETONS, Skeleton
+from pairmetrics._skeleton import SKELETONS, LayerEqual, Skeleton, same_values
 
 
 def _survival_data():
@@ -371,3 +371,28 @@ def test_paired_groups_plan_as_the_whole(monkeypatch):
     for k, key in enumerate(grouped.groups):
         whole = pairmetrics.paired_evaluation(labels[keys == key], scores[keys == key], variance=False)
         assert grouped.n_correct[k] == whole.n_correct and grouped.n_rankable[k] == whole.n_rankable
+
+
+def test_same_values_compares_what_layers_find():
+    assert same_values((1, np.array([1.0, np.nan])), (1, np.array([1.0, np.nan])))  # NaN equals NaN
+    assert not same_values(np.array([1, 2]), np.array([1, 3]))
+    assert not same_values(1.0, 1.0 + 1e-15) and same_values(1.0, 1.0 + 1e-15, rtol=1e-12)
+    assert not same_values(10**15, 10**15 + 1, rtol=1e-12)  # integers exactly, whatever the tolerance
+    assert same_values({"a": [1, None]}, {"a": [1, None]}) and not same_values({"a": 1}, {"b": 1})
+    assert same_values(lambda: 1, lambda: 2)  # a counter's further passes are not compared
+    assert not same_values(np.zeros(2), np.zeros(3))
+
+
+def test_layer_equal_dataclasses():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True, eq=False)
+    class Sums(LayerEqual):
+        total: float
+        rows: np.ndarray
+
+        RTOL = 1e-12
+
+    assert Sums(1.0, np.arange(3)) == Sums(1.0 + 1e-15, np.arange(3))
+    assert Sums(1.0, np.arange(3)) != Sums(1.0, np.arange(1, 4))
+    assert Sums(1.0, np.arange(3)).__eq__(object()) is NotImplemented

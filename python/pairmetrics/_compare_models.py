@@ -28,7 +28,7 @@ from ._pairs import (
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
-from ._skeleton import Skeleton
+from ._skeleton import LayerEqual, Skeleton
 from ._typing import ArrayLike, NJobs
 from ._validation import (
     Nonfinite,
@@ -279,22 +279,14 @@ class ComparisonFacts:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class ComparisonCounts:
+class ComparisonCounts(LayerEqual):
     """Every model's totals (rankable, correct, tied, incorrect) and the (k, k) sums
     ``sum(f_i * g_a,i * g_b,i)`` (None when nothing is rankable)."""
 
     totals: tuple[tuple[int, int, int, int], ...]
     weighted_gram: Any
 
-    def __eq__(self, other: object) -> bool:  # the sums may differ by rounding between layers
-        if not isinstance(other, ComparisonCounts):
-            return NotImplemented
-        same_gram = (self.weighted_gram is None) == (other.weighted_gram is None)
-        if same_gram and self.weighted_gram is not None:
-            same_gram = bool(np.allclose(self.weighted_gram, other.weighted_gram, rtol=1e-12, atol=0, equal_nan=True))
-        return self.totals == other.totals and same_gram
-
-    __hash__ = None  # type: ignore[assignment]
+    RTOL = 1e-12  # float sums added in another order on the cluster
 
 
 def _plan_compare(facts: ComparisonFacts, min_dist: float) -> float:

@@ -36,7 +36,7 @@ from ._metric_transforms import (
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
-from ._skeleton import Skeleton
+from ._skeleton import LayerEqual, Skeleton
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed
 from ._validation import (
     as_vector,
@@ -740,7 +740,7 @@ class ResampleFacts:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class ResamplePlan:
+class ResamplePlan(LayerEqual):
     """The checked options and the drawn subsamples (rows in the pool, the solving order)."""
 
     metric: Metric
@@ -752,15 +752,6 @@ class ResamplePlan:
     max_matrix_bytes: int
     draws: np.ndarray
     order: IntArray
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ResamplePlan):
-            return NotImplemented
-        fields = ("metric", "alternative", "n_resamples", "sample_size", "n_neighbors", "max_matrix_bytes")
-        same = all(getattr(self, f) == getattr(other, f) for f in fields)
-        return same and np.array_equal(self.draws, other.draws) and np.array_equal(self.order, other.order)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def _plan_resample(

@@ -16,7 +16,7 @@ import numpy as np
 from . import _core
 from ._result import Result
 from ._routing import routed
-from ._skeleton import Skeleton
+from ._skeleton import LayerEqual, Skeleton
 from ._typing import ArrayLike, FloatArray, IntArray
 from ._validation import (
     Nonbinary,
@@ -254,18 +254,11 @@ class MultilabelPlan:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class LabelCounts:
+class LabelCounts(LayerEqual):
     """Per label and per sample: counts of 1s in both, in y_true and in y_pred."""
 
     labels: _Triple
     samples: _Triple
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, LabelCounts) and all(
-            np.array_equal(a, b) for a, b in zip(self.labels + self.samples, other.labels + other.samples)
-        )
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def _plan_multilabel(facts: MultilabelFacts, fp_penalty: float, fn_penalty: float) -> MultilabelPlan:

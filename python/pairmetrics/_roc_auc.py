@@ -32,7 +32,7 @@ from ._labels import (
 )
 from ._pairs import grouped_auc_variance, grouped_pair_counts, wants_variance
 from ._routing import routed
-from ._skeleton import Skeleton
+from ._skeleton import LayerEqual, Skeleton
 from ._typing import ArrayLike, FloatArray, FloatOrArray
 from ._validation import (
     Nonfinite,
@@ -346,7 +346,7 @@ class AveragePlan:
 
 
 @dataclass(frozen=True, eq=False)
-class AverageCounts:
+class AverageCounts(LayerEqual):
     """The counts of one average: the micro AUC; the 'samples' sums (see auc_sums); or each label's AUC
     (None when the 'weighted' average has no weight) and the label weights of the 'weighted' average."""
 
@@ -355,16 +355,7 @@ class AverageCounts:
     aucs: FloatArray | None = None
     label_weight: np.ndarray | None = None
 
-    def __eq__(self, other: object) -> bool:  # weighted sums may differ by rounding between layers
-        if not isinstance(other, AverageCounts):
-            return NotImplemented
-        pairs = [(self.micro, other.micro), (self.aucs, other.aucs), (self.label_weight, other.label_weight)]
-        pairs += list(zip(self.sums or (), other.sums or ()))
-        same = all((a is None) == (b is None) for a, b in pairs) and (self.sums is None) == (other.sums is None)
-        close = all(a is None or b is None or np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True) for a, b in pairs)
-        return same and close
-
-    __hash__ = None  # type: ignore[assignment]
+    RTOL = 1e-12  # float sums added in another order on the cluster
 
 
 def _plan_average(facts: AverageFacts, average: str | None, max_fpr: float | None) -> AveragePlan:
@@ -662,7 +653,7 @@ def _grouped_auc(
 
 
 @dataclass(frozen=True, eq=False)
-class MulticlassFacts:
+class MulticlassFacts(LayerEqual):
     """What the checks of a multi-class AUC need: the scores' shape, whether every row sums to one, the
     classes present in y_true and whether sample weights were given."""
 
@@ -671,53 +662,25 @@ class MulticlassFacts:
     present: np.ndarray
     weighted: bool
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, MulticlassFacts):
-            return NotImplemented
-        same = (self.score_shape, self.probabilities, self.weighted) == (
-            other.score_shape,
-            other.probabilities,
-            other.weighted,
-        )
-        return same and np.array_equal(self.present, other.present)
-
-    __hash__ = None  # type: ignore[assignment]
-
 
 @dataclass(frozen=True, eq=False)
-class MulticlassPlan:
+class MulticlassPlan(LayerEqual):
     """The classes (``labels`` or those present), one-vs-rest or one-vs-one, and the average."""
 
     classes: np.ndarray
     multi_class: str
     average: str | None
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, MulticlassPlan):
-            return NotImplemented
-        same = (self.multi_class, self.average) == (other.multi_class, other.average)
-        return same and np.array_equal(self.classes, other.classes)
-
-    __hash__ = None  # type: ignore[assignment]
-
 
 @dataclass(frozen=True, eq=False)
-class MulticlassCounts:
+class MulticlassCounts(LayerEqual):
     """One-vs-rest: the averaged AUC; one-vs-one: each pair of present classes' mean AUC and prevalence."""
 
     ovr: FloatOrArray | None = None
     pair_aucs: tuple[float, ...] = ()
     prevalence: tuple[float, ...] = ()
 
-    def __eq__(self, other: object) -> bool:  # AUCs summed in another order may differ by rounding
-        if not isinstance(other, MulticlassCounts) or (self.ovr is None) != (other.ovr is None):
-            return NotImplemented if not isinstance(other, MulticlassCounts) else False
-        pairs: list[tuple[Any, Any]] = [(self.pair_aucs, other.pair_aucs), (self.prevalence, other.prevalence)]
-        if self.ovr is not None:
-            pairs.append((self.ovr, other.ovr))
-        return all(np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True) for a, b in pairs if len(np.atleast_1d(a)))
-
-    __hash__ = None  # type: ignore[assignment]
+    RTOL = 1e-12  # float sums added in another order on the cluster
 
 
 def _plan_multiclass(facts: MulticlassFacts, labels: Any, multi_class: str, average: str | None) -> MulticlassPlan:

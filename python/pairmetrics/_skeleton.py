@@ -15,10 +15,13 @@ built from the counts, are the same whichever layer computed them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
 
-__all__ = ["Skeleton", "SKELETONS"]
+import numpy as np
+
+__all__ = ["Skeleton", "SKELETONS", "LayerEqual", "same_values"]
 
 P = ParamSpec("P")
 PlanT = TypeVar("PlanT")
@@ -56,3 +59,40 @@ class Skeleton(Generic[P, PlanT, CountsT, ResultT]):
 
 # every skeleton, in the order its module was imported (for the layering tests)
 SKELETONS: list[Skeleton[..., Any, Any, Any]] = []
+
+
+def same_values(a: Any, b: Any, rtol: float = 0.0) -> bool:
+    """Whether two facts, plans or counts found on different layers agree: arrays elementwise (NaN equal to
+    NaN), floating values within ``rtol`` (0: exactly), tuples, lists and dicts item by item; functions
+    (a counter's further passes) are not compared."""
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, LayerEqual):
+        return a == b
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_values(a[k], b[k], rtol) for k in a)
+    if isinstance(a, (tuple, list)):
+        return isinstance(b, (tuple, list)) and len(a) == len(b) and all(same_values(x, y, rtol) for x, y in zip(a, b))
+    if callable(a) and not isinstance(a, type):
+        return callable(b)
+    x, y = np.asarray(a), np.asarray(b)
+    if x.shape != y.shape:
+        return False
+    if x.dtype.kind in "fc" and y.dtype.kind in "fciu":
+        return bool(np.allclose(x, y, rtol=rtol, atol=0, equal_nan=True))
+    return bool(np.array_equal(x, y))
+
+
+class LayerEqual:
+    """Equality for the facts, plans and counts dataclasses (declared with ``eq=False``): equal when every
+    field is (see :func:`same_values`); ``RTOL`` > 0 where a layer adds float sums in another order."""
+
+    RTOL: ClassVar[float] = 0.0
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        fields = dataclasses.fields(self)  # type: ignore[arg-type]
+        return all(same_values(getattr(self, f.name), getattr(other, f.name), self.RTOL) for f in fields)
+
+    __hash__ = None  # type: ignore[assignment]

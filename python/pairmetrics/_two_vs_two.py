@@ -14,7 +14,7 @@ from ._distances import check_row_report, undefined_rows
 from ._progress import progress_callback
 from ._result import Result
 from ._routing import routed
-from ._skeleton import Skeleton
+from ._skeleton import LayerEqual, Skeleton
 from ._typing import ArrayLike, FloatArray, IntArray, NJobs, Seed
 from ._validation import (
     Nonfinite,
@@ -147,7 +147,7 @@ def default_rtol(dtype: npt.DTypeLike, n_features: int) -> float:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class TwoVsTwoFacts:
+class TwoVsTwoFacts(LayerEqual):
     """What the checks of the 2 vs 2 test need: the shape and working dtype, each input's first
     non-finite entry, the first input too large for float64 (long doubles), the rows the named
     metric is undefined for (global indices) and each input's largest magnitude (0 where not needed)."""
@@ -160,29 +160,8 @@ class TwoVsTwoFacts:
     undefined: tuple[np.ndarray, np.ndarray]
     largest: tuple[float, float]
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TwoVsTwoFacts):
-            return NotImplemented
-        same_rows = all(np.array_equal(a, b) for a, b in zip(self.undefined, other.undefined))
-        fields = (self.n, self.d, self.dtype, self.nonfinite, self.beyond_float64, self.largest)
-        return same_rows and fields == (
-            other.n,
-            other.d,
-            other.dtype,
-            other.nonfinite,
-            other.beyond_float64,
-            other.largest,
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
 
 _NO_ROWS = np.empty(0, np.intp)
-
-
-def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    """Equal arrays, or both None (the counts' equality between layers)."""
-    return a is b or (a is not None and b is not None and np.array_equal(a, b))
 
 
 def _in_memory_facts(y_true: Any, y_pred: Any, metric: str) -> tuple[np.ndarray, np.ndarray, TwoVsTwoFacts]:
@@ -209,7 +188,7 @@ def beyond_float64(x: np.ndarray) -> bool:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class TwoVsTwoPlan:
+class TwoVsTwoPlan(LayerEqual):
     """The checked options, and the sampled pairs (first, second) when ``pairs`` is an int."""
 
     n: int
@@ -224,18 +203,9 @@ class TwoVsTwoPlan:
     def skip_same_target(self) -> bool:
         return self.pairs == "distinct_targets"
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TwoVsTwoPlan):
-            return NotImplemented
-        options = (self.n, self.metric, self.ties, self.pairs, self.rtol)
-        same = options == (other.n, other.metric, other.ties, other.pairs, other.rtol)
-        return same and _same(self.first, other.first) and _same(self.second, other.second)
-
-    __hash__ = None  # type: ignore[assignment]
-
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class TwoVsTwoCounts:
+class TwoVsTwoCounts(LayerEqual):
     """Totals (passed, tied, skipped), per-sample passed and tied counts, and with all pairs and
     distinct targets, per sample the other samples with its target (skipped)."""
 
@@ -243,17 +213,6 @@ class TwoVsTwoCounts:
     sample_passed: np.ndarray
     sample_tied: np.ndarray
     same_target: np.ndarray | None = None
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TwoVsTwoCounts):
-            return NotImplemented
-        arrays = zip(
-            (self.sample_passed, self.sample_tied, self.same_target),
-            (other.sample_passed, other.sample_tied, other.same_target),
-        )
-        return self.totals == other.totals and all(_same(a, b) for a, b in arrays)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def _plan_two_vs_two(
@@ -296,36 +255,21 @@ TWO_VS_TWO = Skeleton("two_vs_two", _plan_two_vs_two, _finish_two_vs_two)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class PermutationPlan:
+class PermutationPlan(LayerEqual):
     """The checked options of the permutation test: the 2 vs 2 plan, the resamples, the alternative."""
 
     test: TwoVsTwoPlan
     n_resamples: int
     alternative: str
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PermutationPlan):
-            return NotImplemented
-        return (self.test, self.n_resamples, self.alternative) == (other.test, other.n_resamples, other.alternative)
-
-    __hash__ = None  # type: ignore[assignment]
-
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class PermutationCounts:
+class PermutationCounts(LayerEqual):
     """The observed counts and, per permutation, the passed and tied pairs."""
 
     observed: TwoVsTwoCounts
     null_passed: np.ndarray
     null_tied: np.ndarray
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PermutationCounts):
-            return NotImplemented
-        nulls = np.array_equal(self.null_passed, other.null_passed) and np.array_equal(self.null_tied, other.null_tied)
-        return self.observed == other.observed and nulls
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def _plan_permutation(
