@@ -66,10 +66,10 @@ __all__ = [
 ]
 # What the Dask layer and the multi-sample cross-match may use besides __all__.
 __seams__ = [
-    "ALTERNATIVES",
     "RESAMPLE",
     "ResampleFacts",
     "approx_pvalue",
+    "check_test_options",
     "pool_dtype",
     "result_from_matching",
     "solve_in_random_order",
@@ -423,6 +423,29 @@ def pool_dtype(x: Any, y: Any) -> np.dtype[Any]:
     return np.dtype(np.float64)
 
 
+def check_test_options(
+    name: str,
+    metric: Metric,
+    metric_kwargs: dict[str, Any],
+    alternative: str,
+    n_neighbors: int,
+    rng: Seed,
+    n_jobs: NJobs,
+    progress: bool,
+    max_matrix_bytes: int,
+) -> tuple[str, int, np.random.Generator, int]:
+    """The options of a cross-match test (two samples or K groups), checked in one order: the alternative,
+    ``n_neighbors``, the generator and ``max_matrix_bytes``."""
+    check_metric(metric)
+    check_metric_kwargs(metric, metric_kwargs, name)
+    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
+    n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=2**31 - 1)
+    gen = check_rng(rng)
+    resolve_n_jobs(n_jobs)
+    check_progress(progress)
+    return alternative, n_neighbors, gen, check_max_matrix_bytes(max_matrix_bytes)
+
+
 @routed
 def crossmatch_test(
     x: ArrayLike | None = None,
@@ -528,14 +551,8 @@ def crossmatch_test(
     >>> sorted(res.to_r())
     ['Ea1', 'Va1', 'a1', 'approxpval', 'dev', 'pval']
     """
-    check_metric(metric)
-    check_metric_kwargs(metric, metric_kwargs, "crossmatch_test")
-    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
-    n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=2**31 - 1)
-    gen = check_rng(rng)
-    resolve_n_jobs(n_jobs)
-    check_progress(progress)
-    max_matrix_bytes = check_max_matrix_bytes(max_matrix_bytes)
+    options = (metric, metric_kwargs, alternative, n_neighbors, rng, n_jobs, progress, max_matrix_bytes)
+    alternative, n_neighbors, gen, max_matrix_bytes = check_test_options("crossmatch_test", *options)
     if D is not None or labels is not None:
         if x is not None or y is not None:
             raise TypeError("crossmatch_test() takes the samples x and y, or D= and labels=, not both")

@@ -30,28 +30,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._crossmatch import (
-    ALTERNATIVES,
     CrossMatchResult,
     approx_pvalue,
+    check_test_options,
     pool_dtype,
     result_from_matching,
     solve_in_random_order,
 )
-from ._distances import check_metric, check_metric_kwargs
 from ._inference import CORRECTIONS, adjust_pvalues
 from ._matching import DEFAULT_N_NEIGHBORS, MatchingResult
-from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, check_max_matrix_bytes, checked_sample
+from ._metric_transforms import DEFAULT_MAX_MATRIX_BYTES, checked_sample
 from ._result import Result
 from ._routing import routed
 from ._typing import ArrayLike, FloatArray, IntArray, Metric, NJobs, Seed
 from ._validation import (
     check_choice,
     check_finite,
-    check_int,
     check_no_missing_labels,
-    check_progress,
-    check_rng,
-    resolve_n_jobs,
     vector_shape,
 )
 
@@ -486,14 +481,8 @@ def multi_crossmatch_test(
     >>> [str(g) for g, t in zip(res.groups, res.group_tests) if t.pvalue < 0.01]
     ['c']
     """
-    check_metric(metric)
-    check_metric_kwargs(metric, metric_kwargs, "multi_crossmatch_test")
-    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
-    n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=2**31 - 1)
-    gen = check_rng(rng)
-    resolve_n_jobs(n_jobs)
-    check_progress(progress)
-    max_matrix_bytes = check_max_matrix_bytes(max_matrix_bytes)
+    options = (metric, metric_kwargs, alternative, n_neighbors, rng, n_jobs, progress, max_matrix_bytes)
+    alternative, n_neighbors, gen, max_matrix_bytes = check_test_options("multi_crossmatch_test", *options)
     X = checked_sample(points, "points", metric)
     if X.shape[0] < 2:
         raise ValueError(f"points needs at least 2 rows, got {X.shape[0]}")
