@@ -288,26 +288,28 @@ def test_every_layer_plans_and_finishes_through_the_skeleton(function, skeleton,
         assert on_dask == in_memory
 
 
-def test_grouped_roc_auc_plans_and_finishes_through_its_skeleton(monkeypatch):
+@pytest.mark.parametrize(
+    "skeleton, grouped_call, field, per_group",
+    [
+        (_roc_auc.ROC_AUC_GROUPED, _roc_auc.roc_auc_score, "auc", pairmetrics.sklearn.roc_auc_score),
+        (
+            _ranking_curves.AVERAGE_PRECISION_GROUPED,
+            _ranking_curves.average_precision_score,
+            "average_precision",
+            pairmetrics.sklearn.average_precision_score,
+        ),
+    ],
+    ids=["roc_auc", "average_precision"],
+)
+def test_grouped_calls_plan_and_finish_through_their_skeleton(skeleton, grouped_call, field, per_group, monkeypatch):
     """groups= (in memory only) counts every group at once, planned and finished by its own skeleton."""
-    spy = _Spy(_roc_auc.ROC_AUC_GROUPED, monkeypatch)
+    spy = _Spy(skeleton, monkeypatch)
     y, score = _binary_auc_data()
     groups = np.arange(60) % 3
-    grouped = _roc_auc.roc_auc_score(y, score, groups=groups)
+    grouped = grouped_call(y, score, groups=groups)
     assert len(spy.plans) == len(spy.finished) == 1
     for k in range(3):
-        assert grouped.auc[k] == pytest.approx(pairmetrics.sklearn.roc_auc_score(y[groups == k], score[groups == k]))
-
-
-def test_grouped_average_precision_plans_and_finishes_through_its_skeleton(monkeypatch):
-    spy = _Spy(_ranking_curves.AVERAGE_PRECISION_GROUPED, monkeypatch)
-    y, score = _binary_auc_data()
-    groups = np.arange(60) % 3
-    grouped = _ranking_curves.average_precision_score(y, score, groups=groups)
-    assert len(spy.plans) == len(spy.finished) == 1
-    for k in range(3):
-        expected = pairmetrics.sklearn.average_precision_score(y[groups == k], score[groups == k])
-        assert grouped.average_precision[k] == pytest.approx(expected)
+        assert getattr(grouped, field)[k] == pytest.approx(per_group(y[groups == k], score[groups == k]))
 
 
 def test_every_routed_capability_with_a_dask_layer_has_a_case():
