@@ -19,7 +19,8 @@ struct Keyed {
 constexpr std::size_t kBlock = std::size_t{1} << 16;
 
 // Order keys of the values with their groups and weights, sorted by key.
-std::unique_ptr<Keyed[]> sorted_records(const WeightedGroups& in, std::uint32_t n_groups, Control& control) {
+template <class Value>
+std::unique_ptr<Keyed[]> sorted_records(const WeightedGroups<Value>& in, std::uint32_t n_groups, Control& control) {
     std::unique_ptr<Keyed[]> records(new Keyed[in.size]);
     for (std::size_t begin = 0; begin < in.size; begin += kBlock) {
         const std::size_t end = std::min(in.size, begin + kBlock);
@@ -53,7 +54,8 @@ class Fenwick {
 
 }  // namespace
 
-GroupDominanceCounts group_dominance(const WeightedGroups& point_input, const WeightedGroups& query_input,
+template <class Value>
+GroupDominanceCounts group_dominance(const WeightedGroups<Value>& point_input, const WeightedGroups<Value>& query_input,
                                      std::uint32_t n_groups, Control& control) {
     const auto points = sorted_records(point_input, n_groups, control);
     const auto queries = sorted_records(query_input, n_groups, control);
@@ -91,5 +93,10 @@ GroupDominanceCounts group_dominance(const WeightedGroups& point_input, const We
     }
     return counts;
 }
+
+template GroupDominanceCounts group_dominance(const WeightedGroups<double>&, const WeightedGroups<double>&,
+                                              std::uint32_t, Control&);
+template GroupDominanceCounts group_dominance(const WeightedGroups<std::uint64_t>&,
+                                              const WeightedGroups<std::uint64_t>&, std::uint32_t, Control&);
 
 }  // namespace pairmetrics

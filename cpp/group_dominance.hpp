@@ -24,9 +24,12 @@ struct GroupDominanceCounts {
 };
 
 // Points and queries may carry weights (multiplicities: a run of equal
-// labels sent as one entry); a null weight array means weight 1 each.
+// labels sent as one entry); a null weight array means weight 1 each. Values
+// are doubles (real labels and their thresholds) or unsigned order keys
+// (integer labels, key_sort.hpp, and their thresholds, rankable.hpp).
+template <class Value>
 struct WeightedGroups {
-    const double* values = nullptr;
+    const Value* values = nullptr;
     const std::uint32_t* groups = nullptr;
     const std::uint32_t* weights = nullptr;
     std::size_t size = 0;
@@ -35,7 +38,9 @@ struct WeightedGroups {
 // Counts pairs weighted by the product of their weights. Preconditions:
 // values are not NaN; every group is below n_groups (checked:
 // std::invalid_argument otherwise). Checks `control` between blocks of work.
-GroupDominanceCounts group_dominance(const WeightedGroups& points, const WeightedGroups& queries,
+// Value is double or std::uint64_t.
+template <class Value>
+GroupDominanceCounts group_dominance(const WeightedGroups<Value>& points, const WeightedGroups<Value>& queries,
                                      std::uint32_t n_groups, Control& control);
 
 }  // namespace pairmetrics

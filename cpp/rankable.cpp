@@ -31,6 +31,10 @@ double real_threshold(double y, double min_dist) {
     return double_of_key(hi);
 }
 
+std::uint64_t integer_threshold(std::uint64_t key, const IntegerGap& gap, std::uint64_t highest) {
+    return key <= highest && highest - key >= gap.min_dist ? key + gap.min_dist : highest + 1;
+}
+
 namespace {
 
 template <class Gap>

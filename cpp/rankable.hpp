@@ -36,6 +36,11 @@ std::optional<IntegerGap> integer_gap(double min_dist);
 // fl(t - y) >= min_dist (+inf when there is none).
 double real_threshold(double y, double min_dist);
 
+// Integer labels as order keys up to `highest` (< 2**64 - 1): the smallest
+// key t with gap.far(t, key), or highest + 1 when no key up to `highest` is
+// that far above `key`; the labels rankable above `key` are those >= t.
+std::uint64_t integer_threshold(std::uint64_t key, const IntegerGap& gap, std::uint64_t highest);
+
 // bound[p] = #{q : far(labels[p], labels[q])} for nondecreasing labels (doubles,
 // or the order keys of integers): the samples each one outranks form a prefix.
 void rankable_bounds(const double* sorted_labels, std::size_t n, double min_dist, std::int64_t* bound);

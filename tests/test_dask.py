@@ -66,7 +66,9 @@ def chunkings(draw, n):
 def paired_data(draw, max_n=40):
     n = draw(st.integers(2, max_n))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    labels_kind = draw(st.sampled_from(["binary", "ordinal", "real", "signed zeros", "float32", "constant"]))
+    labels_kind = draw(
+        st.sampled_from(["binary", "ordinal", "real", "signed zeros", "float32", "constant", "huge ints", "uint8"])
+    )
     if labels_kind == "binary":
         labels, min_dist = (rng.random(n) < 0.4).astype(np.float64), 0.5
     elif labels_kind == "ordinal":
@@ -75,6 +77,12 @@ def paired_data(draw, max_n=40):
         labels, min_dist = np.round(rng.random(n), 2), draw(st.sampled_from([0.01, 0.1, 0.3]))
     elif labels_kind == "signed zeros":
         labels, min_dist = rng.choice([-1.0, -0.0, 0.0, 1.0], n), draw(st.sampled_from([0.5, 1.0]))
+    elif labels_kind == "huge ints":  # beyond float64's integers, differences that a double would round
+        ends = np.array([-(2**63), -(2**63) + 3, -1, 2**62, 2**63 - 4], dtype=np.int64)
+        labels = ends[rng.integers(0, 5, n)] + rng.integers(0, 3, n)
+        min_dist = draw(st.sampled_from([1.0, 2.5, 2.0**62, 2.0**64]))
+    elif labels_kind == "uint8":
+        labels, min_dist = rng.integers(250, 256, n).astype(np.uint8), draw(st.sampled_from([0.5, 2.0]))
     elif labels_kind == "float32":
         labels, min_dist = np.round(rng.random(n), 1).astype(np.float32), draw(st.sampled_from([0.1, 0.2]))
     else:
@@ -126,15 +134,40 @@ def test_paired_totals_between_partitions_by_label_bucket(monkeypatch, data, par
     assert got == expected
 
 
-def test_integer_labels_beyond_float64_precision_are_refused(client):
-    labels = np.array([0, 2**52, 1, 3], dtype=np.int64)
-    with pytest.raises(ValueError, match="labels: integer labels"):
-        pm.paired_evaluation(da.from_array(labels, chunks=2), da.from_array(np.arange(4.0), chunks=2), min_dist=0.5)
-    labels[1] = 2**52 - 1  # still exact
-    expected = pm.paired_evaluation(labels, np.arange(4.0), min_dist=0.5, variance=False)
-    assert (
-        pm.paired_evaluation(labels, da.from_array(np.arange(4.0), chunks=2), min_dist=0.5, variance=False) == expected
-    )
+@pytest.mark.parametrize("variance", [False, True])
+def test_integer_labels_beyond_float64_precision_are_exact(client, variance):
+    """Labels near both ends of int64 and uint64, with differences that float64 would round."""
+    rng = np.random.default_rng(21)
+    scores = rng.integers(0, 9, 90).astype(np.float64)
+    top = np.iinfo(np.int64).max
+    cases = [
+        (top - rng.integers(0, 7, 90)).astype(np.int64),
+        (np.iinfo(np.int64).min + rng.integers(0, 7, 90)).astype(np.int64),
+        np.where(rng.random(90) < 0.5, 2**62, -(2**62)) + rng.integers(0, 4, 90),
+        (np.iinfo(np.uint64).max - rng.integers(0, 7, 90).astype(np.uint64)).astype(np.uint64),
+    ]
+    for labels in cases:
+        for min_dist in (0.5, 1.0, 2.5, 2.0**63):
+            expected = pm.paired_evaluation(labels, scores, min_dist=min_dist, variance=variance, warn=False)
+            got = pm.paired_evaluation(
+                da.from_array(labels, chunks=17),
+                da.from_array(scores, chunks=17),
+                min_dist=min_dist,
+                variance=variance,
+                warn=False,
+            )
+            assert got == expected
+            if variance:
+                np.testing.assert_allclose(got._variance, expected._variance, rtol=1e-9)
+
+
+def test_integer_labels_spanning_the_whole_64_bit_range_are_refused(client):
+    labels = np.array([np.iinfo(np.int64).min, 0, 1, np.iinfo(np.int64).max], dtype=np.int64)
+    with pytest.raises(ValueError, match="labels: integer labels .* whole 64-bit range"):
+        pm.paired_evaluation(da.from_array(labels, chunks=2), da.from_array(np.arange(4.0), chunks=2))
+    labels[0] += 1  # one short of the whole range: exact
+    expected = pm.paired_evaluation(labels, np.arange(4.0), variance=False)
+    assert pm.paired_evaluation(labels, da.from_array(np.arange(4.0), chunks=2), variance=False) == expected
 
 
 def test_label_buckets_split_equal_labels_by_partition():
@@ -225,24 +258,21 @@ def test_per_sample_counts_with_one_partition(monkeypatch):
     np.testing.assert_array_equal(per_sample, expected)
 
 
-@pytest.mark.parametrize("dtype", [np.int64, np.float64])
-def test_per_sample_counts_of_labels_near_the_float64_limit(monkeypatch, dtype):
-    """Integer labels just below 2**52 (exact in float64, differences too) and doubles near
-    2**53, where consecutive doubles are 2 apart: min_dist sits between representable gaps."""
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.float64])
+def test_per_sample_counts_of_labels_near_the_type_limits(monkeypatch, dtype):
+    """Integer labels near the top of their type (exact as offsets, beyond float64's integers),
+    and doubles near 2**53, where consecutive doubles are 2 apart: min_dist sits between
+    representable gaps."""
     monkeypatch.setattr(dask_paired, "PARTITION_SAMPLES", 5)
     rng = np.random.default_rng(17)
-    top = 2**52 - 1 if dtype is np.int64 else 2.0**53
-    labels = (top - rng.integers(0, 12, 60)).astype(dtype)
+    top = {np.int64: np.iinfo(np.int64).max, np.uint64: np.iinfo(np.uint64).max, np.float64: 2.0**53}[dtype]
+    labels = (np.array(top, dtype=dtype) - rng.integers(0, 12, 60).astype(dtype)).astype(dtype)
     scores = rng.integers(0, 6, 60).astype(np.float64)
-    for min_dist in (0.5, 1.0, 1.5, 2.0, 3.0):
+    for min_dist in (0.5, 1.0, 1.5, 2.0, 3.0, 11.0, 12.0):
         totals, per_sample = _per_sample_on_dask(scores, labels, min_dist, (13, 0, 47))
         expected_totals, expected = _per_sample_in_memory(scores, labels, min_dist)
         assert totals == expected_totals
         np.testing.assert_array_equal(per_sample, expected)
-    refused = labels.astype(np.int64) + 1  # reaches 2**52
-    if dtype is np.int64:
-        with pytest.raises(ValueError, match="2\\*\\*52"):
-            pm.compare_models(refused, da.from_array(np.vstack([scores, scores[::-1]]), chunks=(2, 13)))
 
 
 def test_per_sample_counts_of_unknown_chunk_sizes(client):
@@ -636,7 +666,7 @@ def test_label_thresholds_reproduce_the_rounded_difference(y, min_dist):
     """Counting labels >= t is the same test as fl(label - y) >= min_dist."""
     y = np.array(y)
     with np.errstate(all="ignore"):
-        t = dask_paired._threshold_up(y, min_dist)
+        t = dask_paired.LabelRule(min_dist).up(y)
         finite = np.isfinite(t)
         assert ((t - y)[finite] >= min_dist).all()
         assert ((np.nextafter(t, -np.inf) - y)[finite] < min_dist).all()

@@ -1,6 +1,7 @@
 // The rankable-pair rule (rankable.hpp) for the Python layers that count
 // pairs outside the paired kernel: the bootstrap's prefix bounds and the Dask
 // layer's label thresholds.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,8 @@ py::array_t<std::int64_t> rankable_bounds_py(const py::array& sorted_labels, dou
     return out;
 }
 
-py::array_t<double> rankable_thresholds_py(const py::array_t<double, py::array::c_style | py::array::forcecast>& labels,
-                                           double min_dist) {
+py::array_t<double> real_thresholds(const py::array_t<double, py::array::c_style | py::array::forcecast>& labels,
+                                    double min_dist) {
     const std::size_t n = static_cast<std::size_t>(labels.size());
     py::array_t<double> out(static_cast<py::ssize_t>(n));
     const double* y = labels.data();
@@ -58,6 +59,32 @@ py::array_t<double> rankable_thresholds_py(const py::array_t<double, py::array::
     return out.reshape(std::vector<py::ssize_t>(labels.shape(), labels.shape() + labels.ndim()));
 }
 
+py::array_t<std::uint64_t> integer_thresholds(const py::array_t<std::uint64_t, py::array::c_style>& keys,
+                                              double min_dist, std::uint64_t highest) {
+    if (highest == ~std::uint64_t{0}) throw py::value_error("internal error: highest must be below 2**64 - 1");
+    const std::size_t n = static_cast<std::size_t>(keys.size());
+    py::array_t<std::uint64_t> out(static_cast<py::ssize_t>(n));
+    const std::uint64_t* y = keys.data();
+    std::uint64_t* t = out.mutable_data();
+    const std::optional<IntegerGap> gap = integer_gap(min_dist);
+    {
+        py::gil_scoped_release release;
+        for (std::size_t i = 0; i < n; ++i) t[i] = gap ? integer_threshold(y[i], *gap, highest) : highest + 1;
+    }
+    return out.reshape(std::vector<py::ssize_t>(keys.shape(), keys.shape() + keys.ndim()));
+}
+
+// Real labels (any real dtype but uint64, as doubles) without `highest`;
+// integer labels as uint64 order keys, with `highest`.
+py::array rankable_thresholds_py(const py::array& labels, double min_dist, std::optional<std::uint64_t> highest) {
+    const bool keys = labels.dtype().is(py::dtype::of<std::uint64_t>());
+    if (keys != highest.has_value())
+        throw py::value_error("internal error: highest is given exactly for uint64 order keys");
+    if (keys)
+        return integer_thresholds(py::array_t<std::uint64_t, py::array::c_style>::ensure(labels), min_dist, *highest);
+    return real_thresholds(py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(labels), min_dist);
+}
+
 }  // namespace
 
 void register_rankable(py::module_& m) {
@@ -65,8 +92,11 @@ void register_rankable(py::module_& m) {
           "bound[p]: how many sorted labels q are at least min_dist below labels[p] (real labels: their "
           "difference in double precision; integer labels: exactly).");
     m.def("rankable_thresholds", &rankable_thresholds_py, py::arg("labels"), py::arg("min_dist"),
-          "t[i]: the smallest double t with fl(t - labels[i]) >= min_dist (+inf if none): the labels rankable "
-          "above labels[i] are those >= t[i].");
+          py::arg("highest") = py::none(),
+          "Real labels: t[i] is the smallest double t with fl(t - labels[i]) >= min_dist (+inf if none). "
+          "Integer labels as uint64 order keys up to `highest` (< 2**64 - 1): the smallest key t with "
+          "t - labels[i] >= min_dist, or highest + 1 if none. Either way the labels rankable above labels[i] "
+          "are those >= t[i].");
 }
 
 }  // namespace pairmetrics::bindings

@@ -16,6 +16,7 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "bootstrap.hpp"
@@ -227,34 +228,49 @@ void test_concordance() {
 
 // --------------------------------------------------------------------------- group dominance
 
+template <class Value>
 struct GroupSample {
-    std::vector<double> values;
+    std::vector<Value> values;
     std::vector<std::uint32_t> groups, weights;
-    WeightedGroups view(bool weighted) const {
-        return WeightedGroups{values.data(), groups.data(), weighted ? weights.data() : nullptr, values.size()};
+    WeightedGroups<Value> view(bool weighted) const {
+        return {values.data(), groups.data(), weighted ? weights.data() : nullptr, values.size()};
     }
 };
 
-GroupSample random_groups(std::mt19937_64& gen, std::size_t n, std::uint32_t n_groups, int levels) {
+// Doubles from `levels` values spaced 0.5 apart; order keys spread over the
+// whole 64-bit range, both ends included.
+template <class Value>
+Value group_value(int level, int levels) {
+    if constexpr (std::is_same_v<Value, double>) {
+        return level * 0.5 - 3;
+    } else {
+        if (level == levels - 1) return ~std::uint64_t{0};
+        return static_cast<std::uint64_t>(level) * std::uint64_t{0x9E3779B97F4A7C15};
+    }
+}
+
+template <class Value>
+GroupSample<Value> random_groups(std::mt19937_64& gen, std::size_t n, std::uint32_t n_groups, int levels) {
     std::uniform_int_distribution<int> level(0, levels - 1), weight(1, 4);
     std::uniform_int_distribution<std::uint32_t> group(0, n_groups - 1);
-    GroupSample s;
+    GroupSample<Value> s;
     for (std::size_t i = 0; i < n; ++i) {
-        s.values.push_back(level(gen) * 0.5 - 3);
+        s.values.push_back(group_value<Value>(level(gen), levels));
         s.groups.push_back(group(gen));
         s.weights.push_back(static_cast<std::uint32_t>(weight(gen)));
     }
     return s;
 }
 
-void test_group_dominance() {
+template <class Value>
+void check_group_dominance() {
     std::mt19937_64 gen(13);
     for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{9}, std::size_t{300}, std::size_t{2000}})
         for (std::uint32_t n_groups : {1u, 2u, 7u, 100u})
             for (int levels : {1, 6, 100000})
                 for (bool weighted : {false, true}) {
-                    const GroupSample points = random_groups(gen, n, n_groups, levels);
-                    const GroupSample queries = random_groups(gen, n / 2 + 3, n_groups, levels);
+                    const auto points = random_groups<Value>(gen, n, n_groups, levels);
+                    const auto queries = random_groups<Value>(gen, n / 2 + 3, n_groups, levels);
                     GroupDominanceCounts want;
                     for (std::size_t i = 0; i < points.values.size(); ++i)
                         for (std::size_t j = 0; j < queries.values.size(); ++j) {
@@ -272,12 +288,17 @@ void test_group_dominance() {
                     CHECK_EQ(got.higher, want.higher);
                 }
     // A group at or beyond n_groups is refused.
-    GroupSample bad = random_groups(gen, 5, 3, 4);
+    auto bad = random_groups<Value>(gen, 5, 3, 4);
     bad.groups[2] = 3;
-    const GroupSample fine = random_groups(gen, 5, 3, 4);
+    const auto fine = random_groups<Value>(gen, 5, 3, 4);
     Control control;
     CHECK(throws<std::invalid_argument>([&] { group_dominance(bad.view(false), fine.view(false), 3, control); }));
     CHECK(throws<std::invalid_argument>([&] { group_dominance(fine.view(true), bad.view(true), 3, control); }));
+}
+
+void test_group_dominance() {
+    check_group_dominance<double>();
+    check_group_dominance<std::uint64_t>();
 }
 
 // --------------------------------------------------------------------------- key sorts
@@ -518,6 +539,25 @@ void test_real_threshold() {
         }
 }
 
+// integer_threshold(key, gap, highest): the smallest key up to `highest` that far above, else highest + 1.
+void test_integer_threshold() {
+    constexpr std::uint64_t top = ~std::uint64_t{0};
+    const std::uint64_t keys[] = {0, 1, 2, 5, std::uint64_t{1} << 53, (std::uint64_t{1} << 63) + 7, top - 3, top - 1};
+    for (std::uint64_t highest : {std::uint64_t{0}, std::uint64_t{6}, std::uint64_t{1} << 62, top - 1})
+        for (std::uint64_t min_dist : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{1} << 60, top})
+            for (std::uint64_t key : keys) {
+                const IntegerGap gap{min_dist};
+                const std::uint64_t t = integer_threshold(key, gap, highest);
+                if (t <= highest) {
+                    CHECK(gap.far(t, key));
+                    CHECK(t == 0 || !gap.far(t - 1, key));
+                } else {
+                    CHECK_EQ(t, highest + 1);
+                    CHECK(!gap.far(highest, key));
+                }
+            }
+}
+
 // --------------------------------------------------------------------------- bootstrap
 
 // The draws as the header defines them: SplitMix64 from the seed, draw k of a stratum of `size` clusters is
@@ -693,6 +733,7 @@ int main(int argc, char** argv) {
         {"grouped", test_grouped},
         {"bootstrap", test_bootstrap},
         {"real_threshold", test_real_threshold},
+        {"integer_threshold", test_integer_threshold},
     };
     return testing::run_tests(tests, argc, argv);
 }

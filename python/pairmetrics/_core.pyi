@@ -447,24 +447,25 @@ def rankable_bounds(
     """
 
 def rankable_thresholds(
-    labels: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
+    labels: numpy.ndarray,
     min_dist: typing.SupportsFloat | typing.SupportsIndex,
-) -> numpy.typing.NDArray[numpy.float64]:
+    highest: typing.SupportsInt | typing.SupportsIndex | None = None,
+) -> numpy.ndarray:
     """
-    t[i]: the smallest double t with fl(t - labels[i]) >= min_dist (+inf if none): the labels rankable above labels[i] are those >= t[i].
+    Real labels: t[i] is the smallest double t with fl(t - labels[i]) >= min_dist (+inf if none). Integer labels as uint64 order keys up to `highest` (< 2**64 - 1): the smallest key t with t - labels[i] >= min_dist, or highest + 1 if none. Either way the labels rankable above labels[i] are those >= t[i].
     """
 
 def group_dominance(
-    values: numpy.typing.NDArray[numpy.float64],
+    values: numpy.ndarray,
     groups: numpy.typing.NDArray[numpy.uint32],
     weights: numpy.typing.NDArray[numpy.uint32],
-    thresholds: numpy.typing.NDArray[numpy.float64],
+    thresholds: numpy.ndarray,
     query_groups: numpy.typing.NDArray[numpy.uint32],
     query_weights: numpy.typing.NDArray[numpy.uint32],
     n_groups: typing.SupportsInt | typing.SupportsIndex,
 ) -> dict[str, typing.Any]:
     """
-    dict lower, same, higher: over the pairs (point i, query j) with values[i] >= thresholds[j], weighted by weights[i] * query_weights[j] (empty weights: 1 each), the weight of those whose groups[i] is below, equal to and above query_groups[j].
+    Values and thresholds both float64, or both uint64 (order keys). dict lower, same, higher: over the pairs (point i, query j) with values[i] >= thresholds[j], weighted by weights[i] * query_weights[j] (empty weights: 1 each), the weight of those whose groups[i] is below, equal to and above query_groups[j].
     """
 
 def grouped_concordance(

@@ -48,7 +48,6 @@ __all__ = ["paired_evaluation", "PairedEvaluation"]
 # What the Dask layer (and only it) may use besides __all__: the plan and finish steps it shares.
 __seams__ = [
     "prepare_scores",
-    "EXACT_INTEGER_LABELS",
     "PAIRED",
     "PAIRED_EVAL",
     "PairedCounts",
@@ -286,10 +285,6 @@ PAIRED_EVAL = Skeleton("paired_eval", _plan_paired, _finish_paired_eval)
 
 if paired_eval.__doc__:  # None under python -OO
     paired_eval.__doc__ = paired_eval.__doc__.replace("{semantics}", _SEMANTICS.strip())
-
-
-# Integer labels below this magnitude, and their differences, are exact in float64.
-EXACT_INTEGER_LABELS = 2**52
 
 
 def check_inputs(

@@ -5,8 +5,9 @@ paired_evaluation and paired_eval run the skeletons of :mod:`pairmetrics._paired
 facts in one pass over the blocks and counts the pairs on the cluster.
 compare_models runs ``COMPARE_MODELS`` of :mod:`pairmetrics._compare_models` with
 the same counts, each model's totals and the (k, k) sums of its variance terms.
-Integer labels are compared as float64 here, so they must lie strictly
-between -2**52 and 2**52 (the in-memory call compares them exactly at any size).
+Real labels compare as doubles, as in memory. Integer labels travel and compare
+as unsigned offsets from the smallest label (in the narrowest unsigned dtype that
+holds them), which keep every difference exactly, at any magnitude.
 
 Costs (n samples in B input blocks, P score partitions)
 -------------------------------------------------------
@@ -20,7 +21,8 @@ Paired evaluation (exact, for any chunking):
    partition task peaks near 48 bytes per sample, 96 with per-sample counts).
 2. One shuffle: every block is cut by score range into P pieces (score,
    label; and the input position for :func:`compare_models`), B * P pieces
-   in all, each moved once. Float labels keep their width.
+   in all, each moved once. Float labels keep their width; integer labels
+   move as offsets from the smallest label, in the narrowest unsigned dtype.
 3. The C++ kernel counts the pairs inside each partition: O(n/P log(n/P))
    work and O(n/P) memory per task; the task also sorts the partition's
    labels and computes one exact threshold per label
@@ -32,7 +34,7 @@ Paired evaluation (exact, for any chunking):
    pairs, and a second shuffle sends every label twice, once to the bucket
    of the label and once to the bucket of its threshold (runs of equal
    values as one entry with a count): 8 bytes a sample for float32 labels,
-   16 for float64. A pair whose larger label
+   16 for float64 (integer labels: their offsets' width). A pair whose larger label
    lies in the bucket of the smaller label's threshold is counted in that
    bucket by a sweep over the sorted labels and thresholds with a Fenwick
    tree over the partitions (a C++ kernel); a pair whose larger label lies
@@ -66,6 +68,7 @@ than n / P (all its samples must meet in one kernel call).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -93,16 +96,68 @@ QUERY_BUCKETS_PER_PARTITION = 1
 SAMPLES_PER_PARTITION = 2000
 
 
-def _threshold_up(y: np.ndarray, min_dist: float) -> np.ndarray:
-    """The smallest double t with fl(t - y) >= min_dist, per entry (inf if none).
+@dataclass(frozen=True)
+class LabelRule:
+    """How labels travel and compare on the cluster, and the rankable-pair rule between them.
 
-    Rounded subtraction is monotone, so {x : fl(x - y) >= min_dist} = {x >= t}
-    exactly: counting labels >= t gives the kernel's rankable test bit for bit
-    (the rule lives in the compiled module, with the kernel's).
+    Real labels (``low`` None) travel in their own float dtype and compare as doubles.
+    Integer labels travel as their offsets from the smallest label, ``low``, in the
+    narrowest unsigned dtype that holds the largest offset ``top``, and compare as uint64:
+    offsets keep every difference exactly, at any magnitude. The rule itself lives in
+    the compiled module, with the kernel's.
     """
-    from .. import _core
 
-    return _core.rankable_thresholds(np.asarray(y, dtype=np.float64), float(min_dist))
+    min_dist: float
+    low: int | None = None
+    top: int = 0
+
+    @classmethod
+    def of(cls, dtype: np.dtype, label_range: Any, min_dist: float) -> LabelRule:
+        """The rule of labels of this dtype with these label_extremes."""
+        if dtype.kind == "f":
+            return cls(min_dist)
+        low, high = int(label_range[0]), int(label_range[2])
+        if high - low == 2**64 - 1:
+            raise ValueError(
+                f"labels: integer labels of a Dask input must not span the whole 64-bit range; got {low} .. {high}"
+            )
+        return cls(min_dist, low, high - low)
+
+    def travel(self, labels: np.ndarray) -> np.ndarray:
+        """Labels as they travel between tasks: real labels as they are, integers as offsets."""
+        labels = np.asarray(labels)
+        if self.low is None:
+            return labels
+        wide = labels.astype(np.int64 if labels.dtype.kind in "ib" else np.uint64, copy=False)
+        offsets = wide.view(np.uint64) - np.uint64(self.low % 2**64)  # wraps to the exact offset
+        return offsets.astype(np.min_scalar_type(self.top), copy=False)
+
+    def compared(self, values: np.ndarray) -> np.ndarray:
+        """Travelled labels (or thresholds) as the kernels compare them: float64 or uint64."""
+        return np.asarray(values, dtype=np.float64 if self.low is None else np.uint64)
+
+    def up(self, values: np.ndarray) -> np.ndarray:
+        """Per compared label y, the threshold t with: x rankable above y  <=>  x >= t
+        (real: the smallest double t with fl(t - y) >= min_dist, inf if none; integer:
+        top + 1 if none)."""
+        from .. import _core
+
+        if self.low is None:
+            return _core.rankable_thresholds(self.compared(values), float(self.min_dist))
+        return _core.rankable_thresholds(self.compared(values), float(self.min_dist), self.top)
+
+    def below(self, values: np.ndarray) -> np.ndarray:
+        """About the largest label that each compared label outranks (only to balance buckets)."""
+        values = self.compared(values)
+        if self.low is None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                return values - self.min_dist
+        gap = self.up(np.zeros(1, np.uint64))[0]
+        return np.where(values >= gap, values - gap, np.uint64(0))
+
+    def reachable(self, thresholds: np.ndarray) -> np.ndarray:
+        """Where a threshold can be met by some label."""
+        return np.isfinite(thresholds) if self.low is None else thresholds <= np.uint64(self.top)
 
 
 def _paired_sample(scores, labels, size, seed):
@@ -112,7 +167,7 @@ def _paired_sample(scores, labels, size, seed):
         report += (_pairs.label_extremes(labels),)
     rng = np.random.default_rng(seed)
     take = rng.choice(scores.shape[0], size=min(size, scores.shape[0]), replace=False)
-    return report, np.asarray(scores[take], dtype=np.float64), np.asarray(labels[take], dtype=np.float64)
+    return report, np.asarray(scores[take], dtype=np.float64), np.asarray(labels[take])
 
 
 def score_partition(scores, bounds):
@@ -125,10 +180,9 @@ def score_partition(scores, bounds):
     return np.searchsorted(typed, scores, side="right")
 
 
-def _paired_split(scores, labels, offset, bounds, per_sample):
+def _paired_split(scores, labels, offset, bounds, per_sample, rule):
     """Split one block by score range: the pieces of every partition, in block order."""
-    if labels.dtype.kind != "f":  # float labels keep their width (half the bytes moved for float32)
-        labels = np.asarray(labels, dtype=np.float64)
+    labels = rule.travel(labels)  # float32 keeps its width, integers their offsets' (bytes moved)
     if not bounds.size:
         pieces = [(scores, labels, np.arange(scores.shape[0], dtype=np.int64) + offset)]
     else:
@@ -173,7 +227,7 @@ def _runs(sorted_values):
     return sorted_values[starts], np.diff(np.append(starts, sorted_values.size)).astype(np.uint32)
 
 
-def _paired_partition_buckets(min_dist, n_threads, k, bound_labels, bound_parts, *pieces):
+def _paired_partition_buckets(rule, n_threads, k, bound_labels, bound_parts, *pieces):
     """Within-partition counts of score partition k, and its labels cut by label bucket.
 
     Outputs: the counts; the (2, B) bucket sizes of its labels and thresholds; B pieces
@@ -185,13 +239,13 @@ def _paired_partition_buckets(min_dist, n_threads, k, bound_labels, bound_parts,
     while every label >= t lies in t's bucket or above it.
     """
     _, scores, labels = _partition_data(pieces)
-    counts = _kernel_counts(scores, labels, min_dist, False, n_threads)[0]
+    counts = _kernel_counts(scores, labels, rule.min_dist, False, n_threads)[0]
     del scores, pieces
-    labels = np.sort(labels)  # in its own dtype: faster for float32
-    thresholds = _threshold_up(labels, min_dist)  # sorted, as up() is nondecreasing
+    labels = np.sort(labels)  # in its own dtype: faster for float32 and narrow offsets
+    thresholds = rule.up(labels)  # sorted, as up() is nondecreasing
     typed = bound_labels.astype(labels.dtype)  # exact: the bounds are sampled labels
     if not np.array_equal(typed, bound_labels):
-        labels, typed = labels.astype(np.float64), bound_labels
+        labels, typed = rule.compared(labels), bound_labels
     # (y, k) >= (b, p)  <=>  y > b, or y == b and k >= p;  (t, -1) >= (b, p)  <=>  t > b
     label_cuts = np.where(
         k >= bound_parts, np.searchsorted(labels, typed, "left"), np.searchsorted(labels, typed, "right")
@@ -204,9 +258,9 @@ def _paired_partition_buckets(min_dist, n_threads, k, bound_labels, bound_parts,
     return (counts, sizes, *label_pieces, *threshold_pieces)
 
 
-def _stacked(pieces):
-    """Values (float64), partition ids and weights (empty: weight 1 each) of one bucket."""
-    values = np.concatenate([np.asarray(v, dtype=np.float64) for v, _ in pieces])
+def _stacked(rule, pieces):
+    """Compared values, partition ids and weights (empty: weight 1 each) of one bucket."""
+    values = np.concatenate([rule.compared(v) for v, _ in pieces])
     groups = np.concatenate([np.full(v.size, k, dtype=np.uint32) for k, (v, _) in enumerate(pieces)])
     weights = np.empty(0, dtype=np.uint32)
     if any(w is not None for _, w in pieces):
@@ -214,16 +268,16 @@ def _stacked(pieces):
     return values, groups, weights
 
 
-def _paired_bucket(n_parts, min_dist, *pieces):
+def _paired_bucket(n_parts, rule, *pieces):
     """(correct, incorrect) pairs between score partitions whose larger label and smaller
     label's threshold both lie in this bucket: a label at or above a threshold of a
     higher-score partition is a mis-ranked pair, of a lower-score partition a correct one."""
     from .. import _core
 
-    points = _stacked(pieces[:n_parts])
-    labels, groups, weights = _stacked(pieces[n_parts:])
+    points = _stacked(rule, pieces[:n_parts])
+    labels, groups, weights = _stacked(rule, pieces[n_parts:])
     values, point_groups, point_weights = points
-    thresholds = _threshold_up(labels, min_dist)
+    thresholds = rule.up(labels)
     counts = _core.group_dominance(values, point_groups, point_weights, thresholds, groups, weights, n_parts)
     return counts["higher"], counts["lower"]
 
@@ -273,18 +327,17 @@ def _key_quantiles(values, tags, n_buckets):
 # entries; the points of one label value still spread over buckets by partition.
 
 
-def _query_bounds(sample_scores, sample_labels, score_bounds, n_buckets, min_dist):
+def _query_bounds(sample_scores, sample_labels, score_bounds, n_buckets, rule):
     """(value, tag) bounds of the label buckets, from quantiles of the sampled keys of points and
     queries together, so that each bucket gets a similar number of both. Tags: -1 for "a"
-    queries, the partition for points, P for "b" queries (``y - min_dist`` stands for d(y):
+    queries, the partition for points, P for "b" queries (``rule.below(y)`` stands for d(y):
     the bounds only balance the buckets, any bounds give exact counts)."""
     parts = np.searchsorted(score_bounds, sample_scores, side="right")
     n_parts = score_bounds.size + 1
-    with np.errstate(over="ignore", invalid="ignore"):
-        values = np.concatenate([sample_labels, _threshold_up(sample_labels, min_dist), sample_labels - min_dist])
+    values = np.concatenate([sample_labels, rule.up(sample_labels), rule.below(sample_labels)])
     tags = np.concatenate([parts, np.full(parts.size, -1), np.full(parts.size, n_parts)])
-    finite = np.isfinite(values)
-    return _key_quantiles(values[finite], tags[finite], n_buckets)
+    kept = rule.reachable(values)
+    return _key_quantiles(values[kept], tags[kept], n_buckets)
 
 
 def _key_bucket(values, tags, bound_values, bound_tags, n_parts):
@@ -304,7 +357,7 @@ def _key_bucket(values, tags, bound_values, bound_tags, n_parts):
     return out
 
 
-def _block_runs(scores, labels, score_bounds, bound_values, bound_tags, bound_thresholds, min_dist):
+def _block_runs(scores, labels, score_bounds, bound_values, bound_tags, bound_thresholds, rule):
     """The (label, partition) runs of one block, their buckets and their pieces per bucket.
 
     Outputs: ``(meta, histogram, *pieces)``; meta is (run of each sample, partition, weight,
@@ -319,14 +372,14 @@ def _block_runs(scores, labels, score_bounds, bound_values, bound_tags, bound_th
     # (label, partition) order: a radix sort by partition, then a stable sort by label in its own dtype
     by_part = np.argsort(parts.astype(np.uint16) if n_parts <= 1 << 16 else parts, kind="stable")
     order = by_part[np.argsort(np.asarray(labels)[by_part], kind="stable")]
-    ys, ps = np.asarray(labels, dtype=np.float64)[order], parts[order]
+    ys, ps = rule.compared(rule.travel(labels))[order], parts[order]
     new = np.concatenate(([True], (ys[1:] != ys[:-1]) | (ps[1:] != ps[:-1])))[: ys.size]
     starts = np.flatnonzero(new)
     run_of = np.empty(ys.size, dtype=np.int64)
     run_of[order] = np.cumsum(new) - 1
     values, run_parts = ys[starts], ps[starts].astype(np.int32)
     weights = np.diff(np.append(starts, ys.size)).astype(np.int64)
-    thresholds = _threshold_up(values, min_dist)
+    thresholds = rule.up(values)
     point_bucket = _key_bucket(values, run_parts, bound_values, bound_tags, n_parts)
     a_bucket = _key_bucket(thresholds, np.int32(-1), bound_values, bound_tags, n_parts)
     b_bucket = np.searchsorted(bound_thresholds, values, "right")  # bound <= d(y)  <=>  up(bound) <= y
@@ -389,7 +442,7 @@ def _dominance(ranks, parts, weights, query_ranks, query_parts, n_parts):
     return higher, lower
 
 
-def _bucket_counts(n_parts, min_dist, *pieces):
+def _bucket_counts(n_parts, rule, *pieces):
     """The dominance counts of every query of one bucket against the bucket's points, as
     (a_hi, a_lo, b_hi, b_lo) per source block (in the order of its pieces)."""
     columns = [np.concatenate([p[k] for p in pieces]) for k in range(7)]
@@ -398,7 +451,7 @@ def _bucket_counts(n_parts, min_dist, *pieces):
     ranks = np.searchsorted(distinct, labels)
     a_ranks = np.searchsorted(distinct, a_thresholds, "left")  # y_j >= u  <=>  rank_j >= a_rank
     # up() is nondecreasing: up(y_j) <= y  <=>  rank_j < b_rank
-    b_ranks = np.searchsorted(_threshold_up(distinct, min_dist), b_labels, "right")
+    b_ranks = np.searchsorted(rule.up(distinct), b_labels, "right")
     higher, lower = _dominance(
         ranks, parts, weights, np.concatenate([a_ranks, b_ranks]), np.concatenate([a_parts, b_parts]), n_parts
     )
@@ -428,11 +481,11 @@ def _far_tables(*histograms):
     return (*split(above_bucket), *split(below_bucket))
 
 
-def _paired_within(min_dist, n_threads, block_offsets, *pieces):
+def _paired_within(rule, n_threads, block_offsets, *pieces):
     """Within-partition totals and per-sample counts (C++ kernel) of one score partition,
     the latter as (index, rankable, tied, incorrect) per input block."""
     kept, scores, labels = _partition_data(pieces)
-    totals, (rankable, tied, incorrect) = _kernel_counts(scores, labels, min_dist, True, n_threads)
+    totals, (rankable, tied, incorrect) = _kernel_counts(scores, labels, rule.min_dist, True, n_threads)
     index = np.concatenate([p[2] for p in kept])
     block = np.searchsorted(block_offsets, index, side="right") - 1
     sort = np.argsort(block, kind="stable")
@@ -518,12 +571,7 @@ def _sampled_graph(scores, labels, results, min_dist, per_sample, n_jobs):
     # 1. the sampled scores -> partition boundaries
     n_parts = _partition_count(n, per_sample)
     label_range = _pairs.merge_label_extremes([r[0][2] for r in results if len(r[0]) > 2])  # none for empty blocks
-    low, high = float(label_range[0]), float(label_range[2])
-    if labels.dtype.kind in "iu" and max(-low, high) >= _paired.EXACT_INTEGER_LABELS:
-        raise ValueError(
-            "labels: integer labels of a Dask input are compared as float64 on the cluster and "
-            f"must lie strictly between -2**52 and 2**52; got {low:.17g} .. {high:.17g}"
-        )
+    rule = LabelRule.of(labels.dtype, label_range, min_dist)
     sample_scores = np.concatenate([r[1] for r in results])
     sample = np.sort(sample_scores)
     picks = sample[(np.arange(1, n_parts) * sample.size) // n_parts] if sample.size else sample
@@ -532,29 +580,27 @@ def _sampled_graph(scores, labels, results, min_dist, per_sample, n_jobs):
 
     # 2. split every block by score range; partition k gathers its pieces
     split = [
-        delayed(_paired_split, nout=n_parts, pure=True)(s, y, offsets[k], bounds, per_sample)
+        delayed(_paired_split, nout=n_parts, pure=True)(s, y, offsets[k], bounds, per_sample, rule)
         for k, (s, y) in enumerate(zip(blocks_s, blocks_y))
     ]
     partition_pieces = [[pieces[k] for pieces in split] for k in range(n_parts)]
+    sample_labels = rule.compared(rule.travel(np.concatenate([r[2] for r in results])))
     if not per_sample:
-        bound_labels, bound_parts = _label_bounds(
-            sample_scores, np.concatenate([r[2] for r in results]), bounds, BUCKETS_PER_PARTITION * n_parts
-        )
-        return _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads), None, label_range
-    sample_labels = np.concatenate([r[2] for r in results])
+        bound_labels, bound_parts = _label_bounds(sample_scores, sample_labels, bounds, BUCKETS_PER_PARTITION * n_parts)
+        return _paired_totals_graph(partition_pieces, bound_labels, bound_parts, rule, n_threads), None, label_range
     bounds_values, bounds_tags = _query_bounds(
-        sample_scores, sample_labels, bounds, QUERY_BUCKETS_PER_PARTITION * n_parts, min_dist
+        sample_scores, sample_labels, bounds, QUERY_BUCKETS_PER_PARTITION * n_parts, rule
     )
     return (
         *_per_sample_graph(
-            blocks_s, blocks_y, offsets, partition_pieces, bounds, bounds_values, bounds_tags, min_dist, n_threads
+            blocks_s, blocks_y, offsets, partition_pieces, bounds, bounds_values, bounds_tags, rule, n_threads
         ),
         label_range,
     )
 
 
 def _per_sample_graph(
-    blocks_s, blocks_y, offsets, partition_pieces, score_bounds, bound_values, bound_tags, min_dist, n_threads
+    blocks_s, blocks_y, offsets, partition_pieces, score_bounds, bound_values, bound_tags, rule, n_threads
 ):
     """Delayed totals and per-block (3, block) per-sample counts: within partitions by the C++
     kernel, between partitions by label bucket (see the comment above _query_bounds)."""
@@ -562,23 +608,23 @@ def _per_sample_graph(
 
     n_blocks, n_parts, n_buckets = len(blocks_s), len(partition_pieces), bound_values.size + 1
     within = [
-        delayed(_paired_within, nout=1 + n_blocks, pure=True)(min_dist, n_threads, offsets, *pieces)
+        delayed(_paired_within, nout=1 + n_blocks, pure=True)(rule, n_threads, offsets, *pieces)
         for pieces in partition_pieces
     ]  # totals, per-block pieces
     answers: list[Any] = [()] * n_blocks
     runs, tables = [None] * n_blocks, None
     if n_parts > 1:
-        bound_thresholds = _threshold_up(bound_values, min_dist)
+        bound_thresholds = rule.up(bound_values)
         split = [
             delayed(_block_runs, nout=2 + n_buckets, pure=True)(
-                s, y, score_bounds, bound_values, bound_tags, bound_thresholds, min_dist
+                s, y, score_bounds, bound_values, bound_tags, bound_thresholds, rule
             )
             for s, y in zip(blocks_s, blocks_y)
         ]  # meta, histogram, bucket pieces
         runs = [b[0] for b in split]
         tables = delayed(_far_tables, nout=4, pure=True)(*[b[1] for b in split])
         buckets = [
-            delayed(_bucket_counts, nout=n_blocks, pure=True)(n_parts, min_dist, *[b[2 + c] for b in split])
+            delayed(_bucket_counts, nout=n_blocks, pure=True)(n_parts, rule, *[b[2 + c] for b in split])
             for c in range(n_buckets)
         ]  # answers per source block
         answers = [[bucket[k] for bucket in buckets] for k in range(n_blocks)]
@@ -594,7 +640,7 @@ def _per_sample_graph(
     return totals, [b[0] for b in per_block]
 
 
-def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, n_threads):
+def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, rule, n_threads):
     """Delayed totals: within score partitions by the C++ kernel; between them by label
     bucket (one shuffle of labels and thresholds) and bucket sizes."""
     from dask import delayed
@@ -602,7 +648,7 @@ def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, 
     n_parts, n_buckets = len(partition_pieces), bound_labels.size + 1
     parts = [
         delayed(_paired_partition_buckets, nout=2 + 2 * n_buckets, pure=True)(
-            min_dist, n_threads, k, bound_labels, bound_parts, *partition_pieces[k]
+            rule, n_threads, k, bound_labels, bound_parts, *partition_pieces[k]
         )
         for k in range(n_parts)
     ]  # counts, sizes, label pieces, threshold pieces
@@ -610,7 +656,7 @@ def _paired_totals_graph(partition_pieces, bound_labels, bound_parts, min_dist, 
     if n_parts > 1:
         between = [
             delayed(_paired_bucket, nout=2, pure=True)(
-                n_parts, min_dist, *[p[2 + b] for p in parts], *[p[2 + n_buckets + b] for p in parts]
+                n_parts, rule, *[p[2 + b] for p in parts], *[p[2 + n_buckets + b] for p in parts]
             )
             for b in range(n_buckets)
         ]
