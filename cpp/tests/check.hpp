@@ -12,6 +12,20 @@
 
 namespace pairmetrics::testing {
 
+// Under AddressSanitizer the heaviest tests (quadratic reference checks) run
+// ten times slower: they cover every code path with fewer repeats.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 inline int g_failures = 0;
 inline int g_checks = 0;
 
