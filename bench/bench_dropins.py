@@ -21,9 +21,9 @@ import numpy as np
 import pairmetrics as pm
 
 try:  # as part of the installed package (pairmetrics.bench)
-    from ._common import machine, markdown_table, simple_main
+    from ._common import machine, markdown_table, repeat_count, simple_main
 except ImportError:  # as a script: python bench/bench_dropins.py
-    from _common import machine, markdown_table, simple_main
+    from _common import machine, markdown_table, repeat_count, simple_main
 
 
 def alternating_medians(funcs, repeats: int, budget: float = 120.0):
@@ -33,7 +33,7 @@ def alternating_medians(funcs, repeats: int, budget: float = 120.0):
     cpu = [[] for _ in funcs]
     results = [None] * len(funcs)
     start_all = time.perf_counter()
-    for _ in range(repeats):
+    for _ in range(repeat_count(repeats)):
         for k, func in enumerate(funcs):
             start, start_cpu = time.perf_counter(), time.process_time()
             results[k] = func()

@@ -52,16 +52,16 @@ except ImportError:  # a build before the distance inputs had their own module
     from pairmetrics._matching import _euclidean_matrix as euclidean_matrix
 
 try:  # as part of the installed package (pairmetrics.bench)
-    from ._common import loglog_plot, machine
+    from ._common import loglog_plot, machine, repeat_count
 except ImportError:  # as a script: python bench/bench_matching.py
-    from _common import loglog_plot, machine
+    from _common import loglog_plot, machine, repeat_count
 
 HERE = Path(__file__).resolve().parent
 
 
 def timed(fn, repeats: int):
     times, out = [], None
-    for _ in range(repeats):
+    for _ in range(repeat_count(repeats)):
         t = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t)

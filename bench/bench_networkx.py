@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 try:  # as part of the installed package (pairmetrics.bench)
-    from ._common import machine
+    from ._common import machine, repeat_count
 except ImportError:  # as a script: python bench/bench_networkx.py
-    from _common import machine
+    from _common import machine, repeat_count
 
 HERE = Path(__file__).resolve().parent
 
@@ -61,7 +61,7 @@ def case(n: int, d: int, *, with_networkx: bool, repeats: int, seed: int) -> dic
     nx.config.cache_converted_graphs = False  # convert on every call: conversion is timed
     try:
         times, ours = [], None
-        for _ in range(repeats):
+        for _ in range(repeat_count(repeats)):
             t = time.perf_counter()
             ours = nx.min_weight_matching(G, backend="pairmetrics")
             times.append(time.perf_counter() - t)

@@ -34,9 +34,9 @@ import time
 import numpy as np
 
 try:  # as part of the installed package (pairmetrics.bench)
-    from ._common import loglog_plot, markdown_table, write_results
+    from ._common import loglog_plot, markdown_table, repeat_count, write_results
 except ImportError:  # as a script: python bench/bench_two_vs_two.py
-    from _common import loglog_plot, markdown_table, write_results
+    from _common import loglog_plot, markdown_table, repeat_count, write_results
 
 D = 300
 
@@ -132,7 +132,7 @@ def measure(n: int, dtype, repeats: int, with_loop: bool, with_numpy: bool = Tru
     times = {name: [] for name in methods}
     answers = {}
     pairmetrics_2v2(y[:50], p[:50])  # warm up (BLAS lookup, threads)
-    for r in range(repeats):
+    for r in range(repeat_count(repeats)):
         for name, fn in methods.items():
             if name == "blog_loop" and r > 0:
                 continue  # seconds per call already; once is enough

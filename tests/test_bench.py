@@ -1,4 +1,5 @@
-"""Every benchmark module runs at its quick sizes against the current API (``run_all.py --quick`` does this).
+"""Every benchmark module runs at its quick sizes against the current API (``run_all.py --quick`` does this),
+each timed call once.
 
 Nothing here is timed or compared: the numbers belong to ``bench/``. Spark's module starts a JVM and is run by
 ``python bench/run_all.py --quick``; its code paths are the ones ``tests/test_spark.py`` covers.
@@ -19,7 +20,10 @@ MODULES = sorted(p.stem[len("bench_") :] for p in BENCH.glob("bench_*.py") if p.
 @pytest.fixture(scope="module")
 def bench_path():
     sys.path.insert(0, str(BENCH))
+    common = importlib.import_module("_common")
+    common.SMOKE = True  # every timed call once: these runs check the code, not the numbers
     yield
+    common.SMOKE = False
     sys.path.remove(str(BENCH))
 
 

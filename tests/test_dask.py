@@ -881,12 +881,6 @@ def test_paired_evaluation_parity_with_empty_chunks(data, empty):
     np.testing.assert_allclose(got.confidence_interval(), expected.confidence_interval(), rtol=1e-12)
 
 
-def test_int64_labels_beyond_2_53_on_dask_are_refused_with_a_reason():
-    labels = np.array([2**60, 1, 2, 3], dtype=np.int64)
-    with pytest.raises(ValueError, match="2\\*\\*52"):
-        pm.paired_evaluation(labels, da.from_array(np.arange(4.0), chunks=2))
-
-
 def test_multilabel_counts_with_empty_chunks():
     rng = np.random.default_rng(15)
     t = rng.random((30, 4)) < 0.4

@@ -28,7 +28,7 @@ from ._blocks import (
     to_dask_array,
     tree_reduce,
 )
-from .paired import _paired_split
+from .paired import LabelRule, _paired_split
 from .paired import _partition_data as partition_data
 
 __all__ = [
@@ -71,6 +71,9 @@ def key_bounds(sampled_keys: np.ndarray, n_parts: int) -> np.ndarray:
     return np.unique(picks)
 
 
+REAL_PAYLOAD = LabelRule(0.0)  # the payload travels as real values (float32 keeps its width)
+
+
 def split_by_key(keys, payload, bounds):
     """Per partition, the delayed (keys, payload) pieces of every block, in block order.
 
@@ -82,7 +85,7 @@ def split_by_key(keys, payload, bounds):
     n_parts = bounds.size + 1
     key_blocks, payload_blocks = keys.to_delayed().ravel(), payload.to_delayed().ravel()
     split = [
-        delayed(_paired_split, nout=n_parts, pure=True)(k, p, 0, bounds, False)
+        delayed(_paired_split, nout=n_parts, pure=True)(k, p, 0, bounds, False, REAL_PAYLOAD)
         for k, p in zip(key_blocks, payload_blocks)
     ]
     return [[pieces[k] for pieces in split] for k in range(n_parts)]

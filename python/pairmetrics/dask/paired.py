@@ -127,7 +127,7 @@ class LabelRule:
         """Labels as they travel between tasks: real labels as they are, integers as offsets."""
         labels = np.asarray(labels)
         if self.low is None:
-            return labels
+            return labels if labels.dtype.kind == "f" else labels.astype(np.float64)
         wide = labels.astype(np.int64 if labels.dtype.kind in "ib" else np.uint64, copy=False)
         offsets = wide.view(np.uint64) - np.uint64(self.low % 2**64)  # wraps to the exact offset
         return offsets.astype(np.min_scalar_type(self.top), copy=False)
