@@ -13,7 +13,7 @@
 namespace pairmetrics::testing {
 
 // Under AddressSanitizer the heaviest tests (quadratic reference checks) run
-// ten times slower: they cover every code path with fewer repeats.
+// several times slower: they cover every code path with fewer repeats.
 #if defined(__SANITIZE_ADDRESS__)
 inline constexpr bool kSanitized = true;
 #elif defined(__has_feature)

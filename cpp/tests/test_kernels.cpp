@@ -635,7 +635,8 @@ bool certificate_holds(const matching::BlossomResult& r, const std::vector<std::
     return true;
 }
 
-void test_matching() {
+// Sparse graphs against enumeration, with a warm start; the weight limit.
+void test_matching_sparse() {
     std::mt19937_64 gen(4);
     for (int trial = 0; trial < 120; ++trial) {
         const int n = 2 * (1 + trial % 6);
@@ -687,8 +688,11 @@ void test_matching() {
         CHECK(static_cast<long double>(m) * 2 * (static_cast<long double>(n) + 1) <
               static_cast<long double>(std::numeric_limits<std::int64_t>::max()));
     }
+}
 
-    // Dense input against enumeration, with and without the ghost vertex, both dtypes.
+// Dense input against enumeration, with and without the ghost vertex, both dtypes.
+void test_matching_dense() {
+    std::mt19937_64 gen(41);
     for (int trial = 0; trial < 40; ++trial) {
         const int n = 2 + trial % 9;
         const bool ghost = n % 2 == 1;
@@ -734,8 +738,12 @@ void test_matching() {
             CHECK(testing::complete_certificate_holds(dd, ghost, r, control));
         }
     }
+}
 
-    // Cross-match counts of subsamples agree with solving each one alone.
+// Cross-match counts of subsamples agree with solving each one alone; a
+// cancelled control stops a batch.
+void test_matching_crossmatch_counts() {
+    std::mt19937_64 gen(42);
     const std::int64_t p = 30;
     std::vector<double> pts(p);
     std::uniform_real_distribution<double> unif(0.0, 1.0);
@@ -791,8 +799,11 @@ void test_matching() {
         CHECK(throws<Cancelled>(
             [&] { matching::crossmatch_counts(64, m, z.data(), 10, threads, stopped, gather(many)); }));
     }
+}
 
-    // Exact Euclidean distances come from the coordinate differences.
+// Exact Euclidean distances come from the coordinate differences.
+void test_matching_euclidean_exact() {
+    Control quiet;
     const double X[] = {0.0, 0.0, 3.0, 4.0, 1.0, 1.0};
     const matching::EuclideanDistances e(X, 3, 2, false, Blas{}, quiet);
     const matching::EuclideanDistances e2(X, 3, 2, true, Blas{}, quiet);
@@ -805,8 +816,15 @@ void test_matching() {
 
 int main(int argc, char** argv) {
     const testing::Test tests[] = {
-        {"control", test_control},           {"parallel_for", test_parallel_for}, {"paired", test_paired},
-        {"measures", test_measures},         {"two_vs_two", test_two_vs_two},     {"matching", test_matching},
+        {"control", test_control},
+        {"parallel_for", test_parallel_for},
+        {"paired", test_paired},
+        {"measures", test_measures},
+        {"two_vs_two", test_two_vs_two},
+        {"matching_sparse", test_matching_sparse},
+        {"matching_dense", test_matching_dense},
+        {"matching_crossmatch_counts", test_matching_crossmatch_counts},
+        {"matching_euclidean_exact", test_matching_euclidean_exact},
         {"blas_threads", test_blas_threads},
     };
     return testing::run_tests(tests, argc, argv);

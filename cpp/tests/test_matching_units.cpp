@@ -843,6 +843,79 @@ void test_euclidean_pairs_below() {
 // skipped by the ball and the row tests; duplicated points; magnitudes 1,
 // 1e-100 and 1e100; squared and not; 1 and 2 threads; float32 and float64
 // tiles; every level): the lists, pairs_below and pairs_below_rows against brute force, without and with groups.
+// n points in d dimensions, point i around centre i % clusters (normal, the
+// centres' coordinates `spread` times wider), row-major.
+std::vector<double> clustered_points(std::mt19937_64& gen, int clusters, int d, int n, double spread) {
+    std::normal_distribution<double> normal;
+    std::vector<double> centres(static_cast<std::size_t>(clusters) * d), X(static_cast<std::size_t>(n) * d);
+    for (double& c : centres) c = spread * normal(gen);
+    for (int i = 0; i < n; ++i)
+        for (int t = 0; t < d; ++t)
+            X[static_cast<std::size_t>(i) * d + t] =
+                centres[static_cast<std::size_t>(i % clusters) * d + t] + normal(gen);
+    return X;
+}
+
+// The pairs below their threshold sums that test_euclidean_clustered_skips found
+// on clustered points without groups or columns (seen, and seen_rows for `rows`).
+struct ClusteredPairs {
+    const matching::EuclideanDistances& e;
+    const std::vector<double>& D;
+    const std::vector<double>& a;
+    const std::vector<std::int32_t>& rows;
+    const std::vector<char>& in_rows;
+    const std::vector<char>& seen;
+    const std::vector<char>& seen_rows;
+    int n, clusters, threads;
+};
+
+void check_group_skips(const ClusteredPairs& c, Control& control) {
+    // Groups (clusters 0 to 3 one group, the rest none): pairs of one group may be left out, no other
+    // pair; every point a row, so that the rows' blocks can lie in one group.
+    std::vector<std::int32_t> group(c.n), every(c.n);
+    for (int i = 0; i < c.n; ++i) {
+        group[i] = i % c.clusters < 4 ? 0 : -1;
+        every[i] = i;
+    }
+    std::vector<char> grouped(c.seen.size(), 0), grouped_rows(c.seen.size(), 0);
+    c.e.pairs_below(c.a.data(), group.data(), c.threads, control,
+                    [&](std::int32_t i, std::int32_t j) { grouped[static_cast<std::size_t>(i) * c.n + j] = 1; });
+    c.e.pairs_below_rows(
+        c.a.data(), group.data(), nullptr, every, c.threads, control,
+        [&](std::int32_t i, std::int32_t j) { grouped_rows[static_cast<std::size_t>(i) * c.n + j] = 1; });
+    int missed_grouped = 0, left_out = 0, left_out_rows = 0;
+    for (int i = 0; i < c.n; ++i)
+        for (int j = i + 1; j < c.n; ++j) {
+            const std::size_t at = static_cast<std::size_t>(i) * c.n + j;
+            const bool one_group = group[i] >= 0 && group[i] == group[j];
+            left_out += c.seen[at] && !grouped[at];
+            left_out_rows += c.seen[at] && !grouped_rows[at];
+            if (!one_group && c.D[at] < c.a[i] + c.a[j]) missed_grouped += !grouped[at] + !grouped_rows[at];
+        }
+    CHECK(missed_grouped == 0);
+    CHECK(left_out > 0);  // whole blocks of one group are skipped
+    CHECK(left_out_rows > 0);
+}
+
+void check_column_skips(const ClusteredPairs& c, Control& control) {
+    // Columns: pairs at an excluded column may be left out, no other pair.
+    std::vector<char> columns(c.n), at_columns(c.seen.size(), 0);
+    for (int j = 0; j < c.n; ++j) columns[j] = j % c.clusters < 2;
+    c.e.pairs_below_rows(
+        c.a.data(), nullptr, columns.data(), c.rows, c.threads, control,
+        [&](std::int32_t i, std::int32_t j) { at_columns[static_cast<std::size_t>(i) * c.n + j] = 1; });
+    int missed_columns = 0, left_out_columns = 0;
+    for (int i = 0; i < c.n; ++i)
+        for (int j = 0; j < c.n; ++j) {
+            const std::size_t at = static_cast<std::size_t>(i) * c.n + j;
+            left_out_columns += c.seen_rows[at] && !at_columns[at];
+            if (i != j && c.in_rows[i] && !(c.in_rows[j] && j < i) && columns[j] && c.D[at] < c.a[i] + c.a[j])
+                missed_columns += !at_columns[at];
+        }
+    CHECK(missed_columns == 0);
+    CHECK(left_out_columns > 0);
+}
+
 void test_euclidean_clustered_skips() {
     std::mt19937_64 gen(71);
     std::normal_distribution<double> normal;
@@ -850,14 +923,9 @@ void test_euclidean_clustered_skips() {
     for (int trial = 0; trial < 4; ++trial) {
         const int n = 2300 + 37 * trial, d = trial == 3 ? 6 : (trial == 1 ? 50 : 20), clusters = 7, store = 16;
         const bool squared = trial == 2;
-        std::vector<double> centres(static_cast<std::size_t>(clusters) * d), X(static_cast<std::size_t>(n) * d);
-        for (double& c : centres) c = 6.0 * normal(gen);
-        for (int i = 0; i < n; ++i)
-            for (int k = 0; k < d; ++k)
-                X[static_cast<std::size_t>(i) * d + k] =
-                    (centres[static_cast<std::size_t>(i % clusters) * d + k] + normal(gen)) * magnitude[trial];
-        for (int i = 0; i < 25; ++i)  // duplicated points
-            std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 1) * d);
+        std::vector<double> X = clustered_points(gen, clusters, d, n, 6.0);
+        for (double& x : X) x *= magnitude[trial];
+        for (int i = 0; i < 25; ++i) std::copy_n(X.begin() + 7 * i * d, d, X.begin() + (7 * i + 1) * d);  // duplicates
         Blas gemm;
         gemm.sgemm = reference_sgemm;
         matching::EuclideanDistances e(X.data(), n, d, squared, gemm, testing::quiet_control());
@@ -926,47 +994,9 @@ void test_euclidean_clustered_skips() {
             CHECK(below > n);  // the thresholds are not idle
             CHECK(missed == 0);
             CHECK(missed_rows == 0);
-            // Groups (clusters 0 to 3 one group, the rest none): pairs of one group may be left out, no other
-            // pair; every point a row, so that the rows' blocks can lie in one group.
-            std::vector<std::int32_t> group(n), every(n);
-            for (int i = 0; i < n; ++i) {
-                group[i] = i % clusters < 4 ? 0 : -1;
-                every[i] = i;
-            }
-            std::vector<char> grouped(seen.size(), 0), grouped_rows(seen.size(), 0);
-            e.pairs_below(a.data(), group.data(), threads, control,
-                          [&](std::int32_t i, std::int32_t j) { grouped[static_cast<std::size_t>(i) * n + j] = 1; });
-            e.pairs_below_rows(
-                a.data(), group.data(), nullptr, every, threads, control,
-                [&](std::int32_t i, std::int32_t j) { grouped_rows[static_cast<std::size_t>(i) * n + j] = 1; });
-            int missed_grouped = 0, left_out = 0, left_out_rows = 0;
-            for (int i = 0; i < n; ++i)
-                for (int j = i + 1; j < n; ++j) {
-                    const std::size_t at = static_cast<std::size_t>(i) * n + j;
-                    const bool one_group = group[i] >= 0 && group[i] == group[j];
-                    left_out += seen[at] && !grouped[at];
-                    left_out_rows += seen[at] && !grouped_rows[at];
-                    if (!one_group && D[at] < a[i] + a[j]) missed_grouped += !grouped[at] + !grouped_rows[at];
-                }
-            CHECK(missed_grouped == 0);
-            CHECK(left_out > 0);  // whole blocks of one group are skipped
-            CHECK(left_out_rows > 0);
-            // Columns: pairs at an excluded column may be left out, no other pair.
-            std::vector<char> columns(n), at_columns(seen.size(), 0);
-            for (int j = 0; j < n; ++j) columns[j] = j % clusters < 2;
-            e.pairs_below_rows(
-                a.data(), nullptr, columns.data(), rows, threads, control,
-                [&](std::int32_t i, std::int32_t j) { at_columns[static_cast<std::size_t>(i) * n + j] = 1; });
-            int missed_columns = 0, left_out_columns = 0;
-            for (int i = 0; i < n; ++i)
-                for (int j = 0; j < n; ++j) {
-                    const std::size_t at = static_cast<std::size_t>(i) * n + j;
-                    left_out_columns += seen_rows[at] && !at_columns[at];
-                    if (i != j && in_rows[i] && !(in_rows[j] && j < i) && columns[j] && D[at] < a[i] + a[j])
-                        missed_columns += !at_columns[at];
-                }
-            CHECK(missed_columns == 0);
-            CHECK(left_out_columns > 0);
+            const ClusteredPairs found{e, D, a, rows, in_rows, seen, seen_rows, n, clusters, threads};
+            check_group_skips(found, control);
+            check_column_skips(found, control);
         }
     }
 }
@@ -1142,19 +1172,6 @@ void test_pricing_prefix_screen() {
     }
 }
 
-// n points in d dimensions, point i around centre i % clusters (normal, the
-// centres' coordinates `spread` times wider), row-major.
-std::vector<double> clustered_points(std::mt19937_64& gen, int clusters, int d, int n, double spread) {
-    std::normal_distribution<double> normal;
-    std::vector<double> centres(static_cast<std::size_t>(clusters) * d), X(static_cast<std::size_t>(n) * d);
-    for (double& c : centres) c = spread * normal(gen);
-    for (int i = 0; i < n; ++i)
-        for (int t = 0; t < d; ++t)
-            X[static_cast<std::size_t>(i) * d + t] =
-                centres[static_cast<std::size_t>(i % clusters) * d + t] + normal(gen);
-    return X;
-}
-
 // Pairs inside large blossoms screened by float32 tiles (every tile) give
 // the mates and cost of the walk pair by pair, and the screen rules pairs
 // out: odd clusters far apart (large nested blossoms), some duplicated
@@ -1326,6 +1343,37 @@ void test_euclidean_ordering_stops() {
     CHECK(stopped && calls == 1);
 }
 
+// The complete-graph solve on points (reordered by locality inside) and on
+// their distance matrix: the same optimum, duals that certify it in input ids.
+void check_reordered_solves(const std::vector<double>& X, const std::vector<double>& M, int n, int d,
+                            const Blas& gemm) {
+    for (bool ghost : {false, true}) {
+        const int m = ghost ? n - 1 : n;
+        const matching::EuclideanDistances points(X.data(), m, d, false, gemm, testing::quiet_control());
+        const matching::DenseDistances<double> matrix(M.data(), m, n, 1);
+        matching::CompleteOptions opt;
+        opt.ghost = ghost;
+        opt.n_threads = 2;
+        Control control;
+        const auto got = matching::complete_min_weight_perfect_matching(points, opt, control, nullptr);
+        const auto want = matching::complete_min_weight_perfect_matching(matrix, opt, control, nullptr);
+        // The providers' largest distances differ (a bound, the maximum): the
+        // weights' scales differ, the real optima agree far below the data's scale.
+        CHECK(got.blossom.perfect && std::abs(got.cost - want.cost) <= 1e-9 * want.cost);
+        double cost = 0;
+        for (int i = 0; i < m; ++i) {
+            const std::int32_t j = got.blossom.mate[i];
+            CHECK(j >= 0 && j < m + ghost && (j == m || got.blossom.mate[j] == i));
+            if (j > i && j < m) cost += M[static_cast<std::size_t>(i) * n + j];
+        }
+        CHECK(cost == got.cost);
+        if (ghost)
+            CHECK(got.blossom.mate[m] >= 0 && got.blossom.mate[m] < m && got.blossom.mate[got.blossom.mate[m]] == m);
+        // The duals certify the matching in input ids.
+        CHECK(testing::complete_certificate_holds(matrix, ghost, got, control));
+    }
+}
+
 // A provider seen through a renumbering answers every question as the inner
 // one does for the same pairs (bit for bit), for point and matrix providers,
 // the ball order and a random one; and the complete matching solved in the
@@ -1431,32 +1479,9 @@ void test_reordered_distances() {
                                },
                                false));
         }
-    for (bool ghost : {false, true}) {
-        const int m = ghost ? n - 1 : n;
-        const matching::EuclideanDistances points(X.data(), m, d, false, gemm, testing::quiet_control());
-        const matching::DenseDistances<double> matrix(M.data(), m, n, 1);
-        matching::CompleteOptions opt;
-        opt.ghost = ghost;
-        opt.n_threads = 2;
-        Control control;
-        const auto got = matching::complete_min_weight_perfect_matching(points, opt, control, nullptr);
-        const auto want = matching::complete_min_weight_perfect_matching(matrix, opt, control, nullptr);
-        // The providers' largest distances differ (a bound, the maximum): the
-        // weights' scales differ, the real optima agree far below the data's scale.
-        CHECK(got.blossom.perfect && std::abs(got.cost - want.cost) <= 1e-9 * want.cost);
-        double cost = 0;
-        for (int i = 0; i < m; ++i) {
-            const std::int32_t j = got.blossom.mate[i];
-            CHECK(j >= 0 && j < m + ghost && (j == m || got.blossom.mate[j] == i));
-            if (j > i && j < m) cost += M[static_cast<std::size_t>(i) * n + j];
-        }
-        CHECK(cost == got.cost);
-        if (ghost)
-            CHECK(got.blossom.mate[m] >= 0 && got.blossom.mate[m] < m && got.blossom.mate[got.blossom.mate[m]] == m);
-        // The duals certify the matching in input ids.
-        CHECK(testing::complete_certificate_holds(matrix, ghost, got, control));
-    }
+    check_reordered_solves(X, M, n, d, gemm);
 }
+
 }  // namespace
 
 // Resuming the solver with edges added in batches (blossoms, duals and
