@@ -427,20 +427,8 @@ def bootstrap(
     """
     if not callable(statistic):
         raise TypeError(f"statistic must be callable, got {type(statistic).__name__}")
-    if callable(data):
-        raise TypeError("data must be a sequence of arrays: bootstrap(data, statistic), as scipy.stats.bootstrap")
-    try:
-        arrays = [np.asarray(d) for d in data]
-    except TypeError:
-        raise TypeError(f"data must be a sequence of arrays, got {type(data).__name__}") from None
-    if not arrays:
-        raise ValueError("data must hold at least one array")
-    n = arrays[0].shape[0] if arrays[0].ndim else 0
-    for k, arr in enumerate(arrays):
-        if arr.ndim == 0 or arr.shape[0] != n:
-            raise ValueError(f"data[{k}] must have one row per sample ({n}), got shape {arr.shape}")
-    if n < 2:
-        raise ValueError(f"data needs at least 2 samples, got {n}")
+    arrays = _sample_arrays(data)
+    n = arrays[0].shape[0]
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
     level = check_real(confidence_level, "confidence_level", low=0, high=1, low_open=True, high_open=True)
     chosen = check_choice(method, "method", _METHODS)
@@ -464,6 +452,25 @@ def bootstrap(
     finite = replicates[~np.isnan(replicates)]
     standard_error = float(np.std(finite, ddof=1)) if finite.shape[0] > 1 else math.nan
     return BootstrapResult(interval, replicates, standard_error)
+
+
+def _sample_arrays(data: Sequence[ArrayLike]) -> list[np.ndarray]:
+    """The arrays of ``data``, checked: at least one, each with one row per sample, at least 2 samples."""
+    if callable(data):
+        raise TypeError("data must be a sequence of arrays: bootstrap(data, statistic), as scipy.stats.bootstrap")
+    try:
+        arrays = [np.asarray(d) for d in data]
+    except TypeError:
+        raise TypeError(f"data must be a sequence of arrays, got {type(data).__name__}") from None
+    if not arrays:
+        raise ValueError("data must hold at least one array")
+    n = arrays[0].shape[0] if arrays[0].ndim else 0
+    for k, arr in enumerate(arrays):
+        if arr.ndim == 0 or arr.shape[0] != n:
+            raise ValueError(f"data[{k}] must have one row per sample ({n}), got shape {arr.shape}")
+    if n < 2:
+        raise ValueError(f"data needs at least 2 samples, got {n}")
+    return arrays
 
 
 def _number(value: Any) -> float:

@@ -197,48 +197,42 @@ def compare_groups(
     """A two-sample test of every group of cells against a reference: cross-match, energy or MMD.
 
     Follows scanpy's conventions: each category of ``adata.obs[groupby]`` is
-    tested against ``reference`` (another category, or ``"rest"``: all other
-    cells) on ``adata.obsm[use_rep]``, and the p-values are adjusted for the
-    number of categories tested.
+    tested against ``reference`` (another category, or ``"rest"``) on
+    ``adata.obsm[use_rep]``; p-values are adjusted for the categories tested.
 
     Parameters
     ----------
     data : AnnData or array_like, shape (n_cells, d)
         An AnnData object (views too), or the points themselves.
     groupby : str or array_like
-        The ``adata.obs`` column with the groups (categorical, string or
-        numeric), or, for array input, one label per row. Labels are
-        compared by value: ``1`` and ``"1"`` are different categories.
-        Missing labels are refused (filter those cells out first).
+        The ``adata.obs`` column with the groups, or one label per row for
+        array input. Labels compare by value (``1`` and ``"1"`` differ);
+        missing labels are refused (filter those cells out first).
     test : {"crossmatch", "energy", "mmd"}
-        :func:`crossmatch_test` (exact p-value of Rosenbaum's test on a
-        minimum-distance matching), :func:`energy_test` or :func:`mmd_test`
-        (permutation p-values).
+        :func:`crossmatch_test` (exact p-value), :func:`energy_test` or
+        :func:`mmd_test` (permutation p-values).
     reference : label
         The category each category is compared with, or ``"rest"``.
     categories : "all" or list of labels
         The categories to test (the reference itself is skipped).
     use_rep : str or None
-        The ``adata.obsm`` key of the representation (``"X_pca"`` by
-        default); None uses ``adata.X`` (a sparse ``X`` is densified one
-        test at a time). Ignored for array input.
+        The ``adata.obsm`` key of the points; None uses ``adata.X`` (a sparse
+        ``X`` is densified one test at a time). Ignored for array input.
     n_resamples : int
         Permutations of each energy or MMD test.
     correction : {"holm-sidak", "benjamini-hochberg", "none"}
-        Multiple-testing adjustment of ``pvalue`` into ``pvalue_adj``.
-        Benjamini-Hochberg is :func:`scipy.stats.false_discovery_control`.
+        Adjustment of ``pvalue`` into ``pvalue_adj`` (Benjamini-Hochberg:
+        :func:`scipy.stats.false_discovery_control`).
     key_added : str or None
-        Cross-match only, with AnnData input: write each tested cell's
-        matched partner (its obs name in that category's test) to
-        ``adata.obs[key_added]``; cells that were not tested, and the one cell
-        left out of an odd pool, get a missing value. Not allowed on a view
-        (write to the parent).
+        Cross-match only, AnnData input (not a view): each tested cell's
+        matched partner (its obs name) goes to ``adata.obs[key_added]``; other
+        cells, and one cell left out of an odd pool, get a missing value.
     rng : None, int seed or numpy Generator, optional
-        Randomness of the permutations, and of the cross-match's order of
-        tied points (one generator for all categories, used in their order).
+        Randomness of the permutations and of the cross-match's tie order
+        (one generator for all categories, used in their order).
     metric : str
-        The distance: any metric of :func:`crossmatch_test`, or one of
-        "euclidean", "sqeuclidean", "cosine" for the energy and MMD tests.
+        Any metric of :func:`crossmatch_test`; "euclidean", "sqeuclidean" or
+        "cosine" for the energy and MMD tests.
     alternative : {"less", "greater", "two-sided"}
         Cross-match only (see :func:`crossmatch_test`).
     kernel, gamma : str, float or None
@@ -250,32 +244,26 @@ def compare_groups(
     progress : bool
         Show a progress bar over the categories (needs tqdm).
     max_matrix_bytes : int
-        Cross-match only, as in :func:`crossmatch_test` (metrics that need
-        an N x N matrix).
+        Cross-match only, as in :func:`crossmatch_test`.
 
     Returns
     -------
     pandas.DataFrame
-        Indexed by category (index name ``"group"``): ``n_cells``,
-        ``n_reference``, ``statistic`` (the cross-match count, ``n m / (n + m)``
-        times the energy distance, or the squared MMD), the test's own columns
-        (``expected``, ``variance``, ``zscore`` for the cross-match, as in
-        :class:`CrossMatchResult`; ``energy_distance``; ``gamma``), ``pvalue``
-        and ``pvalue_adj``.
+        Indexed by category (``"group"``): ``n_cells``, ``n_reference``,
+        ``statistic`` (the cross-match count, ``n m / (n + m)`` times the
+        energy distance, or the squared MMD), the test's own columns
+        (``expected``, ``variance``, ``zscore``; ``energy_distance``;
+        ``gamma``), ``pvalue`` and ``pvalue_adj``.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import pairmetrics as pm
+    >>> import numpy as np, pairmetrics as pm
     >>> rng = np.random.default_rng(0)
     >>> X = np.vstack([rng.normal(0, 1, (40, 5)), rng.normal(2, 1, (40, 5)), rng.normal(0, 1, (40, 5))])
     >>> labels = ["ctrl"] * 40 + ["stim"] * 40 + ["ctrl2"] * 40
     >>> table = pm.compare_groups(X, labels, reference="ctrl")
     >>> list(table.index), bool(table.loc["stim", "pvalue_adj"] < 0.01)
     (['ctrl2', 'stim'], True)
-    >>> energy = pm.compare_groups(X, labels, test="energy", reference="ctrl", n_resamples=999, rng=0)
-    >>> float(energy.loc["stim", "pvalue"])
-    0.001
     """
     import pandas as pd
 
@@ -296,13 +284,37 @@ def compare_groups(
     check_progress(progress)
     labels, present, points, obs_names, where = _labels_and_points(data, groupby, use_rep)
     _check_points(points, where)
+    _check_key_added(data, obs_names, key_added)
+    tested = _tested(present, categories, reference, repr(groupby) if isinstance(groupby, str) else "the labels")
+    rows, partners = _comparisons(test, labels, points, tested, reference, options, progress, obs_names)
+    columns = ["group", "n_cells", "n_reference", "statistic", *_TEST_COLUMNS[test], "pvalue"]
+    table = pd.DataFrame(rows, columns=columns).set_index("group")
+    table["pvalue_adj"] = adjust_pvalues(table["pvalue"].to_numpy(), correction)
     if key_added is not None:
-        if obs_names is None:
-            raise ValueError("key_added needs AnnData input (it writes to adata.obs)")
-        if getattr(data, "is_view", False):
-            raise ValueError("key_added cannot write to a view of an AnnData object; pass the parent or a copy")
-    groupby_name = repr(groupby) if isinstance(groupby, str) else "the labels"
-    tested = _tested(present, categories, reference, groupby_name)
+        data.obs[key_added] = pd.Series(partners, index=data.obs_names, dtype=object)  # type: ignore[union-attr]
+    return table
+
+
+def _check_key_added(data: Any, obs_names: Any, key_added: str | None) -> None:
+    if key_added is None:
+        return
+    if obs_names is None:
+        raise ValueError("key_added needs AnnData input (it writes to adata.obs)")
+    if getattr(data, "is_view", False):
+        raise ValueError("key_added cannot write to a view of an AnnData object; pass the parent or a copy")
+
+
+def _comparisons(
+    test: str,
+    labels: np.ndarray,
+    points: Any,
+    tested: list[Any],
+    reference: Any,
+    options: dict[str, Any],
+    progress: bool,
+    obs_names: Any,
+) -> tuple[list[list[Any]], np.ndarray]:
+    """One table row per tested category, and each cell's matched partner (cross-match on AnnData)."""
     in_rest = isinstance(reference, str) and reference == "rest"
     partners = np.full(labels.shape[0], None, dtype=object)
     rows = []
@@ -314,13 +326,7 @@ def compare_groups(
         if mate is not None and obs_names is not None:
             _record_partners(partners, mate, in_group, in_reference, np.asarray(obs_names, dtype=object))
         rows.append([category, int(in_group.sum()), int(in_reference.sum()), statistic, *own, pvalue])
-    columns = ["group", "n_cells", "n_reference", "statistic", *_TEST_COLUMNS[test], "pvalue"]
-    table = pd.DataFrame(rows, columns=columns).set_index("group")
-    table["pvalue_adj"] = adjust_pvalues(table["pvalue"].to_numpy(), correction)
-    if key_added is not None:
-        adata: Any = data  # an AnnData object (key_added is refused for arrays)
-        adata.obs[key_added] = pd.Series(partners, index=adata.obs_names, dtype=object)
-    return table
+    return rows, partners
 
 
 def _one_test(test: str, x: np.ndarray, y: np.ndarray, options: dict[str, Any]) -> tuple[Any, list[Any], float, Any]:

@@ -326,7 +326,18 @@ def concordance(
         if models.shape[0] != 1:
             raise ValueError(f"groups takes one model (1-D y_score), got {models.shape[0]} models")
         return _grouped_concordance(times, events, models[0], groups)
-    groups = _strata_groups(strata, n)
+    return _pooled_concordance(times, events, models, _strata_groups(strata, n), np.ndim(y_score) == 1)
+
+
+def _pooled_concordance(
+    times: npt.NDArray[Any],
+    events: npt.NDArray[Any],
+    models: npt.NDArray[Any],
+    groups: list[npt.NDArray[np.intp]] | None,
+    one_model: bool,
+) -> ConcordanceResult:
+    """concordance() without groups=: the k models' counts, pooled over the strata, and their covariance."""
+    n = times.shape[0]
     counts, influence = [], []
     for row in models:
         totals, per_sample = concordance_components(times, events, row, groups)
@@ -340,7 +351,7 @@ def concordance(
     u = np.array(influence)  # (k, n)
     covariance = (u @ u.T) / 4
     statistic, pvalue, df = equality_test(estimates, covariance)
-    if np.ndim(y_score) == 1:
+    if one_model:
         c, d, tp, tt, tb = (int(x) for x in table[0])
         estimate, variance = float(estimates[0]), float(covariance[0, 0])
         return ConcordanceResult(

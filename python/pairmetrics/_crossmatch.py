@@ -446,6 +446,16 @@ def check_test_options(
     return alternative, n_neighbors, gen, check_max_matrix_bytes(max_matrix_bytes)
 
 
+def _check_distances_call(x: Any, y: Any, D: Any, labels: Any, metric: Any, metric_kwargs: dict[str, Any]) -> None:
+    """crossmatch_test's call form with a distance matrix: D= and labels=, without samples or a metric."""
+    if x is not None or y is not None:
+        raise TypeError("crossmatch_test() takes the samples x and y, or D= and labels=, not both")
+    if D is None or labels is None:
+        raise TypeError("crossmatch_test() needs both D= (the distances) and labels= (0 for x, 1 for y)")
+    if metric != "euclidean" or metric_kwargs:
+        raise TypeError("crossmatch_test() takes no metric for a precomputed distance matrix D")
+
+
 @routed
 def crossmatch_test(
     x: ArrayLike | None = None,
@@ -476,12 +486,9 @@ def crossmatch_test(
     metric : str or callable
         Any ``scipy.spatial.distance.cdist`` metric, or ``"rank_mahalanobis"``
         for Rosenbaum's rank-based Mahalanobis distance (see
-        :func:`pairmetrics.rank_mahalanobis`). ``"euclidean"``,
-        ``"sqeuclidean"``, ``"cosine"`` and ``"correlation"`` (without metric
-        keywords) never form the N x N matrix (see
-        :func:`min_weight_perfect_matching`); cosine refuses all-zero rows
-        and correlation constant rows. Every other metric builds it (``8 *
-        N**2`` bytes), up to ``max_matrix_bytes``.
+        :func:`pairmetrics.rank_mahalanobis`). Which metrics never form the
+        N x N matrix, and which rows they refuse: see
+        :func:`min_weight_perfect_matching`.
     alternative : {'less', 'greater', 'two-sided'}
         ``'less'`` (default, Rosenbaum's test): the samples differ, so fewer
         cross-matches than by chance, ``P(A1 <= a1)``. ``'greater'``: more
@@ -501,9 +508,8 @@ def crossmatch_test(
     progress : bool
         Show a progress bar (needs tqdm).
     max_matrix_bytes : int
-        Largest N x N distance matrix a metric that needs one may build
-        (default ``2**31`` bytes: N = 16384 pooled points); a larger one
-        raises ValueError saying how many bytes it would take.
+        As in :func:`min_weight_perfect_matching` (by default N = 16384
+        pooled points for a metric that needs the N x N matrix).
     D : array_like, shape (N, N), optional
         A precomputed distance matrix (symmetric, zero diagonal) of all the
         points, with ``labels``, instead of ``x`` and ``y``: the call form of
@@ -536,10 +542,8 @@ def crossmatch_test(
     For odd N the point matched to a ghost point at distance 0 is dropped
     (``n_points`` and ``n_y`` count the others), as in R.
 
-    *Dask input:* the samples are computed on the cluster and brought to the
-    client as one array (this solver needs them in one process); above
-    ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
-    gathered arguments together) the call raises a ValueError instead.
+    *Dask input:* gathered to the client, as for
+    :func:`min_weight_perfect_matching`.
 
     Examples
     --------
@@ -554,12 +558,7 @@ def crossmatch_test(
     options = (metric, metric_kwargs, alternative, n_neighbors, rng, n_jobs, progress, max_matrix_bytes)
     alternative, n_neighbors, gen, max_matrix_bytes = check_test_options("crossmatch_test", *options)
     if D is not None or labels is not None:
-        if x is not None or y is not None:
-            raise TypeError("crossmatch_test() takes the samples x and y, or D= and labels=, not both")
-        if D is None or labels is None:
-            raise TypeError("crossmatch_test() needs both D= (the distances) and labels= (0 for x, 1 for y)")
-        if metric != "euclidean" or metric_kwargs:
-            raise TypeError("crossmatch_test() takes no metric for a precomputed distance matrix D")
+        _check_distances_call(x, y, D, labels, metric, metric_kwargs)
         return _test_distances(labels, D, alternative, gen, n_neighbors, n_jobs, progress)
     if x is None or y is None:
         raise TypeError("crossmatch_test() needs the samples x and y (or D= and labels=)")

@@ -450,9 +450,8 @@ def multi_crossmatch_test(
     least 2 matched points). A group of one point makes its cross counts sum
     to 1 and lowers the rank by one. ``Sigma`` is never formed: it is a
     diagonal plus a rank-K term, so the statistic costs two K x K
-    eigenproblems. ``cross`` and ``cross_pvalue`` are
-    the test of R's ``mcm`` (the total count of cross pairs, normal
-    approximation).
+    eigenproblems. ``cross`` and ``cross_pvalue`` are the test of R's ``mcm``
+    (the total count of cross pairs, normal approximation).
 
     *K = 2*: the statistic is ``dev**2`` of :func:`crossmatch_test` on the
     same two samples and ``pvalue`` is its two-sided normal approximation,

@@ -607,50 +607,39 @@ def min_weight_perfect_matching(
     Parameters
     ----------
     D : array_like, shape (N, N), optional
-        Symmetric distances with a zero diagonal, finite and >= 0. float32
-        and float64 are read in place (any strides); other dtypes are
-        converted to float64. An asymmetry up to 1e-12 * max(D) is
-        tolerated: the upper triangle then defines each pair (on a symmetric
-        copy).
+        Symmetric distances with a zero diagonal, finite and >= 0; float32
+        and float64 are read in place (any strides). An asymmetry up to
+        1e-12 * max(D) is tolerated: the upper triangle then defines a pair.
     points : array_like, shape (N, d), optional
-        Points, N >= 2; the distances are
-        ``scipy.spatial.distance.cdist(points, points, metric,
-        **metric_kwargs)`` or, with ``metric="rank_mahalanobis"``,
-        :func:`rank_mahalanobis`. For ``"euclidean"`` and ``"sqeuclidean"``
-        the N x N matrix is never formed: neighbour search and pricing use
-        distance tiles from one matrix product each (with a bound on their
-        rounding error), and every distance the solver uses is computed from
-        the coordinate differences in float64.
+        Points, N >= 2; the distances are ``scipy.spatial.distance.cdist(
+        points, points, metric, **metric_kwargs)`` or, with
+        ``metric="rank_mahalanobis"``, :func:`rank_mahalanobis`. For
+        ``"euclidean"`` and ``"sqeuclidean"`` the N x N matrix is never
+        formed: distance tiles from matrix products (their rounding bounded)
+        steer the search, and every distance the solver uses is computed in
+        float64 from the coordinate differences.
     metric : str or callable
         Used with ``points`` only. ``"cosine"`` and ``"correlation"`` (without
-        metric keywords) are solved on the same path, without the N x N
-        matrix: on rows scaled to unit length (centred first for
-        correlation) the cosine distance is half the squared Euclidean
-        distance, so the matching is the squared Euclidean one of those rows
-        and ``cost``, the duals, ``resolution`` and ``max_distance`` are
-        reported in cosine units. All-zero rows (cosine) and constant rows
-        (correlation) are refused. Every other metric, a callable,
-        ``"rank_mahalanobis"`` and any metric keyword build the N x N float64
-        matrix (``8 * N**2`` bytes), limited by ``max_matrix_bytes``.
+        metric keywords) take the same path, without the N x N matrix: on rows
+        scaled to unit length (centred first for correlation) the cosine
+        distance is half the squared Euclidean one; results are reported in
+        cosine units. All-zero rows (cosine) and constant rows (correlation)
+        are refused. Every other metric builds the N x N float64 matrix
+        (``8 * N**2`` bytes), up to ``max_matrix_bytes``.
     n_neighbors : int
         The solver starts on each point's ``n_neighbors`` nearest neighbours
-        and adds every pair that the dual solution prices out as improving,
-        until none is left; it only affects speed, never the result.
+        and adds the pairs the duals price out as improving: speed only.
     n_jobs : int or None
-        Threads for the neighbour search, the pricing and the certificate.
-        None (default) means every usable core (see
-        :func:`pairmetrics._validation.resolve_n_jobs`); ``-1`` all cores;
-        inputs below 2000 points run on one thread. The result does not
-        depend on it.
+        Threads for the neighbour search, the pricing and the certificate:
+        None (default) every usable core, ``-1`` all cores; inputs below 2000
+        points run on one thread. The result does not depend on it.
     progress : bool
         Show a progress bar (needs tqdm).
     max_matrix_bytes : int
-        Largest N x N distance matrix a metric that needs one may build
-        (default ``2**31`` bytes: N = 16384); a larger one raises ValueError
-        saying how many bytes it would take. Raise it to allow more.
+        Largest N x N matrix a metric that needs one may build (default
+        ``2**31`` bytes: N = 16384); above it, a ValueError says how many.
     **metric_kwargs
-        ``p``, ``w``, ``V`` or ``VI`` for the cdist metrics that take them;
-        any other keyword raises TypeError.
+        ``p``, ``w``, ``V`` or ``VI`` for the cdist metrics that take them.
 
     Returns
     -------
@@ -662,46 +651,24 @@ def min_weight_perfect_matching(
     ValueError
         Bad distances or points (shape, NaN, negative, asymmetric, N < 2),
         rows the metric is undefined for, a matrix above ``max_matrix_bytes``,
-        or a float64 limit (see Notes).
+        or a float64 limit (a total cost or coordinate differences that
+        overflow, points spanning too many orders of magnitude).
     TypeError
         Non-numeric input, a non-integer ``n_neighbors``, an unknown keyword.
 
     Notes
     -----
-    *Exactness.* Distances are rounded to integer multiples of
-    ``resolution = cap / M`` (M between about 2**42 and 2**50, so that every
-    dual fits in int64) and the blossom algorithm solves that integer
-    problem exactly. The cap is the largest distance; when the matching
-    found costs far less (distances over many orders of magnitude), the
-    problem is solved again with every distance capped just above that cost,
-    which no optimal matching can reach, and again, until the resolution is
-    relative to the cost: any finite float64 matrix, from subnormal entries
-    to 1.8e308, is solved this way, never rescaled. ``cost`` is summed
-    (correctly rounded) from the caller's distances, and ``verify()`` proves
-    optimality to within ``rtol`` from the LP dual certificate on the
-    caller's distances (points are only ever scaled by an exact power of two).
-
-    *Limits.* A ValueError names them: the total distance of the matching
-    overflows float64; point coordinates whose differences overflow float64;
-    points spanning so many orders of magnitude that scaling them into the
-    range of the distance tiles would not be exact.
-
-    *Ties.* Several matchings may be optimal (duplicated points, integer
-    distances); which one is returned is deterministic but unspecified:
-    compare costs, not pairs. For Euclidean points, copies of a point
-    occurring 4 or more times are matched with each other up front (two
-    coincident points can always be matched together when the distance is
-    a metric); the certificate still covers every pair.
-
-    *Dask input:* the points (or distances) are computed on the cluster and
-    brought to the client as one array (this solver needs them in one process); above
-    ``pairmetrics.dask.matching.MAX_GATHER_BYTES`` (256 MiB by default, all
-    gathered arguments together) the call raises a ValueError instead.
-
-    *Odd N.* A ghost point at distance 0 from every point is added; the point
-    matched to it is left out (``mate == -1``, ``dropped``), i.e. the point
-    whose removal makes the remaining matching cheapest. This is how R's
-    crossmatch package handles odd N.
+    *Exactness.* The blossom algorithm solves exactly the distances rounded to
+    multiples of ``resolution`` (2**-42 to 2**-50 of the largest distance, or
+    of the cost when that is far smaller); any finite float64 input is solved,
+    never rescaled. ``cost`` is summed from the caller's distances, and
+    ``verify()`` proves optimality within ``rtol`` from the LP dual
+    certificate. *Ties:* which optimal matching is returned is unspecified:
+    compare costs, not pairs. *Odd N:* a ghost point at distance 0 joins; the
+    point matched to it is left out (``mate == -1``, ``dropped``), as in R.
+    *Dask input:* gathered to the client, up to
+    ``pairmetrics.dask.matching.MAX_GATHER_BYTES``. Details and float64
+    limits: the matching guide page.
 
     Examples
     --------

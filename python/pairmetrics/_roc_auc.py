@@ -504,10 +504,7 @@ def roc_auc_score(
     ValueError
         For the inputs scikit-learn refuses (bad shapes, unsupported target
         types, scores that are not probabilities in the multi-class case,
-        inconsistent ``labels``, bad options), and negative, NaN or infinite
-        ``sample_weight`` once a score is defined. Unlike scikit-learn, a
-        multi-label ``y_score`` whose shape differs from ``y_true``'s is an
-        error instead of being silently truncated.
+        inconsistent ``labels``, bad options), and the differences in Notes.
     NotImplementedError
         ``average=None`` with ``multi_class="ovo"``, as scikit-learn.
 
@@ -519,21 +516,10 @@ def roc_auc_score(
     sorts (see ``PAIRMETRICS_NUM_THREADS`` and ``threadpoolctl``); the result
     never depends on it.
 
-    Differences from scikit-learn (deliberate; each is tested against it):
-
-    * Multi-label indicators written with -1/1 and ``average="weighted"``:
-      each label is weighted by its (weighted) number of positives.
-      scikit-learn sums the raw indicator values, so a label weighs
-      ``n_pos - n_neg``, which can be zero or negative.
-    * A negative ``sample_weight`` is refused with a ``ValueError``.
-      scikit-learn has no check: depending on the order of the scores it
-      returns a number (possibly outside [0, 1]) or fails inside ``auc``.
-    * NaN or infinite weights are refused for ``average="samples"`` too,
-      where scikit-learn returns NaN. As in scikit-learn, weights are checked
-      only once a score is defined: with one class present the result is
-      NaN with a warning, whatever the weights.
-    * A multi-label ``y_score`` whose shape differs from ``y_true``'s is an
-      error (see Raises).
+    Deliberate differences from scikit-learn, each tested against it (the
+    scikit-learn guide page explains them): negative, NaN or infinite weights
+    are refused; -1/1 multi-label indicators weigh a label by its positives
+    under ``average="weighted"``; a mismatched multi-label shape is an error.
 
     Probabilities of multi-class input are checked to sum to one in their own
     dtype (a float16 row summing to 1 in float16 is accepted), as in
