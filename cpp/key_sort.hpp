@@ -25,11 +25,12 @@ inline std::uint64_t order_key(T value) {
     if constexpr (std::is_same_v<T, bool>) {
         return value ? 1u : 0u;
     } else if constexpr (std::is_floating_point_v<T>) {
-        double d = static_cast<double>(value);
-        if (d == 0.0) d = 0.0;
+        const double d = static_cast<double>(value) + 0.0;  // -0.0 + 0.0 is +0.0
         std::uint64_t bits;
         std::memcpy(&bits, &d, sizeof bits);
-        return (bits >> 63) ? ~bits : (bits | (std::uint64_t{1} << 63));
+        // Negative: every bit flipped; else the sign bit set. Branch-free, so that loops vectorise.
+        const std::uint64_t sign = static_cast<std::uint64_t>(static_cast<std::int64_t>(bits) >> 63);
+        return bits ^ (sign | (std::uint64_t{1} << 63));
     } else if constexpr (std::is_signed_v<T>) {
         return static_cast<std::uint64_t>(static_cast<std::int64_t>(value)) ^ (std::uint64_t{1} << 63);
     } else {
